@@ -1,0 +1,1 @@
+"""Sample tool implementations that the sample registry in ``registry/`` points at."""

@@ -1,0 +1,1 @@
+"""The seed's joke service, as a TrustGraph-style tool service hosted by `toolctl worker`."""

@@ -1,0 +1,1 @@
+"""A small HTTP text service with /health, started on demand by toolctl."""

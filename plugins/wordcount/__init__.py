@@ -1,0 +1,1 @@
+"""A local tool: counts words, lines and characters."""

@@ -1,0 +1,117 @@
+"""A tool's arguments: built from --arg/--args, converted to declared types, validated.
+
+Validation uses the tool's JSON Schema (derived once, when the descriptor is loaded) and
+happens before anything runs: invalid arguments are exit 2 and the tool never starts.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from toolctl.errors import InvalidArguments, UsageError
+
+_TRUE = {"true", "1", "yes", "on"}
+_FALSE = {"false", "0", "no", "off"}
+
+
+def read_args_option(value: str) -> dict[str, Any]:
+    """``--args``: inline JSON, ``@file`` or ``-`` for stdin; must be a JSON object."""
+    if value == "-":
+        text, origin = sys.stdin.read(), "stdin"
+    elif value.startswith("@"):
+        path = Path(value[1:])
+        try:
+            text, origin = path.read_text(), str(path)
+        except OSError as exc:
+            raise UsageError(f"cannot read --args file {path}: {exc.strerror}") from exc
+    else:
+        text, origin = value, "--args"
+    try:
+        parsed = json.loads(text)
+    except ValueError as exc:
+        raise UsageError(f"{origin} is not valid JSON: {exc}") from exc
+    if not isinstance(parsed, dict):
+        raise UsageError(f"{origin} must be a JSON object of arguments")
+    return parsed
+
+
+def parse_pairs(pairs: Sequence[str], schema: Mapping[str, Any]) -> dict[str, Any]:
+    """``--arg k=v`` pairs, each value converted to the type the schema declares for k."""
+    properties = schema.get("properties", {})
+    arguments: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key:
+            raise UsageError(f"--arg expects KEY=VALUE, got {pair!r}")
+        arguments[key] = convert(key, raw, properties.get(key, {}).get("type"))
+    return arguments
+
+
+def convert(key: str, raw: str, declared: Any) -> Any:
+    """One ``k=v`` value as the declared JSON type (strings stay strings)."""
+    kinds = declared if isinstance(declared, list) else [declared]
+    try:
+        if "integer" in kinds:
+            return int(raw)
+        if "number" in kinds:
+            return float(raw)
+        if "boolean" in kinds:
+            if raw.lower() in _TRUE | _FALSE:
+                return raw.lower() in _TRUE
+            raise ValueError(raw)
+        if "object" in kinds or "array" in kinds:
+            return json.loads(raw)
+    except ValueError as exc:
+        expected = " or ".join(k for k in kinds if k)
+        raise InvalidArguments(
+            f"argument '{key}' expects {_article(expected)}, got {raw!r}"
+        ) from exc
+    return raw
+
+
+def _article(kind: str) -> str:
+    return f"an {kind}" if kind[:1] in "aeiou" else f"a {kind}"
+
+
+def build(
+    schema: Mapping[str, Any], args: Mapping[str, Any] | None, pairs: Sequence[str]
+) -> dict[str, Any]:
+    """``--args`` first, ``--arg`` pairs over it, then declared defaults for what is missing."""
+    arguments = dict(args or {})
+    arguments.update(parse_pairs(pairs, schema))
+    for key, prop in schema.get("properties", {}).items():
+        if key not in arguments and isinstance(prop, dict) and "default" in prop:
+            arguments[key] = prop["default"]
+    return arguments
+
+
+def validate(tool: str, schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> None:
+    """Raise InvalidArguments naming the argument and what was expected."""
+    import fastjsonschema
+
+    try:
+        fastjsonschema.validate(dict(schema), dict(arguments), use_default=False)
+    except fastjsonschema.JsonSchemaValueException as exc:
+        raise InvalidArguments(f"tool '{tool}': {_explain(exc, schema)}") from exc
+
+
+def _explain(exc: Any, schema: Mapping[str, Any]) -> str:
+    path = [str(p) for p in (exc.path or [])[1:]]
+    if exc.rule == "required":
+        present = set(exc.value or {})
+        missing = [r for r in exc.rule_definition if r not in present]
+        return f"missing required argument{'s' if len(missing) > 1 else ''}: {', '.join(missing)}"
+    if exc.rule == "additionalProperties":
+        known = sorted(schema.get("properties", {}))
+        extra = sorted(set(exc.value or {}) - set(known))
+        return (
+            f"unknown argument{'s' if len(extra) > 1 else ''}: {', '.join(extra)} "
+            f"(expected: {', '.join(known) or 'none'})"
+        )
+    where = f"argument '{'.'.join(path)}'" if path else "arguments"
+    detail = str(exc.message).removeprefix(str(exc.name)).strip()
+    return f"{where} {detail}, got {json.dumps(exc.value)}"

@@ -1,0 +1,67 @@
+"""The ``toolctl`` entry point: run the typer app, turn every error into a line and an exit code.
+
+``--version`` is answered before typer is imported, so it costs little more than starting
+Python (typer alone takes ~60 ms to import).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args in (["--version"], ["-V"]):
+        from toolctl import __version__
+
+        sys.stdout.write(f"toolctl {__version__}\n")
+        sys.exit(0)
+    sys.exit(dispatch(args))
+
+
+def dispatch(args: list[str]) -> int:
+    """Run one command line; returns the exit code instead of raising."""
+    from toolctl import render
+    from toolctl.errors import EXIT_INTERNAL, Interrupted, ToolctlError
+
+    try:
+        from toolctl.cli.app import command
+
+        command().main(args=args, prog_name="toolctl", standalone_mode=True)
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except ToolctlError as exc:
+        render.error(str(exc), exc.details)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        render.error("interrupted")
+        return Interrupted.exit_code
+    except BrokenPipeError:
+        return 1
+    except Exception as exc:  # an unexpected bug: one line and a report, never a traceback
+        report = _write_crash_report(args)
+        render.error(f"internal error: {type(exc).__name__}: {exc}; full report in {report}")
+        return EXIT_INTERNAL
+    return 0
+
+
+def _write_crash_report(args: list[str]) -> str:
+    import tempfile
+    import time
+    import traceback
+
+    from toolctl.settings import Settings
+
+    text = f"toolctl {' '.join(args)}\n\n{traceback.format_exc()}"
+    try:
+        directory = Settings.load().state_dir / "crash"
+        directory.mkdir(parents=True, exist_ok=True)
+        path = directory / f"crash-{time.strftime('%Y%m%d-%H%M%S')}.log"
+        path.write_text(text)
+        return str(path)
+    except OSError:
+        handle, name = tempfile.mkstemp(prefix="toolctl-crash-", suffix=".log")
+        with open(handle, "w") as out:
+            out.write(text)
+        return name

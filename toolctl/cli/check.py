@@ -1,0 +1,55 @@
+"""`toolctl check`: every problem in the registry with file and line; exit 0 or 3."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated
+
+import typer
+
+from toolctl.cli.common import JsonOption, RegistryOption, StrictOption, settings_for
+
+
+class Format(StrEnum):
+    text = "text"
+    json = "json"
+    github = "github"
+
+
+def install(app: typer.Typer) -> None:
+    app.command("check")(check_command)
+
+
+def check_command(
+    registry: RegistryOption = None,
+    strict: StrictOption = False,
+    format: Annotated[
+        Format, typer.Option("--format", "-f", help="text, json, or github (workflow annotations).")
+    ] = Format.text,
+    json: JsonOption = False,
+) -> None:
+    """Check every descriptor: syntax, fields, references, names, the toolkit graph.
+
+    Shadowed names are warnings, errors under --strict. Exit 0 when clean, 3 otherwise.
+    """
+    from toolctl import render
+    from toolctl.cli.common import require_directories
+    from toolctl.registry.check import run_check
+
+    settings = settings_for(registry, strict)
+    require_directories(settings)
+    result = run_check(settings)
+    chosen = Format.json if json else format
+    if chosen is Format.json:
+        render.print_json(result.to_json(render.display_path, render.relativise))
+    else:
+        for finding in result.findings:
+            where = render.display_path(finding.file)
+            message = render.relativise(finding.message)
+            if chosen is Format.github:
+                typer.echo(f"::{finding.severity} file={where},line={finding.line}::{message}")
+            else:
+                typer.echo(f"{where}:{finding.line}: {finding.severity}: {message}")
+        render.note(result.summary())
+    if not result.ok:
+        raise typer.Exit(3)

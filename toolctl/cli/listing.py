@@ -1,0 +1,91 @@
+"""`toolctl list [tools|services|actions|groups]` with filters, as a table or JSON."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from toolctl.cli.common import JsonOption, RegistryOption, StrictOption, kind_of, settings_for
+
+
+def install(app: typer.Typer) -> None:
+    app.command("list")(list_command)
+
+
+def list_command(
+    kind: Annotated[str, typer.Argument(metavar="[tools|services|actions|groups]")] = "tools",
+    category: Annotated[str | None, typer.Option(help="Only this category.")] = None,
+    runtime: Annotated[
+        str | None,
+        typer.Option(help="Only tools on this runtime (local, container, http, pulsar)."),
+    ] = None,
+    search: Annotated[
+        str | None,
+        typer.Option(
+            metavar="WORD", help="Only entries whose name, description or tags contain WORD."
+        ),
+    ] = None,
+    registry: RegistryOption = None,
+    strict: StrictOption = False,
+    json: JsonOption = False,
+) -> None:
+    """List the definitions in force (shadowed ones are left out: see `show`, `check`)."""
+    from toolctl import render
+    from toolctl.cli.common import open_registry
+    from toolctl.registry.query import matches
+
+    settings = settings_for(registry, strict)
+    found = [
+        d
+        for d in open_registry(settings, full=True).winners(kind_of(kind))
+        if matches(d.data, category=category, runtime=runtime, word=search)
+    ]
+    if json:
+        render.print_json(
+            [
+                {"kind": d.kind, **d.data, "file": render.display_path(d.file), "line": d.line}
+                for d in found
+            ]
+        )
+        return
+    columns, row = _COLUMNS[kind_of(kind)]
+    render.print_table(columns, [row(d.data) for d in found], color=settings.color)
+
+
+def _tool_row(data: dict[str, Any]) -> list[str]:
+    return [
+        data["name"],
+        data.get("runtime") or "?",
+        data.get("category") or "",
+        data["description"],
+    ]
+
+
+def _service_row(data: dict[str, Any]) -> list[str]:
+    if data["pulsar"]:
+        where = data["pulsar"]["request_queue"]
+    else:
+        where = data["http"]["url"] or "managed: " + " ".join(data["http"]["start"])
+    return [data["name"], data["transport"], where, data["description"]]
+
+
+def _action_row(data: dict[str, Any]) -> list[str]:
+    return [
+        data["name"],
+        ", ".join(e["tool"] for e in data["tools"]),
+        ", ".join(e["action"] for e in data["next"]),
+        data["description"],
+    ]
+
+
+def _group_row(data: dict[str, Any]) -> list[str]:
+    return [data["name"], ", ".join(data["tools"]), data["description"]]
+
+
+_COLUMNS = {
+    "tool": (["NAME", "RUNTIME", "CATEGORY", "DESCRIPTION"], _tool_row),
+    "service": (["NAME", "TRANSPORT", "ENDPOINT", "DESCRIPTION"], _service_row),
+    "action": (["NAME", "CALLS", "NEXT", "DESCRIPTION"], _action_row),
+    "group": (["NAME", "TOOLS", "DESCRIPTION"], _group_row),
+}

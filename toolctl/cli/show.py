@@ -1,0 +1,61 @@
+"""`toolctl show NAME`: the definition in force, where it lives, and what it shadows."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from toolctl.cli.common import JsonOption, RegistryOption, StrictOption, kind_of, settings_for
+
+
+def install(app: typer.Typer) -> None:
+    app.command("show")(show_command)
+
+
+def show_command(
+    name: Annotated[str, typer.Argument(metavar="NAME")],
+    kind: Annotated[
+        str | None,
+        typer.Option("--kind", "-k", metavar="KIND", help="tool, service, action or group."),
+    ] = None,
+    registry: RegistryOption = None,
+    strict: StrictOption = False,
+    json: JsonOption = False,
+) -> None:
+    """Show NAME with its winning file:line and every shadowed definition."""
+    from toolctl import render
+    from toolctl.cli.common import open_registry
+    from toolctl.errors import NotFound, UsageError
+    from toolctl.names import KINDS
+
+    settings = settings_for(registry, strict)
+    reg = open_registry(settings)
+    kinds = [kind_of(kind)] if kind else list(KINDS)
+    by_kind = {k: found for k in kinds if (found := reg.definitions(k, name))}
+    if not by_kind:
+        suggestions = [s for k in kinds for s in reg.suggest(k, name)]
+        raise NotFound(kinds[0] if len(kinds) == 1 else "name", name, suggestions[:3])
+    if len(by_kind) > 1:
+        raise UsageError(
+            f"'{name}' names a {' and a '.join(by_kind)}", hint=f"pass --kind {'|'.join(by_kind)}"
+        )
+    ((winner, *shadowed),) = by_kind.values()
+    if json:
+        render.print_json(
+            {
+                "kind": winner.kind,
+                "name": winner.name,
+                "descriptor": winner.data,
+                "file": render.display_path(winner.file),
+                "line": winner.line,
+                "shadowed": [
+                    {"file": render.display_path(d.file), "line": d.line} for d in shadowed
+                ],
+            }
+        )
+        return
+    where = f"{render.display_path(winner.file)}:{winner.line}"
+    fields = render.flatten({k: v for k, v in winner.data.items() if k != "schema"})
+    fields += [("shadows", f"{render.display_path(d.file)}:{d.line}") for d in shadowed]
+    render.print_fields(f"{winner.kind} {winner.name}  ({where})", fields)

@@ -1,0 +1,296 @@
+"""Pydantic models of the four descriptor kinds; validation only, no I/O.
+
+These models check what comes from files and the wire. Once a descriptor is valid, the
+registry keeps its normalised ``model_dump`` (plain JSON data) in the cache, so the hot
+paths (``show``, ``run``) never import pydantic; see ``toolctl.registry``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_validator,
+)
+
+from toolctl.names import NAME_PATTERN
+
+ArgType = Literal["string", "integer", "number", "boolean", "object", "array"]
+InputMode = Literal["json", "none"]
+RUNTIMES = ("local", "container", "http", "pulsar")
+TOPIC_PATTERN = re.compile(
+    r"^(persistent|non-persistent)://[A-Za-z0-9_.=-]+/[A-Za-z0-9_.=-]+/[^/\s]+$"
+)
+
+
+def _alias(*names: str) -> Any:
+    return Field(validation_alias=AliasChoices(*names))
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Argument(_Model):
+    """One argument an LLM (or a person) supplies, TrustGraph style."""
+
+    name: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_-]*$")
+    type: ArgType = "string"
+    description: str = ""
+    required: bool = True
+    default: Any = None
+    enum: list[Any] | None = None
+
+    def schema_property(self) -> dict[str, Any]:
+        prop: dict[str, Any] = {"type": self.type}
+        if self.description:
+            prop["description"] = self.description
+        if self.enum is not None:
+            prop["enum"] = self.enum
+        if self.default is not None:
+            prop["default"] = self.default
+        return prop
+
+
+class LocalRuntime(_Model):
+    """A subprocess: argv with per-item ``{arg}`` substitution, never a shell."""
+
+    command: list[str] = Field(min_length=1)
+    input: InputMode = "json"
+    env: dict[str, str] = {}
+    cwd: str | None = None
+
+
+class ContainerRuntime(_Model):
+    """A container run through the docker or podman CLI."""
+
+    image: str = Field(min_length=1)
+    command: list[str] = []
+    input: InputMode = "json"
+    env: dict[str, str] = {}
+    network: str = "none"
+    memory: str | None = None
+    cpus: float | None = Field(default=None, gt=0)
+    read_only: bool = True
+    engine: Literal["docker", "podman"] | None = None
+
+
+class HttpRuntime(_Model):
+    """An HTTP endpoint: an absolute ``url``, or a ``path`` below the tool's service."""
+
+    url: str | None = None
+    path: str | None = None
+    method: Literal["GET", "POST"] = "POST"
+    headers: dict[str, str] = {}
+
+    @model_validator(mode="after")
+    def _url_or_path(self) -> HttpRuntime:
+        if (self.url is None) == (self.path is None):
+            raise ValueError("give exactly one of 'url' (absolute) or 'path' (below the service)")
+        if self.url is not None and not re.match(r"^https?://[^/\s]+", self.url):
+            raise ValueError(f"url must be absolute http(s), got {self.url!r}")
+        return self
+
+
+class Tool(_Model):
+    """A tool: metadata, arguments, and exactly one way to run it."""
+
+    name: str = Field(pattern=NAME_PATTERN)
+    description: str = ""
+    category: str | None = None
+    tags: list[str] = []
+    timeout: float = Field(default=60, gt=0)
+    local: LocalRuntime | None = None
+    container: ContainerRuntime | None = None
+    http: HttpRuntime | None = None
+    service: str | None = None
+    config: dict[str, Any] = {}
+    arguments: list[Argument] = []
+    parameters: dict[str, Any] | None = None
+
+    @model_validator(mode="after")
+    def _one_runtime(self) -> Tool:
+        given = [r for r in ("local", "container", "http") if getattr(self, r) is not None]
+        if len(given) > 1:
+            raise ValueError(f"exactly one runtime allowed, found {' and '.join(given)}")
+        if not given and self.service is None:
+            raise ValueError(
+                "missing runtime: add [tool.local], [tool.container], [tool.http] "
+                'or service = "NAME"'
+            )
+        if given and given[0] != "http" and self.service is not None:
+            raise ValueError(f"a {given[0]} tool cannot also name a service")
+        if self.http is not None and self.http.path is not None and self.service is None:
+            raise ValueError('http.path needs service = "NAME" to say what it is below')
+        if self.arguments and self.parameters is not None:
+            raise ValueError("give 'arguments' or 'parameters', not both")
+        names = [a.name for a in self.arguments]
+        if len(names) != len(set(names)):
+            raise ValueError("argument names must be unique")
+        return self
+
+    @field_validator("parameters")
+    @classmethod
+    def _parameters_schema(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        if value is None:
+            return value
+        if value.get("type", "object") != "object":
+            raise ValueError("parameters must be a JSON Schema of type 'object'")
+        import fastjsonschema
+
+        try:
+            fastjsonschema.compile(value)
+        except fastjsonschema.JsonSchemaDefinitionException as exc:
+            raise ValueError(f"parameters is not a valid JSON Schema: {exc}") from exc
+        return value
+
+    @property
+    def runtime_section(self) -> str | None:
+        """The runtime the descriptor names itself; None means 'whatever the service is'."""
+        for runtime in ("local", "container", "http"):
+            if getattr(self, runtime) is not None:
+                return runtime
+        return None
+
+    def argument_schema(self) -> dict[str, Any]:
+        """The JSON Schema of the arguments: the single source for validation and export."""
+        if self.parameters is not None:
+            return {"type": "object", **self.parameters}
+        return {
+            "type": "object",
+            "properties": {a.name: a.schema_property() for a in self.arguments},
+            "required": [a.name for a in self.arguments if a.required and a.default is None],
+            "additionalProperties": False,
+        }
+
+
+class ConfigParam(_Model):
+    name: str = Field(min_length=1)
+    required: bool = False
+
+
+class PulsarService(_Model):
+    """A TrustGraph tool service: request and response queues plus its config params."""
+
+    request_queue: str = _alias("request_queue", "request-queue")
+    response_queue: str = _alias("response_queue", "response-queue")
+    config_params: list[ConfigParam] = Field(
+        default=[], validation_alias=AliasChoices("config_params", "config-params")
+    )
+    handler: str | None = Field(default=None, pattern=r"^[\w.]+:[\w.]+$")
+
+    @field_validator("request_queue", "response_queue")
+    @classmethod
+    def _topic(cls, value: str) -> str:
+        if not TOPIC_PATTERN.match(value):
+            raise ValueError(
+                f"malformed Pulsar topic {value!r}: expected "
+                "'{persistent|non-persistent}://tenant/namespace/topic'"
+            )
+        return value
+
+
+class HttpService(_Model):
+    """An HTTP service at a fixed ``url``, or a managed one toolctl ``start``s on a free port."""
+
+    url: str | None = None
+    start: list[str] | None = Field(default=None, min_length=1)
+    health: str = "/health"
+    cwd: str | None = None
+    env: dict[str, str] = {}
+    startup_timeout: float = Field(default=30, gt=0)
+
+    @model_validator(mode="after")
+    def _url_or_start(self) -> HttpService:
+        if (self.url is None) == (self.start is None):
+            raise ValueError("give exactly one of 'url' (fixed) or 'start' (managed)")
+        if self.url is not None and not re.match(r"^https?://[^/\s]+", self.url):
+            raise ValueError(f"url must be absolute http(s), got {self.url!r}")
+        if self.start is not None and not any("{port}" in item for item in self.start):
+            raise ValueError("start must pass the port it is given: put {port} in one item")
+        return self
+
+
+class Service(_Model):
+    """A service tools run through: Pulsar queues, or an HTTP base."""
+
+    name: str = Field(pattern=NAME_PATTERN, validation_alias=AliasChoices("name", "id"))
+    description: str = ""
+    pulsar: PulsarService | None = None
+    http: HttpService | None = None
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> Service:
+        if (self.pulsar is None) == (self.http is None):
+            raise ValueError("a service needs exactly one of [service.pulsar] or [service.http]")
+        return self
+
+    @property
+    def transport(self) -> str:
+        return "pulsar" if self.pulsar is not None else "http"
+
+
+class CallEdge(_Model):
+    """Action → tool: the action may call the tool, with this likelihood."""
+
+    tool: str
+    score: float = 1.0
+
+
+class NextEdge(_Model):
+    """Action → action: the second may follow the first, with this strength."""
+
+    action: str
+    score: float = 1.0
+
+
+class Action(_Model):
+    """A decision point in the toolkit graph (Chat2Graph's Action)."""
+
+    name: str = Field(pattern=NAME_PATTERN)
+    description: str = ""
+    tools: list[CallEdge] = []
+    next: list[NextEdge] = []
+
+
+class Group(_Model):
+    """Tools meant to be used together, in ``usage_order`` (tool_agent's ToolGroup)."""
+
+    name: str = Field(pattern=NAME_PATTERN)
+    description: str = ""
+    category: str | None = None
+    tools: list[str] = []
+    usage_order: list[str] = []
+    usage_example: str = ""
+
+    @model_validator(mode="after")
+    def _order_within_tools(self) -> Group:
+        stray = [t for t in self.usage_order if t not in self.tools]
+        if stray:
+            raise ValueError(f"usage_order names tools not in the group: {', '.join(stray)}")
+        return self
+
+
+MODELS: dict[str, type[_Model]] = {
+    "tool": Tool,
+    "service": Service,
+    "action": Action,
+    "group": Group,
+}
+
+
+def normalise(kind: str, model: BaseModel) -> dict[str, Any]:
+    """The plain-JSON form the registry caches: defaults filled, derived fields added."""
+    data = model.model_dump(mode="json")
+    if isinstance(model, Tool):
+        data["schema"] = model.argument_schema()
+        data["runtime"] = model.runtime_section  # None until the index resolves the service
+    elif isinstance(model, Service):
+        data["transport"] = model.transport
+    return data

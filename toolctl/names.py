@@ -1,0 +1,23 @@
+"""The rules for descriptor names: what is valid, and when two names are confusable."""
+
+from __future__ import annotations
+
+import re
+
+KINDS = ("tool", "service", "action", "group")
+NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$"
+_NAME = re.compile(NAME_PATTERN)
+_SEPARATORS = str.maketrans({"_": "-", ".": "-"})
+
+
+def is_valid_name(name: str) -> bool:
+    return bool(_NAME.match(name))
+
+
+def fold(name: str) -> str:
+    """The form two names share when a reader could mistake one for the other.
+
+    Case is folded and ``-``, ``_`` and ``.`` are treated alike, so ``Read_File``,
+    ``read.file`` and ``read-file`` all fold to ``read-file``.
+    """
+    return name.casefold().translate(_SEPARATORS)

@@ -1,0 +1,1 @@
+"""The registry: the search path (loader), the first-wins index (index), writes (writer)."""

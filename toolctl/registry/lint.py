@@ -1,0 +1,166 @@
+"""Problems that only show across definitions: shadows, confusables, dangling references.
+
+Pure: takes every definition in precedence order, returns problems. `check` prints them;
+the index stores them so ``--strict`` can refuse a registry with errors at no extra cost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from toolctl.names import fold
+from toolctl.registry.loader import Definition, Problem
+
+SHADOW = "shadow"
+"""Code of the one problem that is a warning normally and an error under --strict."""
+
+
+def _where(definition: Definition) -> str:
+    return f"{definition.file}:{definition.line}"
+
+
+def winners(definitions: Iterable[Definition]) -> dict[tuple[str, str], Definition]:
+    """First definition of each (kind, name): the one toolctl uses."""
+    first: dict[tuple[str, str], Definition] = {}
+    for definition in definitions:
+        first.setdefault((definition.kind, definition.name), definition)
+    return first
+
+
+def resolve_runtime(tool: Mapping[str, Any], services: Mapping[str, Definition]) -> str | None:
+    """The runtime a tool runs on; a bare ``service =`` tool runs on its service's transport."""
+    if tool.get("runtime"):
+        return str(tool["runtime"])
+    service = services.get(tool.get("service") or "")
+    return str(service.data["transport"]) if service else None
+
+
+def lint(definitions: list[Definition]) -> list[tuple[str, Problem]]:
+    """Every cross-definition problem as (code, problem), in a stable order."""
+    first = winners(definitions)
+    found: list[tuple[str, Problem]] = []
+    found += _shadows(definitions, first)
+    found += _confusables(first)
+    by_kind: dict[str, dict[str, Definition]] = {
+        "tool": {},
+        "service": {},
+        "action": {},
+        "group": {},
+    }
+    for (kind, name), definition in first.items():
+        by_kind[kind][name] = definition
+    for tool in by_kind["tool"].values():
+        found += _tool_service(tool, by_kind["service"])
+    for action in by_kind["action"].values():
+        found += _action_edges(action, by_kind["tool"], by_kind["action"])
+    for group in by_kind["group"].values():
+        missing = [t for t in group.data["tools"] if t not in by_kind["tool"]]
+        for name in missing:
+            found.append(
+                ("group", _error(group, f"group '{group.name}' names unknown tool '{name}'"))
+            )
+    return found
+
+
+def _error(definition: Definition, message: str) -> Problem:
+    return Problem("error", definition.file, definition.line, message)
+
+
+def _shadows(
+    definitions: list[Definition], first: dict[tuple[str, str], Definition]
+) -> list[tuple[str, Problem]]:
+    found = []
+    for definition in definitions:
+        winner = first[(definition.kind, definition.name)]
+        if winner is not definition:
+            message = (
+                f"{definition.kind} '{definition.name}' is shadowed by {_where(winner)} "
+                "(the first definition wins; this one is never used)"
+            )
+            found.append((SHADOW, Problem("warning", definition.file, definition.line, message)))
+    return found
+
+
+def _confusables(first: dict[tuple[str, str], Definition]) -> list[tuple[str, Problem]]:
+    found = []
+    seen: dict[tuple[str, str], Definition] = {}
+    for (kind, name), definition in first.items():
+        holder = seen.setdefault((kind, fold(name)), definition)
+        if holder is not definition:
+            message = (
+                f"{kind} '{name}' is confusable with '{holder.name}' ({_where(holder)}); "
+                "rename one of them"
+            )
+            found.append(("confusable", _error(definition, message)))
+    return found
+
+
+def _tool_service(
+    tool: Definition, services: Mapping[str, Definition]
+) -> list[tuple[str, Problem]]:
+    name = tool.data.get("service")
+    if not name:
+        return []
+    service = services.get(name)
+    if service is None:
+        return [("service", _error(tool, f"tool '{tool.name}' names unknown service '{name}'"))]
+    found = []
+    transport = service.data["transport"]
+    if tool.data.get("http") and transport != "http":
+        found.append(
+            _error(tool, f"tool '{tool.name}' has [tool.http] but service '{name}' is {transport}")
+        )
+    if not tool.data.get("http") and transport == "http":
+        found.append(
+            _error(tool, f"tool '{tool.name}' uses HTTP service '{name}': add [tool.http] path")
+        )
+    if transport == "pulsar":
+        params = service.data["pulsar"]["config_params"]
+        config = tool.data.get("config") or {}
+        for param in params:
+            if param["required"] and param["name"] not in config:
+                found.append(
+                    _error(
+                        tool,
+                        f"tool '{tool.name}' misses config param '{param['name']}' "
+                        f"that service '{name}' requires",
+                    )
+                )
+        declared = {p["name"] for p in params}
+        for key in sorted(set(config) - declared):
+            found.append(
+                Problem(
+                    "warning",
+                    tool.file,
+                    tool.line,
+                    f"tool '{tool.name}' sets config '{key}' that service '{name}' "
+                    "does not declare",
+                )
+            )
+    return [("service", p) for p in found]
+
+
+def _action_edges(
+    action: Definition, tools: Mapping[str, Definition], actions: Mapping[str, Definition]
+) -> list[tuple[str, Problem]]:
+    found = []
+    for edge in action.data["tools"]:
+        if edge["tool"] not in tools:
+            found.append(
+                _error(action, f"action '{action.name}' calls unknown tool '{edge['tool']}'")
+            )
+        found += _score(action, f"call edge to '{edge['tool']}'", edge["score"])
+    for edge in action.data["next"]:
+        if edge["action"] not in actions:
+            found.append(
+                _error(action, f"action '{action.name}' leads to unknown action '{edge['action']}'")
+            )
+        found += _score(action, f"next edge to '{edge['action']}'", edge["score"])
+    return [("graph", p) for p in found]
+
+
+def _score(action: Definition, edge: str, score: float) -> list[Problem]:
+    if 0.0 <= score <= 1.0:
+        return []
+    return [_error(action, f"action '{action.name}': {edge} has score {score}, outside [0, 1]")]

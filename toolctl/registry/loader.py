@@ -1,0 +1,206 @@
+"""Registry files to definitions: walking the search path and parsing one TOML file.
+
+A file that does not parse, or an entry that does not validate, becomes a ``Problem`` with
+file and line instead of an exception, so one broken file never hides the rest.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from toolctl.names import KINDS
+
+Severity = Literal["error", "warning"]
+
+
+@dataclass(frozen=True)
+class Definition:
+    """One validated descriptor, where it came from, and its normalised data."""
+
+    kind: str
+    name: str
+    file: str
+    line: int
+    data: dict[str, Any] = field(compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Something `check` reports. ``skipped`` problems also warn on every command."""
+
+    severity: Severity
+    file: str
+    line: int
+    message: str
+    skipped: bool = False
+
+
+@dataclass(frozen=True)
+class ParsedFile:
+    definitions: list[Definition]
+    problems: list[Problem]
+    raw: dict[str, list[dict[str, Any]]] = field(default_factory=dict, repr=False)
+
+
+@dataclass(frozen=True)
+class FileStat:
+    """A registry file as found on disk; ``root`` is its index on the search path."""
+
+    path: str
+    root: int
+    size: int
+    mtime_ns: int
+
+
+def walk(roots: tuple[Path, ...]) -> tuple[list[FileStat], list[tuple[str, int]]]:
+    """Every ``*.toml`` below the roots in precedence order, and every directory seen.
+
+    Roots keep their search-path order; inside a root, files sort bytewise by relative
+    path. Directories come back with their mtime (-1 for a root that does not exist), which
+    is what the cache compares to notice files being added, removed or renamed.
+    """
+    files: list[FileStat] = []
+    dirs: list[tuple[str, int]] = []
+    for index, root in enumerate(roots):
+        try:
+            dirs.append((str(root), os.stat(root).st_mtime_ns))
+        except OSError:
+            dirs.append((str(root), -1))
+            continue
+        found = sorted(_walk_root(str(root), dirs), key=lambda item: os.fsencode(item[0]))
+        files.extend(FileStat(path, index, size, mtime) for _, path, size, mtime in found)
+    return files, dirs
+
+
+def _walk_root(root: str, dirs: list[tuple[str, int]]) -> Iterator[tuple[str, str, int, int]]:
+    stack = [root]
+    while stack:
+        directory = stack.pop()
+        try:
+            entries = list(os.scandir(directory))
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue
+            try:
+                if entry.is_dir():
+                    dirs.append((entry.path, entry.stat().st_mtime_ns))
+                    stack.append(entry.path)
+                elif entry.name.endswith(".toml") and entry.is_file():
+                    st = entry.stat()
+                    yield os.path.relpath(entry.path, root), entry.path, st.st_size, st.st_mtime_ns
+            except OSError:
+                continue
+
+
+_TOML_LINE = re.compile(r"at line (\d+)")
+
+
+def parse_file(path: str) -> ParsedFile:
+    """Parse and validate one registry file; problems instead of exceptions."""
+    import tomllib
+
+    try:
+        with open(path, "rb") as handle:
+            text = handle.read().decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return ParsedFile([], [Problem("error", path, 1, f"unreadable: {exc}", skipped=True)])
+    try:
+        document = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        match = _TOML_LINE.search(str(exc))
+        line = int(match.group(1)) if match else 1
+        return ParsedFile(
+            [], [Problem("error", path, line, f"TOML syntax error: {exc}", skipped=True)]
+        )
+    return parse_document(document, text, path)
+
+
+def parse_document(document: dict[str, Any], text: str, path: str) -> ParsedFile:
+    """Validate the tables of one parsed TOML document."""
+    from toolctl.models import MODELS
+
+    definitions: list[Definition] = []
+    problems: list[Problem] = []
+    raw: dict[str, list[dict[str, Any]]] = {}
+    for key, value in document.items():
+        if key not in KINDS:
+            expected = ", ".join(f"[[{k}]]" for k in KINDS)
+            problems.append(
+                Problem(
+                    "error",
+                    path,
+                    _key_line(text, key),
+                    f"unknown table '{key}': expected {expected}",
+                )
+            )
+            continue
+        if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+            problems.append(
+                Problem(
+                    "error",
+                    path,
+                    _key_line(text, key),
+                    f"'{key}' must be an array of tables: write [[{key}]]",
+                    skipped=True,
+                )
+            )
+            continue
+        lines = _header_lines(text, key, len(value))
+        raw[key] = value
+        for position, (entry, line) in enumerate(zip(value, lines, strict=True), start=1):
+            outcome = _validate(MODELS[key], key, entry, path, line, position)
+            if isinstance(outcome, Definition):
+                definitions.append(outcome)
+            else:
+                problems.extend(outcome)
+    return ParsedFile(definitions, problems, raw)
+
+
+def _validate(
+    model: Any, kind: str, entry: dict[str, Any], path: str, line: int, position: int
+) -> Definition | list[Problem]:
+    from pydantic import ValidationError
+
+    from toolctl.models import normalise
+
+    try:
+        validated = model.model_validate(entry)
+    except ValidationError as exc:
+        name = entry.get("name", entry.get("id"))
+        label = f"{kind} '{name}'" if isinstance(name, str) else f"{kind} #{position}"
+        return [
+            Problem("error", path, line, f"{label}: {_describe(error)}", skipped=True)
+            for error in exc.errors()
+        ]
+    return Definition(kind, validated.name, path, line, normalise(kind, validated))
+
+
+def _describe(error: Any) -> str:
+    where = ".".join(str(part) for part in error["loc"])
+    message = str(error["msg"]).removeprefix("Value error, ")
+    return f"{where}: {message}" if where else message
+
+
+def _header_lines(text: str, kind: str, count: int) -> list[int]:
+    """The line of each ``[[kind]]`` header; TOML keeps array-of-table order."""
+    pattern = re.compile(rf"^\s*\[\[\s*{kind}\s*\]\]\s*(#.*)?$")
+    lines = [n for n, line in enumerate(text.splitlines(), start=1) if pattern.match(line)]
+    if len(lines) == count:
+        return lines
+    # An inline array (`tool = [{...}]`) has no headers: point at its key instead.
+    return [_key_line(text, kind)] * count
+
+
+def _key_line(text: str, key: str) -> int:
+    pattern = re.compile(rf"^\s*\[*\s*{re.escape(key)}\b")
+    for number, line in enumerate(text.splitlines(), start=1):
+        if pattern.match(line):
+            return number
+    return 1

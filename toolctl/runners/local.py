@@ -1,0 +1,85 @@
+"""The local runtime: a tool is a subprocess, its arguments JSON on stdin (or in argv)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from toolctl.errors import UsageError
+from toolctl.runners.base import RunContext, ToolResult, ToolSpec, expand_env_map
+from toolctl.runners.process import render_argv, run_process
+from toolctl.settings import Settings
+
+
+class LocalRunner:
+    """Runs ``[tool.local] command`` with per-item ``{arg}`` substitution, never a shell."""
+
+    transport = "local"
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    def describe(
+        self, tool: ToolSpec, arguments: dict[str, Any], context: RunContext
+    ) -> dict[str, Any]:
+        section = tool.data["local"]
+        return {
+            "transport": self.transport,
+            "argv": self._argv(tool, arguments),
+            "cwd": self._cwd(tool),
+            "stdin": "arguments as JSON" if section["input"] == "json" else "none",
+            "env": expand_env_map(section["env"], self.settings, mask=True),
+            "timeout": context.timeout,
+        }
+
+    def run(self, tool: ToolSpec, arguments: dict[str, Any], context: RunContext) -> ToolResult:
+        section = tool.data["local"]
+        env = {**self.settings.environ, **expand_env_map(section["env"], self.settings)}
+        stdin = json.dumps(arguments).encode() if section["input"] == "json" else None
+        done = run_process(
+            self._argv(tool, arguments),
+            stdin=stdin,
+            env=env,
+            cwd=self._cwd(tool),
+            timeout=context.timeout,
+            stream=context.stream,
+            forward_stderr=context.forward_stderr,
+        )
+        context.streamed = context.streamed or done.streamed
+        if done.returncode != 0:
+            detail = done.stderr_tail.strip().splitlines()[-1:] if done.stderr_tail else []
+            reason = f"exit status {done.returncode}" + (f": {detail[0]}" if detail else "")
+            return ToolResult(
+                False,
+                done.stdout.rstrip("\n"),
+                None,
+                reason,
+                done.returncode,
+                done.duration_ms,
+                self.transport,
+            )
+        return ToolResult.from_answer(
+            done.stdout, transport=self.transport, exit_code=0, duration_ms=done.duration_ms
+        )
+
+    def close(self) -> None:
+        pass
+
+    def _argv(self, tool: ToolSpec, arguments: dict[str, Any]) -> list[str]:
+        declared = frozenset(tool.data["schema"].get("properties", {}))
+        return render_argv(tool.data["local"]["command"], arguments, declared)
+
+    def _cwd(self, tool: ToolSpec) -> str | None:
+        relative = tool.data["local"].get("cwd")
+        if relative is None:
+            return None
+        directory = (tool.base_dir / relative).resolve()
+        if not directory.is_dir():
+            raise UsageError(f"tool '{tool.name}': working directory {directory} does not exist")
+        return str(directory)
+
+
+def resolve_cwd(base: Path, relative: str | None) -> str | None:
+    """A descriptor's ``cwd``, relative to the directory of the file that defines it."""
+    return None if relative is None else str((base / relative).resolve())

@@ -1,0 +1,98 @@
+"""Command-line flags and TOOLCTL_* environment variables folded into one frozen Settings.
+
+Nothing else in toolctl reads ``os.environ``: code that needs a variable (a secret named by
+``${env:NAME}`` in a descriptor, say) gets it from ``Settings.environ``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+DEFAULT_PULSAR_URL = "pulsar://localhost:6650"
+
+
+def _truthy(value: str | None) -> bool:
+    return (value or "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def _xdg(environ: Mapping[str, str], variable: str, fallback: str) -> Path:
+    base = environ.get(variable) or str(Path(environ.get("HOME") or Path.home()) / fallback)
+    return Path(base) / "toolctl"
+
+
+def _login_name(environ: Mapping[str, str]) -> str:
+    for variable in ("LOGNAME", "USER", "LNAME", "USERNAME"):
+        if environ.get(variable):
+            return environ[variable]
+    import getpass
+
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "toolctl"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything a command needs to know about where it runs and how."""
+
+    search_path: tuple[Path, ...]
+    explicit_registry: bool
+    strict: bool
+    data_dir: Path
+    state_dir: Path
+    cache_dir: Path
+    pulsar_url: str
+    container_engine: str | None
+    log_json: bool
+    verbose: bool
+    color: bool
+    user: str
+    environ: Mapping[str, str] = field(repr=False, compare=False)
+
+    @classmethod
+    def load(
+        cls,
+        registry: Sequence[str | Path] = (),
+        *,
+        strict: bool = False,
+        verbose: bool = False,
+        pulsar_url: str | None = None,
+        user: str | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> Settings:
+        env = dict(os.environ if environ is None else environ)
+        data_dir = _xdg(env, "XDG_DATA_HOME", ".local/share")
+        explicit = bool(registry)
+        if registry:
+            dirs = [Path(d) for d in registry]
+        elif env.get("TOOLCTL_REGISTRY"):
+            dirs = [Path(d) for d in env["TOOLCTL_REGISTRY"].split(os.pathsep) if d]
+        else:
+            dirs = [Path("registry"), data_dir / "registry"]
+        return cls(
+            search_path=tuple(_absolute(d) for d in dirs),
+            explicit_registry=explicit,
+            strict=strict or _truthy(env.get("TOOLCTL_STRICT")),
+            data_dir=data_dir,
+            state_dir=_xdg(env, "XDG_STATE_HOME", ".local/state"),
+            cache_dir=_xdg(env, "XDG_CACHE_HOME", ".cache"),
+            pulsar_url=pulsar_url or env.get("TOOLCTL_PULSAR_URL") or DEFAULT_PULSAR_URL,
+            container_engine=env.get("TOOLCTL_CONTAINER_ENGINE") or None,
+            log_json=env.get("TOOLCTL_LOG", "").strip().lower() == "json",
+            verbose=verbose,
+            color="NO_COLOR" not in env and env.get("TERM") != "dumb",
+            user=user or _login_name(env),
+            environ=env,
+        )
+
+    def with_changes(self, **changes: object) -> Settings:
+        return replace(self, **changes)  # type: ignore[arg-type]
+
+
+def _absolute(path: Path) -> Path:
+    # Absolute but not resolved: a symlinked registry keeps the name the user gave it.
+    return Path(os.path.abspath(path.expanduser()))
