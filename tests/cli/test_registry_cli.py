@@ -1,0 +1,238 @@
+"""register, unregister, list, show and check through the real CLI, as a new user would."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from tests.conftest import Toolctl, write_files
+
+
+def tool(name: str, description: str = "a tool", runtime: str = "local") -> str:
+    section = {
+        "local": '[tool.local]\ncommand = ["true"]\n',
+        "http": '[tool.http]\nurl = "http://127.0.0.1:9/x"\n',
+    }[runtime]
+    return f'[[tool]]\nname = "{name}"\ndescription = "{description}"\n{section}\n'
+
+
+def no_traceback(result: subprocess.CompletedProcess[str]) -> None:
+    assert "Traceback" not in result.stderr + result.stdout
+
+
+def test_two_directories_defining_one_tool(tmp_path: Path, toolctl: Toolctl) -> None:
+    write_files(tmp_path, {"a/x.toml": tool("echo", "first"), "b/y.toml": tool("echo", "second")})
+    paths = ["--registry", "a", "--registry", "b"]
+
+    shown = toolctl("show", "echo", "--json", *paths)
+    assert shown.returncode == 0, shown.stderr
+    data = json.loads(shown.stdout)
+    assert data["descriptor"]["description"] == "first"
+    assert (data["file"], data["line"]) == ("a/x.toml", 1)
+    assert data["shadowed"] == [{"file": "b/y.toml", "line": 1}]
+
+    check = toolctl("check", *paths)
+    assert check.returncode == 0
+    assert "b/y.toml:1: warning: tool 'echo' is shadowed by a/x.toml:1" in check.stdout
+
+    strict = toolctl("check", "--strict", *paths)
+    assert strict.returncode == 3
+    assert "b/y.toml:1: error: tool 'echo' is shadowed" in strict.stdout
+    for result in (shown, check, strict):
+        no_traceback(result)
+
+
+def test_strict_environment_variable_refuses_other_commands(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    write_files(tmp_path, {"a/x.toml": tool("echo"), "b/y.toml": tool("echo")})
+    listed = toolctl("list", "-r", "a", "-r", "b", env={"TOOLCTL_STRICT": "1"})
+    assert listed.returncode == 3
+    assert "--strict is on" in listed.stderr
+    assert listed.stdout == ""
+
+
+def test_register_refuses_taken_and_confusable_names(tmp_path: Path, toolctl: Toolctl) -> None:
+    write_files(
+        tmp_path,
+        {
+            "reg/tools.toml": tool("read-file"),
+            "new/same.toml": tool("read-file"),
+            "new/alike.toml": tool("Read_File"),
+        },
+    )
+    taken = toolctl("register", "new/same.toml", "-r", "reg")
+    assert taken.returncode == 3
+    assert "tool 'read-file' is already defined in reg/tools.toml:1" in taken.stderr
+
+    alike = toolctl("register", "new/alike.toml", "-r", "reg")
+    assert alike.returncode == 3
+    assert "'Read_File' is confusable with 'read-file' defined in reg/tools.toml:1" in alike.stderr
+    assert sorted(p.name for p in (tmp_path / "reg").rglob("*.toml")) == ["tools.toml"]
+    no_traceback(taken)
+    no_traceback(alike)
+
+
+def test_register_writes_into_the_first_writable_directory(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    write_files(
+        tmp_path, {"new.toml": tool("fresh") + '[[group]]\nname = "g"\ntools = ["fresh"]\n'}
+    )
+    done = toolctl("register", "new.toml", "-r", "reg", "-r", "other", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == [
+        {"kind": "tool", "name": "fresh", "file": "reg/tools/fresh.toml"},
+        {"kind": "group", "name": "g", "file": "reg/groups/g.toml"},
+    ]
+    shown = json.loads(toolctl("show", "fresh", "--json", "-r", "reg").stdout)
+    assert shown["descriptor"]["description"] == "a tool"
+    assert toolctl("check", "--strict", "-r", "reg").returncode == 0
+
+
+def test_register_validates_first_and_writes_nothing_on_error(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    write_files(tmp_path, {"good.toml": tool("good"), "bad.toml": '[[tool]]\nname = "bad"\n'})
+    refused = toolctl("register", "good.toml", "bad.toml", "-r", "reg")
+    assert refused.returncode == 3
+    assert "bad.toml:1: tool 'bad': missing runtime" in refused.stderr
+    assert "nothing was registered" in refused.stderr
+    assert not (tmp_path / "reg").exists() or not list((tmp_path / "reg").rglob("*.toml"))
+
+    missing = toolctl("register", "nope.toml", "-r", "reg")
+    assert missing.returncode == 2
+    assert "no such descriptor file: nope.toml" in missing.stderr
+
+
+def test_broken_registry_check_and_list(tmp_path: Path, toolctl: Toolctl) -> None:
+    write_files(
+        tmp_path,
+        {
+            "reg/broken.toml": '[[tool]]\nname = "x"\n[tool.local\n',
+            "reg/noruntime.toml": '[[tool]]\nname = "lost"\ndescription = "no runtime"\n',
+            "reg/good.toml": tool("fine"),
+        },
+    )
+    check = toolctl("check", "-r", "reg")
+    assert check.returncode == 3
+    assert "reg/broken.toml:3: error: TOML syntax error" in check.stdout
+    assert "reg/noruntime.toml:1: error: tool 'lost': missing runtime" in check.stdout
+
+    listed = toolctl("list", "-r", "reg")
+    assert listed.returncode == 0
+    assert listed.stdout.splitlines()[1].startswith("fine ")
+    warnings = [line for line in listed.stderr.splitlines() if "warning" in line]
+    assert len(warnings) == 2
+    assert "reg/broken.toml:3" in warnings[0] and "reg/noruntime.toml:1" in warnings[1]
+    no_traceback(check)
+    no_traceback(listed)
+
+
+def test_check_formats(tmp_path: Path, toolctl: Toolctl) -> None:
+    write_files(tmp_path, {"reg/broken.toml": "[[tool]\n", "reg/good.toml": tool("fine")})
+    github = toolctl("check", "-r", "reg", "--format", "github")
+    assert github.returncode == 3
+    assert github.stdout.startswith("::error file=reg/broken.toml,line=1::TOML syntax error")
+    report = json.loads(toolctl("check", "-r", "reg", "--json").stdout)
+    assert report["ok"] is False and report["errors"] == 1
+    assert report["problems"][0]["file"] == "reg/broken.toml"
+    clean = toolctl("check", "-r", "reg", "--format", "json", "-r", "none-such")
+    assert clean.returncode == 2
+    assert "registry directory none-such does not exist" in clean.stderr
+
+
+def test_parallel_registers_of_distinct_names_all_land(tmp_path: Path) -> None:
+    for n in range(20):
+        write_files(tmp_path, {f"in/t{n}.toml": tool(f"tool-{n}")})
+    codes = _parallel(tmp_path, [f"in/t{n}.toml" for n in range(20)])
+    assert codes == [0] * 20
+    written = sorted(p.name for p in (tmp_path / "reg/tools").iterdir())
+    assert written == sorted(f"tool-{n}.toml" for n in range(20))
+
+
+def test_parallel_registers_of_one_name_let_exactly_one_win(tmp_path: Path) -> None:
+    for n in range(10):
+        write_files(tmp_path, {f"in/t{n}.toml": tool("contested", f"writer {n}")})
+    codes = _parallel(tmp_path, [f"in/t{n}.toml" for n in range(10)])
+    assert sorted(codes) == [0] + [3] * 9
+    left = sorted(
+        p.relative_to(tmp_path / "reg").as_posix()
+        for p in (tmp_path / "reg").rglob("*")
+        if p.is_file()
+    )
+    assert left == [".toolctl.lock", "tools/contested.toml"]
+
+
+def _parallel(cwd: Path, files: list[str]) -> list[int]:
+    def register(file: str) -> int:
+        done = subprocess.run(
+            [sys.executable, "-m", "toolctl", "register", file, "-r", "reg"],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert "Traceback" not in done.stderr
+        return done.returncode
+
+    with ThreadPoolExecutor(max_workers=len(files)) as pool:
+        return list(pool.map(register, files))
+
+
+def test_unregister(tmp_path: Path, toolctl: Toolctl) -> None:
+    write_files(
+        tmp_path, {"new.toml": tool("temp"), "b/shared.toml": tool("temp", "older") + tool("other")}
+    )
+    assert toolctl("register", "new.toml", "-r", "reg").returncode == 0
+    gone = toolctl("unregister", "tool", "temp", "-r", "reg", "-r", "b")
+    assert gone.returncode == 0, gone.stderr
+    assert "now in force" in gone.stderr
+    assert not (tmp_path / "reg/tools/temp.toml").exists()
+    refused = toolctl("unregister", "tool", "temp", "-r", "b")
+    assert refused.returncode == 3
+    assert "defines 1 other entry" in refused.stderr
+    unknown = toolctl("unregister", "tool", "nope", "-r", "b")
+    assert unknown.returncode == 4
+
+
+def test_list_filters_and_json(tmp_path: Path, toolctl: Toolctl) -> None:
+    write_files(
+        tmp_path,
+        {
+            "reg/t.toml": tool("alpha", "counts words")
+            + tool("beta", "talks http", runtime="http")
+            + '[[tool]]\nname = "gamma"\ncategory = "math"\ntags = ["words"]\n'
+            '[tool.local]\ncommand = ["true"]\n'
+        },
+    )
+
+    def names(*args: str) -> list[str]:
+        listed = toolctl("list", "-r", "reg", "--json", *args)
+        return [d["name"] for d in json.loads(listed.stdout)]
+
+    assert names() == ["alpha", "beta", "gamma"]
+    assert names("--runtime", "http") == ["beta"]
+    assert names("--category", "MATH") == ["gamma"]
+    assert names("--search", "words") == ["alpha", "gamma"]
+    bad = toolctl("list", "widgets", "-r", "reg")
+    assert bad.returncode == 2
+    assert "unknown kind 'widgets'" in bad.stderr
+
+
+def test_show_unknown_name_suggests(tmp_path: Path, toolctl: Toolctl) -> None:
+    write_files(tmp_path, {"reg/t.toml": tool("word-count")})
+    missing = toolctl("show", "wordcount", "-r", "reg")
+    assert missing.returncode == 4
+    assert "not found; did you mean: word-count?" in missing.stderr
+    shown = toolctl("show", "word-count", "-r", "reg")
+    assert shown.stdout.startswith("tool word-count  (reg/t.toml:1)")
+
+
+def test_sample_registry_passes_strict_check(toolctl: Toolctl) -> None:
+    root = Path(__file__).resolve().parents[2]
+    result = toolctl("check", "--strict", cwd=root)
+    assert result.returncode == 0, result.stdout + result.stderr

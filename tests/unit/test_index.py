@@ -1,0 +1,200 @@
+"""The first-wins index: shadows, confusables, lint, the cache and its freshness."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import write_files
+from toolctl.errors import NotFound, RegistryError
+from toolctl.registry.index import Registry, cache_path
+from toolctl.settings import Settings
+
+
+def tool(name: str, description: str = "", extra: str = "") -> str:
+    return (
+        f'[[tool]]\nname = "{name}"\ndescription = "{description}"\n{extra}'
+        '[tool.local]\ncommand = ["true"]\n\n'
+    )
+
+
+def settings(*dirs: Path, strict: bool = False) -> Settings:
+    return Settings.load(list(dirs), strict=strict)
+
+
+def age(path: Path, seconds: float = 10) -> None:
+    """Move mtimes into the past, as if the files were written long ago (not 'racy')."""
+    past = time.time() - seconds
+    for root, dirnames, filenames in os.walk(path):
+        for name in [*dirnames, *filenames]:
+            os.utime(Path(root) / name, (past, past))
+    os.utime(path, (past, past))
+
+
+def test_first_definition_wins_and_later_ones_are_kept_as_shadows(tmp_path: Path) -> None:
+    write_files(tmp_path, {"a/t.toml": tool("echo", "first"), "b/t.toml": tool("echo", "second")})
+    registry = Registry.open(settings(tmp_path / "a", tmp_path / "b"))
+    winner, shadow = registry.definitions("tool", "echo")
+    assert winner.data["description"] == "first"
+    assert shadow.file == str(tmp_path / "b/t.toml")
+    (report,) = registry.reports()
+    assert report.code == "shadow" and report.problem.severity == "warning"
+    assert registry.error_count(strict=False) == 0
+    assert registry.error_count(strict=True) == 1
+
+
+def test_within_a_file_document_order_wins(tmp_path: Path) -> None:
+    write_files(tmp_path, {"a/t.toml": tool("echo", "one") + tool("echo", "two")})
+    registry = Registry.open(settings(tmp_path / "a"))
+    assert registry.resolve("tool", "echo").data["description"] == "one"
+
+
+def test_kinds_have_their_own_namespaces(tmp_path: Path) -> None:
+    write_files(tmp_path, {"a/t.toml": tool("x") + '[[action]]\nname = "x"\n'})
+    registry = Registry.open(settings(tmp_path / "a"))
+    assert registry.reports() == []
+    assert [d.kind for d in registry.find("x")] == ["tool", "action"]
+
+
+def test_confusable_names_are_errors(tmp_path: Path) -> None:
+    write_files(tmp_path, {"a/t.toml": tool("read-file"), "b/t.toml": tool("Read_File")})
+    registry = Registry.open(settings(tmp_path / "a", tmp_path / "b"))
+    (report,) = registry.reports()
+    assert report.code == "confusable"
+    assert "'Read_File' is confusable with 'read-file'" in report.problem.message
+    assert registry.confusable_with("tool", "READ.FILE").name == "read-file"  # type: ignore[union-attr]
+
+
+def test_not_found_suggests_close_names(tmp_path: Path) -> None:
+    write_files(tmp_path, {"a/t.toml": tool("word-count") + tool("reverse")})
+    registry = Registry.open(settings(tmp_path / "a"))
+    with pytest.raises(NotFound) as caught:
+        registry.resolve("tool", "wordcount")
+    assert caught.value.suggestions == ["word-count"]
+    assert caught.value.exit_code == 4
+
+
+def test_cross_definition_lint(tmp_path: Path) -> None:
+    write_files(
+        tmp_path,
+        {
+            "a/s.toml": """
+                [[service]]
+                name = "svc"
+                [service.pulsar]
+                request_queue = "non-persistent://tg/request/x"
+                response_queue = "non-persistent://tg/response/x"
+                config_params = [{ name = "collection", required = true }]
+
+                [[tool]]
+                name = "uses-svc"
+                service = "svc"
+
+                [[tool]]
+                name = "uses-ghost"
+                service = "ghost"
+
+                [[action]]
+                name = "a1"
+                tools = [{ tool = "uses-svc", score = 1.5 }, { tool = "nope" }]
+                next = [{ action = "a9", score = -0.1 }]
+
+                [[group]]
+                name = "g"
+                tools = ["uses-svc", "missing-tool"]
+            """
+        },
+    )
+    registry = Registry.open(settings(tmp_path / "a"))
+    messages = sorted(r.problem.message for r in registry.reports())
+    assert messages == sorted(
+        [
+            "tool 'uses-svc' misses config param 'collection' that service 'svc' requires",
+            "tool 'uses-ghost' names unknown service 'ghost'",
+            "action 'a1': call edge to 'uses-svc' has score 1.5, outside [0, 1]",
+            "action 'a1' calls unknown tool 'nope'",
+            "action 'a1' leads to unknown action 'a9'",
+            "action 'a1': next edge to 'a9' has score -0.1, outside [0, 1]",
+            "group 'g' names unknown tool 'missing-tool'",
+        ]
+    )
+    assert registry.resolve("tool", "uses-svc").data["runtime"] == "pulsar"
+
+
+def test_broken_files_are_skipped_and_the_rest_works(tmp_path: Path) -> None:
+    write_files(tmp_path, {"a/bad.toml": "[[tool]\n", "a/good.toml": tool("fine")})
+    registry = Registry.open(settings(tmp_path / "a"))
+    assert [d.name for d in registry.winners("tool")] == ["fine"]
+    (skipped,) = registry.skipped()
+    assert skipped.file.endswith("bad.toml") and skipped.line == 1
+
+
+def test_strict_refuses_a_registry_with_errors(tmp_path: Path) -> None:
+    write_files(tmp_path, {"a/bad.toml": "[[tool]\n", "a/good.toml": tool("fine")})
+    Registry.open(settings(tmp_path / "a")).ensure_usable()  # not strict: fine
+    with pytest.raises(RegistryError):
+        Registry.open(settings(tmp_path / "a", strict=True)).ensure_usable()
+
+
+def test_the_cache_is_written_and_reused(tmp_path: Path) -> None:
+    write_files(tmp_path, {"a/t.toml": tool("one")})
+    age(tmp_path / "a")
+    config = settings(tmp_path / "a")
+    Registry.open(config)
+    cache = cache_path(config)
+    assert cache.is_file()
+    stamp = cache.stat().st_mtime_ns
+    assert Registry.open(config).resolve("tool", "one")
+    assert cache.stat().st_mtime_ns == stamp  # a fresh cache is only read
+
+
+def test_a_new_file_is_seen(tmp_path: Path) -> None:
+    write_files(tmp_path, {"a/t.toml": tool("one")})
+    age(tmp_path / "a")
+    config = settings(tmp_path / "a")
+    Registry.open(config)
+    write_files(tmp_path, {"a/sub/new.toml": tool("two")})
+    assert Registry.open(config).resolve("tool", "two").name == "two"
+
+
+def test_an_in_place_edit_of_the_resolved_tool_is_seen(tmp_path: Path) -> None:
+    write_files(tmp_path, {"a/t.toml": tool("one", "old")})
+    age(tmp_path / "a")
+    config = settings(tmp_path / "a")
+    assert Registry.open(config).resolve("tool", "one").data["description"] == "old"
+    path = tmp_path / "a/t.toml"
+    path.write_text(tool("one", "new and longer"))
+    assert Registry.open(config).resolve("tool", "one").data["description"] == "new and longer"
+
+
+def test_a_removed_file_is_seen(tmp_path: Path) -> None:
+    write_files(tmp_path, {"a/t.toml": tool("one"), "a/u.toml": tool("two")})
+    age(tmp_path / "a")
+    config = settings(tmp_path / "a")
+    Registry.open(config)
+    (tmp_path / "a/u.toml").unlink()
+    with pytest.raises(NotFound):
+        Registry.open(config).resolve("tool", "two")
+
+
+def test_full_open_sees_any_edit(tmp_path: Path) -> None:
+    write_files(tmp_path, {"a/t.toml": tool("one"), "a/u.toml": tool("two", "old")})
+    age(tmp_path / "a")
+    config = settings(tmp_path / "a")
+    Registry.open(config)
+    before = os.stat(tmp_path / "a").st_mtime_ns
+    (tmp_path / "a/u.toml").write_text(tool("two", "edited in place"))
+    assert os.stat(tmp_path / "a").st_mtime_ns == before  # the directory did not change
+    registry = Registry.open(config, full=True)
+    assert registry.winners("tool")[1].data["description"] == "edited in place"
+
+
+def test_an_unwritable_cache_directory_still_works(tmp_path: Path) -> None:
+    write_files(tmp_path, {"a/t.toml": tool("one")})
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("")
+    config = Settings.load([tmp_path / "a"], environ={**os.environ, "XDG_CACHE_HOME": str(blocker)})
+    assert Registry.open(config).resolve("tool", "one").name == "one"
