@@ -1,0 +1,314 @@
+"""`toolctl run` of local tools: real subprocesses, real exit codes, real process groups."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Toolctl, write_files
+from toolctl.state import is_alive
+
+PY = sys.executable
+
+REGISTRY = f"""
+[[tool]]
+name = "echo-json"
+description = "Echo the arguments back as data"
+[tool.local]
+command = ["{PY}", "-c", "import json, sys; print(json.dumps(json.load(sys.stdin)))"]
+[[tool.arguments]]
+name = "text"
+[[tool.arguments]]
+name = "count"
+type = "integer"
+required = false
+[[tool.arguments]]
+name = "loud"
+type = "boolean"
+required = false
+
+[[tool]]
+name = "argv"
+description = "Print each argv item on its own line"
+[tool.local]
+command = ["{PY}", "-c", "import sys; print(*sys.argv[1:], sep='\\\\n')", "{{text}}", "x{{n}}y"]
+input = "none"
+[[tool.arguments]]
+name = "text"
+[[tool.arguments]]
+name = "n"
+type = "integer"
+required = false
+
+[[tool]]
+name = "fail"
+[tool.local]
+command = ["{PY}", "-c", "import sys; print('partial'); sys.stderr.write('boom: disk on fire\\\\n'); sys.exit(3)"]
+input = "none"
+
+[[tool]]
+name = "result"
+[tool.local]
+command = ["{PY}", "-c", "print('{{\\"success\\": false, \\"output\\": \\"half\\", \\"error\\": \\"no luck\\"}}')"]
+input = "none"
+
+[[tool]]
+name = "sleepy"
+timeout = 1
+[tool.local]
+command = ["{PY}", "-c", "import os, subprocess, sys, time; p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']); open(sys.argv[1], 'w').write(str(p.pid)); print('started', flush=True); time.sleep(60)", "{{pidfile}}"]
+input = "none"
+[[tool.arguments]]
+name = "pidfile"
+
+[[tool]]
+name = "touch"
+description = "Creates a marker file: proves whether it ran"
+[tool.local]
+command = ["{PY}", "-c", "import sys; open(sys.argv[1], 'w').write('ran')", "{{marker}}"]
+input = "none"
+[[tool.arguments]]
+name = "marker"
+[[tool.arguments]]
+name = "size"
+type = "integer"
+
+[[tool]]
+name = "secret"
+[tool.local]
+command = ["{PY}", "-c", "import os; print(os.environ['API_TOKEN'][::-1])"]
+input = "none"
+env = {{ API_TOKEN = "${{env:MY_SECRET}}" }}
+
+[[tool]]
+name = "missing-binary"
+[tool.local]
+command = ["definitely-not-installed-xyz"]
+
+[[tool]]
+name = "stream"
+[tool.local]
+command = ["{PY}", "-c", "import sys, time; print('first', flush=True); time.sleep(float(sys.argv[1])); print('second')", "{{pause}}"]
+input = "none"
+[[tool.arguments]]
+name = "pause"
+type = "number"
+"""
+
+
+@pytest.fixture
+def reg(tmp_path: Path) -> Path:
+    write_files(tmp_path, {"reg/tools.toml": REGISTRY})
+    return tmp_path / "reg"
+
+
+def test_success_prints_output_and_exits_0(reg: Path, toolctl: Toolctl) -> None:
+    done = toolctl("run", "echo-json", "--arg", "text=hi", "--arg", "count=3", "--arg",
+                   "loud=true", "-r", str(reg))
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"text": "hi", "count": 3, "loud": True}
+
+
+def test_json_result_has_the_toolresult_shape(reg: Path, toolctl: Toolctl) -> None:
+    done = toolctl("run", "echo-json", "--args", '{"text": "hi"}', "--json", "-r", str(reg))
+    result = json.loads(done.stdout)
+    assert result["success"] is True and result["exit_code"] == 0
+    assert result["data"] == {"text": "hi"} and result["transport"] == "local"
+    assert result["duration_ms"] > 0
+
+
+def test_args_from_file_and_stdin(reg: Path, tmp_path: Path, toolctl: Toolctl) -> None:
+    (tmp_path / "args.json").write_text('{"text": "from file"}')
+    from_file = toolctl("run", "echo-json", "--args", "@args.json", "-r", str(reg))
+    assert json.loads(from_file.stdout) == {"text": "from file"}
+    from_stdin = toolctl("run", "echo-json", "--args", "-", "-r", str(reg), input='{"text": "in"}')
+    assert json.loads(from_stdin.stdout) == {"text": "in"}
+    overridden = toolctl("run", "echo-json", "--args", '{"text": "a"}', "--arg", "text=b",
+                         "-r", str(reg))
+    assert json.loads(overridden.stdout) == {"text": "b"}
+
+
+def test_shell_metacharacters_arrive_literally(reg: Path, toolctl: Toolctl) -> None:
+    nasty = "a; rm -rf / && $(touch pwned) `id` | cat > x 'q' \"dq\" *"
+    done = toolctl("run", "argv", "--arg", f"text={nasty}", "--arg", "n=5", "-r", str(reg))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [nasty, "x5y"]
+    assert not (reg.parent / "pwned").exists()
+
+
+def test_a_missing_optional_argument_drops_its_item(reg: Path, toolctl: Toolctl) -> None:
+    done = toolctl("run", "argv", "--arg", "text=only", "-r", str(reg))
+    assert done.stdout.splitlines() == ["only", "xy"]
+
+
+def test_non_zero_exit_is_exit_1_with_the_tools_stderr(reg: Path, toolctl: Toolctl) -> None:
+    done = toolctl("run", "fail", "-r", str(reg))
+    assert done.returncode == 1
+    assert done.stdout == "partial\n"
+    assert "boom: disk on fire" in done.stderr
+    assert "exit status 3" in done.stderr
+    as_json = json.loads(toolctl("run", "fail", "--json", "-r", str(reg)).stdout)
+    assert as_json["success"] is False and as_json["exit_code"] == 3
+
+
+def test_a_toolresult_answer_with_success_false_fails(reg: Path, toolctl: Toolctl) -> None:
+    done = toolctl("run", "result", "-r", str(reg))
+    assert done.returncode == 1
+    assert done.stdout == "half\n"
+    assert "no luck" in done.stderr
+
+
+def test_timeout_kills_the_whole_process_group(reg: Path, tmp_path: Path, toolctl: Toolctl) -> None:
+    pidfile = tmp_path / "grandchild.pid"
+    done = toolctl("run", "sleepy", "--arg", f"pidfile={pidfile}", "-r", str(reg))
+    assert done.returncode == 124
+    assert "timeout" in done.stderr and "killed" in done.stderr
+    grandchild = int(pidfile.read_text())
+    deadline = time.monotonic() + 5
+    while is_alive(grandchild) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not is_alive(grandchild)
+
+
+def test_timeout_option_overrides_the_descriptor(reg: Path, tmp_path: Path, toolctl: Toolctl) -> None:
+    done = toolctl("run", "stream", "--arg", "pause=3", "--timeout", "0.5", "-r", str(reg))
+    assert done.returncode == 124
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--arg", "marker=M", "--arg", "size=big"], "argument 'size' expects an integer, got 'big'"),
+        (["--arg", "size=1"], "missing required argument: marker"),
+        (["--args", '{"marker": "M", "size": 1, "colour": "red"}'], "unknown argument: colour"),
+        (["--args", '{"marker": 5, "size": 1}'], "argument 'marker' must be string"),
+        (["--args", "[1]"], "--args must be a JSON object"),
+        (["--args", "{not json"], "--args is not valid JSON"),
+        (["--arg", "nonsense"], "--arg expects KEY=VALUE"),
+    ],
+)
+def test_bad_arguments_exit_2_and_the_tool_never_runs(
+    reg: Path, tmp_path: Path, toolctl: Toolctl, args: list[str], message: str
+) -> None:
+    marker = tmp_path / "marker"
+    args = [a.replace("M", str(marker)) if "marker" in a else a for a in args]
+    done = toolctl("run", "touch", *args, "-r", str(reg))
+    assert done.returncode == 2, done.stderr
+    assert message in done.stderr
+    assert not marker.exists()
+    assert "Traceback" not in done.stderr
+
+
+def test_unknown_tool_exits_4_with_suggestions(reg: Path, toolctl: Toolctl) -> None:
+    done = toolctl("run", "echo_json", "-r", str(reg))
+    assert done.returncode == 4
+    assert "did you mean: echo-json?" in done.stderr
+
+
+def test_missing_executable_exits_5(reg: Path, toolctl: Toolctl) -> None:
+    done = toolctl("run", "missing-binary", "-r", str(reg))
+    assert done.returncode == 5
+    assert "executable 'definitely-not-installed-xyz' not found" in done.stderr
+
+
+def test_secrets_pass_through_and_are_never_printed(reg: Path, toolctl: Toolctl) -> None:
+    env = {"MY_SECRET": "hunter2-secret", "TOOLCTL_LOG": "json"}
+    done = toolctl("run", "secret", "-v", "-r", str(reg), env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "terces-2retnuh\n"
+    assert "hunter2" not in done.stderr
+    events = [json.loads(line) for line in done.stderr.splitlines()]
+    assert [e["event"] for e in events] == ["start", "done"]
+    assert events[1]["success"] is True and events[1]["tool"] == "secret"
+    dry = toolctl("run", "secret", "--dry-run", "--json", "-r", str(reg), env=env)
+    assert json.loads(dry.stdout)["env"] == {"API_TOKEN": "***"}
+    assert "hunter2" not in dry.stdout + dry.stderr
+    unset = toolctl("run", "secret", "-r", str(reg))
+    assert unset.returncode == 2
+    assert "environment variable MY_SECRET is not set" in unset.stderr
+
+
+def test_dry_run_runs_nothing(reg: Path, tmp_path: Path, toolctl: Toolctl) -> None:
+    marker = tmp_path / "marker"
+    done = toolctl("run", "touch", "--arg", f"marker={marker}", "--arg", "size=1", "--dry-run",
+                   "--json", "-r", str(reg))
+    assert done.returncode == 0
+    assert json.loads(done.stdout)["argv"][-1] == str(marker)
+    assert not marker.exists()
+
+
+def test_output_streams_before_the_tool_ends(reg: Path, tmp_path: Path) -> None:
+    child = subprocess.Popen(
+        [PY, "-m", "toolctl", "run", "stream", "--arg", "pause=3", "-r", str(reg)],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        assert child.stdout is not None
+        assert child.stdout.readline() == "first\n"
+        assert child.poll() is None  # still running: the line came early
+        assert child.wait(timeout=30) == 0
+        assert child.stdout.read() == "second\n"
+    finally:
+        child.kill()
+        child.wait()
+
+
+def test_ctrl_c_kills_the_tool_and_exits_130(reg: Path, tmp_path: Path) -> None:
+    pidfile = tmp_path / "grandchild.pid"
+    child = subprocess.Popen(
+        [PY, "-m", "toolctl", "run", "sleepy", "--timeout", "60", "--arg", f"pidfile={pidfile}",
+         "-r", str(reg)],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        assert child.stdout is not None
+        assert child.stdout.readline() == "started\n"
+        child.send_signal(signal.SIGINT)
+        assert child.wait(timeout=30) == 130
+        assert "interrupted" in (child.stderr.read() if child.stderr else "")
+        grandchild = int(pidfile.read_text())
+        deadline = time.monotonic() + 5
+        while is_alive(grandchild) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not is_alive(grandchild)
+    finally:
+        child.kill()
+        child.wait()
+
+
+def test_batch_keeps_input_order_and_reports_failures(reg: Path, toolctl: Toolctl) -> None:
+    lines = [json.dumps({"text": f"line {n}", "count": n}) for n in range(12)]
+    lines.insert(3, "not json")
+    lines.insert(7, json.dumps({"text": 7}))
+    done = toolctl("run", "echo-json", "--batch", "-", "--concurrency", "4", "-r", str(reg),
+                   input="\n".join(lines) + "\n\n")
+    assert done.returncode == 1
+    results = [json.loads(line) for line in done.stdout.splitlines()]
+    assert len(results) == 14
+    assert results[3]["success"] is False and "line 4: not a JSON object" in results[3]["error"]
+    assert results[7]["success"] is False and "argument 'text' must be string" in results[7]["error"]
+    good = [r["data"] for r in results if r["success"]]
+    assert good == [{"text": f"line {n}", "count": n} for n in range(12)]
+
+
+def test_batch_of_good_lines_exits_0(reg: Path, tmp_path: Path, toolctl: Toolctl) -> None:
+    (tmp_path / "in.jsonl").write_text('{"text": "a"}\n{"text": "b"}\n')
+    done = toolctl("run", "echo-json", "--batch", "in.jsonl", "-r", str(reg))
+    assert done.returncode == 0
+    assert [json.loads(x)["data"]["text"] for x in done.stdout.splitlines()] == ["a", "b"]
+
+
+def test_sample_tools_run_from_any_directory(tmp_path: Path, toolctl: Toolctl) -> None:
+    root = Path(__file__).resolve().parents[2]
+    done = toolctl("run", "word-count", "--arg", "text=one two three", "-r",
+                   str(root / "registry"), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "3 words, 1 lines, 13 characters\n"
+    assert os.getcwd()  # the test's own cwd is untouched
