@@ -53,7 +53,9 @@ def test_within_a_file_document_order_wins(tmp_path: Path) -> None:
 
 
 def test_kinds_have_their_own_namespaces(tmp_path: Path) -> None:
-    write_files(tmp_path, {"a/t.toml": tool("x") + '[[action]]\nname = "x"\n'})
+    write_files(
+        tmp_path, {"a/t.toml": tool("x") + '[[action]]\nname = "x"\ntools = [{ tool = "x" }]\n'}
+    )
     registry = Registry.open(settings(tmp_path / "a"))
     assert registry.reports() == []
     assert [d.kind for d in registry.find("x")] == ["tool", "action"]

@@ -28,7 +28,7 @@ def dispatch(args: list[str]) -> int:
     try:
         from toolctl.cli.app import command
 
-        command().main(args=args, prog_name="toolctl", standalone_mode=True)
+        command(args).main(args=args, prog_name="toolctl", standalone_mode=True)
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except ToolctlError as exc:

@@ -22,9 +22,8 @@ import sqlite3
 import time
 import zlib
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from toolctl.errors import NotFound, RegistryError
 from toolctl.names import KINDS, fold
@@ -50,8 +49,7 @@ CREATE INDEX problems_by_file ON problems(file);
 """
 
 
-@dataclass(frozen=True)
-class Report:
+class Report(NamedTuple):
     """A problem as `check` reports it; ``code`` says which rule found it."""
 
     code: str
@@ -180,6 +178,24 @@ class Registry:
             if row is None or row[1] is None or (st.st_size, st.st_mtime_ns) != tuple(row):
                 return False
         return True
+
+    # -- narrow reads for the toolkit graph ----------------------------------------------
+
+    def current_winners(self, kind: str) -> list[Definition]:
+        """The winners of one kind, after statting only the files that define that kind.
+
+        For a command that reads a whole kind (``recommend`` reads every action) without
+        statting every file of the registry; an in-place edit of such a file is still seen.
+        """
+        files = [f for (f,) in self._db.execute("SELECT DISTINCT file FROM defs WHERE kind = ?", (kind,))]
+        if not self._files_unchanged(files):
+            self._db = _refresh(cache_path(self.settings), self._db, self.settings)
+        return self.winners(kind)
+
+    def tool_runtimes(self) -> dict[str, str | None]:
+        """Every tool in force and its runtime, without decoding descriptors (cheap at 50,000)."""
+        rows = self._db.execute("SELECT name, runtime FROM defs WHERE kind = 'tool' AND winner = 1")
+        return {name: runtime for name, runtime in rows}
 
 
 def _definition(
@@ -379,5 +395,6 @@ def _parsed_by_file(db: sqlite3.Connection) -> dict[str, tuple[tuple[int, int], 
     ):
         problems.setdefault(file, []).append(Problem(severity, file, line, message, bool(skipped)))
     for path, stat in stats.items():
-        known[path] = (stat, ParsedFile(defs.get(path, []), problems.get(path, [])))
+        known[path] = (stat, ParsedFile(defs.get(path, []), problems.get(path, []), {}))
     return known
+

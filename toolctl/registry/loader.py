@@ -9,28 +9,29 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from toolctl.names import KINDS
 
 Severity = Literal["error", "warning"]
 
 
-@dataclass(frozen=True)
-class Definition:
+# NamedTuples rather than frozen dataclasses: these modules load on every command, and a
+# frozen dataclass costs ~0.6 ms to define against ~0.1 ms for a NamedTuple.
+
+
+class Definition(NamedTuple):
     """One validated descriptor, where it came from, and its normalised data."""
 
     kind: str
     name: str
     file: str
     line: int
-    data: dict[str, Any] = field(compare=False, repr=False)
+    data: dict[str, Any]
 
 
-@dataclass(frozen=True)
-class Problem:
+class Problem(NamedTuple):
     """Something `check` reports. ``skipped`` problems also warn on every command."""
 
     severity: Severity
@@ -40,15 +41,15 @@ class Problem:
     skipped: bool = False
 
 
-@dataclass(frozen=True)
-class ParsedFile:
+class ParsedFile(NamedTuple):
+    """One file's valid definitions, its problems, and its raw tables by kind."""
+
     definitions: list[Definition]
     problems: list[Problem]
-    raw: dict[str, list[dict[str, Any]]] = field(default_factory=dict, repr=False)
+    raw: dict[str, list[dict[str, Any]]]
 
 
-@dataclass(frozen=True)
-class FileStat:
+class FileStat(NamedTuple):
     """A registry file as found on disk; ``root`` is its index on the search path."""
 
     path: str
@@ -110,15 +111,14 @@ def parse_file(path: str) -> ParsedFile:
         with open(path, "rb") as handle:
             text = handle.read().decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        return ParsedFile([], [Problem("error", path, 1, f"unreadable: {exc}", skipped=True)])
+        return ParsedFile([], [Problem("error", path, 1, f"unreadable: {exc}", skipped=True)], {})
     try:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         match = _TOML_LINE.search(str(exc))
         line = int(match.group(1)) if match else 1
-        return ParsedFile(
-            [], [Problem("error", path, line, f"TOML syntax error: {exc}", skipped=True)]
-        )
+        problem = Problem("error", path, line, f"TOML syntax error: {exc}", skipped=True)
+        return ParsedFile([], [problem], {})
     return parse_document(document, text, path)
 
 

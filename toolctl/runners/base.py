@@ -164,7 +164,9 @@ def _entry_points(settings: Settings) -> dict[str, str]:
     ``importlib.metadata`` costs ~25 ms to import and scan, a fifth of a whole local run; a
     package install or removal changes its site directory's mtime and so the cache key.
     """
-    key = [[entry, _mtime(entry)] for entry in sys.path if entry]
+    # sys.path[0] is the script's directory or the working directory, not where
+    # distributions live; keying on its mtime would miss the cache at every file change.
+    key = [[entry, _mtime(entry)] for entry in sys.path[1:] if entry]
     cache = settings.cache_dir / "runners.json"
     try:
         cached = json.loads(cache.read_text())

@@ -16,8 +16,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 from toolctl.errors import Interrupted, TimedOut, TransportUnavailable
 
@@ -57,8 +56,7 @@ def _fill(match: re.Match[str], arguments: Mapping[str, Any], declared: frozense
     return str(value)
 
 
-@dataclass(frozen=True)
-class Completed:
+class Completed(NamedTuple):
     """A finished child: its exit status, everything it printed, and whether we streamed it."""
 
     returncode: int

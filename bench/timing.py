@@ -1,0 +1,51 @@
+"""Timing helpers for the benchmarks: commands measured alternately, in one run, as ratios.
+
+The machines are shared and noisy, so absolute times drift; running the commands being
+compared in turn, many times, and comparing medians is what stays meaningful.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+
+def median_ms(samples: Sequence[float]) -> float:
+    return statistics.median(samples) * 1000
+
+
+def alternate(
+    commands: Mapping[str, Sequence[str]],
+    *,
+    repeat: int = 21,
+    warmup: int = 2,
+    cwd: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    stdin: bytes | None = None,
+) -> dict[str, float]:
+    """Run each command in turn ``repeat`` times; the median wall time of each, in ms."""
+    samples: dict[str, list[float]] = {name: [] for name in commands}
+    environment = {**os.environ, **(env or {})}
+    for round_number in range(warmup + repeat):
+        for name, argv in commands.items():
+            started = time.perf_counter()
+            done = subprocess.run(
+                list(argv), cwd=cwd, env=environment, input=stdin, capture_output=True
+            )
+            elapsed = time.perf_counter() - started
+            if done.returncode != 0:
+                raise SystemExit(f"{name} failed ({done.returncode}): {done.stderr.decode()}")
+            if round_number >= warmup:
+                samples[name].append(elapsed)
+    return {name: median_ms(values) for name, values in samples.items()}
+
+
+def report(title: str, rows: Sequence[tuple[str, str]]) -> None:
+    print(f"\n{title}")
+    width = max(len(k) for k, _ in rows)
+    for key, value in rows:
+        print(f"  {key.ljust(width)}  {value}")
