@@ -4,13 +4,17 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 BIN := $(VENV)/bin
 
-.PHONY: install test lint demo bench engines clean
+.PHONY: install compile test lint demo bench clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev]' --config-settings editable_mode=compat
 	touch $@
+
+# Byte-code even where PYTHONDONTWRITEBYTECODE is set: start-up time is part of the product.
+compile: install
+	$(PY) -m compileall -q toolctl plugins
 
 install: $(VENV)/.installed
 
@@ -22,11 +26,11 @@ lint: install
 	$(BIN)/ruff format --check toolctl tests bench plugins
 	$(BIN)/mypy
 
-demo: install
+demo: compile
 	PATH="$(CURDIR)/$(BIN):$$PATH" bash scripts/demo.sh
 
-bench: install
-	$(PY) bench/run.py
+bench: compile
+	cd bench && ../$(PY) registry.py && ../$(PY) run_local.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
