@@ -111,12 +111,30 @@ class Tool(_Model):
     http: HttpRuntime | None = None
     service: str | None = None
     config: dict[str, Any] = {}
+    runtime: str | None = Field(default=None, pattern=r"^[a-z][a-z0-9_-]*$")
+    """A runtime some installed package registers under ``toolctl.runners``."""
+    options: dict[str, Any] = {}
+    """That runtime's settings, passed to its runner untouched."""
     arguments: list[Argument] = []
     parameters: dict[str, Any] | None = None
 
     @model_validator(mode="after")
     def _one_runtime(self) -> Tool:
         given = [r for r in ("local", "container", "http") if getattr(self, r) is not None]
+        if self.runtime is not None:
+            if self.runtime in RUNTIMES:
+                raise ValueError(
+                    f"write [tool.{self.runtime}] (or service =) for a built-in "
+                    f'runtime, not runtime = "{self.runtime}"'
+                )
+            if given or self.service is not None:
+                raise ValueError(
+                    f'runtime = "{self.runtime}" cannot be combined with '
+                    "[tool.local], [tool.container], [tool.http] or service"
+                )
+            return self._check_arguments()
+        if self.options:
+            raise ValueError("'options' belong to a plugin runtime: add runtime = \"NAME\"")
         if len(given) > 1:
             raise ValueError(f"exactly one runtime allowed, found {' and '.join(given)}")
         if not given and self.service is None:
@@ -128,6 +146,9 @@ class Tool(_Model):
             raise ValueError(f"a {given[0]} tool cannot also name a service")
         if self.http is not None and self.http.path is not None and self.service is None:
             raise ValueError('http.path needs service = "NAME" to say what it is below')
+        return self._check_arguments()
+
+    def _check_arguments(self) -> Tool:
         if self.arguments and self.parameters is not None:
             raise ValueError("give 'arguments' or 'parameters', not both")
         names = [a.name for a in self.arguments]
@@ -153,6 +174,8 @@ class Tool(_Model):
     @property
     def runtime_section(self) -> str | None:
         """The runtime the descriptor names itself; None means 'whatever the service is'."""
+        if self.runtime is not None:
+            return self.runtime
         for runtime in ("local", "container", "http"):
             if getattr(self, runtime) is not None:
                 return runtime

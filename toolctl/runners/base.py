@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from toolctl.errors import UsageError
+from toolctl.errors import TransportUnavailable, UsageError
 from toolctl.settings import Settings
 
 ENTRY_POINT_GROUP = "toolctl.runners"
@@ -144,9 +144,10 @@ def load_runner(runtime: str, settings: Settings) -> Runner:
 
     target = _entry_points(settings).get(runtime)
     if target is None:
-        raise UsageError(
-            f"no runner for runtime '{runtime}'",
-            hint=f"installed runners: {', '.join(sorted(_entry_points(settings)))}",
+        installed = ", ".join(sorted(_entry_points(settings)))
+        raise TransportUnavailable(
+            f"no runner for runtime '{runtime}' (installed: {installed})",
+            hint=f"install the package that registers '{runtime}' under {ENTRY_POINT_GROUP}",
         )
     module, _, attribute = target.partition(":")
     factory: Any = importlib.import_module(module)
