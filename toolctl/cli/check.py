@@ -53,3 +53,9 @@ def check_command(
         render.note(result.summary())
     if not result.ok:
         raise typer.Exit(3)
+
+
+def _escape(text: str, is_property: bool) -> str:
+    """GitHub workflow-command escaping (``%``, CR and LF; also ``:`` and ``,`` in properties)."""
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return text.replace(":", "%3A").replace(",", "%2C") if is_property else text
