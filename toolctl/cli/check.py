@@ -47,6 +47,7 @@ def check_command(
             where = render.display_path(finding.file)
             message = render.relativise(finding.message)
             if chosen is Format.github:
+                where, message = _escape(where, True), _escape(message, False)
                 typer.echo(f"::{finding.severity} file={where},line={finding.line}::{message}")
             else:
                 typer.echo(f"{where}:{finding.line}: {finding.severity}: {message}")
