@@ -1,9 +1,178 @@
-"""Placeholder: the `service` command is being built; it registers nothing yet."""
+"""`toolctl service up|down|status`: managed services and the other background processes."""
 
 from __future__ import annotations
 
+import time
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+
 import typer
+
+from toolctl.cli.common import JsonOption, RegistryOption, StrictOption, settings_for
+
+if TYPE_CHECKING:
+    from toolctl.settings import Settings
+    from toolctl.state import ProcessRecord
+
+NameArgument = Annotated[str, typer.Argument(metavar="NAME", help="The service.")]
 
 
 def install(app: typer.Typer) -> None:
-    """Add this module's commands to the app."""
+    group = typer.Typer(
+        name="service",
+        help="Start, stop and show managed services (and the broker and workers).",
+        no_args_is_help=True,
+    )
+    group.command("up")(up_command)
+    group.command("down")(down_command)
+    group.command("status")(status_command)
+    app.add_typer(group)
+
+
+def up_command(
+    name: NameArgument,
+    registry: RegistryOption = None,
+    strict: StrictOption = False,
+    json: JsonOption = False,
+) -> None:
+    """Start a managed service (one with `start`) unless it already runs; print its URL.
+
+    Exit codes: 0 running, 2 not a managed service, 4 unknown service, 5 it would not start.
+    """
+    from toolctl import render
+    from toolctl.cli.common import open_registry
+    from toolctl.services import ManagedService, ensure_running
+
+    settings = settings_for(registry, strict)
+    definition = open_registry(settings).resolve("service", name)
+    _require_managed(definition.data)
+    from pathlib import Path
+
+    service = ManagedService(name, definition.data["http"], Path(definition.file).parent)
+    record, started = ensure_running(settings, service)
+    how = "started" if started else "already running"
+    render.note(f"service '{name}' {how} at {record.url} (pid {record.pid}, log {record.log})")
+    render.print_json(_row_json(record)) if json else typer.echo(record.url)
+
+
+def down_command(
+    name: Annotated[
+        str | None, typer.Argument(metavar="[NAME]", help="What to stop (see `status`).")
+    ] = None,
+    all_: Annotated[
+        bool, typer.Option("--all", help="Stop everything: services, the broker, workers.")
+    ] = False,
+    registry: RegistryOption = None,
+    strict: StrictOption = False,
+) -> None:
+    """Stop a managed service (or any process `status` lists): SIGTERM, then SIGKILL.
+
+    Stopping what is not running succeeds. Exit 4 when NAME is neither running nor a service.
+    """
+    from toolctl import render
+    from toolctl.errors import UsageError
+    from toolctl.services import stop_all, stop_process
+
+    settings = settings_for(registry, strict)
+    if all_ == (name is not None):
+        raise UsageError("give a NAME or --all (not both)")
+    if name is None:
+        stopped = stop_all(settings)
+        for each in stopped:
+            render.note(f"stopped {each.kind} '{each.name}' (pid {each.pid})")
+        if not stopped:
+            render.note("nothing was running")
+        return
+    record = stop_process(settings, name)
+    if record is None:
+        _known_service(settings, name)
+        render.note(f"service '{name}' was not running")
+        return
+    render.note(f"stopped {record.kind} '{name}' (pid {record.pid})")
+
+
+def status_command(
+    name: Annotated[
+        str | None, typer.Argument(metavar="[NAME]", help="Only this one (exit 4 if not running).")
+    ] = None,
+    registry: RegistryOption = None,
+    strict: StrictOption = False,
+    json: JsonOption = False,
+) -> None:
+    """List what toolctl runs in the background: managed services, the broker, workers."""
+    from toolctl import render
+    from toolctl.state import ProcessTable
+
+    settings = settings_for(registry, strict)
+    table = ProcessTable(settings)
+    records = sorted(table.all(), key=lambda r: (r.kind, r.name))
+    if name is not None:
+        records = [r for r in records if r.name == name]
+        if not records:
+            _not_running(settings, name)
+    if json:
+        render.print_json([_row_json(r) for r in records])
+        return
+    rows = [_row(r) for r in records]
+    render.print_table(["KIND", "NAME", "PID", "URL", "UPTIME", "LOG"], rows, color=settings.color)
+
+
+def _require_managed(service: dict[str, Any]) -> None:
+    from toolctl.errors import UsageError
+    from toolctl.services import is_managed
+
+    if is_managed(service):
+        return
+    name = service["name"]
+    if service.get("pulsar"):
+        raise UsageError(
+            f"service '{name}' is a Pulsar service; toolctl does not start it",
+            hint=f"host its handler with 'toolctl worker {name}'",
+        )
+    raise UsageError(
+        f"service '{name}' has a fixed url ({service['http']['url']}); it is not managed",
+        hint="only a service with 'start' is started by toolctl",
+    )
+
+
+def _known_service(settings: Settings, name: str) -> dict[str, Any]:
+    """The service's descriptor; NotFound (exit 4) unless ``name`` is in the registry."""
+    from toolctl.cli.common import open_registry
+
+    return open_registry(settings).resolve("service", name).data
+
+
+def _not_running(settings: Settings, name: str) -> NoReturn:
+    from toolctl.errors import NotFound
+    from toolctl.services import is_managed
+
+    managed = is_managed(_known_service(settings, name))
+    error = NotFound("running process", name)
+    error.hint = f"start it with 'toolctl service up {name}'" if managed else "it is not managed"
+    raise error
+
+
+def _row_json(record: ProcessRecord) -> dict[str, Any]:
+    return {**record.to_json(), "uptime_s": round(time.time() - record.started, 1)}
+
+
+def _row(record: ProcessRecord) -> list[str]:
+    from toolctl import render
+
+    where = record.url or (f"port {record.port}" if record.port else "")
+    return [
+        record.kind,
+        record.name,
+        str(record.pid),
+        where,
+        _uptime(time.time() - record.started),
+        render.display_path(record.log),
+    ]
+
+
+def _uptime(seconds: float) -> str:
+    whole = max(0, int(seconds))
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours}h{minutes:02d}m"
+    return f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"

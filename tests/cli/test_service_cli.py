@@ -1,0 +1,158 @@
+"""`toolctl service up|down|status` through the real CLI, with the real text service."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT, Toolctl, write_files
+from toolctl.settings import Settings
+from toolctl.state import ProcessRecord, ProcessTable, is_alive, spawn, stop
+
+SERVER = json.dumps(str(ROOT / "plugins" / "textapi" / "server.py"))
+PYTHON = json.dumps(sys.executable)
+
+
+@pytest.fixture
+def table(isolated_env: dict[str, str]) -> Iterator[ProcessTable]:
+    """This test's process table; everything left in it is stopped afterwards."""
+    processes = ProcessTable(Settings.load(environ=isolated_env))
+    yield processes
+    for record in processes.all():
+        stop(record.pid, grace=2.0)
+        processes.remove(record.name)
+
+
+@pytest.fixture
+def reg(tmp_path: Path) -> str:
+    return str(
+        write_files(
+            tmp_path / "reg",
+            {
+                "services.toml": f"""
+                    [[service]]
+                    name = "text-api"
+                    [service.http]
+                    start = [{PYTHON}, {SERVER}, "--port", "{{port}}"]
+
+                    [[service]]
+                    name = "fixed"
+                    [service.http]
+                    url = "http://127.0.0.1:9"
+
+                    [[service]]
+                    name = "queue"
+                    [service.pulsar]
+                    request_queue = "non-persistent://tg/request/q"
+                    response_queue = "non-persistent://tg/response/q"
+                """
+            },
+        )
+    )
+
+
+def test_up_starts_once_and_prints_the_url(toolctl: Toolctl, reg: str, table: ProcessTable) -> None:
+    first = toolctl("service", "up", "text-api", "--registry", reg)
+    assert first.returncode == 0, first.stderr
+    record = table.get("text-api")
+    assert record is not None and first.stdout == f"{record.url}\n"
+    assert "service 'text-api' started at" in first.stderr
+    again = toolctl("service", "up", "text-api", "--registry", reg, "--json")
+    assert again.returncode == 0, again.stderr
+    assert "already running" in again.stderr
+    assert json.loads(again.stdout)["pid"] == record.pid
+
+
+def test_up_refuses_unknown_and_unmanaged_services(toolctl: Toolctl, reg: str) -> None:
+    unknown = toolctl("service", "up", "text_api", "--registry", reg)
+    assert unknown.returncode == 4
+    assert "service 'text_api' not found; did you mean: text-api?" in unknown.stderr
+    fixed = toolctl("service", "up", "fixed", "--registry", reg)
+    assert fixed.returncode == 2
+    assert "has a fixed url (http://127.0.0.1:9); it is not managed" in fixed.stderr
+    pulsar = toolctl("service", "up", "queue", "--registry", reg)
+    assert pulsar.returncode == 2
+    assert "'toolctl worker queue'" in pulsar.stderr
+
+
+def test_status_lists_every_background_process(
+    toolctl: Toolctl, reg: str, table: ProcessTable
+) -> None:
+    empty = toolctl("service", "status", "--registry", reg)
+    assert (empty.returncode, empty.stdout.split()) == (
+        0,
+        ["KIND", "NAME", "PID", "URL", "UPTIME", "LOG"],
+    )
+    assert toolctl("service", "up", "text-api", "--registry", reg).returncode == 0
+    worker = _record_worker(table)
+    done = toolctl("service", "status", "--registry", reg)
+    assert done.returncode == 0, done.stderr
+    rows = [line.split() for line in done.stdout.splitlines()[1:]]
+    assert [row[:3] for row in rows] == [
+        ["service", "text-api", str(table.get("text-api").pid)],  # type: ignore[union-attr]
+        ["worker", "queue-worker", str(worker.pid)],
+    ]
+    one = toolctl("service", "status", "text-api", "--json", "--registry", reg)
+    [listed] = json.loads(one.stdout)
+    assert (listed["name"], listed["kind"], listed["uptime_s"] >= 0) == (
+        "text-api",
+        "service",
+        True,
+    )
+
+
+def test_status_of_one_that_is_not_running_is_exit_4(toolctl: Toolctl, reg: str) -> None:
+    stopped = toolctl("service", "status", "text-api", "--registry", reg)
+    assert stopped.returncode == 4
+    assert "start it with 'toolctl service up text-api'" in stopped.stderr
+    unknown = toolctl("service", "status", "nope", "--registry", reg)
+    assert unknown.returncode == 4
+    assert "service 'nope' not found" in unknown.stderr
+
+
+def test_down_stops_and_is_idempotent(toolctl: Toolctl, reg: str, table: ProcessTable) -> None:
+    assert toolctl("service", "up", "text-api", "--registry", reg).returncode == 0
+    record = table.get("text-api")
+    assert record is not None
+    done = toolctl("service", "down", "text-api", "--registry", reg)
+    assert done.returncode == 0, done.stderr
+    assert not is_alive(record.pid)
+    again = toolctl("service", "down", "text-api", "--registry", reg)
+    assert (again.returncode, again.stderr) == (0, "toolctl: service 'text-api' was not running\n")
+    unknown = toolctl("service", "down", "nope", "--registry", reg)
+    assert unknown.returncode == 4
+
+
+def test_down_all_stops_services_and_workers(
+    toolctl: Toolctl, reg: str, table: ProcessTable
+) -> None:
+    assert toolctl("service", "up", "text-api", "--registry", reg).returncode == 0
+    service = table.get("text-api")
+    worker = _record_worker(table)
+    done = toolctl("service", "down", "--all", "--registry", reg)
+    assert done.returncode == 0, done.stderr
+    assert "stopped worker 'queue-worker'" in done.stderr
+    assert "stopped service 'text-api'" in done.stderr
+    worker.wait(timeout=10)
+    assert service is not None and not is_alive(service.pid)
+    assert table.all() == []
+    nothing = toolctl("service", "down", "--all", "--registry", reg)
+    assert (nothing.returncode, nothing.stderr) == (0, "toolctl: nothing was running\n")
+
+
+def test_down_needs_a_name_or_all(toolctl: Toolctl, reg: str) -> None:
+    assert toolctl("service", "down", "--registry", reg).returncode == 2
+    assert toolctl("service", "down", "text-api", "--all", "--registry", reg).returncode == 2
+
+
+def _record_worker(table: ProcessTable) -> subprocess.Popen[bytes]:
+    """A stand-in for a detached worker, recorded the way `worker --detach` records one."""
+    log = table.log_path("queue-worker")
+    child = spawn([sys.executable, "-c", "import time; time.sleep(60)"], log=log)
+    table.put(ProcessRecord("queue-worker", "worker", child.pid, ["worker"], str(log)))
+    return child

@@ -1,0 +1,197 @@
+"""`toolctl run` on HTTP tools, through the real CLI, against a real server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from fixture_server import FixtureServer
+
+from tests.conftest import Toolctl, write_files
+
+SECRET = "s3cret-token-value"
+
+
+def http_registry(root: Path, url: str, *, method: str = "POST", extra: str = "") -> Path:
+    """A registry with one tool 'call' at ``url``, taking an optional text and a number."""
+    return write_files(
+        root / "reg",
+        {
+            "tools.toml": f"""
+                [[tool]]
+                name = "call"
+                timeout = 10
+                [tool.http]
+                url = "{url}"
+                method = "{method}"
+                {extra}
+                [[tool.arguments]]
+                name = "text"
+                required = false
+                [[tool.arguments]]
+                name = "n"
+                type = "integer"
+                required = false
+            """
+        },
+    )
+
+
+def test_post_sends_arguments_as_a_json_body(
+    toolctl: Toolctl, tmp_path: Path, http_server: FixtureServer
+) -> None:
+    reg = http_registry(tmp_path, f"{http_server.url}/echo")
+    done = toolctl(
+        "run", "call", "--registry", str(reg), "--arg", "text=hi", "--arg", "n=3", "--json"
+    )
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["success"] is True
+    assert result["transport"] == "http"
+    assert result["data"] == {"method": "POST", "arguments": {"text": "hi", "n": 3}}
+    assert json.loads(http_server.seen[0].body) == {"text": "hi", "n": 3}
+
+
+def test_get_sends_arguments_as_query_parameters(
+    toolctl: Toolctl, tmp_path: Path, http_server: FixtureServer
+) -> None:
+    reg = http_registry(tmp_path, f"{http_server.url}/echo", method="GET")
+    done = toolctl("run", "call", "--registry", str(reg), "--arg", "text=a b", "--arg", "n=7")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["arguments"] == {"text": "a b", "n": "7"}
+    assert http_server.seen[0].method == "GET"
+
+
+def test_an_output_field_is_the_observation_and_the_body_is_data(
+    toolctl: Toolctl, tmp_path: Path, http_server: FixtureServer
+) -> None:
+    reg = http_registry(tmp_path, f"{http_server.url}/with-output")
+    done = toolctl("run", "call", "--registry", str(reg))
+    assert (done.returncode, done.stdout) == (0, "the observation\n")
+    done = toolctl("run", "call", "--registry", str(reg), "--json")
+    assert json.loads(done.stdout)["data"] == {"output": "the observation", "count": 3}
+
+
+def test_plain_text_answer_is_the_output(
+    toolctl: Toolctl, tmp_path: Path, http_server: FixtureServer
+) -> None:
+    reg = http_registry(tmp_path, f"{http_server.url}/text")
+    done = toolctl("run", "call", "--registry", str(reg))
+    assert (done.returncode, done.stdout) == (0, "plain words\n")
+
+
+def test_a_toolresult_shaped_answer_is_taken_as_the_result(
+    toolctl: Toolctl, tmp_path: Path, http_server: FixtureServer
+) -> None:
+    reg = http_registry(tmp_path, f"{http_server.url}/result")
+    done = toolctl("run", "call", "--registry", str(reg))
+    assert done.returncode == 1
+    assert "the tool failed: no such word" in done.stderr
+
+
+def test_an_error_status_fails_with_the_status_and_an_excerpt(
+    toolctl: Toolctl, tmp_path: Path, http_server: FixtureServer
+) -> None:
+    reg = http_registry(tmp_path, f"{http_server.url}/fail")
+    done = toolctl("run", "call", "--registry", str(reg))
+    assert done.returncode == 1
+    assert "HTTP 500 Internal Server Error" in done.stderr
+    assert "database exploded xxx" in done.stderr
+    assert "x" * 400 not in done.stderr  # an excerpt, not the whole body
+    assert "Traceback" not in done.stderr
+
+
+def test_refused_connection_is_transport_unavailable(
+    toolctl: Toolctl, tmp_path: Path, closed_port: int
+) -> None:
+    url = f"http://127.0.0.1:{closed_port}/echo"
+    done = toolctl("run", "call", "--registry", str(http_registry(tmp_path, url)))
+    assert done.returncode == 5
+    assert f"cannot connect to {url}" in done.stderr
+
+
+def test_no_answer_within_the_timeout_is_124(
+    toolctl: Toolctl, tmp_path: Path, http_server: FixtureServer
+) -> None:
+    reg = http_registry(tmp_path, f"{http_server.url}/slow")
+    done = toolctl("run", "call", "--registry", str(reg), "--timeout", "0.5")
+    assert done.returncode == 124
+    assert "got no answer within 0.5 s" in done.stderr
+
+
+def test_a_redirect_to_another_host_is_not_followed(
+    toolctl: Toolctl, tmp_path: Path, http_server: FixtureServer
+) -> None:
+    reg = http_registry(tmp_path, f"{http_server.url}/away")
+    done = toolctl("run", "call", "--registry", str(reg))
+    assert done.returncode == 1
+    assert "HTTP 302 Found" in done.stderr
+    assert "not followed (another host)" in done.stderr
+    assert http_server.paths() == ["/away"]
+
+
+def test_a_redirect_on_the_same_host_is_followed(
+    toolctl: Toolctl, tmp_path: Path, http_server: FixtureServer
+) -> None:
+    reg = http_registry(tmp_path, f"{http_server.url}/home", method="GET")
+    done = toolctl("run", "call", "--registry", str(reg))
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["arguments"] == {"moved": "yes"}
+    assert http_server.paths() == ["/home", "/echo"]
+
+
+def test_an_env_header_reaches_the_server_and_is_never_printed(
+    toolctl: Toolctl, tmp_path: Path, http_server: FixtureServer
+) -> None:
+    extra = 'headers = { Authorization = "Bearer ${env:TOKEN}" }'
+    reg = http_registry(tmp_path, f"{http_server.url}/echo", extra=extra)
+    env = {"TOKEN": SECRET}
+    dry = toolctl("run", "call", "--registry", str(reg), "--dry-run", env=env)
+    assert dry.returncode == 0, dry.stderr
+    assert "Bearer ***" in dry.stdout
+    assert SECRET not in dry.stdout + dry.stderr
+    assert http_server.seen == []  # a dry run sends nothing
+    ran = toolctl("run", "call", "--registry", str(reg), "-v", "--arg", "text=x", env=env)
+    assert ran.returncode == 0, ran.stderr
+    assert "start" in ran.stderr and "done" in ran.stderr
+    assert SECRET not in ran.stdout + ran.stderr
+    assert http_server.seen[0].headers["Authorization"] == f"Bearer {SECRET}"
+
+
+def test_an_unset_env_header_is_a_usage_error(
+    toolctl: Toolctl, tmp_path: Path, http_server: FixtureServer
+) -> None:
+    extra = 'headers = { Authorization = "Bearer ${env:TOOLCTL_TEST_UNSET}" }'
+    reg = http_registry(tmp_path, f"{http_server.url}/echo", extra=extra)
+    done = toolctl("run", "call", "--registry", str(reg))
+    assert done.returncode == 2
+    assert "TOOLCTL_TEST_UNSET is not set" in done.stderr
+    assert http_server.seen == []
+
+
+def test_batch_reuses_one_client_and_keeps_input_order(
+    toolctl: Toolctl, tmp_path: Path, http_server: FixtureServer
+) -> None:
+    reg = http_registry(tmp_path, f"{http_server.url}/echo")
+    lines = "".join(json.dumps({"n": i}) + "\n" for i in range(40))
+    done = toolctl(
+        "run", "call", "--registry", str(reg), "--batch", "-", "--concurrency", "8", input=lines
+    )
+    assert done.returncode == 0, done.stderr
+    results = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [r["data"]["arguments"]["n"] for r in results] == list(range(40))
+    connections = {seen.peer for seen in http_server.seen}
+    assert len(connections) <= 8  # kept open and reused, never one per call
+
+
+def test_https_verifies_certificates_against_ssl_cert_file(
+    toolctl: Toolctl, tmp_path: Path, https_server: FixtureServer, self_signed: Path
+) -> None:
+    reg = http_registry(tmp_path, f"{https_server.url}/echo")
+    untrusted = toolctl("run", "call", "--registry", str(reg), "--arg", "text=x")
+    assert untrusted.returncode == 5
+    assert "CERTIFICATE_VERIFY_FAILED" in untrusted.stderr
+    env = {"SSL_CERT_FILE": str(self_signed)}
+    trusted = toolctl("run", "call", "--registry", str(reg), "--arg", "text=x", env=env)
+    assert trusted.returncode == 0, trusted.stderr
+    assert json.loads(trusted.stdout)["arguments"] == {"text": "x"}

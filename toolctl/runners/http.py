@@ -1,0 +1,303 @@
+"""The HTTP runtime: a tool is a request to a URL, fixed or below its (maybe managed) service.
+
+POST sends the arguments as a JSON body, GET as query parameters. One ``httpx.Client`` per
+runner keeps connections open across the calls of a batch (it is safe to share between
+threads). Redirects are followed only within the same origin (scheme, host and port): a
+redirect elsewhere is reported, never followed, so headers carrying secrets stay home.
+"""
+
+from __future__ import annotations
+
+import json
+import ssl
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlencode
+
+from toolctl.errors import TimedOut, TransportUnavailable, UsageError
+from toolctl.runners.base import RunContext, ToolResult, ToolSpec, expand_env_map
+from toolctl.settings import Settings
+
+if TYPE_CHECKING:
+    import httpx
+
+    from toolctl.services import ManagedService
+
+MAX_REDIRECTS = 5
+EXCERPT = 200
+_LOOPBACK = ("all://127.0.0.1", "all://localhost", "all://[::1]")
+
+
+class HttpRunner:
+    """Runs ``[tool.http]``: one request per call over a shared keep-alive client."""
+
+    transport = "http"
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._client: httpx.Client | None = None
+        self._bases: dict[str, str] = {}
+        self._lock = threading.Lock()
+
+    def describe(
+        self, tool: ToolSpec, arguments: dict[str, Any], context: RunContext
+    ) -> dict[str, Any]:
+        section = _section(tool)
+        method = section["method"]
+        url, managed, state = self._planned_url(tool)
+        if method == "GET" and arguments:
+            url += ("&" if "?" in url else "?") + urlencode(_query(arguments))
+        plan: dict[str, Any] = {
+            "transport": self.transport,
+            "method": method,
+            "url": url,
+            "headers": expand_env_map(section["headers"], self.settings, mask=True),
+            "body": "arguments as JSON" if method == "POST" else "none (arguments in the query)",
+            "timeout": context.timeout,
+            "managed": managed,
+        }
+        if tool.service is not None:
+            plan["service"] = tool.service["name"]
+        if state:
+            plan["service_state"] = state
+        return plan
+
+    def run(self, tool: ToolSpec, arguments: dict[str, Any], context: RunContext) -> ToolResult:
+        section = _section(tool)
+        headers = expand_env_map(section["headers"], self.settings)  # a missing secret: exit 2
+        url = self._url(tool)  # may start the managed service
+        started = time.perf_counter()
+        response = self._send(section["method"], url, arguments, headers, context.timeout)
+        duration = round((time.perf_counter() - started) * 1000, 3)
+        if response.is_success:
+            return _success(response.text, duration)
+        return _failure(response, section["method"], url, duration)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._client is not None:
+                self._client.close()
+                self._client = None
+
+    # -- the request ------------------------------------------------------------------
+
+    def _send(
+        self,
+        method: str,
+        url: str,
+        arguments: dict[str, Any],
+        headers: dict[str, str],
+        timeout: float,
+    ) -> httpx.Response:
+        import httpx
+
+        client = self._http()
+        body = {"json": arguments} if method == "POST" else {"params": _query(arguments)}
+        try:
+            request = client.build_request(method, url, headers=headers, timeout=timeout, **body)
+            response = client.send(request)
+            for _ in range(MAX_REDIRECTS):
+                following = response.next_request
+                if following is None or not _same_origin(following.url, request.url):
+                    break
+                response = client.send(following)
+        except httpx.TimeoutException as exc:
+            raise TimedOut(f"{method} {url} got no answer within {timeout:g} s") from exc
+        except httpx.ConnectError as exc:
+            raise TransportUnavailable(
+                f"cannot connect to {url}: {exc}",
+                hint="is the server running? check the tool's url (or 'toolctl service status')",
+            ) from exc
+        except httpx.TransportError as exc:
+            reason = str(exc) or type(exc).__name__
+            raise TransportUnavailable(f"{method} {url} failed: {reason}") from exc
+        return response
+
+    def _http(self) -> httpx.Client:
+        """The shared client, made on first use (a --dry-run never pays for it)."""
+        if (client := self._client) is not None:
+            return client
+        with self._lock:
+            if self._client is None:
+                import httpx
+
+                from toolctl import __version__
+
+                self._client = httpx.Client(
+                    verify=_LazyTrust.make(self.settings.environ),
+                    follow_redirects=False,
+                    headers={"User-Agent": f"toolctl/{__version__}"},
+                    limits=httpx.Limits(max_connections=None, max_keepalive_connections=64),
+                    # a proxy from the environment must not catch managed services on loopback
+                    mounts=dict.fromkeys(_LOOPBACK),
+                )
+            return self._client
+
+    # -- where the request goes -------------------------------------------------------
+
+    def _url(self, tool: ToolSpec) -> str:
+        section = _section(tool)
+        if section.get("url"):
+            return str(section["url"])
+        return _join(self._base(tool), section["path"])
+
+    def _base(self, tool: ToolSpec) -> str:
+        """The service's base URL; a managed service is started (once per runner) if needed."""
+        service = _service_http(tool)
+        if service.get("url"):
+            return str(service["url"])
+        name = str(tool.service["name"]) if tool.service else ""
+        if (known := self._bases.get(name)) is not None:
+            return known
+        with self._lock:  # batch threads wait for the one that starts the service
+            if name not in self._bases:
+                from toolctl.services import ensure_running
+
+                record, _ = ensure_running(self.settings, self._managed(name, service))
+                assert record.url is not None
+                self._bases[name] = record.url
+            return self._bases[name]
+
+    def _managed(self, name: str, service: Mapping[str, Any]) -> ManagedService:
+        from toolctl.registry.index import Registry
+        from toolctl.services import ManagedService
+
+        # the service's cwd is relative to the file that defines the service
+        source = Path(Registry.open(self.settings).resolve("service", name).file)
+        return ManagedService(name, service, source.parent)
+
+    def _planned_url(self, tool: ToolSpec) -> tuple[str, bool, str | None]:
+        """URL, whether the service is managed, and its state; starts nothing."""
+        section = _section(tool)
+        if section.get("url"):
+            return str(section["url"]), False, None
+        service = _service_http(tool)
+        if service.get("url"):
+            return _join(str(service["url"]), section["path"]), False, None
+        from toolctl.state import ProcessTable
+
+        record = ProcessTable(self.settings).get(str(tool.service["name"]) if tool.service else "")
+        if record is not None and record.url:
+            return _join(record.url, section["path"]), True, f"running (pid {record.pid})"
+        planned = _join("http://127.0.0.1:{port}", section["path"])
+        return planned, True, "not running: started on a free port on first use"
+
+
+class _LazyTrust(ssl.SSLContext):
+    """httpx's default TLS context, but the CA bundle is read on the first TLS handshake.
+
+    Reading it costs 40-70 ms, a quarter of a whole ``toolctl run``; a plain http:// tool
+    (every managed service) never needs it. Same trust as httpx: $SSL_CERT_FILE, else
+    $SSL_CERT_DIR, else certifi's bundle.
+    """
+
+    _trust: tuple[str | None, str | None]
+    _loaded: threading.Lock | None
+
+    @classmethod
+    def make(cls, environ: Mapping[str, str]) -> _LazyTrust:
+        context = cls(ssl.PROTOCOL_TLS_CLIENT)  # verifies certificates and host names
+        if environ.get("SSL_CERT_FILE"):
+            context._trust = (environ["SSL_CERT_FILE"], None)
+        elif environ.get("SSL_CERT_DIR"):
+            context._trust = (None, environ["SSL_CERT_DIR"])
+        else:
+            import certifi
+
+            context._trust = (certifi.where(), None)
+        context._loaded = threading.Lock()
+        return context
+
+    def _load(self) -> None:
+        lock = self._loaded
+        if lock is None:
+            return
+        with lock:
+            if self._loaded is not None:
+                self.load_verify_locations(cafile=self._trust[0], capath=self._trust[1])
+                self._loaded = None
+
+    def wrap_socket(self, *args: Any, **kwargs: Any) -> ssl.SSLSocket:
+        self._load()
+        return super().wrap_socket(*args, **kwargs)
+
+    def wrap_bio(self, *args: Any, **kwargs: Any) -> ssl.SSLObject:
+        self._load()
+        return super().wrap_bio(*args, **kwargs)
+
+
+def _section(tool: ToolSpec) -> Mapping[str, Any]:
+    section: Mapping[str, Any] | None = tool.data.get("http")
+    if not section:
+        service = tool.service["name"] if tool.service else "?"
+        raise UsageError(
+            f"tool '{tool.name}' uses HTTP service '{service}' but has no [tool.http]",
+            hint="add [tool.http] with the path to call; 'toolctl check' reports this",
+        )
+    return section
+
+
+def _service_http(tool: ToolSpec) -> Mapping[str, Any]:
+    service: Mapping[str, Any] | None = (tool.service or {}).get("http")
+    if not service:
+        raise UsageError(
+            f"tool '{tool.name}': http.path needs an HTTP service, "
+            f"'{(tool.service or {}).get('name', '?')}' is not one",
+            hint="run 'toolctl check'",
+        )
+    return service
+
+
+def _join(base: str, path: str) -> str:
+    return base.rstrip("/") + "/" + path.lstrip("/")
+
+
+def _query(arguments: Mapping[str, Any]) -> dict[str, str]:
+    """GET parameters: strings as they are, everything else JSON-encoded (``true``, ``3``)."""
+    return {
+        key: value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
+        for key, value in arguments.items()
+        if value is not None
+    }
+
+
+def _same_origin(target: httpx.URL, origin: httpx.URL) -> bool:
+    return (target.scheme, target.host, target.port) == (origin.scheme, origin.host, origin.port)
+
+
+def _success(text: str, duration_ms: float) -> ToolResult:
+    result = ToolResult.from_answer(text, transport=HttpRunner.transport, duration_ms=duration_ms)
+    # plain JSON data (not ToolResult-shaped) with an "output" field: that is the observation
+    if isinstance(result.data, dict) and result.output == text.rstrip("\n"):
+        answer = result.data.get("output")
+        if isinstance(answer, str):
+            return replace(result, output=answer)
+    return result
+
+
+def _failure(response: httpx.Response, method: str, url: str, duration_ms: float) -> ToolResult:
+    status = f"HTTP {response.status_code} {response.reason_phrase}".rstrip()
+    location = response.headers.get("location")
+    if response.is_redirect and location:
+        reason = f"{status} from {method} {url}: redirect to {location} not followed"
+        following = response.next_request
+        cross = following is not None and not _same_origin(following.url, response.request.url)
+        reason += " (another host)" if cross else f" (more than {MAX_REDIRECTS} redirects)"
+    else:
+        reason = f"{status} from {method} {url}: {_excerpt(response.text) or '(empty body)'}"
+    try:
+        data = response.json() if response.content else None
+    except ValueError:
+        data = None
+    return ToolResult(
+        False, "", data, reason, duration_ms=duration_ms, transport=HttpRunner.transport
+    )
+
+
+def _excerpt(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= EXCERPT else flat[:EXCERPT] + "…"
