@@ -159,3 +159,140 @@ def open_lines(source: str) -> Any:
         from toolctl.errors import UsageError
 
         raise UsageError(f"cannot read --batch file {source}: {exc.strerror}") from exc
+
+
+# -- the toolkit graph: scores, DOT and Mermaid drawings, groups -----------------------------
+
+
+def score_text(score: float) -> str:
+    """A score as people write it: 1, 0.9, 0.85."""
+    return format(score, "g")
+
+
+def draw_dot(drawing: Any) -> str:
+    """A ``toolkit.graph.Drawing`` as Graphviz DOT: actions boxes, tools ellipses, scored edges."""
+    lines = ["digraph toolkit {", "  rankdir=LR;"]
+    starts = set(drawing.starts)
+    for name in drawing.actions:
+        bold = ", penwidth=2" if name in starts else ""
+        lines.append(f'  "action:{name}" [label="{name}", shape=box, style=rounded{bold}];')
+    lines += [f'  "tool:{name}" [label="{name}", shape=ellipse];' for name in drawing.tools]
+    for group, tools in drawing.groups.items():
+        lines.append(f'  "group:{group}" [label="{group}", shape=hexagon];')
+        lines += [f'  "group:{group}" -> "tool:{t}" [style=dotted, arrowhead=none];' for t in tools]
+    for edge in drawing.edges:
+        target, style = ("action", "solid") if edge.kind == "next" else ("tool", "dashed")
+        lines.append(
+            f'  "action:{edge.source}" -> "{target}:{edge.target}" '
+            f'[label="{score_text(edge.score)}", style={style}];'
+        )
+    return "\n".join([*lines, "}"]) + "\n"
+
+
+def _mermaid_id(prefix: str, name: str) -> str:
+    # Injective: '_' doubles, '-' and '.' become '_h' and '_d' (Mermaid ids dislike both).
+    return prefix + "_" + name.replace("_", "__").replace("-", "_h").replace(".", "_d")
+
+
+def draw_mermaid(drawing: Any) -> str:
+    """A ``toolkit.graph.Drawing`` as a Mermaid flowchart with scores on the edges."""
+    lines = ["flowchart LR"]
+    lines += [f'  {_mermaid_id("a", name)}["{name}"]' for name in drawing.actions]
+    lines += [f'  {_mermaid_id("t", name)}(["{name}"])' for name in drawing.tools]
+    for group, tools in drawing.groups.items():
+        lines.append(f'  {_mermaid_id("g", group)}{{{{"{group}"}}}}')
+        lines += [f"  {_mermaid_id('g', group)} -.- {_mermaid_id('t', t)}" for t in tools]
+    for edge in drawing.edges:
+        arrow, prefix = ("-->", "a") if edge.kind == "next" else ("-.->", "t")
+        lines.append(
+            f"  {_mermaid_id('a', edge.source)} {arrow}|{score_text(edge.score)}| "
+            f"{_mermaid_id(prefix, edge.target)}"
+        )
+    if drawing.starts:
+        lines.append("  classDef start stroke-width:3px")
+        lines += [f"  class {_mermaid_id('a', name)} start" for name in drawing.starts]
+    return "\n".join(lines) + "\n"
+
+
+def group_fields(data: dict[str, Any], ordered: Sequence[str]) -> list[tuple[str, str]]:
+    """`show GROUP`: the tools numbered in usage order (the rest unnumbered), then the example."""
+    steps = len([t for t in data.get("usage_order") or [] if t in ordered])
+    fields = [(key, str(data[key])) for key in ("name", "description", "category") if data.get(key)]
+    for position, tool in enumerate(ordered, start=1):
+        fields.append(
+            (
+                "tools" if position == 1 else "",
+                f"{position}. {tool}" if position <= steps else f"-  {tool}",
+            )
+        )
+    if data.get("usage_example"):
+        fields.append(("usage_example", str(data["usage_example"])))
+    return fields
+
+
+# -- waiting on a terminal ------------------------------------------------------------------
+
+
+def write_stderr(text: str) -> None:
+    """Pass a chunk of a tool's stderr through as it arrives."""
+    sys.stderr.write(text)
+    sys.stderr.flush()
+
+
+class WaitSpinner:
+    """A transient rich spinner on stderr while a wait lasts; ``stop()`` works from any thread.
+
+    It shows only when enabled, and only once the wait passes ``delay`` seconds, so quick
+    waits do not flicker; rich is imported in the spinner's own thread, off the fast path.
+    """
+
+    def __init__(self, message: str, *, enabled: bool, delay: float = 0.2) -> None:
+        import threading
+
+        self.message, self.delay = message, delay
+        self._stopped = threading.Event()
+        self._lock = threading.Lock()
+        self._live: Any = None
+        self._thread = threading.Thread(target=self._show, daemon=True) if enabled else None
+
+    def __enter__(self) -> WaitSpinner:
+        if self._thread is not None:
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+        if self._thread is not None:
+            self._thread.join(timeout=2)
+
+    def stop(self) -> None:
+        """Take the spinner off the screen (idempotent); call before writing to the terminal."""
+        with self._lock:
+            self._stopped.set()
+            if self._live is not None:
+                self._live.stop()
+                self._live = None
+
+    def _show(self) -> None:
+        if self._stopped.wait(self.delay):
+            return
+        from rich.console import Console
+        from rich.live import Live
+        from rich.spinner import Spinner
+
+        live = Live(
+            Spinner("dots", text=self.message),
+            console=Console(stderr=True),
+            transient=True,
+            redirect_stdout=False,
+            redirect_stderr=False,
+        )
+        with self._lock:
+            if not self._stopped.is_set():
+                live.start()
+                self._live = live
+
+
+def spinner(message: str, *, color: bool) -> WaitSpinner:
+    """A WaitSpinner that shows only when stderr is a terminal and colour is allowed."""
+    return WaitSpinner(message, enabled=fancy(sys.stderr, color))

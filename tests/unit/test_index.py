@@ -200,3 +200,13 @@ def test_an_unwritable_cache_directory_still_works(tmp_path: Path) -> None:
     blocker.write_text("")
     config = Settings.load([tmp_path / "a"], environ={**os.environ, "XDG_CACHE_HOME": str(blocker)})
     assert Registry.open(config).resolve("tool", "one").name == "one"
+
+
+def test_a_name_appended_in_place_is_found(tmp_path: Path) -> None:
+    write_files(tmp_path, {"a/t.toml": tool("one")})
+    age(tmp_path / "a")
+    config = settings(tmp_path / "a")
+    Registry.open(config)
+    with open(tmp_path / "a/t.toml", "a") as handle:
+        handle.write(tool("two"))  # no rename: the directory's mtime stays
+    assert Registry.open(config).resolve("tool", "two").name == "two"

@@ -119,6 +119,8 @@ def run_command(
             return
         if not json:
             context.stream = render.write_stdout
+        context.stderr = render.write_stderr
+        context.wait = lambda message: render.spinner(message, color=settings.color)
         result = execute(runner, spec, arguments, context, on_event=sink)
     finally:
         runner.close()

@@ -59,9 +59,10 @@ class Report(NamedTuple):
 class Registry:
     """Read access to the index: lookups by name, the winners of a kind, the problems."""
 
-    def __init__(self, db: sqlite3.Connection, settings: Settings) -> None:
+    def __init__(self, db: sqlite3.Connection, settings: Settings, *, complete: bool) -> None:
         self._db = db
         self.settings = settings
+        self._complete = complete  # every file was statted: nothing can hide from a lookup
 
     @classmethod
     def open(cls, settings: Settings, *, full: bool = False) -> Registry:
@@ -69,17 +70,28 @@ class Registry:
         path = cache_path(settings)
         db = _connect(path, _path_key(settings))
         if db is not None and not full and _dirs_unchanged(db):
-            return cls(db, settings)
-        return cls(_refresh(path, db, settings), settings)
+            return cls(db, settings, complete=False)
+        return cls(_refresh(path, db, settings), settings, complete=True)
 
     # -- lookups -----------------------------------------------------------------------
 
     def definitions(self, kind: str, name: str) -> list[Definition]:
         """Every definition of (kind, name): the winner first, then what it shadows."""
-        rows = self._query("WHERE kind = ? AND name = ? ORDER BY seq", (kind, name))
-        if rows and not self._files_unchanged({r.file for r in rows}):
+        return self.find(name, (kind,))
+
+    def find(self, name: str, kinds: Sequence[str] = KINDS) -> list[Definition]:
+        """Every definition named ``name`` in any of ``kinds``, in precedence order.
+
+        The files that define the name are statted; a name not found at all makes every
+        file statted (an in-place edit may have added it) before it is called missing.
+        """
+        where = f"WHERE name = ? AND kind IN ({', '.join('?' * len(kinds))}) ORDER BY seq"
+        rows = self._query(where, (name, *kinds))
+        stale = not self._files_unchanged({r.file for r in rows}) if rows else not self._complete
+        if stale:
             self._db = _refresh(cache_path(self.settings), self._db, self.settings)
-            rows = self._query("WHERE kind = ? AND name = ? ORDER BY seq", (kind, name))
+            self._complete = True
+            rows = self._query(where, (name, *kinds))
         return rows
 
     def resolve(self, kind: str, name: str) -> Definition:
@@ -88,10 +100,6 @@ class Registry:
         if found:
             return found[0]
         raise NotFound(kind, name, self.suggest(kind, name))
-
-    def find(self, name: str, kinds: Sequence[str] = KINDS) -> list[Definition]:
-        """Every definition named ``name`` in any of ``kinds`` (winners first per kind)."""
-        return [d for kind in kinds for d in self.definitions(kind, name)]
 
     def suggest(self, kind: str, name: str, limit: int = 3) -> list[str]:
         import difflib
@@ -181,16 +189,36 @@ class Registry:
 
     # -- narrow reads for the toolkit graph ----------------------------------------------
 
-    def current_winners(self, kind: str) -> list[Definition]:
-        """The winners of one kind, after statting only the files that define that kind.
+    def check_kind(self, kind: str) -> None:
+        """Stat the files that define ``kind`` and refresh the index if one changed.
 
-        For a command that reads a whole kind (``recommend`` reads every action) without
+        For a command that reads a whole kind (``recommend`` may read any action) without
         statting every file of the registry; an in-place edit of such a file is still seen.
         """
-        files = [f for (f,) in self._db.execute("SELECT DISTINCT file FROM defs WHERE kind = ?", (kind,))]
+        files = [
+            f for (f,) in self._db.execute("SELECT DISTINCT file FROM defs WHERE kind = ?", (kind,))
+        ]
         if not self._files_unchanged(files):
             self._db = _refresh(cache_path(self.settings), self._db, self.settings)
-        return self.winners(kind)
+
+    def names_of(self, kind: str) -> set[str]:
+        """The names in force of one kind, without decoding any descriptor."""
+        rows = self._db.execute("SELECT name FROM defs WHERE kind = ? AND winner = 1", (kind,))
+        return {name for (name,) in rows}
+
+    def data_of(self, kind: str, names: Iterable[str]) -> dict[str, dict[str, Any]]:
+        """The descriptor data in force of those ``names`` that exist, in batched queries."""
+        wanted = list(dict.fromkeys(names))
+        found: dict[str, dict[str, Any]] = {}
+        for start in range(0, len(wanted), 500):  # below SQLite's bound-parameter limit
+            chunk = wanted[start : start + 500]
+            rows = self._db.execute(
+                "SELECT kind, name, file, line, runtime, data FROM defs WHERE kind = ? "
+                f"AND winner = 1 AND name IN ({', '.join('?' * len(chunk))})",
+                (kind, *chunk),
+            )
+            found.update((row[1], _definition(*row).data) for row in rows)
+        return found
 
     def tool_runtimes(self) -> dict[str, str | None]:
         """Every tool in force and its runtime, without decoding descriptors (cheap at 50,000)."""
@@ -397,4 +425,3 @@ def _parsed_by_file(db: sqlite3.Connection) -> dict[str, tuple[tuple[int, int], 
     for path, stat in stats.items():
         known[path] = (stat, ParsedFile(defs.get(path, []), problems.get(path, []), {}))
     return known
-

@@ -97,6 +97,33 @@ class RunContext:
     """Let a subprocess write its stderr straight to ours (off in batch mode)."""
     streamed: bool = False
     """Set by a runner once it has sent output through ``stream``: the CLI must not repeat it."""
+    stderr: Callable[[str], None] | None = None
+    """Where a runner that captures a child's stderr passes it on as it arrives (None: keep it)."""
+    wait: Callable[[str], WaitIndicator] | None = None
+    """Shows that a slow start is under way (a spinner on a terminal); None shows nothing."""
+
+
+class WaitIndicator(Protocol):
+    """Something shown while waiting; ``stop()`` takes it down before output is written."""
+
+    def __enter__(self) -> Any: ...
+
+    def __exit__(self, *exc_info: object) -> None: ...
+
+    def stop(self) -> None: ...
+
+
+class NoWait:
+    """The indicator that shows nothing (batch runs, pipes, library callers)."""
+
+    def __enter__(self) -> NoWait:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        pass
+
+    def stop(self) -> None:
+        pass
 
 
 @runtime_checkable

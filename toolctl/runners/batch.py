@@ -28,7 +28,7 @@ def run_batch(
     A line that is not a JSON object, or whose arguments are invalid, yields a failed
     result without running anything; the batch goes on.
     """
-    quiet = replace(context, stream=None, forward_stderr=False)
+    quiet = replace(context, stream=None, forward_stderr=False, stderr=None, wait=None)
     window: list[Future[ToolResult]] = []
     with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="toolctl-batch") as pool:
         for number, line in enumerate(lines, start=1):

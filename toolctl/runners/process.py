@@ -67,17 +67,27 @@ class Completed(NamedTuple):
 
 
 class _Reader(threading.Thread):
-    """Drain one pipe; stream text unless it starts like JSON (which is parsed at the end)."""
+    """Drain one pipe; stream text unless it starts like JSON (which is parsed at the end).
 
-    def __init__(self, pipe: IO[bytes], stream: Callable[[str], None] | None, keep: int | None):
+    With ``sniff`` off every chunk is streamed as it comes (a stderr being teed).
+    """
+
+    def __init__(
+        self,
+        pipe: IO[bytes],
+        stream: Callable[[str], None] | None,
+        keep: int | None,
+        *,
+        sniff: bool = True,
+    ):
         super().__init__(daemon=True)
-        self.pipe, self.stream, self.keep = pipe, stream, keep
+        self.pipe, self.stream, self.keep, self.sniff = pipe, stream, keep, sniff
         self.chunks: list[str] = []
         self.streamed = False
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
 
     def run(self) -> None:
-        mode: str | None = None if self.stream else "buffer"
+        mode: str | None = (None if self.sniff else "stream") if self.stream else "buffer"
         descriptor = self.pipe.fileno()
         while chunk := os.read(descriptor, 65536):
             text = self._decoder.decode(chunk)
@@ -118,8 +128,13 @@ def run_process(
     stream: Callable[[str], None] | None,
     forward_stderr: bool,
     on_timeout: Callable[[], None] | None = None,
+    on_stderr: Callable[[str], None] | None = None,
 ) -> Completed:
-    """Run argv to completion in its own process group; bounded by ``timeout`` seconds."""
+    """Run argv to completion in its own process group; bounded by ``timeout`` seconds.
+
+    With ``forward_stderr`` off, stderr is captured (its tail is ``stderr_tail``) and, when
+    ``on_stderr`` is given, also passed to it chunk by chunk as it arrives.
+    """
     started = time.perf_counter()
     try:
         child = subprocess.Popen(
@@ -139,7 +154,7 @@ def run_process(
         raise TransportUnavailable(f"executable '{argv[0]}' is not executable") from exc
     assert child.stdout is not None
     out = _Reader(child.stdout, stream, keep=None)
-    err = _Reader(child.stderr, None, keep=STDERR_TAIL) if child.stderr else None
+    err = _Reader(child.stderr, on_stderr, STDERR_TAIL, sniff=False) if child.stderr else None
     for reader in (out, err):
         if reader:
             reader.start()

@@ -1,0 +1,408 @@
+"""`toolctl run` of container tools under a real podman, with the busybox test image.
+
+Each podman run costs 150-350 ms, so every test runs at most one or two containers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import select
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import tomllib
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT, Toolctl, write_files
+
+IMAGE = "localhost/toolctl-busybox:latest"
+
+REGISTRY = f"""
+[[tool]]
+name = "ct-echo"
+[tool.container]
+image = "{IMAGE}"
+command = ["cat"]
+[[tool.arguments]]
+name = "text"
+
+[[tool]]
+name = "ct-argv"
+[tool.container]
+image = "{IMAGE}"
+command = ["printf", "%s|%s\\\\n", "{{text}}", "x{{n}}y"]
+input = "none"
+[[tool.arguments]]
+name = "text"
+[[tool.arguments]]
+name = "n"
+type = "integer"
+
+[[tool]]
+name = "ct-fail"
+[tool.container]
+image = "{IMAGE}"
+command = ["sh", "-c", "echo partial; echo 'boom: disk on fire' >&2; exit 3"]
+input = "none"
+
+[[tool]]
+name = "ct-missing-command"
+[tool.container]
+image = "{IMAGE}"
+command = ["no-such-command"]
+input = "none"
+
+[[tool]]
+name = "ct-missing-image"
+[tool.container]
+image = "localhost/toolctl-no-such-image:latest"
+input = "none"
+
+[[tool]]
+name = "ct-sleepy"
+timeout = 1
+[tool.container]
+image = "{IMAGE}"
+command = ["sh", "-c", "echo started; sleep 60"]
+input = "none"
+
+[[tool]]
+name = "ct-slow"
+[tool.container]
+image = "{IMAGE}"
+command = ["sh", "-c", "sleep 1; echo 'a warning' >&2; echo done"]
+input = "none"
+
+[[tool]]
+name = "ct-secret"
+[tool.container]
+image = "{IMAGE}"
+command = ["sh", "-c", "echo \\"$TOKEN|$PLAIN\\""]
+input = "none"
+env = {{ TOKEN = "${{env:CT_SECRET}}", PLAIN = "visible" }}
+
+[[tool]]
+name = "ct-engine-secret"
+[tool.container]
+image = "{IMAGE}"
+env = {{ DOCKER_HOST = "${{env:CT_SECRET}}" }}
+
+[[tool]]
+name = "ct-hog"
+[tool.container]
+image = "{IMAGE}"
+command = ["sh", "-c", "dd if=/dev/zero of=/dev/null bs=100M count=1 && echo survived"]
+input = "none"
+memory = "16m"
+
+[[tool]]
+name = "ct-isolated"
+[tool.container]
+image = "{IMAGE}"
+command = ["nc", "-w", "5", "127.0.0.1", "{{port}}"]
+[[tool.arguments]]
+name = "port"
+type = "integer"
+
+[[tool]]
+name = "ct-host-network"
+[tool.container]
+image = "{IMAGE}"
+command = ["nc", "-w", "5", "127.0.0.1", "{{port}}"]
+network = "host"
+[[tool.arguments]]
+name = "port"
+type = "integer"
+"""
+
+SECRET = "s3cr3t-value-only-in-env"
+
+
+@pytest.fixture
+def registry(tmp_path: Path) -> Path:
+    return write_files(tmp_path / "reg", {"tools.toml": REGISTRY})
+
+
+@pytest.fixture
+def pong_server() -> Iterator[tuple[int, list[bytes]]]:
+    """A TCP server on 127.0.0.1 answering one connection with b"pong " + what it got."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(30)
+    address = listener.getsockname()
+    received: list[bytes] = []
+    done = threading.Event()
+
+    def serve() -> None:
+        try:
+            connection, _ = listener.accept()
+        except OSError:
+            return
+        with connection:
+            if done.is_set():
+                return
+            connection.settimeout(5)
+            data = connection.recv(4096)
+            received.append(data)
+            connection.sendall(b"pong " + data)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield address[1], received
+    done.set()
+    if thread.is_alive():  # nobody connected: wake accept() so the thread ends now
+        with socket.create_connection(address, timeout=5):
+            pass
+    thread.join(timeout=10)
+    listener.close()
+
+
+def test_json_arguments_arrive_intact(podman: str, toolctl: Toolctl, registry: Path) -> None:
+    arguments = {"text": 'naïve "quoted"\n$HOME `id` \\ 😀'}
+    done = toolctl("run", "ct-echo", "--args", json.dumps(arguments), "-r", str(registry), "--json")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["data"] == arguments
+    assert result["success"] is True
+    assert result["transport"] == "container"
+    assert done.stderr == ""  # piped: no spinner
+
+
+def test_sample_checksum_tool_matches_a_bare_podman_run(podman: str, toolctl: Toolctl) -> None:
+    sample = tomllib.loads((ROOT / "registry" / "container.toml").read_text())
+    section = next(t for t in sample["tool"] if t["name"] == "checksum")["container"]
+    bare = subprocess.run(
+        [podman, "run", "--rm", "-i", "--network", "none", section["image"], *section["command"]],
+        input=json.dumps({"text": "hello"}),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert bare.returncode == 0, f"the sample tool itself fails in its image: {bare.stderr}"
+    done = toolctl("run", "checksum", "--arg", "text=hello", "-r", str(ROOT / "registry"))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == bare.stdout and bare.stdout.strip()
+
+
+def test_arguments_are_substituted_literally(podman: str, toolctl: Toolctl, registry: Path) -> None:
+    text = "$(touch /tmp/pwned); `id` && echo hi | cat > out; *"
+    done = toolctl("run", "ct-argv", "--arg", f"text={text}", "--arg", "n=7", "-r", str(registry))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"{text}|x7y\n"
+
+
+def test_non_zero_exit_fails_with_the_tool_stderr(
+    podman: str, toolctl: Toolctl, registry: Path
+) -> None:
+    done = toolctl("run", "ct-fail", "-r", str(registry))
+    assert done.returncode == 1
+    assert done.stdout == "partial\n"
+    assert "boom: disk on fire" in done.stderr  # passed through as it came
+    assert "the tool failed: exit status 3: boom: disk on fire" in done.stderr
+
+
+def test_command_missing_from_the_image_fails(
+    podman: str, toolctl: Toolctl, registry: Path
+) -> None:
+    done = toolctl("run", "ct-missing-command", "-r", str(registry))
+    assert done.returncode == 1
+    assert f"exit status 127: the command was not found in image {IMAGE}" in done.stderr
+
+
+def test_missing_image_is_transport_unavailable(
+    podman: str, toolctl: Toolctl, registry: Path
+) -> None:
+    done = toolctl("run", "ct-missing-image", "-r", str(registry))
+    assert done.returncode == 5
+    assert (
+        "image 'localhost/toolctl-no-such-image:latest' of tool 'ct-missing-image'" in done.stderr
+    )
+    assert "is not available to podman; pull, build or import it first" in done.stderr
+
+
+def test_timeout_kills_and_removes_the_container(
+    podman: str, toolctl: Toolctl, registry: Path, leftovers: Callable[[str], list[str]]
+) -> None:
+    done = toolctl("run", "ct-sleepy", "-r", str(registry))
+    assert done.returncode == 124
+    assert "tool 'ct-sleepy' ran past its 1 s timeout; container toolctl-ct-sleepy-" in done.stderr
+    assert "was killed and removed" in done.stderr
+    assert leftovers("toolctl-ct-sleepy-") == []
+
+
+def test_ctrl_c_kills_and_removes_the_container(
+    podman: str, registry: Path, leftovers: Callable[[str], list[str]]
+) -> None:
+    child = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "toolctl",
+            "run",
+            "ct-sleepy",
+            "--timeout",
+            "60",
+            "-r",
+            str(registry),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert child.stdout is not None
+        assert child.stdout.readline() == "started\n"
+        child.send_signal(signal.SIGINT)
+        _, stderr = child.communicate(timeout=30)
+    finally:
+        child.kill()
+        child.wait()
+    assert child.returncode == 130
+    assert "interrupted; container toolctl-ct-sleepy-" in stderr
+    assert leftovers("toolctl-ct-sleepy-") == []
+
+
+def test_network_none_cannot_reach_the_host(
+    podman: str, toolctl: Toolctl, registry: Path, pong_server: tuple[int, list[bytes]]
+) -> None:
+    port, received = pong_server
+    done = toolctl("run", "ct-isolated", "--arg", f"port={port}", "-r", str(registry))
+    assert done.returncode == 1
+    assert "can't connect" in done.stderr
+    assert received == []
+
+
+def test_network_host_reaches_the_host(
+    podman: str, toolctl: Toolctl, registry: Path, pong_server: tuple[int, list[bytes]]
+) -> None:
+    port, received = pong_server
+    done = toolctl("run", "ct-host-network", "--arg", f"port={port}", "-r", str(registry))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f'pong {{"port": {port}}}'  # streamed as it came: no newline
+    assert received == [f'{{"port": {port}}}'.encode()]
+
+
+def test_secret_reaches_the_container_and_never_the_argv(
+    podman: str, toolctl: Toolctl, registry: Path
+) -> None:
+    env = {"CT_SECRET": SECRET}
+    done = toolctl("run", "ct-secret", "-r", str(registry), env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"{SECRET}|visible\n"
+    planned = toolctl("run", "ct-secret", "-r", str(registry), "--dry-run", "--json", env=env)
+    assert planned.returncode == 0, planned.stderr
+    assert SECRET not in planned.stdout
+    plan = json.loads(planned.stdout)
+    assert plan["env"] == {"TOKEN": "***", "PLAIN": "visible"}
+    assert plan["engine"] == "podman" and plan["image"] == IMAGE
+    argv = plan["argv"]
+    assert argv[argv.index("TOKEN") - 1] == "-e" and "PLAIN=visible" in argv
+    assert argv[argv.index("--network") + 1] == "none"
+    assert "--read-only" in argv and "--rm" in argv and "-i" not in argv
+
+
+def test_secret_named_like_an_engine_variable_is_refused(
+    podman: str, toolctl: Toolctl, registry: Path
+) -> None:
+    done = toolctl("run", "ct-engine-secret", "-r", str(registry), env={"CT_SECRET": SECRET})
+    assert done.returncode == 2
+    assert "env DOCKER_HOST holds a secret, but the container engine reads" in done.stderr
+    assert SECRET not in done.stderr
+
+
+def test_memory_limit_kills_a_hog(podman: str, toolctl: Toolctl, registry: Path) -> None:
+    done = toolctl("run", "ct-hog", "-r", str(registry))
+    assert done.returncode == 1
+    assert "survived" not in done.stdout
+    assert "exit status 137: the container was killed, out of memory? (memory limit 16m)" in (
+        done.stderr
+    )
+
+
+def test_spinner_on_a_terminal_stops_before_output(podman: str, registry: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"} | {"TERM": "xterm"}
+    controller, terminal = pty.openpty()
+    child = subprocess.Popen(
+        [sys.executable, "-m", "toolctl", "run", "ct-slow", "-r", str(registry)],
+        stdout=subprocess.PIPE,
+        stderr=terminal,
+        env=env,
+    )
+    os.close(terminal)
+    screen = _drain(controller)
+    stdout, _ = child.communicate(timeout=30)
+    os.close(controller)
+    assert child.returncode == 0
+    assert stdout == b"done\n"
+    shown = screen.decode()
+    assert "running 'ct-slow' in a podman container" in shown
+    spinner_gone = shown.rindex("\x1b[?25h")  # rich shows the cursor again when it stops
+    assert shown.index("a warning") > spinner_gone
+
+
+def _drain(controller: int) -> bytes:
+    """Everything written to the terminal until its last writer closes it (bounded)."""
+    screen = b""
+    while select.select([controller], [], [], 30)[0]:
+        try:
+            chunk = os.read(controller, 4096)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        screen += chunk
+    return screen
+
+
+def test_auto_detection_picks_an_engine_that_answers(
+    podman: str, toolctl: Toolctl, registry: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("TOOLCTL_CONTAINER_ENGINE")
+    done = toolctl("run", "ct-echo", "--arg", "text=x", "-r", str(registry), "--dry-run", "--json")
+    assert done.returncode == 0, done.stderr
+    docker = (
+        subprocess.run(
+            ["docker", "version", "--format", "{{.Server.Version}}"],
+            capture_output=True,
+            timeout=10,
+        )
+        if _on_path("docker")
+        else None
+    )
+    expected = "docker" if docker is not None and docker.returncode == 0 else "podman"
+    assert json.loads(done.stdout)["engine"] == expected
+
+
+def _on_path(command: str) -> bool:
+    import shutil
+
+    return shutil.which(command) is not None
+
+
+def test_no_engine_on_path_is_transport_unavailable(
+    toolctl: Toolctl, registry: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("TOOLCTL_CONTAINER_ENGINE")
+    empty = tmp_path / "empty-bin"
+    empty.mkdir()
+    done = toolctl(
+        "run", "ct-echo", "--arg", "text=x", "-r", str(registry), env={"PATH": str(empty)}
+    )
+    assert done.returncode == 5
+    assert "no container engine: neither docker nor podman is on PATH" in done.stderr
+    assert "install podman or docker, or set TOOLCTL_CONTAINER_ENGINE" in done.stderr
+
+
+def test_named_engine_missing_is_transport_unavailable(toolctl: Toolctl, registry: Path) -> None:
+    env = {"TOOLCTL_CONTAINER_ENGINE": "/nonexistent/podman"}
+    done = toolctl("run", "ct-echo", "--arg", "text=x", "-r", str(registry), env=env)
+    assert done.returncode == 5
+    assert "container engine '/nonexistent/podman' (TOOLCTL_CONTAINER_ENGINE) not found" in (
+        done.stderr
+    )

@@ -1,0 +1,356 @@
+"""The container runtime: a tool runs in a docker or podman container driven through its CLI.
+
+Each call is one ``<engine> run --rm --name toolctl-<tool>-<id> --pull never`` with no
+network, a read-only root and the descriptor's limits; the arguments go as JSON on stdin.
+The container's name is unique, so a timeout or Ctrl-C can kill and remove exactly it: the
+command inside runs as PID 1 and ignores SIGTERM, and killing the client alone would leave
+the container running. Secrets (``${env:NAME}`` values) never reach the engine's argv:
+they travel in the engine process's environment and are named with ``-e NAME`` only.
+The engine process gets the caller's whole environment, so ``CONTAINERS_CONF``,
+``DOCKER_HOST`` and friends apply as they would on the command line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import threading
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from toolctl.errors import Interrupted, TimedOut, TransportUnavailable, UsageError
+from toolctl.runners.base import (
+    NoWait,
+    RunContext,
+    ToolResult,
+    ToolSpec,
+    expand_env,
+    expand_env_map,
+)
+from toolctl.runners.process import Completed, render_argv, run_process
+from toolctl.settings import Settings
+
+ENGINES = ("docker", "podman")
+"""Auto-detection order: the first whose CLI reaches a working engine wins."""
+PROBE_TIMEOUT = 5.0
+REMOVE_TIMEOUT = 30.0
+INSTALL_HINT = "install podman or docker, or set TOOLCTL_CONTAINER_ENGINE to one that works"
+_ENGINE_ERROR = ("Error:", "Error response from daemon", "docker:")
+_MISSING_IMAGE = ("image not known", "No such image", "not found locally", "manifest unknown")
+_ENGINE_VARIABLES = ("CONTAINER", "DOCKER_", "PODMAN_", "XDG_", "LD_", "REGISTRY_AUTH")
+"""Prefixes of variables docker or podman read, which a secret must not be named."""
+_NO_DAEMON = ("Cannot connect to the Docker daemon", "Is the docker daemon running")
+
+
+@dataclass(frozen=True)
+class Engine:
+    """A container engine CLI: which kind it is and the executable that drives it."""
+
+    kind: str
+    path: str
+
+    def remove_argv(self, name: str) -> list[str]:
+        """Kill and remove a container at once; a missing one is not an error."""
+        if self.kind == "podman":
+            return [self.path, "rm", "--force", "--time", "0", name]
+        return [self.path, "rm", "--force", name]
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """One ``<engine> run``: its argv, the engine process's environment, the container name."""
+
+    argv: list[str]
+    env: dict[str, str]
+    name: str
+
+
+class ContainerRunner:
+    """Runs ``[tool.container]`` tools with ``<engine> run``; finds the engine once per runner."""
+
+    transport = "container"
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._detected: Engine | None = None
+        self._lock = threading.Lock()
+
+    def describe(
+        self, tool: ToolSpec, arguments: dict[str, Any], context: RunContext
+    ) -> dict[str, Any]:
+        section = tool.data["container"]
+        engine = self.engine_for(section)
+        invocation = self._invocation(tool, arguments, engine)
+        return {
+            "transport": self.transport,
+            "engine": engine.kind,
+            "image": section["image"],
+            "argv": invocation.argv,
+            "stdin": "arguments as JSON" if section["input"] == "json" else "none",
+            "env": expand_env_map(section["env"], self.settings, mask=True),
+            "network": section["network"],
+            "timeout": context.timeout,
+        }
+
+    def run(self, tool: ToolSpec, arguments: dict[str, Any], context: RunContext) -> ToolResult:
+        section = tool.data["container"]
+        engine = self.engine_for(section)
+        invocation = self._invocation(tool, arguments, engine)
+        stdin = json.dumps(arguments).encode() if section["input"] == "json" else None
+        message = f"running '{tool.name}' in a {engine.kind} container"
+        waiting = context.wait(message) if context.wait else NoWait()
+        try:
+            with waiting:
+                done = run_process(
+                    invocation.argv,
+                    stdin=stdin,
+                    env=invocation.env,
+                    cwd=None,
+                    timeout=context.timeout,
+                    stream=_after(waiting.stop, context.stream),
+                    forward_stderr=False,
+                    on_stderr=_after(waiting.stop, context.stderr),
+                )
+        except TimedOut as exc:
+            gone = self._remove(engine, invocation.name)
+            raise TimedOut(
+                f"tool '{tool.name}' ran past its {context.timeout:g} s timeout; {gone}"
+            ) from exc
+        except Interrupted as exc:
+            raise Interrupted(f"interrupted; {self._remove(engine, invocation.name)}") from exc
+        context.streamed = context.streamed or done.streamed
+        return self._result(tool, section, engine, done)
+
+    def close(self) -> None:
+        pass
+
+    def engine_for(self, section: Mapping[str, Any]) -> Engine:
+        """The descriptor's engine, else TOOLCTL_CONTAINER_ENGINE, else the first that answers."""
+        if section.get("engine"):
+            return _named(section["engine"], "the tool's engine", self.settings)
+        wanted = self.settings.container_engine
+        if wanted and wanted != "auto":
+            return _named(wanted, "TOOLCTL_CONTAINER_ENGINE", self.settings)
+        with self._lock:
+            if self._detected is None:
+                self._detected = detect_engine(self.settings)
+            return self._detected
+
+    def _invocation(self, tool: ToolSpec, arguments: dict[str, Any], engine: Engine) -> Invocation:
+        section = tool.data["container"]
+        name = f"toolctl-{tool.name[:40]}-{uuid.uuid4().hex[:8]}"
+        argv = [engine.path, "run", "--rm", "--name", name, "--pull", "never"]
+        argv += ["--network", section["network"]]
+        if section["read_only"]:
+            argv.append("--read-only")
+            if engine.kind == "docker":  # podman mounts a writable /tmp by itself
+                argv += ["--tmpfs", "/tmp"]
+        if section.get("memory"):
+            argv += ["--memory", str(section["memory"])]
+        if section.get("cpus"):
+            argv += ["--cpus", format(section["cpus"], "g")]
+        if section["input"] == "json":
+            argv.append("-i")
+        env = dict(self.settings.environ)
+        for key, value in section["env"].items():
+            if "${env:" in value:  # a secret: its value rides in the engine's environment
+                _check_secret_name(tool, key)
+                env[key] = expand_env(value, self.settings)
+                argv += ["-e", key]
+            else:
+                argv += ["-e", f"{key}={value}"]
+        declared = frozenset(tool.data["schema"].get("properties", {}))
+        argv += [section["image"], *render_argv(section["command"], arguments, declared)]
+        return Invocation(argv, env, name)
+
+    def _remove(self, engine: Engine, name: str) -> str:
+        """Kill and remove the container; says what became of it, for the error message."""
+        for attempt in range(2):
+            try:
+                removed = subprocess.run(
+                    engine.remove_argv(name),
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    env=dict(self.settings.environ),
+                    timeout=REMOVE_TIMEOUT,
+                    check=False,
+                )
+                if removed.returncode == 0:
+                    return f"container {name} was killed and removed"
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+            time.sleep(0.2 * (attempt + 1))
+        return f"container {name} could not be removed: run '{engine.kind} rm -f {name}'"
+
+    def _result(
+        self, tool: ToolSpec, section: Mapping[str, Any], engine: Engine, done: Completed
+    ) -> ToolResult:
+        if done.returncode == 0:
+            return ToolResult.from_answer(
+                done.stdout, transport=self.transport, exit_code=0, duration_ms=done.duration_ms
+            )
+        complaint = _engine_complaint(done)
+        if complaint is not None:
+            _raise_unavailable(tool, section["image"], engine, complaint)
+        last = _last_line(done.stderr_tail)
+        reason = f"exit status {done.returncode}"
+        if done.returncode == 126:
+            reason += f": the command cannot be run in image {section['image']}"
+        elif done.returncode == 127:
+            reason += f": the command was not found in image {section['image']}"
+        elif done.returncode == 137:
+            limit = f" (memory limit {section['memory']})" if section.get("memory") else ""
+            reason += f": the container was killed, out of memory?{limit}"
+        if last:
+            reason += f" ({last})" if done.returncode in (126, 127) else f": {last}"
+        return ToolResult(
+            False,
+            done.stdout.rstrip("\n"),
+            None,
+            reason,
+            done.returncode,
+            done.duration_ms,
+            self.transport,
+        )
+
+
+def detect_engine(settings: Settings) -> Engine:
+    """The first of docker, podman whose CLI reaches a working engine (probed in parallel).
+
+    ``version --format {{.Server.Version}}`` fails fast when docker's daemon is down, where
+    ``--version`` would answer anyway.
+    """
+    found = [Engine(kind, path) for kind in ENGINES if (path := _which(kind, settings))]
+    if not found:
+        raise TransportUnavailable(
+            "no container engine: neither docker nor podman is on PATH", hint=INSTALL_HINT
+        )
+    probes = [(engine, _probe(engine, settings)) for engine in found]
+    deadline = time.monotonic() + PROBE_TIMEOUT
+    try:
+        for engine, probe in probes:
+            try:
+                if probe.wait(timeout=max(0.0, deadline - time.monotonic())) == 0:
+                    return engine
+            except subprocess.TimeoutExpired:
+                continue
+    finally:
+        for _, probe in probes:
+            if probe.poll() is None:
+                probe.kill()
+                probe.wait()
+    tried = " and ".join(engine.kind for engine in found)
+    raise TransportUnavailable(
+        f"no container engine answers: {tried} did not reach a working engine",
+        hint=f"start the docker daemon, {INSTALL_HINT}",
+    )
+
+
+def _probe(engine: Engine, settings: Settings) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [engine.path, "version", "--format", "{{.Server.Version}}"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=dict(settings.environ),
+    )
+
+
+def _named(value: str, origin: str, settings: Settings) -> Engine:
+    """An engine chosen by name or path; it must be docker or podman and on PATH."""
+    kind = next((k for k in ENGINES if os.path.basename(value).startswith(k)), None)
+    if kind is None:
+        raise UsageError(
+            f"{origin} is '{value}': expected docker or podman (or a path to one)",
+            hint="or leave it unset to use the first that answers",
+        )
+    path = _which(value, settings)
+    if path is None:
+        raise TransportUnavailable(
+            f"container engine '{value}' ({origin}) not found", hint=INSTALL_HINT
+        )
+    return Engine(kind, path)
+
+
+def _which(command: str, settings: Settings) -> str | None:
+    return shutil.which(command, path=settings.environ.get("PATH", os.defpath))
+
+
+def _raise_unavailable(tool: ToolSpec, image: str, engine: Engine, message: str) -> None:
+    """The engine could not start the container: say why and what to do."""
+    if any(marker in message for marker in _MISSING_IMAGE):
+        raise TransportUnavailable(
+            f"image '{image}' of tool '{tool.name}' is not available to {engine.kind}",
+            hint=f"pull, build or import it first (toolctl never pulls), e.g. "
+            f"'{engine.kind} pull {image}'; scripts/setup-podman.sh builds the sample image",
+        )
+    if any(marker in message for marker in _NO_DAEMON):
+        raise TransportUnavailable(
+            f"{engine.kind} cannot reach its daemon: {message}",
+            hint="start the docker daemon, or set TOOLCTL_CONTAINER_ENGINE=podman",
+        )
+    hint = f"check [tool.container] of tool '{tool.name}' in {tool.source}"
+    if "rlimit" in message:
+        hint = (
+            "Debian's podman needs CONTAINERS_CONF pointing at a containers.conf with "
+            'default_ulimits and runtime = "runc": run scripts/setup-podman.sh and export it'
+        )
+    raise TransportUnavailable(
+        f"{engine.kind} could not start the container of tool '{tool.name}': {message}",
+        hint=hint,
+    )
+
+
+def _check_secret_name(tool: ToolSpec, key: str) -> None:
+    """A secret travels in the engine's own environment: it must not rename what it reads."""
+    if key in ("PATH", "HOME", "TMPDIR") or key.startswith(_ENGINE_VARIABLES):
+        raise UsageError(
+            f"tool '{tool.name}': env {key} holds a secret, but the container engine reads "
+            f"{key} itself",
+            hint=f"pass the secret under another name (see {tool.source})",
+        )
+
+
+def _engine_complaint(done: Completed) -> str | None:
+    """The engine's own error when it failed before the container ran, else None.
+
+    The container's exit status passes through, so 125 alone proves nothing: the engine
+    also printed an error line of its own and the tool printed nothing. A 126 is the
+    engine's only when it could not set up the process (rlimits); otherwise 126 and 127
+    mean the tool's command cannot run in the image, which is the tool failing.
+    """
+    if done.stdout or done.returncode not in (125, 126):
+        return None
+    lines = [line.strip() for line in done.stderr_tail.splitlines()]
+    complaints = [line for line in lines if line.startswith(_ENGINE_ERROR)]
+    if not complaints or (done.returncode == 126 and "rlimit" not in complaints[-1]):
+        return None
+    message = complaints[-1]
+    for prefix in ("docker: ", "Error: "):
+        message = message.removeprefix(prefix)
+    return message
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
+def _after(
+    first: Callable[[], None], then: Callable[[str], None] | None
+) -> Callable[[str], None] | None:
+    """``then`` preceded by ``first`` (taking the spinner down before output is written)."""
+    if then is None:
+        return None
+
+    def call(text: str) -> None:
+        first()
+        then(text)
+
+    return call
