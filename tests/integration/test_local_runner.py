@@ -110,8 +110,18 @@ def reg(tmp_path: Path) -> Path:
 
 
 def test_success_prints_output_and_exits_0(reg: Path, toolctl: Toolctl) -> None:
-    done = toolctl("run", "echo-json", "--arg", "text=hi", "--arg", "count=3", "--arg",
-                   "loud=true", "-r", str(reg))
+    done = toolctl(
+        "run",
+        "echo-json",
+        "--arg",
+        "text=hi",
+        "--arg",
+        "count=3",
+        "--arg",
+        "loud=true",
+        "-r",
+        str(reg),
+    )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == {"text": "hi", "count": 3, "loud": True}
 
@@ -130,8 +140,9 @@ def test_args_from_file_and_stdin(reg: Path, tmp_path: Path, toolctl: Toolctl) -
     assert json.loads(from_file.stdout) == {"text": "from file"}
     from_stdin = toolctl("run", "echo-json", "--args", "-", "-r", str(reg), input='{"text": "in"}')
     assert json.loads(from_stdin.stdout) == {"text": "in"}
-    overridden = toolctl("run", "echo-json", "--args", '{"text": "a"}', "--arg", "text=b",
-                         "-r", str(reg))
+    overridden = toolctl(
+        "run", "echo-json", "--args", '{"text": "a"}', "--arg", "text=b", "-r", str(reg)
+    )
     assert json.loads(overridden.stdout) == {"text": "b"}
 
 
@@ -177,7 +188,9 @@ def test_timeout_kills_the_whole_process_group(reg: Path, tmp_path: Path, toolct
     assert not is_alive(grandchild)
 
 
-def test_timeout_option_overrides_the_descriptor(reg: Path, tmp_path: Path, toolctl: Toolctl) -> None:
+def test_timeout_option_overrides_the_descriptor(
+    reg: Path, tmp_path: Path, toolctl: Toolctl
+) -> None:
     done = toolctl("run", "stream", "--arg", "pause=3", "--timeout", "0.5", "-r", str(reg))
     assert done.returncode == 124
 
@@ -185,7 +198,10 @@ def test_timeout_option_overrides_the_descriptor(reg: Path, tmp_path: Path, tool
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["--arg", "marker=M", "--arg", "size=big"], "argument 'size' expects an integer, got 'big'"),
+        (
+            ["--arg", "marker=M", "--arg", "size=big"],
+            "argument 'size' expects an integer, got 'big'",
+        ),
         (["--arg", "size=1"], "missing required argument: marker"),
         (["--args", '{"marker": "M", "size": 1, "colour": "red"}'], "unknown argument: colour"),
         (["--args", '{"marker": 5, "size": 1}'], "argument 'marker' must be string"),
@@ -237,8 +253,18 @@ def test_secrets_pass_through_and_are_never_printed(reg: Path, toolctl: Toolctl)
 
 def test_dry_run_runs_nothing(reg: Path, tmp_path: Path, toolctl: Toolctl) -> None:
     marker = tmp_path / "marker"
-    done = toolctl("run", "touch", "--arg", f"marker={marker}", "--arg", "size=1", "--dry-run",
-                   "--json", "-r", str(reg))
+    done = toolctl(
+        "run",
+        "touch",
+        "--arg",
+        f"marker={marker}",
+        "--arg",
+        "size=1",
+        "--dry-run",
+        "--json",
+        "-r",
+        str(reg),
+    )
     assert done.returncode == 0
     assert json.loads(done.stdout)["argv"][-1] == str(marker)
     assert not marker.exists()
@@ -247,7 +273,10 @@ def test_dry_run_runs_nothing(reg: Path, tmp_path: Path, toolctl: Toolctl) -> No
 def test_output_streams_before_the_tool_ends(reg: Path, tmp_path: Path) -> None:
     child = subprocess.Popen(
         [PY, "-m", "toolctl", "run", "stream", "--arg", "pause=3", "-r", str(reg)],
-        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         assert child.stdout is not None
@@ -263,9 +292,23 @@ def test_output_streams_before_the_tool_ends(reg: Path, tmp_path: Path) -> None:
 def test_ctrl_c_kills_the_tool_and_exits_130(reg: Path, tmp_path: Path) -> None:
     pidfile = tmp_path / "grandchild.pid"
     child = subprocess.Popen(
-        [PY, "-m", "toolctl", "run", "sleepy", "--timeout", "60", "--arg", f"pidfile={pidfile}",
-         "-r", str(reg)],
-        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            PY,
+            "-m",
+            "toolctl",
+            "run",
+            "sleepy",
+            "--timeout",
+            "60",
+            "--arg",
+            f"pidfile={pidfile}",
+            "-r",
+            str(reg),
+        ],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         assert child.stdout is not None
@@ -287,13 +330,24 @@ def test_batch_keeps_input_order_and_reports_failures(reg: Path, toolctl: Toolct
     lines = [json.dumps({"text": f"line {n}", "count": n}) for n in range(12)]
     lines.insert(3, "not json")
     lines.insert(7, json.dumps({"text": 7}))
-    done = toolctl("run", "echo-json", "--batch", "-", "--concurrency", "4", "-r", str(reg),
-                   input="\n".join(lines) + "\n\n")
+    done = toolctl(
+        "run",
+        "echo-json",
+        "--batch",
+        "-",
+        "--concurrency",
+        "4",
+        "-r",
+        str(reg),
+        input="\n".join(lines) + "\n\n",
+    )
     assert done.returncode == 1
     results = [json.loads(line) for line in done.stdout.splitlines()]
     assert len(results) == 14
     assert results[3]["success"] is False and "line 4: not a JSON object" in results[3]["error"]
-    assert results[7]["success"] is False and "argument 'text' must be string" in results[7]["error"]
+    assert (
+        results[7]["success"] is False and "argument 'text' must be string" in results[7]["error"]
+    )
     good = [r["data"] for r in results if r["success"]]
     assert good == [{"text": f"line {n}", "count": n} for n in range(12)]
 
@@ -307,8 +361,15 @@ def test_batch_of_good_lines_exits_0(reg: Path, tmp_path: Path, toolctl: Toolctl
 
 def test_sample_tools_run_from_any_directory(tmp_path: Path, toolctl: Toolctl) -> None:
     root = Path(__file__).resolve().parents[2]
-    done = toolctl("run", "word-count", "--arg", "text=one two three", "-r",
-                   str(root / "registry"), cwd=tmp_path)
+    done = toolctl(
+        "run",
+        "word-count",
+        "--arg",
+        "text=one two three",
+        "-r",
+        str(root / "registry"),
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout == "3 words, 1 lines, 13 characters\n"
     assert os.getcwd()  # the test's own cwd is untouched

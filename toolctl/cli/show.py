@@ -28,11 +28,14 @@ def show_command(
     from toolctl.cli.common import open_registry
     from toolctl.errors import NotFound, UsageError
     from toolctl.names import KINDS
+    from toolctl.registry.loader import Definition
 
     settings = settings_for(registry, strict)
     reg = open_registry(settings)
     kinds = [kind_of(kind)] if kind else list(KINDS)
-    by_kind = {k: found for k in kinds if (found := reg.definitions(k, name))}
+    by_kind: dict[str, list[Definition]] = {}
+    for definition in reg.find(name, kinds):
+        by_kind.setdefault(definition.kind, []).append(definition)
     if not by_kind:
         suggestions = [s for k in kinds for s in reg.suggest(k, name)]
         raise NotFound(kinds[0] if len(kinds) == 1 else "name", name, suggestions[:3])
@@ -56,6 +59,11 @@ def show_command(
         )
         return
     where = f"{render.display_path(winner.file)}:{winner.line}"
-    fields = render.flatten({k: v for k, v in winner.data.items() if k != "schema"})
+    if winner.kind == "group":
+        from toolctl.graph import usage_ordered
+
+        fields = render.group_fields(winner.data, usage_ordered(winner.data))
+    else:
+        fields = render.flatten({k: v for k, v in winner.data.items() if k != "schema"})
     fields += [("shadows", f"{render.display_path(d.file)}:{d.line}") for d in shadowed]
     render.print_fields(f"{winner.kind} {winner.name}  ({where})", fields)

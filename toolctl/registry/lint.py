@@ -2,6 +2,12 @@
 
 Pure: takes every definition in precedence order, returns problems. `check` prints them;
 the index stores them so ``--strict`` can refuse a registry with errors at no extra cost.
+
+"Actions nothing links to": toolctl has no operators binding start actions (Chat2Graph
+does), so any action may be a start and "unreachable from every start" cannot be decided.
+What is certainly wrong is an *isolated* action: no other action has a Next edge to it,
+and it has no Call or Next edge of its own (a self-loop does not count). It is a warning,
+never an error: an entry action with edges of its own is normal.
 """
 
 from __future__ import annotations
@@ -60,6 +66,7 @@ def lint(definitions: list[Definition]) -> list[tuple[str, Problem]]:
             found.append(
                 ("group", _error(group, f"group '{group.name}' names unknown tool '{name}'"))
             )
+    found += _isolated_actions(by_kind["action"])
     return found
 
 
@@ -164,3 +171,24 @@ def _score(action: Definition, edge: str, score: float) -> list[Problem]:
     if 0.0 <= score <= 1.0:
         return []
     return [_error(action, f"action '{action.name}': {edge} has score {score}, outside [0, 1]")]
+
+
+def _isolated_actions(actions: Mapping[str, Definition]) -> list[tuple[str, Problem]]:
+    """Actions nothing links to and that link to nothing (see the module docstring)."""
+    linked = {
+        edge["action"]
+        for action in actions.values()
+        for edge in action.data["next"]
+        if edge["action"] != action.name
+    }
+    found = []
+    for action in actions.values():
+        leads = [e for e in action.data["next"] if e["action"] != action.name]
+        if action.name in linked or leads or action.data["tools"]:
+            continue
+        message = (
+            f"action '{action.name}' is isolated: no action leads to it and it calls no "
+            "tool and leads nowhere; add tools = [...] or next = [...], or remove it"
+        )
+        found.append(("graph", Problem("warning", action.file, action.line, message)))
+    return found

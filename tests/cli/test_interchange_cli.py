@@ -1,0 +1,221 @@
+"""export and import through the real CLI: formats, round trips, first-wins refusals."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from tests.conftest import Toolctl, write_files
+from tests.unit.test_interchange import (
+    CHAT2GRAPH,
+    JOKE_SERVICE,
+    TELL_JOKE,
+    TOOL_AGENT_GROUPS,
+    TOOL_AGENT_REGISTRY,
+)
+
+REGISTRY = """
+[[service]]
+id = "joke-service"
+description = "Tells jokes"
+[service.pulsar]
+request-queue = "non-persistent://tg/request/joke"
+response-queue = "non-persistent://tg/response/joke"
+config-params = [{ name = "style", required = false }]
+
+[[tool]]
+name = "tell-joke"
+description = "Tell a joke on a given topic"
+service = "joke-service"
+config = { style = "pun" }
+[[tool.arguments]]
+name = "topic"
+description = "The topic for the joke"
+
+[[tool]]
+name = "shout"
+description = "Shout a text"
+[tool.local]
+command = ["echo", "{text}"]
+input = "none"
+[[tool.arguments]]
+name = "text"
+[[tool.arguments]]
+name = "times"
+type = "integer"
+default = 1
+
+[[group]]
+name = "loud"
+tools = ["shout"]
+"""
+
+
+@pytest.fixture
+def registry(tmp_path: Path) -> Path:
+    return write_files(tmp_path / "reg", {"all.toml": REGISTRY})
+
+
+def test_export_openai_and_mcp(registry: Path, toolctl: Toolctl) -> None:
+    openai = toolctl("export", "--format", "openai", "-r", str(registry))
+    assert openai.returncode == 0, openai.stderr
+    again = toolctl("export", "--format", "openai", "-r", str(registry))
+    assert openai.stdout == again.stdout
+    functions = json.loads(openai.stdout)
+    assert [f["function"]["name"] for f in functions] == ["shout", "tell-joke"]
+    shout = functions[0]["function"]["parameters"]
+    jsonschema.Draft202012Validator.check_schema(shout)
+    assert shout["required"] == ["text"]
+    assert shout["properties"]["times"] == {"type": "integer", "default": 1}
+
+    mcp = toolctl("export", "-f", "mcp", "--group", "loud", "-r", str(registry))
+    assert mcp.returncode == 0, mcp.stderr
+    listed = json.loads(mcp.stdout)["tools"]
+    assert [t["name"] for t in listed] == ["shout"]
+    assert listed[0]["inputSchema"] == shout
+
+
+def test_export_trustgraph_and_its_refusals(registry: Path, toolctl: Toolctl) -> None:
+    result = toolctl("export", "-f", "trustgraph", "-r", str(registry))
+    assert result.returncode == 0, result.stderr
+    items = json.loads(result.stdout)
+    assert items == [
+        {"key": "tool-service/joke-service", "value": JOKE_SERVICE},
+        {"key": "tool/tell-joke", "value": TELL_JOKE},
+    ]
+    assert result.stderr == (
+        "toolctl: warning: left out 1 tool(s) not on a Pulsar service "
+        "(only those map to TrustGraph): shout\n"
+    )
+    loud = toolctl("export", "-f", "trustgraph", "-g", "loud", "-r", str(registry))
+    assert loud.returncode == 2
+    assert "group 'loud' has no tool on a Pulsar service" in loud.stderr
+    assert loud.stdout == ""
+    unknown = toolctl("export", "-f", "openai", "-g", "lowd", "-r", str(registry))
+    assert unknown.returncode == 4
+    assert "group 'lowd' not found; did you mean: loud?" in unknown.stderr
+    missing = toolctl("export", "-r", str(registry))
+    assert missing.returncode == 2
+
+
+def test_import_trustgraph_seed_files_round_trips(tmp_path: Path, toolctl: Toolctl) -> None:
+    (tmp_path / "joke-service.json").write_text(json.dumps(JOKE_SERVICE, indent=2))
+    (tmp_path / "tell-joke.json").write_text(json.dumps(TELL_JOKE, indent=2))
+    (tmp_path / "reg").mkdir()
+    files = ("joke-service.json", "tell-joke.json")
+    done = toolctl("import", "trustgraph", *files, "-r", "reg")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == (
+        "toolctl: imported service 'joke-service' into reg/services/joke-service.toml\n"
+        "toolctl: imported tool 'tell-joke' into reg/tools/tell-joke.toml\n"
+    )
+    assert toolctl("check", "-r", "reg").returncode == 0
+    exported = json.loads(toolctl("export", "-f", "trustgraph", "-r", "reg").stdout)
+    assert {i["key"]: i["value"] for i in exported} == {
+        "tool-service/joke-service": JOKE_SERVICE,
+        "tool/tell-joke": TELL_JOKE,
+    }
+    again = toolctl("import", "trustgraph", *files, "-r", "reg")
+    assert again.returncode == 3
+    assert "service 'joke-service' is already defined in reg/services/joke-service.toml:1" in (
+        again.stderr
+    )
+    assert sorted(p.name for p in (tmp_path / "reg").rglob("*.toml")) == [
+        "joke-service.toml",
+        "tell-joke.toml",
+    ]
+
+
+def test_import_refuses_confusable_names_and_bad_input(tmp_path: Path, toolctl: Toolctl) -> None:
+    write_files(tmp_path, {"reg/all.toml": REGISTRY})
+    (tmp_path / "alike.json").write_text(json.dumps({**TELL_JOKE, "name": "Tell_Joke"}))
+    alike = toolctl("import", "trustgraph", "alike.json", "-r", "reg")
+    assert alike.returncode == 3
+    assert "'Tell_Joke' is confusable with 'tell-joke'" in alike.stderr
+    (tmp_path / "broken.json").write_text("[{")
+    broken = toolctl("import", "trustgraph", "broken.json", "-r", "reg")
+    assert broken.returncode == 2
+    assert "broken.json:1: not valid JSON" in broken.stderr
+    wrong = toolctl("import", "yaml", "broken.json", "-r", "reg")
+    assert wrong.returncode == 2
+    for result in (alike, broken, wrong):
+        assert "Traceback" not in result.stderr
+
+
+def test_import_chat2graph_then_recommend(tmp_path: Path, toolctl: Toolctl) -> None:
+    (tmp_path / "chat2graph.yml").write_text(CHAT2GRAPH)
+    (tmp_path / "reg").mkdir()
+    done = toolctl("import", "chat2graph", "chat2graph.yml", "-r", "reg", "--json")
+    assert done.returncode == 0, done.stderr
+    written = json.loads(done.stdout)
+    assert {(w["kind"], w["name"]) for w in written} >= {
+        ("action", "content_understanding"),
+        ("tool", "DocumentReader"),
+    }
+    assert "left out tool 'BrowserUsing' (MCP)" in done.stderr
+    check = toolctl("check", "-r", "reg")
+    assert check.returncode == 0, check.stdout
+    result = toolctl("recommend", "-a", "schema_design", "--hops", "5", "--json", "-r", "reg")
+    data = json.loads(result.stdout)
+    assert [(a["name"], a["hops"]) for a in data["actions"]] == [
+        ("deep_recognition", 2),
+        ("graph_validation", 1),
+        ("schema_design", 0),
+    ]
+
+
+class Router(BaseHTTPRequestHandler):
+    """A stand-in for tool_agent's router: POST /run_tool {tool_id, params}."""
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        answer = json.dumps({"tool": body["tool_id"], "got": body["params"]}).encode()
+        status = 200 if self.path == "/run_tool" else 404
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(answer)))
+        self.end_headers()
+        self.wfile.write(answer)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def router() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Router)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+
+def test_import_tool_agent_and_run_through_its_router(
+    tmp_path: Path, toolctl: Toolctl, router: str
+) -> None:
+    (tmp_path / "registry.json").write_text(json.dumps(TOOL_AGENT_REGISTRY))
+    (tmp_path / "groups.json").write_text(json.dumps(TOOL_AGENT_GROUPS))
+    (tmp_path / "reg").mkdir()
+    done = toolctl("import", "tool-agent", "registry.json", "groups.json", "-r", "reg")
+    assert done.returncode == 0, done.stderr
+    shown = toolctl("show", "runcomfy_lifecycle", "-r", "reg")
+    assert "  tools          1. launch_comfy_env\n" in shown.stdout
+    descriptor = tmp_path / "reg" / "tools" / "image_stitcher.toml"
+    descriptor.write_text(descriptor.read_text().replace("http://127.0.0.1:8001", router))
+    ran = toolctl("run", "image_stitcher", "--args", '{"images": ["a.png"]}', "--json", "-r", "reg")
+    assert ran.returncode == 0, ran.stderr
+    result = json.loads(ran.stdout)
+    assert result["data"] == {"tool": "image_stitcher", "got": {"images": ["a.png"]}}
+    invalid = toolctl("run", "image_stitcher", "--args", "{}", "-r", "reg")
+    assert invalid.returncode == 2  # input_schema became the tool's parameters

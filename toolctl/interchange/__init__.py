@@ -1,0 +1,92 @@
+"""Interchange: tools out as OpenAI functions, an MCP tools/list or TrustGraph config items;
+TrustGraph, Chat2Graph and tool_agent files in as registry entries.
+
+One module per foreign format. Exports take descriptor data (``Definition.data``) and
+return JSON data plus notes about what was left out; they never touch the registry.
+Imports read the files they are given and return entries validated exactly like registry
+files; ``registry.writer.register`` writes them under the same first-wins and confusable
+rules as `toolctl register`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from toolctl.errors import UsageError
+from toolctl.interchange.entries import Imported, read_json, read_yaml, validate
+
+EXPORT_FORMATS = ("openai", "mcp", "trustgraph")
+IMPORT_FORMATS = ("trustgraph", "chat2graph", "tool-agent")
+
+__all__ = ["EXPORT_FORMATS", "IMPORT_FORMATS", "Exported", "Imported", "export", "read_import"]
+
+
+@dataclass(frozen=True)
+class Exported:
+    """JSON data to print (sorted by name), and notes on what was left out and why."""
+
+    data: Any
+    notes: list[str]
+
+
+def export(
+    format: str,
+    tools: Mapping[str, Mapping[str, Any]],
+    services: Mapping[str, Mapping[str, Any]],
+    group: Mapping[str, Any] | None = None,
+) -> Exported:
+    """Export ``tools`` (name → data), or only those ``group`` names, in ``format``."""
+    from toolctl.interchange import functions, trustgraph
+
+    chosen, notes = _select(tools, group)
+    data: Any
+    if format == "openai":
+        data, more = functions.openai_functions(chosen)
+    elif format == "mcp":
+        data, more = functions.mcp_tools(chosen)
+    elif format == "trustgraph":
+        data, more = trustgraph.export_items(chosen, services, narrowed=group is not None)
+        if group is not None and not data:
+            raise UsageError(
+                f"group '{group['name']}' has no tool on a Pulsar service; "
+                "only those map to TrustGraph",
+                hint="export it as openai or mcp",
+            )
+    else:
+        raise UsageError(f"unknown export format '{format}': expected {', '.join(EXPORT_FORMATS)}")
+    return Exported(data, notes + more)
+
+
+def _select(
+    tools: Mapping[str, Mapping[str, Any]], group: Mapping[str, Any] | None
+) -> tuple[list[Mapping[str, Any]], list[str]]:
+    if group is None:
+        return [tools[name] for name in sorted(tools)], []
+    names = sorted(set(group["tools"]))
+    missing = [name for name in names if name not in tools]
+    notes = [f"group '{group['name']}' names unknown tool '{name}'; left out" for name in missing]
+    return [tools[name] for name in names if name in tools], notes
+
+
+def read_import(format: str, files: Sequence[Path]) -> Imported:
+    """Convert every file, then validate all of it as one batch (any problem refuses all)."""
+    from toolctl.interchange import chat2graph, tool_agent, trustgraph
+
+    if format == "trustgraph":
+        converted = [trustgraph.convert(read_json(f), str(f)) for f in files]
+    elif format == "chat2graph":
+        converted = [chat2graph.convert(read_yaml(f), str(f)) for f in files]
+    elif format == "tool-agent":
+        converted = [tool_agent.convert(read_json(f), str(f)) for f in files]
+    else:
+        raise UsageError(f"unknown import format '{format}': expected {', '.join(IMPORT_FORMATS)}")
+    empty = [c.source for c in converted if not c.tables]
+    if empty:
+        raise UsageError(
+            f"{empty[0]} holds nothing toolctl can import as {format}",
+            details=[n for c in converted for n in c.notes],
+        )
+    return validate(converted)

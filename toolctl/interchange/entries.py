@@ -1,0 +1,110 @@
+"""Imported descriptor tables → registry entries, validated exactly as registry files are."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from toolctl.errors import RegistryError, UsageError
+from toolctl.registry.writer import Entry
+
+
+@dataclass(frozen=True)
+class Tables:
+    """What one foreign file converts to: TOML tables as (kind, table), and notes."""
+
+    source: str
+    tables: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Imported:
+    """Entries ready for ``registry.writer.register``, and what was left out and why."""
+
+    entries: list[Entry]
+    notes: list[str]
+
+
+def _read_text(path: Path) -> str:
+    if not path.is_file():
+        raise UsageError(f"no such file: {path}")
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read {path}: {exc}") from exc
+
+
+def read_json(path: Path) -> Any:
+    try:
+        return json.loads(_read_text(path))
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"{path}:{exc.lineno}: not valid JSON: {exc.msg}") from exc
+
+
+def read_yaml(path: Path) -> Any:
+    import yaml
+
+    try:
+        return yaml.safe_load(_read_text(path))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else 1
+        raise UsageError(f"{path}:{line}: not valid YAML: {exc}") from exc
+
+
+def validate(converted: Sequence[Tables]) -> Imported:
+    """Validate every table with the registry's own loader; any problem refuses the batch."""
+    entries: list[Entry] = []
+    problems: list[str] = []
+    for tables in converted:
+        found, trouble = _validate_one(tables)
+        entries += found
+        problems += trouble
+    if problems:
+        raise RegistryError(
+            f"{len(problems)} problem(s) in the imported descriptors; nothing was imported",
+            details=problems,
+        )
+    return Imported(entries, [note for tables in converted for note in tables.notes])
+
+
+def _validate_one(tables: Tables) -> tuple[list[Entry], list[str]]:
+    import tomli_w
+
+    from toolctl.registry.loader import parse_document
+
+    document: dict[str, list[dict[str, Any]]] = {}
+    for kind, table in tables.tables:
+        document.setdefault(kind, []).append(table)
+    try:
+        text = tomli_w.dumps(document)
+    except (TypeError, ValueError) as exc:
+        return [], [f"{tables.source}: cannot be written as TOML: {exc}"]
+    parsed = parse_document(document, text, tables.source)
+    problems = [f"{tables.source}: {p.message}" for p in parsed.problems]
+    counters: dict[str, int] = {}
+    entries = []
+    for definition in parsed.definitions:
+        position = counters.get(definition.kind, 0)
+        counters[definition.kind] = position + 1
+        # Any problem refuses the batch, so valid definitions line up with the raw tables.
+        entries.append(Entry(definition, parsed.raw[definition.kind][position]))
+    return entries, problems
+
+
+def items_of(data: Any, source: str, what: str) -> list[dict[str, Any]]:
+    """A JSON document as a list of objects: a list of them, or one alone."""
+    items = data if isinstance(data, list) else [data]
+    for position, item in enumerate(items, start=1):
+        if not isinstance(item, dict):
+            raise UsageError(f"{source}: item {position} is not a JSON object ({what})")
+    return items
+
+
+def clean(table: dict[str, Any]) -> dict[str, Any]:
+    """Drop keys whose value is None or empty: TOML has no null, and the defaults apply."""
+    return {k: v for k, v in table.items() if v is not None and v != [] and v != {}}
