@@ -209,15 +209,7 @@ class ContainerRunner:
             reason += f": the container was killed, out of memory?{limit}"
         if last:
             reason += f" ({last})" if done.returncode in (126, 127) else f": {last}"
-        return ToolResult(
-            False,
-            done.stdout.rstrip("\n"),
-            None,
-            reason,
-            done.returncode,
-            done.duration_ms,
-            self.transport,
-        )
+        return done.failure(reason, self.transport)
 
 
 def detect_engine(settings: Settings) -> Engine:

@@ -50,15 +50,7 @@ class LocalRunner:
         if done.returncode != 0:
             detail = done.stderr_tail.strip().splitlines()[-1:] if done.stderr_tail else []
             reason = f"exit status {done.returncode}" + (f": {detail[0]}" if detail else "")
-            return ToolResult(
-                False,
-                done.stdout.rstrip("\n"),
-                None,
-                reason,
-                done.returncode,
-                done.duration_ms,
-                self.transport,
-            )
+            return done.failure(reason, self.transport)
         return ToolResult.from_answer(
             done.stdout, transport=self.transport, exit_code=0, duration_ms=done.duration_ms
         )

@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import IO, Any, NamedTuple
 
 from toolctl.errors import Interrupted, TimedOut, TransportUnavailable
+from toolctl.runners.base import ToolResult
 
 _PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_-]*)\}")
 STDERR_TAIL = 4000
@@ -64,6 +65,11 @@ class Completed(NamedTuple):
     stderr_tail: str
     streamed: bool
     duration_ms: float
+
+    def failure(self, reason: str, transport: str) -> ToolResult:
+        """The failed result of a child that exited non-zero, with what it printed."""
+        output = self.stdout.rstrip("\n")
+        return ToolResult(False, output, None, reason, self.returncode, self.duration_ms, transport)
 
 
 class _Reader(threading.Thread):
