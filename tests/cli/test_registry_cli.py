@@ -148,8 +148,8 @@ def test_check_formats(tmp_path: Path, toolctl: Toolctl) -> None:
 def test_parallel_registers_of_distinct_names_all_land(tmp_path: Path) -> None:
     for n in range(20):
         write_files(tmp_path, {f"in/t{n}.toml": tool(f"tool-{n}")})
-    codes = _parallel(tmp_path, [f"in/t{n}.toml" for n in range(20)])
-    assert codes == [0] * 20
+    outcomes = _parallel(tmp_path, [f"in/t{n}.toml" for n in range(20)])
+    assert [code for code, _ in outcomes] == [0] * 20, outcomes
     written = sorted(p.name for p in (tmp_path / "reg/tools").iterdir())
     assert written == sorted(f"tool-{n}.toml" for n in range(20))
 
@@ -157,8 +157,8 @@ def test_parallel_registers_of_distinct_names_all_land(tmp_path: Path) -> None:
 def test_parallel_registers_of_one_name_let_exactly_one_win(tmp_path: Path) -> None:
     for n in range(10):
         write_files(tmp_path, {f"in/t{n}.toml": tool("contested", f"writer {n}")})
-    codes = _parallel(tmp_path, [f"in/t{n}.toml" for n in range(10)])
-    assert sorted(codes) == [0] + [3] * 9
+    outcomes = _parallel(tmp_path, [f"in/t{n}.toml" for n in range(10)])
+    assert sorted(code for code, _ in outcomes) == [0] + [3] * 9, outcomes
     left = sorted(
         p.relative_to(tmp_path / "reg").as_posix()
         for p in (tmp_path / "reg").rglob("*")
@@ -167,8 +167,8 @@ def test_parallel_registers_of_one_name_let_exactly_one_win(tmp_path: Path) -> N
     assert left == [".toolctl.lock", "tools/contested.toml"]
 
 
-def _parallel(cwd: Path, files: list[str]) -> list[int]:
-    def register(file: str) -> int:
+def _parallel(cwd: Path, files: list[str]) -> list[tuple[int, str]]:
+    def register(file: str) -> tuple[int, str]:
         done = subprocess.run(
             [sys.executable, "-m", "toolctl", "register", file, "-r", "reg"],
             cwd=cwd,
@@ -177,7 +177,7 @@ def _parallel(cwd: Path, files: list[str]) -> list[int]:
             timeout=120,
         )
         assert "Traceback" not in done.stderr
-        return done.returncode
+        return done.returncode, done.stderr
 
     with ThreadPoolExecutor(max_workers=len(files)) as pool:
         return list(pool.map(register, files))

@@ -1,9 +1,205 @@
-"""Placeholder: the `worker` command is being built; it registers nothing yet."""
+"""`toolctl worker SERVICE | --tool NAME`: host a tool service on Pulsar, here or detached."""
 
 from __future__ import annotations
 
+import signal
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
 import typer
+
+from toolctl.cli.common import RegistryOption, StrictOption, settings_for
+
+if TYPE_CHECKING:
+    from toolctl.runners.worker import Log
+    from toolctl.settings import Settings
+
+PulsarUrlOption = Annotated[
+    str | None,
+    typer.Option(
+        "--pulsar-url",
+        metavar="URL",
+        help="Pulsar broker (default $TOOLCTL_PULSAR_URL or pulsar://localhost:6650).",
+    ),
+]
+DRAIN_GRACE = 10.0
+"""Seconds a stopping worker gives the calls in flight to answer."""
 
 
 def install(app: typer.Typer) -> None:
-    """Add this module's commands to the app."""
+    app.command("worker")(worker_command)
+
+
+def worker_command(
+    service: Annotated[
+        str | None, typer.Argument(metavar="[SERVICE]", help="The Pulsar service to host.")
+    ] = None,
+    tool: Annotated[
+        str | None,
+        typer.Option(
+            "--tool",
+            metavar="NAME",
+            help="Host a registered local, HTTP or container tool instead, on "
+            "non-persistent://tg/request/NAME.",
+        ),
+    ] = None,
+    handler: Annotated[
+        str | None,
+        typer.Option(metavar="MODULE:ATTR", help="Host this handler instead of the service's."),
+    ] = None,
+    concurrency: Annotated[
+        int, typer.Option("--concurrency", "-c", min=1, max=1024, help="Calls in flight.")
+    ] = 4,
+    detach: Annotated[
+        bool, typer.Option("--detach", help="Run in the background; return once it serves.")
+    ] = False,
+    stop: Annotated[
+        bool, typer.Option("--stop", help="Stop the detached worker (drains its calls).")
+    ] = False,
+    pulsar_url: PulsarUrlOption = None,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Log every call on stderr.")
+    ] = False,
+    ready_file: Annotated[Path | None, typer.Option(hidden=True)] = None,
+    registry: RegistryOption = None,
+    strict: StrictOption = False,
+) -> None:
+    """Serve SERVICE's handler (or --tool NAME) on Pulsar until SIGTERM or Ctrl-C.
+
+    Every worker of a service shares the subscription "SERVICE-request", so they split the
+    calls. SIGTERM stops taking calls, lets those in flight answer, and exits 0.
+    Exit codes: 0 stopped, 2 bad handler or options, 4 unknown service or tool,
+    5 broker unreachable.
+    """
+    from toolctl import render
+    from toolctl.errors import UsageError
+
+    if (service is None) == (tool is None):
+        raise UsageError("give a SERVICE or --tool NAME (one of them)")
+    settings = settings_for(registry, strict, pulsar_url=pulsar_url)
+    target = Target(service, tool, handler, concurrency, verbose)
+    if stop:
+        from toolctl.runners.worker import stop_detached
+
+        record = stop_detached(settings, target.name, DRAIN_GRACE)
+        label = target.label
+        render.note(f"stopped {label} (pid {record.pid})" if record else f"{label}: not running")
+    elif detach:
+        from toolctl.runners.worker import start_detached
+
+        command = target.argv(settings, explicit_registry=bool(registry), strict=strict)
+        record, started = start_detached(settings, target.name, command)
+        how = "started" if started else "already running"
+        log = render.display_path(record.log)
+        render.note(f"{target.label} {how} (pid {record.pid}, log {log})")
+    else:
+        _serve(settings, target, ready_file)
+
+
+@dataclass(frozen=True)
+class Target:
+    """What one `toolctl worker` line hosts, and how."""
+
+    service: str | None
+    tool: str | None
+    handler: str | None
+    concurrency: int
+    verbose: bool
+
+    @property
+    def name(self) -> str:
+        """Its name in the process table (what `service status` lists)."""
+        return f"worker:{self.service}" if self.service else f"worker:tool:{self.tool}"
+
+    @property
+    def label(self) -> str:
+        return f"worker {self.service or f'--tool {self.tool}'}"
+
+    def argv(self, settings: Settings, *, explicit_registry: bool, strict: bool) -> list[str]:
+        """The command line of the same worker in the foreground, for --detach."""
+        command = [sys.executable, "-m", "toolctl", "worker"]
+        command += [self.service] if self.service else ["--tool", str(self.tool)]
+        command += ["--handler", self.handler] if self.handler else []
+        command += ["--concurrency", str(self.concurrency), "--pulsar-url", settings.pulsar_url]
+        command += ["--verbose"] if self.verbose else []
+        command += ["--strict"] if strict else []
+        for directory in settings.search_path if explicit_registry else ():
+            command += ["--registry", str(directory)]
+        return command
+
+
+def _serve(settings: Settings, target: Target, ready_file: Path | None) -> None:
+    """Serve in the foreground until SIGTERM (exit 0) or Ctrl-C (exit 130)."""
+    from toolctl import render
+    from toolctl.cli.common import open_registry
+    from toolctl.runners.worker import Worker, host_service, host_tool
+
+    registry = open_registry(settings)
+    if target.service is not None:
+        hosting = host_service(registry, settings, target.service, target.handler)
+    else:
+        hosting = host_tool(registry, settings, str(target.tool))
+    log = _logger(target.label)
+    worker = Worker(hosting, settings.pulsar_url, target.concurrency, log, verbose=target.verbose)
+    with stop_signals() as stopping:
+        worker.start()
+        if ready_file is not None:
+            ready_file.write_text("ready\n")
+        render.note(
+            f"{target.label}: serving {hosting.origin} on {hosting.request_queue} "
+            f"(subscription {hosting.subscription}, {target.concurrency} in flight) "
+            f"at {settings.pulsar_url}; Ctrl-C or SIGTERM stops it"
+        )
+        stopping.wait_forever()
+        drained = worker.stop(DRAIN_GRACE)
+    log("stopped" if drained else f"stopped; calls still running after {DRAIN_GRACE:g} s")
+    if stopping.signal == signal.SIGINT:
+        raise typer.Exit(130)
+
+
+def _logger(label: str) -> Log:
+    import time
+
+    def log(message: str) -> None:
+        stamp = time.strftime("%Y-%m-%d %H:%M:%S")
+        sys.stderr.write(f"{stamp} toolctl {label}: {message}\n")
+        sys.stderr.flush()
+
+    return log
+
+
+class Stopping:
+    """Set by SIGTERM or SIGINT; a second signal ends the process at once."""
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+        self.signal: int | None = None
+
+    def handle(self, signum: int, _frame: object) -> None:
+        if self.event.is_set():
+            import os
+
+            os._exit(128 + signum)  # skips the pulsar client's teardown, which could abort
+        self.signal = signum
+        self.event.set()
+
+    def wait_forever(self) -> None:
+        while not self.event.wait(0.5):  # a timeout keeps the main thread responsive
+            pass
+
+
+@contextmanager
+def stop_signals() -> Iterator[Stopping]:
+    """Turn SIGTERM and SIGINT into a Stopping event for the duration of the block."""
+    stopping = Stopping()
+    previous = {sig: signal.signal(sig, stopping.handle) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield stopping
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

@@ -14,10 +14,13 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from toolctl.errors import TransportUnavailable, UsageError
 from toolctl.settings import Settings
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 ENTRY_POINT_GROUP = "toolctl.runners"
 _RESULT_KEYS = {"success", "output", "data", "error"}
@@ -142,6 +145,17 @@ class Runner(Protocol):
 
     def close(self) -> None:
         """Release what calls shared (connections, clients)."""
+        ...
+
+
+@runtime_checkable
+class Pipelined(Protocol):
+    """A runner that keeps many calls in flight itself (Pulsar): ``--batch`` uses ``submit``."""
+
+    def submit(
+        self, tool: ToolSpec, arguments: dict[str, Any], context: RunContext
+    ) -> Future[ToolResult]:
+        """Send one call and return at once; the Future resolves to its result (bounded)."""
         ...
 
 

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# make demo: the main job on the embedded defaults, against the sample registry in registry/.
+# Checks the registry, lists it, runs one tool of each runtime (local, managed HTTP service,
+# container, Pulsar through the embedded broker and a worker), recommends tools from the
+# toolkit graph, and stops everything it started. State and cache live in a temporary
+# directory, so the demo neither sees nor disturbs your own services.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+demo_home=$(mktemp -d)
+export XDG_STATE_HOME="$demo_home/state" XDG_CACHE_HOME="$demo_home/cache"
+export NO_COLOR=1
+# the embedded broker on a free port, so a Pulsar already on 6650 is left alone
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+export TOOLCTL_PULSAR_URL="pulsar://127.0.0.1:$port"
+
+cleanup() {
+    toolctl service down --all >/dev/null 2>&1 || true
+    rm -rf "$demo_home"
+}
+trap cleanup EXIT
+
+step() { printf '\n\033[1m$ toolctl %s\033[0m\n' "$*"; toolctl "$@"; }
+
+step check --strict
+step list
+step list actions
+step show word-count
+
+# local: a subprocess, arguments as JSON on stdin
+step run word-count --arg text="the quick brown fox"
+step run shout --arg text=hello --arg times=3
+
+# HTTP: text-api is a managed service, started on a free port on first use
+step run char-stats --arg text="R2-D2 and C-3PO"
+step run slugify --arg title="Hello, Tool World!"
+step service status
+
+# container: podman or docker, no network, read-only root
+if [ -z "${CONTAINERS_CONF:-}" ] && [ -f "$HOME/.config/toolctl/containers.conf" ]; then
+    export CONTAINERS_CONF="$HOME/.config/toolctl/containers.conf"
+fi
+if (command -v podman || command -v docker) >/dev/null 2>&1; then
+    step run checksum --arg text=hello || echo "(no container engine answered or no image: run scripts/setup-podman.sh)"
+else
+    echo; echo "(skipping the container tool: no podman or docker; scripts/setup-podman.sh installs podman)"
+fi
+
+# Pulsar: the embedded broker and a worker hosting the TrustGraph-style joke service
+step broker start --detach --port "$port"
+step worker joke-service --detach
+step run tell-joke --arg topic=programming
+step run tell-joke --arg topic=animals --json
+step service status
+step worker joke-service --stop
+step broker stop
+
+# the toolkit graph
+step recommend --action read-input --hops 2
+step export --format mcp --group integrity
+
+step service down --all
+echo; echo "demo done: everything it started is stopped."

@@ -1,0 +1,117 @@
+"""Fixtures for the Pulsar tests: one real embedded broker per session, real workers per test.
+
+The broker is the pulsar-lite binary, started the way `toolctl broker start` starts it, on
+a free 127.0.0.1 port. Each test gets a small project (a registry and a ``handlers.py``)
+whose queues carry a per-test suffix, so tests never see each other's messages, and a
+``workers`` factory whose worker processes are killed when the test ends.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from pulsar_support import HANDLERS, Project, StartWorker, free_port, registry_toml
+
+from tests.conftest import write_files
+from toolctl.runners import broker
+from toolctl.settings import Settings
+from toolctl.state import ProcessTable, stop
+
+
+@pytest.fixture(scope="session")
+def pulsar_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """One pulsar-lite broker for the whole session; its URL."""
+    directory = tmp_path_factory.mktemp("pulsar-broker")
+    where = broker.BrokerLayout(free_port(), directory / "data")
+    where.data_dir.mkdir()
+    where.config.write_text(broker.CONFIG)
+    log = directory / "broker.log"
+    with open(log, "wb") as output:
+        child = subprocess.Popen(
+            broker.argv(where),
+            stdin=subprocess.DEVNULL,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            cwd=where.data_dir,
+            start_new_session=True,
+        )
+    try:
+        broker.wait_until_ready(child, where, log)
+        yield where.url
+    finally:
+        child.terminate()
+        try:
+            child.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait(timeout=5)
+
+
+@pytest.fixture
+def project(tmp_path: Path, pulsar_url: str, monkeypatch: pytest.MonkeyPatch) -> Project:
+    """This test's project; TOOLCTL_PULSAR_URL points at the session broker."""
+    monkeypatch.setenv("TOOLCTL_PULSAR_URL", pulsar_url)
+    suffix = uuid.uuid4().hex[:10]
+    made = Project(tmp_path / "project", tmp_path / "project" / "registry", suffix)
+    write_files(made.root, {"handlers.py": HANDLERS})
+    made.registry.mkdir(parents=True)
+    (made.registry / "services.toml").write_text(registry_toml(made))
+    return made
+
+
+@pytest.fixture
+def workers(project: Project, tmp_path: Path) -> Iterator[StartWorker]:
+    """Start `toolctl worker SERVICE ...` (foreground, a subprocess) and wait until it serves.
+
+    Every worker a test started is killed (its whole process group) when the test ends.
+    """
+    started: list[subprocess.Popen[bytes]] = []
+
+    def start(
+        service: str, *extra: str, env: dict[str, str] | None = None
+    ) -> subprocess.Popen[bytes]:
+        ready = tmp_path / f"ready-{uuid.uuid4().hex}"
+        log = tmp_path / f"worker-{service}-{len(started)}.log"
+        command = [sys.executable, "-m", "toolctl", "worker", service, *extra]
+        command += ["--registry", str(project.registry), "--ready-file", str(ready)]
+        with open(log, "wb") as output:
+            child = subprocess.Popen(
+                command,
+                cwd=project.root,
+                env={**os.environ, **(env or {})},
+                stdin=subprocess.DEVNULL,
+                stdout=output,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        started.append(child)
+        deadline = time.monotonic() + 30
+        while not ready.exists():
+            if child.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError(f"worker did not start: {log.read_text()}")
+            time.sleep(0.01)
+        return child
+
+    yield start
+    for child in started:
+        if child.poll() is None:
+            os.killpg(child.pid, signal.SIGKILL)
+        child.wait(timeout=10)
+
+
+@pytest.fixture(autouse=True)
+def stop_background(isolated_env: dict[str, str]) -> Iterator[None]:
+    """Whatever a test started with --detach (brokers, workers) is stopped afterwards."""
+    yield
+    table = ProcessTable(Settings.load(environ=isolated_env))
+    for record in table.all():
+        stop(record.pid, grace=5.0)
+        table.remove(record.name)

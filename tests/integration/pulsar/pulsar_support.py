@@ -1,0 +1,128 @@
+"""What the Pulsar tests share: the handlers module, a per-test project, a free port."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+HANDLERS = '''
+"""Handlers the Pulsar tests host with `toolctl worker`."""
+
+import asyncio
+import os
+import threading
+import time
+from pathlib import Path
+
+
+def hello(config, arguments, user):
+    return f"hello {arguments.get('name', 'world')} from {user}"
+
+
+def echo(config, arguments, user):
+    return {"config": config, "arguments": arguments, "user": user}
+
+
+def fail(config, arguments, user):
+    raise ValueError(f"boom: {arguments.get('why', 'no reason')}")
+
+
+def chunks(config, arguments, user):
+    for part in ("one ", "two ", "three"):
+        yield part
+
+
+async def later(config, arguments, user):
+    await asyncio.sleep(0.01)
+    return f"later {arguments['word']}"
+
+
+_together = threading.Barrier(int(os.environ.get("TOGETHER", "3")), timeout=20)
+
+
+def together(config, arguments, user):
+    _together.wait()  # passes only while enough calls are in flight at once
+    return f"together {arguments['n']}"
+
+
+def sleepy(config, arguments, user):
+    Path(arguments["marker"]).write_text("started")
+    time.sleep(float(arguments["seconds"]))
+    return "slept"
+'''
+
+
+@dataclass(frozen=True)
+class Project:
+    """A registry and handlers module in tmp_path; ``queue(name)`` is a service's request topic."""
+
+    root: Path
+    registry: Path
+    suffix: str
+
+    def request_queue(self, service: str) -> str:
+        return f"non-persistent://tg/request/{service}-{self.suffix}"
+
+    def response_queue(self, service: str) -> str:
+        return f"non-persistent://tg/response/{service}-{self.suffix}"
+
+
+SERVICES = {
+    # service: (handler, tool arguments as TOML)
+    "hello": ("handlers:hello", '[[tool.arguments]]\nname = "name"\nrequired = false'),
+    "echo": ("handlers:echo", '[[tool.arguments]]\nname = "word"\nrequired = false'),
+    "fail": ("handlers:fail", '[[tool.arguments]]\nname = "why"\nrequired = false'),
+    "chunks": ("handlers:chunks", ""),
+    "later": ("handlers:later", '[[tool.arguments]]\nname = "word"'),
+    "together": ("handlers:together", '[[tool.arguments]]\nname = "n"\ntype = "integer"'),
+    "sleepy": (
+        "handlers:sleepy",
+        '[[tool.arguments]]\nname = "marker"\n[[tool.arguments]]\nname = "seconds"\n'
+        'type = "number"',
+    ),
+    "nobody": ("handlers:hello", ""),  # no test ever starts its worker
+}
+
+
+def registry_toml(project: Project) -> str:
+    parts = []
+    for service, (handler, arguments) in SERVICES.items():
+        parts.append(
+            f"""
+[[service]]
+name = "{service}"
+[service.pulsar]
+request_queue = "{project.request_queue(service)}"
+response_queue = "{project.response_queue(service)}"
+config_params = [{{ name = "style", required = false }}]
+handler = "{handler}"
+
+[[tool]]
+name = "{service}"
+service = "{service}"
+timeout = 10
+config = {{ style = "plain" }}
+{arguments}
+"""
+        )
+    return "".join(parts)
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+StartWorker = Callable[..., subprocess.Popen[bytes]]
+
+
+def result_of(stdout: str) -> dict[str, object]:
+    """The ToolResult a `toolctl run --json` printed."""
+    parsed: dict[str, object] = json.loads(stdout)
+    return parsed

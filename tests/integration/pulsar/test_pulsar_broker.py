@@ -1,0 +1,129 @@
+"""`toolctl broker start|status|stop`: the embedded pulsar-lite broker, through the real CLI."""
+
+from __future__ import annotations
+
+import json
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from pulsar_support import Project, free_port
+
+from tests.conftest import Toolctl
+from toolctl.state import is_alive
+
+
+def test_start_status_stop(toolctl: Toolctl, tmp_path: Path):
+    port = free_port()
+    data = tmp_path / "broker-data"
+    started = toolctl("broker", "start", "--detach", "--port", str(port), "--data", str(data))
+    assert started.returncode == 0, started.stderr
+    assert started.stdout == f"pulsar://127.0.0.1:{port}\n"
+    assert "broker started" in started.stderr
+    assert (data / "pulsar-lite.toml").read_text() == "[metrics]\nenabled = false\n"
+
+    status = toolctl("broker", "status", "--json")
+    assert status.returncode == 0
+    shown = json.loads(status.stdout)
+    assert (shown["running"], shown["answering"], shown["port"]) == (True, True, port)
+    assert shown["data"] == str(data)
+    assert "running" in toolctl("broker", "status").stdout
+
+    again = toolctl("broker", "start", "--detach", "--port", str(port))
+    assert (again.returncode, again.stdout) == (0, f"pulsar://127.0.0.1:{port}\n")
+    assert "already running" in again.stderr
+
+    listed = json.loads(toolctl("service", "status", "--json").stdout)
+    assert [(r["kind"], r["name"]) for r in listed] == [("broker", "broker")]
+
+    stopped = toolctl("broker", "stop")
+    assert stopped.returncode == 0
+    assert f"(pid {shown['pid']})" in stopped.stderr
+    assert not is_alive(int(shown["pid"]))
+    gone = toolctl("broker", "status")
+    assert (gone.returncode, gone.stdout) == (5, "broker: not running\n")
+    assert "not running" in toolctl("broker", "stop").stderr
+
+
+def test_a_port_in_use_is_exit_5_suggesting_another(toolctl: Toolctl):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        done = toolctl("broker", "start", "--detach", "--port", str(port))
+    assert done.returncode == 5
+    assert f"port {port} on 127.0.0.1 is already in use" in done.stderr
+    assert "--port" in done.stderr
+    assert toolctl("broker", "status").returncode == 5
+
+
+def test_the_foreground_broker_stops_on_sigterm(tmp_path: Path):
+    port = free_port()
+    command = [sys.executable, "-m", "toolctl", "broker", "start", "--port", str(port)]
+    command += ["--data", str(tmp_path / "data")]
+    broker = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert broker.stdout is not None
+        assert broker.stdout.readline() == f"pulsar://127.0.0.1:{port}\n"
+        broker.send_signal(signal.SIGTERM)
+        _, err = broker.communicate(timeout=30)
+    finally:
+        broker.kill()
+    assert broker.returncode == 0, err
+    assert "broker stopped" in err
+    with socket.socket() as probe:
+        assert probe.connect_ex(("127.0.0.1", port)) != 0
+
+
+def test_a_worker_reconnects_after_the_broker_restarts(
+    toolctl: Toolctl, project: Project, tmp_path: Path
+):
+    port = free_port()
+    url = f"pulsar://127.0.0.1:{port}"
+    data = ("--port", str(port), "--data", str(tmp_path / "data"))
+    assert toolctl("broker", "start", "--detach", *data).returncode == 0
+    registry = ("--registry", str(project.registry))
+    worker = toolctl("worker", "hello", "--detach", "--pulsar-url", url, *registry)
+    assert worker.returncode == 0, worker.stderr
+    call = ("run", "hello", "--user", "u", "--pulsar-url", url, "--timeout", "2", *registry)
+    assert toolctl(*call).stdout == "hello world from u\n"
+
+    assert toolctl("broker", "stop").returncode == 0
+    assert toolctl(*call).returncode == 5  # nobody to talk to
+    assert toolctl("broker", "start", "--detach", *data).returncode == 0
+    deadline = time.monotonic() + 60
+    while (done := toolctl(*call)).returncode != 0:  # the client backs off, then resubscribes
+        assert done.returncode == 124, done.stderr
+        assert time.monotonic() < deadline, "the worker never came back"
+    assert done.stdout == "hello world from u\n"
+
+
+def test_the_foreground_broker_ends_quietly_when_stopped_from_elsewhere(
+    toolctl: Toolctl, tmp_path: Path
+):
+    port = free_port()
+    command = [sys.executable, "-m", "toolctl", "broker", "start", "--port", str(port)]
+    command += ["--data", str(tmp_path / "data")]
+    broker = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert broker.stdout is not None
+        assert broker.stdout.readline() == f"pulsar://127.0.0.1:{port}\n"
+        assert toolctl("broker", "stop").returncode == 0
+        _, err = broker.communicate(timeout=30)
+    finally:
+        broker.kill()
+    assert broker.returncode == 0, err
+    # Ctrl-C stops it too, and says so with 130
+    broker = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert broker.stdout is not None
+        broker.stdout.readline()
+        broker.send_signal(signal.SIGINT)
+        _, err = broker.communicate(timeout=30)
+    finally:
+        broker.kill()
+    assert broker.returncode == 130, err
+    assert toolctl("broker", "status").returncode == 5

@@ -1,0 +1,216 @@
+"""`toolctl run` over Pulsar: the real CLI and PulsarRunner against the embedded broker."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from pulsar_support import Project, StartWorker, free_port, result_of
+
+from tests.conftest import Toolctl
+from toolctl.errors import TimedOut
+from toolctl.registry.index import Registry
+from toolctl.runners import resolve_tool
+from toolctl.runners.base import RunContext
+from toolctl.runners.pulsar import PulsarRunner
+from toolctl.settings import Settings
+
+
+def run(toolctl: Toolctl, project: Project, *args: str) -> tuple[int, str, str]:
+    done = toolctl("run", *args, "--registry", str(project.registry), timeout=60)
+    return done.returncode, done.stdout, done.stderr
+
+
+def test_a_call_prints_the_answer(toolctl: Toolctl, project: Project, workers: StartWorker):
+    workers("hello")
+    code, out, err = run(toolctl, project, "hello", "--arg", "name=ada", "--user", "bob")
+    assert (code, out, err) == (0, "hello ada from bob\n", "")
+
+
+def test_the_user_defaults_to_the_login_name(
+    toolctl: Toolctl, project: Project, workers: StartWorker
+):
+    workers("echo")
+    done = toolctl(
+        "run", "echo", "--json", "--registry", str(project.registry), env={"LOGNAME": "carol"}
+    )
+    assert done.returncode == 0, done.stderr
+    result = result_of(done.stdout)
+    assert result["success"] is True
+    assert result["transport"] == "pulsar"
+    # a JSON answer is data; the tool's config and arguments arrive as objects
+    assert result["data"] == {"config": {"style": "plain"}, "arguments": {}, "user": "carol"}
+
+
+def test_an_error_answer_exits_1_with_its_type_and_message(
+    toolctl: Toolctl, project: Project, workers: StartWorker
+):
+    workers("fail")
+    code, out, err = run(toolctl, project, "fail", "--arg", "why=disk on fire")
+    assert code == 1
+    assert out == ""
+    assert "tool-service-error: boom: disk on fire" in err
+    code, out, _ = run(toolctl, project, "fail", "--json")
+    assert code == 1
+    assert result_of(out)["error"] == "tool-service-error: boom: no reason"
+
+
+def test_a_stream_is_printed_as_it_arrives_and_joined_with_json(
+    toolctl: Toolctl, project: Project, workers: StartWorker
+):
+    workers("chunks")
+    assert run(toolctl, project, "chunks") == (0, "one two three\n", "")
+    code, out, _ = run(toolctl, project, "chunks", "--json")
+    assert code == 0
+    assert result_of(out)["output"] == "one two three"
+
+
+def test_stream_chunks_reach_the_callback_one_by_one(
+    project: Project, workers: StartWorker, pulsar_url: str
+):
+    workers("chunks")
+    runner, spec, context = _library(project, pulsar_url, "chunks")
+    seen: list[str] = []
+    context.stream = seen.append
+    try:
+        result = runner.run(spec, {}, context)
+    finally:
+        runner.close()
+    assert seen == ["one ", "two ", "three", "\n"]  # the newline leaves a terminal tidy
+    assert context.streamed is True
+    assert (result.success, result.output) == (True, "one two three")
+
+
+def test_an_async_handler_answers(toolctl: Toolctl, project: Project, workers: StartWorker):
+    workers("later")
+    assert run(toolctl, project, "later", "--arg", "word=soon") == (0, "later soon\n", "")
+
+
+def test_no_worker_times_out_with_124_naming_the_queue(toolctl: Toolctl, project: Project):
+    code, out, err = run(toolctl, project, "nobody", "--timeout", "0.5")
+    assert code == 124
+    assert out == ""
+    assert "no answer from service 'nobody' within 0.5 s" in err
+    assert project.request_queue("nobody") in err
+    assert "non-persistent topic drops requests" in err
+    assert "toolctl worker nobody" in err
+
+
+def test_a_dead_broker_is_exit_5_naming_the_url(toolctl: Toolctl, project: Project):
+    url = f"pulsar://127.0.0.1:{free_port()}"
+    code, _, err = run(toolctl, project, "hello", "--pulsar-url", url)
+    assert code == 5
+    assert f"cannot reach the Pulsar broker at {url}" in err
+    assert "toolctl broker start" in err
+    assert "Traceback" not in err
+
+
+@pytest.fixture
+def silent_peer() -> Iterator[int]:
+    """A port that accepts TCP connections and never says a word."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(16)
+        yield server.getsockname()[1]
+
+
+def test_a_peer_that_never_answers_is_exit_5_within_the_timeout(
+    toolctl: Toolctl, project: Project, silent_peer: int
+):
+    url = f"pulsar://127.0.0.1:{silent_peer}"
+    code, _, err = run(toolctl, project, "hello", "--pulsar-url", url, "--timeout", "1")
+    assert code == 5
+    assert url in err
+
+
+def test_the_environment_variable_picks_the_broker(
+    toolctl: Toolctl, project: Project, workers: StartWorker
+):
+    workers("hello")
+    dead = f"pulsar://127.0.0.1:{free_port()}"
+    done = toolctl(
+        "run", "hello", "--registry", str(project.registry), env={"TOOLCTL_PULSAR_URL": dead}
+    )
+    assert done.returncode == 5
+    assert dead in done.stderr
+
+
+def test_dry_run_shows_queues_user_and_config(toolctl: Toolctl, project: Project):
+    code, out, _ = run(toolctl, project, "hello", "--arg", "name=x", "--user", "u", "--dry-run")
+    assert code == 0
+    code, out, _ = run(
+        toolctl, project, "hello", "--arg", "name=x", "--user", "u", "--dry-run", "--json"
+    )
+    plan = json.loads(out)
+    assert plan["request_queue"] == project.request_queue("hello")
+    assert plan["response_queue"] == project.response_queue("hello")
+    assert (plan["user"], plan["config"], plan["arguments"]) == (
+        "u",
+        {"style": "plain"},
+        {"name": "x"},
+    )
+    assert plan["url"].startswith("pulsar://127.0.0.1:")
+
+
+def test_batch_keeps_input_order_with_calls_in_flight(
+    toolctl: Toolctl, project: Project, workers: StartWorker, tmp_path: Path
+):
+    workers("hello", "--concurrency", "4")
+    lines = [json.dumps({"name": f"n{i}"}) for i in range(40)]
+    lines.insert(7, '"not an object"')
+    batch = tmp_path / "batch.jsonl"
+    batch.write_text("\n".join(lines) + "\n")
+    code, out, _ = run(toolctl, project, "hello", "--batch", str(batch), "--concurrency", "8")
+    assert code == 1  # one line was not arguments
+    results = [json.loads(line) for line in out.splitlines()]
+    assert len(results) == 41
+    assert results[7]["success"] is False
+    assert "line 8" in results[7]["error"]
+    outputs = [r["output"] for i, r in enumerate(results) if i != 7]
+    assert outputs == [f"hello n{i} from {_login()}" for i in range(40)]
+
+
+def test_submitted_calls_time_out_too(project: Project, pulsar_url: str):
+    runner, spec, context = _library(project, pulsar_url, "nobody")
+    context.timeout = 0.3
+    try:
+        future = runner.submit(spec, {}, context)
+        with pytest.raises(TimedOut, match="no answer from service 'nobody'"):
+            future.result(timeout=10)
+    finally:
+        runner.close()
+
+
+def test_one_runner_serves_many_threads(project: Project, workers: StartWorker, pulsar_url: str):
+    workers("hello", "--concurrency", "4")
+    runner, spec, context = _library(project, pulsar_url, "hello")
+    outputs: dict[int, str] = {}
+
+    def call(n: int) -> None:
+        outputs[n] = runner.run(
+            spec, {"name": str(n)}, RunContext(context.settings, 10, "t")
+        ).output
+
+    threads = [threading.Thread(target=call, args=(n,)) for n in range(16)]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=30)
+    finally:
+        runner.close()
+    assert outputs == {n: f"hello {n} from t" for n in range(16)}
+
+
+def _library(project: Project, url: str, tool: str) -> tuple[PulsarRunner, object, RunContext]:
+    settings = Settings.load([project.registry], pulsar_url=url)
+    spec = resolve_tool(Registry.open(settings), tool)
+    return PulsarRunner(settings), spec, RunContext(settings, 10.0, "lib")
+
+
+def _login() -> str:
+    return Settings.load().user

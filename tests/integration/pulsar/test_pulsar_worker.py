@@ -1,0 +1,241 @@
+"""`toolctl worker`: concurrency, failures, signals, detaching, hosting registered tools."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from pulsar_support import Project, StartWorker, free_port
+
+from tests.conftest import ROOT, Toolctl, write_files
+from toolctl.state import is_alive
+
+
+def run(toolctl: Toolctl, project: Project, *args: str) -> subprocess.CompletedProcess[str]:
+    return toolctl("run", *args, "--registry", str(project.registry), timeout=60)
+
+
+def wait_for(path: Path, seconds: float = 20) -> None:
+    deadline = time.monotonic() + seconds
+    while not path.exists():
+        assert time.monotonic() < deadline, f"{path} never appeared"
+        time.sleep(0.01)
+
+
+def test_concurrency_n_runs_n_calls_at_once(
+    toolctl: Toolctl, project: Project, workers: StartWorker, tmp_path: Path
+):
+    # each call waits on a barrier of 3: all pass only if 3 calls are in flight together
+    workers("together", "--concurrency", "3", env={"TOGETHER": "3"})
+    batch = tmp_path / "three.jsonl"
+    batch.write_text("".join(json.dumps({"n": n}) + "\n" for n in range(3)))
+    done = run(toolctl, project, "together", "--batch", str(batch), "--concurrency", "3")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert [json.loads(line)["output"] for line in done.stdout.splitlines()] == [
+        "together 0",
+        "together 1",
+        "together 2",
+    ]
+
+
+def _call_in_background(project: Project, tmp_path: Path, seconds: float, timeout: float):
+    marker = tmp_path / f"marker-{time.monotonic_ns()}"
+    command = [
+        sys.executable,
+        "-m",
+        "toolctl",
+        "run",
+        "sleepy",
+        "--registry",
+        str(project.registry),
+    ]
+    command += ["--arg", f"marker={marker}", "--arg", f"seconds={seconds}"]
+    command += ["--timeout", str(timeout)]
+    call = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return call, marker
+
+
+def test_a_worker_killed_mid_call_times_the_call_out_and_a_new_one_takes_over(
+    toolctl: Toolctl, project: Project, workers: StartWorker, tmp_path: Path
+):
+    worker = workers("sleepy")
+    call, marker = _call_in_background(project, tmp_path, seconds=60, timeout=3)
+    try:
+        wait_for(marker)
+        os.killpg(worker.pid, signal.SIGKILL)
+        _, err = call.communicate(timeout=30)
+    finally:
+        call.kill()
+    assert call.returncode == 124
+    assert "no answer from service 'sleepy'" in err
+    # the broker let go of the dead worker's subscription: a new worker serves the service
+    workers("sleepy")
+    done = run(
+        toolctl, project, "sleepy", "--arg", f"marker={tmp_path / 'm2'}", "--arg", "seconds=0"
+    )
+    assert (done.returncode, done.stdout) == (0, "slept\n")
+
+
+def test_sigterm_lets_the_call_in_flight_answer_then_exits_0(
+    project: Project, workers: StartWorker, tmp_path: Path
+):
+    worker = workers("sleepy")
+    call, marker = _call_in_background(project, tmp_path, seconds=1.5, timeout=20)
+    try:
+        wait_for(marker)
+        worker.send_signal(signal.SIGTERM)
+        out, err = call.communicate(timeout=30)
+        assert worker.wait(timeout=30) == 0
+    finally:
+        call.kill()
+    assert (call.returncode, out) == (0, "slept\n"), err
+
+
+def test_detach_start_is_idempotent_and_stop_stops_it(toolctl: Toolctl, project: Project):
+    registry = ("--registry", str(project.registry))
+    first = toolctl("worker", "hello", "--detach", *registry, cwd=project.root)
+    assert first.returncode == 0, first.stderr
+    assert "worker hello started" in first.stderr
+    again = toolctl("worker", "hello", "--detach", *registry, cwd=project.root)
+    assert again.returncode == 0
+    assert "already running" in again.stderr
+    status = toolctl("service", "status", "--json")
+    (record,) = [r for r in json.loads(status.stdout) if r["name"] == "worker:hello"]
+    assert record["kind"] == "worker"
+    done = run(toolctl, project, "hello", "--arg", "name=d", "--user", "u")
+    assert (done.returncode, done.stdout) == (0, "hello d from u\n")
+    stopped = toolctl("worker", "hello", "--stop")
+    assert stopped.returncode == 0
+    assert f"(pid {record['pid']})" in stopped.stderr
+    assert not is_alive(int(record["pid"]))
+    assert "not running" in toolctl("worker", "hello", "--stop").stderr
+
+
+def test_a_detached_worker_that_cannot_start_says_why(toolctl: Toolctl, project: Project):
+    url = f"pulsar://127.0.0.1:{free_port()}"
+    done = toolctl(
+        "worker", "hello", "--detach", "--pulsar-url", url, "--registry", str(project.registry)
+    )
+    assert done.returncode == 5
+    assert f"cannot reach the Pulsar broker at {url}" in done.stderr
+    assert toolctl("service", "status", "--json").stdout.strip() == "[]"
+
+
+def test_worker_usage_errors(toolctl: Toolctl, project: Project):
+    registry = ("--registry", str(project.registry))
+    assert toolctl("worker", *registry).returncode == 2
+    assert toolctl("worker", "hello", "--tool", "x", *registry).returncode == 2
+    missing = toolctl("worker", "no-such-service", *registry)
+    assert missing.returncode == 4
+    assert "service 'no-such-service' not found" in missing.stderr
+    bad = toolctl("worker", "hello", "--handler", "nowhere.at.all:invoke", *registry)
+    assert bad.returncode == 2
+    assert "handler nowhere.at.all:invoke" in bad.stderr
+    assert "Traceback" not in bad.stderr
+    pulsar_tool = toolctl("worker", "--tool", "hello", *registry)
+    assert pulsar_tool.returncode == 2
+    assert "toolctl worker hello" in pulsar_tool.stderr
+
+
+def test_dead_broker_fails_the_worker_with_5(toolctl: Toolctl, project: Project):
+    url = f"pulsar://127.0.0.1:{free_port()}"
+    done = toolctl("worker", "hello", "--pulsar-url", url, "--registry", str(project.registry))
+    assert done.returncode == 5
+    assert url in done.stderr
+
+
+def test_a_registered_local_tool_is_hosted_with_tool(
+    toolctl: Toolctl, project: Project, tmp_path: Path
+):
+    python = json.dumps(sys.executable)
+    upper = "import json, sys; print(json.load(sys.stdin)['text'].upper())"
+    suffix = project.suffix
+    write_files(
+        project.registry,
+        {
+            "local.toml": f"""
+                [[tool]]
+                name = "upper-{suffix}"
+                [tool.local]
+                command = [{python}, "-c", {json.dumps(upper)}]
+                [[tool.arguments]]
+                name = "text"
+
+                [[service]]
+                name = "upper-on-pulsar"
+                [service.pulsar]
+                request_queue = "non-persistent://tg/request/upper-{suffix}"
+                response_queue = "non-persistent://tg/response/upper-{suffix}"
+
+                [[tool]]
+                name = "remote-upper"
+                service = "upper-on-pulsar"
+                parameters = {{ type = "object" }}  # anything goes: the worker validates
+            """
+        },
+    )
+    registry = ("--registry", str(project.registry))
+    started = toolctl("worker", "--tool", f"upper-{suffix}", "--detach", *registry)
+    assert started.returncode == 0, started.stderr
+    done = run(toolctl, project, "remote-upper", "--arg", "text=shout")
+    assert (done.returncode, done.stdout) == (0, "SHOUT\n")
+    invalid = run(toolctl, project, "remote-upper", "--args", '{"text": 3}')
+    assert invalid.returncode == 1
+    assert "tool-service-error: tool 'upper-" in invalid.stderr
+    assert "argument 'text' must be string" in invalid.stderr
+    assert toolctl("worker", "--tool", f"upper-{suffix}", "--stop").returncode == 0
+
+
+def test_the_sample_joke_service(toolctl: Toolctl, pulsar_url: str, tmp_path: Path):
+    registry = ("--registry", str(ROOT / "registry"), "--pulsar-url", pulsar_url)
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "toolctl", "worker", "joke-service", *registry],
+        cwd=tmp_path,  # not the project: the handler is found next to the registry
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        assert worker.stderr is not None
+        assert "serving plugins.joke.service:invoke" in worker.stderr.readline()
+        done = toolctl("run", "tell-joke", "--arg", "topic=programming", "--user", "ann", *registry)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.startswith("Hey ann! Here's a pun for you:")
+        assert "UDP" in done.stdout
+        worker.send_signal(signal.SIGTERM)
+        assert worker.wait(timeout=30) == 0
+    finally:
+        if worker.poll() is None:
+            os.killpg(worker.pid, signal.SIGKILL)
+            worker.wait(timeout=10)
+
+
+def test_a_second_worker_process_on_the_embedded_broker_is_refused_clearly(
+    toolctl: Toolctl, project: Project, workers: StartWorker
+):
+    workers("hello")
+    second = toolctl("worker", "hello", "--registry", str(project.registry))
+    assert second.returncode == 5
+    assert "pulsar-lite allows one worker process per service" in second.stderr
+    assert "--concurrency" in second.stderr
+    assert "Traceback" not in second.stderr
+
+
+def test_ctrl_c_while_waiting_is_130(project: Project, workers: StartWorker, tmp_path: Path):
+    workers("sleepy")
+    call, marker = _call_in_background(project, tmp_path, seconds=30, timeout=60)
+    try:
+        wait_for(marker)
+        call.send_signal(signal.SIGINT)
+        out, err = call.communicate(timeout=30)
+    finally:
+        call.kill()
+    assert (call.returncode, out) == (130, "")
+    assert "interrupted while waiting for an answer on" in err

@@ -1,0 +1,407 @@
+"""`toolctl worker`: host a tool-service handler (or a registered tool) on Pulsar.
+
+A worker subscribes to its service's request queue with the Shared subscription
+``{service}-request``, so every worker of a service splits the calls, and answers on the
+response queue with each request's ``id``, in TrustGraph's wire format (see
+``toolctl.runners.pulsar``). A handler is ``invoke(config, arguments, user)``, sync or
+async, returning text, JSON-able data, or an iterator of text chunks (a stream). Its
+exceptions become ``{"type": "tool-service-error", "message": ...}`` answers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import inspect
+import re
+import sys
+import threading
+import time
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from concurrent.futures import Future
+from contextlib import suppress
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from toolctl.errors import ToolctlError, ToolFailed, TransportUnavailable, UsageError
+from toolctl.registry.index import Registry
+from toolctl.runners.base import RunContext, ToolSpec, load_runner
+from toolctl.runners.broker import needs_acknowledging, open_client, translate
+from toolctl.runners.pulsar import ERROR_TYPE, decode_request, encode_response
+from toolctl.settings import Settings
+from toolctl.state import ProcessRecord, ProcessTable, spawn, stop
+
+Handler = Callable[[dict[str, Any], dict[str, Any], str], Any]
+Log = Callable[[str], None]
+HANDLER_PATTERN = re.compile(r"^[\w.]+:[\w.]+$")
+TOOL_TOPIC = "non-persistent://tg/{side}/{name}"
+"""Where `worker --tool NAME` serves: TrustGraph's own DynamicToolService topic layout."""
+POLL_MS = 250
+RECEIVE_QUEUE = 10_000
+
+
+@dataclass(frozen=True)
+class Hosting:
+    """What a worker serves: a handler on a request queue, answering on a response queue."""
+
+    name: str
+    request_queue: str
+    response_queue: str
+    handler: Handler
+    origin: str
+    close: Callable[[], None] = lambda: None
+
+    @property
+    def subscription(self) -> str:
+        return f"{self.name}-request"
+
+
+def host_service(
+    registry: Registry, settings: Settings, name: str, handler: str | None = None
+) -> Hosting:
+    """The Hosting of Pulsar service ``name``: its queues and its (or the given) handler."""
+    definition = registry.resolve("service", name)
+    section = definition.data.get("pulsar")
+    if not section:
+        raise UsageError(
+            f"service '{name}' is not a Pulsar service", hint="a worker hosts [service.pulsar]"
+        )
+    target = handler or section.get("handler")
+    if not target:
+        raise UsageError(
+            f"service '{name}' names no handler",
+            hint="add handler = 'module:function' to [service.pulsar] or pass --handler",
+        )
+    roots = handler_roots(Path(definition.file), settings)
+    return Hosting(
+        name,
+        section["request_queue"],
+        section["response_queue"],
+        load_handler(target, roots),
+        target,
+    )
+
+
+def host_tool(registry: Registry, settings: Settings, name: str) -> Hosting:
+    """The Hosting of a registered local, HTTP or container tool: its runner as a handler."""
+    from toolctl.runners import resolve_tool
+
+    spec = resolve_tool(registry, name)
+    if spec.runtime == "pulsar":
+        service = spec.data.get("service")
+        raise UsageError(
+            f"tool '{name}' already runs on Pulsar (service '{service}')",
+            hint=f"host its service: 'toolctl worker {service}'",
+        )
+    runner = load_runner(spec.runtime, settings)
+    return Hosting(
+        name,
+        TOOL_TOPIC.format(side="request", name=name),
+        TOOL_TOPIC.format(side="response", name=name),
+        _tool_handler(spec, settings, runner),
+        f"tool '{name}' ({spec.runtime})",
+        runner.close,
+    )
+
+
+def _tool_handler(spec: ToolSpec, settings: Settings, runner: Any) -> Handler:
+    from toolctl import arguments as tool_args
+
+    def invoke(config: dict[str, Any], arguments: dict[str, Any], user: str) -> str:
+        tool_args.validate(spec.name, spec.data["schema"], arguments)
+        context = RunContext(settings, float(spec.data["timeout"]), user, forward_stderr=False)
+        result = runner.run(spec, arguments, context)
+        if not result.success:
+            raise ToolFailed(result.error or "the tool failed")
+        return str(result.output)
+
+    return invoke
+
+
+def handler_roots(definition_file: Path, settings: Settings) -> list[Path]:
+    """Where a handler module is imported from: the project root, then the working directory.
+
+    The project root is the parent of the registry directory that defines the service, so
+    ``registry/jokes.toml`` with ``handler = "plugins.joke.service:invoke"`` imports
+    ``plugins/joke/service.py`` next to ``registry/``, wherever toolctl runs from.
+    """
+    registry_dir = next(
+        (d for d in settings.search_path if definition_file.is_relative_to(d)),
+        definition_file.parent,
+    )
+    return list(dict.fromkeys([registry_dir.parent, Path.cwd()]))
+
+
+def load_handler(target: str, roots: Sequence[Path]) -> Handler:
+    """Import ``module:attribute`` with ``roots`` first on sys.path; UsageError if it fails."""
+    if not HANDLER_PATTERN.match(target):
+        raise UsageError(f"handler {target!r} is not 'module:function'")
+    module_name, _, attribute = target.partition(":")
+    for root in reversed(roots):
+        if str(root) not in sys.path:
+            sys.path.insert(0, str(root))
+    looked = ", ".join(str(r) for r in roots)
+    try:
+        found: Any = importlib.import_module(module_name)
+        for part in attribute.split("."):
+            found = getattr(found, part)
+    except ImportError as exc:
+        raise UsageError(f"handler {target}: {exc}", hint=f"looked in {looked}") from exc
+    except AttributeError as exc:
+        raise UsageError(f"handler {target}: {module_name} has no {attribute}") from exc
+    except Exception as exc:  # the module itself is broken: say how, without a traceback
+        raise UsageError(
+            f"handler {target}: importing failed: {type(exc).__name__}: {exc}"
+        ) from exc
+    if not callable(found):
+        raise UsageError(f"handler {target} is not callable")
+    handler: Handler = found
+    return handler
+
+
+class Worker:
+    """Serves one Hosting with ``concurrency`` calls in flight, until ``stop``."""
+
+    def __init__(
+        self, hosting: Hosting, url: str, concurrency: int, log: Log, *, verbose: bool = False
+    ) -> None:
+        self.hosting, self.url, self.concurrency, self.log = hosting, url, concurrency, log
+        self.verbose = verbose
+        self._client: Any = None
+        self._consumer: Any = None
+        self._producer: Any = None
+        self._threads: list[threading.Thread] = []
+        self._stopping = threading.Event()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop_lock = threading.Lock()
+        self._ok: Any = None
+        self._acknowledge = needs_acknowledging(hosting.request_queue)
+
+    def start(self, timeout: float = 5.0) -> None:
+        """Connect, subscribe and start serving; TransportUnavailable if the broker is not there."""
+        import pulsar
+
+        self._ok = pulsar.Result.Ok
+        self._client = open_client(self.url, timeout)
+        try:
+            self._consumer = self._client.subscribe(
+                self.hosting.request_queue,
+                self.hosting.subscription,
+                consumer_type=pulsar.ConsumerType.Shared,
+                # a non-persistent topic drops what a consumer has no room for: room for many
+                receiver_queue_size=RECEIVE_QUEUE,
+            )
+            self._producer = self._client.create_producer(
+                self.hosting.response_queue,
+                batching_enabled=False,
+                block_if_queue_full=True,
+                send_timeout_millis=10_000,
+            )
+        except pulsar.PulsarException as exc:
+            self._client.close()
+            if isinstance(exc, pulsar.Timeout):  # it accepted TCP, then refused to answer
+                raise _not_subscribed(self.url, self.hosting) from exc
+            raise translate(exc, self.url, f"subscribing to {self.hosting.request_queue}") from exc
+        for number in range(self.concurrency):
+            thread = threading.Thread(
+                target=self._serve, name=f"toolctl-worker-{number}", daemon=True
+            )
+            thread.start()
+            self._threads.append(thread)
+
+    def stop(self, grace: float) -> bool:
+        """Take no new calls, let the ones in flight answer (up to ``grace`` s), disconnect.
+
+        Returns whether every call in flight finished.
+        """
+        self._stopping.set()
+        if self._consumer is not None:
+            with suppress(Exception):
+                self._consumer.close()  # wakes idle receivers; the broker routes elsewhere
+        deadline = time.monotonic() + grace
+        for thread in self._threads:  # each ends after the call it is in
+            thread.join(timeout=max(0.0, deadline - time.monotonic()))
+        drained = not any(thread.is_alive() for thread in self._threads)
+        if self._producer is not None:
+            with suppress(Exception):
+                self._producer.flush()
+        if self._loop is not None:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+        if self._client is not None:
+            self._client.close()
+        self.hosting.close()
+        return drained
+
+    def _serve(self) -> None:
+        import pulsar
+
+        while not self._stopping.is_set():
+            try:
+                message = self._consumer.receive(timeout_millis=POLL_MS)
+            except pulsar.Timeout:
+                continue
+            except pulsar.PulsarException:
+                if self._stopping.is_set():
+                    return
+                self._stopping.wait(0.1)  # disconnected: the client reconnects by itself
+                continue
+            try:
+                self._handle(message.properties().get("id"), message.data())
+            except Exception as exc:  # the producer itself failed: the caller will time out
+                self.log(f"could not answer a call: {type(exc).__name__}: {exc}")
+            if self._acknowledge:
+                with suppress(Exception):
+                    self._consumer.acknowledge(message)
+
+    def _handle(self, call_id: str | None, body: bytes) -> None:
+        """Answer one request: the handler's text or chunks, or its error."""
+        if not call_id:
+            self.log(f"ignored a request without an id on {self.hosting.request_queue}")
+            return
+        try:
+            config, arguments, user = decode_request(body)
+            answer = self._invoke(config, arguments, user)
+            if isinstance(answer, str):
+                self._send(call_id, encode_response(answer))
+            else:
+                for chunk in answer:
+                    self._send(call_id, encode_response(chunk, end_of_stream=False))
+                self._send(call_id, encode_response(""))
+        except Exception as exc:
+            reason = str(exc) or type(exc).__name__
+            self.log(f"call {call_id} failed: {reason}")
+            self._send(call_id, encode_response(error=(ERROR_TYPE, reason)))
+            return
+        if self.verbose:
+            self.log(f"call {call_id} from {user}: answered")
+
+    def _invoke(self, config: dict[str, Any], arguments: dict[str, Any], user: str) -> Any:
+        """The handler's answer as text, or as an iterator of text chunks."""
+        result = self.hosting.handler(config, arguments, user)
+        if inspect.isawaitable(result):
+            result = self._await(result)
+        if inspect.isasyncgen(result):
+            return (_text(chunk) for chunk in self._iterate(result))
+        if isinstance(result, Iterator):
+            return (_text(chunk) for chunk in result)
+        return _text(result)
+
+    def _send(self, call_id: str, body: bytes) -> None:
+        def sent(result: Any, _message_id: Any) -> None:
+            if result != self._ok:
+                self.log(
+                    f"could not answer call {call_id} on {self.hosting.response_queue}: {result}"
+                )
+
+        self._producer.send_async(body, sent if self.verbose else None, properties={"id": call_id})
+
+    def _await(self, awaitable: Any) -> Any:
+        future: Future[Any] = asyncio.run_coroutine_threadsafe(_wrap(awaitable), self._event_loop())
+        return future.result()
+
+    def _iterate(self, stream: AsyncIterator[Any]) -> Iterator[Any]:
+        loop = self._event_loop()
+        while True:
+            try:
+                yield asyncio.run_coroutine_threadsafe(_next(stream), loop).result()
+            except StopAsyncIteration:
+                return
+
+    def _event_loop(self) -> asyncio.AbstractEventLoop:
+        """One event loop, in its own thread, for every async handler call."""
+        with self._loop_lock:
+            if self._loop is None:
+                loop = asyncio.new_event_loop()
+                threading.Thread(target=loop.run_forever, name="toolctl-async", daemon=True).start()
+                self._loop = loop
+            return self._loop
+
+
+def _not_subscribed(url: str, hosting: Hosting) -> TransportUnavailable:
+    return TransportUnavailable(
+        f"the broker at {url} did not grant the subscription '{hosting.subscription}' on "
+        f"{hosting.request_queue}; if it is the embedded broker (pulsar-lite), another worker "
+        "process holds it: pulsar-lite allows one worker process per service",
+        hint="stop the other worker, or scale with --concurrency N in one worker; several "
+        "worker processes need a real Apache Pulsar",
+    )
+
+
+async def _wrap(awaitable: Any) -> Any:
+    return await awaitable
+
+
+async def _next(stream: AsyncIterator[Any]) -> Any:
+    return await stream.__anext__()
+
+
+def _text(value: Any) -> str:
+    """A handler's answer as the response string: text as is, anything else as JSON."""
+    import json
+
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    return "" if value is None else json.dumps(value)
+
+
+def start_detached(
+    settings: Settings, name: str, command: Sequence[str], timeout: float = 30.0
+) -> tuple[ProcessRecord, bool]:
+    """Run ``command`` (a ``toolctl worker`` line) in the background unless ``name`` runs.
+
+    Returns (its record, whether it was started now) once the worker serves: it writes
+    its ``--ready-file`` after subscribing. If it exits first, its error is raised here.
+    """
+    import os
+
+    table = ProcessTable(settings)
+    with table.starting(name):
+        record = table.get(name)
+        if record is not None:
+            return record, False
+        log = table.log_path(name)
+        ready = log.with_suffix(".ready")
+        ready.unlink(missing_ok=True)
+        offset = log.stat().st_size if log.exists() else 0
+        child = spawn([*command, "--ready-file", str(ready)], log=log, cwd=os.getcwd())
+        deadline = time.monotonic() + timeout
+        while not ready.exists():
+            if child.poll() is not None:
+                raise _exited(name, log, offset, child.returncode)
+            if time.monotonic() > deadline:
+                stop(child.pid)
+                raise TransportUnavailable(
+                    f"{name} did not start serving within {timeout:g} s", hint=f"see {log}"
+                )
+            time.sleep(0.01)
+        ready.unlink(missing_ok=True)
+        record = ProcessRecord(
+            name, "worker", child.pid, list(command), str(log), url=settings.pulsar_url
+        )
+        table.put(record)
+        return record, True
+
+
+def _exited(name: str, log: Path, offset: int, status: int) -> ToolctlError:
+    """The error a detached worker died of, as its own last error line said it."""
+    with open(log, "rb") as handle:
+        handle.seek(offset)
+        lines = handle.read().decode("utf-8", errors="replace").splitlines()
+    said = [line.split("error: ", 1)[1] for line in lines if "toolctl: error: " in line]
+    error = ToolctlError(said[-1] if said else f"{name} exited with status {status}; see {log}")
+    error.exit_code = status if status > 0 else 1
+    return error
+
+
+def stop_detached(settings: Settings, name: str, grace: float) -> ProcessRecord | None:
+    """SIGTERM a detached worker (it drains for up to ``grace`` s), then SIGKILL; its record."""
+    table = ProcessTable(settings)
+    record = table.get(name)
+    if record is None:
+        return None
+    stop(record.pid, grace=grace + 2)
+    table.remove(name)
+    return record
