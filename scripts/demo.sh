@@ -9,7 +9,6 @@ cd "$(dirname "$0")/.."
 
 demo_home=$(mktemp -d)
 export XDG_STATE_HOME="$demo_home/state" XDG_CACHE_HOME="$demo_home/cache"
-export NO_COLOR=1
 # the embedded broker on a free port, so a Pulsar already on 6650 is left alone
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 export TOOLCTL_PULSAR_URL="pulsar://127.0.0.1:$port"
@@ -20,7 +19,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-step() { printf '\n\033[1m$ toolctl %s\033[0m\n' "$*"; toolctl "$@"; }
+if [ -t 1 ]; then bold=$'\033[1m' plain=$'\033[0m'; else bold='' plain=''; fi
+step() { printf '\n%s$ toolctl %s%s\n' "$bold" "$*" "$plain"; toolctl "$@"; }
 
 step check --strict
 step list
