@@ -29,8 +29,11 @@ lint: install
 demo: compile
 	PATH="$(CURDIR)/$(BIN):$$PATH" bash scripts/demo.sh
 
+BENCHES ?= registry run_local http_batch pulsar_client recommend
+
+# Each benchmark prints ratios measured side by side in one run; `make bench BENCHES=recommend`.
 bench: compile
-	cd bench && ../$(PY) registry.py && ../$(PY) run_local.py
+	cd bench && for b in $(BENCHES); do echo "== $$b"; ../$(PY) $$b.py || exit 1; done
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
