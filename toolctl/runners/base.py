@@ -12,9 +12,9 @@ import json
 import os
 import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
 from toolctl.errors import TransportUnavailable, UsageError
 from toolctl.settings import Settings
@@ -26,9 +26,12 @@ ENTRY_POINT_GROUP = "toolctl.runners"
 _RESULT_KEYS = {"success", "output", "data", "error"}
 
 
-@dataclass(frozen=True)
-class ToolResult:
-    """What a call produced: ``output`` is the text observation, ``data`` the parsed JSON."""
+class ToolResult(NamedTuple):
+    """What a call produced: ``output`` is the text observation, ``data`` the parsed JSON.
+
+    A NamedTuple, like ToolSpec, rather than a frozen dataclass: this module loads on every
+    `toolctl run`, and a frozen dataclass costs several times as much to define.
+    """
 
     success: bool
     output: str = ""
@@ -39,8 +42,7 @@ class ToolResult:
     transport: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        # not dataclasses.asdict: its deep copy costs 5x this on every --batch line
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        return self._asdict()
 
     @classmethod
     def from_answer(cls, text: str, *, transport: str, **extra: Any) -> ToolResult:
@@ -71,15 +73,14 @@ class ToolResult:
         return cls(True, output, parsed, transport=transport, **extra)
 
 
-@dataclass(frozen=True)
-class ToolSpec:
+class ToolSpec(NamedTuple):
     """A resolved tool: its descriptor, the service it runs through, where it was defined."""
 
     name: str
     runtime: str
     data: Mapping[str, Any]
-    service: Mapping[str, Any] | None = None
-    source: Path = field(default_factory=Path.cwd)
+    service: Mapping[str, Any] | None
+    source: Path
 
     @property
     def base_dir(self) -> Path:

@@ -13,7 +13,6 @@ import ssl
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
@@ -275,7 +274,7 @@ def _success(text: str, duration_ms: float) -> ToolResult:
     if isinstance(result.data, dict) and result.output == text.rstrip("\n"):
         answer = result.data.get("output")
         if isinstance(answer, str):
-            return replace(result, output=answer)
+            return result._replace(output=answer)
     return result
 
 

@@ -103,9 +103,7 @@ def test_the_runner_sends_exactly_these_bytes(
     requests = raw_client.subscribe(project.request_queue("nobody"), "spy")
     settings = _settings(project, pulsar_url)
     spec = resolve_tool(Registry.open(settings), "nobody")
-    spec = type(spec)(
-        spec.name, spec.runtime, {**spec.data, "config": {"style": "pun"}}, spec.service
-    )
+    spec = spec._replace(data={**spec.data, "config": {"style": "pun"}})
     runner = PulsarRunner(settings)
     try:
         with pytest.raises(TimedOut):
