@@ -2,9 +2,11 @@
 
 Standalone (needs only the venv). It
 
-1. starts plugins/textapi/server.py (a stdlib ThreadingHTTPServer speaking HTTP/1.1 with
-   keep-alive) on a free 127.0.0.1 port, and writes a temporary registry whose tool
-   ``stats`` POSTs to its ``/stats``, with isolated XDG directories;
+1. starts a local HTTP tool server on a free 127.0.0.1 port: bench/fast_http_server.py (a
+   lean asyncio HTTP/1.1 keep-alive server, the default) or, with ``--server textapi``,
+   plugins/textapi/server.py (the stdlib ThreadingHTTPServer, which is slower than the
+   client and so caps both sides); and writes a temporary registry whose tool ``stats``
+   POSTs to its ``/stats``, with isolated XDG directories;
 2. measures, alternately, ``--rounds`` times:
    (a) the real CLI as a subprocess: ``toolctl run stats --batch FILE --concurrency C``
        over ``--calls`` lines, checking every result line succeeded;
@@ -41,7 +43,10 @@ from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SERVER = ROOT / "plugins" / "textapi" / "server.py"
+SERVERS = {
+    "fast": ROOT / "bench" / "fast_http_server.py",
+    "textapi": ROOT / "plugins" / "textapi" / "server.py",
+}
 TEXT = "The quick brown fox jumps over 13 lazy dogs"
 
 
@@ -53,11 +58,11 @@ def _free_port() -> int:
 
 
 @contextmanager
-def text_server() -> Iterator[str]:
-    """plugins/textapi/server.py on a free port, until the block ends."""
+def text_server(kind: str) -> Iterator[str]:
+    """The chosen server on a free port, until the block ends."""
     port = _free_port()
     child = subprocess.Popen(
-        [sys.executable, str(SERVER), "--port", str(port)], stdout=subprocess.DEVNULL
+        [sys.executable, str(SERVERS[kind]), "--port", str(port)], stdout=subprocess.DEVNULL
     )
     url = f"http://127.0.0.1:{port}"
     try:
@@ -144,12 +149,16 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=1000)
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--server", choices=sorted(SERVERS), default="fast")
     options = parser.parse_args()
     calls, concurrency = options.calls, options.concurrency
     batch_s: list[float] = []
     single_s: list[float] = []
     floor_s: list[float] = []
-    with tempfile.TemporaryDirectory(prefix="toolctl-http-bench-") as tmp, text_server() as url:
+    with (
+        tempfile.TemporaryDirectory(prefix="toolctl-http-bench-") as tmp,
+        text_server(options.server) as url,
+    ):
         registry, batch, single, env = write_setup(Path(tmp), url, calls)
         cli_seconds(registry, single, 1, env, 1)  # warm the registry and runner caches
         for _ in range(options.rounds):
@@ -160,7 +169,10 @@ def main() -> None:
     end_to_end = calls / batch_t
     net = (calls - 1) / max(batch_t - single_t, 1e-9)
     floor = calls / floor_t
-    print(f"{calls} calls, --concurrency {concurrency}, median of {options.rounds} rounds")
+    print(
+        f"{calls} calls, --concurrency {concurrency}, median of {options.rounds} rounds, "
+        f"{options.server} server"
+    )
     print(f"  toolctl run --batch, end to end   {end_to_end:8.0f} calls/s  ({batch_t:.3f} s)")
     print(f"  toolctl start-up + one call       {single_t * 1000:8.0f} ms")
     print(f"  toolctl run --batch, net of start {net:8.0f} calls/s")
