@@ -6,7 +6,6 @@ happens before anything runs: invalid arguments are exit 2 and the tool never st
 
 from __future__ import annotations
 
-import functools
 import json
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -95,17 +94,30 @@ def validate(tool: str, schema: Mapping[str, Any], arguments: Mapping[str, Any])
     import fastjsonschema
 
     try:
-        _validator(json.dumps(schema, sort_keys=True))(dict(arguments))
+        _validator(schema)(dict(arguments))
     except fastjsonschema.JsonSchemaValueException as exc:
         raise InvalidArguments(f"tool '{tool}': {_explain(exc, schema)}") from exc
 
 
-@functools.lru_cache(maxsize=64)
-def _validator(schema: str) -> Callable[[Any], Any]:
-    """A compiled validator per schema: a batch compiles once, not once per line."""
+_VALIDATORS: dict[int, tuple[Mapping[str, Any], Callable[[Any], Any]]] = {}
+
+
+def _validator(schema: Mapping[str, Any]) -> Callable[[Any], Any]:
+    """A compiled validator per schema object: a batch compiles once, not once per line.
+
+    Keyed by identity (holding the schema, so the id cannot be reused); a descriptor's
+    schema is one object for as long as its tool is in use.
+    """
+    known = _VALIDATORS.get(id(schema))
+    if known is not None and known[0] is schema:
+        return known[1]
     import fastjsonschema
 
-    return fastjsonschema.compile(json.loads(schema), use_default=False)
+    compiled = fastjsonschema.compile(dict(schema), use_default=False)
+    if len(_VALIDATORS) >= 64:
+        _VALIDATORS.pop(next(iter(_VALIDATORS)))
+    _VALIDATORS[id(schema)] = (schema, compiled)
+    return compiled
 
 
 def _explain(exc: Any, schema: Mapping[str, Any]) -> str:
