@@ -1,23 +1,38 @@
 """The ``toolctl`` entry point: run the typer app, turn every error into a line and an exit code.
 
 ``--version`` is answered before typer is imported, so it costs little more than starting
-Python (typer alone takes ~60 ms to import).
+Python (typer alone takes ~60 ms to import). The process then ends without finalizing the
+interpreter: tearing down the ~300 modules a command has loaded costs 10-20 ms, a sixth of
+a whole `toolctl run` of a local tool, and nothing needs it: every command closes what it
+opened (clients, connections, executors, spinners) before it returns.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 
-def main(argv: Sequence[str] | None = None) -> None:
+def main(argv: Sequence[str] | None = None) -> NoReturn:
     args = list(sys.argv[1:] if argv is None else argv)
     if args in (["--version"], ["-V"]):
         from toolctl import __version__
 
         sys.stdout.write(f"toolctl {__version__}\n")
-        sys.exit(0)
-    sys.exit(dispatch(args))
+        _exit(0)
+    _exit(dispatch(args))
+
+
+def _exit(code: int) -> NoReturn:
+    """Flush what we printed, then leave at once (see the module docstring)."""
+    for stream in (sys.stdout, sys.stderr):
+        # a reader that went away (`toolctl list | head -1`) leaves nothing to say
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(code)
 
 
 def dispatch(args: list[str]) -> int:
