@@ -93,6 +93,15 @@ name = "missing-binary"
 command = ["definitely-not-installed-xyz"]
 
 [[tool]]
+name = "nap-echo"
+[tool.local]
+command = ["{PY}", "-c", "import sys, time; time.sleep(float(sys.argv[1])); print(sys.argv[1])", "{{pause}}"]
+input = "none"
+[[tool.arguments]]
+name = "pause"
+type = "number"
+
+[[tool]]
 name = "stream"
 [tool.local]
 command = ["{PY}", "-c", "import sys, time; print('first', flush=True); time.sleep(float(sys.argv[1])); print('second')", "{{pause}}"]
@@ -373,3 +382,22 @@ def test_sample_tools_run_from_any_directory(tmp_path: Path, toolctl: Toolctl) -
     assert done.returncode == 0, done.stderr
     assert done.stdout == "3 words, 1 lines, 13 characters\n"
     assert os.getcwd()  # the test's own cwd is untouched
+
+
+def test_batch_order_holds_when_later_lines_finish_first(reg: Path, toolctl: Toolctl) -> None:
+    pauses = [(8 - n) * 0.05 for n in range(8)]  # the first line is the slowest
+    lines = [json.dumps({"pause": p}) for p in pauses]
+    done = toolctl(
+        "run",
+        "nap-echo",
+        "--batch",
+        "-",
+        "--concurrency",
+        "8",
+        "-r",
+        str(reg),
+        input="\n".join(lines) + "\n",
+    )
+    assert done.returncode == 0, done.stderr
+    results = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [float(r["output"]) for r in results] == pauses
