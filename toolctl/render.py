@@ -44,6 +44,50 @@ def print_json_line(data: Any) -> None:
     sys.stdout.write(json.dumps(data, sort_keys=True, ensure_ascii=False) + "\n")
 
 
+class JsonLines:
+    """JSON lines to stdout in small bursts: flushed every 256 lines and every 50 ms.
+
+    A write per line is a system call per line when stdout is unbuffered (PYTHONUNBUFFERED),
+    a measurable share of a fast --batch; a reader still sees each result within 50 ms.
+    """
+
+    def __init__(self) -> None:
+        import threading
+
+        self._lines: list[str] = []
+        self._lock = threading.Lock()
+        self._done = threading.Event()
+        self._ticker = threading.Thread(target=self._tick, daemon=True)
+
+    def write(self, data: Any) -> None:
+        line = json.dumps(data, sort_keys=True, ensure_ascii=False)
+        with self._lock:
+            self._lines.append(line)
+            full = len(self._lines) >= 256
+        if full:
+            self.flush()
+
+    def flush(self) -> None:
+        with self._lock:
+            lines, self._lines = self._lines, []
+        if lines:
+            sys.stdout.write("\n".join(lines) + "\n")
+            sys.stdout.flush()
+
+    def _tick(self) -> None:
+        while not self._done.wait(0.05):
+            self.flush()
+
+    def __enter__(self) -> JsonLines:
+        self._ticker.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._done.set()
+        self._ticker.join()
+        self.flush()
+
+
 def fancy(stream: TextIO, color: bool) -> bool:
     """Whether rich output (boxes, colour, spinners) suits this stream."""
     return color and stream.isatty()

@@ -96,16 +96,17 @@ def run_command(
             from toolctl.runners.batch import run_batch
 
             failed = False
-            for result in run_batch(
-                runner,
-                spec,
-                render.open_lines(batch),
-                context,
-                concurrency=concurrency,
-                on_event=sink,
-            ):
-                render.print_json_line(result.to_json())
-                failed = failed or not result.success
+            with render.JsonLines() as out:
+                for result in run_batch(
+                    runner,
+                    spec,
+                    render.open_lines(batch),
+                    context,
+                    concurrency=concurrency,
+                    on_event=sink,
+                ):
+                    out.write(result.to_json())
+                    failed = failed or not result.success
             raise typer.Exit(1 if failed else 0)
         schema = spec.data["schema"]
         given = tool_args.read_args_option(args) if args is not None else None
