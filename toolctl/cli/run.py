@@ -93,7 +93,11 @@ def run_command(
         if batch is not None:
             if arg or args:
                 raise UsageError("--batch reads the arguments from its lines; drop --arg/--args")
+            import gc
+
             from toolctl.runners.batch import run_batch
+
+            gc.freeze()  # what start-up built lives to the end: keep it out of every GC pass
 
             failed = False
             with render.JsonLines() as out:
