@@ -1,9 +1,12 @@
 """The HTTP runtime: a tool is a request to a URL, fixed or below its (maybe managed) service.
 
-POST sends the arguments as a JSON body, GET as query parameters. One ``httpx.Client`` per
-runner keeps connections open across the calls of a batch (it is safe to share between
-threads). Redirects are followed only within the same origin (scheme, host and port): a
-redirect elsewhere is reported, never followed, so headers carrying secrets stay home.
+POST sends the arguments as a JSON body, GET as query parameters. Each thread of a runner
+gets its own ``httpx.Client``, which keeps its connections open across that thread's calls:
+one shared client would make the 16 threads of a ``--batch`` queue on its pool's lock
+(httpcore checks every pooled socket under it as each request starts and ends). Clients
+keep no cookies: every call stands alone. Redirects are followed only within the same
+origin (scheme, host and port): a redirect elsewhere is reported, never followed, so headers
+carrying secrets stay home.
 """
 
 from __future__ import annotations
@@ -38,7 +41,9 @@ class HttpRunner:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self._client: httpx.Client | None = None
+        self._local = threading.local()  # this thread's client
+        self._trust: _LazyTrust | None = None  # one TLS context, loaded once, for all
+        self._clients: list[httpx.Client] = []  # every thread's, to close
         self._bases: dict[str, str] = {}
         self._lock = threading.Lock()
 
@@ -78,9 +83,9 @@ class HttpRunner:
 
     def close(self) -> None:
         with self._lock:
-            if self._client is not None:
-                self._client.close()
-                self._client = None
+            clients, self._clients = self._clients, []
+        for client in clients:
+            client.close()
 
     # -- the request ------------------------------------------------------------------
 
@@ -117,24 +122,29 @@ class HttpRunner:
         return response
 
     def _http(self) -> httpx.Client:
-        """The shared client, made on first use (a --dry-run never pays for it)."""
-        if (client := self._client) is not None:
+        """This thread's client, made on its first call (a --dry-run never pays for one)."""
+        client: httpx.Client | None = getattr(self._local, "client", None)
+        if client is not None:
             return client
+        import httpx
+
+        from toolctl import __version__
+
         with self._lock:
-            if self._client is None:
-                import httpx
-
-                from toolctl import __version__
-
-                self._client = httpx.Client(
-                    verify=_LazyTrust.make(self.settings.environ),
-                    follow_redirects=False,
-                    headers={"User-Agent": f"toolctl/{__version__}"},
-                    limits=httpx.Limits(max_connections=None, max_keepalive_connections=64),
-                    # a proxy from the environment must not catch managed services on loopback
-                    mounts=dict.fromkeys(_LOOPBACK),
-                )
-            return self._client
+            if self._trust is None:
+                self._trust = _LazyTrust.make(self.settings.environ)
+        client = httpx.Client(
+            verify=self._trust,
+            follow_redirects=False,
+            headers={"User-Agent": f"toolctl/{__version__}"},
+            cookies=_no_cookies(),
+            # a proxy from the environment must not catch managed services on loopback
+            mounts=dict.fromkeys(_LOOPBACK),
+        )
+        with self._lock:
+            self._clients.append(client)
+        self._local.client = client
+        return client
 
     # -- where the request goes -------------------------------------------------------
 
@@ -184,6 +194,20 @@ class HttpRunner:
             return _join(record.url, section["path"]), True, f"running (pid {record.pid})"
         planned = _join("http://127.0.0.1:{port}", section["path"])
         return planned, True, "not running: started on a free port on first use"
+
+
+def _no_cookies() -> Any:
+    """A cookie jar that keeps nothing and sends nothing: no state passes between calls."""
+    import http.cookiejar
+
+    class NoCookies(http.cookiejar.CookieJar):
+        def extract_cookies(self, response: Any, request: Any) -> None:
+            pass
+
+        def add_cookie_header(self, request: Any) -> None:
+            pass
+
+    return NoCookies()
 
 
 class _LazyTrust(ssl.SSLContext):
