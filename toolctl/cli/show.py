@@ -64,6 +64,8 @@ def show_command(
 
         fields = render.group_fields(winner.data, usage_ordered(winner.data))
     else:
-        fields = render.flatten({k: v for k, v in winner.data.items() if k != "schema"})
+        fields = render.flatten(
+            {k: v for k, v in winner.data.items() if k not in ("schema", "name")}
+        )
     fields += [("shadows", f"{render.display_path(d.file)}:{d.line}") for d in shadowed]
     render.print_fields(f"{winner.kind} {winner.name}  ({where})", fields)
