@@ -2,16 +2,9 @@
 
 from __future__ import annotations
 
-import re
-
 KINDS = ("tool", "service", "action", "group")
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$"
-_NAME = re.compile(NAME_PATTERN)
 _SEPARATORS = str.maketrans({"_": "-", ".": "-"})
-
-
-def is_valid_name(name: str) -> bool:
-    return bool(_NAME.match(name))
 
 
 def fold(name: str) -> str:

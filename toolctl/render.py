@@ -40,10 +40,6 @@ def print_json(data: Any) -> None:
     sys.stdout.write(to_json(data) + "\n")
 
 
-def print_json_line(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, sort_keys=True, ensure_ascii=False) + "\n")
-
-
 class JsonLines:
     """JSON lines to stdout in small bursts: flushed every 256 lines and every 50 ms.
 

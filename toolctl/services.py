@@ -219,13 +219,9 @@ def stop_all(settings: Settings) -> list[ProcessRecord]:
 
 
 def _cwd(service: ManagedService) -> str | None:
-    relative = service.http.get("cwd")
-    if relative is None:
-        return None
-    directory = (service.base_dir / relative).resolve()
-    if not directory.is_dir():
-        raise UsageError(f"service '{service.name}': working directory {directory} does not exist")
-    return str(directory)
+    from toolctl.runners.process import descriptor_cwd
+
+    return descriptor_cwd(f"service '{service.name}'", service.base_dir, service.http.get("cwd"))
 
 
 def _log_since(path: str, offset: int) -> str:

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
-from toolctl.errors import UsageError
 from toolctl.runners.base import RunContext, ToolResult, ToolSpec, expand_env_map
-from toolctl.runners.process import render_argv, run_process
+from toolctl.runners.process import descriptor_cwd, render_argv, run_process
 from toolctl.settings import Settings
 
 
@@ -63,15 +61,4 @@ class LocalRunner:
         return render_argv(tool.data["local"]["command"], arguments, declared)
 
     def _cwd(self, tool: ToolSpec) -> str | None:
-        relative = tool.data["local"].get("cwd")
-        if relative is None:
-            return None
-        directory = (tool.base_dir / relative).resolve()
-        if not directory.is_dir():
-            raise UsageError(f"tool '{tool.name}': working directory {directory} does not exist")
-        return str(directory)
-
-
-def resolve_cwd(base: Path, relative: str | None) -> str | None:
-    """A descriptor's ``cwd``, relative to the directory of the file that defines it."""
-    return None if relative is None else str((base / relative).resolve())
+        return descriptor_cwd(f"tool '{tool.name}'", tool.base_dir, tool.data["local"].get("cwd"))
