@@ -51,8 +51,9 @@ import pulsar
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from toolctl.pulsar import broker  # noqa: E402
 from toolctl.registry.index import Registry  # noqa: E402
-from toolctl.runners import broker, resolve_tool  # noqa: E402
+from toolctl.runners import resolve_tool  # noqa: E402
 from toolctl.runners.base import RunContext, ToolSpec, load_runner  # noqa: E402
 from toolctl.runners.batch import run_batch  # noqa: E402
 from toolctl.settings import Settings  # noqa: E402

@@ -13,7 +13,7 @@ import jsonschema
 import pytest
 
 from tests.conftest import Toolctl, write_files
-from tests.unit.test_interchange import (
+from tests.interchange.test_interchange import (
     CHAT2GRAPH,
     JOKE_SERVICE,
     TELL_JOKE,

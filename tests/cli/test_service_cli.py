@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT, Toolctl, write_files
+from toolctl.processes.table import ProcessRecord, ProcessTable, is_alive, spawn, stop
 from toolctl.settings import Settings
-from toolctl.state import ProcessRecord, ProcessTable, is_alive, spawn, stop
 
 SERVER = json.dumps(str(ROOT / "plugins" / "textapi" / "server.py"))
 PYTHON = json.dumps(sys.executable)

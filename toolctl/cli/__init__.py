@@ -37,7 +37,7 @@ def _exit(code: int) -> NoReturn:
 
 def dispatch(args: list[str]) -> int:
     """Run one command line; returns the exit code instead of raising."""
-    from toolctl import render
+    from toolctl.cli import render
     from toolctl.errors import EXIT_INTERNAL, Interrupted, ToolctlError
 
     try:

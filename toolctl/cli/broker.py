@@ -12,9 +12,9 @@ from toolctl.cli.common import JsonOption
 
 if TYPE_CHECKING:
     from toolctl.cli.worker import Stopping
-    from toolctl.runners.broker import BrokerLayout
+    from toolctl.processes.table import ProcessRecord
+    from toolctl.pulsar.broker import BrokerLayout
     from toolctl.settings import Settings
-    from toolctl.state import ProcessRecord
 
 
 def install(app: typer.Typer) -> None:
@@ -49,7 +49,7 @@ def start_command(
     start (port taken, data directory in use).
     """
     from toolctl.cli.worker import stop_signals
-    from toolctl.runners import broker
+    from toolctl.pulsar import broker
     from toolctl.settings import Settings
 
     settings = Settings.load()
@@ -65,8 +65,8 @@ def start_command(
 
 def _start(settings: Settings, where: BrokerLayout) -> ProcessRecord | None:
     """Start the broker and print its URL; the record, or None if it was already running."""
-    from toolctl import render
-    from toolctl.runners import broker
+    from toolctl.cli import render
+    from toolctl.pulsar import broker
 
     record, started = broker.start(settings, where)
     if not started:
@@ -80,9 +80,9 @@ def _start(settings: Settings, where: BrokerLayout) -> ProcessRecord | None:
 
 def _foreground(settings: Settings, record: ProcessRecord, stopping: Stopping) -> None:
     """Wait for a signal (then stop the broker) or for the broker to end by itself."""
-    from toolctl import render
+    from toolctl.cli import render
     from toolctl.errors import TransportUnavailable
-    from toolctl.runners import broker
+    from toolctl.pulsar import broker
 
     render.note("running in the foreground; Ctrl-C or SIGTERM stops it")
     status = None
@@ -100,8 +100,8 @@ def _foreground(settings: Settings, record: ProcessRecord, stopping: Stopping) -
 
 def status_command(json: JsonOption = False) -> None:
     """Whether the broker runs, and where. Exit codes: 0 running, 5 not running."""
-    from toolctl import render
-    from toolctl.runners import broker
+    from toolctl.cli import render
+    from toolctl.pulsar import broker
     from toolctl.settings import Settings
 
     record = broker.running(Settings.load())
@@ -129,8 +129,8 @@ def status_command(json: JsonOption = False) -> None:
 
 def stop_command() -> None:
     """Stop the broker toolctl started; stopping one that is not running succeeds."""
-    from toolctl import render
-    from toolctl.runners import broker
+    from toolctl.cli import render
+    from toolctl.pulsar import broker
     from toolctl.settings import Settings
 
     record = broker.stop_broker(Settings.load())

@@ -32,7 +32,7 @@ def check_command(
 
     Shadowed names are warnings, errors under --strict. Exit 0 when clean, 3 otherwise.
     """
-    from toolctl import render
+    from toolctl.cli import render
     from toolctl.cli.common import require_directories
     from toolctl.registry.check import run_check
 

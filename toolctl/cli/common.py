@@ -39,7 +39,7 @@ def settings_for(registry: list[Path] | None, strict: bool = False, **extra: obj
 
 def open_registry(settings: Settings, *, full: bool = False, warn: bool = True) -> Registry:
     """The registry, after warning about skipped files and enforcing --strict."""
-    from toolctl import render
+    from toolctl.cli import render
 
     require_directories(settings)
     registry = Registry.open(settings, full=full)
@@ -54,7 +54,7 @@ def open_registry(settings: Settings, *, full: bool = False, warn: bool = True) 
 
 def require_directories(settings: Settings) -> None:
     """A directory named with --registry must exist: a typo must not read as 'empty'."""
-    from toolctl import render
+    from toolctl.cli import render
 
     if settings.explicit_registry:
         for directory in settings.search_path:

@@ -42,7 +42,7 @@ def graph_command(
     """
     import sys
 
-    from toolctl import render
+    from toolctl.cli import render
     from toolctl.cli.common import open_registry
     from toolctl.graph import describe
 

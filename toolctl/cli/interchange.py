@@ -51,7 +51,7 @@ def export_command(
     Pulsar service) are left out with a warning. Exit 4 for an unknown --group, 2 when a
     group has nothing TrustGraph can take.
     """
-    from toolctl import render
+    from toolctl.cli import render
     from toolctl.cli.common import open_registry
     from toolctl.interchange import export
 
@@ -80,7 +80,7 @@ def import_command(
     Same rules as `register`: a name taken anywhere on the search path, or confusable with
     one, refuses the whole import (exit 3) and nothing is written.
     """
-    from toolctl import render
+    from toolctl.cli import render
     from toolctl.interchange import read_import
     from toolctl.registry.writer import register
 

@@ -31,7 +31,7 @@ def list_command(
     json: JsonOption = False,
 ) -> None:
     """List the definitions in force (shadowed ones are left out: see `show`, `check`)."""
-    from toolctl import render
+    from toolctl.cli import render
     from toolctl.cli.common import open_registry
     from toolctl.registry.query import matches
 

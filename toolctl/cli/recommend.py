@@ -54,7 +54,7 @@ def recommend_command(
     """
     import sys
 
-    from toolctl import render
+    from toolctl.cli import render
     from toolctl.cli.common import open_registry
     from toolctl.graph import recommend
     from toolctl.registry.toolkit import load_toolkit
@@ -76,7 +76,7 @@ def recommend_command(
 
 def _refuse_unknown(result: Recommendation, reg: Registry) -> None:
     """Warn about each unknown start; with none left, fail with the first (exit 4)."""
-    from toolctl import render
+    from toolctl.cli import render
     from toolctl.errors import NotFound
 
     problems = [NotFound("action", name, reg.suggest("action", name)) for name in result.unknown]
@@ -89,7 +89,7 @@ def _refuse_unknown(result: Recommendation, reg: Registry) -> None:
 
 
 def _print_tables(result: Recommendation, threshold: float, settings: Settings) -> None:
-    from toolctl import render
+    from toolctl.cli import render
 
     by_hops = sorted(result.actions, key=lambda a: (a.hops, a.name))
     rows = [

@@ -25,7 +25,7 @@ def register_command(
     A name already taken anywhere on the search path, or confusable with one, is refused
     (exit 3) and nothing is written.
     """
-    from toolctl import render
+    from toolctl.cli import render
     from toolctl.registry.writer import read_entries, register
 
     settings = settings_for(registry)
@@ -45,7 +45,7 @@ def unregister_command(
     registry: RegistryOption = None,
 ) -> None:
     """Remove the file that defines KIND NAME (only a file holding just that entry)."""
-    from toolctl import render
+    from toolctl.cli import render
     from toolctl.registry.writer import unregister
 
     removed, now = unregister(kind_of(kind), name, settings_for(registry))

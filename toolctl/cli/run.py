@@ -78,7 +78,7 @@ def run_command(
     unavailable, 124 timed out, 130 interrupted.
     """
     from toolctl import arguments as tool_args
-    from toolctl import render
+    from toolctl.cli import render
     from toolctl.cli.common import open_registry
     from toolctl.errors import UsageError
     from toolctl.runners import execute, resolve_tool

@@ -10,8 +10,8 @@ import typer
 from toolctl.cli.common import JsonOption, RegistryOption, StrictOption, settings_for
 
 if TYPE_CHECKING:
+    from toolctl.processes.table import ProcessRecord
     from toolctl.settings import Settings
-    from toolctl.state import ProcessRecord
 
 NameArgument = Annotated[str, typer.Argument(metavar="NAME", help="The service.")]
 
@@ -38,9 +38,9 @@ def up_command(
 
     Exit codes: 0 running, 2 not a managed service, 4 unknown service, 5 it would not start.
     """
-    from toolctl import render
+    from toolctl.cli import render
     from toolctl.cli.common import open_registry
-    from toolctl.services import ManagedService, ensure_running
+    from toolctl.processes.services import ManagedService, ensure_running
 
     settings = settings_for(registry, strict)
     definition = open_registry(settings).resolve("service", name)
@@ -68,9 +68,9 @@ def down_command(
 
     Stopping what is not running succeeds. Exit 4 when NAME is neither running nor a service.
     """
-    from toolctl import render
+    from toolctl.cli import render
     from toolctl.errors import UsageError
-    from toolctl.services import stop_all, stop_process
+    from toolctl.processes.services import stop_all, stop_process
 
     settings = settings_for(registry, strict)
     if all_ == (name is not None):
@@ -99,8 +99,8 @@ def status_command(
     json: JsonOption = False,
 ) -> None:
     """List what toolctl runs in the background: managed services, the broker, workers."""
-    from toolctl import render
-    from toolctl.state import ProcessTable
+    from toolctl.cli import render
+    from toolctl.processes.table import ProcessTable
 
     settings = settings_for(registry, strict)
     table = ProcessTable(settings)
@@ -118,7 +118,7 @@ def status_command(
 
 def _require_managed(service: dict[str, Any]) -> None:
     from toolctl.errors import UsageError
-    from toolctl.services import is_managed
+    from toolctl.processes.services import is_managed
 
     if is_managed(service):
         return
@@ -143,7 +143,7 @@ def _known_service(settings: Settings, name: str) -> dict[str, Any]:
 
 def _not_running(settings: Settings, name: str) -> NoReturn:
     from toolctl.errors import NotFound
-    from toolctl.services import is_managed
+    from toolctl.processes.services import is_managed
 
     managed = is_managed(_known_service(settings, name))
     error = NotFound("running process", name)
@@ -156,7 +156,7 @@ def _row_json(record: ProcessRecord) -> dict[str, Any]:
 
 
 def _row(record: ProcessRecord) -> list[str]:
-    from toolctl import render
+    from toolctl.cli import render
 
     where = record.url or (f"port {record.port}" if record.port else "")
     return [

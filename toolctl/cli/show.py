@@ -24,7 +24,7 @@ def show_command(
     json: JsonOption = False,
 ) -> None:
     """Show NAME with its winning file:line and every shadowed definition."""
-    from toolctl import render
+    from toolctl.cli import render
     from toolctl.cli.common import open_registry
     from toolctl.errors import NotFound, UsageError
     from toolctl.names import KINDS

@@ -16,7 +16,7 @@ import typer
 from toolctl.cli.common import RegistryOption, StrictOption, settings_for
 
 if TYPE_CHECKING:
-    from toolctl.runners.worker import Log
+    from toolctl.pulsar.worker import Log
     from toolctl.settings import Settings
 
 PulsarUrlOption = Annotated[
@@ -76,7 +76,7 @@ def worker_command(
     Exit codes: 0 stopped, 2 bad handler or options, 4 unknown service or tool,
     5 broker unreachable.
     """
-    from toolctl import render
+    from toolctl.cli import render
     from toolctl.errors import UsageError
 
     if (service is None) == (tool is None):
@@ -84,13 +84,13 @@ def worker_command(
     settings = settings_for(registry, strict, pulsar_url=pulsar_url)
     target = Target(service, tool, handler, concurrency, verbose)
     if stop:
-        from toolctl.runners.worker import stop_detached
+        from toolctl.pulsar.worker import stop_detached
 
         record = stop_detached(settings, target.name, DRAIN_GRACE)
         label = target.label
         render.note(f"stopped {label} (pid {record.pid})" if record else f"{label}: not running")
     elif detach:
-        from toolctl.runners.worker import start_detached
+        from toolctl.pulsar.worker import start_detached
 
         command = target.argv(settings, explicit_registry=bool(registry), strict=strict)
         record, started = start_detached(settings, target.name, command)
@@ -135,9 +135,9 @@ class Target:
 
 def _serve(settings: Settings, target: Target, ready_file: Path | None) -> None:
     """Serve in the foreground until SIGTERM (exit 0) or Ctrl-C (exit 130)."""
-    from toolctl import render
+    from toolctl.cli import render
     from toolctl.cli.common import open_registry
-    from toolctl.runners.worker import Worker, host_service, host_tool
+    from toolctl.pulsar.worker import Worker, host_service, host_tool
 
     registry = open_registry(settings)
     if target.service is not None:

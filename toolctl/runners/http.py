@@ -27,7 +27,7 @@ from toolctl.settings import Settings
 if TYPE_CHECKING:
     import httpx
 
-    from toolctl.services import ManagedService
+    from toolctl.processes.services import ManagedService
 
 MAX_REDIRECTS = 5
 EXCERPT = 200
@@ -164,7 +164,7 @@ class HttpRunner:
             return known
         with self._lock:  # batch threads wait for the one that starts the service
             if name not in self._bases:
-                from toolctl.services import ensure_running
+                from toolctl.processes.services import ensure_running
 
                 record, _ = ensure_running(self.settings, self._managed(name, service))
                 assert record.url is not None
@@ -172,8 +172,8 @@ class HttpRunner:
             return self._bases[name]
 
     def _managed(self, name: str, service: Mapping[str, Any]) -> ManagedService:
+        from toolctl.processes.services import ManagedService
         from toolctl.registry.index import Registry
-        from toolctl.services import ManagedService
 
         # the service's cwd is relative to the file that defines the service
         source = Path(Registry.open(self.settings).resolve("service", name).file)
@@ -187,7 +187,7 @@ class HttpRunner:
         service = _service_http(tool)
         if service.get("url"):
             return _join(str(service["url"]), section["path"]), False, None
-        from toolctl.state import ProcessTable
+        from toolctl.processes.table import ProcessTable
 
         record = ProcessTable(self.settings).get(str(tool.service["name"]) if tool.service else "")
         if record is not None and record.url:

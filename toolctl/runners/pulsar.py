@@ -32,8 +32,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolctl.errors import Interrupted, TimedOut, ToolctlError, TransportUnavailable, UsageError
+from toolctl.pulsar.broker import BROKER_HINT, needs_acknowledging, open_client, probe, translate
 from toolctl.runners.base import RunContext, ToolResult, ToolSpec
-from toolctl.runners.broker import BROKER_HINT, needs_acknowledging, open_client, probe, translate
 from toolctl.settings import Settings
 
 TRANSPORT = "pulsar"

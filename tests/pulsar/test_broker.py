@@ -13,7 +13,7 @@ from pathlib import Path
 from pulsar_support import Project, free_port
 
 from tests.conftest import Toolctl
-from toolctl.state import is_alive
+from toolctl.processes.table import is_alive
 
 
 def test_start_status_stop(toolctl: Toolctl, tmp_path: Path):

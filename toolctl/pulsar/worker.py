@@ -25,12 +25,12 @@ from pathlib import Path
 from typing import Any
 
 from toolctl.errors import ToolctlError, ToolFailed, TransportUnavailable, UsageError
+from toolctl.processes.table import ProcessRecord, ProcessTable, spawn, stop
+from toolctl.pulsar.broker import needs_acknowledging, open_client, translate
 from toolctl.registry.index import Registry
 from toolctl.runners.base import RunContext, ToolSpec, load_runner
-from toolctl.runners.broker import needs_acknowledging, open_client, translate
 from toolctl.runners.pulsar import ERROR_TYPE, decode_request, encode_response
 from toolctl.settings import Settings
-from toolctl.state import ProcessRecord, ProcessTable, spawn, stop
 
 Handler = Callable[[dict[str, Any], dict[str, Any], str], Any]
 Log = Callable[[str], None]

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import Toolctl, write_files
-from toolctl.state import is_alive
+from toolctl.processes.table import is_alive
 
 PY = sys.executable
 

@@ -24,8 +24,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from toolctl.errors import Interrupted, ToolctlError, TransportUnavailable, UsageError
+from toolctl.processes.table import ProcessRecord, ProcessTable, is_alive, log_tail, spawn, stop
 from toolctl.settings import Settings
-from toolctl.state import ProcessRecord, ProcessTable, is_alive, log_tail, spawn, stop
 
 NAME = "broker"
 KIND = "broker"

@@ -21,9 +21,9 @@ import pytest
 from pulsar_support import HANDLERS, Project, StartWorker, free_port, registry_toml
 
 from tests.conftest import write_files
-from toolctl.runners import broker
+from toolctl.processes.table import ProcessTable, stop
+from toolctl.pulsar import broker
 from toolctl.settings import Settings
-from toolctl.state import ProcessTable, stop
 
 
 @pytest.fixture(scope="session")

@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from toolctl.errors import Interrupted, TransportUnavailable, UsageError
+from toolctl.processes.table import ProcessRecord, ProcessTable, spawn, stop
 from toolctl.runners.base import expand_env_map
 from toolctl.settings import Settings
-from toolctl.state import ProcessRecord, ProcessTable, spawn, stop
 
 KIND = "service"
 HOST = "127.0.0.1"

@@ -13,7 +13,7 @@ from pathlib import Path
 from pulsar_support import Project, StartWorker, free_port
 
 from tests.conftest import ROOT, Toolctl, write_files
-from toolctl.state import is_alive
+from toolctl.processes.table import is_alive
 
 
 def run(toolctl: Toolctl, project: Project, *args: str) -> subprocess.CompletedProcess[str]:

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from tests.conftest import ROOT, Toolctl, write_files
-from toolctl.state import ProcessRecord, ProcessTable, is_alive, spawn
+from toolctl.processes.table import ProcessRecord, ProcessTable, is_alive, spawn
 
 PYTHON = json.dumps(sys.executable)
 

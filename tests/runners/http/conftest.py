@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from fixture_server import FixtureServer, serve
 
+from toolctl.processes.table import ProcessTable, stop
 from toolctl.settings import Settings
-from toolctl.state import ProcessTable, stop
 
 
 @pytest.fixture

@@ -1,0 +1,1 @@
+"""Every background process toolctl starts: one table, one launch, one stop."""

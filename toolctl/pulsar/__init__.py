@@ -1,0 +1,1 @@
+"""Apache Pulsar: the TrustGraph wire format, the client, the worker, the embedded broker."""
