@@ -19,7 +19,7 @@ compile: install
 install: $(VENV)/.installed
 
 test: install
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(TEST_WORKERS)
 
 lint: install
 	$(BIN)/ruff check toolctl tests bench plugins
@@ -28,6 +28,8 @@ lint: install
 
 demo: compile
 	PATH="$(CURDIR)/$(BIN):$$PATH" bash scripts/demo.sh
+
+TEST_WORKERS ?= auto
 
 BENCHES ?= registry run_local http_batch pulsar_client recommend
 

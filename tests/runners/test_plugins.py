@@ -56,28 +56,32 @@ def install_plugin(site: Path) -> None:
     )
 
 
-def test_a_plugin_runtime_runs_through_the_same_lookup(tmp_path: Path, toolctl: Toolctl) -> None:
+def test_a_plugin_runtime_runs_through_the_same_lookup(
+    tmp_path: Path, toolctl_process: Toolctl
+) -> None:
     install_plugin(tmp_path / "site")
     write_files(tmp_path, {"reg/tools.toml": REGISTRY})
     env = {"PYTHONPATH": str(tmp_path / "site")}
-    done = toolctl("run", "greeter", "--arg", "name=Ada", "-r", "reg", "--json", env=env)
+    done = toolctl_process("run", "greeter", "--arg", "name=Ada", "-r", "reg", "--json", env=env)
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert result["output"] == "Good morning, Ada!" and result["transport"] == "greet"
-    listed = json.loads(toolctl("list", "--runtime", "greet", "--json", "-r", "reg").stdout)
+    listed = json.loads(toolctl_process("list", "--runtime", "greet", "--json", "-r", "reg").stdout)
     assert [t["name"] for t in listed] == ["greeter"]
 
 
-def test_a_runtime_nobody_provides_is_exit_5(tmp_path: Path, toolctl: Toolctl) -> None:
+def test_a_runtime_nobody_provides_is_exit_5(tmp_path: Path, toolctl_process: Toolctl) -> None:
     write_files(tmp_path, {"reg/tools.toml": REGISTRY})
-    done = toolctl("run", "orphan", "-r", "reg")
+    done = toolctl_process("run", "orphan", "-r", "reg")
     assert done.returncode == 5
     assert "no runner for runtime 'teleport'" in done.stderr
     assert "local" in done.stderr  # the installed runners are listed
 
 
-def test_builtin_runtime_names_are_not_plugin_runtimes(tmp_path: Path, toolctl: Toolctl) -> None:
+def test_builtin_runtime_names_are_not_plugin_runtimes(
+    tmp_path: Path, toolctl_process: Toolctl
+) -> None:
     write_files(tmp_path, {"reg/tools.toml": '[[tool]]\nname = "x"\nruntime = "local"\n'})
-    done = toolctl("check", "-r", "reg")
+    done = toolctl_process("check", "-r", "reg")
     assert done.returncode == 3
     assert "write [tool.local]" in done.stdout
