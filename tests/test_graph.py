@@ -203,7 +203,9 @@ def brute_force(
     """Every walk of at most ``hops`` passing edges; the best per action by the stated order."""
     best: dict[str, tuple[Any, ...]] = {}
     distance: dict[str, int] = {}
-    walks = [((s,), math.inf) for s in starts if s in toolkit.actions]
+    walks: list[tuple[tuple[str, ...], float]] = [
+        ((s,), math.inf) for s in starts if s in toolkit.actions
+    ]
     for length in range(hops + 1):
         for path, low in walks:
             key = (-low, len(path), path)

@@ -344,7 +344,7 @@ def test_chat2graph_refuses_what_is_not_a_configuration(tmp_path: Path) -> None:
     assert "action 'bad name': name: String should match pattern" in caught.value.details[0]
 
 
-TOOL_AGENT_REGISTRY = [
+TOOL_AGENT_REGISTRY: list[dict[str, Any]] = [
     {
         "tool_id": "image_stitcher",
         "name": "图片拼接工具",

@@ -18,9 +18,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from pulsar_support import HANDLERS, Project, StartWorker, free_port, registry_toml
 
 from tests.conftest import write_files
+from tests.pulsar.pulsar_support import HANDLERS, Project, StartWorker, free_port, registry_toml
 from toolctl.processes.table import ProcessTable, stop
 from toolctl.pulsar import broker
 from toolctl.settings import Settings

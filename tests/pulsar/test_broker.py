@@ -10,13 +10,12 @@ import sys
 import time
 from pathlib import Path
 
-from pulsar_support import Project, free_port
-
 from tests.conftest import Toolctl
+from tests.pulsar.pulsar_support import Project, free_port
 from toolctl.processes.table import is_alive
 
 
-def test_start_status_stop(toolctl: Toolctl, tmp_path: Path):
+def test_start_status_stop(toolctl: Toolctl, tmp_path: Path) -> None:
     port = free_port()
     data = tmp_path / "broker-data"
     started = toolctl("broker", "start", "--detach", "--port", str(port), "--data", str(data))
@@ -48,7 +47,7 @@ def test_start_status_stop(toolctl: Toolctl, tmp_path: Path):
     assert "not running" in toolctl("broker", "stop").stderr
 
 
-def test_a_port_in_use_is_exit_5_suggesting_another(toolctl: Toolctl):
+def test_a_port_in_use_is_exit_5_suggesting_another(toolctl: Toolctl) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen(1)
@@ -60,7 +59,7 @@ def test_a_port_in_use_is_exit_5_suggesting_another(toolctl: Toolctl):
     assert toolctl("broker", "status").returncode == 5
 
 
-def test_the_foreground_broker_stops_on_sigterm(tmp_path: Path):
+def test_the_foreground_broker_stops_on_sigterm(tmp_path: Path) -> None:
     port = free_port()
     command = [sys.executable, "-m", "toolctl", "broker", "start", "--port", str(port)]
     command += ["--data", str(tmp_path / "data")]
@@ -80,7 +79,7 @@ def test_the_foreground_broker_stops_on_sigterm(tmp_path: Path):
 
 def test_a_worker_reconnects_after_the_broker_restarts(
     toolctl: Toolctl, project: Project, tmp_path: Path
-):
+) -> None:
     port = free_port()
     url = f"pulsar://127.0.0.1:{port}"
     data = ("--port", str(port), "--data", str(tmp_path / "data"))
@@ -103,7 +102,7 @@ def test_a_worker_reconnects_after_the_broker_restarts(
 
 def test_the_foreground_broker_ends_quietly_when_stopped_from_elsewhere(
     toolctl: Toolctl, tmp_path: Path
-):
+) -> None:
     port = free_port()
     command = [sys.executable, "-m", "toolctl", "broker", "start", "--port", str(port)]
     command += ["--data", str(tmp_path / "data")]

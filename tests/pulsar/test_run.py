@@ -9,13 +9,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from pulsar_support import Project, StartWorker, free_port, result_of
 
 from tests.conftest import Toolctl
+from tests.pulsar.pulsar_support import Project, StartWorker, free_port, result_of
 from toolctl.errors import TimedOut
 from toolctl.registry.index import Registry
 from toolctl.runners import resolve_tool
-from toolctl.runners.base import RunContext
+from toolctl.runners.base import RunContext, ToolSpec
 from toolctl.runners.pulsar import PulsarRunner
 from toolctl.settings import Settings
 
@@ -25,7 +25,7 @@ def run(toolctl: Toolctl, project: Project, *args: str) -> tuple[int, str, str]:
     return done.returncode, done.stdout, done.stderr
 
 
-def test_a_call_prints_the_answer(toolctl: Toolctl, project: Project, workers: StartWorker):
+def test_a_call_prints_the_answer(toolctl: Toolctl, project: Project, workers: StartWorker) -> None:
     workers("hello")
     code, out, err = run(toolctl, project, "hello", "--arg", "name=ada", "--user", "bob")
     assert (code, out, err) == (0, "hello ada from bob\n", "")
@@ -33,7 +33,7 @@ def test_a_call_prints_the_answer(toolctl: Toolctl, project: Project, workers: S
 
 def test_the_user_defaults_to_the_login_name(
     toolctl: Toolctl, project: Project, workers: StartWorker
-):
+) -> None:
     workers("echo")
     done = toolctl(
         "run", "echo", "--json", "--registry", str(project.registry), env={"LOGNAME": "carol"}
@@ -48,7 +48,7 @@ def test_the_user_defaults_to_the_login_name(
 
 def test_an_error_answer_exits_1_with_its_type_and_message(
     toolctl: Toolctl, project: Project, workers: StartWorker
-):
+) -> None:
     workers("fail")
     code, out, err = run(toolctl, project, "fail", "--arg", "why=disk on fire")
     assert code == 1
@@ -61,7 +61,7 @@ def test_an_error_answer_exits_1_with_its_type_and_message(
 
 def test_a_stream_is_printed_as_it_arrives_and_joined_with_json(
     toolctl: Toolctl, project: Project, workers: StartWorker
-):
+) -> None:
     workers("chunks")
     assert run(toolctl, project, "chunks") == (0, "one two three\n", "")
     code, out, _ = run(toolctl, project, "chunks", "--json")
@@ -71,7 +71,7 @@ def test_a_stream_is_printed_as_it_arrives_and_joined_with_json(
 
 def test_stream_chunks_reach_the_callback_one_by_one(
     project: Project, workers: StartWorker, pulsar_url: str
-):
+) -> None:
     workers("chunks")
     runner, spec, context = _library(project, pulsar_url, "chunks")
     seen: list[str] = []
@@ -85,12 +85,12 @@ def test_stream_chunks_reach_the_callback_one_by_one(
     assert (result.success, result.output) == (True, "one two three")
 
 
-def test_an_async_handler_answers(toolctl: Toolctl, project: Project, workers: StartWorker):
+def test_an_async_handler_answers(toolctl: Toolctl, project: Project, workers: StartWorker) -> None:
     workers("later")
     assert run(toolctl, project, "later", "--arg", "word=soon") == (0, "later soon\n", "")
 
 
-def test_no_worker_times_out_with_124_naming_the_queue(toolctl: Toolctl, project: Project):
+def test_no_worker_times_out_with_124_naming_the_queue(toolctl: Toolctl, project: Project) -> None:
     code, out, err = run(toolctl, project, "nobody", "--timeout", "0.5")
     assert code == 124
     assert out == ""
@@ -100,7 +100,7 @@ def test_no_worker_times_out_with_124_naming_the_queue(toolctl: Toolctl, project
     assert "toolctl worker nobody" in err
 
 
-def test_a_dead_broker_is_exit_5_naming_the_url(toolctl: Toolctl, project: Project):
+def test_a_dead_broker_is_exit_5_naming_the_url(toolctl: Toolctl, project: Project) -> None:
     url = f"pulsar://127.0.0.1:{free_port()}"
     code, _, err = run(toolctl, project, "hello", "--pulsar-url", url)
     assert code == 5
@@ -120,7 +120,7 @@ def silent_peer() -> Iterator[int]:
 
 def test_a_peer_that_never_answers_is_exit_5_within_the_timeout(
     toolctl: Toolctl, project: Project, silent_peer: int
-):
+) -> None:
     url = f"pulsar://127.0.0.1:{silent_peer}"
     code, _, err = run(toolctl, project, "hello", "--pulsar-url", url, "--timeout", "1")
     assert code == 5
@@ -129,7 +129,7 @@ def test_a_peer_that_never_answers_is_exit_5_within_the_timeout(
 
 def test_the_environment_variable_picks_the_broker(
     toolctl: Toolctl, project: Project, workers: StartWorker
-):
+) -> None:
     workers("hello")
     dead = f"pulsar://127.0.0.1:{free_port()}"
     done = toolctl(
@@ -139,7 +139,7 @@ def test_the_environment_variable_picks_the_broker(
     assert dead in done.stderr
 
 
-def test_dry_run_shows_queues_user_and_config(toolctl: Toolctl, project: Project):
+def test_dry_run_shows_queues_user_and_config(toolctl: Toolctl, project: Project) -> None:
     code, out, _ = run(toolctl, project, "hello", "--arg", "name=x", "--user", "u", "--dry-run")
     assert code == 0
     code, out, _ = run(
@@ -158,7 +158,7 @@ def test_dry_run_shows_queues_user_and_config(toolctl: Toolctl, project: Project
 
 def test_batch_keeps_input_order_with_calls_in_flight(
     toolctl: Toolctl, project: Project, workers: StartWorker, tmp_path: Path
-):
+) -> None:
     workers("hello", "--concurrency", "4")
     lines = [json.dumps({"name": f"n{i}"}) for i in range(40)]
     lines.insert(7, '"not an object"')
@@ -174,7 +174,7 @@ def test_batch_keeps_input_order_with_calls_in_flight(
     assert outputs == [f"hello n{i} from {_login()}" for i in range(40)]
 
 
-def test_submitted_calls_time_out_too(project: Project, pulsar_url: str):
+def test_submitted_calls_time_out_too(project: Project, pulsar_url: str) -> None:
     runner, spec, context = _library(project, pulsar_url, "nobody")
     context.timeout = 0.3
     try:
@@ -185,7 +185,9 @@ def test_submitted_calls_time_out_too(project: Project, pulsar_url: str):
         runner.close()
 
 
-def test_one_runner_serves_many_threads(project: Project, workers: StartWorker, pulsar_url: str):
+def test_one_runner_serves_many_threads(
+    project: Project, workers: StartWorker, pulsar_url: str
+) -> None:
     workers("hello", "--concurrency", "4")
     runner, spec, context = _library(project, pulsar_url, "hello")
     outputs: dict[int, str] = {}
@@ -206,7 +208,7 @@ def test_one_runner_serves_many_threads(project: Project, workers: StartWorker, 
     assert outputs == {n: f"hello {n} from t" for n in range(16)}
 
 
-def _library(project: Project, url: str, tool: str) -> tuple[PulsarRunner, object, RunContext]:
+def _library(project: Project, url: str, tool: str) -> tuple[PulsarRunner, ToolSpec, RunContext]:
     settings = Settings.load([project.registry], pulsar_url=url)
     spec = resolve_tool(Registry.open(settings), tool)
     return PulsarRunner(settings), spec, RunContext(settings, 10.0, "lib")

@@ -17,8 +17,8 @@ from typing import Any
 
 import pulsar
 import pytest
-from pulsar_support import Project, StartWorker
 
+from tests.pulsar.pulsar_support import Project, StartWorker
 from toolctl.errors import TimedOut
 from toolctl.registry.index import Registry
 from toolctl.runners import resolve_tool

@@ -10,9 +10,8 @@ import sys
 import time
 from pathlib import Path
 
-from pulsar_support import Project, StartWorker, free_port
-
 from tests.conftest import ROOT, Toolctl, write_files
+from tests.pulsar.pulsar_support import Project, StartWorker, free_port
 from toolctl.processes.table import is_alive
 
 
@@ -29,7 +28,7 @@ def wait_for(path: Path, seconds: float = 20) -> None:
 
 def test_concurrency_n_runs_n_calls_at_once(
     toolctl: Toolctl, project: Project, workers: StartWorker, tmp_path: Path
-):
+) -> None:
     # each call waits on a barrier of 3: all pass only if 3 calls are in flight together
     workers("together", "--concurrency", "3", env={"TOGETHER": "3"})
     batch = tmp_path / "three.jsonl"
@@ -43,7 +42,9 @@ def test_concurrency_n_runs_n_calls_at_once(
     ]
 
 
-def _call_in_background(project: Project, tmp_path: Path, seconds: float, timeout: float):
+def _call_in_background(
+    project: Project, tmp_path: Path, seconds: float, timeout: float
+) -> tuple[subprocess.Popen[str], Path]:
     marker = tmp_path / f"marker-{time.monotonic_ns()}"
     command = [
         sys.executable,
@@ -62,7 +63,7 @@ def _call_in_background(project: Project, tmp_path: Path, seconds: float, timeou
 
 def test_a_worker_killed_mid_call_times_the_call_out_and_a_new_one_takes_over(
     toolctl: Toolctl, project: Project, workers: StartWorker, tmp_path: Path
-):
+) -> None:
     worker = workers("sleepy")
     call, marker = _call_in_background(project, tmp_path, seconds=60, timeout=3)
     try:
@@ -83,7 +84,7 @@ def test_a_worker_killed_mid_call_times_the_call_out_and_a_new_one_takes_over(
 
 def test_sigterm_lets_the_call_in_flight_answer_then_exits_0(
     project: Project, workers: StartWorker, tmp_path: Path
-):
+) -> None:
     worker = workers("sleepy")
     call, marker = _call_in_background(project, tmp_path, seconds=1.5, timeout=20)
     try:
@@ -96,7 +97,7 @@ def test_sigterm_lets_the_call_in_flight_answer_then_exits_0(
     assert (call.returncode, out) == (0, "slept\n"), err
 
 
-def test_detach_start_is_idempotent_and_stop_stops_it(toolctl: Toolctl, project: Project):
+def test_detach_start_is_idempotent_and_stop_stops_it(toolctl: Toolctl, project: Project) -> None:
     registry = ("--registry", str(project.registry))
     first = toolctl("worker", "hello", "--detach", *registry, cwd=project.root)
     assert first.returncode == 0, first.stderr
@@ -116,7 +117,7 @@ def test_detach_start_is_idempotent_and_stop_stops_it(toolctl: Toolctl, project:
     assert "not running" in toolctl("worker", "hello", "--stop").stderr
 
 
-def test_a_detached_worker_that_cannot_start_says_why(toolctl: Toolctl, project: Project):
+def test_a_detached_worker_that_cannot_start_says_why(toolctl: Toolctl, project: Project) -> None:
     url = f"pulsar://127.0.0.1:{free_port()}"
     done = toolctl(
         "worker", "hello", "--detach", "--pulsar-url", url, "--registry", str(project.registry)
@@ -126,7 +127,7 @@ def test_a_detached_worker_that_cannot_start_says_why(toolctl: Toolctl, project:
     assert toolctl("service", "status", "--json").stdout.strip() == "[]"
 
 
-def test_worker_usage_errors(toolctl: Toolctl, project: Project):
+def test_worker_usage_errors(toolctl: Toolctl, project: Project) -> None:
     registry = ("--registry", str(project.registry))
     assert toolctl("worker", *registry).returncode == 2
     assert toolctl("worker", "hello", "--tool", "x", *registry).returncode == 2
@@ -142,7 +143,7 @@ def test_worker_usage_errors(toolctl: Toolctl, project: Project):
     assert "toolctl worker hello" in pulsar_tool.stderr
 
 
-def test_dead_broker_fails_the_worker_with_5(toolctl: Toolctl, project: Project):
+def test_dead_broker_fails_the_worker_with_5(toolctl: Toolctl, project: Project) -> None:
     url = f"pulsar://127.0.0.1:{free_port()}"
     done = toolctl("worker", "hello", "--pulsar-url", url, "--registry", str(project.registry))
     assert done.returncode == 5
@@ -151,7 +152,7 @@ def test_dead_broker_fails_the_worker_with_5(toolctl: Toolctl, project: Project)
 
 def test_a_registered_local_tool_is_hosted_with_tool(
     toolctl: Toolctl, project: Project, tmp_path: Path
-):
+) -> None:
     python = json.dumps(sys.executable)
     upper = "import json, sys; print(json.load(sys.stdin)['text'].upper())"
     suffix = project.suffix
@@ -191,7 +192,7 @@ def test_a_registered_local_tool_is_hosted_with_tool(
     assert toolctl("worker", "--tool", f"upper-{suffix}", "--stop").returncode == 0
 
 
-def test_the_sample_joke_service(toolctl: Toolctl, pulsar_url: str, tmp_path: Path):
+def test_the_sample_joke_service(toolctl: Toolctl, pulsar_url: str, tmp_path: Path) -> None:
     registry = ("--registry", str(ROOT / "registry"), "--pulsar-url", pulsar_url)
     worker = subprocess.Popen(
         [sys.executable, "-m", "toolctl", "worker", "joke-service", *registry],
@@ -219,7 +220,7 @@ def test_the_sample_joke_service(toolctl: Toolctl, pulsar_url: str, tmp_path: Pa
 
 def test_a_second_worker_process_on_the_embedded_broker_is_refused_clearly(
     toolctl: Toolctl, project: Project, workers: StartWorker
-):
+) -> None:
     workers("hello")
     second = toolctl("worker", "hello", "--registry", str(project.registry))
     assert second.returncode == 5
@@ -228,7 +229,9 @@ def test_a_second_worker_process_on_the_embedded_broker_is_refused_clearly(
     assert "Traceback" not in second.stderr
 
 
-def test_ctrl_c_while_waiting_is_130(project: Project, workers: StartWorker, tmp_path: Path):
+def test_ctrl_c_while_waiting_is_130(
+    project: Project, workers: StartWorker, tmp_path: Path
+) -> None:
     workers("sleepy")
     call, marker = _call_in_background(project, tmp_path, seconds=30, timeout=60)
     try:

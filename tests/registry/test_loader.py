@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import write_files
-from toolctl.registry.loader import parse_file, walk
+from toolctl.registry.loader import ParsedFile, parse_file, walk
 
 TOOLS = """
     # two tools
@@ -34,7 +34,7 @@ TOOLS = """
 """
 
 
-def parse(tmp_path: Path, text: str) -> object:
+def parse(tmp_path: Path, text: str) -> ParsedFile:
     write_files(tmp_path, {"r/file.toml": text})
     return parse_file(str(tmp_path / "r/file.toml"))
 

@@ -10,8 +10,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from fixture_server import FixtureServer, serve
 
+from tests.runners.http.fixture_server import FixtureServer, serve
 from toolctl.processes.table import ProcessTable, stop
 from toolctl.settings import Settings
 

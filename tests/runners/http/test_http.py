@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from fixture_server import FixtureServer
-
 from tests.conftest import Toolctl, write_files
+from tests.runners.http.fixture_server import FixtureServer
 
 SECRET = "s3cret-token-value"
 
