@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 BIN := $(VENV)/bin
 
-.PHONY: install compile test lint demo bench clean
+.PHONY: install compile test lint docs demo bench clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -22,9 +22,13 @@ test: install
 	$(PY) -m pytest -q -n $(TEST_WORKERS)
 
 lint: install
-	$(BIN)/ruff check toolctl tests bench plugins
-	$(BIN)/ruff format --check toolctl tests bench plugins
+	$(BIN)/ruff check toolctl tests bench plugins scripts
+	$(BIN)/ruff format --check toolctl tests bench plugins scripts
 	$(BIN)/mypy
+
+# The README's command reference, regenerated from the commands' --help.
+docs: install
+	$(PY) scripts/cli_reference.py --write
 
 demo: compile
 	PATH="$(CURDIR)/$(BIN):$$PATH" bash scripts/demo.sh
