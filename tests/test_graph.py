@@ -1,4 +1,4 @@
-"""recommend() on small hand-made toolkits: exactly the semantics DESIGN.md gives."""
+"""recommend() on small hand-made toolkits: exactly the semantics docs/design.md gives."""
 
 from __future__ import annotations
 

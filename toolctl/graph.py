@@ -78,7 +78,7 @@ class Recommendation:
     starts: tuple[str, ...]
 
     def to_json(self) -> dict[str, Any]:
-        """The shape DESIGN.md gives; every list sorted, so the output is byte-stable."""
+        """The shape docs/design.md gives; every list sorted, so the output is byte-stable."""
         return {
             "actions": [
                 {"name": a.name, "hops": a.hops, "path": list(a.path)} for a in self.actions
@@ -136,12 +136,12 @@ class Toolkit:
     def from_data(
         cls,
         actions: Iterable[Mapping[str, Any]],
-        tools: Mapping[str, str | None] | Iterable[str],
+        tools: Mapping[str, str | None],
         groups: Iterable[Mapping[str, Any]] = (),
     ) -> Toolkit:
-        """Build from descriptor data as the registry keeps it (``Definition.data``)."""
-        runtimes = tools if isinstance(tools, Mapping) else dict.fromkeys(tools)
-        toolkit = cls({a["name"]: a for a in actions}, runtimes, {g["name"]: g for g in groups})
+        """Build from descriptor data as the registry keeps it (``Definition.data``), with
+        each tool's runtime."""
+        toolkit = cls({a["name"]: a for a in actions}, tools, {g["name"]: g for g in groups})
         return toolkit.build()
 
     def build(self) -> Toolkit:
@@ -236,7 +236,7 @@ def recommend(
     hops: int = 0,
     threshold: float = DEFAULT_THRESHOLD,
 ) -> Recommendation:
-    """Chat2Graph's recommend_subgraph, exactly as DESIGN.md states it.
+    """Chat2Graph's recommend_subgraph, exactly as docs/design.md states it.
 
     ``kept`` starts as the start actions that exist; each of ``hops`` rounds adds the
     actions a Next edge scoring at least ``threshold`` leads to from the last round's new

@@ -41,7 +41,7 @@ def check_command(
     result = run_check(settings)
     chosen = Format.json if json else format
     if chosen is Format.json:
-        render.print_json(result.to_json(render.display_path, render.relativise))
+        render.print_json(result.to_json(render.display_path))
     else:
         for finding in result.findings:
             where = render.display_path(finding.file)

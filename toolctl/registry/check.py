@@ -45,9 +45,7 @@ class CheckResult:
             f"in {self.files} file(s), {self.definitions} definition(s)"
         )
 
-    def to_json(
-        self, show_path: Callable[[str], str], show_text: Callable[[str], str]
-    ) -> dict[str, Any]:
+    def to_json(self, show_path: Callable[[str], str]) -> dict[str, Any]:
         return {
             "ok": self.ok,
             "errors": self.errors,
