@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from toolctl.descriptor_env import descriptor_cwd, expand_env_map
 from toolctl.errors import Interrupted, TransportUnavailable, UsageError
 from toolctl.processes.table import ProcessRecord, ProcessTable, spawn, stop
-from toolctl.runners.base import expand_env_map
 from toolctl.settings import Settings
 
 KIND = "service"
@@ -219,8 +219,6 @@ def stop_all(settings: Settings) -> list[ProcessRecord]:
 
 
 def _cwd(service: ManagedService) -> str | None:
-    from toolctl.runners.process import descriptor_cwd
-
     return descriptor_cwd(f"service '{service.name}'", service.base_dir, service.http.get("cwd"))
 
 

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
+from toolctl.descriptor_env import expand_env as expand_env
+from toolctl.descriptor_env import expand_env_map as expand_env_map
 from toolctl.errors import TransportUnavailable, UsageError
 from toolctl.settings import Settings
 
@@ -158,27 +160,6 @@ class Pipelined(Protocol):
     ) -> Future[ToolResult]:
         """Send one call and return at once; the Future resolves to its result (bounded)."""
         ...
-
-
-def expand_env(value: str, settings: Settings, *, mask: bool = False) -> str:
-    """Replace ``${env:NAME}`` with the caller's variable (or ``***`` when masking)."""
-    out, rest = [], value
-    while (start := rest.find("${env:")) != -1:
-        end = rest.find("}", start)
-        if end == -1:
-            break
-        name = rest[start + 6 : end]
-        if name not in settings.environ:
-            raise UsageError(f"environment variable {name} is not set", hint="export it first")
-        out += [rest[:start], "***" if mask else settings.environ[name]]
-        rest = rest[end + 1 :]
-    return "".join(out) + rest
-
-
-def expand_env_map(
-    values: Mapping[str, str], settings: Settings, *, mask: bool = False
-) -> dict[str, str]:
-    return {key: expand_env(value, settings, mask=mask) for key, value in values.items()}
 
 
 def load_runner(runtime: str, settings: Settings) -> Runner:

@@ -16,10 +16,10 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 from typing import IO, Any, NamedTuple
 
-from toolctl.errors import Interrupted, TimedOut, TransportUnavailable, UsageError
+from toolctl.descriptor_env import descriptor_cwd as descriptor_cwd
+from toolctl.errors import Interrupted, TimedOut, TransportUnavailable
 from toolctl.runners.base import ToolResult
 
 _PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_-]*)\}")
@@ -56,16 +56,6 @@ def _fill(match: re.Match[str], arguments: Mapping[str, Any], declared: frozense
     if isinstance(value, (dict, list)):
         return json.dumps(value, separators=(",", ":"))
     return str(value)
-
-
-def descriptor_cwd(owner: str, base: Path, relative: str | None) -> str | None:
-    """A descriptor's ``cwd``, relative to the directory of the file that defines it."""
-    if relative is None:
-        return None
-    directory = (base / relative).resolve()
-    if not directory.is_dir():
-        raise UsageError(f"{owner}: working directory {directory} does not exist")
-    return str(directory)
 
 
 class Completed(NamedTuple):

@@ -1,0 +1,44 @@
+"""What a descriptor's process gets from the caller's world: ``${env:NAME}`` values and a cwd.
+
+Below runners/ and processes/, which both start processes from descriptors (a local tool,
+a managed service), so neither has to import the other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from toolctl.errors import UsageError
+from toolctl.settings import Settings
+
+
+def expand_env(value: str, settings: Settings, *, mask: bool = False) -> str:
+    """Replace ``${env:NAME}`` with the caller's variable (or ``***`` when masking)."""
+    out, rest = [], value
+    while (start := rest.find("${env:")) != -1:
+        end = rest.find("}", start)
+        if end == -1:
+            break
+        name = rest[start + 6 : end]
+        if name not in settings.environ:
+            raise UsageError(f"environment variable {name} is not set", hint="export it first")
+        out += [rest[:start], "***" if mask else settings.environ[name]]
+        rest = rest[end + 1 :]
+    return "".join(out) + rest
+
+
+def expand_env_map(
+    values: Mapping[str, str], settings: Settings, *, mask: bool = False
+) -> dict[str, str]:
+    return {key: expand_env(value, settings, mask=mask) for key, value in values.items()}
+
+
+def descriptor_cwd(owner: str, base: Path, relative: str | None) -> str | None:
+    """A descriptor's ``cwd``, relative to the directory of the file that defines it."""
+    if relative is None:
+        return None
+    directory = (base / relative).resolve()
+    if not directory.is_dir():
+        raise UsageError(f"{owner}: working directory {directory} does not exist")
+    return str(directory)
