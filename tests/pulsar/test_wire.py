@@ -20,16 +20,11 @@ import pytest
 
 from tests.pulsar.pulsar_support import Project, StartWorker
 from toolctl.errors import TimedOut
+from toolctl.pulsar.wire import decode_request, decode_response, encode_request, encode_response
 from toolctl.registry.index import Registry
 from toolctl.runners import resolve_tool
 from toolctl.runners.base import RunContext
-from toolctl.runners.pulsar import (
-    PulsarRunner,
-    decode_request,
-    decode_response,
-    encode_request,
-    encode_response,
-)
+from toolctl.runners.pulsar import PulsarRunner
 from toolctl.settings import Settings
 
 REQUEST = (

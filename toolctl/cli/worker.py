@@ -9,14 +9,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from toolctl.cli.common import RegistryOption, StrictOption, settings_for
 
 if TYPE_CHECKING:
-    from toolctl.pulsar.worker import Log
+    from toolctl.pulsar.worker import Hosting, Log
+    from toolctl.registry.index import Registry
     from toolctl.settings import Settings
 
 PulsarUrlOption = Annotated[
@@ -27,6 +28,8 @@ PulsarUrlOption = Annotated[
         help="Pulsar broker (default $TOOLCTL_PULSAR_URL or pulsar://localhost:6650).",
     ),
 ]
+TOOL_TOPIC = "non-persistent://tg/{side}/{name}"
+"""Where `worker --tool NAME` serves: TrustGraph's own DynamicToolService topic layout."""
 DRAIN_GRACE = 10.0
 """Seconds a stopping worker gives the calls in flight to answer."""
 
@@ -136,14 +139,9 @@ class Target:
 def _serve(settings: Settings, target: Target, ready_file: Path | None) -> None:
     """Serve in the foreground until SIGTERM (exit 0) or Ctrl-C (exit 130)."""
     from toolctl.cli import render
-    from toolctl.cli.common import open_registry
-    from toolctl.pulsar.worker import Worker, host_service, host_tool
+    from toolctl.pulsar.worker import Worker
 
-    registry = open_registry(settings)
-    if target.service is not None:
-        hosting = host_service(registry, settings, target.service, target.handler)
-    else:
-        hosting = host_tool(registry, settings, str(target.tool))
+    hosting = _hosting(settings, target)
     log = _logger(target.label)
     worker = Worker(hosting, settings.pulsar_url, target.concurrency, log, verbose=target.verbose)
     with stop_signals() as stopping:
@@ -160,6 +158,61 @@ def _serve(settings: Settings, target: Target, ready_file: Path | None) -> None:
     log("stopped" if drained else f"stopped; calls still running after {DRAIN_GRACE:g} s")
     if stopping.signal == signal.SIGINT:
         raise typer.Exit(130)
+
+
+def _hosting(settings: Settings, target: Target) -> Hosting:
+    """What the worker serves: the service's handler, or a registered tool's runner."""
+    from toolctl.cli.common import open_registry
+    from toolctl.errors import UsageError
+    from toolctl.pulsar.worker import handler_roots, host_service
+
+    registry = open_registry(settings)
+    if target.service is None:
+        return _host_tool(registry, settings, str(target.tool))
+    definition = registry.resolve("service", target.service)
+    section = definition.data.get("pulsar")
+    if not section:
+        raise UsageError(
+            f"service '{target.service}' is not a Pulsar service",
+            hint="a worker hosts [service.pulsar]",
+        )
+    roots = handler_roots(Path(definition.file), settings.search_path)
+    return host_service(target.service, section, roots, target.handler)
+
+
+def _host_tool(registry: Registry, settings: Settings, name: str) -> Hosting:
+    """A registered local, HTTP or container tool, its runner as the handler."""
+    from toolctl import arguments as tool_args
+    from toolctl.errors import ToolFailed, UsageError
+    from toolctl.pulsar.worker import Hosting
+    from toolctl.runners import resolve_tool
+    from toolctl.runners.base import RunContext, load_runner
+
+    spec = resolve_tool(registry, name)
+    if spec.runtime == "pulsar":
+        service = spec.data.get("service")
+        raise UsageError(
+            f"tool '{name}' already runs on Pulsar (service '{service}')",
+            hint=f"host its service: 'toolctl worker {service}'",
+        )
+    runner = load_runner(spec.runtime, settings)
+
+    def invoke(config: dict[str, Any], arguments: dict[str, Any], user: str) -> str:
+        tool_args.validate(spec.name, spec.data["schema"], arguments)
+        context = RunContext(settings, float(spec.data["timeout"]), user, forward_stderr=False)
+        result = runner.run(spec, arguments, context)
+        if not result.success:
+            raise ToolFailed(result.error or "the tool failed")
+        return str(result.output)
+
+    return Hosting(
+        name,
+        TOOL_TOPIC.format(side="request", name=name),
+        TOOL_TOPIC.format(side="response", name=name),
+        invoke,
+        f"tool '{name}' ({spec.runtime})",
+        runner.close,
+    )
 
 
 def _logger(label: str) -> Log:

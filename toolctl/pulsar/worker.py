@@ -3,7 +3,7 @@
 A worker subscribes to its service's request queue with the Shared subscription
 ``{service}-request``, so every worker of a service splits the calls, and answers on the
 response queue with each request's ``id``, in TrustGraph's wire format (see
-``toolctl.runners.pulsar``). A handler is ``invoke(config, arguments, user)``, sync or
+``toolctl.pulsar.wire``). A handler is ``invoke(config, arguments, user)``, sync or
 async, returning text, JSON-able data, or an iterator of text chunks (a stream). Its
 exceptions become ``{"type": "tool-service-error", "message": ...}`` answers.
 """
@@ -17,26 +17,22 @@ import re
 import sys
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from toolctl.errors import ToolctlError, ToolFailed, TransportUnavailable, UsageError
+from toolctl.errors import ToolctlError, TransportUnavailable, UsageError
 from toolctl.processes.table import ProcessRecord, ProcessTable, spawn, stop
-from toolctl.pulsar.broker import needs_acknowledging, open_client, translate
-from toolctl.registry.index import Registry
-from toolctl.runners.base import RunContext, ToolSpec, load_runner
-from toolctl.runners.pulsar import ERROR_TYPE, decode_request, encode_response
+from toolctl.pulsar.client import needs_acknowledging, open_client, translate
+from toolctl.pulsar.wire import ERROR_TYPE, decode_request, encode_response
 from toolctl.settings import Settings
 
 Handler = Callable[[dict[str, Any], dict[str, Any], str], Any]
 Log = Callable[[str], None]
 HANDLER_PATTERN = re.compile(r"^[\w.]+:[\w.]+$")
-TOOL_TOPIC = "non-persistent://tg/{side}/{name}"
-"""Where `worker --tool NAME` serves: TrustGraph's own DynamicToolService topic layout."""
 POLL_MS = 250
 RECEIVE_QUEUE = 10_000
 
@@ -58,22 +54,18 @@ class Hosting:
 
 
 def host_service(
-    registry: Registry, settings: Settings, name: str, handler: str | None = None
+    name: str, section: Mapping[str, Any], roots: Sequence[Path], handler: str | None = None
 ) -> Hosting:
-    """The Hosting of Pulsar service ``name``: its queues and its (or the given) handler."""
-    definition = registry.resolve("service", name)
-    section = definition.data.get("pulsar")
-    if not section:
-        raise UsageError(
-            f"service '{name}' is not a Pulsar service", hint="a worker hosts [service.pulsar]"
-        )
+    """The Hosting of Pulsar service ``name`` (its ``[service.pulsar]`` section).
+
+    Its handler is ``handler``, else the section's, imported with ``roots`` first on sys.path.
+    """
     target = handler or section.get("handler")
     if not target:
         raise UsageError(
             f"service '{name}' names no handler",
             hint="add handler = 'module:function' to [service.pulsar] or pass --handler",
         )
-    roots = handler_roots(Path(definition.file), settings)
     return Hosting(
         name,
         section["request_queue"],
@@ -83,43 +75,7 @@ def host_service(
     )
 
 
-def host_tool(registry: Registry, settings: Settings, name: str) -> Hosting:
-    """The Hosting of a registered local, HTTP or container tool: its runner as a handler."""
-    from toolctl.runners import resolve_tool
-
-    spec = resolve_tool(registry, name)
-    if spec.runtime == "pulsar":
-        service = spec.data.get("service")
-        raise UsageError(
-            f"tool '{name}' already runs on Pulsar (service '{service}')",
-            hint=f"host its service: 'toolctl worker {service}'",
-        )
-    runner = load_runner(spec.runtime, settings)
-    return Hosting(
-        name,
-        TOOL_TOPIC.format(side="request", name=name),
-        TOOL_TOPIC.format(side="response", name=name),
-        _tool_handler(spec, settings, runner),
-        f"tool '{name}' ({spec.runtime})",
-        runner.close,
-    )
-
-
-def _tool_handler(spec: ToolSpec, settings: Settings, runner: Any) -> Handler:
-    from toolctl import arguments as tool_args
-
-    def invoke(config: dict[str, Any], arguments: dict[str, Any], user: str) -> str:
-        tool_args.validate(spec.name, spec.data["schema"], arguments)
-        context = RunContext(settings, float(spec.data["timeout"]), user, forward_stderr=False)
-        result = runner.run(spec, arguments, context)
-        if not result.success:
-            raise ToolFailed(result.error or "the tool failed")
-        return str(result.output)
-
-    return invoke
-
-
-def handler_roots(definition_file: Path, settings: Settings) -> list[Path]:
+def handler_roots(definition_file: Path, search_path: Sequence[Path]) -> list[Path]:
     """Where a handler module is imported from: the project root, then the working directory.
 
     The project root is the parent of the registry directory that defines the service, so
@@ -127,7 +83,7 @@ def handler_roots(definition_file: Path, settings: Settings) -> list[Path]:
     ``plugins/joke/service.py`` next to ``registry/``, wherever toolctl runs from.
     """
     registry_dir = next(
-        (d for d in settings.search_path if definition_file.is_relative_to(d)),
+        (d for d in search_path if definition_file.is_relative_to(d)),
         definition_file.parent,
     )
     return list(dict.fromkeys([registry_dir.parent, Path.cwd()]))

@@ -1,0 +1,234 @@
+"""Reaching a Pulsar broker: opening a client, probing it, and the response channel.
+
+``open_client`` probes TCP first, so a dead broker fails at once (exit 5), then opens a
+client that logs nowhere. ``translate`` is the one place that maps pulsar-client's
+exceptions into toolctl's error tree. A ``Channel`` is a request producer plus a response
+consumer subscribed under a unique name *before* anything is sent (a non-persistent topic
+drops what nobody listens to); its dispatcher thread routes each answer to the pending
+call with the same ``id`` and ignores the rest, so many threads share one channel.
+"""
+
+from __future__ import annotations
+
+import math
+import queue
+import socket
+import threading
+import time
+import uuid
+from contextlib import suppress
+from typing import Any, Protocol
+from urllib.parse import urlsplit
+
+from toolctl.errors import Interrupted, ToolctlError, TransportUnavailable, UsageError
+from toolctl.pulsar.wire import fresh_id
+
+BROKER_HINT = "start one with 'toolctl broker start --detach', or pass --pulsar-url"
+MAX_PENDING = 10_000
+"""Requests (or answers) in flight per queue; above ``run --concurrency``'s maximum."""
+SWEEP_S = 0.1
+"""How often the dispatcher expires pending calls that are past their deadline."""
+
+
+def open_client(url: str, timeout: float) -> Any:
+    """A pulsar.Client for ``url`` after a TCP probe, so a dead broker fails fast (exit 5)."""
+    import os
+
+    import pulsar
+
+    require_reachable(url, timeout)
+    bounded = min(max(timeout, 0.1), 30.0)
+    try:
+        return pulsar.Client(
+            url,
+            operation_timeout_seconds=max(1, math.ceil(bounded)),
+            connection_timeout_ms=max(100, int(bounded * 1000)),
+            # the C++ client logs to stdout by default, which is where tool output goes
+            logger=pulsar.FileLogger(pulsar.LoggerLevel.Error, os.devnull),
+        )
+    except pulsar.PulsarException as exc:
+        raise TransportUnavailable(f"bad Pulsar URL {url}: {exc}") from exc
+
+
+def require_reachable(url: str, timeout: float) -> None:
+    """Raise TransportUnavailable unless some host of a ``pulsar://`` URL accepts TCP."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("pulsar", "pulsar+ssl"):
+        if parts.scheme in ("http", "https"):
+            return  # an HTTP lookup service: the client finds the broker itself
+        raise UsageError(f"bad Pulsar URL {url!r}: expected pulsar://HOST:PORT")
+    default_port = 6651 if parts.scheme == "pulsar+ssl" else 6650
+    reason = "no host"
+    for host in parts.netloc.rpartition("@")[2].split(","):
+        name, _, port = host.rpartition(":") if host.count(":") == 1 else (host, "", "")
+        try:
+            with socket.create_connection(
+                (name or host, int(port or default_port)), timeout=min(max(timeout, 0.1), 5.0)
+            ):
+                return
+        except (OSError, ValueError) as exc:
+            reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+    raise TransportUnavailable(
+        f"cannot reach the Pulsar broker at {url}: {reason.lower()}", hint=BROKER_HINT
+    )
+
+
+def needs_acknowledging(topic: str) -> bool:
+    """Whether consumed messages must be acknowledged: not on a non-persistent topic.
+
+    There an acknowledgement changes nothing, yet costs a blocking call (and a GIL round
+    trip) per message, about a third of a pipelined call's cost in the client.
+    """
+    return not topic.startswith("non-persistent://")
+
+
+def translate(exc: Exception, url: str, doing: str) -> ToolctlError:
+    """A pulsar-client exception as toolctl's error: the one place that maps them."""
+    import pulsar
+
+    if isinstance(exc, pulsar.Interrupted):
+        return Interrupted("interrupted")
+    if isinstance(exc, (pulsar.Timeout, pulsar.ConnectError)):
+        return TransportUnavailable(
+            f"the Pulsar broker at {url} did not answer while {doing}", hint=BROKER_HINT
+        )
+    name = type(exc).__name__
+    return TransportUnavailable(f"Pulsar broker at {url}: {doing} failed: {name}: {exc}")
+
+
+class PendingCall(Protocol):
+    """A sent request waiting for its answers, as the channel's dispatcher sees it."""
+
+    deadline: float | None
+    """When the dispatcher gives up on it (``expire``); None: its caller times out itself."""
+
+    def deliver(self, body: bytes) -> bool:
+        """Take one response body; True once the call is complete (the channel forgets it)."""
+        ...
+
+    def fail(self, error: ToolctlError) -> None:
+        """The request could not be sent, or the channel closed."""
+        ...
+
+    def expire(self) -> None:
+        """Its deadline passed without a complete answer."""
+        ...
+
+
+class Waited:
+    """A call whose caller blocks on ``box``: response bodies, or the error that ended it."""
+
+    __slots__ = ("box", "deadline")
+
+    def __init__(self) -> None:
+        self.deadline: float | None = None
+        self.box: queue.SimpleQueue[bytes | ToolctlError] = queue.SimpleQueue()
+
+    def deliver(self, body: bytes) -> bool:
+        self.box.put(body)
+        return False  # the waiter forgets the call itself
+
+    def fail(self, error: ToolctlError) -> None:
+        self.box.put(error)
+
+    def expire(self) -> None:  # pragma: no cover - a waiter has no deadline here
+        pass
+
+
+class Channel:
+    """A request producer and a response consumer; a dispatcher thread routes by ``id``."""
+
+    def __init__(
+        self, client: Any, url: str, request_queue: str, response_queue: str, timeout: float
+    ) -> None:
+        """Subscribe, then open the producer; pulsar-client errors come out translated."""
+        import pulsar
+
+        self._pulsar = pulsar
+        self.url, self.request_queue = url, request_queue
+        self._pending: dict[str, PendingCall] = {}
+        self._closed = False
+        self._acknowledge = needs_acknowledging(response_queue)
+        try:
+            # subscribe first: a response sent before the subscription exists would be dropped
+            self._consumer = client.subscribe(
+                response_queue,
+                f"toolctl-{uuid.uuid4().hex}",
+                consumer_type=pulsar.ConsumerType.Exclusive,
+                receiver_queue_size=MAX_PENDING,  # a non-persistent topic drops what overflows
+            )
+            self._producer = client.create_producer(
+                request_queue,
+                batching_enabled=False,  # a call is latency-bound: batching adds its delay
+                block_if_queue_full=True,
+                max_pending_messages=MAX_PENDING,
+                send_timeout_millis=max(1000, int(min(timeout, 30.0) * 1000)),
+            )
+        except pulsar.PulsarException as exc:
+            raise translate(exc, url, f"subscribing to {response_queue}") from exc
+        self._thread = threading.Thread(
+            target=self._dispatch, name=f"toolctl-pulsar {response_queue}", daemon=True
+        )
+        self._thread.start()
+
+    def send(self, body: bytes, call: PendingCall) -> str:
+        """Send one request; its answers go to ``call``. Returns the request's id."""
+        call_id = fresh_id()
+        self._pending[call_id] = call
+        try:
+            # no send callback: a Python callback per message costs a GIL round trip; a
+            # lost send shows as no answer, told apart from a slow worker by probing
+            self._producer.send_async(body, None, properties={"id": call_id})
+        except self._pulsar.PulsarException as exc:
+            self._pending.pop(call_id, None)
+            reason = f"could not send to {self.request_queue} at {self.url}"
+            call.fail(
+                TransportUnavailable(f"{reason}: {type(exc).__name__}: {exc}", hint=BROKER_HINT)
+            )
+        return call_id
+
+    def forget(self, call_id: str) -> None:
+        self._pending.pop(call_id, None)
+
+    def _dispatch(self) -> None:
+        consumer, pulsar, pending = self._consumer, self._pulsar, self._pending
+        sweep = time.monotonic() + SWEEP_S
+        while not self._closed:
+            try:
+                message = consumer.receive(timeout_millis=int(SWEEP_S * 1000))
+            except pulsar.Timeout:
+                message = None
+            except pulsar.PulsarException:
+                if self._closed:
+                    return
+                time.sleep(0.05)  # disconnected: the client reconnects by itself
+                continue
+            if message is not None:
+                call_id = message.properties().get("id", "")
+                call = pending.get(call_id)
+                if call is not None and call.deliver(message.data()):
+                    pending.pop(call_id, None)
+                if self._acknowledge:
+                    consumer.acknowledge(message)
+            if time.monotonic() >= sweep:
+                sweep = time.monotonic() + SWEEP_S
+                self._expire()
+
+    def _expire(self) -> None:
+        """Expire the pending calls past their deadline (waiters time out by themselves)."""
+        now = time.monotonic()
+        for call_id, call in list(self._pending.items()):
+            if call.deadline is not None and call.deadline <= now:
+                self._pending.pop(call_id, None)
+                call.expire()
+
+    def close(self) -> None:
+        self._closed = True
+        for endpoint in (self._producer, self._consumer):
+            with suppress(self._pulsar.PulsarException):
+                endpoint.close()  # closing the consumer wakes the dispatcher's receive()
+        self._thread.join(timeout=2)
+        for call in self._pending.values():
+            if call.deadline is not None:
+                call.fail(Interrupted("the Pulsar runner was closed"))
+        self._pending.clear()
