@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT, Toolctl, write_files
-from toolctl.processes.table import ProcessRecord, ProcessTable, is_alive, spawn, stop
+from toolctl.processes import ProcessRecord, ProcessTable, stop
+from toolctl.processes.table import is_alive
 from toolctl.settings import Settings
 
 SERVER = json.dumps(str(ROOT / "plugins" / "textapi" / "server.py"))
@@ -21,11 +22,11 @@ PYTHON = json.dumps(sys.executable)
 @pytest.fixture
 def table(isolated_env: dict[str, str]) -> Iterator[ProcessTable]:
     """This test's process table; everything left in it is stopped afterwards."""
-    processes = ProcessTable(Settings.load(environ=isolated_env))
+    settings = Settings.load(environ=isolated_env)
+    processes = ProcessTable(settings)
     yield processes
-    for record in processes.all():
-        stop(record.pid, grace=2.0)
-        processes.remove(record.name)
+    for name in processes.names():
+        stop(settings, name, grace=2.0)
 
 
 @pytest.fixture
@@ -153,6 +154,13 @@ def test_down_needs_a_name_or_all(toolctl: Toolctl, reg: str) -> None:
 def _record_worker(table: ProcessTable) -> subprocess.Popen[bytes]:
     """A stand-in for a detached worker, recorded the way `worker --detach` records one."""
     log = table.log_path("queue-worker")
-    child = spawn([sys.executable, "-c", "import time; time.sleep(60)"], log=log)
-    table.put(ProcessRecord("queue-worker", "worker", child.pid, ["worker"], str(log)))
+    child = sleeper()
+    table.put(ProcessRecord.of("queue-worker", "worker", child.pid, ["worker"], str(log)))
     return child
+
+
+def sleeper() -> subprocess.Popen[bytes]:
+    """A process of our own that sleeps for a minute, in its own session."""
+    return subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True
+    )

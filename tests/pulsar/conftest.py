@@ -8,6 +8,7 @@ whose queues carry a per-test suffix, so tests never see each other's messages, 
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -21,38 +22,25 @@ import pytest
 
 from tests.conftest import write_files
 from tests.pulsar.pulsar_support import HANDLERS, Project, StartWorker, free_port, registry_toml
-from toolctl.processes.table import ProcessTable, stop
+from toolctl.processes import ProcessTable, stop
 from toolctl.pulsar import broker
 from toolctl.settings import Settings
 
 
 @pytest.fixture(scope="session")
 def pulsar_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """One pulsar-lite broker for the whole session; its URL."""
-    directory = tmp_path_factory.mktemp("pulsar-broker")
-    where = broker.BrokerLayout(free_port(), directory / "data")
-    where.data_dir.mkdir()
-    where.config.write_text(broker.CONFIG)
-    log = directory / "broker.log"
-    with open(log, "wb") as output:
-        child = subprocess.Popen(
-            broker.argv(where),
-            stdin=subprocess.DEVNULL,
-            stdout=output,
-            stderr=subprocess.STDOUT,
-            cwd=where.data_dir,
-            start_new_session=True,
-        )
+    """One pulsar-lite broker for the whole session, started by toolctl.pulsar.broker; its URL.
+
+    It is recorded in a state directory of its own, so no test's table lists it.
+    """
+    state = tmp_path_factory.mktemp("pulsar-broker-state")
+    settings = Settings.load(environ={"XDG_STATE_HOME": str(state), "HOME": str(state)})
+    record, _ = broker.start(settings, broker.layout(settings, free_port()))
     try:
-        broker.wait_until_ready(child, where, log)
-        yield where.url
+        assert record.url is not None
+        yield record.url
     finally:
-        child.terminate()
-        try:
-            child.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            child.kill()
-            child.wait(timeout=5)
+        broker.stop_broker(settings)
 
 
 @pytest.fixture
@@ -94,7 +82,7 @@ def workers(project: Project, tmp_path: Path) -> Iterator[StartWorker]:
             )
         started.append(child)
         deadline = time.monotonic() + 30
-        while not ready.exists():
+        while not ready.exists() or json.loads(ready.read_text()) != {"ok": True}:
             if child.poll() is not None or time.monotonic() > deadline:
                 raise AssertionError(f"worker did not start: {log.read_text()}")
             time.sleep(0.01)
@@ -111,7 +99,6 @@ def workers(project: Project, tmp_path: Path) -> Iterator[StartWorker]:
 def stop_background(isolated_env: dict[str, str]) -> Iterator[None]:
     """Whatever a test started with --detach (brokers, workers) is stopped afterwards."""
     yield
-    table = ProcessTable(Settings.load(environ=isolated_env))
-    for record in table.all():
-        stop(record.pid, grace=5.0)
-        table.remove(record.name)
+    settings = Settings.load(environ=isolated_env)
+    for name in ProcessTable(settings).names():
+        stop(settings, name, grace=5.0)

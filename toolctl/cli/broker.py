@@ -105,7 +105,7 @@ def status_command(json: JsonOption = False) -> None:
     from toolctl.settings import Settings
 
     record = broker.running(Settings.load())
-    answering = record is not None and record.port is not None and broker.answers(record.port, 1)
+    answering = record is not None and broker.answers(record, 1)
     status: dict[str, Any] = {"running": record is not None, "answering": answering}
     if record is not None:
         status |= {
@@ -129,9 +129,8 @@ def status_command(json: JsonOption = False) -> None:
 
 def stop_command() -> None:
     """Stop the broker toolctl started; stopping one that is not running succeeds."""
-    from toolctl.cli import render
+    from toolctl.cli.service import report_stop
     from toolctl.pulsar import broker
     from toolctl.settings import Settings
 
-    record = broker.stop_broker(Settings.load())
-    render.note(f"broker stopped (pid {record.pid})" if record else "the broker is not running")
+    report_stop(broker.stop_broker(Settings.load()), "broker stopped", "the broker is not running")

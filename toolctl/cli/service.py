@@ -10,6 +10,7 @@ import typer
 from toolctl.cli.common import JsonOption, RegistryOption, StrictOption, settings_for
 
 if TYPE_CHECKING:
+    from toolctl.processes import Stopped
     from toolctl.processes.table import ProcessRecord
     from toolctl.settings import Settings
 
@@ -70,24 +71,46 @@ def down_command(
     """
     from toolctl.cli import render
     from toolctl.errors import UsageError
-    from toolctl.processes.services import stop_all, stop_process
+    from toolctl.processes import stop
+    from toolctl.processes.services import stop_all
 
     settings = settings_for(registry, strict)
     if all_ == (name is not None):
         raise UsageError("give a NAME or --all (not both)")
     if name is None:
-        stopped = stop_all(settings)
-        for each in stopped:
-            render.note(f"stopped {each.kind} '{each.name}' (pid {each.pid})")
-        if not stopped:
+        outcomes = stop_all(settings)
+        for each in outcomes:
+            report_stop(each, f"stopped {_kind(each)} '{each.name}'", None)
+        if not any(each.stopped or each.stale for each in outcomes):
             render.note("nothing was running")
         return
-    record = stop_process(settings, name)
-    if record is None:
+    stopped = stop(settings, name)
+    if stopped.record is None or not (stopped.stopped or stopped.stale):
         _known_service(settings, name)
-        render.note(f"service '{name}' was not running")
-        return
-    render.note(f"stopped {record.kind} '{name}' (pid {record.pid})")
+    report_stop(stopped, f"stopped {_kind(stopped)} '{name}'", f"service '{name}' was not running")
+
+
+def report_stop(stopped: Stopped, done: str, absent: str | None) -> None:
+    """Say on stderr what a stop did: stopped (pid), found a stale record, or nothing ran."""
+    from toolctl.cli import render
+
+    record = stopped.record
+    if record is not None and stopped.stale:
+        render.warn(
+            f"dropped the stale record of {record.kind} '{record.name}': pid {record.pid} "
+            "now belongs to another process; nothing was stopped"
+        )
+    elif record is not None and stopped.stopped:
+        render.note(f"{done} (pid {record.pid})")
+        if stopped.survivors:
+            pids = ", ".join(str(pid) for pid in stopped.survivors)
+            render.warn(f"{record.kind} '{record.name}': still running after SIGKILL: {pids}")
+    elif absent is not None:
+        render.note(absent)
+
+
+def _kind(stopped: Stopped) -> str:
+    return stopped.record.kind if stopped.record is not None else "process"
 
 
 def status_command(
@@ -152,7 +175,8 @@ def _not_running(settings: Settings, name: str) -> NoReturn:
 
 
 def _row_json(record: ProcessRecord) -> dict[str, Any]:
-    return {**record.to_json(), "uptime_s": round(time.time() - record.started, 1)}
+    shown = {k: v for k, v in record.to_json().items() if k not in ("start_time", "boot_id")}
+    return {**shown, "uptime_s": round(time.time() - record.started, 1)}
 
 
 def _row(record: ProcessRecord) -> list[str]:

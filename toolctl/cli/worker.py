@@ -87,11 +87,12 @@ def worker_command(
     settings = settings_for(registry, strict, pulsar_url=pulsar_url)
     target = Target(service, tool, handler, concurrency, verbose)
     if stop:
-        from toolctl.pulsar.worker import stop_detached
+        from toolctl.cli.service import report_stop
+        from toolctl.processes import stop as stop_process
 
-        record = stop_detached(settings, target.name, DRAIN_GRACE)
-        label = target.label
-        render.note(f"stopped {label} (pid {record.pid})" if record else f"{label}: not running")
+        # SIGTERM lets it drain for DRAIN_GRACE s; SIGKILL a little after that
+        stopped = stop_process(settings, target.name, DRAIN_GRACE + 2)
+        report_stop(stopped, f"stopped {target.label}", f"{target.label}: not running")
     elif detach:
         from toolctl.pulsar.worker import start_detached
 
@@ -139,15 +140,24 @@ class Target:
 def _serve(settings: Settings, target: Target, ready_file: Path | None) -> None:
     """Serve in the foreground until SIGTERM (exit 0) or Ctrl-C (exit 130)."""
     from toolctl.cli import render
+    from toolctl.errors import ToolctlError
+    from toolctl.processes import report_failure, report_ready
     from toolctl.pulsar.worker import Worker
 
-    hosting = _hosting(settings, target)
-    log = _logger(target.label)
-    worker = Worker(hosting, settings.pulsar_url, target.concurrency, log, verbose=target.verbose)
-    with stop_signals() as stopping:
+    try:
+        hosting = _hosting(settings, target)
+        log = _logger(target.label)
+        worker = Worker(
+            hosting, settings.pulsar_url, target.concurrency, log, verbose=target.verbose
+        )
         worker.start()
+    except ToolctlError as exc:
+        if ready_file is not None:  # a detached worker: the one who started it reads this
+            report_failure(ready_file, exc)
+        raise
+    with stop_signals() as stopping:
         if ready_file is not None:
-            ready_file.write_text("ready\n")
+            report_ready(ready_file)
         render.note(
             f"{target.label}: serving {hosting.origin} on {hosting.request_queue} "
             f"(subscription {hosting.subscription}, {target.concurrency} in flight) "

@@ -1,25 +1,30 @@
-"""Background processes toolctl started and left running: managed services, the broker, workers.
+"""The table of background processes toolctl started: managed services, the broker, workers.
 
-Each is recorded as one JSON file under ``$XDG_STATE_HOME/toolctl/processes`` (name, pid,
-port, log), so later runs, even from other processes, find and reuse it. Starting one holds
-a per-name lock file, so two runs racing to start the same service start it once.
+Each is one JSON file under ``$XDG_STATE_HOME/toolctl/processes`` (name, kind, pid, port,
+log, and the pid's identity), so later runs, even from other processes, find it. A pid
+alone can be reused by an unrelated process once ours has gone; the identity (the
+process's start time, field 22 of ``/proc/PID/stat``, and the boot id) tells them apart,
+so nothing is ever signalled on the word of a stale record. ``lock(name)`` is the
+per-name lock that launching and stopping hold.
 """
 
 from __future__ import annotations
 
+import enum
 import fcntl
+import functools
 import json
 import os
-import signal
-import subprocess
 import time
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager, suppress
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from toolctl.settings import Settings
+
+PROC = Path("/proc")
 
 
 @dataclass(frozen=True)
@@ -34,28 +39,103 @@ class ProcessRecord:
     port: int | None = None
     url: str | None = None
     started: float = field(default_factory=time.time)
+    start_time: int | None = None
+    """Clock ticks after boot at which ``pid`` started (``/proc/PID/stat`` field 22)."""
+    boot_id: str | None = None
+
+    @classmethod
+    def of(
+        cls,
+        name: str,
+        kind: str,
+        pid: int,
+        argv: list[str],
+        log: str,
+        *,
+        port: int | None = None,
+        url: str | None = None,
+    ) -> ProcessRecord:
+        """The record of running process ``pid``, with its identity read now."""
+        identity = identify(pid)
+        start_time, boot_id = identity if identity is not None else (None, None)
+        return cls(name, kind, pid, argv, log, port, url, time.time(), start_time, boot_id)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
 
+class State(enum.Enum):
+    """What a record's pid is now."""
+
+    RUNNING = "running"
+    GONE = "gone"
+    STALE = "stale"
+    """The pid runs, but it is another process than the one recorded (it was reused)."""
+
+
+def state_of(record: ProcessRecord) -> State:
+    """Whether the recorded process still runs, is gone, or its pid now names another."""
+    if not is_alive(record.pid):
+        return State.GONE
+    if not PROC.is_dir():  # no /proc (not Linux): the pid is all there is to go by
+        return State.RUNNING
+    now = identify(record.pid)
+    if now is None:
+        return State.GONE
+    return State.RUNNING if now == (record.start_time, record.boot_id) else State.STALE
+
+
+def identify(pid: int) -> tuple[int, str] | None:
+    """(start time in clock ticks after boot, boot id) of a running pid; None if unknown."""
+    fields, boot = _stat(pid), boot_id()
+    return None if fields is None or boot is None else (int(fields[19]), boot)
+
+
+@functools.cache
+def boot_id() -> str | None:
+    """This boot's id: start times count from boot, so they compare only within one."""
+    try:
+        return (PROC / "sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        return None
+
+
+def _stat(pid: int) -> list[str] | None:
+    """The fields of ``/proc/PID/stat`` after the command name (field 3 is index 0)."""
+    try:
+        text = (PROC / str(pid) / "stat").read_text()
+    except OSError:
+        return None
+    return text.rsplit(")", 1)[1].split()
+
+
 class ProcessTable:
-    """The records under the state directory; stale ones (dead pids) are dropped on read."""
+    """The records under the state directory; reads skip (and drop) dead ones."""
 
     def __init__(self, settings: Settings) -> None:
         self.directory = settings.state_dir / "processes"
         self.logs = settings.state_dir / "logs"
 
-    def get(self, name: str) -> ProcessRecord | None:
-        path = self._path(name)
+    def read(self, name: str) -> ProcessRecord | None:
+        """The record as written, whatever its pid is doing now."""
         try:
-            record = ProcessRecord(**json.loads(path.read_text()))
+            return ProcessRecord(**json.loads(self._path(name).read_text()))
         except (OSError, ValueError, TypeError):
             return None
-        if not is_alive(record.pid):
-            path.unlink(missing_ok=True)
+
+    def get(self, name: str) -> ProcessRecord | None:
+        """The record if its process still runs; a dead one's record is dropped.
+
+        A stale record (the pid now names another process) is skipped but kept, so that
+        stopping it can say so.
+        """
+        record = self.read(name)
+        if record is None:
             return None
-        return record
+        state = state_of(record)
+        if state is State.GONE:
+            self.remove(name)
+        return record if state is State.RUNNING else None
 
     def put(self, record: ProcessRecord) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
@@ -66,19 +146,27 @@ class ProcessTable:
     def remove(self, name: str) -> None:
         self._path(name).unlink(missing_ok=True)
 
-    def all(self) -> list[ProcessRecord]:
+    def names(self) -> list[str]:
+        """Every recorded name, running or not."""
         if not self.directory.is_dir():
             return []
-        names = sorted(p.stem for p in self.directory.glob("*.json"))
-        return [r for n in names if (r := self.get(_unsafe(n))) is not None]
+        return sorted(_unsafe(p.stem) for p in self.directory.glob("*.json"))
+
+    def all(self) -> list[ProcessRecord]:
+        """The records whose processes still run."""
+        return [r for n in self.names() if (r := self.get(n)) is not None]
 
     def log_path(self, name: str) -> Path:
         self.logs.mkdir(parents=True, exist_ok=True)
         return self.logs / f"{_safe(name)}.log"
 
+    def ready_path(self, name: str) -> Path:
+        """Where a launched toolctl process reports that it is ready (or why it is not)."""
+        return self.log_path(name).with_suffix(".ready")
+
     @contextmanager
-    def starting(self, name: str) -> Iterator[None]:
-        """Hold the per-name start lock: whoever gets it second finds the first one's record."""
+    def lock(self, name: str) -> Iterator[None]:
+        """Hold the per-name lock that launching and stopping ``name`` take."""
         locks = self.directory / "locks"
         locks.mkdir(parents=True, exist_ok=True)
         descriptor = os.open(locks / f"{_safe(name)}.lock", os.O_RDWR | os.O_CREAT, 0o644)
@@ -108,59 +196,16 @@ def is_alive(pid: int) -> bool:
         return False
     except PermissionError:
         return True
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return True
+    fields = _stat(pid)
+    return fields is None or fields[0] != "Z"
 
 
-def spawn(
-    argv: Sequence[str], *, log: Path, cwd: str | None = None, env: Mapping[str, str] | None = None
-) -> subprocess.Popen[bytes]:
-    """Start a detached process (own session, output to ``log``) that outlives toolctl."""
-    with open(log, "ab") as output:
-        return subprocess.Popen(
-            list(argv),
-            stdin=subprocess.DEVNULL,
-            stdout=output,
-            stderr=subprocess.STDOUT,
-            cwd=cwd,
-            env=dict(env) if env is not None else None,
-            start_new_session=True,
-        )
-
-
-def stop(pid: int, *, grace: float = 5.0) -> bool:
-    """SIGTERM the process group, then SIGKILL after ``grace`` seconds; True if it was running."""
-    if not is_alive(pid):
-        return False
-    _signal_group(pid, signal.SIGTERM)
-    deadline = time.monotonic() + grace
-    while time.monotonic() < deadline:
-        if not is_alive(pid):
-            return True
-        time.sleep(0.02)
-    _signal_group(pid, signal.SIGKILL)
-    while is_alive(pid) and time.monotonic() < deadline + 2:
-        time.sleep(0.02)
-    return True
-
-
-def _signal_group(pid: int, signum: int) -> None:
-    try:
-        os.killpg(pid, signum)
-    except (ProcessLookupError, PermissionError):
-        with suppress(ProcessLookupError):
-            os.kill(pid, signum)
-
-
-def log_tail(path: str | Path, lines: int = 10) -> str:
-    """The last lines of a log, for error messages about a process that died."""
+def log_tail(path: str | Path, lines: int = 10, *, since: int = 0) -> str:
+    """The last lines of a log (from byte ``since`` on), for errors about a process that died."""
     try:
         with open(path, "rb") as handle:
             handle.seek(0, os.SEEK_END)
-            handle.seek(max(0, handle.tell() - 8192))
+            handle.seek(max(since, handle.tell() - 16384))
             text = handle.read().decode("utf-8", errors="replace")
     except OSError:
         return ""

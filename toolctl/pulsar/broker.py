@@ -1,30 +1,33 @@
-"""Pulsar brokers: reaching one at any URL, and running the embedded one for one machine.
+"""The embedded Pulsar broker for one machine: pulsar-lite, started, found and stopped.
 
-``open_client`` is how the runner and the worker connect: a TCP probe first, so a dead
-broker fails at once (exit 5), then a client that logs nowhere; ``translate`` maps
-pulsar-client's errors into toolctl's tree. The embedded broker is pulsar-lite, a
-Pulsar-protocol broker binary from PyPI. It listens on 127.0.0.1 only, keeps its data
-under ``$XDG_STATE_HOME/toolctl/broker`` (or ``--data``), logs to the state directory's
-``logs/broker.log`` and is recorded in the ProcessTable as ``broker``, so ``broker
-status|stop`` and ``service status|down`` find it. Its metrics endpoint (on 0.0.0.0:8080
-by default) is switched off by an explicit config file.
+pulsar-lite is a Pulsar-protocol broker binary from PyPI. It listens on 127.0.0.1 only,
+keeps its data under ``$XDG_STATE_HOME/toolctl/broker`` (or ``--data``), logs to the state
+directory's ``logs/broker.log``, and is launched and stopped through ``toolctl.processes``
+as ``broker``, so ``broker status|stop`` and ``service status|down`` find it. Its metrics
+endpoint (on 0.0.0.0:8080 by default) is switched off by an explicit config file.
 """
 
 from __future__ import annotations
 
 import errno
-import math
 import os
 import socket
-import subprocess
-import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-from urllib.parse import urlsplit
 
-from toolctl.errors import Interrupted, ToolctlError, TransportUnavailable, UsageError
-from toolctl.processes.table import ProcessRecord, ProcessTable, is_alive, log_tail, spawn, stop
+from toolctl.errors import ToolctlError, TransportUnavailable
+from toolctl.processes import (
+    Health,
+    Healthy,
+    ProcessRecord,
+    ProcessTable,
+    StartFailed,
+    Stopped,
+    launch,
+    probe,
+    stop,
+)
+from toolctl.processes.table import is_alive
 from toolctl.settings import Settings
 
 NAME = "broker"
@@ -33,7 +36,6 @@ HOST = "127.0.0.1"
 DEFAULT_PORT = 6650
 START_TIMEOUT = 15.0
 CONFIG = "[metrics]\nenabled = false\n"
-BROKER_HINT = "start one with 'toolctl broker start --detach', or pass --pulsar-url"
 
 
 @dataclass(frozen=True)
@@ -54,75 +56,6 @@ class BrokerLayout:
     @property
     def db(self) -> Path:
         return self.data_dir / "broker.db"
-
-
-# -- reaching a broker, any broker --------------------------------------------------
-
-
-def open_client(url: str, timeout: float) -> Any:
-    """A pulsar.Client for ``url`` after a TCP probe, so a dead broker fails fast (exit 5)."""
-    import os
-
-    import pulsar
-
-    probe(url, timeout)
-    bounded = min(max(timeout, 0.1), 30.0)
-    try:
-        return pulsar.Client(
-            url,
-            operation_timeout_seconds=max(1, math.ceil(bounded)),
-            connection_timeout_ms=max(100, int(bounded * 1000)),
-            # the C++ client logs to stdout by default, which is where tool output goes
-            logger=pulsar.FileLogger(pulsar.LoggerLevel.Error, os.devnull),
-        )
-    except pulsar.PulsarException as exc:
-        raise TransportUnavailable(f"bad Pulsar URL {url}: {exc}") from exc
-
-
-def probe(url: str, timeout: float) -> None:
-    """Raise TransportUnavailable unless some host of a ``pulsar://`` URL accepts TCP."""
-    parts = urlsplit(url)
-    if parts.scheme not in ("pulsar", "pulsar+ssl"):
-        if parts.scheme in ("http", "https"):
-            return  # an HTTP lookup service: the client finds the broker itself
-        raise UsageError(f"bad Pulsar URL {url!r}: expected pulsar://HOST:PORT")
-    default_port = 6651 if parts.scheme == "pulsar+ssl" else 6650
-    reason = "no host"
-    for host in parts.netloc.rpartition("@")[2].split(","):
-        name, _, port = host.rpartition(":") if host.count(":") == 1 else (host, "", "")
-        try:
-            with socket.create_connection(
-                (name or host, int(port or default_port)), timeout=min(max(timeout, 0.1), 5.0)
-            ):
-                return
-        except (OSError, ValueError) as exc:
-            reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
-    raise TransportUnavailable(
-        f"cannot reach the Pulsar broker at {url}: {reason.lower()}", hint=BROKER_HINT
-    )
-
-
-def needs_acknowledging(topic: str) -> bool:
-    """Whether consumed messages must be acknowledged: not on a non-persistent topic.
-
-    There an acknowledgement changes nothing, yet costs a blocking call (and a GIL round
-    trip) per message, about a third of a pipelined call's cost in the client.
-    """
-    return not topic.startswith("non-persistent://")
-
-
-def translate(exc: Exception, url: str, doing: str) -> ToolctlError:
-    """A pulsar-client exception as toolctl's error: the one place that maps them."""
-    import pulsar
-
-    if isinstance(exc, pulsar.Interrupted):
-        return Interrupted("interrupted")
-    if isinstance(exc, (pulsar.Timeout, pulsar.ConnectError)):
-        return TransportUnavailable(
-            f"the Pulsar broker at {url} did not answer while {doing}", hint=BROKER_HINT
-        )
-    name = type(exc).__name__
-    return TransportUnavailable(f"Pulsar broker at {url}: {doing} failed: {name}: {exc}")
 
 
 # -- the embedded broker -------------------------------------------------------------
@@ -172,21 +105,26 @@ def start(settings: Settings, where: BrokerLayout) -> tuple[ProcessRecord, bool]
     Returns once it accepts connections; TransportUnavailable if it cannot start (its port
     is taken, its data directory is in use by another broker, it exits).
     """
-    table = ProcessTable(settings)
-    with table.starting(NAME):
-        record = table.get(NAME)
-        if record is not None:
-            return record, False
-        require_free_port(where.port)
-        where.data_dir.mkdir(parents=True, exist_ok=True)
-        where.config.write_text(CONFIG)
-        command = argv(where)
-        log = table.log_path(NAME)
-        child = spawn(command, log=log, cwd=str(where.data_dir))
-        wait_until_ready(child, where, log)
-        record = ProcessRecord(NAME, KIND, child.pid, command, str(log), where.port, where.url)
-        table.put(record)
-        return record, True
+    record = running(settings)
+    if record is not None:
+        return record, False
+    require_free_port(where.port)
+    where.data_dir.mkdir(parents=True, exist_ok=True)
+    where.config.write_text(CONFIG)
+    try:
+        return launch(
+            settings,
+            NAME,
+            KIND,
+            argv(where),
+            Healthy(f"tcp://{HOST}:{where.port}"),
+            cwd=str(where.data_dir),
+            port=where.port,
+            url=where.url,
+            timeout=START_TIMEOUT,
+        )
+    except StartFailed as failure:
+        raise _start_failure(where, failure) from failure
 
 
 def require_free_port(port: int) -> None:
@@ -208,57 +146,37 @@ def _port_taken(port: int) -> TransportUnavailable:
     )
 
 
-def wait_until_ready(child: subprocess.Popen[bytes], where: BrokerLayout, log: Path) -> None:
-    """Poll until the broker accepts TCP; explain from its log if it exits or stalls."""
-    deadline = time.monotonic() + START_TIMEOUT
-    while time.monotonic() < deadline:
-        if child.poll() is not None:
-            raise _start_failure(where, log, child.returncode)
-        if answers(where.port, 0.2):
-            return
-        time.sleep(0.005)
-    child.terminate()
-    child.wait(timeout=5)
-    raise TransportUnavailable(
-        f"the broker did not accept connections on {HOST}:{where.port} within {START_TIMEOUT:g} s",
-        hint=f"see its log {log}",
-    )
-
-
-def _start_failure(where: BrokerLayout, log: Path, status: int) -> ToolctlError:
-    tail = log_tail(log, 40)
-    if "Address already in use" in tail:
+def _start_failure(where: BrokerLayout, failure: StartFailed) -> ToolctlError:
+    """Why the broker did not start, from what pulsar-lite itself printed."""
+    if failure.status is None:
+        return TransportUnavailable(
+            f"the broker did not accept connections on {HOST}:{where.port} "
+            f"within {START_TIMEOUT:g} s",
+            hint=f"see its log {failure.log}",
+        )
+    if "Address already in use" in failure.output:
         return _port_taken(where.port)
-    if "lock" in tail.lower():
+    if "lock" in failure.output.lower():
         return TransportUnavailable(
             f"the broker data directory {where.data_dir} is in use by another broker",
             hint="stop that one ('toolctl broker stop') or pass --data DIR",
         )
-    last = next((line for line in reversed(tail.splitlines()) if line.strip()), "no output")
+    lines = failure.output.splitlines()
+    last = next((line for line in reversed(lines) if line.strip()), "no output")
     return TransportUnavailable(
-        f"the broker exited at start with status {status}: {last.strip()}",
-        hint=f"see its log {log}",
+        f"the broker exited at start with status {failure.status}: {last.strip()}",
+        hint=f"see its log {failure.log}",
     )
 
 
-def answers(port: int, timeout: float) -> bool:
-    """Whether something accepts TCP connections on 127.0.0.1:``port``."""
-    try:
-        with socket.create_connection((HOST, port), timeout=timeout):
-            return True
-    except OSError:
-        return False
+def answers(record: ProcessRecord, timeout: float) -> bool:
+    """Whether the recorded broker accepts connections."""
+    return record.port is not None and probe(f"tcp://{HOST}:{record.port}", timeout) is Health.UP
 
 
-def stop_broker(settings: Settings, grace: float = 5.0) -> ProcessRecord | None:
-    """Stop the broker toolctl started (SIGTERM, then SIGKILL); its record, or None."""
-    table = ProcessTable(settings)
-    record = table.get(NAME)
-    if record is None:
-        return None
-    stop(record.pid, grace=grace)
-    table.remove(NAME)
-    return record
+def stop_broker(settings: Settings, grace: float = 5.0) -> Stopped:
+    """Stop the broker toolctl started (SIGTERM, then SIGKILL)."""
+    return stop(settings, NAME, grace)
 
 
 def data_dir_of(record: ProcessRecord) -> str | None:

@@ -24,8 +24,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from toolctl.errors import ToolctlError, TransportUnavailable, UsageError
-from toolctl.processes.table import ProcessRecord, ProcessTable, spawn, stop
+from toolctl.errors import TransportUnavailable, UsageError
+from toolctl.processes import (
+    ProcessRecord,
+    ProcessTable,
+    ReadyFile,
+    ReportedFailure,
+    StartFailed,
+    launch,
+)
 from toolctl.pulsar.client import needs_acknowledging, open_client, translate
 from toolctl.pulsar.wire import ERROR_TYPE, decode_request, encode_response
 from toolctl.settings import Settings
@@ -308,56 +315,27 @@ def start_detached(
 ) -> tuple[ProcessRecord, bool]:
     """Run ``command`` (a ``toolctl worker`` line) in the background unless ``name`` runs.
 
-    Returns (its record, whether it was started now) once the worker serves: it writes
-    its ``--ready-file`` after subscribing. If it exits first, its error is raised here.
+    Returns (its record, whether it was started now) once the worker serves, which it
+    reports in its ``--ready-file``; if it cannot start, its own error is raised here.
     """
     import os
 
-    table = ProcessTable(settings)
-    with table.starting(name):
-        record = table.get(name)
-        if record is not None:
-            return record, False
-        log = table.log_path(name)
-        ready = log.with_suffix(".ready")
-        ready.unlink(missing_ok=True)
-        offset = log.stat().st_size if log.exists() else 0
-        child = spawn([*command, "--ready-file", str(ready)], log=log, cwd=os.getcwd())
-        deadline = time.monotonic() + timeout
-        while not ready.exists():
-            if child.poll() is not None:
-                raise _exited(name, log, offset, child.returncode)
-            if time.monotonic() > deadline:
-                stop(child.pid)
-                raise TransportUnavailable(
-                    f"{name} did not start serving within {timeout:g} s", hint=f"see {log}"
-                )
-            time.sleep(0.01)
-        ready.unlink(missing_ok=True)
-        record = ProcessRecord(
-            name, "worker", child.pid, list(command), str(log), url=settings.pulsar_url
+    ready = ProcessTable(settings).ready_path(name)
+    try:
+        return launch(
+            settings,
+            name,
+            "worker",
+            [*command, "--ready-file", str(ready)],
+            ReadyFile(ready),
+            cwd=os.getcwd(),
+            url=settings.pulsar_url,
+            timeout=timeout,
         )
-        table.put(record)
-        return record, True
-
-
-def _exited(name: str, log: Path, offset: int, status: int) -> ToolctlError:
-    """The error a detached worker died of, as its own last error line said it."""
-    with open(log, "rb") as handle:
-        handle.seek(offset)
-        lines = handle.read().decode("utf-8", errors="replace").splitlines()
-    said = [line.split("error: ", 1)[1] for line in lines if "toolctl: error: " in line]
-    error = ToolctlError(said[-1] if said else f"{name} exited with status {status}; see {log}")
-    error.exit_code = status if status > 0 else 1
-    return error
-
-
-def stop_detached(settings: Settings, name: str, grace: float) -> ProcessRecord | None:
-    """SIGTERM a detached worker (it drains for up to ``grace`` s), then SIGKILL; its record."""
-    table = ProcessTable(settings)
-    record = table.get(name)
-    if record is None:
-        return None
-    stop(record.pid, grace=grace + 2)
-    table.remove(name)
-    return record
+    except StartFailed as failure:
+        if failure.status is None or failure.status <= 0:
+            raise
+        # it died before it could report (a bad option, a crash): keep its exit code
+        error = ReportedFailure(failure.message, exit_code=failure.status, hint=failure.hint)
+        error.details = failure.details
+        raise error from failure

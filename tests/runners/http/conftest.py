@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.runners.http.fixture_server import FixtureServer, serve
-from toolctl.processes.table import ProcessTable, stop
+from toolctl.processes import ProcessTable, stop
 from toolctl.settings import Settings
 
 
@@ -61,8 +61,8 @@ def closed_port() -> int:
 @pytest.fixture(autouse=True)
 def stop_background(isolated_env: dict[str, str]) -> Iterator[ProcessTable]:
     """The test's process table; whatever a test left running in it is stopped afterwards."""
-    table = ProcessTable(Settings.load(environ=isolated_env))
+    settings = Settings.load(environ=isolated_env)
+    table = ProcessTable(settings)
     yield table
-    for record in table.all():
-        stop(record.pid, grace=2.0)
-        table.remove(record.name)
+    for name in table.names():
+        stop(settings, name, grace=2.0)

@@ -10,7 +10,8 @@ import sys
 from pathlib import Path
 
 from tests.conftest import ROOT, Toolctl, write_files
-from toolctl.processes.table import ProcessRecord, ProcessTable, is_alive, spawn
+from toolctl.processes import ProcessRecord, ProcessTable
+from toolctl.processes.table import is_alive
 
 PYTHON = json.dumps(sys.executable)
 
@@ -112,11 +113,13 @@ def test_a_recorded_service_that_does_not_answer_is_restarted(
     toolctl: Toolctl, tmp_path: Path, stop_background: ProcessTable
 ) -> None:
     reg = managed_registry(tmp_path, TEXTAPI)
-    hung = spawn(
-        [sys.executable, "-c", "import time; time.sleep(60)"], log=stop_background.log_path("x")
+    hung = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True
     )
     stop_background.put(
-        ProcessRecord("api", "service", hung.pid, ["hung"], "x.log", 9, "http://127.0.0.1:9")
+        ProcessRecord.of(
+            "api", "service", hung.pid, ["hung"], "x.log", port=9, url="http://127.0.0.1:9"
+        )
     )
     done = toolctl("run", "stats", "--registry", str(reg), "--arg", "text=x")
     assert done.returncode == 0, done.stderr

@@ -1,0 +1,132 @@
+"""Stopping a background process and everything it started, never a stranger.
+
+A launched process leads its own session and process group, and its children stay in
+that group unless they leave it. ``stop`` checks, under the table's per-name lock, that
+the recorded pid is still the process that was launched (its start time) before it
+signals anything; then it signals the group and every descendant it finds below the
+leader (SIGTERM, then SIGKILL after ``grace``), and waits until none of them runs.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from contextlib import suppress
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from toolctl.processes.table import PROC, ProcessRecord, ProcessTable, State, state_of
+from toolctl.settings import Settings
+
+KILL_WAIT = 3.0
+"""Seconds to wait for SIGKILLed processes to be gone."""
+
+
+@dataclass(frozen=True)
+class Stopped:
+    """What ``stop`` found and did. ``state`` is what the record's pid was when asked."""
+
+    name: str
+    record: ProcessRecord | None
+    state: State | None
+    """RUNNING: it was stopped; GONE or None: nothing ran; STALE: the pid was reused."""
+    survivors: list[int] = field(default_factory=list)
+    """Pids of its tree still running after SIGKILL (should be none)."""
+
+    @property
+    def stopped(self) -> bool:
+        return self.state is State.RUNNING
+
+    @property
+    def stale(self) -> bool:
+        return self.state is State.STALE
+
+
+def stop(settings: Settings, name: str, grace: float = 5.0) -> Stopped:
+    """Stop the recorded process ``name`` and its descendants; forget its record."""
+    table = ProcessTable(settings)
+    with table.lock(name):
+        return stop_locked(table, name, grace)
+
+
+def stop_locked(table: ProcessTable, name: str, grace: float) -> Stopped:
+    """``stop`` for a caller that holds ``table.lock(name)`` already."""
+    record = table.read(name)
+    if record is None:
+        return Stopped(name, None, None)
+    state = state_of(record)
+    survivors = terminate(record.pid, grace) if state is State.RUNNING else []
+    table.remove(name)
+    return Stopped(name, record, state, survivors)
+
+
+def terminate(leader: int, grace: float) -> list[int]:
+    """SIGTERM the group led by ``leader`` and its descendants, SIGKILL what remains.
+
+    Returns the pids still running at the end (none, unless something resists SIGKILL).
+    """
+    tree = process_tree(leader)
+    # the group at once (a process forked just now is in it), then each one we know of
+    with suppress(ProcessLookupError, PermissionError):
+        os.killpg(leader, signal.SIGTERM)
+    _signal_all(tree, signal.SIGTERM)
+    remaining = _wait_gone(tree, grace)
+    if remaining:
+        _signal_all(remaining, signal.SIGKILL)
+    # whatever the group forked meanwhile is in the group too: kill until it is empty
+    deadline = time.monotonic() + KILL_WAIT
+    while True:
+        remaining = _wait_gone({**remaining, **process_tree(leader)}, 0.05)
+        if not remaining or time.monotonic() >= deadline:
+            return sorted(remaining)
+        _signal_all(remaining, signal.SIGKILL)
+
+
+def process_tree(leader: int) -> dict[int, int]:
+    """{pid: start time} of every live process in ``leader``'s group or below it."""
+    stats: dict[int, list[str]] = {}
+    for entry in PROC.glob("[0-9]*"):
+        fields = _stat_of(entry)
+        if fields is not None and fields[0] not in ("Z", "X"):
+            stats[int(entry.name)] = fields
+    members = {pid for pid, fields in stats.items() if int(fields[2]) == leader}
+    members |= {leader} & stats.keys()
+    frontier = set(members)
+    while frontier:  # descendants that left the group (setsid) are still below the leader
+        frontier = {p for p, f in stats.items() if int(f[1]) in frontier} - members
+        members |= frontier
+    return {pid: int(stats[pid][19]) for pid in members}
+
+
+def _stat_of(entry: Path) -> list[str] | None:
+    try:
+        return (entry / "stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+
+
+def _running(pid: int, start_time: int) -> bool:
+    """Whether ``pid`` is still the process that started at ``start_time`` and not a zombie."""
+    fields = _stat_of(PROC / str(pid))
+    return fields is not None and fields[0] not in ("Z", "X") and int(fields[19]) == start_time
+
+
+def _signal_all(tree: dict[int, int], signum: int) -> None:
+    """Signal each process of ``tree`` that is still the one we found (a reused pid is spared)."""
+    for pid, start_time in tree.items():
+        if _running(pid, start_time):
+            with suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signum)
+
+
+def _wait_gone(tree: dict[int, int], seconds: float) -> dict[int, int]:
+    """Wait up to ``seconds`` for every process of ``tree`` to end; those still running."""
+    deadline = time.monotonic() + seconds
+    delay = 0.005
+    while True:
+        remaining = {p: t for p, t in tree.items() if _running(p, t)}
+        if not remaining or time.monotonic() >= deadline:
+            return remaining
+        time.sleep(delay)
+        delay = min(delay * 2, 0.05)
