@@ -1,0 +1,125 @@
+"""The import rule of DESIGN.md "Architecture", checked statically (with ast, nothing imported).
+
+    cli/, serve/                 on top (cli may import serve; serve never imports cli)
+    calls.py                     under them
+    the rooms                    registry/, graph.py, interchange/, runners/, pulsar/,
+                                 mcp/, processes/: among themselves only along ROOMS
+    the foundation               errors, settings, models, names, arguments,
+                                 descriptor_env and the package root (``__version__``)
+
+A module may import its own room, anything lower, and the rooms listed for it; nothing
+that runs back up. The rule holds for *every* import: a lazy import inside a function
+and an import under ``TYPE_CHECKING`` count like a top-level one, because a lazy import
+that runs up is still a dependency that runs up (it only hides it from start-up time).
+Lazy imports are for start-up cost, never an escape hatch. Runners found through entry
+points (``importlib``) are data, not imports, and are not checked. ``python -m toolctl``
+(``__main__``) imports cli/. A new top-level module must be placed in a layer here.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+PACKAGE = ROOT / "toolctl"
+FOUNDATION = {"toolctl", "errors", "settings", "models", "names", "arguments", "descriptor_env"}
+ROOMS: dict[str, set[str]] = {
+    "graph": set(),
+    "processes": set(),
+    "registry": {"graph"},
+    "interchange": {"registry", "graph"},
+    "pulsar": {"processes"},  # the embedded broker and detached workers are launched
+    "mcp": {"processes"},  # kept MCP sessions are background processes
+    "runners": {"registry", "processes", "pulsar", "mcp"},  # a runner wraps its client
+}
+TOP = {"__main__": {"cli"}, "cli": {"serve", "calls"}, "serve": {"calls"}, "calls": set()}
+
+
+def room_of(module: str) -> str:
+    """``toolctl.pulsar.client`` -> ``pulsar``; ``toolctl`` -> ``toolctl``."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "toolctl"
+
+
+def allowed(source: str, target: str) -> bool:
+    """Whether room ``source`` may import room ``target``."""
+    if source == target or target in FOUNDATION:
+        return True
+    if source in FOUNDATION:
+        return False
+    if source in ROOMS:
+        return target in ROOMS[source]
+    if source == "cli" and target != "__main__":
+        return True
+    if source in ("serve", "calls"):
+        return target in ROOMS or target in TOP[source]
+    return source == "__main__" and target == "cli"
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports(path: Path) -> list[tuple[int, str]]:
+    """(line, imported module) for every import in the file, wherever it is."""
+    module = module_name(path)
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    return imports_in(path.read_text(), package)
+
+
+def imports_in(text: str, package: str) -> list[tuple[int, str]]:
+    """(line, toolctl module) of every import in ``text``, a module of ``package``."""
+    found = []
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            # `from toolctl import arguments` imports the module toolctl.arguments
+            found += [
+                (node.lineno, f"{base}.{alias.name}")
+                if (PACKAGE / f"{alias.name}.py").exists() and base == "toolctl"
+                else (node.lineno, base)
+                for alias in node.names
+            ]
+    return [(line, name) for line, name in found if name.split(".")[0] == "toolctl"]
+
+
+SOURCES = sorted(PACKAGE.rglob("*.py"))
+
+
+def test_every_room_is_placed() -> None:
+    rooms = {room_of(module_name(path)) for path in SOURCES}
+    unplaced = rooms - FOUNDATION - ROOMS.keys() - TOP.keys()
+    assert not unplaced, f"place these in a layer in tests/test_layers.py: {sorted(unplaced)}"
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_import_runs_back_up(path: Path) -> None:
+    source = room_of(module_name(path))
+    wrong = [
+        f"{path.relative_to(ROOT)}:{line}: {source} imports {name}"
+        for line, name in imports(path)
+        if not allowed(source, room_of(name))
+    ]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_rule_catches_a_lazy_import_that_runs_up() -> None:
+    text = (
+        "from . import table\nif TYPE_CHECKING:\n    from toolctl import names\n"
+        "def later():\n    from toolctl.runners.base import ToolResult\n"
+    )
+    found = imports_in(text, "toolctl.processes")
+    assert found == [(1, "toolctl.processes"), (3, "toolctl.names"), (5, "toolctl.runners.base")]
+    assert [allowed("processes", room_of(name)) for _, name in found] == [True, True, False]
+    assert allowed("runners", "processes") and not allowed("pulsar", "runners")
+    assert not allowed("serve", "cli") and not allowed("errors", "registry")
