@@ -33,7 +33,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -51,7 +50,9 @@ import pulsar
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from toolctl.processes import stop  # noqa: E402
 from toolctl.pulsar import broker  # noqa: E402
+from toolctl.pulsar.worker import start_detached  # noqa: E402
 from toolctl.registry.index import Registry  # noqa: E402
 from toolctl.runners import resolve_tool  # noqa: E402
 from toolctl.runners.base import RunContext, ToolSpec, load_runner  # noqa: E402
@@ -80,51 +81,17 @@ type = "integer"
 HANDLER = "def invoke(config, arguments, user):\n    return str(arguments.get('n'))\n"
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-@contextmanager
-def running_broker(directory: Path) -> Iterator[str]:
-    """pulsar-lite on a free port, started the way `toolctl broker start` starts it."""
-    where = broker.BrokerLayout(_free_port(), directory / "broker")
-    where.data_dir.mkdir(parents=True)
-    where.config.write_text(broker.CONFIG)
-    log = directory / "broker.log"
-    with open(log, "wb") as output:
-        child = subprocess.Popen(
-            broker.argv(where), stdout=output, stderr=subprocess.STDOUT, cwd=where.data_dir
-        )
-    try:
-        broker.wait_until_ready(child, where, log)
-        yield where.url
-    finally:
-        child.terminate()
-        child.wait(timeout=10)
-
-
 @contextmanager
 def running_worker(project: Path, url: str, concurrency: int) -> Iterator[None]:
-    """`toolctl worker bench-echo` in a subprocess, until it has subscribed."""
-    ready = project / "worker.ready"
-    ready.unlink(missing_ok=True)
+    """`toolctl worker bench-echo --detach`, launched and stopped by toolctl.processes."""
+    settings = Settings.load(environ={**os.environ, "XDG_STATE_HOME": str(project / "state")})
     command = [sys.executable, "-m", "toolctl", "worker", SERVICE, "--registry"]
     command += [str(project / "registry"), "--pulsar-url", url, "--concurrency", str(concurrency)]
-    command += ["--ready-file", str(ready)]
-    child = subprocess.Popen(command, cwd=ROOT, stderr=subprocess.DEVNULL)
+    record, _ = start_detached(settings, f"worker:{SERVICE}", command)
     try:
-        deadline = time.monotonic() + 30
-        while not ready.exists():
-            if child.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("the worker did not start")
-            time.sleep(0.01)
         yield
     finally:
-        child.terminate()
-        child.wait(timeout=20)
+        stop(settings, record.name, grace=20)
 
 
 def _body(n: int) -> bytes:
@@ -242,7 +209,11 @@ def main() -> None:
         (project / "batch.jsonl").write_text("\n".join(lines) + "\n")
         (project / "one.jsonl").write_text(lines[0] + "\n")
         os.environ["XDG_CACHE_HOME"] = str(project / "cache")
-        with running_broker(project) as url, running_worker(project, url, args.worker_concurrency):
+        concurrency = args.worker_concurrency
+        with (
+            broker.running_in(project / "broker") as url,
+            running_worker(project, url, concurrency),
+        ):
             settings = Settings.load([project / "registry"], pulsar_url=url, user="bench")
             spec = resolve_tool(Registry.open(settings), SERVICE)
             figures: dict[str, list[float]] = {}

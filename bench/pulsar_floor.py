@@ -1,9 +1,9 @@
 """Latency floor of a TrustGraph-style request/response round trip over pulsar-lite.
 
-Standalone: needs only ``pulsar-client`` and ``pulsar-lite``. It
+Needs ``pulsar-client``, ``pulsar-lite`` and toolctl (for the broker's lifecycle). It
 
-1. starts the pulsar-lite broker binary on a free 127.0.0.1 port with its data
-   in a temporary directory (metrics endpoint disabled, broker log in that dir);
+1. starts the pulsar-lite broker with ``toolctl.pulsar.broker`` on a free 127.0.0.1
+   port, its state in a temporary directory (as ``toolctl broker start`` would);
 2. runs an echo responder thread with its own client: a consumer on the request
    topic with the Shared subscription ``{service}-request`` that answers each
    request on the response topic with the request's ``id`` property and the body
@@ -30,20 +30,22 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
-import socket
 import statistics
-import subprocess
+import sys
 import tempfile
 import threading
 import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import pulsar
-from pulsar_lite.binary_finder import find_pulsar_lite_binary
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from toolctl.pulsar import broker
 
 SERVICE = "floor-echo"
 REQUEST_TOPIC = f"non-persistent://tg/request/{SERVICE}"
@@ -52,66 +54,16 @@ WARMUP_CALLS = 20
 RECEIVE_POLL_MS = 100
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def _wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout_s: float) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"pulsar-lite exited early with code {proc.returncode}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.1):
-                return
-        except OSError:
-            time.sleep(0.005)
-    raise RuntimeError(f"pulsar-lite did not accept connections on port {port}")
-
-
 @contextmanager
 def running_broker() -> Iterator[tuple[str, float]]:
-    """Start pulsar-lite in a temporary directory; yield (service URL, start-up seconds)."""
-    workdir = tempfile.mkdtemp(prefix="pulsar-floor-")
-    config = os.path.join(workdir, "pulsar-lite.toml")
-    with open(config, "w", encoding="utf-8") as fh:
-        # Otherwise the broker also binds a metrics endpoint on 0.0.0.0:8080.
-        fh.write("[metrics]\nenabled = false\n")
-    port = _free_port()
-    started = time.perf_counter()
-    with open(os.path.join(workdir, "broker.log"), "wb") as log:
-        proc = subprocess.Popen(
-            [
-                find_pulsar_lite_binary(),
-                "--config",
-                config,
-                "--addr",
-                f"127.0.0.1:{port}",
-                "--db-path",
-                os.path.join(workdir, "broker.db"),
-                "--log-level",
-                "warn",
-            ],
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            cwd=workdir,
-            start_new_session=True,
-        )
-    try:
-        _wait_for_port(port, proc, timeout_s=10.0)
-        yield f"pulsar://127.0.0.1:{port}", time.perf_counter() - started
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        shutil.rmtree(workdir, ignore_errors=True)
+    """pulsar-lite through toolctl.pulsar.broker, state in a temporary directory.
+
+    Yields (service URL, start-up seconds: launch until it accepts TCP).
+    """
+    with tempfile.TemporaryDirectory(prefix="pulsar-floor-") as workdir:
+        started = time.perf_counter()
+        with broker.running_in(Path(workdir)) as url:
+            yield url, time.perf_counter() - started
 
 
 def _client(url: str) -> Any:

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import write_files
-from tests.pulsar.pulsar_support import HANDLERS, Project, StartWorker, free_port, registry_toml
+from tests.pulsar.pulsar_support import HANDLERS, Project, StartWorker, registry_toml
 from toolctl.processes import ProcessTable, stop
 from toolctl.pulsar import broker
 from toolctl.settings import Settings
@@ -31,16 +31,10 @@ from toolctl.settings import Settings
 def pulsar_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """One pulsar-lite broker for the whole session, started by toolctl.pulsar.broker; its URL.
 
-    It is recorded in a state directory of its own, so no test's table lists it.
+    It is recorded in a state directory of its own, so no test's process table lists it.
     """
-    state = tmp_path_factory.mktemp("pulsar-broker-state")
-    settings = Settings.load(environ={"XDG_STATE_HOME": str(state), "HOME": str(state)})
-    record, _ = broker.start(settings, broker.layout(settings, free_port()))
-    try:
-        assert record.url is not None
-        yield record.url
-    finally:
-        broker.stop_broker(settings)
+    with broker.running_in(tmp_path_factory.mktemp("pulsar-broker-state")) as url:
+        yield url
 
 
 @pytest.fixture

@@ -12,6 +12,8 @@ from __future__ import annotations
 import errno
 import os
 import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +25,7 @@ from toolctl.processes import (
     ProcessTable,
     StartFailed,
     Stopped,
+    free_port,
     launch,
     probe,
     stop,
@@ -177,6 +180,20 @@ def answers(record: ProcessRecord, timeout: float) -> bool:
 def stop_broker(settings: Settings, grace: float = 5.0) -> Stopped:
     """Stop the broker toolctl started (SIGTERM, then SIGKILL)."""
     return stop(settings, NAME, grace)
+
+
+@contextmanager
+def running_in(state_dir: Path, port: int | None = None) -> Iterator[str]:
+    """A broker of its own, recorded under ``state_dir``, for a test session or a benchmark.
+
+    Yields its URL; stopped (with everything it started) when the block ends.
+    """
+    settings = Settings.load(environ={"XDG_STATE_HOME": str(state_dir), "HOME": str(state_dir)})
+    record, _ = start(settings, layout(settings, port or free_port()))
+    try:
+        yield str(record.url)
+    finally:
+        stop_broker(settings)
 
 
 def data_dir_of(record: ProcessRecord) -> str | None:
