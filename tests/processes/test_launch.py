@@ -29,14 +29,6 @@ from toolctl.processes.ready import read_report
 from toolctl.settings import Settings
 
 
-@pytest.fixture
-def settings(isolated_env: dict[str, str]) -> Iterator[Settings]:
-    loaded = Settings.load(environ=isolated_env)
-    yield loaded
-    for name in ProcessTable(loaded).names():
-        stop(loaded, name, grace=2.0)
-
-
 def child(code: str) -> list[str]:
     """A Python child that gets the ready file's path as its first argument."""
     return [sys.executable, "-c", "import json, os, sys, time\npath = sys.argv[1]\n" + code]

@@ -37,14 +37,6 @@ http.server.HTTPServer(("127.0.0.1", port), Health).serve_forever()
 
 
 @pytest.fixture
-def settings(isolated_env: dict[str, str]) -> Iterator[Settings]:
-    loaded = Settings.load(environ=isolated_env)
-    yield loaded
-    for name in ProcessTable(loaded).names():
-        stop(loaded, name, grace=2.0)
-
-
-@pytest.fixture
 def stranger() -> Iterator[subprocess.Popen[bytes]]:
     """An unrelated process that no record should ever be allowed to kill."""
     child = subprocess.Popen(["sleep", "120"])
