@@ -30,13 +30,22 @@ from toolctl.settings import Settings
 
 
 def child(code: str) -> list[str]:
-    """A Python child that gets the ready file's path as its first argument."""
-    return [sys.executable, "-c", "import json, os, sys, time\npath = sys.argv[1]\n" + code]
+    """A Python child that gets the ready file's path as its first argument.
+
+    ``report(data)`` writes it whole, as the protocol asks (temporary file, then rename).
+    """
+    report = "def report(data):\n    open(path + '.t', 'w').write(json.dumps(data))\n"
+    report += "    os.replace(path + '.t', path)\n"
+    return [
+        sys.executable,
+        "-c",
+        "import json, os, sys, time\npath = sys.argv[1]\n" + report + code,
+    ]
 
 
 def test_a_ready_report_launches_and_a_second_launch_reuses(settings: Settings) -> None:
     ready = ProcessTable(settings).ready_path("napper")
-    code = "open(path, 'w').write(json.dumps({'ok': True})); time.sleep(60)"
+    code = "report({'ok': True}); time.sleep(60)"
     record, started = launch(
         settings, "napper", "worker", [*child(code), str(ready)], ReadyFile(ready)
     )
@@ -49,7 +58,7 @@ def test_a_ready_report_launches_and_a_second_launch_reuses(settings: Settings) 
 def test_a_reported_failure_is_raised_with_its_exit_code(settings: Settings) -> None:
     ready = ProcessTable(settings).ready_path("sad")
     report = {"ok": False, "error": "no such queue", "hint": "create it", "exit_code": 4}
-    code = f"open(path, 'w').write(json.dumps({report!r})); sys.exit(4)"
+    code = f"report({report!r}); sys.exit(4)"
     with pytest.raises(ReportedFailure) as failure:
         launch(settings, "sad", "worker", [*child(code), str(ready)], ReadyFile(ready))
     assert (failure.value.message, failure.value.hint, failure.value.exit_code) == (
