@@ -127,6 +127,19 @@ def test_a_detached_worker_that_cannot_start_says_why(toolctl: Toolctl, project:
     assert toolctl("service", "status", "--json").stdout.strip() == "[]"
 
 
+def test_a_detached_worker_reports_its_own_error_and_exit_code(
+    toolctl: Toolctl, project: Project
+) -> None:
+    registry = ("--registry", str(project.registry))
+    missing = toolctl("worker", "no-such-service", "--detach", *registry, cwd=project.root)
+    assert missing.returncode == 4
+    assert "service 'no-such-service' not found" in missing.stderr
+    bad = toolctl("worker", "hello", "--handler", "nowhere:x", "--detach", *registry)
+    assert bad.returncode == 2
+    assert "handler nowhere:x" in bad.stderr
+    assert toolctl("service", "status", "--json").stdout.strip() == "[]"
+
+
 def test_worker_usage_errors(toolctl: Toolctl, project: Project) -> None:
     registry = ("--registry", str(project.registry))
     assert toolctl("worker", *registry).returncode == 2

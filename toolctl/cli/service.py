@@ -85,8 +85,8 @@ def down_command(
             render.note("nothing was running")
         return
     stopped = stop(settings, name)
-    if stopped.record is None or not (stopped.stopped or stopped.stale):
-        _known_service(settings, name)
+    if not (stopped.stopped or stopped.stale):
+        _known_service(settings, name)  # nothing ran: exit 4 unless it is a service
     report_stop(stopped, f"stopped {_kind(stopped)} '{name}'", f"service '{name}' was not running")
 
 

@@ -105,6 +105,9 @@ def _start(table: ProcessTable, spec: _Spec) -> ProcessRecord:
     except KeyboardInterrupt as exc:
         _discard(table, spec.name, child)
         raise Interrupted(f"interrupted while starting {spec.kind} '{spec.name}'") from exc
+    except BaseException:  # SIGTERM's exception, or a bug: nothing half-started stays behind
+        _discard(table, spec.name, child)
+        raise
     if isinstance(spec.ready, ReadyFile):
         spec.ready.path.unlink(missing_ok=True)
     if failure is None:

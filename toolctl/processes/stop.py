@@ -16,7 +16,7 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from toolctl.processes.table import PROC, ProcessRecord, ProcessTable, State, state_of
+from toolctl.processes.table import PROC, ProcessRecord, ProcessTable, State, is_alive, state_of
 from toolctl.settings import Settings
 
 KILL_WAIT = 3.0
@@ -84,7 +84,12 @@ def terminate(leader: int, grace: float) -> list[int]:
 
 
 def process_tree(leader: int) -> dict[int, int]:
-    """{pid: start time} of every live process in ``leader``'s group or below it."""
+    """{pid: start time} of every live process in ``leader``'s group or below it.
+
+    Without /proc (not Linux) that is the leader alone, and the group signal covers the rest.
+    """
+    if not PROC.is_dir():
+        return {leader: 0} if is_alive(leader) else {}
     stats: dict[int, list[str]] = {}
     for entry in PROC.glob("[0-9]*"):
         fields = _stat_of(entry)
@@ -108,6 +113,8 @@ def _stat_of(entry: Path) -> list[str] | None:
 
 def _running(pid: int, start_time: int) -> bool:
     """Whether ``pid`` is still the process that started at ``start_time`` and not a zombie."""
+    if not PROC.is_dir():
+        return is_alive(pid)
     fields = _stat_of(PROC / str(pid))
     return fields is not None and fields[0] not in ("Z", "X") and int(fields[19]) == start_time
 
