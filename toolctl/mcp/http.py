@@ -1,0 +1,239 @@
+"""The streamable HTTP transport: each message a POST, answers as JSON or an SSE stream.
+
+httpx is imported only when an HTTP server is used. Header values may hold secrets, so no
+error message here ever quotes a header, and URLs are shown without userinfo or query.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import time
+from collections.abc import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit, urlunsplit
+
+from toolctl.errors import TimedOut, TransportUnavailable
+from toolctl.mcp.wire import MAX_MESSAGE, Message, ProtocolError, SseParser, decode, encode
+
+if TYPE_CHECKING:
+    import httpx
+
+Inbound = Callable[[Message], "Message | None"]
+RECONNECTS = 5
+"""How often one answer's SSE stream is resumed with Last-Event-ID before giving up."""
+DEFAULT_RETRY = 1.0
+
+
+def safe_url(url: str) -> str:
+    """The URL without userinfo, query or fragment: what may appear in a message."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+class HttpTransport:
+    """One MCP endpoint; ``session_id`` and ``protocol_version`` are set after the handshake."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        inbound: Inbound,
+        headers: Mapping[str, str] | None = None,
+        limit: int = MAX_MESSAGE,
+    ) -> None:
+        import httpx
+
+        self._httpx = httpx
+        self.url, self.name = url, safe_url(url)
+        self._inbound, self._limit = inbound, limit
+        self.session_id: str | None = None
+        self.protocol_version: str | None = None
+        self.modern = False
+        self._client = httpx.Client(headers=dict(headers or {}), follow_redirects=False)
+
+    def request(self, message: Message, timeout: float) -> Message:
+        deadline = time.monotonic() + timeout
+        with self._send(message, deadline) as response:
+            return self._answer(response, message, deadline)
+
+    def notify(self, message: Message, timeout: float = 5.0) -> None:
+        with self._send(message, time.monotonic() + timeout) as response:
+            if response.status_code >= 400:
+                raise TransportUnavailable(f"{self.name} refused a notification: {_status(response)}")
+
+    def _headers(self, message: Message) -> dict[str, str]:
+        headers = {
+            "Accept": "application/json, text/event-stream",
+            "Content-Type": "application/json",
+        }
+        if self.session_id:
+            headers["Mcp-Session-Id"] = self.session_id
+        if self.protocol_version:
+            headers["MCP-Protocol-Version"] = self.protocol_version
+        if self.modern and "method" in message:
+            headers["Mcp-Method"] = message["method"]
+            name = (message.get("params") or {}).get("name")
+            if message["method"] == "tools/call" and isinstance(name, str):
+                headers["Mcp-Name"] = header_value(name)
+        return headers
+
+    @contextlib.contextmanager
+    def _send(self, message: Message, deadline: float) -> Iterator[httpx.Response]:
+        request = self._client.build_request(
+            "POST", self.url, content=encode(message), headers=self._headers(message)
+        )
+        with self._open(request, deadline) as response:
+            yield response
+
+    @contextlib.contextmanager
+    def _open(self, request: httpx.Request, deadline: float) -> Iterator[httpx.Response]:
+        httpx = self._httpx
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise TimedOut(f"MCP server at {self.name} did not answer in time")
+        request.extensions["timeout"] = httpx.Timeout(remaining).as_dict()
+        try:
+            response = self._client.send(request, stream=True)
+        except httpx.TimeoutException as exc:
+            raise TimedOut(f"MCP server at {self.name} did not answer in time") from exc
+        except httpx.HTTPError as exc:
+            raise TransportUnavailable(
+                f"cannot reach MCP server at {self.name}: {type(exc).__name__}",
+                hint="is the server running, and is the URL right?",
+            ) from exc
+        try:
+            yield response
+        except httpx.TimeoutException as exc:
+            raise TimedOut(f"MCP server at {self.name} did not answer in time") from exc
+        except httpx.HTTPError as exc:
+            raise TransportUnavailable(
+                f"connection to MCP server at {self.name} broke: {type(exc).__name__}"
+            ) from exc
+        finally:
+            response.close()
+
+    def _answer(self, response: httpx.Response, message: Message, deadline: float) -> Message:
+        kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
+        if self.session_id is None and response.headers.get("mcp-session-id"):
+            self.session_id = response.headers["mcp-session-id"]
+        if response.status_code == 404 and self.session_id:
+            raise TransportUnavailable(f"MCP session at {self.name} expired (HTTP 404)")
+        if response.status_code >= 400 or kind not in ("application/json", "text/event-stream"):
+            return self._refusal(response, kind)
+        if kind == "application/json":
+            answer = decode(self._body(response, deadline))
+            if answer.get("id") != message["id"]:
+                raise ProtocolError(f"MCP server at {self.name} answered another request")
+            return answer
+        return self._stream(response, message["id"], deadline)
+
+    def _refusal(self, response: httpx.Response, kind: str) -> Message:
+        """A 4xx/5xx: a JSON-RPC error in the body is the answer, anything else unavailable."""
+        if kind == "application/json" and response.status_code < 500:
+            with contextlib.suppress(ProtocolError, TimedOut):
+                answer = decode(self._body(response, time.monotonic() + 5))
+                if "error" in answer:
+                    return answer
+        hint = "check the headers (a token?)" if response.status_code in (401, 403) else None
+        raise TransportUnavailable(
+            f"MCP server at {self.name} answered {_status(response)}", hint=hint
+        )
+
+    def _body(self, response: httpx.Response, deadline: float) -> bytes:
+        body = bytearray()
+        for chunk in response.iter_bytes():
+            body += chunk
+            if len(body) > self._limit:
+                raise ProtocolError(f"MCP server at {self.name} sent an answer over the limit")
+            if time.monotonic() > deadline:
+                raise TimedOut(f"MCP server at {self.name} did not answer in time")
+        return bytes(body)
+
+    def _stream(self, response: httpx.Response, request_id: Any, deadline: float) -> Message:
+        """Read SSE until our answer; resume with Last-Event-ID when the stream ends early."""
+        parser = SseParser(self._limit)
+        retry = DEFAULT_RETRY
+        resumed: list[httpx.Response] = []
+        try:
+            for attempt in range(RECONNECTS + 1):
+                for chunk in response.iter_bytes():
+                    for event in parser.feed(chunk):
+                        retry = event.retry_ms / 1000 if event.retry_ms is not None else retry
+                        if event.event != "message" or not event.data.strip():
+                            continue
+                        answer = self._event(decode(event.data), request_id)
+                        if answer is not None:
+                            return answer
+                    if time.monotonic() > deadline:
+                        raise TimedOut(f"MCP server at {self.name} did not answer in time")
+                if parser.last_event_id is None or attempt == RECONNECTS:
+                    break
+                time.sleep(max(0.0, min(retry, deadline - time.monotonic())))
+                response = self._resume(parser.last_event_id, deadline)
+                resumed.append(response)
+        finally:
+            for stream in resumed:
+                stream.close()
+        raise ProtocolError(f"MCP server at {self.name} closed the stream before answering")
+
+    def _resume(self, last_event_id: str, deadline: float) -> httpx.Response:
+        headers = self._headers({})
+        headers["Accept"] = "text/event-stream"
+        headers["Last-Event-ID"] = last_event_id
+        del headers["Content-Type"]
+        request = self._client.build_request("GET", self.url, headers=headers)
+        request.extensions["timeout"] = self._httpx.Timeout(
+            max(0.01, deadline - time.monotonic())
+        ).as_dict()
+        try:
+            response = self._client.send(request, stream=True)
+        except self._httpx.TimeoutException as exc:
+            raise TimedOut(f"MCP server at {self.name} did not answer in time") from exc
+        except self._httpx.HTTPError as exc:
+            raise TransportUnavailable(f"cannot resume the stream from {self.name}") from exc
+        if response.status_code != 200:
+            response.close()
+            raise TransportUnavailable(f"MCP server at {self.name} refused to resume the stream")
+        return response
+
+    def _event(self, message: Message, request_id: Any) -> Message | None:
+        if "method" not in message:
+            if message.get("id") == request_id:
+                return message
+            return None
+        reply = self._inbound(message)
+        if reply is not None and "id" in message:
+            with contextlib.suppress(TransportUnavailable, TimedOut):
+                self.notify(reply)
+        return None
+
+    def close(self) -> None:
+        """End the session with DELETE (when the server gave one), then the connections."""
+        if self.session_id:
+            headers = self._headers({})
+            del headers["Content-Type"]
+            with contextlib.suppress(self._httpx.HTTPError):
+                self._client.delete(self.url, headers=headers, timeout=2.0)
+        self._client.close()
+
+    def kill(self) -> None:
+        self.close()
+
+
+def _status(response: httpx.Response) -> str:
+    return f"HTTP {response.status_code} {response.reason_phrase}".strip()
+
+
+def header_value(value: str) -> str:
+    """A value for Mcp-Name / Mcp-Param-*: as is when plain ASCII, else the base64 sentinel."""
+    plain = (
+        value == value.strip()
+        and all(0x20 <= ord(c) <= 0x7E or c == "\t" for c in value)
+        and not (value.startswith("=?base64?") and value.endswith("?="))
+    )
+    if plain and value:
+        return value
+    return "=?base64?" + base64.b64encode(value.encode()).decode() + "?="

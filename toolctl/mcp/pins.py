@@ -1,0 +1,34 @@
+"""Pins: a tool definition's fingerprint, and which of its fields drifted since it was pinned.
+
+A pin is ``sha256:`` + the SHA-256 of the canonical JSON of the whole tool object exactly as
+the server sent it: keys sorted at every level, no whitespace, non-ASCII kept as UTF-8
+(``ensure_ascii=False``), so the same definition gives the same pin whatever the key order
+or spacing on the wire, and any change to any field (the rug-pull) gives another.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from typing import Any
+
+
+def canonical_json(value: Any) -> bytes:
+    return json.dumps(
+        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False
+    ).encode("utf-8")
+
+
+def pin_of(tool: Mapping[str, Any]) -> str:
+    """The pin of a tool object from ``tools/list``: ``sha256:<64 hex digits>``."""
+    return "sha256:" + hashlib.sha256(canonical_json(dict(tool))).hexdigest()
+
+
+def diff_tool(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    """The top-level fields that differ (``description``, ``inputSchema``, ...), sorted."""
+    return sorted(
+        key
+        for key in set(old) | set(new)
+        if key not in old or key not in new or canonical_json(old[key]) != canonical_json(new[key])
+    )

@@ -1,0 +1,340 @@
+"""An MCP client session: the handshake, ``tools/list``, ``tools/call``, and the server's asks.
+
+Era: ``initialize`` at 2025-11-25 first (one round trip for the servers that exist today),
+accepting 2025-06-18, 2025-03-26 or 2024-11-05 when the server answers with one. A server
+that refuses ``initialize`` with a JSON-RPC error (or an HTTP 4xx carrying one) is asked
+``server/discover`` at the stateless 2026-07-28 revision; when it lists that revision, every
+later request carries the per-request ``_meta`` (protocol version, client capabilities and
+info) instead of a session. ``prefer_modern=True`` probes ``server/discover`` first, as the
+2026-07-28 stdio binding suggests, falling back to ``initialize`` on any other answer.
+
+The client declares no capabilities: sampling, elicitation and roots requests from the
+server get JSON-RPC error -32601, ``ping`` gets an empty result, progress notifications go
+to the callback of the call they belong to, other notifications are ignored. A timed-out
+call sends ``notifications/cancelled`` and then ends the server (its whole process tree).
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, NamedTuple, Protocol
+
+from toolctl import __version__
+from toolctl.errors import TimedOut, ToolFailed, TransportUnavailable
+from toolctl.mcp.http import HttpTransport
+from toolctl.mcp.wire import (
+    METHOD_NOT_FOUND,
+    Message,
+    ProtocolError,
+    ServerError,
+    error_response,
+    notification,
+    request,
+)
+
+LATEST = "2025-11-25"
+LEGACY_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+MODERN = "2026-07-28"
+UNSUPPORTED_VERSION = -32022
+CLIENT_INFO = {"name": "toolctl", "version": __version__}
+MAX_PAGES = 1000
+
+
+class Progress(NamedTuple):
+    progress: float
+    total: float | None
+    message: str | None
+
+
+OnProgress = Callable[[Progress], None]
+
+
+class Transport(Protocol):
+    name: str
+
+    def request(self, message: Message, timeout: float) -> Message: ...
+
+    def notify(self, message: Message) -> None: ...
+
+    def close(self) -> None: ...
+
+    def kill(self) -> None: ...
+
+
+class Session:
+    """One connection to one server, after the handshake; safe to use from several threads."""
+
+    transport: Transport
+
+    def __init__(self) -> None:
+        self.protocol_version = ""
+        self.server_info: dict[str, Any] = {}
+        self.capabilities: dict[str, Any] = {}
+        self.modern = False
+        self._ids = itertools.count(1)
+        self._id_lock = threading.Lock()
+        self._progress: dict[str, OnProgress] = {}
+
+    # -- handshake -------------------------------------------------------------------------
+
+    def handshake(self, timeout: float, *, prefer_modern: bool = False) -> None:
+        if prefer_modern and self._discover(timeout):
+            return
+        answer = self._send("initialize", _initialize_params(), timeout)
+        if "error" in answer:
+            if not prefer_modern and self._discover(timeout):
+                return
+            raise TransportUnavailable(
+                f"MCP server '{self.transport.name}' refused initialize: {_text(answer)}"
+            )
+        result = answer["result"]
+        version = result.get("protocolVersion")
+        if version not in LEGACY_VERSIONS:
+            raise ProtocolError(
+                f"MCP server '{self.transport.name}' answered protocol version {version!r};"
+                f" toolctl speaks {', '.join((MODERN, *LEGACY_VERSIONS))}"
+            )
+        self._adopt(version, result)
+        self.transport.notify(notification("notifications/initialized"))
+
+    def _discover(self, timeout: float) -> bool:
+        """Try the stateless revision; True when the server speaks it (and it is adopted)."""
+        self._set_modern(True)
+        try:
+            answer = self._send("server/discover", {}, timeout)
+        except ProtocolError:
+            answer = {"error": {}}
+        result = answer.get("result")
+        if isinstance(result, dict) and MODERN in (result.get("supportedVersions") or ()):
+            self._adopt(MODERN, result)
+            meta = result.get("_meta")
+            if not self.server_info and isinstance(meta, dict):
+                self.server_info = meta.get("io.modelcontextprotocol/serverInfo") or {}
+            return True
+        self._set_modern(False)
+        return False
+
+    def _set_modern(self, modern: bool) -> None:
+        self.modern = modern
+        if isinstance(self.transport, HttpTransport):
+            self.transport.modern = modern
+            self.transport.protocol_version = MODERN if modern else None
+
+    def _adopt(self, version: str, result: Mapping[str, Any]) -> None:
+        self.protocol_version = version
+        info, capabilities = result.get("serverInfo"), result.get("capabilities")
+        self.server_info = dict(info) if isinstance(info, dict) else {}
+        self.capabilities = dict(capabilities) if isinstance(capabilities, dict) else {}
+        if isinstance(self.transport, HttpTransport):
+            self.transport.protocol_version = version
+
+    # -- requests --------------------------------------------------------------------------
+
+    def _send(self, method: str, params: dict[str, Any] | None, timeout: float) -> Message:
+        """One request; returns the whole answer (result or error)."""
+        with self._id_lock:
+            request_id = next(self._ids)
+        if self.modern:
+            params = {**(params or {}), "_meta": {**(params or {}).get("_meta", {}), **_META}}
+        return self.transport.request(request(request_id, method, params), timeout)
+
+    def _result(self, method: str, answer: Message) -> dict[str, Any]:
+        if "error" in answer:
+            error = answer["error"]
+            raise ServerError(method, error["code"], str(error.get("message", "")), error.get("data"))
+        result: dict[str, Any] = answer["result"]
+        kind = result.get("resultType", "complete")
+        if kind == "input_required":
+            asked = ", ".join(sorted(_input_methods(result))) or "input"
+            raise ToolFailed(f"MCP server asked for {asked}, which toolctl does not provide")
+        if kind != "complete":
+            raise ProtocolError(f"MCP server answered {method} with resultType {kind!r}")
+        return result
+
+    def list_tools(self, timeout: float = 30.0) -> list[dict[str, Any]]:
+        """Every tool the server offers, following ``nextCursor`` page by page."""
+        tools: list[dict[str, Any]] = []
+        cursor: str | None = None
+        seen: set[str] = set()
+        for _ in range(MAX_PAGES):
+            params = {"cursor": cursor} if cursor is not None else None
+            result = self._result("tools/list", self._send("tools/list", params, timeout))
+            page = result.get("tools")
+            if not isinstance(page, list) or not all(_is_tool(tool) for tool in page):
+                raise ProtocolError(f"MCP server '{self.transport.name}' sent a malformed tool list")
+            tools += page
+            cursor = result.get("nextCursor")
+            if cursor is None or cursor == "":
+                return tools
+            if not isinstance(cursor, str) or cursor in seen:
+                raise ProtocolError(f"MCP server '{self.transport.name}' repeats a page cursor")
+            seen.add(cursor)
+        raise ProtocolError(f"MCP server '{self.transport.name}' sent over {MAX_PAGES} pages")
+
+    def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any],
+        timeout: float,
+        *,
+        on_progress: OnProgress | None = None,
+    ) -> dict[str, Any]:
+        """The raw ``tools/call`` result. On timeout: cancelled sent, server ended, TimedOut."""
+        with self._id_lock:
+            request_id = next(self._ids)
+        params: dict[str, Any] = {"name": name, "arguments": dict(arguments)}
+        token = f"toolctl-{request_id}"
+        if on_progress is not None:
+            params["_meta"] = {"progressToken": token}
+            self._progress[token] = on_progress
+        if self.modern:
+            params["_meta"] = {**params.get("_meta", {}), **_META}
+        try:
+            answer = self.transport.request(request(request_id, "tools/call", params), timeout)
+        except TimedOut as exc:
+            self._cancel(request_id, f"timed out after {timeout:g} s")
+            raise TimedOut(
+                f"MCP tool '{name}' ran past its {timeout:g} s timeout;"
+                " the call was cancelled and the server stopped"
+            ) from exc
+        finally:
+            self._progress.pop(token, None)
+        return self._result("tools/call", answer)
+
+    def _cancel(self, request_id: int, reason: str) -> None:
+        """Tell the server to stop (not on modern HTTP: there closing the stream says it)."""
+        try:
+            if not (self.modern and isinstance(self.transport, HttpTransport)):
+                params = {"requestId": request_id, "reason": reason}
+                self.transport.notify(notification("notifications/cancelled", params))
+        except (TransportUnavailable, TimedOut):
+            pass
+        finally:
+            self.transport.kill()
+
+    # -- what the server asks of us ----------------------------------------------------------
+
+    def inbound(self, message: Message) -> Message | None:
+        """Answer a server request, or take a notification; called by the transport."""
+        method, params = message["method"], message.get("params")
+        if "id" in message:
+            if method == "ping":
+                return {"jsonrpc": "2.0", "id": message["id"], "result": {}}
+            return error_response(
+                message["id"], METHOD_NOT_FOUND, f"toolctl does not support {method}"
+            )
+        if method == "notifications/progress" and isinstance(params, dict):
+            callback = self._progress.get(str(params.get("progressToken")))
+            if callback is not None:
+                _report(callback, params)
+        return None
+
+    # -- lifetime ----------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """End the session (HTTP: DELETE) and the server (stdio: its whole process tree)."""
+        self.transport.close()
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+_META = {
+    "io.modelcontextprotocol/protocolVersion": MODERN,
+    "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientInfo": CLIENT_INFO,
+}
+
+
+def _initialize_params() -> dict[str, Any]:
+    return {"protocolVersion": LATEST, "capabilities": {}, "clientInfo": CLIENT_INFO}
+
+
+def _text(answer: Message) -> str:
+    error = answer.get("error")
+    return str(error.get("message", "")) if isinstance(error, dict) else "no reason given"
+
+
+def _is_tool(tool: Any) -> bool:
+    return isinstance(tool, dict) and isinstance(tool.get("name"), str)
+
+
+def _input_methods(result: Mapping[str, Any]) -> set[str]:
+    requests = result.get("inputRequests")
+    values = requests.values() if isinstance(requests, dict) else []
+    return {str(item.get("method")) for item in values if isinstance(item, dict)}
+
+
+def _report(callback: OnProgress, params: Mapping[str, Any]) -> None:
+    progress, total = params.get("progress"), params.get("total")
+    if not isinstance(progress, (int, float)):
+        return
+    message = params.get("message")
+    try:
+        callback(
+            Progress(
+                float(progress),
+                float(total) if isinstance(total, (int, float)) else None,
+                message if isinstance(message, str) else None,
+            )
+        )
+    except Exception:  # a display callback must never take the session down
+        pass
+
+
+def connect_stdio(
+    argv: Sequence[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    cwd: str | Path | None = None,
+    secrets: Iterable[str] = (),
+    timeout: float = 30.0,
+    prefer_modern: bool = False,
+) -> Session:
+    """Start the server (argv, never a shell) and finish the handshake within ``timeout``.
+
+    ``env`` is the child's whole environment (None: ours), ``${env:NAME}`` already expanded
+    by the caller, which also passes the expanded secret values so that stderr tails in
+    errors show them as ``***``.
+    """
+    from toolctl.mcp.stdio import StdioTransport
+
+    session = Session()
+    session.transport = StdioTransport(
+        argv, inbound=session.inbound, env=env, cwd=cwd, secrets=secrets
+    )
+    return _handshake(session, timeout, prefer_modern)
+
+
+def connect_http(
+    url: str,
+    *,
+    headers: Mapping[str, str] | None = None,
+    timeout: float = 30.0,
+    prefer_modern: bool = False,
+) -> Session:
+    """Open a session with a streamable HTTP endpoint within ``timeout`` seconds."""
+    session = Session()
+    session.transport = HttpTransport(url, inbound=session.inbound, headers=headers)
+    return _handshake(session, timeout, prefer_modern)
+
+
+def _handshake(session: Session, timeout: float, prefer_modern: bool) -> Session:
+    try:
+        session.handshake(timeout, prefer_modern=prefer_modern)
+    except TimedOut as exc:
+        session.transport.kill()
+        raise TimedOut(
+            f"MCP server '{session.transport.name}' did not finish the handshake in {timeout:g} s;"
+            " it was stopped"
+        ) from exc
+    except BaseException:
+        session.transport.kill()
+        raise
+    return session

@@ -1,0 +1,222 @@
+"""The stdio transport: an MCP server as a child process speaking newline-delimited JSON-RPC.
+
+The child runs in its own session (so its own process group): closing the transport, or a
+timeout, ends every process the server started. Its stderr is kept as a bounded tail for
+error messages; stdout is read by one thread that routes answers to the waiting callers.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+
+from toolctl.errors import TimedOut, TransportUnavailable
+from toolctl.mcp.wire import MAX_MESSAGE, LineSplitter, Message, ProtocolError, decode, encode
+
+STDERR_TAIL = 8192
+"""Bytes of the server's stderr kept for error messages (the rest is dropped as it comes)."""
+
+Inbound = Callable[[Message], "Message | None"]
+
+
+class _Slot:
+    """Where the answer to one request lands."""
+
+    __slots__ = ("answer", "done")
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.answer: Message | None = None
+
+
+class StdioTransport:
+    """One running server; ``request`` may be called from several threads at once."""
+
+    def __init__(
+        self,
+        argv: Sequence[str],
+        *,
+        inbound: Inbound,
+        env: Mapping[str, str] | None = None,
+        cwd: str | Path | None = None,
+        secrets: Iterable[str] = (),
+        limit: int = MAX_MESSAGE,
+    ) -> None:
+        if not argv:
+            raise TransportUnavailable("MCP server command is empty")
+        self.name = Path(argv[0]).name
+        self._secrets = sorted({s for s in secrets if s}, key=len, reverse=True)
+        self._inbound = inbound
+        self._splitter = LineSplitter(limit)
+        self._pending: dict[int | str, _Slot] = {}
+        self._lock = threading.Lock()
+        self._write_lock = threading.Lock()
+        self._failure: TransportUnavailable | None = None
+        self._stderr = bytearray()
+        try:
+            self.process = subprocess.Popen(
+                list(argv),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=None if env is None else dict(env),
+                cwd=cwd,
+                start_new_session=True,
+                bufsize=0,
+            )
+        except FileNotFoundError as exc:
+            raise TransportUnavailable(
+                f"MCP server executable '{argv[0]}' not found", hint="install it or fix the command"
+            ) from exc
+        except (PermissionError, NotADirectoryError, OSError) as exc:
+            raise TransportUnavailable(f"MCP server '{self.name}' cannot start: {exc}") from exc
+        self._err_thread = threading.Thread(target=self._read_stderr, daemon=True)
+        self._out_thread = threading.Thread(target=self._read_stdout, daemon=True)
+        self._err_thread.start()
+        self._out_thread.start()
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def request(self, message: Message, timeout: float) -> Message:
+        """Send a request and wait for its answer; TimedOut after ``timeout`` seconds."""
+        slot = _Slot()
+        with self._lock:
+            self._pending[message["id"]] = slot
+        try:
+            self._write(message)
+            if not slot.done.wait(max(timeout, 0.0)):
+                raise TimedOut(f"MCP server '{self.name}' did not answer within {timeout:g} s")
+        finally:
+            with self._lock:
+                self._pending.pop(message["id"], None)
+        if slot.answer is None:
+            raise self._failed()
+        return slot.answer
+
+    def notify(self, message: Message) -> None:
+        self._write(message)
+
+    def _write(self, message: Message) -> None:
+        if self._failure is not None:
+            raise self._failed()
+        data = encode(message) + b"\n"
+        try:
+            with self._write_lock:
+                assert self.process.stdin is not None
+                self.process.stdin.write(data)
+        except (BrokenPipeError, ValueError, OSError) as exc:
+            self._fail(self._exited())
+            raise self._failed() from exc
+
+    def _read_stdout(self) -> None:
+        assert self.process.stdout is not None
+        descriptor = self.process.stdout.fileno()
+        try:
+            while chunk := os.read(descriptor, 65536):
+                for line in self._splitter.feed(chunk):
+                    self._route(decode(line))
+        except ProtocolError as error:
+            self._fail(error)
+            return
+        except OSError:
+            pass
+        self._fail(self._exited())
+
+    def _route(self, message: Message) -> None:
+        if "method" not in message:
+            with self._lock:
+                slot = self._pending.get(message["id"])
+            if slot is not None:  # an answer nobody waits for any more is dropped
+                slot.answer = message
+                slot.done.set()
+            return
+        reply = self._inbound(message)
+        if reply is not None and "id" in message:
+            with contextlib.suppress(TransportUnavailable):
+                self._write(reply)
+
+    def _read_stderr(self) -> None:
+        assert self.process.stderr is not None
+        descriptor = self.process.stderr.fileno()
+        with contextlib.suppress(OSError):
+            while chunk := os.read(descriptor, 65536):
+                self._stderr += chunk
+                if len(self._stderr) > STDERR_TAIL:
+                    del self._stderr[: len(self._stderr) - STDERR_TAIL]
+
+    def _exited(self) -> TransportUnavailable:
+        try:
+            code = self.process.wait(timeout=1)
+        except subprocess.TimeoutExpired:
+            return TransportUnavailable(f"MCP server '{self.name}' closed its stdout")
+        return TransportUnavailable(f"MCP server '{self.name}' exited with code {code}")
+
+    def _fail(self, error: TransportUnavailable) -> None:
+        with self._lock:
+            if self._failure is None:
+                self._failure = error
+            waiting = list(self._pending.values())
+        for slot in waiting:
+            slot.done.set()
+
+    def _failed(self) -> TransportUnavailable:
+        """The failure, with the tail of the server's stderr (secrets masked) appended."""
+        failure = self._failure or TransportUnavailable(f"MCP server '{self.name}' went away")
+        self._err_thread.join(timeout=0.5)
+        tail = self.stderr_tail()
+        if not tail:
+            return failure
+        last = " | ".join(tail.strip().splitlines()[-3:])[-400:]
+        error = type(failure)(f"{failure.message}; its stderr ends: {last}", hint=failure.hint)
+        error.details = tail.splitlines()
+        return error
+
+    def stderr_tail(self) -> str:
+        """The last bytes the server wrote to stderr, with the caller's secrets masked."""
+        text = bytes(self._stderr).decode("utf-8", "replace")
+        for secret in self._secrets:
+            text = text.replace(secret, "***")
+        return text
+
+    def close(self, grace: float = 2.0) -> None:
+        """End the server: close its stdin, wait ``grace`` s, then SIGTERM and SIGKILL the group."""
+        with contextlib.suppress(OSError, ValueError):
+            if self.process.stdin:
+                self.process.stdin.close()
+        try:
+            self.process.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            self._signal_group(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=1)
+            except subprocess.TimeoutExpired:
+                self._signal_group(signal.SIGKILL)
+                self.process.wait(timeout=5)
+        # what the server left behind in its group (a helper it spawned) goes too
+        self._signal_group(signal.SIGKILL)
+        self._out_thread.join(timeout=1)
+        self._err_thread.join(timeout=1)
+        for pipe in (self.process.stdout, self.process.stderr):
+            with contextlib.suppress(OSError):
+                if pipe:
+                    pipe.close()
+
+    def kill(self) -> None:
+        """End the whole process tree now (a timeout, Ctrl-C): SIGTERM, then SIGKILL."""
+        self._signal_group(signal.SIGTERM)
+        deadline = time.monotonic() + 0.5
+        while self.process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        self.close(grace=0)
+
+    def _signal_group(self, number: int) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.process.pid, number)
