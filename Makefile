@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 BIN := $(VENV)/bin
 
-.PHONY: install compile test lint docs demo bench clean
+.PHONY: install compile test lint docs demo bench clean mcp-servers
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,7 +18,27 @@ compile: install
 
 install: $(VENV)/.installed
 
-test: install
+# The MCP servers the tests run, none written here but tests/mcp/servers/: the official SDK
+# 2.x with the reference time server in a venv of their own (the dev venv has SDK 1.x), and
+# the TypeScript reference server from npm (skipped, with a note, where there is no npm).
+MCP2 ?= .venv-mcp2
+NODE_SERVERS := tests/mcp/node
+
+$(MCP2)/.installed: Makefile
+	$(PYTHON) -m venv $(MCP2)
+	$(MCP2)/bin/python -m pip install --quiet --upgrade pip
+	$(MCP2)/bin/python -m pip install --quiet 'mcp==2.3.0' 'mcp-server-time==2026.10.19'
+	touch $@
+
+$(NODE_SERVERS)/node_modules/.installed: $(NODE_SERVERS)/package-lock.json
+	@if command -v npm >/dev/null; then \
+	  cd $(NODE_SERVERS) && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error \
+	  && touch node_modules/.installed; \
+	else echo "npm not found: the TypeScript MCP server tests will skip"; fi
+
+mcp-servers: $(MCP2)/.installed $(NODE_SERVERS)/node_modules/.installed
+
+test: install mcp-servers
 	$(PY) -m pytest -q -n $(TEST_WORKERS)
 
 lint: install
@@ -42,4 +62,4 @@ bench: compile
 	cd bench && for b in $(BENCHES); do echo "== $$b"; ../$(PY) $$b.py || exit 1; done
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(MCP2) $(NODE_SERVERS)/node_modules .pytest_cache .mypy_cache .ruff_cache

@@ -117,8 +117,8 @@ class HttpTransport:
 
     def _answer(self, response: httpx.Response, message: Message, deadline: float) -> Message:
         kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
-        if self.session_id is None and response.headers.get("mcp-session-id"):
-            self.session_id = response.headers["mcp-session-id"]
+        if message.get("method") == "initialize" and response.status_code < 400:
+            self.session_id = response.headers.get("mcp-session-id") or None
         if response.status_code == 404 and self.session_id:
             raise TransportUnavailable(f"MCP session at {self.name} expired (HTTP 404)")
         if response.status_code >= 400 or kind not in ("application/json", "text/event-stream"):
@@ -212,6 +212,8 @@ class HttpTransport:
 
     def close(self) -> None:
         """End the session with DELETE (when the server gave one), then the connections."""
+        if self._client.is_closed:
+            return
         if self.session_id:
             headers = self._headers({})
             del headers["Content-Type"]

@@ -1,0 +1,194 @@
+"""An MCP server built with the official SDK (1.x or 2.x) that misbehaves on request.
+
+Tools: echo (its description comes from PROBE_DESCRIPTION: the rug-pull), fail (raises),
+hang, flood (writes endless bytes to stdout), exit_now (dies mid-call), ask_sampling (asks
+the client for sampling mid-call), progress (reports progress), picture (an image).
+Environment: PROBE_PID_FILE (write our pid and a helper child's pid there: a process tree),
+PROBE_STDERR (written to stderr at start), PROBE_EXIT (exit with that code at start),
+PROBE_TRANSPORT=http with PROBE_PORT (streamable HTTP instead of stdio).
+On stdio, a filter in front of the SDK can make it an older or a newer server:
+PROBE_ANSWER_VERSION=2025-06-18 hands the SDK that revision as the client's offer (so the
+SDK negotiates and speaks it), PROBE_MODERN_ONLY=1 refuses ``initialize`` the way a
+2026-07-28-only server does (error -32022 naming its versions); everything else passes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import threading
+from typing import Any
+
+try:  # SDK 2.x
+    from mcp.server.mcpserver import Context
+    from mcp.server.mcpserver import MCPServer as Server
+
+    SDK = 2
+except ImportError:  # SDK 1.x
+    from mcp.server.fastmcp import Context  # type: ignore[no-redef]
+    from mcp.server.fastmcp import FastMCP as Server  # type: ignore[assignment,no-redef]
+
+    SDK = 1
+
+if os.environ.get("PROBE_STDERR"):
+    sys.stderr.write(os.environ["PROBE_STDERR"] + "\n")
+    sys.stderr.flush()
+if os.environ.get("PROBE_EXIT"):
+    sys.stderr.write("probe: refusing to start\n")
+    sys.exit(int(os.environ["PROBE_EXIT"]))
+if os.environ.get("PROBE_PID_FILE"):
+    helper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    with open(os.environ["PROBE_PID_FILE"], "w") as pids:
+        pids.write(f"{os.getpid()} {helper.pid}\n")
+
+
+
+def _filter_stdin() -> None:
+    """Put a thread between our stdin and the SDK that rewrites or refuses ``initialize``."""
+    original = os.fdopen(os.dup(0), "rb", buffering=0)
+    read_end, write_end = os.pipe()
+    os.dup2(read_end, 0)
+
+    def pump() -> None:
+        for line in iter(original.readline, b""):
+            message = json.loads(line)
+            if message.get("method") == "initialize" and os.environ.get("PROBE_MODERN_ONLY"):
+                error = {"code": -32022, "message": "Unsupported protocol version"}
+                error["data"] = {"supported": ["2026-07-28"], "requested": "2025-11-25"}
+                os.write(1, json.dumps({"jsonrpc": "2.0", "id": message["id"], "error": error}).encode() + b"\n")
+                continue
+            if message.get("method") == "initialize" and os.environ.get("PROBE_ANSWER_VERSION"):
+                message["params"]["protocolVersion"] = os.environ["PROBE_ANSWER_VERSION"]
+                line = json.dumps(message).encode() + b"\n"
+            os.write(write_end, line)
+        os.close(write_end)
+
+    threading.Thread(target=pump, daemon=True).start()
+
+
+if os.environ.get("PROBE_MODERN_ONLY") or os.environ.get("PROBE_ANSWER_VERSION"):
+    _filter_stdin()
+
+server: Any = Server("probe")
+
+
+@server.tool(description=os.environ.get("PROBE_DESCRIPTION", "Echo the text back."))
+def echo(text: str) -> str:
+    return text
+
+
+@server.tool(description="Raise an error with the message.")
+def fail(message: str) -> str:
+    raise ValueError(message)
+
+
+@server.tool(description="Sleep for that many seconds.")
+async def hang(seconds: float = 600) -> str:
+    await asyncio.sleep(seconds)
+    return "woke up"
+
+
+@server.tool(description="Write endless bytes without a newline to stdout.")
+def flood(megabytes: int = 64) -> str:
+    block = b"x" * (1024 * 1024)
+    for _ in range(megabytes):
+        os.write(1, block)
+    return "flooded"
+
+
+@server.tool(description="Exit the whole server mid-call.")
+def exit_now(code: int = 3) -> str:
+    sys.stderr.write("probe: exiting mid-call\n")
+    sys.stderr.flush()
+    os._exit(code)
+
+
+@server.tool(description="Ask the client for an LLM completion (sampling) mid-call.")
+async def ask_sampling(prompt: str, ctx: Context) -> str:  # type: ignore[type-arg]
+    from mcp import types
+
+    message = types.SamplingMessage(role="user", content=types.TextContent(type="text", text=prompt))
+    try:
+        # tied to this call, so over HTTP it rides on the call's own SSE stream
+        await ctx.session.create_message(
+            messages=[message], max_tokens=5, related_request_id=ctx.request_id
+        )
+    except Exception as exc:
+        return f"sampling refused: {exc}"
+    return "sampling answered"
+
+
+@server.tool(description="Report progress in that many steps.")
+async def progress(steps: int, ctx: Context) -> str:  # type: ignore[type-arg]
+    for step in range(1, steps + 1):
+        await ctx.report_progress(step, steps, f"step {step}")
+    return f"{steps} steps"
+
+
+@server.tool(description="Return a 1x1 PNG.")
+def picture() -> Any:
+    if SDK == 2:
+        from mcp.server.mcpserver import Image
+    else:
+        from mcp.server.fastmcp import Image  # type: ignore[no-redef]
+    png = bytes.fromhex(
+        "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+        "1f15c4890000000d49444154789c6360000002000100e2212bc0000000"
+        "0049454e44ae426082"
+    )
+    return Image(data=png, format="png")
+
+
+@server.tool(description="Close this call's SSE stream early, then answer (HTTP only).")
+async def drop_stream(ctx: Context) -> str:  # type: ignore[type-arg]
+    await ctx.report_progress(1, 2, "before the stream closes")
+    await ctx.close_sse_stream()
+    await asyncio.sleep(0.3)
+    return "answered after the stream was resumed"
+
+
+def _event_store() -> Any:
+    """The smallest in-memory EventStore: what the SDK needs to resume streams."""
+    from mcp.server.streamable_http import EventMessage, EventStore
+
+    class Store(EventStore):  # type: ignore[misc]
+        def __init__(self) -> None:
+            self.events: list[tuple[str, str, Any]] = []
+
+        async def store_event(self, stream_id: str, message: Any) -> str:
+            event_id = str(len(self.events) + 1)
+            self.events.append((event_id, stream_id, message))
+            return event_id
+
+        async def replay_events_after(self, last_event_id: str, send_callback: Any) -> Any:
+            stream = next((s for e, s, _ in self.events if e == last_event_id), None)
+            if stream is None:
+                return None
+            for event_id, stream_id, message in self.events[int(last_event_id) :]:
+                if stream_id == stream and message is not None:
+                    await send_callback(EventMessage(message, event_id))
+            return stream
+
+    return Store()
+
+
+if __name__ == "__main__":
+    if os.environ.get("PROBE_TRANSPORT") == "http":
+        port = int(os.environ["PROBE_PORT"])
+        if SDK == 2:
+            server.run(
+                "streamable-http",
+                host="127.0.0.1",
+                port=port,
+                event_store=_event_store(),
+                retry_interval=100,
+            )
+        else:
+            server.settings.host, server.settings.port = "127.0.0.1", port
+            server._event_store, server._retry_interval = _event_store(), 100
+            server.run("streamable-http")
+    else:
+        server.run()
