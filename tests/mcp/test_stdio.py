@@ -1,0 +1,151 @@
+"""The stdio transport when servers misbehave: timeouts end the whole process tree, a
+server that dies or floods is one clear error, and secrets never reach error text."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from toolctl.errors import TimedOut, TransportUnavailable
+from toolctl.mcp import ProtocolError, connect_stdio, map_result
+from toolctl.mcp.stdio import STDERR_TAIL
+
+SECRET = "s3cret-token-value"
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # a zombie still answers kill(0); it is gone for our purposes
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except OSError:
+        return False
+
+
+def wait_gone(pids: list[int], seconds: float = 10) -> list[int]:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and any(alive(pid) for pid in pids):
+        time.sleep(0.05)
+    return [pid for pid in pids if alive(pid)]
+
+
+def test_timeout_sends_cancelled_and_ends_the_process_tree(
+    probe_argv: list[str], tmp_path: Path
+) -> None:
+    pid_file = tmp_path / "pids"
+    env = {**os.environ, "PROBE_PID_FILE": str(pid_file)}
+    session = connect_stdio(probe_argv, env=env, timeout=30)
+    pids = [int(pid) for pid in pid_file.read_text().split()]
+    assert all(alive(pid) for pid in pids)
+    sent: list[dict[str, object]] = []
+    notify = session.transport.notify
+
+    def record(message: dict[str, object]) -> None:
+        sent.append(message)
+        notify(message)
+
+    session.transport.notify = record  # type: ignore[method-assign]
+    with pytest.raises(TimedOut, match="ran past its 1 s timeout") as caught:
+        session.call_tool("hang", {"seconds": 600}, 1)
+    assert caught.value.exit_code == 124
+    assert sent[0]["method"] == "notifications/cancelled"
+    assert sent[0]["params"] == {"requestId": 2, "reason": "timed out after 1 s"}
+    assert wait_gone(pids) == []
+    session.close()  # closing again is harmless
+
+
+def test_close_ends_the_process_tree(probe_argv: list[str], tmp_path: Path) -> None:
+    pid_file = tmp_path / "pids"
+    with connect_stdio(probe_argv, env={**os.environ, "PROBE_PID_FILE": str(pid_file)}) as session:
+        session.list_tools()
+        pids = [int(pid) for pid in pid_file.read_text().split()]
+    assert wait_gone(pids) == []
+
+
+def test_exit_mid_call_is_a_clear_error_with_the_stderr_tail(probe_argv: list[str]) -> None:
+    with connect_stdio(probe_argv, timeout=30) as session:
+        with pytest.raises(TransportUnavailable) as caught:
+            session.call_tool("exit_now", {"code": 3}, 30)
+    assert caught.value.exit_code == 5
+    assert "exited with code 3" in str(caught.value)
+    assert "probe: exiting mid-call" in str(caught.value)
+
+
+def test_flooding_stdout_is_a_bounded_error(probe_argv: list[str]) -> None:
+    """64 MiB without a newline: an error after 16 MiB. SDK 2.x points fd 1 at stderr while
+    it serves (its protocol stream is a private copy), so there the flood lands in the
+    stderr tail, which stays bounded too."""
+    with connect_stdio(probe_argv, timeout=30) as session:
+        if "mcp2" in probe_argv[0]:
+            assert map_result(session.call_tool("flood", {"megabytes": 64}, 60)).output == "flooded"
+            assert len(session.transport.stderr_tail()) <= STDERR_TAIL  # type: ignore[attr-defined]
+            return
+        with pytest.raises(ProtocolError, match="over 16 MiB"):
+            session.call_tool("flood", {"megabytes": 64}, 60)
+
+
+def test_a_server_that_cannot_start_shows_its_stderr_with_secrets_masked(
+    probe_argv: list[str],
+) -> None:
+    env = {**os.environ, "PROBE_EXIT": "2", "PROBE_STDERR": f"using token {SECRET}"}
+    with pytest.raises(TransportUnavailable) as caught:
+        connect_stdio(probe_argv, env=env, secrets=[SECRET], timeout=30)
+    message = str(caught.value)
+    assert "exited with code 2" in message and "probe: refusing to start" in message
+    assert "using token ***" in message
+    assert SECRET not in message + "\n".join(caught.value.details)
+
+
+def test_a_missing_executable_is_transport_unavailable(tmp_path: Path) -> None:
+    with pytest.raises(TransportUnavailable, match="not found") as caught:
+        connect_stdio([str(tmp_path / "no-such-server"), "--token", SECRET])
+    assert SECRET not in str(caught.value)
+
+
+def test_a_server_that_never_answers_the_handshake_times_out(tmp_path: Path) -> None:
+    argv = [sys.executable, "-c", "import time; time.sleep(600)"]
+    started = time.monotonic()
+    with pytest.raises(TimedOut, match="did not finish the handshake"):
+        connect_stdio(argv, timeout=1)
+    assert time.monotonic() - started < 30
+
+
+def test_a_server_that_writes_garbage_is_a_protocol_error() -> None:
+    argv = [sys.executable, "-c", "print('Server listening...'); import time; time.sleep(30)"]
+    with pytest.raises(ProtocolError, match="not JSON: 'Server listening...'"):
+        connect_stdio(argv, timeout=30)
+
+
+def test_ping_from_the_server_is_answered() -> None:
+    script = (
+        "import json, sys\n"
+        "sys.stdout.write(json.dumps({'jsonrpc': '2.0', 'id': 'p1', 'method': 'ping'}) + '\\n')\n"
+        "sys.stdout.write(json.dumps({'jsonrpc': '2.0', 'id': 'r1', 'method': 'roots/list'}) + '\\n')\n"
+        "sys.stdout.flush()\n"
+        "answers = [json.loads(sys.stdin.readline()) for _ in range(3)]\n"
+        "by_id = {a.get('id'): a for a in answers}\n"
+        "init = by_id[1]\n"
+        "result = {'protocolVersion': '2025-11-25', 'capabilities': {}, 'serverInfo': {'name': 'raw',"
+        " 'version': json.dumps([by_id['p1'], by_id['r1']])}}\n"
+        "sys.stdout.write(json.dumps({'jsonrpc': '2.0', 'id': 1, 'result': result}) + '\\n')\n"
+        "sys.stdout.flush()\n"
+        "sys.stdin.readline()\n"
+    )
+    with connect_stdio([sys.executable, "-c", script], timeout=30) as session:
+        ping, roots = __import__("json").loads(session.server_info["version"])
+    assert ping == {"jsonrpc": "2.0", "id": "p1", "result": {}}
+    assert roots["error"]["code"] == -32601
+
+
+def test_everything_server_over_stdio_ends_cleanly(everything_argv: list[str]) -> None:
+    with connect_stdio(everything_argv, timeout=60) as session:
+        assert map_result(session.call_tool("echo", {"message": "x"}, 30)).output == "Echo: x"
+        pid = session.transport.pid  # type: ignore[attr-defined]
+    assert wait_gone([pid]) == []
