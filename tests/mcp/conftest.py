@@ -18,7 +18,9 @@ ROOT = Path(__file__).resolve().parents[2]
 PROBE = ROOT / "tests/mcp/servers/probe_server.py"
 SDK2_PYTHON = ROOT / ".venv-mcp2/bin/python"
 TIME_SERVER = ROOT / ".venv-mcp2/bin/mcp-server-time"
-EVERYTHING = ROOT / "tests/mcp/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
+EVERYTHING = (
+    ROOT / "tests/mcp/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
+)
 
 
 def require(path: Path, what: str) -> None:
@@ -71,7 +73,10 @@ def free_port() -> int:
 def serve_http(argv: list[str], env: dict[str, str], port: int) -> Iterator[str]:
     """Run an HTTP MCP server on 127.0.0.1:port until the test ends; yields its URL."""
     server = subprocess.Popen(
-        argv, env={**os.environ, **env}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        argv,
+        env={**os.environ, **env},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
         start_new_session=True,
     )
     try:

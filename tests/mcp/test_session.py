@@ -54,7 +54,9 @@ def test_sampling_request_mid_call_is_refused_and_the_call_completes(
 def test_progress_reaches_the_callback(probe_argv: list[str]) -> None:
     seen: list[Progress] = []
     with connect_stdio(probe_argv, timeout=30) as session:
-        answer = map_result(session.call_tool("progress", {"steps": 3}, 30, on_progress=seen.append))
+        answer = map_result(
+            session.call_tool("progress", {"steps": 3}, 30, on_progress=seen.append)
+        )
     assert answer.output == "3 steps"
     assert [(p.progress, p.total, p.message) for p in seen] == [
         (1.0, 3.0, "step 1"),
@@ -67,7 +69,9 @@ def test_progress_reaches_the_callback(probe_argv: list[str]) -> None:
 def test_an_older_revision_the_server_answers_with_is_accepted(
     probe_argv: list[str], revision: str
 ) -> None:
-    with connect_stdio(probe_argv, env=environ(PROBE_ANSWER_VERSION=revision), timeout=30) as session:
+    with connect_stdio(
+        probe_argv, env=environ(PROBE_ANSWER_VERSION=revision), timeout=30
+    ) as session:
         assert session.protocol_version == revision
         assert map_result(session.call_tool("echo", {"text": "x"}, 30)).output == "x"
 

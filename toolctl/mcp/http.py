@@ -62,7 +62,9 @@ class HttpTransport:
     def notify(self, message: Message, timeout: float = 5.0) -> None:
         with self._send(message, time.monotonic() + timeout) as response:
             if response.status_code >= 400:
-                raise TransportUnavailable(f"{self.name} refused a notification: {_status(response)}")
+                raise TransportUnavailable(
+                    f"{self.name} refused a notification: {_status(response)}"
+                )
 
     def _headers(self, message: Message) -> dict[str, str]:
         headers = {

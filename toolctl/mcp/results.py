@@ -20,9 +20,11 @@ class Answer(NamedTuple):
 
 
 def map_result(result: Mapping[str, Any]) -> Answer:
-    """Read the result object of ``tools/call`` (``content``, ``structuredContent``, ``isError``)."""
+    """Read a ``tools/call`` result object (``content``, ``structuredContent``, ``isError``)."""
     content = result.get("content")
-    items = [item for item in content if isinstance(item, dict)] if isinstance(content, list) else []
+    items = (
+        [item for item in content if isinstance(item, dict)] if isinstance(content, list) else []
+    )
     texts = [str(item.get("text", "")) for item in items if item.get("type") == "text"]
     others = [item for item in items if item.get("type") != "text"]
     output = "\n".join(texts)
@@ -50,8 +52,9 @@ def _summary(item: Mapping[str, Any]) -> str:
         size = len(str(item.get("data", ""))) * 3 // 4
         return f"{kind} {item.get('mimeType', '?')}, {_size(size)}"
     if kind == "resource":
-        resource = item.get("resource") if isinstance(item.get("resource"), dict) else {}
-        return f"resource {resource.get('uri', '?')}"
+        resource = item.get("resource")
+        uri = resource.get("uri", "?") if isinstance(resource, dict) else "?"
+        return f"resource {uri}"
     if kind == "resource_link":
         return f"resource link {item.get('uri', '?')}"
     return f"{kind} content"

@@ -16,6 +16,7 @@ call sends ``notifications/cancelled`` and then ends the server (its whole proce
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -144,7 +145,9 @@ class Session:
     def _result(self, method: str, answer: Message) -> dict[str, Any]:
         if "error" in answer:
             error = answer["error"]
-            raise ServerError(method, error["code"], str(error.get("message", "")), error.get("data"))
+            raise ServerError(
+                method, error["code"], str(error.get("message", "")), error.get("data")
+            )
         result: dict[str, Any] = answer["result"]
         kind = result.get("resultType", "complete")
         if kind == "input_required":
@@ -164,7 +167,9 @@ class Session:
             result = self._result("tools/list", self._send("tools/list", params, timeout))
             page = result.get("tools")
             if not isinstance(page, list) or not all(_is_tool(tool) for tool in page):
-                raise ProtocolError(f"MCP server '{self.transport.name}' sent a malformed tool list")
+                raise ProtocolError(
+                    f"MCP server '{self.transport.name}' sent a malformed tool list"
+                )
             tools += page
             cursor = result.get("nextCursor")
             if cursor is None or cursor == "":
@@ -276,16 +281,13 @@ def _report(callback: OnProgress, params: Mapping[str, Any]) -> None:
     if not isinstance(progress, (int, float)):
         return
     message = params.get("message")
-    try:
-        callback(
-            Progress(
-                float(progress),
-                float(total) if isinstance(total, (int, float)) else None,
-                message if isinstance(message, str) else None,
-            )
-        )
-    except Exception:  # a display callback must never take the session down
-        pass
+    update = Progress(
+        float(progress),
+        float(total) if isinstance(total, (int, float)) else None,
+        message if isinstance(message, str) else None,
+    )
+    with contextlib.suppress(Exception):  # a display callback must never end the session
+        callback(update)
 
 
 def connect_stdio(

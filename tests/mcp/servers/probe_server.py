@@ -45,7 +45,6 @@ if os.environ.get("PROBE_PID_FILE"):
         pids.write(f"{os.getpid()} {helper.pid}\n")
 
 
-
 def _filter_stdin() -> None:
     """Put a thread between our stdin and the SDK that rewrites or refuses ``initialize``."""
     original = os.fdopen(os.dup(0), "rb", buffering=0)
@@ -58,7 +57,11 @@ def _filter_stdin() -> None:
             if message.get("method") == "initialize" and os.environ.get("PROBE_MODERN_ONLY"):
                 error = {"code": -32022, "message": "Unsupported protocol version"}
                 error["data"] = {"supported": ["2026-07-28"], "requested": "2025-11-25"}
-                os.write(1, json.dumps({"jsonrpc": "2.0", "id": message["id"], "error": error}).encode() + b"\n")
+                os.write(
+                    1,
+                    json.dumps({"jsonrpc": "2.0", "id": message["id"], "error": error}).encode()
+                    + b"\n",
+                )
                 continue
             if message.get("method") == "initialize" and os.environ.get("PROBE_ANSWER_VERSION"):
                 message["params"]["protocolVersion"] = os.environ["PROBE_ANSWER_VERSION"]
@@ -110,7 +113,9 @@ def exit_now(code: int = 3) -> str:
 async def ask_sampling(prompt: str, ctx: Context) -> str:  # type: ignore[type-arg]
     from mcp import types
 
-    message = types.SamplingMessage(role="user", content=types.TextContent(type="text", text=prompt))
+    message = types.SamplingMessage(
+        role="user", content=types.TextContent(type="text", text=prompt)
+    )
     try:
         # tied to this call, so over HTTP it rides on the call's own SSE stream
         await ctx.session.create_message(

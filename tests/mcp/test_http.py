@@ -1,0 +1,87 @@
+"""The streamable HTTP transport against real servers: sessions, SSE answers, resumed
+streams, the stateless revision, timeouts, and secrets kept out of every error."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from toolctl.errors import TimedOut, TransportUnavailable
+from toolctl.mcp import MODERN, Progress, connect_http, map_result
+
+from .conftest import free_port
+
+SECRET = "s3cret-token-value"
+
+
+def test_everything_over_http(everything_url: str) -> None:
+    with connect_http(everything_url, timeout=30) as session:
+        session_id = session.transport.session_id  # type: ignore[attr-defined]
+        assert session_id and session.protocol_version == "2025-11-25"
+        assert "echo" in {tool["name"] for tool in session.list_tools()}
+        assert map_result(session.call_tool("echo", {"message": "hi"}, 30)).output == "Echo: hi"
+        seen: list[Progress] = []
+        session.call_tool(
+            "trigger-long-running-operation",
+            {"duration": 1, "steps": 2},
+            30,
+            on_progress=seen.append,
+        )
+        assert len(seen) == 2
+    # the session was ended with DELETE: the server no longer knows it
+    headers = {
+        "Mcp-Session-Id": session_id,
+        "MCP-Protocol-Version": "2025-11-25",
+        "Accept": "application/json, text/event-stream",
+    }
+    body = {"jsonrpc": "2.0", "id": 9, "method": "tools/list"}
+    assert httpx.post(everything_url, json=body, headers=headers).status_code in (400, 404)
+
+
+def test_probe_over_http(probe_url: str) -> None:
+    with connect_http(probe_url, timeout=30) as session:
+        assert session.transport.session_id  # type: ignore[attr-defined]
+        assert map_result(session.call_tool("echo", {"text": "hé"}, 30)).output == "hé"
+        sampled = map_result(session.call_tool("ask_sampling", {"prompt": "x"}, 30))
+        assert sampled.output == "sampling refused: toolctl does not support sampling/createMessage"
+        assert map_result(session.call_tool("fail", {"message": "boom"}, 30)).is_error
+
+
+def test_a_stream_closed_before_the_answer_is_resumed(probe_url: str) -> None:
+    seen: list[Progress] = []
+    with connect_http(probe_url, timeout=30) as session:
+        answer = map_result(session.call_tool("drop_stream", {}, 30, on_progress=seen.append))
+    assert answer.output == "answered after the stream was resumed"
+    assert [p.message for p in seen] == ["before the stream closes"]
+
+
+def test_the_stateless_revision_over_http(probe_url: str, probe_argv: list[str]) -> None:
+    with connect_http(probe_url, timeout=30, prefer_modern=True) as session:
+        modern = "mcp2" in probe_argv[0]
+        assert session.modern is modern
+        assert session.protocol_version == (MODERN if modern else "2025-11-25")
+        assert map_result(session.call_tool("echo", {"text": "x"}, 30)).output == "x"
+
+
+def test_timeout_over_http(probe_url: str) -> None:
+    with (
+        connect_http(probe_url, timeout=30) as session,
+        pytest.raises(TimedOut, match="ran past its 1 s timeout"),
+    ):
+        session.call_tool("hang", {"seconds": 600}, 1)
+
+
+def test_an_unreachable_server_never_shows_headers_or_query_secrets() -> None:
+    url = f"http://user:{SECRET}@127.0.0.1:{free_port()}/mcp?token={SECRET}"
+    with pytest.raises(TransportUnavailable) as caught:
+        connect_http(url, headers={"Authorization": f"Bearer {SECRET}"}, timeout=5)
+    assert caught.value.exit_code == 5
+    assert SECRET not in str(caught.value)
+    assert "127.0.0.1" in str(caught.value)
+
+
+def test_a_server_that_is_not_mcp_is_transport_unavailable(everything_url: str) -> None:
+    url = everything_url.replace("/mcp", "/not-mcp")
+    with pytest.raises(TransportUnavailable, match="answered HTTP 404") as caught:
+        connect_http(url, headers={"X-Api-Key": SECRET}, timeout=10)
+    assert SECRET not in str(caught.value)

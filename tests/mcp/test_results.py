@@ -1,0 +1,37 @@
+"""Result mapping: text to output, structured content to data, other content summarised."""
+
+from __future__ import annotations
+
+from toolctl.mcp import map_result
+
+
+def test_text_joined_and_json_text_as_data() -> None:
+    answer = map_result({"content": [{"type": "text", "text": '{"a": 1}'}]})
+    assert answer == ('{"a": 1}', {"a": 1}, False)
+    two = map_result({"content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]})
+    assert two == ("a\nb", None, False)
+
+
+def test_structured_content_wins_and_is_error_is_kept() -> None:
+    answer = map_result(
+        {"content": [{"type": "text", "text": "x"}], "structuredContent": {"n": 2}, "isError": True}
+    )
+    assert answer == ("x", {"n": 2}, True)
+
+
+def test_images_and_resources_go_to_data_with_a_summary() -> None:
+    image = {"type": "image", "data": "AAAA", "mimeType": "image/png"}
+    resource = {"type": "resource", "resource": {"uri": "file:///a.txt", "text": "hi"}}
+    link = {"type": "resource_link", "uri": "file:///b", "name": "b"}
+    answer = map_result({"content": [{"type": "text", "text": "see"}, image, resource, link]})
+    assert (
+        answer.output
+        == "see\n[image image/png, 3 B, resource file:///a.txt, resource link file:///b]"
+    )
+    assert answer.data == {"content": [image, resource, link]}
+
+
+def test_odd_shapes_do_not_raise() -> None:
+    assert map_result({}) == ("", None, False)
+    assert map_result({"content": "nope", "isError": "yes"}) == ("", None, False)
+    assert map_result({"content": [1, None, {"type": "video"}]}).output == "[video content]"
