@@ -110,7 +110,7 @@ def exit_now(code: int = 3) -> str:
 
 
 @server.tool(description="Ask the client for an LLM completion (sampling) mid-call.")
-async def ask_sampling(prompt: str, ctx: Context) -> str:  # type: ignore[type-arg]
+async def ask_sampling(prompt: str, ctx: Context) -> str:
     from mcp import types
 
     message = types.SamplingMessage(
@@ -127,7 +127,7 @@ async def ask_sampling(prompt: str, ctx: Context) -> str:  # type: ignore[type-a
 
 
 @server.tool(description="Report progress in that many steps.")
-async def progress(steps: int, ctx: Context) -> str:  # type: ignore[type-arg]
+async def progress(steps: int, ctx: Context) -> str:
     for step in range(1, steps + 1):
         await ctx.report_progress(step, steps, f"step {step}")
     return f"{steps} steps"
@@ -138,7 +138,7 @@ def picture() -> Any:
     if SDK == 2:
         from mcp.server.mcpserver import Image
     else:
-        from mcp.server.fastmcp import Image  # type: ignore[no-redef]
+        from mcp.server.fastmcp import Image
     png = bytes.fromhex(
         "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
         "1f15c4890000000d49444154789c6360000002000100e2212bc0000000"
@@ -148,7 +148,7 @@ def picture() -> Any:
 
 
 @server.tool(description="Close this call's SSE stream early, then answer (HTTP only).")
-async def drop_stream(ctx: Context) -> str:  # type: ignore[type-arg]
+async def drop_stream(ctx: Context) -> str:
     await ctx.report_progress(1, 2, "before the stream closes")
     await ctx.close_sse_stream()
     await asyncio.sleep(0.3)
@@ -159,7 +159,7 @@ def _event_store() -> Any:
     """The smallest in-memory EventStore: what the SDK needs to resume streams."""
     from mcp.server.streamable_http import EventMessage, EventStore
 
-    class Store(EventStore):  # type: ignore[misc]
+    class Store(EventStore):
         def __init__(self) -> None:
             self.events: list[tuple[str, str, Any]] = []
 
