@@ -55,7 +55,7 @@ demo: compile
 
 TEST_WORKERS ?= auto
 
-BENCHES ?= registry run_local http_batch pulsar_client recommend
+BENCHES ?= registry run_local http_batch pulsar_client recommend mcp_client
 
 # Each benchmark prints ratios measured side by side in one run; `make bench BENCHES=recommend`.
 bench: compile

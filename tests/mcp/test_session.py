@@ -135,3 +135,20 @@ def test_results_of_the_probe_image(probe_argv: list[str]) -> None:
     content: list[dict[str, Any]] = answer.data["content"]
     assert answer.output.startswith("[image image/png")
     assert content[0]["mimeType"] == "image/png"
+
+
+def test_tools_list_follows_next_cursor(probe_argv: list[str]) -> None:
+    with connect_stdio(probe_argv, timeout=30) as session:
+        whole = session.list_tools()
+    with connect_stdio(probe_argv, env=environ(PROBE_PAGE_SIZE="2"), timeout=30) as session:
+        cursors: list[object] = []
+        send = session.transport.request
+
+        def record(message: dict[str, Any], timeout: float) -> dict[str, Any]:
+            cursors.append((message.get("params") or {}).get("cursor"))
+            return send(message, timeout)
+
+        session.transport.request = record  # type: ignore[method-assign]
+        paged = session.list_tools()
+    assert paged == whole
+    assert cursors == [None, *(str(n) for n in range(2, len(whole), 2))]

@@ -5,7 +5,8 @@ hang, flood (writes endless bytes to stdout), exit_now (dies mid-call), ask_samp
 the client for sampling mid-call), progress (reports progress), picture (an image).
 Environment: PROBE_PID_FILE (write our pid and a helper child's pid there: a process tree),
 PROBE_STDERR (written to stderr at start), PROBE_EXIT (exit with that code at start),
-PROBE_TRANSPORT=http with PROBE_PORT (streamable HTTP instead of stdio).
+PROBE_TRANSPORT=http with PROBE_PORT (streamable HTTP instead of stdio), PROBE_PAGE_SIZE
+(tools/list in pages of that many tools, with nextCursor).
 On stdio, a filter in front of the SDK can make it an older or a newer server:
 PROBE_ANSWER_VERSION=2025-06-18 hands the SDK that revision as the client's offer (so the
 SDK negotiates and speaks it), PROBE_MODERN_ONLY=1 refuses ``initialize`` the way a
@@ -153,6 +154,39 @@ async def drop_stream(ctx: Context) -> str:
     await ctx.close_sse_stream()
     await asyncio.sleep(0.3)
     return "answered after the stream was resumed"
+
+
+def _paginate(size: int) -> None:
+    """Replace the SDK's tools/list handler with one that answers in pages."""
+    from mcp import types
+
+    async def page(cursor: str | None) -> Any:
+        tools = await server.list_tools()
+        start = int(cursor or 0)
+        end = start + size
+        more = str(end) if end < len(tools) else None
+        if SDK == 2:
+            return types.ListToolsResult(tools=tools[start:end], next_cursor=more)
+        return types.ListToolsResult(tools=tools[start:end], nextCursor=more)
+
+    if SDK == 2:
+
+        async def handler2(ctx: Any, params: Any) -> Any:
+            return await page(params.cursor if params else None)
+
+        server._lowlevel_server.add_request_handler(
+            "tools/list", types.PaginatedRequestParams, handler2
+        )
+    else:
+
+        async def handler1(request: Any) -> Any:
+            return types.ServerResult(await page(request.params.cursor if request.params else None))
+
+        server._mcp_server.request_handlers[types.ListToolsRequest] = handler1
+
+
+if os.environ.get("PROBE_PAGE_SIZE"):
+    _paginate(int(os.environ["PROBE_PAGE_SIZE"]))
 
 
 def _event_store() -> Any:
