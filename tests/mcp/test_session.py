@@ -152,3 +152,12 @@ def test_tools_list_follows_next_cursor(probe_argv: list[str]) -> None:
         paged = session.list_tools()
     assert paged == whole
     assert cursors == [None, *(str(n) for n in range(2, len(whole), 2))]
+
+
+def test_calls_from_several_threads_share_one_session(probe_argv: list[str]) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    with connect_stdio(probe_argv, timeout=30) as session, ThreadPoolExecutor(8) as pool:
+        texts = [f"call {n}" for n in range(40)]
+        answers = list(pool.map(lambda t: session.call_tool("echo", {"text": t}, 30), texts))
+    assert [map_result(answer).output for answer in answers] == texts

@@ -243,6 +243,10 @@ class Session:
         """End the session (HTTP: DELETE) and the server (stdio: its whole process tree)."""
         self.transport.close()
 
+    def kill(self) -> None:
+        """End the server now, without the graceful wait (Ctrl-C, a failed call)."""
+        self.transport.kill()
+
     def __enter__(self) -> Session:
         return self
 
