@@ -21,18 +21,26 @@ import os
 import subprocess
 import sys
 import threading
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
-try:  # SDK 2.x
-    from mcp.server.mcpserver import Context
-    from mcp.server.mcpserver import MCPServer as Server
-
-    SDK = 2
-except ImportError:  # SDK 1.x
-    from mcp.server.fastmcp import Context  # type: ignore[no-redef]
-    from mcp.server.fastmcp import FastMCP as Server  # type: ignore[assignment,no-redef]
-
+if TYPE_CHECKING:  # one checker run cannot see both SDKs: to it, both are Any
+    Context = Any
+    Server: Any = None
     SDK = 1
+else:
+    try:  # SDK 2.x
+        from mcp.server.mcpserver import Context
+        from mcp.server.mcpserver import MCPServer as Server
+
+        SDK = 2
+    except ImportError:  # SDK 1.x
+        from mcp.server.fastmcp import Context
+        from mcp.server.fastmcp import FastMCP as Server
+
+        SDK = 1
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 if os.environ.get("PROBE_STDERR"):
     sys.stderr.write(os.environ["PROBE_STDERR"] + "\n")
@@ -79,23 +87,29 @@ if os.environ.get("PROBE_MODERN_ONLY") or os.environ.get("PROBE_ANSWER_VERSION")
 server: Any = Server("probe")
 
 
-@server.tool(description=os.environ.get("PROBE_DESCRIPTION", "Echo the text back."))
+def tool(description: str) -> Callable[[F], F]:
+    """The SDK's tool decorator (the same call in 1.x and 2.x)."""
+    decorator: Callable[[F], F] = server.tool(description=description)
+    return decorator
+
+
+@tool(os.environ.get("PROBE_DESCRIPTION", "Echo the text back."))
 def echo(text: str) -> str:
     return text
 
 
-@server.tool(description="Raise an error with the message.")
+@tool("Raise an error with the message.")
 def fail(message: str) -> str:
     raise ValueError(message)
 
 
-@server.tool(description="Sleep for that many seconds.")
+@tool("Sleep for that many seconds.")
 async def hang(seconds: float = 600) -> str:
     await asyncio.sleep(seconds)
     return "woke up"
 
 
-@server.tool(description="Write endless bytes without a newline to stdout.")
+@tool("Write endless bytes without a newline to stdout.")
 def flood(megabytes: int = 64) -> str:
     block = b"x" * (1024 * 1024)
     for _ in range(megabytes):
@@ -103,14 +117,14 @@ def flood(megabytes: int = 64) -> str:
     return "flooded"
 
 
-@server.tool(description="Exit the whole server mid-call.")
+@tool("Exit the whole server mid-call.")
 def exit_now(code: int = 3) -> str:
     sys.stderr.write("probe: exiting mid-call\n")
     sys.stderr.flush()
     os._exit(code)
 
 
-@server.tool(description="Ask the client for an LLM completion (sampling) mid-call.")
+@tool("Ask the client for an LLM completion (sampling) mid-call.")
 async def ask_sampling(prompt: str, ctx: Context) -> str:
     from mcp import types
 
@@ -127,28 +141,28 @@ async def ask_sampling(prompt: str, ctx: Context) -> str:
     return "sampling answered"
 
 
-@server.tool(description="Report progress in that many steps.")
+@tool("Report progress in that many steps.")
 async def progress(steps: int, ctx: Context) -> str:
     for step in range(1, steps + 1):
         await ctx.report_progress(step, steps, f"step {step}")
     return f"{steps} steps"
 
 
-@server.tool(description="Return a 1x1 PNG.")
+@tool("Return a 1x1 PNG.")
 def picture() -> Any:
-    if SDK == 2:
-        from mcp.server.mcpserver import Image
-    else:
-        from mcp.server.fastmcp import Image
+    import importlib
+
+    module = "mcp.server.mcpserver" if SDK == 2 else "mcp.server.fastmcp"
+    image: Any = importlib.import_module(module).Image
     png = bytes.fromhex(
         "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
         "1f15c4890000000d49444154789c6360000002000100e2212bc0000000"
         "0049454e44ae426082"
     )
-    return Image(data=png, format="png")
+    return image(data=png, format="png")
 
 
-@server.tool(description="Close this call's SSE stream early, then answer (HTTP only).")
+@tool("Close this call's SSE stream early, then answer (HTTP only).")
 async def drop_stream(ctx: Context) -> str:
     await ctx.report_progress(1, 2, "before the stream closes")
     await ctx.close_sse_stream()
@@ -165,9 +179,7 @@ def _paginate(size: int) -> None:
         start = int(cursor or 0)
         end = start + size
         more = str(end) if end < len(tools) else None
-        if SDK == 2:
-            return types.ListToolsResult(tools=tools[start:end], next_cursor=more)
-        return types.ListToolsResult(tools=tools[start:end], nextCursor=more)
+        return types.ListToolsResult.model_validate({"tools": tools[start:end], "nextCursor": more})
 
     if SDK == 2:
 
