@@ -106,7 +106,7 @@ class Session:
         self._set_modern(True)
         try:
             answer = self._send("server/discover", {}, timeout)
-        except ProtocolError:
+        except TransportUnavailable:  # garbage, or an HTTP refusal without a JSON-RPC body
             answer = {"error": {}}
         result = answer.get("result")
         if isinstance(result, dict) and MODERN in (result.get("supportedVersions") or ()):
