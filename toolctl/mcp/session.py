@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import threading
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
@@ -82,11 +83,17 @@ class Session:
     # -- handshake -------------------------------------------------------------------------
 
     def handshake(self, timeout: float, *, prefer_modern: bool = False) -> None:
-        if prefer_modern and self._discover(timeout):
+        """Agree on a revision; every step shares the one ``timeout`` (seconds)."""
+        deadline = time.monotonic() + timeout
+
+        def left() -> float:
+            return deadline - time.monotonic()
+
+        if prefer_modern and self._discover(left()):
             return
-        answer = self._send("initialize", _initialize_params(), timeout)
+        answer = self._send("initialize", _initialize_params(), left())
         if "error" in answer:
-            if not prefer_modern and self._discover(timeout):
+            if not prefer_modern and self._discover(left()):
                 return
             raise TransportUnavailable(
                 f"MCP server '{self.transport.name}' refused initialize: {_text(answer)}"
