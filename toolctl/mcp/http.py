@@ -92,30 +92,34 @@ class HttpTransport:
 
     @contextlib.contextmanager
     def _open(self, request: httpx.Request, deadline: float) -> Iterator[httpx.Response]:
-        httpx = self._httpx
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
+        """Send with the time left as httpx's timeout; the response is closed afterwards."""
+        if deadline - time.monotonic() <= 0:
             raise TimedOut(f"MCP server at {self.name} did not answer in time")
-        request.extensions["timeout"] = httpx.Timeout(remaining).as_dict()
+        with self._mapped("cannot reach"):
+            response = self._send_timed(request, deadline)
         try:
-            response = self._client.send(request, stream=True)
-        except httpx.TimeoutException as exc:
-            raise TimedOut(f"MCP server at {self.name} did not answer in time") from exc
-        except httpx.HTTPError as exc:
-            raise TransportUnavailable(
-                f"cannot reach MCP server at {self.name}: {type(exc).__name__}",
-                hint="is the server running, and is the URL right?",
-            ) from exc
-        try:
-            yield response
-        except httpx.TimeoutException as exc:
-            raise TimedOut(f"MCP server at {self.name} did not answer in time") from exc
-        except httpx.HTTPError as exc:
-            raise TransportUnavailable(
-                f"connection to MCP server at {self.name} broke: {type(exc).__name__}"
-            ) from exc
+            with self._mapped("lost the connection to"):
+                yield response
         finally:
             response.close()
+
+    def _send_timed(self, request: httpx.Request, deadline: float) -> httpx.Response:
+        left = max(0.01, deadline - time.monotonic())
+        request.extensions["timeout"] = self._httpx.Timeout(left).as_dict()
+        return self._client.send(request, stream=True)
+
+    @contextlib.contextmanager
+    def _mapped(self, what: str) -> Iterator[None]:
+        """httpx's failures as toolctl's, in one place (never quoting headers or the query)."""
+        try:
+            yield
+        except self._httpx.TimeoutException as exc:
+            raise TimedOut(f"MCP server at {self.name} did not answer in time") from exc
+        except self._httpx.HTTPError as exc:
+            raise TransportUnavailable(
+                f"{what} MCP server at {self.name}: {type(exc).__name__}",
+                hint="is the server running, and is the URL right?",
+            ) from exc
 
     def _answer(self, response: httpx.Response, message: Message, deadline: float) -> Message:
         kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
@@ -187,15 +191,8 @@ class HttpTransport:
         headers["Last-Event-ID"] = last_event_id
         del headers["Content-Type"]
         request = self._client.build_request("GET", self.url, headers=headers)
-        request.extensions["timeout"] = self._httpx.Timeout(
-            max(0.01, deadline - time.monotonic())
-        ).as_dict()
-        try:
-            response = self._client.send(request, stream=True)
-        except self._httpx.TimeoutException as exc:
-            raise TimedOut(f"MCP server at {self.name} did not answer in time") from exc
-        except self._httpx.HTTPError as exc:
-            raise TransportUnavailable(f"cannot resume the stream from {self.name}") from exc
+        with self._mapped("cannot resume the stream from"):
+            response = self._send_timed(request, deadline)
         if response.status_code != 200:
             response.close()
             raise TransportUnavailable(f"MCP server at {self.name} refused to resume the stream")
