@@ -213,15 +213,15 @@ class Instance:
             f"webServicePort={web_port}",
         ]
         if addresses:
-            # one listener per address; a client is told the address it connected on
-            listeners = [f"internal:pulsar://127.0.0.1:{broker_port}"]
-            listeners += [
+            # one listener per address, the same port on each; a client that connected
+            # on an address is told that address on lookups (127.0.0.1 is "internal")
+            more = [
                 f"external{n}:pulsar://{address}:{broker_port}"
                 for n, address in enumerate(addresses)
             ]
+            listeners = [f"internal:pulsar://127.0.0.1:{broker_port}", *more]
             extra += [
-                "bindAddress=0.0.0.0",
-                f"bindAddresses={','.join(listeners)}",
+                f"bindAddresses={','.join(more)}",
                 f"advertisedListeners={','.join(listeners)}",
                 "internalListenerName=internal",
             ]

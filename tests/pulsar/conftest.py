@@ -1,8 +1,13 @@
-"""Fixtures for the Pulsar tests: one real embedded broker per session, real workers per test.
+"""Fixtures for the Pulsar tests: one broker of each kind per session, real workers per test.
 
-The broker is the pulsar-lite binary, started the way `toolctl broker start` starts it, on
-a free 127.0.0.1 port. Each test gets a small project (a registry and a ``handlers.py``)
-whose queues carry a per-test suffix, so tests never see each other's messages, and a
+Every test that uses ``pulsar_url`` (directly or through ``project``/``workers``) runs
+twice: against the embedded pulsar-lite binary, started the way `toolctl broker start`
+starts it on a free 127.0.0.1 port, and against a real Apache Pulsar broker (marked
+``cluster``) when ``TOOLCTL_TEST_PULSAR_URL`` names one (``scripts/pulsar-standalone.sh
+start`` prints it). Without it the Apache variant skips, saying so, unless
+``TOOLCTL_REQUIRE_CLUSTER=1``: then it fails. Tests about pulsar-lite itself are marked
+``embedded_only``. Each test gets a small project (a registry and a ``handlers.py``) whose
+queues carry a per-test suffix, so tests never see each other's messages, and a
 ``workers`` factory whose worker processes are killed when the test ends.
 """
 
@@ -21,14 +26,47 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import write_files
-from tests.pulsar.pulsar_support import HANDLERS, Project, StartWorker, registry_toml
+from tests.pulsar.pulsar_support import (
+    APACHE,
+    HANDLERS,
+    LITE,
+    Project,
+    StartWorker,
+    apache_pulsar_url,
+    registry_toml,
+)
 from toolctl.processes import ProcessTable, stop
 from toolctl.pulsar import broker
 from toolctl.settings import Settings
 
 
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Every test that needs a broker runs on pulsar-lite and on Apache Pulsar.
+
+    A test marked ``cluster`` runs on Apache Pulsar only, one marked ``embedded_only`` on
+    pulsar-lite only.
+    """
+    if "pulsar_url" not in metafunc.fixturenames:
+        return
+    kinds = []
+    if metafunc.definition.get_closest_marker("cluster") is None:
+        kinds.append(pytest.param(LITE, id=LITE))
+    if metafunc.definition.get_closest_marker("embedded_only") is None:
+        kinds.append(pytest.param(APACHE, id=APACHE, marks=pytest.mark.cluster))
+    metafunc.parametrize("pulsar_url", kinds, indirect=True, scope="session")
+
+
 @pytest.fixture(scope="session")
-def pulsar_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def pulsar_url(request: pytest.FixtureRequest) -> str:
+    """The URL of this test's broker: the session's pulsar-lite, or the given Apache Pulsar."""
+    if request.param == APACHE:
+        return apache_pulsar_url()
+    url: str = request.getfixturevalue("lite_pulsar_url")
+    return url
+
+
+@pytest.fixture(scope="session")
+def lite_pulsar_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """One pulsar-lite broker for the whole session, started by toolctl.pulsar.broker; its URL.
 
     It is recorded in a state directory of its own, so no test's process table lists it.
@@ -58,11 +96,15 @@ def workers(project: Project, tmp_path: Path) -> Iterator[StartWorker]:
     started: list[subprocess.Popen[bytes]] = []
 
     def start(
-        service: str, *extra: str, env: dict[str, str] | None = None
+        service: str,
+        *extra: str,
+        env: dict[str, str] | None = None,
+        prefix: tuple[str, ...] = (),
     ) -> subprocess.Popen[bytes]:
+        """``prefix`` runs the worker under another command (``ip netns exec NS``)."""
         ready = tmp_path / f"ready-{uuid.uuid4().hex}"
         log = tmp_path / f"worker-{service}-{len(started)}.log"
-        command = [sys.executable, "-m", "toolctl", "worker", service, *extra]
+        command = [*prefix, sys.executable, "-m", "toolctl", "worker", service, *extra]
         command += ["--registry", str(project.registry), "--ready-file", str(ready)]
         with open(log, "wb") as output:
             child = subprocess.Popen(

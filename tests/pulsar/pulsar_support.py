@@ -3,11 +3,58 @@
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
+import urllib.error
+import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+
+import pytest
+
+LITE = "pulsar-lite"
+APACHE = "apache-pulsar"
+# read once at import: every test runs with an isolated copy of the environment
+APACHE_URL = os.environ.get("TOOLCTL_TEST_PULSAR_URL", "")
+APACHE_ADMIN_URL = os.environ.get("TOOLCTL_TEST_PULSAR_ADMIN_URL", "")
+REQUIRE_CLUSTER = os.environ.get("TOOLCTL_REQUIRE_CLUSTER") == "1"
+# where scripts/pulsar-standalone.sh keeps Apache Pulsar's jars (as the script computes it)
+PULSAR_CACHE = os.environ.get("TOOLCTL_PULSAR_CACHE") or os.path.join(
+    os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "toolctl", "pulsar-4.0.7"
+)
+
+
+def no_cluster(reason: str) -> None:
+    """Skip, saying why, or fail when TOOLCTL_REQUIRE_CLUSTER=1 (CI)."""
+    if REQUIRE_CLUSTER:
+        pytest.fail(f"TOOLCTL_REQUIRE_CLUSTER=1 but {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+def apache_pulsar_url() -> str:
+    """The real broker's URL (TOOLCTL_TEST_PULSAR_URL), or skip/fail saying how to get one."""
+    if not APACHE_URL:
+        no_cluster(
+            "no real Apache Pulsar broker: set TOOLCTL_TEST_PULSAR_URL "
+            "(`scripts/pulsar-standalone.sh start` starts one and prints it)"
+        )
+    return APACHE_URL
+
+
+def admin_url(url: str) -> str:
+    """The admin (HTTP) URL of a real broker: TOOLCTL_TEST_PULSAR_ADMIN_URL, or fail."""
+    if url == APACHE_URL and APACHE_ADMIN_URL:
+        return APACHE_ADMIN_URL
+    no_cluster("set TOOLCTL_TEST_PULSAR_ADMIN_URL (`scripts/pulsar-standalone.sh admin-url`)")
+    raise AssertionError("unreachable")
+
+
+def admin_get(admin: str, path: str) -> object:
+    with urllib.request.urlopen(f"{admin}{path}", timeout=10) as answer:
+        return json.loads(answer.read())
+
 
 HANDLERS = '''
 """Handlers the Pulsar tests host with `toolctl worker`."""
@@ -49,6 +96,11 @@ def together(config, arguments, user):
     return f"together {arguments['n']}"
 
 
+def whoami(config, arguments, user):
+    time.sleep(float(arguments.get("seconds", 0)))
+    return os.environ.get("WORKER_NAME", str(os.getpid()))
+
+
 def sleepy(config, arguments, user):
     Path(arguments["marker"]).write_text("started")
     time.sleep(float(arguments["seconds"]))
@@ -83,6 +135,10 @@ SERVICES = {
         "handlers:sleepy",
         '[[tool.arguments]]\nname = "marker"\n[[tool.arguments]]\nname = "seconds"\n'
         'type = "number"',
+    ),
+    "whoami": (
+        "handlers:whoami",
+        '[[tool.arguments]]\nname = "seconds"\ntype = "number"\nrequired = false',
     ),
     "nobody": ("handlers:hello", ""),  # no test ever starts its worker
 }

@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import Toolctl
 from tests.pulsar.pulsar_support import Project, free_port
 from toolctl.processes.table import is_alive
@@ -77,6 +79,7 @@ def test_the_foreground_broker_stops_on_sigterm(tmp_path: Path) -> None:
         assert probe.connect_ex(("127.0.0.1", port)) != 0
 
 
+@pytest.mark.embedded_only  # its own pulsar-lite broker, stopped and started again
 def test_a_worker_reconnects_after_the_broker_restarts(
     toolctl: Toolctl, project: Project, tmp_path: Path
 ) -> None:

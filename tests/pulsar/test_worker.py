@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import ROOT, Toolctl, write_files
 from tests.pulsar.pulsar_support import Project, StartWorker, free_port
 from toolctl.processes.table import is_alive
@@ -231,6 +233,7 @@ def test_the_sample_joke_service(toolctl: Toolctl, pulsar_url: str, tmp_path: Pa
             worker.wait(timeout=10)
 
 
+@pytest.mark.embedded_only
 def test_a_second_worker_process_on_the_embedded_broker_is_refused_clearly(
     toolctl: Toolctl, project: Project, workers: StartWorker
 ) -> None:

@@ -1,0 +1,196 @@
+"""Past one process and one machine, on a real Apache Pulsar broker (marked ``cluster``).
+
+pulsar-lite refuses a second consumer process on a Shared subscription; Apache Pulsar
+splits the calls between them. Here N real `toolctl worker` processes serve one service
+and every call is answered once, by one of them; then the same with each worker in a
+network namespace of its own (a separate "host" with its own address on a veth pair),
+reaching a broker that listens on those veth addresses as well as on 127.0.0.1.
+Runs only with TOOLCTL_TEST_PULSAR_URL (see conftest.py); the namespace test also needs
+root and `ip`, and starts a second standalone of its own with scripts/pulsar-standalone.sh.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import os
+import shutil
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT, Toolctl
+from tests.pulsar.pulsar_support import (
+    APACHE_ADMIN_URL,
+    PULSAR_CACHE,
+    Project,
+    StartWorker,
+    admin_get,
+    no_cluster,
+)
+
+pytestmark = pytest.mark.cluster
+
+SCRIPT = ROOT / "scripts" / "pulsar-standalone.sh"
+CALLS = 60
+
+
+def batch_of(tmp_path: Path, calls: int, seconds: float) -> Path:
+    batch = tmp_path / "calls.jsonl"
+    batch.write_text("".join(json.dumps({"seconds": seconds}) + "\n" for _ in range(calls)))
+    return batch
+
+
+def answered_by(done: subprocess.CompletedProcess[str]) -> collections.Counter[str]:
+    """Which worker answered how many calls of a `--batch` (each must have succeeded)."""
+    results = [json.loads(line) for line in done.stdout.splitlines()]
+    assert all(result["success"] for result in results), done.stdout[-2000:]
+    return collections.Counter(str(result["output"]) for result in results)
+
+
+def test_worker_processes_on_one_shared_subscription_split_the_calls(
+    toolctl: Toolctl, project: Project, workers: StartWorker, tmp_path: Path
+):
+    names = ["w0", "w1", "w2"]
+    for name in names:
+        workers("whoami", "--concurrency", "1", env={"WORKER_NAME": name})
+    if APACHE_ADMIN_URL:  # the broker's own view: three consumers on one subscription
+        topic = project.request_queue("whoami").replace("://", "/")
+        stats = admin_get(APACHE_ADMIN_URL, f"/admin/v2/{topic}/stats")
+        assert isinstance(stats, dict)
+        subscription = stats["subscriptions"]["whoami-request"]
+        assert subscription["type"] == "Shared"
+        assert len(subscription["consumers"]) == len(names)
+    batch = batch_of(tmp_path, CALLS, seconds=0.05)
+    done = toolctl(
+        "run", "whoami", "--batch", str(batch), "--concurrency", "12",
+        "--registry", str(project.registry), timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    counts = answered_by(done)
+    assert sum(counts.values()) == CALLS  # every call answered once
+    assert set(counts) == set(names), counts  # by every worker
+
+
+# -- separate hosts: worker processes in network namespaces of their own ---------------
+
+
+@dataclass(frozen=True)
+class Host:
+    namespace: str
+    host_side: str  # the veth end on this machine
+    address: str  # this machine's address on the link, where the broker listens
+    own_address: str  # the namespace's address
+
+
+def ip(*args: str) -> None:
+    subprocess.run(["ip", *args], check=True, capture_output=True, text=True)
+
+
+@pytest.fixture(scope="module")
+def hosts() -> Iterator[list[Host]]:
+    """Two network namespaces, each linked to this machine by a veth pair in a /30 of
+    10.213.0.0/16; only these addresses are used. Removed afterwards, whatever happened."""
+    if os.geteuid() != 0 or shutil.which("ip") is None:
+        no_cluster("worker hosts in network namespaces need root and `ip` (iproute2)")
+    taken = subprocess.run(["ip", "-o", "addr"], capture_output=True, text=True).stdout
+    if " 10.213." in taken:
+        no_cluster("10.213.0.0/16 is already in use on this machine")
+    tag = uuid.uuid4().hex[:6]
+    made: list[Host] = []
+    try:
+        for n in (1, 2):
+            host = Host(f"toolctl-{tag}-{n}", f"tc{tag}h{n}", f"10.213.{n}.1", f"10.213.{n}.2")
+            ip("netns", "add", host.namespace)
+            made.append(host)
+            inside = f"tc{tag}n{n}"
+            ip("link", "add", host.host_side, "type", "veth", "peer", "name", inside)
+            ip("link", "set", inside, "netns", host.namespace)
+            ip("addr", "add", f"{host.address}/30", "dev", host.host_side)
+            ip("link", "set", host.host_side, "up")
+            ip("-n", host.namespace, "addr", "add", f"{host.own_address}/30", "dev", inside)
+            ip("-n", host.namespace, "link", "set", inside, "up")
+            ip("-n", host.namespace, "link", "set", "lo", "up")
+        yield made
+    finally:
+        for host in made:
+            subprocess.run(["ip", "link", "del", host.host_side], capture_output=True)
+            subprocess.run(["ip", "netns", "del", host.namespace], capture_output=True)
+
+
+@dataclass(frozen=True)
+class Standalone:
+    url: str  # on 127.0.0.1
+    port: int
+
+
+@pytest.fixture(scope="module")
+def multi_homed_broker(
+    hosts: list[Host], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Standalone]:
+    """A second Apache Pulsar standalone listening on 127.0.0.1 and on the hosts' links."""
+    directory = tmp_path_factory.mktemp("multi-homed-pulsar")
+    command = ["bash", str(SCRIPT), "--dir", str(directory)]
+    for host in hosts:
+        command += ["--address", host.address]
+    env = {**os.environ, "TOOLCTL_PULSAR_CACHE": PULSAR_CACHE}
+    started = subprocess.run(
+        [*command, "start"], env=env, capture_output=True, text=True, timeout=600
+    )
+    try:
+        assert started.returncode == 0, started.stderr
+        url = started.stdout.strip()
+        yield Standalone(url, int(url.rsplit(":", 1)[1]))
+    finally:
+        stopped = subprocess.run([*command, "stop"], env=env, capture_output=True, text=True)
+        assert stopped.returncode == 0, stopped.stderr
+
+
+def reaches(namespace: str, address: str, port: int) -> bool:
+    probe = (
+        "import socket, sys\n"
+        "s = socket.socket()\ns.settimeout(2)\n"
+        "sys.exit(s.connect_ex((sys.argv[1], int(sys.argv[2]))))"
+    )
+    done = subprocess.run(
+        ["ip", "netns", "exec", namespace, sys.executable, "-c", probe, address, str(port)],
+        capture_output=True,
+    )
+    return done.returncode == 0
+
+
+def test_workers_on_separate_hosts_split_the_calls(
+    toolctl: Toolctl,
+    project: Project,
+    workers: StartWorker,
+    hosts: list[Host],
+    multi_homed_broker: Standalone,
+    tmp_path: Path,
+):
+    port = multi_homed_broker.port
+    for host in hosts:
+        # a host of its own: the broker's loopback address is not its loopback
+        assert not reaches(host.namespace, "127.0.0.1", port)
+        assert reaches(host.namespace, host.address, port)
+        workers(
+            "whoami",
+            "--concurrency", "1",
+            "--pulsar-url", f"pulsar://{host.address}:{port}",
+            env={"WORKER_NAME": host.namespace},
+            prefix=("ip", "netns", "exec", host.namespace),
+        )  # fmt: skip
+    batch = batch_of(tmp_path, CALLS, seconds=0.05)
+    done = toolctl(
+        "run", "whoami", "--batch", str(batch), "--concurrency", "12",
+        "--pulsar-url", multi_homed_broker.url, "--registry", str(project.registry),
+        timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    counts = answered_by(done)
+    assert sum(counts.values()) == CALLS
+    assert set(counts) == {host.namespace for host in hosts}, counts
