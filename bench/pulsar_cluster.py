@@ -6,7 +6,8 @@ Without one it says so and exits 0 (so ``make bench`` passes on a laptop without
 In one run, against that broker:
 
 (a) the raw pulsar-client request/reply floor, one call at a time, to an echo worker
-    (``toolctl worker``, a subprocess); p50;
+    (``toolctl worker``, a subprocess); p50 (the median of ``--rounds`` rounds, each
+    alternating raw and toolctl);
 (b) toolctl's ``PulsarRunner.run`` to the same worker, one call at a time; p50, and the
     ratio (b)/(a) (target: at most 1.5);
 (c) ``toolctl run --batch`` of ``--calls`` calls (``--concurrency 64``) to a handler that
@@ -26,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -124,8 +126,18 @@ def sleep_batch(project: Path, url: str, lines: Path, calls: int) -> float:
     return calls / elapsed
 
 
-def sequential(url: str, project: Path, calls: int) -> tuple[float, float]:
-    """(raw p50 ms, toolctl p50 ms) against the echo worker."""
+def sequential(url: str, project: Path, calls: int, rounds: int) -> tuple[float, float]:
+    """(raw p50 ms, toolctl p50 ms) against the echo worker: medians of alternating rounds,
+    one side subscribed at a time, so that drift on a shared machine hits both alike."""
+    raws, ours = [], []
+    for _ in range(rounds):
+        raw, own = _one_round(url, project, calls)
+        raws.append(raw)
+        ours.append(own)
+    return statistics.median(raws), statistics.median(ours)
+
+
+def _one_round(url: str, project: Path, calls: int) -> tuple[float, float]:
     raw = floor.RawCaller(url)
     try:
         floor._p50(raw.call, 50)  # warm-up
@@ -154,6 +166,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pulsar-url", help="a real Apache Pulsar broker")
     parser.add_argument("--sequential", type=int, default=300, help="sequential calls")
+    parser.add_argument("--rounds", type=int, default=3, help="sequential rounds")
     parser.add_argument("--calls", type=int, default=2000, help="calls of a sleep batch")
     parser.add_argument("--workers", default="1,2,4", help="worker process counts")
     parser.add_argument("--no-lite", action="store_true", help="skip the pulsar-lite batch")
@@ -165,7 +178,7 @@ def main() -> int:
             "(scripts/pulsar-standalone.sh start, or --pulsar-url)"
         )
         return 0
-    counts = [int(n) for n in args.workers.split(",")]
+    counts = [int(n) for n in args.workers.split(",") if n]
     rows: list[tuple[str, str]] = []
     with tempfile.TemporaryDirectory(prefix="toolctl-bench-cluster-") as temporary:
         project = Path(temporary)
@@ -181,7 +194,7 @@ def main() -> int:
         os.environ["XDG_CACHE_HOME"] = str(project / "cache")
 
         with running_workers(project, url, floor.SERVICE, 1, concurrency=4):
-            raw, ours = sequential(url, project, args.sequential)
+            raw, ours = sequential(url, project, args.sequential, args.rounds)
         rows += [
             ("(a) raw request/reply p50", f"{raw:.3f} ms"),
             ("(b) PulsarRunner.run p50", f"{ours:.3f} ms"),

@@ -97,6 +97,8 @@ def together(config, arguments, user):
 
 
 def whoami(config, arguments, user):
+    if "marker" in arguments:
+        Path(arguments["marker"]).write_text("started")
     time.sleep(float(arguments.get("seconds", 0)))
     return os.environ.get("WORKER_NAME", str(os.getpid()))
 
@@ -138,7 +140,8 @@ SERVICES = {
     ),
     "whoami": (
         "handlers:whoami",
-        '[[tool.arguments]]\nname = "seconds"\ntype = "number"\nrequired = false',
+        '[[tool.arguments]]\nname = "seconds"\ntype = "number"\nrequired = false\n'
+        '[[tool.arguments]]\nname = "marker"\nrequired = false',
     ),
     "nobody": ("handlers:hello", ""),  # no test ever starts its worker
 }

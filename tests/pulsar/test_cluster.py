@@ -17,6 +17,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -75,6 +76,42 @@ def test_worker_processes_on_one_shared_subscription_split_the_calls(
     counts = answered_by(done)
     assert sum(counts.values()) == CALLS  # every call answered once
     assert set(counts) == set(names), counts  # by every worker
+
+
+@pytest.mark.xfail(
+    strict=False,
+    reason="toolctl/runners/worker.py subscribes with receiver_queue_size=10_000: the broker "
+    "dispatches round-robin to every consumer with permits, so a busy worker prefetches "
+    "requests an idle worker could answer, and they wait behind its long call",
+)
+def test_an_idle_worker_answers_while_another_is_busy(
+    toolctl: Toolctl, project: Project, workers: StartWorker, tmp_path: Path
+):
+    for name in ("a", "b"):
+        workers("whoami", "--concurrency", "1", env={"WORKER_NAME": name})
+    marker = tmp_path / "long-call-started"
+    registry = ("--registry", str(project.registry))
+    long_call = subprocess.Popen(
+        [sys.executable, "-m", "toolctl", "run", "whoami", *registry, "--timeout", "60",
+         "--arg", "seconds=15", "--arg", f"marker={marker}"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 30
+        while not marker.exists():
+            assert time.monotonic() < deadline and long_call.poll() is None
+            time.sleep(0.01)
+        batch = batch_of(tmp_path, 10, seconds=0)
+        done = toolctl(
+            "run", "whoami", "--batch", str(batch), "--concurrency", "10", "--timeout", "5",
+            *registry, timeout=120,
+        )  # fmt: skip
+        results = [json.loads(line) for line in done.stdout.splitlines()]
+        waited = [r["error"] for r in results if not r["success"]]
+        assert waited == [], f"{len(waited)} of 10 calls waited behind the busy worker"
+    finally:
+        long_call.kill()
+        long_call.communicate()
 
 
 # -- separate hosts: worker processes in network namespaces of their own ---------------
