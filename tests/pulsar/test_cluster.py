@@ -56,7 +56,7 @@ def answered_by(done: subprocess.CompletedProcess[str]) -> collections.Counter[s
 
 def test_worker_processes_on_one_shared_subscription_split_the_calls(
     toolctl: Toolctl, project: Project, workers: StartWorker, tmp_path: Path
-):
+) -> None:
     names = ["w0", "w1", "w2"]
     for name in names:
         workers("whoami", "--concurrency", "1", env={"WORKER_NAME": name})
@@ -86,7 +86,7 @@ def test_worker_processes_on_one_shared_subscription_split_the_calls(
 )
 def test_an_idle_worker_answers_while_another_is_busy(
     toolctl: Toolctl, project: Project, workers: StartWorker, tmp_path: Path
-):
+) -> None:
     for name in ("a", "b"):
         workers("whoami", "--concurrency", "1", env={"WORKER_NAME": name})
     marker = tmp_path / "long-call-started"
@@ -208,7 +208,7 @@ def test_workers_on_separate_hosts_split_the_calls(
     hosts: list[Host],
     multi_homed_broker: Standalone,
     tmp_path: Path,
-):
+) -> None:
     port = multi_homed_broker.port
     for host in hosts:
         # a host of its own: the broker's loopback address is not its loopback
