@@ -80,7 +80,7 @@ def test_worker_processes_on_one_shared_subscription_split_the_calls(
 
 @pytest.mark.xfail(
     strict=False,
-    reason="toolctl/runners/worker.py subscribes with receiver_queue_size=10_000: the broker "
+    reason="toolctl/pulsar/worker.py subscribes with receiver_queue_size=10_000: the broker "
     "dispatches round-robin to every consumer with permits, so a busy worker prefetches "
     "requests an idle worker could answer, and they wait behind its long call",
 )
@@ -179,13 +179,26 @@ def multi_homed_broker(
     started = subprocess.run(
         [*command, "start"], env=env, capture_output=True, text=True, timeout=600
     )
+    record = directory / "standalone.json"
+    pid = json.loads(record.read_text())["pid"] if record.exists() else None
     try:
         assert started.returncode == 0, started.stderr
         url = started.stdout.strip()
+        shown = subprocess.run([*command, "url"], env=env, capture_output=True, text=True)
+        assert shown.stdout.strip() == url
         yield Standalone(url, int(url.rsplit(":", 1)[1]))
     finally:
         stopped = subprocess.run([*command, "stop"], env=env, capture_output=True, text=True)
         assert stopped.returncode == 0, stopped.stderr
+        assert pid is None or not running(pid)  # it did not outlive stop
+
+
+def running(pid: int) -> bool:
+    """Alive and not a zombie (an orphan's exit status waits for whoever reaps it)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
 
 
 def reaches(namespace: str, address: str, port: int) -> bool:
