@@ -40,7 +40,7 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -163,12 +163,31 @@ def _p50(fn: Any, calls: int) -> float:
     return statistics.median(latencies) * 1000
 
 
-def _cli_batch(project: Path, url: str, lines: Path, concurrency: int) -> float:
-    command = [sys.executable, "-m", "toolctl", "run", SERVICE, "--batch", str(lines)]
+def _runner_call(runner: Any, spec: ToolSpec, context: RunContext) -> Callable[[int], None]:
+    """One call of the echo tool through toolctl's runner; a failure raises."""
+
+    def call(n: int) -> None:
+        result = runner.run(spec, {"n": n}, context)
+        if not result.success:
+            raise RuntimeError(result.error)
+
+    return call
+
+
+def _cli_batch(
+    project: Path,
+    url: str,
+    lines: Path,
+    concurrency: int,
+    service: str = SERVICE,
+    timeout: float = 120,
+) -> float:
+    """Seconds of `toolctl run SERVICE --batch LINES` (a subprocess); every line must succeed."""
+    command = [sys.executable, "-m", "toolctl", "run", service, "--batch", str(lines)]
     command += ["--concurrency", str(concurrency), "--registry", str(project / "registry")]
     command += ["--pulsar-url", url]
     started = time.perf_counter()
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
     elapsed = time.perf_counter() - started
     results = [json.loads(line) for line in done.stdout.splitlines()]
     if done.returncode != 0 or not all(r["success"] for r in results):
@@ -244,13 +263,7 @@ def _round(
     finally:
         raw.close()
     runner = load_runner(spec.runtime, settings)
-    context = RunContext(settings, 30.0, "bench")
-
-    def call(n: int) -> None:
-        result = runner.run(spec, {"n": n}, context)
-        if not result.success:
-            raise RuntimeError(result.error)
-
+    call = _runner_call(runner, spec, RunContext(settings, 30.0, "bench"))
     try:
         _p50(call, 50)  # warm-up: connect, subscribe
         figures["toolctl"] = _p50(call, args.sequential)

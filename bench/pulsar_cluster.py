@@ -114,16 +114,7 @@ def running_workers(
 
 def sleep_batch(project: Path, url: str, lines: Path, calls: int) -> float:
     """calls/s of `toolctl run bench-sleep --batch` (the CLI, a subprocess)."""
-    command = [sys.executable, "-m", "toolctl", "run", SLEEP, "--batch", str(lines)]
-    command += ["--concurrency", str(WINDOW), "--registry", str(project / "registry")]
-    command += ["--pulsar-url", url]
-    started = time.perf_counter()
-    done = subprocess.run(command, cwd=project, capture_output=True, text=True, timeout=3600)
-    elapsed = time.perf_counter() - started
-    results = [json.loads(line) for line in done.stdout.splitlines()]
-    if done.returncode != 0 or len(results) != calls or not all(r["success"] for r in results):
-        raise RuntimeError(f"batch failed ({done.returncode}): {done.stderr.strip()[-300:]}")
-    return calls / elapsed
+    return calls / floor._cli_batch(project, url, lines, WINDOW, service=SLEEP, timeout=3600)
 
 
 def sequential(url: str, project: Path, calls: int, rounds: int) -> tuple[float, float]:
@@ -147,13 +138,7 @@ def _one_round(url: str, project: Path, calls: int) -> tuple[float, float]:
     settings = Settings.load([project / "registry"], pulsar_url=url, user="bench")
     spec = resolve_tool(Registry.open(settings), floor.SERVICE)
     runner = load_runner(spec.runtime, settings)
-    context = RunContext(settings, 30.0, "bench")
-
-    def call(n: int) -> None:
-        result = runner.run(spec, {"n": n}, context)
-        if not result.success:
-            raise RuntimeError(result.error)
-
+    call = floor._runner_call(runner, spec, RunContext(settings, 30.0, "bench"))
     try:
         floor._p50(call, 50)
         ours = floor._p50(call, calls)
