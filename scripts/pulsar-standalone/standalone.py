@@ -30,7 +30,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 VERSION = "4.0.7"
 MAIN_CLASS = "org.apache.pulsar.PulsarStandaloneStarter"
-START_TIMEOUT = float(os.environ.get("TOOLCTL_PULSAR_START_TIMEOUT", "180"))
+START_TIMEOUT = float(os.environ.get("TOOLCTL_PULSAR_START_TIMEOUT", "300"))
 STOP_TIMEOUT = 30.0
 TENANT = "tg"
 # what TrustGraph's tg-init-trustgraph creates: tenant tg and its four namespaces
