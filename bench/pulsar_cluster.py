@@ -38,6 +38,7 @@ from pathlib import Path
 
 import pulsar_client as floor
 
+from toolctl.pulsar import broker
 from toolctl.registry.index import Registry
 from toolctl.runners import resolve_tool
 from toolctl.runners.base import RunContext, load_runner
@@ -197,7 +198,7 @@ def main() -> int:
             )
         if not args.no_lite:
             with (
-                floor.running_broker(project) as lite,
+                broker.running_in(project / "lite-broker") as lite,
                 running_workers(project, lite, SLEEP, 1, concurrency=1),
             ):
                 rate = sleep_batch(project, lite, lines, args.calls)

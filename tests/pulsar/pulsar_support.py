@@ -6,7 +6,6 @@ import json
 import os
 import socket
 import subprocess
-import urllib.error
 import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -41,14 +40,6 @@ def apache_pulsar_url() -> str:
             "(`scripts/pulsar-standalone.sh start` starts one and prints it)"
         )
     return APACHE_URL
-
-
-def admin_url(url: str) -> str:
-    """The admin (HTTP) URL of a real broker: TOOLCTL_TEST_PULSAR_ADMIN_URL, or fail."""
-    if url == APACHE_URL and APACHE_ADMIN_URL:
-        return APACHE_ADMIN_URL
-    no_cluster("set TOOLCTL_TEST_PULSAR_ADMIN_URL (`scripts/pulsar-standalone.sh admin-url`)")
-    raise AssertionError("unreachable")
 
 
 def admin_get(admin: str, path: str) -> object:
