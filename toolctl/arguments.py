@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from toolctl.errors import InvalidArguments, UsageError
+from toolctl.errors import InvalidArguments, RegistryError, UsageError
 
 _TRUE = {"true", "1", "yes", "on"}
 _FALSE = {"false", "0", "no", "off"}
@@ -93,10 +93,14 @@ def validate(tool: str, schema: Mapping[str, Any], arguments: Mapping[str, Any])
     """Raise InvalidArguments naming the argument and what was expected."""
     import fastjsonschema
 
+    from toolctl.registry.schemas import SchemaProblem
+
     try:
         _validator(schema)(dict(arguments))
     except fastjsonschema.JsonSchemaValueException as exc:
         raise InvalidArguments(f"tool '{tool}': {_explain(exc, schema)}") from exc
+    except SchemaProblem as exc:
+        raise RegistryError(f"tool '{tool}': parameters: {exc}") from None
 
 
 _VALIDATORS: dict[int, tuple[Mapping[str, Any], Callable[[Any], Any]]] = {}
@@ -111,9 +115,9 @@ def _validator(schema: Mapping[str, Any]) -> Callable[[Any], Any]:
     known = _VALIDATORS.get(id(schema))
     if known is not None and known[0] is schema:
         return known[1]
-    import fastjsonschema
+    from toolctl.registry.schemas import compile_schema
 
-    compiled = fastjsonschema.compile(dict(schema), use_default=False)
+    compiled = compile_schema(dict(schema))
     if len(_VALIDATORS) >= 64:
         _VALIDATORS.pop(next(iter(_VALIDATORS)))
     _VALIDATORS[id(schema)] = (schema, compiled)

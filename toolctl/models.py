@@ -163,12 +163,9 @@ class Tool(_Model):
             return value
         if value.get("type", "object") != "object":
             raise ValueError("parameters must be a JSON Schema of type 'object'")
-        import fastjsonschema
+        from toolctl.registry.schemas import check_parameters
 
-        try:
-            fastjsonschema.compile(value)
-        except fastjsonschema.JsonSchemaDefinitionException as exc:
-            raise ValueError(f"parameters is not a valid JSON Schema: {exc}") from exc
+        check_parameters(value)  # SchemaProblem is a ValueError: pydantic reports it
         return value
 
     @property

@@ -69,12 +69,21 @@ def _write_crash_report(args: list[str]) -> str:
     from toolctl.settings import Settings
 
     text = f"toolctl {' '.join(args)}\n\n{traceback.format_exc()}"
+    now = time.time()
+    stamp = f"{time.strftime('%Y%m%d-%H%M%S', time.localtime(now))}.{int(now % 1 * 1e6):06d}"
     try:
         directory = Settings.load().state_dir / "crash"
         directory.mkdir(parents=True, exist_ok=True)
-        path = directory / f"crash-{time.strftime('%Y%m%d-%H%M%S')}.log"
-        path.write_text(text)
-        return str(path)
+        for attempt in range(100):  # pid + microseconds are unique; "x" makes sure of it
+            suffix = f"-{attempt}" if attempt else ""
+            path = directory / f"crash-{stamp}-{os.getpid()}{suffix}.log"
+            try:
+                with open(path, "x") as out:
+                    out.write(text)
+            except FileExistsError:
+                continue
+            return str(path)
+        raise FileExistsError(str(directory))
     except OSError:
         handle, name = tempfile.mkstemp(prefix="toolctl-crash-", suffix=".log")
         with open(handle, "w") as out:

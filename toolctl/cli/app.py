@@ -21,6 +21,7 @@ COMMAND_MODULES = {
     "list": "listing",
     "show": "show",
     "check": "check",
+    "lock": "lock",
     "run": "run",
     "service": "service",
     "worker": "worker",

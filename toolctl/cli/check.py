@@ -27,10 +27,18 @@ def check_command(
         Format, typer.Option("--format", "-f", help="text, json, or github (workflow annotations).")
     ] = Format.text,
     json: JsonOption = False,
+    locked: Annotated[
+        bool,
+        typer.Option(
+            "--locked", help="Also report every name that differs from toolctl.lock (errors)."
+        ),
+    ] = False,
 ) -> None:
     """Check every descriptor: syntax, fields, references, names, the toolkit graph.
 
-    Shadowed names are warnings, errors under --strict. Exit 0 when clean, 3 otherwise.
+    Shadowed names and symlinks leaving a registry directory are warnings, errors under
+    --strict; --strict also compares with toolctl.lock when there is one. Exit 0 when
+    clean, 3 otherwise.
     """
     from toolctl.cli import render
     from toolctl.cli.common import require_directories
@@ -38,7 +46,7 @@ def check_command(
 
     settings = settings_for(registry, strict)
     require_directories(settings)
-    result = run_check(settings)
+    result = run_check(settings, locked=locked)
     chosen = Format.json if json else format
     if chosen is Format.json:
         render.print_json(result.to_json(render.display_path))

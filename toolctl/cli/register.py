@@ -26,9 +26,11 @@ def register_command(
     (exit 3) and nothing is written.
     """
     from toolctl.cli import render
+    from toolctl.cli.common import require_directories
     from toolctl.registry.writer import read_entries, register
 
     settings = settings_for(registry)
+    require_directories(settings)  # a --registry typo must not become a new registry
     written = register(read_entries(files), settings)
     if json:
         render.print_json(

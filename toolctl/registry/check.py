@@ -8,6 +8,7 @@ from typing import Any
 
 from toolctl.registry.index import Registry
 from toolctl.registry.lint import SHADOW
+from toolctl.registry.loader import Problem
 from toolctl.settings import Settings
 
 
@@ -65,8 +66,15 @@ class CheckResult:
         }
 
 
-def run_check(settings: Settings) -> CheckResult:
-    """Refresh the index from every file and report its problems (shadows are errors if strict)."""
+def run_check(settings: Settings, *, locked: bool = False) -> CheckResult:
+    """Refresh the index from every file and report its problems (shadows are errors if strict).
+
+    ``locked`` (or --strict when a ``toolctl.lock`` exists) also compares the names in
+    force with the lock; every difference is an error.
+    """
+    from toolctl.errors import RegistryError
+    from toolctl.registry.lockfile import LOCK_CODE, LOCK_FILE, compare, find_lock
+
     registry = Registry.open(settings, full=True)
     findings = []
     for report in registry.reports():
@@ -75,5 +83,42 @@ def run_check(settings: Settings) -> CheckResult:
             severity = "error"
         p = report.problem
         findings.append(Finding(severity, report.code, p.file, p.line, p.message))
+    for p in outside_links(registry, settings):
+        severity = "error" if settings.strict else p.severity
+        findings.append(Finding(severity, LINK, p.file, p.line, p.message))
+    lock = find_lock(settings)
+    if locked and lock is None:
+        raise RegistryError(
+            f"--locked: no {LOCK_FILE} on the search path", hint="run 'toolctl lock' first"
+        )
+    if lock is not None and (locked or settings.strict):
+        findings += [
+            Finding(p.severity, LOCK_CODE, p.file, p.line, p.message)
+            for p in compare(registry, lock)
+        ]
     files, definitions = registry.counts()
     return CheckResult(findings, files, definitions)
+
+
+LINK = "symlink"
+
+
+def outside_links(registry: Registry, settings: Settings) -> list[Problem]:
+    """Registry files that a symlink (of the file or a directory above it) places outside
+    their registry directory: such a file can change without the directory changing."""
+    import os
+
+    roots = [os.path.realpath(root) for root in settings.search_path]
+    real_dirs: dict[str, str] = {}
+    found = []
+    for file, root in registry.files():
+        directory, base = os.path.split(file)
+        if directory not in real_dirs:
+            real_dirs[directory] = os.path.realpath(directory)
+        real = os.path.join(real_dirs[directory], base)
+        if os.path.islink(file):
+            real = os.path.realpath(file)
+        if os.path.commonpath([real, roots[root]]) != roots[root]:
+            message = f"symlink leaves the registry directory: the file is {real}"
+            found.append(Problem("warning", file, 1, message))
+    return found

@@ -25,7 +25,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from toolctl.errors import NotFound, RegistryError
+from toolctl.errors import NameConflict, NotFound, RegistryError
 from toolctl.names import KINDS, fold
 from toolctl.registry.loader import Definition, FileStat, ParsedFile, Problem, walk
 from toolctl.settings import Settings
@@ -97,9 +97,17 @@ class Registry:
     def resolve(self, kind: str, name: str) -> Definition:
         """The definition in force for (kind, name), or NotFound with close matches."""
         found = self.definitions(kind, name)
-        if found:
-            return found[0]
-        raise NotFound(kind, name, self.suggest(kind, name))
+        if not found:
+            raise NotFound(kind, name, self.suggest(kind, name))
+        holder = self.confusable_with(kind, name)
+        if holder is not None:  # only the holder of a folded name is in force
+            raise NameConflict(
+                f"{kind} '{name}' ({found[0].file}:{found[0].line}) is confusable with "
+                f"'{holder.name}' defined earlier in {holder.file}:{holder.line}, so it is "
+                "quarantined",
+                hint="rename one of them",
+            )
+        return found[0]
 
     def suggest(self, kind: str, name: str, limit: int = 3) -> list[str]:
         import difflib
@@ -149,6 +157,11 @@ class Registry:
         files = self._db.execute("SELECT count(*) FROM files").fetchone()[0]
         defs = self._db.execute("SELECT count(*) FROM defs").fetchone()[0]
         return int(files), int(defs)
+
+    def files(self) -> list[tuple[str, int]]:
+        """Every registry file read, with the index of its root on the search path."""
+        rows = self._db.execute("SELECT path, root FROM files ORDER BY seq")
+        return [(path, int(root)) for path, root in rows]
 
     def error_count(self, strict: bool) -> int:
         from toolctl.registry.lint import SHADOW
@@ -364,9 +377,9 @@ def build(
 
 
 def _def_rows(definitions: list[Definition]) -> list[tuple[Any, ...]]:
-    from toolctl.registry.lint import resolve_runtime, winners
+    from toolctl.registry.lint import in_force, resolve_runtime
 
-    first = winners(definitions)
+    first = in_force(definitions)
     services = {name: d for (kind, name), d in first.items() if kind == "service"}
     rows = []
     for d in definitions:
@@ -378,7 +391,7 @@ def _def_rows(definitions: list[Definition]) -> list[tuple[Any, ...]]:
                 fold(d.name),
                 d.file,
                 d.line,
-                int(first[(d.kind, d.name)] is d),
+                int(first.get((d.kind, d.name)) is d),
                 runtime,
                 json.dumps(d.data, separators=(",", ":"), sort_keys=True),
             )
@@ -391,6 +404,7 @@ def _open_target(path: Path | None) -> tuple[sqlite3.Connection, Path | None]:
     if path is not None:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
+            remove_stale_temporaries(path.parent)
             temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
             temporary.unlink(missing_ok=True)
             db = sqlite3.connect(temporary, check_same_thread=False)
@@ -400,6 +414,32 @@ def _open_target(path: Path | None) -> tuple[sqlite3.Connection, Path | None]:
         except (OSError, sqlite3.Error):
             pass
     return sqlite3.connect(":memory:", check_same_thread=False), None
+
+
+STALE_AFTER_S = 600
+
+
+def remove_stale_temporaries(directory: Path) -> None:
+    """Remove cache files a killed build left: ``.registry-*.<pid>.tmp`` whose pid is gone
+    or that are older than STALE_AFTER_S (a pid may have been reused since)."""
+    for temporary in directory.glob(".registry-*.tmp"):
+        pid = temporary.name.rsplit(".", 2)[-2]
+        try:
+            old = time.time() - temporary.stat().st_mtime > STALE_AFTER_S
+            if old or not (pid.isdigit() and _alive(int(pid))):
+                temporary.unlink()
+        except OSError:
+            continue  # gone already, or not ours to remove
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True
+    return True
 
 
 def _parsed_by_file(db: sqlite3.Connection) -> dict[str, tuple[tuple[int, int], ParsedFile]]:

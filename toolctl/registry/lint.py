@@ -34,6 +34,18 @@ def winners(definitions: Iterable[Definition]) -> dict[tuple[str, str], Definiti
     return first
 
 
+def in_force(definitions: Iterable[Definition]) -> dict[tuple[str, str], Definition]:
+    """The winners minus the quarantined: a winner whose name is confusable with an earlier
+    winner's (``Read_File`` after ``read-file``) is never run, listed or exported."""
+    first = winners(definitions)
+    holders: dict[tuple[str, str], Definition] = {}
+    kept: dict[tuple[str, str], Definition] = {}
+    for (kind, name), definition in first.items():
+        if holders.setdefault((kind, fold(name)), definition) is definition:
+            kept[(kind, name)] = definition
+    return kept
+
+
 def resolve_runtime(tool: Mapping[str, Any], services: Mapping[str, Definition]) -> str | None:
     """The runtime a tool runs on; a bare ``service =`` tool runs on its service's transport."""
     if tool.get("runtime"):
@@ -54,7 +66,7 @@ def lint(definitions: list[Definition]) -> list[tuple[str, Problem]]:
         "action": {},
         "group": {},
     }
-    for (kind, name), definition in first.items():
+    for (kind, name), definition in in_force(definitions).items():
         by_kind[kind][name] = definition
     for tool in by_kind["tool"].values():
         found += _tool_service(tool, by_kind["service"])
@@ -97,7 +109,7 @@ def _confusables(first: dict[tuple[str, str], Definition]) -> list[tuple[str, Pr
         if holder is not definition:
             message = (
                 f"{kind} '{name}' is confusable with '{holder.name}' ({_where(holder)}); "
-                "rename one of them"
+                "it is quarantined (never run, listed or exported): rename one of them"
             )
             found.append(("confusable", _error(definition, message)))
     return found

@@ -6,6 +6,7 @@ file and line instead of an exception, so one broken file never hides the rest.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Iterator
@@ -58,6 +59,10 @@ class FileStat(NamedTuple):
     mtime_ns: int
 
 
+MAX_DIR_DEPTH = 32
+"""Directories below a registry root deeper than this are not read."""
+
+
 def walk(roots: tuple[Path, ...]) -> tuple[list[FileStat], list[tuple[str, int]]]:
     """Every ``*.toml`` below the roots in precedence order, and every directory seen.
 
@@ -69,19 +74,25 @@ def walk(roots: tuple[Path, ...]) -> tuple[list[FileStat], list[tuple[str, int]]
     dirs: list[tuple[str, int]] = []
     for index, root in enumerate(roots):
         try:
-            dirs.append((str(root), os.stat(root).st_mtime_ns))
+            st = os.stat(root)
         except OSError:
             dirs.append((str(root), -1))
             continue
-        found = sorted(_walk_root(str(root), dirs), key=lambda item: os.fsencode(item[0]))
+        dirs.append((str(root), st.st_mtime_ns))
+        found = sorted(_walk_root(str(root), st, dirs), key=lambda item: os.fsencode(item[0]))
         files.extend(FileStat(path, index, size, mtime) for _, path, size, mtime in found)
     return files, dirs
 
 
-def _walk_root(root: str, dirs: list[tuple[str, int]]) -> Iterator[tuple[str, str, int, int]]:
-    stack = [root]
+def _walk_root(
+    root: str, root_stat: os.stat_result, dirs: list[tuple[str, int]]
+) -> Iterator[tuple[str, str, int, int]]:
+    """Each directory once: a symlinked directory already visited (an ancestor, a loop,
+    a second link to one place) is not entered again, and depth is bounded."""
+    visited = {(root_stat.st_dev, root_stat.st_ino)}
+    stack = [(root, 0)]
     while stack:
-        directory = stack.pop()
+        directory, depth = stack.pop()
         try:
             entries = list(os.scandir(directory))
         except OSError:
@@ -91,8 +102,12 @@ def _walk_root(root: str, dirs: list[tuple[str, int]]) -> Iterator[tuple[str, st
                 continue
             try:
                 if entry.is_dir():
-                    dirs.append((entry.path, entry.stat().st_mtime_ns))
-                    stack.append(entry.path)
+                    st = entry.stat()
+                    if depth >= MAX_DIR_DEPTH or (st.st_dev, st.st_ino) in visited:
+                        continue
+                    visited.add((st.st_dev, st.st_ino))
+                    dirs.append((entry.path, st.st_mtime_ns))
+                    stack.append((entry.path, depth + 1))
                 elif entry.name.endswith(".toml") and entry.is_file():
                     st = entry.stat()
                     yield os.path.relpath(entry.path, root), entry.path, st.st_size, st.st_mtime_ns
@@ -110,6 +125,8 @@ def parse_file(path: str) -> ParsedFile:
     try:
         with open(path, "rb") as handle:
             text = handle.read().decode("utf-8")
+    except FileNotFoundError:
+        return ParsedFile([], [], {})  # removed since the walk (an unregister): simply gone
     except (OSError, UnicodeDecodeError) as exc:
         return ParsedFile([], [Problem("error", path, 1, f"unreadable: {exc}", skipped=True)], {})
     try:
@@ -118,6 +135,12 @@ def parse_file(path: str) -> ParsedFile:
         match = _TOML_LINE.search(str(exc))
         line = int(match.group(1)) if match else 1
         problem = Problem("error", path, line, f"TOML syntax error: {exc}", skipped=True)
+        return ParsedFile([], [problem], {})
+    except RecursionError:
+        message = f"nested too deeply to read (toolctl reads up to {MAX_DEPTH} levels)"
+        return ParsedFile([], [Problem("error", path, 1, message, skipped=True)], {})
+    except ValueError as exc:  # tomllib lets int()'s digit limit through
+        problem = Problem("error", path, 1, f"TOML value error: {exc}", skipped=True)
         return ParsedFile([], [problem], {})
     return parse_document(document, text, path)
 
@@ -155,6 +178,11 @@ def parse_document(document: dict[str, Any], text: str, path: str) -> ParsedFile
         lines = _header_lines(text, key, len(value))
         raw[key] = value
         for position, (entry, line) in enumerate(zip(value, lines, strict=True), start=1):
+            refused = refuse_values(entry)
+            if refused is not None:
+                label = _label(key, entry, position)
+                problems.append(Problem("error", path, line, f"{label}: {refused}", skipped=True))
+                continue
             outcome = _validate(MODELS[key], key, entry, path, line, position)
             if isinstance(outcome, Definition):
                 definitions.append(outcome)
@@ -173,13 +201,38 @@ def _validate(
     try:
         validated = model.model_validate(entry)
     except ValidationError as exc:
-        name = entry.get("name", entry.get("id"))
-        label = f"{kind} '{name}'" if isinstance(name, str) else f"{kind} #{position}"
+        label = _label(kind, entry, position)
         return [
             Problem("error", path, line, f"{label}: {_describe(error)}", skipped=True)
             for error in exc.errors()
         ]
     return Definition(kind, validated.name, path, line, normalise(kind, validated))
+
+
+def _label(kind: str, entry: dict[str, Any], position: int) -> str:
+    name = entry.get("name", entry.get("id"))
+    return f"{kind} '{name}'" if isinstance(name, str) else f"{kind} #{position}"
+
+
+MAX_DEPTH = 64
+"""How deeply values may nest inside one descriptor (JSON output and validation recurse)."""
+
+
+def refuse_values(entry: dict[str, Any]) -> str | None:
+    """Why an entry's values cannot be kept, or None: nesting past MAX_DEPTH, or a
+    non-finite number (``nan``, ``inf``), which JSON cannot carry."""
+    for key, value in entry.items():
+        stack = [(value, 1)]
+        while stack:
+            item, depth = stack.pop()
+            if isinstance(item, float) and not math.isfinite(item):
+                return f"{key}: {item} is not a finite number"
+            if isinstance(item, dict | list):
+                if depth > MAX_DEPTH:
+                    return f"{key}: nested deeper than {MAX_DEPTH} levels"
+                values = item.values() if isinstance(item, dict) else item
+                stack.extend((child, depth + 1) for child in values)
+    return None
 
 
 def _describe(error: Any) -> str:

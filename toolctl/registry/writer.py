@@ -84,12 +84,24 @@ def _existing_parent(path: Path) -> Path:
 
 
 def register(entries: Sequence[Entry], settings: Settings) -> list[Written]:
-    """Write every entry, or none of them if any name is taken or confusable."""
+    """Write every entry, or none of them if any name is taken or any target is unusable."""
     target = target_directory(settings)
     with locked(target):
         registry = Registry.open(settings, full=True)
         _refuse_conflicts(entries, registry)
-        return [_write(target, entry) for entry in entries]
+        plan = [_plan(target, entry) for entry in entries]
+        written: list[Written] = []
+        try:
+            for entry, path in plan:
+                written.append(_write(entry, path))
+        except OSError as exc:
+            for done in written:  # all or nothing: take back what this batch wrote
+                done.path.unlink(missing_ok=True)
+            raise RegistryError(
+                f"cannot write {exc.filename or target}: {exc.strerror or exc}; "
+                "nothing was registered"
+            ) from None
+        return written
 
 
 def _refuse_conflicts(entries: Sequence[Entry], registry: Registry) -> None:
@@ -118,14 +130,31 @@ def _refuse_conflicts(entries: Sequence[Entry], registry: Registry) -> None:
             )
 
 
-def _write(target: Path, entry: Entry) -> Written:
+def _plan(target: Path, entry: Entry) -> tuple[Entry, Path]:
+    """Where an entry goes; refuses (before anything is written) what cannot be written."""
+    kind, name = entry.definition.kind, entry.definition.name
+    directory = target / f"{kind}s"
+    if os.path.lexists(directory) and not directory.is_dir():
+        raise RegistryError(
+            f"cannot register {kind} '{name}': {directory} is not a directory",
+            hint="move it away; nothing was registered",
+        )
+    path = directory / f"{name}.toml"
+    if path.is_symlink() and not path.exists():
+        raise RegistryError(
+            f"cannot register {kind} '{name}': {path} is a dangling symlink",
+            hint="remove it; nothing was registered",
+        )
+    return entry, _free_path(directory, name)
+
+
+def _write(entry: Entry, path: Path) -> Written:
     import tomli_w
 
     kind, name = entry.definition.kind, entry.definition.name
-    directory = target / f"{kind}s"
+    directory = path.parent
     directory.mkdir(parents=True, exist_ok=True)
     content = tomli_w.dumps({kind: [entry.table]}).encode()
-    path = _free_path(directory, name)
     temporary = directory / f".{name}.{os.getpid()}.tmp"
     try:
         with open(temporary, "wb") as handle:
@@ -142,7 +171,7 @@ def _write(target: Path, entry: Entry) -> Written:
 def _free_path(directory: Path, name: str) -> Path:
     path = directory / f"{name}.toml"
     counter = 2
-    while path.exists():
+    while os.path.lexists(path):
         path = directory / f"{name}~{counter}.toml"
         counter += 1
     return path

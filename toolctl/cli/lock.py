@@ -1,0 +1,31 @@
+"""`toolctl lock`: record the names in force in toolctl.lock for `check --locked`."""
+
+from __future__ import annotations
+
+import typer
+
+from toolctl.cli.common import JsonOption, RegistryOption, settings_for
+
+
+def install(app: typer.Typer) -> None:
+    app.command("lock")(lock_command)
+
+
+def lock_command(registry: RegistryOption = None, json: JsonOption = False) -> None:
+    """Write toolctl.lock in the first writable registry directory.
+
+    It records, for every name in force, its kind, file and a hash of its definition;
+    `toolctl check --locked` then reports every name that moved, changed, appeared or
+    vanished (exit 3).
+    """
+    from toolctl.cli import render
+    from toolctl.cli.common import require_directories
+    from toolctl.registry.lockfile import write_lock
+
+    settings = settings_for(registry)
+    require_directories(settings)
+    path, count = write_lock(settings)
+    if json:
+        render.print_json({"file": render.display_path(path), "names": count})
+        return
+    render.note(f"locked {count} name(s) in {render.display_path(path)}")

@@ -1,0 +1,148 @@
+"""`toolctl.lock`: which file defines each name in force, and a hash of its definition.
+
+First wins follows file order, so a file added later that sorts earlier (``0000.toml``), or
+a symlink, can take a name over and still pass `check`. A lock records what was in force
+when it was written; `check --locked` (and `check --strict` when a lock exists) reports
+every name that moved, changed, appeared or vanished since. The lock is TOML, one table
+per name, sorted, so a change to the registry is a readable diff. Its name does not end
+in ``.toml``: the registry walk never reads it as a registry file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from toolctl.errors import RegistryError
+from toolctl.names import KINDS
+from toolctl.registry.index import Registry
+from toolctl.registry.loader import Definition, Problem
+from toolctl.settings import Settings
+
+LOCK_FILE = "toolctl.lock"
+LOCK_VERSION = 1
+LOCK_CODE = "lock"
+_HEADER = (
+    "# Written by `toolctl lock`: the names in force, their files and definitions.\n"
+    "# `toolctl check --locked` reports every name that moved, changed, appeared or vanished.\n"
+)
+
+
+class Pin(NamedTuple):
+    """One name as the lock records it; ``extra`` holds pins known for its runtime."""
+
+    file: str
+    definition: str
+    extra: dict[str, str]
+
+
+def definition_hash(data: dict[str, Any]) -> str:
+    """sha256 of the canonical JSON of a normalised descriptor."""
+    canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def _extra(definition: Definition) -> dict[str, str]:
+    """Pins known without asking anyone: a container image given by digest, an MCP pin."""
+    extra: dict[str, str] = {}
+    image = (definition.data.get("container") or {}).get("image") or ""
+    if "@sha256:" in image:
+        extra["image_digest"] = image.split("@", 1)[1]
+    pin = (definition.data.get("mcp") or {}).get("pin")
+    if isinstance(pin, str):
+        extra["mcp_pin"] = pin
+    return extra
+
+
+def current(registry: Registry, base: Path) -> dict[tuple[str, str], Pin]:
+    """Every name in force, with its file relative to ``base`` (the lock's directory)."""
+    pins: dict[tuple[str, str], Pin] = {}
+    for kind in KINDS:
+        for definition in registry.winners(kind):
+            file = os.path.relpath(definition.file, base)
+            pins[(kind, definition.name)] = Pin(
+                file, definition_hash(definition.data), _extra(definition)
+            )
+    return pins
+
+
+def write_lock(settings: Settings) -> tuple[Path, int]:
+    """Write the lock into the first writable registry directory; returns it and the count."""
+    import tomli_w
+
+    from toolctl.registry.writer import locked, target_directory
+
+    target = target_directory(settings)
+    with locked(target):
+        pins = current(Registry.open(settings, full=True), target)
+        document: dict[str, Any] = {"version": LOCK_VERSION}
+        for (kind, name), pin in sorted(pins.items()):
+            table = {"file": pin.file, "definition": pin.definition, **sorted_dict(pin.extra)}
+            document.setdefault(kind, {})[name] = table
+        path = target / LOCK_FILE
+        temporary = target / f".{LOCK_FILE}.{os.getpid()}.tmp"
+        temporary.write_text(_HEADER + tomli_w.dumps(document))
+        os.replace(temporary, path)
+    return path, len(pins)
+
+
+def sorted_dict(values: dict[str, str]) -> dict[str, str]:
+    return dict(sorted(values.items()))
+
+
+def find_lock(settings: Settings) -> Path | None:
+    """The lock of the first registry directory on the search path that has one."""
+    for directory in settings.search_path:
+        candidate = directory / LOCK_FILE
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def read_lock(path: Path) -> dict[tuple[str, str], Pin]:
+    import tomllib
+
+    try:
+        document = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise RegistryError(f"cannot read {path}: {exc}", hint="run 'toolctl lock' again") from None
+    if document.get("version") != LOCK_VERSION:
+        raise RegistryError(f"{path}: unknown lock version", hint="run 'toolctl lock' again")
+    pins: dict[tuple[str, str], Pin] = {}
+    for kind in KINDS:
+        for name, table in (document.get(kind) or {}).items():
+            if not isinstance(table, dict):
+                raise RegistryError(f"{path}: [{kind}.{name}] is not a table")
+            extra = {k: str(v) for k, v in table.items() if k not in ("file", "definition")}
+            pins[(kind, name)] = Pin(str(table.get("file")), str(table.get("definition")), extra)
+    return pins
+
+
+def compare(registry: Registry, lock: Path) -> list[Problem]:
+    """Every difference between the names in force and the lock, as errors."""
+    recorded = read_lock(lock)
+    now = current(registry, lock.parent)
+    where = {(d.kind, d.name): d for kind in KINDS for d in registry.winners(kind)}
+    shown = str(lock)
+    problems: list[Problem] = []
+    for key in sorted(recorded.keys() | now.keys()):
+        kind, name = key
+        before, after = recorded.get(key), now.get(key)
+        if after is None:
+            message = f"{kind} '{name}' is in {LOCK_FILE} but no longer defined"
+            problems.append(Problem("error", shown, 1, message))
+            continue
+        definition = where[key]
+        if before is None:
+            message = f"{kind} '{name}' is new since {LOCK_FILE} was written"
+        elif before.file != after.file:
+            message = f"{kind} '{name}' moved from {before.file} (as locked) to {after.file}"
+        elif before.definition != after.definition or before.extra != after.extra:
+            message = f"{kind} '{name}' changed since {LOCK_FILE} was written"
+        else:
+            continue
+        problems.append(Problem("error", definition.file, definition.line, message))
+    return problems

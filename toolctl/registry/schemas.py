@@ -1,0 +1,176 @@
+"""JSON Schema in descriptors: the draft-07 meta-schema and the checks `parameters` must pass.
+
+A ``parameters`` schema is checked when its file is loaded (a cache miss, never on every
+``run``): against the draft-07 meta-schema, for ``$ref`` that leaves the document (loading a
+registry never touches the network or another file), and by compiling it the way argument
+validation will, so an odd schema makes its own file broken and never crashes a command.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+DRAFT7: dict[str, Any] = {
+    "title": "Core schema meta-schema",
+    "definitions": {
+        "schemaArray": {"type": "array", "minItems": 1, "items": {"$ref": "#"}},
+        "nonNegativeInteger": {"type": "integer", "minimum": 0},
+        "nonNegativeIntegerDefault0": {
+            "allOf": [{"$ref": "#/definitions/nonNegativeInteger"}, {"default": 0}]
+        },
+        "simpleTypes": {
+            "enum": ["array", "boolean", "integer", "null", "number", "object", "string"]
+        },
+        "stringArray": {
+            "type": "array",
+            "items": {"type": "string"},
+            "uniqueItems": True,
+            "default": [],
+        },
+    },
+    "type": ["object", "boolean"],
+    "properties": {
+        "$id": {"type": "string", "format": "uri-reference"},
+        "$schema": {"type": "string", "format": "uri"},
+        "$ref": {"type": "string", "format": "uri-reference"},
+        "$comment": {"type": "string"},
+        "title": {"type": "string"},
+        "description": {"type": "string"},
+        "default": True,
+        "readOnly": {"type": "boolean", "default": False},
+        "examples": {"type": "array", "items": True},
+        "multipleOf": {"type": "number", "exclusiveMinimum": 0},
+        "maximum": {"type": "number"},
+        "exclusiveMaximum": {"type": "number"},
+        "minimum": {"type": "number"},
+        "exclusiveMinimum": {"type": "number"},
+        "maxLength": {"$ref": "#/definitions/nonNegativeInteger"},
+        "minLength": {"$ref": "#/definitions/nonNegativeIntegerDefault0"},
+        "pattern": {"type": "string", "format": "regex"},
+        "additionalItems": {"$ref": "#"},
+        "items": {"anyOf": [{"$ref": "#"}, {"$ref": "#/definitions/schemaArray"}], "default": True},
+        "maxItems": {"$ref": "#/definitions/nonNegativeInteger"},
+        "minItems": {"$ref": "#/definitions/nonNegativeIntegerDefault0"},
+        "uniqueItems": {"type": "boolean", "default": False},
+        "contains": {"$ref": "#"},
+        "maxProperties": {"$ref": "#/definitions/nonNegativeInteger"},
+        "minProperties": {"$ref": "#/definitions/nonNegativeIntegerDefault0"},
+        "required": {"$ref": "#/definitions/stringArray"},
+        "additionalProperties": {"$ref": "#"},
+        "definitions": {"type": "object", "additionalProperties": {"$ref": "#"}, "default": {}},
+        "properties": {"type": "object", "additionalProperties": {"$ref": "#"}, "default": {}},
+        "patternProperties": {
+            "type": "object",
+            "additionalProperties": {"$ref": "#"},
+            "propertyNames": {"format": "regex"},
+            "default": {},
+        },
+        "dependencies": {
+            "type": "object",
+            "additionalProperties": {
+                "anyOf": [{"$ref": "#"}, {"$ref": "#/definitions/stringArray"}]
+            },
+        },
+        "propertyNames": {"$ref": "#"},
+        "const": True,
+        "enum": {"type": "array", "items": True},
+        "type": {
+            "anyOf": [
+                {"$ref": "#/definitions/simpleTypes"},
+                {
+                    "type": "array",
+                    "items": {"$ref": "#/definitions/simpleTypes"},
+                    "minItems": 1,
+                    "uniqueItems": True,
+                },
+            ]
+        },
+        "format": {"type": "string"},
+        "contentMediaType": {"type": "string"},
+        "contentEncoding": {"type": "string"},
+        "if": {"$ref": "#"},
+        "then": {"$ref": "#"},
+        "else": {"$ref": "#"},
+        "allOf": {"$ref": "#/definitions/schemaArray"},
+        "anyOf": {"$ref": "#/definitions/schemaArray"},
+        "oneOf": {"$ref": "#/definitions/schemaArray"},
+        "not": {"$ref": "#"},
+    },
+    "default": True,
+}
+
+
+class SchemaProblem(ValueError):
+    """A ``parameters`` schema toolctl will not use; the message says why, in one line."""
+
+
+class _NoFetch(dict[str, Callable[[str], Any]]):
+    """fastjsonschema handlers for every URI scheme: each refuses, so nothing is fetched."""
+
+    def __contains__(self, scheme: object) -> bool:
+        return True
+
+    def __getitem__(self, scheme: str) -> Callable[[str], Any]:
+        return _refuse_fetch
+
+
+def _refuse_fetch(uri: str) -> Any:
+    raise SchemaProblem(f"$ref {uri!r} is not in the descriptor; only '#/...' references work")
+
+
+def check_parameters(schema: dict[str, Any]) -> None:
+    """Raise SchemaProblem unless ``schema`` is a JSON Schema toolctl can validate with."""
+    import fastjsonschema
+
+    from toolctl.registry import _draft7
+
+    remote = remote_ref(schema)
+    if remote is not None:
+        _refuse_fetch(remote)
+    try:
+        _draft7.validate(schema)  # type: ignore[no-untyped-call]
+    except fastjsonschema.JsonSchemaValueException as exc:
+        where = ".".join(str(p) for p in (exc.path or [])[1:])
+        raise SchemaProblem(
+            f"not a valid JSON Schema: {where + ' ' if where else ''}{_rule(exc)}"
+        ) from None
+    compile_schema(schema)
+
+
+def _rule(exc: Any) -> str:
+    message = str(exc.message)
+    return message.removeprefix(str(exc.name)).strip() or message
+
+
+def compile_schema(schema: dict[str, Any]) -> Callable[[Any], Any]:
+    """A validator for ``schema``; any failure to compile is a SchemaProblem, never a crash.
+
+    fastjsonschema raises whatever its code generator meets (re.error, TypeError,
+    RecursionError, ...) on schemas that are valid JSON but odd, hence the broad except.
+    """
+    import fastjsonschema
+
+    try:
+        return fastjsonschema.compile(schema, handlers=_NoFetch(), use_default=False)
+    except SchemaProblem:
+        raise
+    except fastjsonschema.JsonSchemaDefinitionException as exc:
+        raise SchemaProblem(f"not a valid JSON Schema: {exc}") from None
+    except Exception as exc:
+        raise SchemaProblem(f"not a usable JSON Schema: {type(exc).__name__}: {exc}") from None
+
+
+def remote_ref(schema: Any) -> str | None:
+    """The first ``$ref`` that is not a local ``#...`` pointer, if any."""
+    stack = [schema]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            ref = item.get("$ref")
+            if isinstance(ref, str) and not ref.startswith("#"):
+                return ref
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return None
