@@ -135,6 +135,8 @@ def check_parameters(schema: dict[str, Any]) -> None:
         raise SchemaProblem(
             f"not a valid JSON Schema: {where + ' ' if where else ''}{_rule(exc)}"
         ) from None
+    except RecursionError:
+        raise SchemaProblem("nested too deeply to check") from None
     compile_schema(schema)
 
 

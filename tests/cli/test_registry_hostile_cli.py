@@ -1,0 +1,325 @@
+"""Issue #9, registry side: one hostile registry file never breaks, hangs or hijacks the rest."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import Toolctl, write_files
+
+OK = '[[tool]]\nname = "ok"\ndescription = "fine"\n[tool.local]\ncommand = ["true"]\n'
+
+
+def tool(name: str, extra: str = "", section: str = "") -> str:
+    return f'[[tool]]\nname = "{name}"\n{extra}\n[tool.local]\ncommand = ["true"]\n{section}'
+
+
+def strict_json(text: str) -> Any:
+    def refuse(constant: str) -> Any:
+        raise AssertionError(f"not JSON: {constant}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def sane(*results: Any) -> None:
+    for result in results:
+        assert result.returncode != 70, result.stderr
+        assert "Traceback" not in result.stdout + result.stderr
+
+
+def listed(toolctl: Toolctl, *args: str) -> list[str]:
+    result = toolctl("list", "--json", *args)
+    sane(result)
+    assert result.returncode == 0, result.stderr
+    return sorted(item["name"] for item in strict_json(result.stdout))
+
+
+# -- A: nesting ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("depth", [70, 255, 1000])
+def test_deep_nesting_breaks_only_its_own_file(
+    tmp_path: Path, toolctl: Toolctl, depth: int
+) -> None:
+    nested = "[" * depth + "]" * depth
+    write_files(
+        tmp_path, {"r/deep.toml": tool("deep", f"[tool.config]\nv = {nested}"), "r/ok.toml": OK}
+    )
+    run = toolctl("run", "ok", "-r", "r")
+    assert run.returncode == 0, run.stderr
+    assert run.stderr.count("deep.toml") == 1  # one warning
+    assert listed(toolctl, "-r", "r") == ["ok"]
+    check = toolctl("check", "-r", "r")
+    assert check.returncode == 3
+    assert "deep.toml" in check.stdout and "nested" in check.stdout
+    sane(run, check)
+
+
+# -- B: odd JSON Schemas ------------------------------------------------------------------
+
+
+ODD_SCHEMAS = {
+    "properties": "parameters = { properties = 5 }",
+    "dependencies": "parameters = { dependencies = { a = 5 } }",
+    "pattern": 'parameters = { properties = { a = { type = "string", pattern = "(" } } }',
+    "required": "parameters = { required = 7 }",
+    "unresolvable": 'parameters = { properties = { a = { "$ref" = "#/definitions/none" } } }',
+}
+
+
+def test_invalid_parameters_schemas_break_only_their_files(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    files = {f"r/{key}.toml": tool(key, text) for key, text in ODD_SCHEMAS.items()}
+    write_files(tmp_path, {**files, "r/ok.toml": OK})
+    assert listed(toolctl, "-r", "r") == ["ok"]
+    run = toolctl("run", "ok", "-r", "r")
+    assert run.returncode == 0, run.stderr
+    check = toolctl("check", "-r", "r")
+    assert check.returncode == 3
+    for key in ODD_SCHEMAS:
+        assert f"r/{key}.toml" in check.stdout
+    assert "pattern must be a valid regex" in check.stdout
+    sane(run, check)
+
+
+def test_a_valid_odd_schema_still_runs(tmp_path: Path, toolctl: Toolctl) -> None:
+    write_files(
+        tmp_path,
+        {
+            "r/t.toml": tool(
+                "t", 'parameters = { properties = { n = { type = "integer", multipleOf = 0.5 } } }'
+            )
+        },
+    )
+    result = toolctl("run", "t", "-r", "r", "--arg", "n=3")
+    sane(result)
+    assert result.returncode == 0, result.stderr
+
+
+# -- C: no network while loading ----------------------------------------------------------
+
+
+@pytest.fixture
+def listeners() -> Iterator[tuple[list[int], list[str]]]:
+    """A server that answers every request, and a silent one; both count connections."""
+    counts = [0, 0]
+    sockets = []
+    for index, answers in ((0, True), (1, False)):
+        server = socket.socket()
+        server.bind(("127.0.0.1", 0))
+        server.listen(8)
+        server.settimeout(0.2)
+        sockets.append(server)
+
+        def serve(
+            server: socket.socket = server, index: int = index, answers: bool = answers
+        ) -> None:
+            while True:
+                try:
+                    conn, _ = server.accept()
+                except TimeoutError:
+                    continue
+                except OSError:
+                    return
+                counts[index] += 1
+                if answers:
+                    conn.recv(4096)
+                    conn.sendall(
+                        b'HTTP/1.0 200 OK\r\nContent-Type: application/json\r\n\r\n{"type": "string"}'
+                    )
+                    conn.close()
+                # the silent one holds the connection open and says nothing
+
+        threading.Thread(target=serve, daemon=True).start()
+    urls = [f"http://127.0.0.1:{s.getsockname()[1]}/schema.json" for s in sockets]
+    yield counts, urls
+    for server in sockets:
+        server.close()
+
+
+def test_remote_ref_is_an_error_and_never_fetched(
+    tmp_path: Path, toolctl: Toolctl, listeners: tuple[list[int], list[str]]
+) -> None:
+    counts, urls = listeners
+    refs = [*urls, "https://example.invalid/x.json", "file:///etc/passwd", "other.json#/a"]
+    files = {
+        f"r/ref{n}.toml": tool(
+            f"ref{n}", f'parameters = {{ properties = {{ a = {{ "$ref" = "{url}" }} }} }}'
+        )
+        for n, url in enumerate(refs)
+    }
+    write_files(tmp_path, {**files, "r/ok.toml": OK})
+    check = toolctl("check", "-r", "r")
+    assert check.returncode == 3
+    for n in range(len(refs)):
+        assert f"r/ref{n}.toml" in check.stdout
+    assert "only '#/...' references work" in check.stdout
+    assert listed(toolctl, "-r", "r") == ["ok"]
+    sane(check)
+    assert counts == [0, 0]
+
+
+# -- D: symlink loops ---------------------------------------------------------------------
+
+
+def test_symlink_loops_are_walked_once(tmp_path: Path, toolctl: Toolctl) -> None:
+    write_files(tmp_path, {"r/ok.toml": OK, "r/sub/more.toml": tool("more")})
+    os.symlink(".", tmp_path / "r/loop")
+    os.symlink("..", tmp_path / "r/up")
+    os.symlink("..", tmp_path / "r/sub/back")
+    assert listed(toolctl, "-r", "r") == ["more", "ok"]
+    check = toolctl("check", "-r", "r")
+    sane(check)
+    assert check.returncode == 0, check.stdout
+
+
+# -- E: non-finite numbers ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "timeout = inf",
+        "timeout = nan",
+        '[[tool.arguments]]\nname = "a"\ntype = "number"\ndefault = nan',
+        "config = { deep = [1.0, { x = -inf }] }",
+    ],
+)
+def test_non_finite_numbers_are_refused(tmp_path: Path, toolctl: Toolctl, text: str) -> None:
+    body = tool("odd", section=text + "\n") if text.startswith("[[") else tool("odd", text)
+    write_files(tmp_path, {"r/odd.toml": body, "r/ok.toml": OK})
+    check = toolctl("check", "--strict", "-r", "r")
+    assert check.returncode == 3
+    assert "not a finite number" in check.stdout
+    assert listed(toolctl, "-r", "r") == ["ok"]
+    for args in (["check", "--json"], ["export", "--format", "openai"]):
+        result = toolctl(*args, "-r", "r")
+        sane(result)
+        strict_json(result.stdout)
+
+
+# -- G: confusable names ------------------------------------------------------------------
+
+
+def test_a_confusable_later_name_is_quarantined(tmp_path: Path, toolctl: Toolctl) -> None:
+    write_files(tmp_path, {"r1/a.toml": tool("read-file"), "r2/b.toml": tool("Read_File")})
+    path = ["-r", "r1", "-r", "r2"]
+    run = toolctl("run", "Read_File", *path)
+    assert run.returncode == 3
+    assert "confusable with 'read-file'" in run.stderr
+    assert "r1/a.toml:1" in run.stderr
+    assert listed(toolctl, *path) == ["read-file"]
+    exported = toolctl("export", "--format", "openai", *path)
+    assert exported.returncode == 0, exported.stderr
+    assert "Read_File" not in exported.stdout
+    assert toolctl("run", "read-file", *path).returncode == 0
+    sane(run, exported)
+
+
+# -- H: symlinks leaving the registry, and the lock ---------------------------------------
+
+
+def test_symlinks_leaving_the_registry_warn_and_fail_strict(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    write_files(tmp_path, {"r/legit.toml": tool("read-file"), "elsewhere/evil.toml": tool("evil")})
+    os.symlink(tmp_path / "elsewhere/evil.toml", tmp_path / "r/000-link.toml")
+    os.symlink(tmp_path / "elsewhere", tmp_path / "r/dir")
+    check = toolctl("check", "-r", "r")
+    assert check.returncode == 0
+    assert "r/000-link.toml:1: warning: symlink leaves the registry directory" in check.stdout
+    assert "r/dir/evil.toml:1: warning: symlink leaves" in check.stdout
+    strict = toolctl("check", "--strict", "-r", "r")
+    assert strict.returncode == 3
+    assert "r/000-link.toml:1: error: symlink leaves" in strict.stdout
+
+
+def test_lock_then_check_locked_reports_every_difference(tmp_path: Path, toolctl: Toolctl) -> None:
+    write_files(
+        tmp_path,
+        {
+            "r/legit.toml": tool("read-file"),
+            "r/gone.toml": tool("gone"),
+            "r/same.toml": tool("same"),
+        },
+    )
+    locked = toolctl("lock", "-r", "r")
+    assert locked.returncode == 0, locked.stderr
+    lock = tmp_path / "r/toolctl.lock"
+    text = lock.read_text()
+    assert 'file = "legit.toml"' in text and "sha256:" in text
+    assert toolctl("check", "--locked", "-r", "r").returncode == 0
+    assert toolctl("check", "--strict", "-r", "r").returncode == 0
+    assert listed(toolctl, "-r", "r") == [
+        "gone",
+        "read-file",
+        "same",
+    ]  # the lock is no registry file
+
+    write_files(
+        tmp_path,
+        {"r/0000.toml": tool("read-file", 'description = "evil"'), "r/new.toml": tool("fresh")},
+    )
+    (tmp_path / "r/gone.toml").unlink()
+    (tmp_path / "r/same.toml").write_text(tool("same", 'description = "edited"'))
+    check = toolctl("check", "--locked", "-r", "r")
+    assert check.returncode == 3
+    assert "tool 'read-file' moved from legit.toml (as locked) to 0000.toml" in check.stdout
+    assert "tool 'fresh' is new since toolctl.lock was written" in check.stdout
+    assert "tool 'gone' is in toolctl.lock but no longer defined" in check.stdout
+    assert "tool 'same' changed since toolctl.lock was written" in check.stdout
+    assert toolctl("check", "--strict", "-r", "r").returncode == 3
+    assert toolctl("check", "-r", "r").returncode == 0  # shadows warn; the lock is opt-in
+    sane(check)
+
+
+def test_check_locked_without_a_lock_is_exit_3(tmp_path: Path, toolctl: Toolctl) -> None:
+    write_files(tmp_path, {"r/a.toml": OK})
+    result = toolctl("check", "--locked", "-r", "r")
+    assert result.returncode == 3
+    assert "no toolctl.lock" in result.stderr
+
+
+# -- I, J: register ---------------------------------------------------------------------
+
+
+def test_register_into_a_dangling_symlink_writes_nothing(tmp_path: Path, toolctl: Toolctl) -> None:
+    write_files(
+        tmp_path, {"r/tools/.keep": "", "new/two.toml": tool("first") + "\n" + tool("second")}
+    )
+    os.symlink(tmp_path / "nowhere.toml", tmp_path / "r/tools/second.toml")
+    result = toolctl("register", "new/two.toml", "-r", "r")
+    sane(result)
+    assert result.returncode == 3
+    assert "dangling symlink" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "r/tools/first.toml").exists()
+
+
+def test_register_when_tools_is_a_file(tmp_path: Path, toolctl: Toolctl) -> None:
+    write_files(tmp_path, {"r/tools": "not a directory", "new/t.toml": OK})
+    result = toolctl("register", "new/t.toml", "-r", "r")
+    sane(result)
+    assert result.returncode == 3
+    assert "is not a directory" in result.stderr
+    assert (tmp_path / "r/tools").read_text() == "not a directory"
+
+
+def test_register_into_a_missing_registry_is_a_usage_error(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    write_files(tmp_path, {"new/t.toml": OK})
+    result = toolctl("register", "new/t.toml", "--registry", "typo-dir")
+    assert result.returncode == 2
+    assert "typo-dir does not exist" in result.stderr
+    assert not (tmp_path / "typo-dir").exists()
+    first = toolctl("register", "new/t.toml")  # the default user registry may be created
+    assert first.returncode == 0, first.stderr
