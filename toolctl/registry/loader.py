@@ -88,15 +88,17 @@ def _walk_root(
     root: str, root_stat: os.stat_result, dirs: list[tuple[str, int]]
 ) -> Iterator[tuple[str, str, int, int]]:
     """Each directory once: a symlinked directory already visited (an ancestor, a loop,
-    a second link to one place) is not entered again, and depth is bounded."""
+    a second link to one place) is not entered again, and depth is bounded. Names are
+    visited in sorted order, so which of two links to one directory counts is stable."""
     visited = {(root_stat.st_dev, root_stat.st_ino)}
     stack = [(root, 0)]
     while stack:
         directory, depth = stack.pop()
         try:
-            entries = list(os.scandir(directory))
+            entries = sorted(os.scandir(directory), key=lambda e: os.fsencode(e.name))
         except OSError:
             continue
+        subdirectories = []
         for entry in entries:
             if entry.name.startswith("."):
                 continue
@@ -107,12 +109,13 @@ def _walk_root(
                         continue
                     visited.add((st.st_dev, st.st_ino))
                     dirs.append((entry.path, st.st_mtime_ns))
-                    stack.append((entry.path, depth + 1))
+                    subdirectories.append((entry.path, depth + 1))
                 elif entry.name.endswith(".toml") and entry.is_file():
                     st = entry.stat()
                     yield os.path.relpath(entry.path, root), entry.path, st.st_size, st.st_mtime_ns
             except OSError:
                 continue
+        stack.extend(reversed(subdirectories))
 
 
 _TOML_LINE = re.compile(r"at line (\d+)")
