@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import fastjsonschema
 import pytest
@@ -36,9 +38,10 @@ SCHEMAS = [
 
 @pytest.mark.parametrize("schema", SCHEMAS)
 def test_vendored_meta_schema_agrees_with_a_fresh_compile(schema: object) -> None:
-    fresh = fastjsonschema.compile(DRAFT7, use_default=False)
+    fresh: Callable[[Any], Any] = fastjsonschema.compile(DRAFT7, use_default=False)
+    vendored: Callable[[Any], Any] = _draft7.validate
     outcomes = []
-    for validator in (fresh, _draft7.validate):
+    for validator in (fresh, vendored):
         try:
             validator(schema)
             outcomes.append(True)
@@ -48,7 +51,7 @@ def test_vendored_meta_schema_agrees_with_a_fresh_compile(schema: object) -> Non
 
 
 @pytest.mark.parametrize("schema", SCHEMAS)
-def test_checking_a_schema_never_raises_anything_but_schema_problem(schema: dict) -> None:
+def test_checking_a_schema_never_raises_anything_but_schema_problem(schema: dict[str, Any]) -> None:
     try:
         check_parameters(schema)
     except SchemaProblem as exc:
