@@ -82,6 +82,8 @@ def test_register_writes_into_the_first_writable_directory(
     write_files(
         tmp_path, {"new.toml": tool("fresh") + '[[group]]\nname = "g"\ntools = ["fresh"]\n'}
     )
+    (tmp_path / "reg").mkdir()
+    (tmp_path / "other").mkdir()
     done = toolctl("register", "new.toml", "-r", "reg", "-r", "other", "--json")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == [
@@ -97,11 +99,12 @@ def test_register_validates_first_and_writes_nothing_on_error(
     tmp_path: Path, toolctl: Toolctl
 ) -> None:
     write_files(tmp_path, {"good.toml": tool("good"), "bad.toml": '[[tool]]\nname = "bad"\n'})
+    (tmp_path / "reg").mkdir()
     refused = toolctl("register", "good.toml", "bad.toml", "-r", "reg")
     assert refused.returncode == 3
     assert "bad.toml:1: tool 'bad': missing runtime" in refused.stderr
     assert "nothing was registered" in refused.stderr
-    assert not (tmp_path / "reg").exists() or not list((tmp_path / "reg").rglob("*.toml"))
+    assert not list((tmp_path / "reg").rglob("*.toml"))
 
     missing = toolctl("register", "nope.toml", "-r", "reg")
     assert missing.returncode == 2
@@ -148,6 +151,7 @@ def test_check_formats(tmp_path: Path, toolctl: Toolctl) -> None:
 def test_parallel_registers_of_distinct_names_all_land(tmp_path: Path) -> None:
     for n in range(20):
         write_files(tmp_path, {f"in/t{n}.toml": tool(f"tool-{n}")})
+    (tmp_path / "reg").mkdir()
     outcomes = _parallel(tmp_path, [f"in/t{n}.toml" for n in range(20)])
     assert [code for code, _ in outcomes] == [0] * 20, outcomes
     written = sorted(p.name for p in (tmp_path / "reg/tools").iterdir())
@@ -157,6 +161,7 @@ def test_parallel_registers_of_distinct_names_all_land(tmp_path: Path) -> None:
 def test_parallel_registers_of_one_name_let_exactly_one_win(tmp_path: Path) -> None:
     for n in range(10):
         write_files(tmp_path, {f"in/t{n}.toml": tool("contested", f"writer {n}")})
+    (tmp_path / "reg").mkdir()
     outcomes = _parallel(tmp_path, [f"in/t{n}.toml" for n in range(10)])
     assert sorted(code for code, _ in outcomes) == [0] + [3] * 9, outcomes
     left = sorted(
@@ -187,6 +192,7 @@ def test_unregister(tmp_path: Path, toolctl: Toolctl) -> None:
     write_files(
         tmp_path, {"new.toml": tool("temp"), "b/shared.toml": tool("temp", "older") + tool("other")}
     )
+    (tmp_path / "reg").mkdir()
     assert toolctl("register", "new.toml", "-r", "reg").returncode == 0
     gone = toolctl("unregister", "tool", "temp", "-r", "reg", "-r", "b")
     assert gone.returncode == 0, gone.stderr
