@@ -30,7 +30,7 @@ from toolctl.names import KINDS, fold
 from toolctl.registry.loader import Definition, FileStat, ParsedFile, Problem, walk
 from toolctl.settings import Settings
 
-CACHE_FORMAT = "1"
+CACHE_FORMAT = "2"  # 2: confusables quarantined, nan/inf and deep nesting refused
 RACY_NS = 2_000_000_000
 
 _SCHEMA = """
