@@ -323,3 +323,24 @@ def test_register_into_a_missing_registry_is_a_usage_error(
     assert not (tmp_path / "typo-dir").exists()
     first = toolctl("register", "new/t.toml")  # the default user registry may be created
     assert first.returncode == 0, first.stderr
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "not toml [[[",
+        "version = 2",
+        "version = 1\ntool = 5",
+        'version = 1\n[tool]\nx = "y"',
+        "version = 1\n[tool.x]\nfile = 5\ndefinition = nan",
+        "version = 1\nx = " + "[" * 1500 + "]" * 1500,
+        "version = 1\n[\xff]",
+    ],
+)
+def test_a_bad_lock_is_one_line_and_exit_3(tmp_path: Path, toolctl: Toolctl, text: str) -> None:
+    write_files(tmp_path, {"r/a.toml": OK})
+    (tmp_path / "r/toolctl.lock").write_bytes(text.encode("utf-8", "surrogateescape"))
+    result = toolctl("check", "--locked", "-r", "r")
+    sane(result)
+    assert result.returncode == 3
+    assert len(result.stderr.strip().splitlines()) <= 2  # the error, maybe the summary

@@ -113,9 +113,14 @@ def read_lock(path: Path) -> dict[tuple[str, str], Pin]:
         raise RegistryError(f"{path}: unknown lock version", hint="run 'toolctl lock' again")
     pins: dict[tuple[str, str], Pin] = {}
     for kind in KINDS:
-        for name, table in (document.get(kind) or {}).items():
+        tables = document.get(kind, {})
+        if not isinstance(tables, dict):
+            raise RegistryError(f"{path}: '{kind}' is not a table", hint="run 'toolctl lock' again")
+        for name, table in tables.items():
             if not isinstance(table, dict):
-                raise RegistryError(f"{path}: [{kind}.{name}] is not a table")
+                raise RegistryError(
+                    f"{path}: [{kind}.{name}] is not a table", hint="run 'toolctl lock' again"
+                )
             extra = {k: str(v) for k, v in table.items() if k not in ("file", "definition")}
             pins[(kind, name)] = Pin(str(table.get("file")), str(table.get("definition")), extra)
     return pins
