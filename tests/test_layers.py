@@ -26,7 +26,16 @@ import pytest
 from tests.conftest import ROOT
 
 PACKAGE = ROOT / "toolctl"
-FOUNDATION = {"toolctl", "errors", "settings", "models", "names", "arguments", "descriptor_env"}
+FOUNDATION = {
+    "toolctl",
+    "errors",
+    "settings",
+    "models",
+    "names",
+    "arguments",
+    "descriptor_env",
+    "schemas",
+}
 ROOMS: dict[str, set[str]] = {
     "graph": set(),
     "processes": set(),

@@ -93,7 +93,7 @@ def validate(tool: str, schema: Mapping[str, Any], arguments: Mapping[str, Any])
     """Raise InvalidArguments naming the argument and what was expected."""
     import fastjsonschema
 
-    from toolctl.registry.schemas import SchemaProblem
+    from toolctl.schemas import SchemaProblem
 
     try:
         _validator(schema)(dict(arguments))
@@ -115,7 +115,7 @@ def _validator(schema: Mapping[str, Any]) -> Callable[[Any], Any]:
     known = _VALIDATORS.get(id(schema))
     if known is not None and known[0] is schema:
         return known[1]
-    from toolctl.registry.schemas import compile_schema
+    from toolctl.schemas import compile_schema
 
     compiled = compile_schema(dict(schema))
     if len(_VALIDATORS) >= 64:

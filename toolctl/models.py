@@ -163,7 +163,7 @@ class Tool(_Model):
             return value
         if value.get("type", "object") != "object":
             raise ValueError("parameters must be a JSON Schema of type 'object'")
-        from toolctl.registry.schemas import check_parameters
+        from toolctl.schemas import check_parameters
 
         check_parameters(value)  # SchemaProblem is a ValueError: pydantic reports it
         return value

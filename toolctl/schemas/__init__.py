@@ -123,7 +123,7 @@ def check_parameters(schema: dict[str, Any]) -> None:
     """Raise SchemaProblem unless ``schema`` is a JSON Schema toolctl can validate with."""
     import fastjsonschema
 
-    from toolctl.registry import _draft7
+    from toolctl.schemas import draft7 as _draft7
 
     remote = remote_ref(schema)
     if remote is not None:
