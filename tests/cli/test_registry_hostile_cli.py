@@ -251,8 +251,10 @@ def test_lock_then_check_locked_reports_every_difference(tmp_path: Path, toolctl
             "r/same.toml": tool("same"),
         },
     )
+    (tmp_path / "r/.toolctl.lock.4242.tmp").write_text("left by a killed `lock`")
     locked = toolctl("lock", "-r", "r")
     assert locked.returncode == 0, locked.stderr
+    assert not (tmp_path / "r/.toolctl.lock.4242.tmp").exists()
     lock = tmp_path / "r/toolctl.lock"
     text = lock.read_text()
     assert 'file = "legit.toml"' in text and "sha256:" in text

@@ -229,7 +229,7 @@ def locked(directory: Path) -> Iterator[None]:
     descriptor = os.open(directory / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         fcntl.flock(descriptor, fcntl.LOCK_EX)
-        for stale in directory.glob("*/.*.tmp"):
+        for stale in [*directory.glob(".*.tmp"), *directory.glob("*/.*.tmp")]:
             stale.unlink(missing_ok=True)
         yield
     finally:
