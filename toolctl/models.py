@@ -27,6 +27,34 @@ RUNTIMES = ("local", "container", "http", "pulsar")
 TOPIC_PATTERN = re.compile(
     r"^(persistent|non-persistent)://[A-Za-z0-9_.=-]+/[A-Za-z0-9_.=-]+/[^/\s]+$"
 )
+ToolState = Literal["active", "staging", "disabled", "deprecated"]
+"""Only "active" tools run; the others need `run --allow-staging` (tool_agent's status)."""
+QUEUE_CLASSES = {
+    "flow": "persistent",
+    "request": "non-persistent",
+    "response": "non-persistent",
+    "notify": "non-persistent",
+}
+
+
+def pulsar_topic(queue: str) -> str:
+    """A queue as TrustGraph's Pulsar backend maps it: ``request:tg:x`` is
+    ``non-persistent://tg/request/x`` (``flow:`` is persistent); a full topic stays as is."""
+    if "://" in queue:
+        return queue
+    parts = queue.split(":", 2)
+    if len(parts) != 3:
+        raise ValueError(
+            f"malformed queue {queue!r}: expected a Pulsar topic "
+            "'{persistent|non-persistent}://tenant/namespace/topic' or TrustGraph's "
+            "'class:topicspace:topic'"
+        )
+    cls, space, topic = parts
+    if cls not in QUEUE_CLASSES:
+        raise ValueError(
+            f"malformed queue {queue!r}: class {cls!r} is not flow, request, response or notify"
+        )
+    return f"{QUEUE_CLASSES[cls]}://{space}/{cls}/{topic}"
 
 
 def _alias(*names: str) -> Any:
@@ -102,7 +130,10 @@ class Tool(_Model):
     """A tool: metadata, arguments, and exactly one way to run it."""
 
     name: str = Field(pattern=NAME_PATTERN)
+    title: str | None = None
+    """The name in the system it came from, when that is not a valid registry name."""
     description: str = ""
+    state: ToolState = "active"
     category: str | None = None
     tags: list[str] = []
     timeout: float = Field(default=60, gt=0)
@@ -208,6 +239,7 @@ class PulsarService(_Model):
     @field_validator("request_queue", "response_queue")
     @classmethod
     def _topic(cls, value: str) -> str:
+        value = pulsar_topic(value)
         if not TOPIC_PATTERN.match(value):
             raise ValueError(
                 f"malformed Pulsar topic {value!r}: expected "
@@ -241,6 +273,7 @@ class Service(_Model):
     """A service tools run through: Pulsar queues, or an HTTP base."""
 
     name: str = Field(pattern=NAME_PATTERN, validation_alias=AliasChoices("name", "id"))
+    title: str | None = None
     description: str = ""
     pulsar: PulsarService | None = None
     http: HttpService | None = None
@@ -274,6 +307,7 @@ class Action(_Model):
     """A decision point in the toolkit graph (Chat2Graph's Action)."""
 
     name: str = Field(pattern=NAME_PATTERN)
+    title: str | None = None
     description: str = ""
     tools: list[CallEdge] = []
     next: list[NextEdge] = []
@@ -283,6 +317,7 @@ class Group(_Model):
     """Tools meant to be used together, in ``usage_order`` (tool_agent's ToolGroup)."""
 
     name: str = Field(pattern=NAME_PATTERN)
+    title: str | None = None
     description: str = ""
     category: str | None = None
     tools: list[str] = []

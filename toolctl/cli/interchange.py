@@ -71,22 +71,34 @@ def import_command(
         typer.Argument(metavar="FORMAT", help="trustgraph, chat2graph or tool-agent."),
     ],
     files: Annotated[list[Path], typer.Argument(metavar="FILE...", help="Files to import.")],
+    as_loaded: Annotated[
+        bool,
+        typer.Option(
+            "--as-loaded",
+            help="chat2graph: build the graph as Chat2Graph's loader does (all toolkit "
+            "chains linked into one sequence), so recommend answers as Chat2Graph does.",
+        ),
+    ] = False,
     registry: RegistryOption = None,
     json: JsonOption = False,
 ) -> None:
     """Turn TrustGraph config items, a Chat2Graph YAML or tool_agent registry.json/groups.json
     into TOML descriptors in the first writable registry directory.
 
-    Same rules as `register`: a name taken anywhere on the search path, or confusable with
-    one, refuses the whole import (exit 3) and nothing is written.
+    Names other systems use that toolctl does not accept become slugs (the original is
+    kept as the title). Same rules as `register`: a name taken anywhere on the search
+    path, or confusable with one, refuses the whole import (exit 3) and nothing is
+    written; so does anything `check` would call an error once the entries are in (an
+    unknown service, a missing required config param, an edge to nothing).
     """
     from toolctl.cli import render
-    from toolctl.interchange import read_import
+    from toolctl.interchange import check_landing, read_import
     from toolctl.registry.writer import register
 
     settings = settings_for(registry)
-    imported = read_import(format.value, files)
-    for note in imported.notes:
+    imported = read_import(format.value, files, as_loaded=as_loaded)
+    warnings = check_landing(imported, settings)
+    for note in [*imported.notes, *warnings]:
         render.warn(note)
     written = register(imported.entries, settings)
     if json:

@@ -16,12 +16,20 @@ from pathlib import Path
 from typing import Any
 
 from toolctl.errors import UsageError
-from toolctl.interchange.entries import Imported, read_json, read_yaml, validate
+from toolctl.interchange.entries import Imported, check_landing, read_json, read_yaml, validate
 
 EXPORT_FORMATS = ("openai", "mcp", "trustgraph")
 IMPORT_FORMATS = ("trustgraph", "chat2graph", "tool-agent")
 
-__all__ = ["EXPORT_FORMATS", "IMPORT_FORMATS", "Exported", "Imported", "export", "read_import"]
+__all__ = [
+    "EXPORT_FORMATS",
+    "IMPORT_FORMATS",
+    "Exported",
+    "Imported",
+    "check_landing",
+    "export",
+    "read_import",
+]
 
 
 @dataclass(frozen=True)
@@ -71,22 +79,29 @@ def _select(
     return [tools[name] for name in names if name in tools], notes
 
 
-def read_import(format: str, files: Sequence[Path]) -> Imported:
-    """Convert every file, then validate all of it as one batch (any problem refuses all)."""
+def read_import(format: str, files: Sequence[Path], *, as_loaded: bool = False) -> Imported:
+    """Convert every file, then validate all of it as one batch (any problem refuses all).
+
+    ``as_loaded`` (Chat2Graph only) builds the graph as Chat2Graph's own loader does.
+    """
     from toolctl.interchange import chat2graph, tool_agent, trustgraph
 
+    if as_loaded and format != "chat2graph":
+        raise UsageError("--as-loaded is for chat2graph imports only")
     if format == "trustgraph":
-        converted = [trustgraph.convert(read_json(f), str(f)) for f in files]
+        converted = [trustgraph.convert(trustgraph.read(f), str(f)) for f in files]
     elif format == "chat2graph":
-        converted = [chat2graph.convert(read_yaml(f), str(f)) for f in files]
+        converted = [chat2graph.convert(read_yaml(f), str(f), as_loaded=as_loaded) for f in files]
     elif format == "tool-agent":
         converted = [tool_agent.convert(read_json(f), str(f)) for f in files]
     else:
         raise UsageError(f"unknown import format '{format}': expected {', '.join(IMPORT_FORMATS)}")
-    empty = [c.source for c in converted if not c.tables]
+    empty = [c for c in converted if not c.tables and not c.problems]
     if empty:
+        reasons = [n.removeprefix(f"{empty[0].source}: ") for n in empty[0].notes]
+        why = f": {reasons[0]}" if len(reasons) == 1 else ""
         raise UsageError(
-            f"{empty[0]} holds nothing toolctl can import as {format}",
-            details=[n for c in converted for n in c.notes],
+            f"{empty[0].source} holds nothing toolctl can import as {format}{why}",
+            details=reasons if len(reasons) > 1 else [],
         )
     return validate(converted)

@@ -1,14 +1,25 @@
 """Chat2Graph YAML (``tools:``, ``actions:``, ``toolkit:`` chains) → tools and actions.
 
-Each ``toolkit:`` chain ``[a, b, c]`` becomes Next edges a→b and b→c of score 1.0, and an
-action's ``tools`` become Call edges of score 1.0 (Chat2Graph's defaults). Chains stay
-separate: Chat2Graph's loader flattens all chains into one, so the last action of each
-chain also leads to the first of the next; that quirk is not copied.
+Names: Chat2Graph names actions in words (``"browser using action"``); a name toolctl
+does not accept becomes a slug (``browser-using-action``) and the original is kept as
+``title`` (see ``interchange.slugs``); every reference follows the same mapping.
 
+Two ways to read the chains:
+
+* separate (the default): each ``toolkit:`` chain ``[a, b, c]`` becomes Next edges a→b
+  and b→c of score 1.0; chains stay apart, and every action under ``actions:`` is kept.
+* ``as_loaded``: the graph Chat2Graph's ``AgenticService.load`` builds. Its loader reads
+  ``actions:`` (a later action of the same name replaces an earlier one; tool references
+  to unknown tools are dropped), keeps only the chain entries that name such an action,
+  and then links *every* chained action to the one before it in one flat sequence: the
+  last action of a chain leads to the first of the next, and an action listed twice gets
+  an edge from each predecessor. Actions in no chain are not in its graph.
+
+An action's ``tools`` become Call edges of score 1.0 (Chat2Graph's default) either way.
 A ``LOCAL_TOOL`` is a Python class in Chat2Graph (``module_path`` + ``name``); toolctl runs
 it with a small shim that imports the class and calls its ``function`` with the JSON
 arguments, which works where Chat2Graph is importable and the function needs no injected
-services. ``MCP`` tools are MCP servers (tool groups) and are left out with a note.
+services. ``MCP`` tools are MCP servers (tool groups): left out with a note, for now.
 """
 
 from __future__ import annotations
@@ -18,6 +29,7 @@ from typing import Any
 
 from toolctl.errors import UsageError
 from toolctl.interchange.entries import Tables, clean
+from toolctl.interchange.slugs import named, slug
 
 SCORE = 1.0
 SHIM = """\
@@ -31,7 +43,7 @@ print(result if isinstance(result, str) else json.dumps(result, ensure_ascii=Fal
 """
 
 
-def convert(data: Any, source: str) -> Tables:
+def convert(data: Any, source: str, *, as_loaded: bool = False) -> Tables:
     if not isinstance(data, dict):
         raise UsageError(
             f"{source}: not a Chat2Graph configuration",
@@ -40,6 +52,18 @@ def convert(data: Any, source: str) -> Tables:
     result = Tables(source)
     tools, left_out = _tools(_list(data, "tools", source), source, result.notes)
     chains = [_chain(chain, source) for chain in _list(data, "toolkit", source)]
+    if as_loaded:
+        actions = _loaded_actions(data, chains, tools, left_out, source, result.notes)
+    else:
+        actions = _separate_actions(data, chains, left_out, source)
+    result.tables.extend(("tool", t) for t in tools.values())
+    result.tables.extend(("action", clean(a)) for a in actions.values())
+    return result
+
+
+def _separate_actions(
+    data: dict[str, Any], chains: list[list[Any]], left_out: set[str], source: str
+) -> dict[str, dict[str, Any]]:
     actions: dict[str, dict[str, Any]] = {}
     for raw in [*_list(data, "actions", source), *(a for chain in chains for a in chain)]:
         name = _name(raw, "action", source)
@@ -48,12 +72,63 @@ def convert(data: Any, source: str) -> Tables:
     for chain in chains:
         names = [_name(a, "action", source) for a in chain]
         for before, after in pairwise(names):
-            edges = actions[before].setdefault("next", [])
-            if all(e["action"] != after for e in edges):
-                edges.append({"action": after, "score": SCORE})
-    result.tables.extend(("tool", t) for t in tools.values())
-    result.tables.extend(("action", clean(a)) for a in actions.values())
-    return result
+            _link(actions[before], after)
+    return actions
+
+
+def _loaded_actions(
+    data: dict[str, Any],
+    chains: list[list[Any]],
+    tools: dict[str, dict[str, Any]],
+    left_out: set[str],
+    source: str,
+    notes: list[str],
+) -> dict[str, dict[str, Any]]:
+    """The graph ``AgenticService.load`` builds (see the module docstring)."""
+    declared: dict[str, Any] = {}
+    for raw in _list(data, "actions", source):
+        if isinstance(raw, dict):
+            declared[str(raw.get("name", ""))] = raw  # Chat2Graph: the later one replaces
+    sequence = [
+        name
+        for chain in chains
+        for ref in chain
+        if (name := _name(ref, "action", source)) in declared
+    ]
+    dropped = sorted(
+        {_name(ref, "action", source) for chain in chains for ref in chain} - set(declared)
+    )
+    if dropped:
+        notes.append(
+            f"{source}: left out chain entries naming no action under actions: "
+            f"({', '.join(dropped)}), as Chat2Graph's loader does"
+        )
+    unchained = sorted(set(declared) - set(sequence))
+    if unchained:
+        notes.append(
+            f"{source}: left out actions in no toolkit chain ({', '.join(unchained)}): "
+            "Chat2Graph's loader does not put them in its graph"
+        )
+    known = set(tools) | left_out
+    actions: dict[str, dict[str, Any]] = {}
+    for name in sequence:
+        if name not in actions:
+            raw = declared[name]
+            refs = [t for t in raw.get("tools") or [] if isinstance(t, dict) and "name" in t]
+            actions[name] = _action({**raw, "tools": refs}, name, left_out | (_refs(refs) - known), source)
+    for before, after in pairwise(sequence):
+        _link(actions[before], after)
+    return actions
+
+
+def _refs(refs: list[Any]) -> set[str]:
+    return {str(r["name"]) for r in refs}
+
+
+def _link(action: dict[str, Any], after: str) -> None:
+    edges = action.setdefault("next", [])
+    if all(e["action"] != slug(after) for e in edges):
+        edges.append({"action": slug(after), "score": SCORE})
 
 
 def _list(data: dict[str, Any], key: str, source: str) -> list[Any]:
@@ -86,9 +161,14 @@ def _tools(
         module = raw.get("module_path") if isinstance(raw, dict) else None
         if kind != "LOCAL_TOOL" or not module:
             left_out.add(name)
+            reason = (
+                "MCP tool groups come with the MCP runtime"
+                if kind == "MCP"
+                else "only LOCAL_TOOL tools with a module_path map to toolctl"
+            )
             notes.append(
-                f"{source}: left out tool '{name}' ({kind or 'no type'}): only LOCAL_TOOL "
-                "tools with a module_path map to toolctl; its Call edges are dropped too"
+                f"{source}: left out tool '{name}' ({kind or 'no type'}): {reason}; "
+                "its Call edges are dropped too"
             )
             continue
         tools.setdefault(name, _tool(raw, name, module))
@@ -96,22 +176,22 @@ def _tools(
 
 
 def _tool(raw: dict[str, Any], name: str, module: str) -> dict[str, Any]:
-    return clean(
-        {
-            "name": name,
-            "description": raw.get("desc") or raw.get("description"),
-            "tags": ["chat2graph"],
-            "parameters": {"type": "object"},  # Chat2Graph reads the schema from docstrings
-            "local": {"command": ["python3", "-c", SHIM, module, name]},
-        }
-    )
+    table = {
+        "description": raw.get("desc") or raw.get("description"),
+        "tags": ["chat2graph"],
+        "parameters": {"type": "object"},  # Chat2Graph reads the schema from docstrings
+        "local": {"command": ["python3", "-c", SHIM, module, name]},
+    }
+    return clean(named(table, name))
 
 
 def _action(raw: Any, name: str, left_out: set[str], source: str) -> dict[str, Any]:
     described = raw if isinstance(raw, dict) else {}
     calls = [_name(t, "tool", source) for t in described.get("tools") or []]
-    return {
-        "name": name,
+    table = {
         "description": described.get("desc") or described.get("description"),
-        "tools": [{"tool": t, "score": SCORE} for t in dict.fromkeys(calls) if t not in left_out],
+        "tools": [
+            {"tool": slug(t), "score": SCORE} for t in dict.fromkeys(calls) if t not in left_out
+        ],
     }
+    return named(table, name)

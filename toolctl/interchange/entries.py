@@ -10,6 +10,7 @@ from typing import Any
 
 from toolctl.errors import RegistryError, UsageError
 from toolctl.registry.writer import Entry
+from toolctl.settings import Settings
 
 
 @dataclass(frozen=True)
@@ -19,6 +20,8 @@ class Tables:
     source: str
     tables: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    """What refuses the import (every one is listed), with the item it is about."""
 
 
 @dataclass(frozen=True)
@@ -29,7 +32,7 @@ class Imported:
     notes: list[str]
 
 
-def _read_text(path: Path) -> str:
+def read_text(path: Path) -> str:
     if not path.is_file():
         raise UsageError(f"no such file: {path}")
     try:
@@ -40,7 +43,7 @@ def _read_text(path: Path) -> str:
 
 def read_json(path: Path) -> Any:
     try:
-        return json.loads(_read_text(path))
+        return json.loads(read_text(path))
     except json.JSONDecodeError as exc:
         raise UsageError(f"{path}:{exc.lineno}: not valid JSON: {exc.msg}") from exc
 
@@ -49,7 +52,7 @@ def read_yaml(path: Path) -> Any:
     import yaml
 
     try:
-        return yaml.safe_load(_read_text(path))
+        return yaml.safe_load(read_text(path))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else 1
@@ -59,8 +62,9 @@ def read_yaml(path: Path) -> Any:
 def validate(converted: Sequence[Tables]) -> Imported:
     """Validate every table with the registry's own loader; any problem refuses the batch."""
     entries: list[Entry] = []
-    problems: list[str] = []
+    problems = _slug_collisions(converted)
     for tables in converted:
+        problems += [f"{tables.source}: {problem}" for problem in tables.problems]
         found, trouble = _validate_one(tables)
         entries += found
         problems += trouble
@@ -70,6 +74,56 @@ def validate(converted: Sequence[Tables]) -> Imported:
             details=problems,
         )
     return Imported(entries, [note for tables in converted for note in tables.notes])
+
+
+def _slug_collisions(converted: Sequence[Tables]) -> list[str]:
+    """Two foreign names that became the same (or confusable) registry names: reported."""
+    from toolctl.names import fold
+
+    seen: dict[tuple[str, str], tuple[str, str]] = {}
+    problems = []
+    for tables in converted:
+        for kind, table in tables.tables:
+            name = str(table.get("name"))
+            original = str(table.get("title") or name)
+            first = seen.setdefault((kind, fold(name)), (original, tables.source))
+            if first[0] != original:
+                problems.append(
+                    f"{tables.source}: {kind} names '{first[0]}' ({first[1]}) and '{original}' "
+                    f"both become '{name}'; rename one of them in the source"
+                )
+    return problems
+
+
+def check_landing(imported: Imported, settings: Settings) -> list[str]:
+    """Lint the imported entries together with the registry they land in, as `check` would.
+
+    Every error that concerns an imported entry (an unknown service, a missing required
+    config param, an edge or group member naming nothing) refuses the whole import, all
+    listed with their source file; warnings are returned for the caller to show.
+    """
+    from toolctl.names import KINDS
+    from toolctl.registry.index import Registry
+    from toolctl.registry.lint import lint
+
+    registry = Registry.open(settings, full=True)
+    present = [d for kind in KINDS for d in registry.winners(kind)]
+    new = [entry.definition for entry in imported.entries]
+    sources = {d.file for d in new}
+    combined = [*present, *(d for d in new if not registry.definitions(d.kind, d.name))]
+    errors, warnings = [], []
+    for _code, problem in lint(combined):
+        if problem.file not in sources:
+            continue
+        line = f"{problem.file}: {problem.message}"
+        (errors if problem.severity == "error" else warnings).append(line)
+    if errors:
+        raise RegistryError(
+            f"{len(errors)} problem(s) with the registry the import lands in; "
+            "nothing was imported",
+            details=errors,
+        )
+    return warnings
 
 
 def _validate_one(tables: Tables) -> tuple[list[Entry], list[str]]:

@@ -9,11 +9,14 @@ top-level keys next to its own fields. Only Pulsar services, and tools on them, 
 from __future__ import annotations
 
 import json
+import tarfile
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from toolctl.errors import UsageError
-from toolctl.interchange.entries import Tables, clean, items_of
+from toolctl.interchange.entries import Tables, clean, items_of, read_text
+from toolctl.interchange.slugs import named, slug
 
 TOOL_FIELDS = ("type", "name", "description", "service", "arguments")
 ARGUMENT_KEYS = ("name", "type", "description", "required", "default", "enum")
@@ -125,77 +128,184 @@ def _arguments(tool: Mapping[str, Any], notes: list[str]) -> list[dict[str, Any]
 
 # -- import ---------------------------------------------------------------------------------
 
+INTERNAL_TYPES = {
+    "knowledge-query": "queries TrustGraph's knowledge graph",
+    "text-completion": "calls TrustGraph's LLM text-completion service",
+    "prompt": "renders a TrustGraph prompt template",
+    "structured-query": "queries TrustGraph's structured data",
+    "row-embeddings-query": "searches TrustGraph's row embeddings",
+}
+"""Tool types TrustGraph's agent implements itself: they run only inside TrustGraph."""
+CONFIG_TYPES = ("tool", "tool-service", "mcp")
+
+
+def read(path: Path) -> Any:
+    """A JSON file, `tg-show-config` output (its ``Version: N`` line first), or a
+    `tg-export-workspace` bundle (``.tgx``: a gzipped tar of ``config/TYPE/KEY.json``)."""
+    if path.is_file() and tarfile.is_tarfile(path):
+        return _bundle_entries(path)
+    text = read_text(path)
+    first, _, rest = text.partition("\n")
+    if first.startswith("Version:"):  # tg-show-config prints the version, then the JSON
+        text = rest
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"{path}:{exc.lineno}: not valid JSON: {exc.msg}") from exc
+
+
+def _bundle_entries(path: Path) -> list[Any]:
+    entries = []
+    try:
+        with tarfile.open(path) as bundle:
+            for member in bundle.getmembers():
+                if not (member.isfile() and member.name.startswith("config/")):
+                    continue
+                handle = bundle.extractfile(member)
+                if handle is not None:
+                    entries.append(json.loads(handle.read().decode("utf-8")))
+    except (tarfile.TarError, OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise UsageError(f"{path}: not a readable tg-export-workspace bundle: {exc}") from exc
+    return entries
+
 
 def convert(data: Any, source: str) -> Tables:
-    """Config items (a list, or one ``{key, value}``) or bare values → service/tool tables."""
+    """Config items, a config dump or bundle entries, or bare values → service/tool tables."""
     result = Tables(source)
-    for item in items_of(data, source, "a TrustGraph config item or value"):
+    for item in _items(data, source):
         kind, name, value = _classify(item, source)
         if kind == "tool-service":
-            result.tables.append(("service", _service_table(value, name, result.notes)))
-        elif kind == "tool" and value.get("type") == "tool-service":
-            result.tables.append(("tool", _tool_table(value, name)))
+            _service(value, name, result)
         elif kind == "tool":
+            _tool(value, name, result)
+        elif kind == "mcp":
             result.notes.append(
-                f"{source}: left out tool '{value.get('name') or name}' of TrustGraph type "
-                f"'{value.get('type')}': only 'tool-service' tools run outside TrustGraph"
+                f"{source}: left out MCP server '{value.get('remote-name') or name}': "
+                "MCP servers come with toolctl's MCP runtime"
             )
         else:
-            result.notes.append(f"{source}: left out config item '{name}': not a tool or service")
+            result.notes.append(
+                f"{source}: left out config item '{kind}/{name}': not a tool or tool service"
+            )
     return result
 
 
+def _items(data: Any, source: str) -> list[dict[str, Any]]:
+    """Every item, whatever the shape: a workspace-config export's or `tg-show-config`'s
+    ``{type: {key: value}}`` becomes ``{"type", "key", "value"}`` entries."""
+    if isinstance(data, dict) and isinstance(data.get("config"), dict) and "source_version" in data:
+        data = data["config"]  # tg-export-workspace-config
+    if isinstance(data, dict) and _is_dump(data):
+        return [
+            {"type": kind, "key": key, "value": value}
+            for kind, values in data.items()
+            for key, value in values.items()
+        ]
+    return items_of(data, source, "a TrustGraph config item or value")
+
+
+def _is_dump(data: dict[str, Any]) -> bool:
+    return (
+        any(kind in data for kind in CONFIG_TYPES)
+        and "type" not in data
+        and all(isinstance(values, dict) for values in data.values())
+    )
+
+
 def _classify(item: dict[str, Any], source: str) -> tuple[str, str, dict[str, Any]]:
-    """(kind, name from the key, value) of one item, bare or ``{key, value}``."""
+    """(kind, name from the key, value) of one item, bare or keyed."""
     if "key" in item and "value" in item:
-        kind, _, name = str(item["key"]).partition("/")
-        value = item["value"]
-        if isinstance(value, str):  # the config service keeps values as JSON strings
-            try:
-                value = json.loads(value)
-            except ValueError as exc:
-                raise UsageError(f"{source}: value of '{item['key']}' is not JSON: {exc}") from exc
-        if not isinstance(value, dict):
-            raise UsageError(f"{source}: value of '{item['key']}' is not a JSON object")
-        return kind, name, value
-    if "request-queue" in item or "request_queue" in item:
+        if "type" in item:  # a bundle entry or dump item: {"type", "key", "value"}
+            kind, name = str(item["type"]), str(item["key"])
+        else:  # toolctl's export: {"key": "tool/NAME", "value"}
+            kind, _, name = str(item["key"]).partition("/")
+        return kind, name, _value(item["value"], f"{kind}/{name}", source)
+    if any(k in item for k in ("request-queue", "request_queue", "topic", "config-params")):
         return "tool-service", str(item.get("id") or ""), item
     if "type" in item:
         return "tool", str(item.get("name") or ""), item
+    if "url" in item or "remote-name" in item:
+        return "mcp", str(item.get("remote-name") or ""), item
+    if "id" in item:  # a tool service that declares nothing else
+        return "tool-service", str(item["id"]), item
     raise UsageError(
-        f"{source}: not a TrustGraph config item, tool service or tool",
+        f"{source}: not a TrustGraph config item, tool service, tool or MCP server",
         hint='expected {"key": "tool/NAME", "value": {...}} or a descriptor with "type"',
     )
 
 
-def _service_table(value: dict[str, Any], name: str, notes: list[str]) -> dict[str, Any]:
+def _value(value: Any, key: str, source: str) -> dict[str, Any]:
+    if isinstance(value, str):  # the config service keeps values as JSON strings
+        try:
+            value = json.loads(value)
+        except ValueError as exc:
+            raise UsageError(f"{source}: value of '{key}' is not JSON: {exc}") from exc
+    if not isinstance(value, dict):
+        raise UsageError(f"{source}: value of '{key}' is not a JSON object")
+    return value
+
+
+def _service(value: dict[str, Any], name: str, result: Tables) -> None:
     spellings = {
         "request-queue": "request_queue",
         "response-queue": "response_queue",
         "config-params": "config_params",
     }
+    foreign = str(value.get("id") or value.get("name") or name)
     pulsar: dict[str, Any] = {}
     for key, item in value.items():
-        if key in ("id", "name", "description"):
+        if key in ("id", "name", "description", "topic"):
             continue
         if spellings.get(key, key) in ("request_queue", "response_queue", "config_params"):
             pulsar[spellings.get(key, key)] = item
         else:
-            notes.append(f"service '{value.get('id') or name}': ignored unknown key '{key}'")
-    table = {"name": value.get("id") or value.get("name") or name, "pulsar": pulsar}
-    return clean(table | {"description": value.get("description")})
+            result.notes.append(f"{result.source}: service '{foreign}': dropped unknown key '{key}'")
+    topic = value.get("topic")
+    if topic is not None and "request_queue" not in pulsar and "response_queue" not in pulsar:
+        # DynamicToolService: non-persistent://tg/{request,response}/{topic}
+        pulsar["request_queue"] = f"non-persistent://tg/request/{topic}"
+        pulsar["response_queue"] = f"non-persistent://tg/response/{topic}"
+    if "request_queue" not in pulsar or "response_queue" not in pulsar:
+        result.problems.append(
+            f"tool service '{foreign}' has no request-queue and response-queue (nor a topic "
+            "to derive them from); TrustGraph's agent refuses it too"
+        )
+        return
+    table = {"pulsar": pulsar, "description": value.get("description")}
+    result.tables.append(("service", clean(named(table, foreign))))
 
 
-def _tool_table(value: dict[str, Any], name: str) -> dict[str, Any]:
+def _tool(value: dict[str, Any], name: str, result: Tables) -> None:
+    foreign = str(value.get("name") or name)
+    kind = value.get("type")
+    if kind == "tool-service":
+        result.tables.append(("tool", _tool_table(value, foreign)))
+    elif kind in INTERNAL_TYPES:
+        result.notes.append(
+            f"{result.source}: left out tool '{foreign}' of type '{kind}': it "
+            f"{INTERNAL_TYPES[str(kind)]}, so it runs only inside TrustGraph"
+        )
+    elif kind == "mcp-tool":
+        result.notes.append(
+            f"{result.source}: left out tool '{foreign}' of type 'mcp-tool': MCP tools come "
+            "with toolctl's MCP runtime"
+        )
+    else:
+        result.problems.append(
+            f"tool '{foreign}' has TrustGraph type {kind!r}, which TrustGraph does not know"
+        )
+
+
+def _tool_table(value: dict[str, Any], foreign: str) -> dict[str, Any]:
     arguments = [
         {k: v for k, v in a.items() if k in ARGUMENT_KEYS} if isinstance(a, dict) else a
         for a in value.get("arguments") or []
     ]
+    service = value.get("service")
     table = {
-        "name": value.get("name") or name,
         "description": value.get("description"),
-        "service": value.get("service"),
+        "service": slug(service) if isinstance(service, str) else service,
         "config": {k: v for k, v in value.items() if k not in TOOL_FIELDS},
         "arguments": arguments,
     }
-    return clean(table)
+    return clean(named(table, foreign))
