@@ -28,7 +28,7 @@ TOPIC_PATTERN = re.compile(
     r"^(persistent|non-persistent)://[A-Za-z0-9_.=-]+/[A-Za-z0-9_.=-]+/[^/\s]+$"
 )
 ToolState = Literal["active", "staging", "disabled", "deprecated"]
-"""Only "active" tools run; the others need `run --allow-staging` (tool_agent's status)."""
+"""Only "active" tools run; the others need `run --allow-staging` (``tool_state``)."""
 QUEUE_CLASSES = {
     "flow": "persistent",
     "request": "non-persistent",
@@ -45,14 +45,15 @@ def pulsar_topic(queue: str) -> str:
     parts = queue.split(":", 2)
     if len(parts) != 3:
         raise ValueError(
-            f"malformed queue {queue!r}: expected a Pulsar topic "
+            f"malformed Pulsar topic {queue!r}: expected "
             "'{persistent|non-persistent}://tenant/namespace/topic' or TrustGraph's "
             "'class:topicspace:topic'"
         )
     cls, space, topic = parts
     if cls not in QUEUE_CLASSES:
         raise ValueError(
-            f"malformed queue {queue!r}: class {cls!r} is not flow, request, response or notify"
+            f"malformed Pulsar topic {queue!r}: TrustGraph's queue class {cls!r} is not "
+            "flow, request, response or notify"
         )
     return f"{QUEUE_CLASSES[cls]}://{space}/{cls}/{topic}"
 
@@ -343,6 +344,11 @@ MODELS: dict[str, type[_Model]] = {
 def normalise(kind: str, model: BaseModel) -> dict[str, Any]:
     """The plain-JSON form the registry caches: defaults filled, derived fields added."""
     data = model.model_dump(mode="json")
+    # Left out at their defaults, so entries that never set them read as before.
+    if data.get("title", "") is None:
+        del data["title"]
+    if data.get("state") == "active":
+        del data["state"]
     if isinstance(model, Tool):
         data["schema"] = model.argument_schema()
         data["runtime"] = model.runtime_section  # None until the index resolves the service

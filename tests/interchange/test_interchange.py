@@ -243,7 +243,7 @@ def test_trustgraph_import_leaves_out_other_tool_types_and_refuses_junk(tmp_path
     imported = read_import("trustgraph", [write(tmp_path, "items.json", items)])
     assert [e.definition.name for e in imported.entries] == ["tell-joke"]
     assert len(imported.notes) == 2
-    assert "of TrustGraph type 'knowledge-query'" in imported.notes[0]
+    assert "of type 'knowledge-query': it queries TrustGraph's knowledge graph" in imported.notes[0]
     with pytest.raises(UsageError, match="holds nothing toolctl can import"):
         read_import("trustgraph", [write(tmp_path, "none.json", items[:2])])
     with pytest.raises(UsageError, match="not valid JSON"):
@@ -329,8 +329,8 @@ def test_chat2graph_chains_become_next_edges_without_merging_chains(tmp_path: Pa
     ]
     assert reader["parameters"] == {"type": "object"}
     assert imported.notes == [
-        f"{tmp_path / 'c2g.yml'}: left out tool 'BrowserUsing' (MCP): only LOCAL_TOOL tools "
-        "with a module_path map to toolctl; its Call edges are dropped too"
+        f"{tmp_path / 'c2g.yml'}: left out tool 'BrowserUsing' (MCP): MCP tool groups come "
+        "with the MCP runtime; its Call edges are dropped too"
     ]
 
 
@@ -339,9 +339,24 @@ def test_chat2graph_refuses_what_is_not_a_configuration(tmp_path: Path) -> None:
         read_import("chat2graph", [write(tmp_path, "list.yml", "- a\n- b\n")])
     with pytest.raises(UsageError, match="not valid YAML"):
         read_import("chat2graph", [write(tmp_path, "bad.yml", "tools: [a\n")])
+    for as_loaded in (False, True):
+        with pytest.raises(UsageError, match="action 'a': 'tools' must be a list"):
+            read_import(
+                "chat2graph",
+                [
+                    write(
+                        tmp_path,
+                        "tools.yml",
+                        "actions: [{name: a, tools: 3}]\ntoolkit: [[{name: a}]]",
+                    )
+                ],
+                as_loaded=as_loaded,
+            )
+    twins = "actions: [{name: 'Read File'}, {name: 'read file!'}]"
     with pytest.raises(RegistryError) as caught:
-        read_import("chat2graph", [write(tmp_path, "names.yml", "actions: [{name: 'bad name'}]")])
-    assert "action 'bad name': name: String should match pattern" in caught.value.details[0]
+        read_import("chat2graph", [write(tmp_path, "twins.yml", twins)])
+    assert "names 'Read File'" in caught.value.details[0]
+    assert "and 'read file!' both become 'read-file'" in caught.value.details[0]
 
 
 TOOL_AGENT_REGISTRY: list[dict[str, Any]] = [
@@ -390,7 +405,9 @@ def test_tool_agent_registry_and_groups(tmp_path: Path, wrapped: bool) -> None:
     assert stitcher["category"] == "cv"
     assert stitcher["tags"] == ["backend:local"]
     assert stitcher["parameters"]["required"] == ["images"]
-    assert stitcher["local"]["command"][-2:] == ["http://127.0.0.1:8001", "image_stitcher"]
+    assert stitcher["runtime"] == "tool-agent"
+    assert stitcher["options"] == {"router": "http://127.0.0.1:8001", "tool_id": "image_stitcher"}
+    assert stitcher["title"] == "图片拼接工具"
     assert tables["runcomfy_stop_env"]["description"] == "Stop"
     group = tables["runcomfy_lifecycle"]
     assert group["tools"] == group["usage_order"]

@@ -42,6 +42,21 @@ def export_command(
     group: Annotated[
         str | None, typer.Option("--group", "-g", metavar="GROUP", help="Only this group's tools.")
     ] = None,
+    strict_schemas: Annotated[
+        bool,
+        typer.Option(
+            "--strict-schemas",
+            help='openai: schemas OpenAI\'s strict mode accepts, each function "strict": true; '
+            "tools that cannot be made strict are listed on stderr.",
+        ),
+    ] = False,
+    as_commands: Annotated[
+        bool,
+        typer.Option(
+            "--as-commands",
+            help="trustgraph: print 'tg-put-config-item --type T --key K --value JSON' lines.",
+        ),
+    ] = False,
     registry: RegistryOption = None,
     strict: StrictOption = False,
 ) -> None:
@@ -59,10 +74,20 @@ def export_command(
     chosen = reg.resolve("group", group).data if group is not None else None
     tools = {d.name: d.data for d in reg.winners("tool")}
     services = {d.name: d.data for d in reg.winners("service")}
-    exported = export(format.value, tools, services, chosen)
+    exported = export(
+        format.value,
+        tools,
+        services,
+        chosen,
+        strict_schemas=strict_schemas,
+        commands=as_commands,
+    )
     for note in exported.notes:
         render.warn(note)
-    render.print_json(exported.data)
+    if isinstance(exported.data, str):
+        render.write_stdout(exported.data)
+    else:
+        render.print_json(exported.data)
 
 
 def import_command(

@@ -56,7 +56,8 @@ def list_command(
 def _tool_row(data: dict[str, Any]) -> list[str]:
     return [
         data["name"],
-        data.get("runtime") or "?",
+        (data.get("runtime") or "?")
+        + (f" ({data['state']})" if data.get("state", "active") != "active" else ""),
         data.get("category") or "",
         data["description"],
     ]

@@ -62,6 +62,12 @@ def run_command(
     concurrency: Annotated[
         int, typer.Option(min=1, max=1024, help="Calls in flight with --batch.")
     ] = 1,
+    allow_staging: Annotated[
+        bool,
+        typer.Option(
+            "--allow-staging", help="Run a tool whose state is staging, disabled or deprecated."
+        ),
+    ] = False,
     verbose: Annotated[
         bool,
         typer.Option(
@@ -85,7 +91,7 @@ def run_command(
     from toolctl.runners.base import RunContext, load_runner
 
     settings = settings_for(registry, strict, verbose=verbose, pulsar_url=pulsar_url, user=user)
-    spec = resolve_tool(open_registry(settings), name)
+    spec = resolve_tool(open_registry(settings), name, allow_staging=allow_staging)
     runner = load_runner(spec.runtime, settings)
     context = RunContext(settings, timeout or float(spec.data["timeout"]), settings.user)
     sink = render.event_sink(settings) if verbose else None

@@ -45,13 +45,26 @@ def export(
     tools: Mapping[str, Mapping[str, Any]],
     services: Mapping[str, Mapping[str, Any]],
     group: Mapping[str, Any] | None = None,
+    *,
+    strict_schemas: bool = False,
+    commands: bool = False,
 ) -> Exported:
-    """Export ``tools`` (name → data), or only those ``group`` names, in ``format``."""
+    """Export ``tools`` (name → data), or only those ``group`` names, in ``format``.
+
+    ``strict_schemas`` (openai): schemas in OpenAI's strict subset, ``"strict": true``.
+    ``commands`` (trustgraph): ``tg-put-config-item`` command lines instead of JSON items.
+    """
     from toolctl.interchange import functions, trustgraph
 
+    if strict_schemas and format != "openai":
+        raise UsageError("--strict-schemas is for --format openai only")
+    if commands and format != "trustgraph":
+        raise UsageError("--as-commands is for --format trustgraph only")
     chosen, notes = _select(tools, group)
     data: Any
-    if format == "openai":
+    if format == "openai" and strict_schemas:
+        data, more = functions.strict_functions(chosen)
+    elif format == "openai":
         data, more = functions.openai_functions(chosen)
     elif format == "mcp":
         data, more = functions.mcp_tools(chosen)
@@ -63,6 +76,8 @@ def export(
                 "only those map to TrustGraph",
                 hint="export it as openai or mcp",
             )
+        if commands:
+            data = trustgraph.put_commands(data)
     else:
         raise UsageError(f"unknown export format '{format}': expected {', '.join(EXPORT_FORMATS)}")
     return Exported(data, notes + more)

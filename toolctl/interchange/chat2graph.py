@@ -114,11 +114,19 @@ def _loaded_actions(
     for name in sequence:
         if name not in actions:
             raw = declared[name]
-            refs = [t for t in raw.get("tools") or [] if isinstance(t, dict) and "name" in t]
-            actions[name] = _action({**raw, "tools": refs}, name, left_out | (_refs(refs) - known), source)
+            given = _listed(raw.get("tools") or [], name, source)
+            refs = [t for t in given if isinstance(t, dict) and "name" in t]
+            unknown = _refs(refs) - known  # Chat2Graph's loader drops them without a word
+            actions[name] = _action({**raw, "tools": refs}, name, left_out | unknown, source)
     for before, after in pairwise(sequence):
         _link(actions[before], after)
     return actions
+
+
+def _listed(value: Any, action: str, source: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise UsageError(f"{source}: action '{action}': 'tools' must be a list")
+    return value
 
 
 def _refs(refs: list[Any]) -> set[str]:
@@ -187,7 +195,10 @@ def _tool(raw: dict[str, Any], name: str, module: str) -> dict[str, Any]:
 
 def _action(raw: Any, name: str, left_out: set[str], source: str) -> dict[str, Any]:
     described = raw if isinstance(raw, dict) else {}
-    calls = [_name(t, "tool", source) for t in described.get("tools") or []]
+    refs = described.get("tools") or []
+    if not isinstance(refs, list):
+        raise UsageError(f"{source}: action '{name}': 'tools' must be a list")
+    calls = [_name(t, "tool", source) for t in refs]
     table = {
         "description": described.get("desc") or described.get("description"),
         "tools": [

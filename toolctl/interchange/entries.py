@@ -111,7 +111,8 @@ def check_landing(imported: Imported, settings: Settings) -> list[str]:
     new = [entry.definition for entry in imported.entries]
     sources = {d.file for d in new}
     combined = [*present, *(d for d in new if not registry.definitions(d.kind, d.name))]
-    errors, warnings = [], []
+    errors: list[str] = []
+    warnings: list[str] = []
     for _code, problem in lint(combined):
         if problem.file not in sources:
             continue
@@ -119,8 +120,7 @@ def check_landing(imported: Imported, settings: Settings) -> list[str]:
         (errors if problem.severity == "error" else warnings).append(line)
     if errors:
         raise RegistryError(
-            f"{len(errors)} problem(s) with the registry the import lands in; "
-            "nothing was imported",
+            f"{len(errors)} problem(s) with the registry the import lands in; nothing was imported",
             details=errors,
         )
     return warnings

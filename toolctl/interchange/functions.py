@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -49,3 +50,114 @@ def mcp_tools(tools: Sequence[Mapping[str, Any]]) -> tuple[dict[str, Any], list[
         for tool in sorted(tools, key=lambda t: str(t["name"]))
     ]
     return {"tools": listed}, []
+
+
+# -- OpenAI strict mode -------------------------------------------------------------------
+
+STRICT_KEYWORDS = frozenset(
+    {
+        "type", "description", "title", "properties", "required", "additionalProperties",
+        "items", "enum", "anyOf", "$defs", "$ref", "pattern", "format", "minimum", "maximum",
+        "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minItems", "maxItems",
+    }
+)  # fmt: skip
+"""What OpenAI's Structured Outputs guide lists as supported under ``strict: true``."""
+STRICT_FORMATS = frozenset(
+    {"date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"}
+)
+DROPPED_KEYWORDS = frozenset({"default", "examples", "$schema", "$comment"})
+"""Unsupported but harmless to leave out (a default is kept in the description)."""
+STRICT_DEPTH = 10
+
+
+class NotStrict(ValueError):
+    """Why a schema cannot be expressed in OpenAI's strict subset without changing it."""
+
+
+def strict_functions(
+    tools: Sequence[Mapping[str, Any]],
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """OpenAI function definitions with ``"strict": true`` and schemas its strict mode
+    accepts; a tool whose schema cannot be made strict keeps its schema, ``"strict": false``,
+    and a note saying why."""
+    functions, notes = openai_functions(tools)
+    for entry in functions:
+        function = entry["function"]
+        try:
+            function["parameters"] = strict_schema(function["parameters"])
+            function["strict"] = True
+        except NotStrict as exc:
+            function["strict"] = False
+            notes.append(f"tool '{function['name']}' is exported without strict: {exc}")
+    return functions, notes
+
+
+def strict_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """``schema`` in OpenAI's strict subset: every property required (optional ones may be
+    null), ``additionalProperties: false`` on every object, no unsupported keyword."""
+    if schema.get("type") != "object":
+        raise NotStrict("the parameters' root is not an object")
+    return _strict(schema, "parameters", 1)
+
+
+def _strict(node: Mapping[str, Any], where: str, depth: int) -> dict[str, Any]:
+    if depth > STRICT_DEPTH:
+        raise NotStrict(f"{where} nests deeper than {STRICT_DEPTH} levels")
+    unsupported = sorted(set(node) - STRICT_KEYWORDS - DROPPED_KEYWORDS)
+    if unsupported:
+        raise NotStrict(
+            f"{where} uses {', '.join(unsupported)}, which strict mode does not support"
+        )
+    if "format" in node and node["format"] not in STRICT_FORMATS:
+        raise NotStrict(
+            f"{where} has format {node['format']!r}, which strict mode does not support"
+        )
+    out = {k: v for k, v in node.items() if k in STRICT_KEYWORDS}
+    if "default" in node:
+        hint = f"default: {json.dumps(node['default'], ensure_ascii=False)}"
+        out["description"] = f"{out['description']} ({hint})" if out.get("description") else hint
+    kinds = node.get("type")
+    if kinds == "object" or (isinstance(kinds, list) and "object" in kinds):
+        out.update(_strict_object(node, where, depth))
+    if kinds == "array" or (isinstance(kinds, list) and "array" in kinds):
+        if not isinstance(node.get("items"), Mapping):
+            raise NotStrict(f"{where} is an array without one 'items' schema")
+        out["items"] = _strict(node["items"], f"{where}[]", depth + 1)
+    if "anyOf" in node:
+        out["anyOf"] = [_strict(s, f"{where}|{i}", depth + 1) for i, s in enumerate(node["anyOf"])]
+    if "$defs" in node:
+        out["$defs"] = {k: _strict(s, f"$defs.{k}", depth + 1) for k, s in node["$defs"].items()}
+    return out
+
+
+def _strict_object(node: Mapping[str, Any], where: str, depth: int) -> dict[str, Any]:
+    properties = node.get("properties")
+    extra = node.get("additionalProperties", True)
+    if extra is not False and not properties:
+        raise NotStrict(f"{where} is a free-form object (no properties, any keys allowed)")
+    if extra not in (False, True) or (extra is True and "additionalProperties" in node):
+        raise NotStrict(f"{where} allows keys beyond its properties")
+    required = set(node.get("required") or [])
+    strict_properties = {}
+    for name, prop in (properties or {}).items():
+        converted = _strict(prop, f"{where}.{name}", depth + 1)
+        strict_properties[name] = converted if name in required else _nullable(converted)
+    return {
+        "properties": strict_properties,
+        "required": list(strict_properties),
+        "additionalProperties": False,
+    }
+
+
+def _nullable(prop: dict[str, Any]) -> dict[str, Any]:
+    """An optional property as strict mode spells it: required, but it may be null."""
+    kinds = prop.get("type")
+    if isinstance(kinds, str):
+        prop = {**prop, "type": [kinds, "null"]}
+    elif isinstance(kinds, list):
+        prop = {**prop, "type": kinds if "null" in kinds else [*kinds, "null"]}
+    else:
+        return {"anyOf": [prop, {"type": "null"}]}
+    if "enum" in prop and None not in prop["enum"]:
+        prop["enum"] = [*prop["enum"], None]
+    return prop

@@ -61,6 +61,21 @@ def export_items(
     return sorted(items, key=lambda item: str(item["key"])), notes
 
 
+def put_commands(items: Sequence[Mapping[str, Any]]) -> str:
+    """The items as `tg-put-config-item` command lines, one per item, ready for a shell."""
+    import shlex
+
+    lines = []
+    for item in items:
+        kind, _, key = str(item["key"]).partition("/")
+        value = json.dumps(item["value"], sort_keys=True, ensure_ascii=False)
+        lines.append(
+            f"tg-put-config-item --type {shlex.quote(kind)} --key {shlex.quote(key)} "
+            f"--value {shlex.quote(value)}\n"
+        )
+    return "".join(lines)
+
+
 def _service_value(service: Mapping[str, Any]) -> dict[str, Any]:
     pulsar = service["pulsar"]
     return {
@@ -259,7 +274,9 @@ def _service(value: dict[str, Any], name: str, result: Tables) -> None:
         if spellings.get(key, key) in ("request_queue", "response_queue", "config_params"):
             pulsar[spellings.get(key, key)] = item
         else:
-            result.notes.append(f"{result.source}: service '{foreign}': dropped unknown key '{key}'")
+            result.notes.append(
+                f"{result.source}: service '{foreign}': dropped unknown key '{key}'"
+            )
     topic = value.get("topic")
     if topic is not None and "request_queue" not in pulsar and "response_queue" not in pulsar:
         # DynamicToolService: non-persistent://tg/{request,response}/{topic}

@@ -18,9 +18,15 @@ from toolctl.runners.base import RunContext, Runner, ToolResult, ToolSpec
 Event = dict[str, Any]
 
 
-def resolve_tool(registry: Registry, name: str) -> ToolSpec:
-    """The tool in force under ``name``, with its service's descriptor if it has one."""
+def resolve_tool(registry: Registry, name: str, *, allow_staging: bool = False) -> ToolSpec:
+    """The tool in force under ``name``, with its service's descriptor if it has one.
+
+    A tool whose ``state`` is not "active" is refused unless ``allow_staging``.
+    """
+    from toolctl.tool_state import check_runnable
+
     tool = registry.resolve("tool", name)
+    check_runnable(tool.data, allow_staging)
     service = None
     if tool.data.get("service"):
         service = registry.resolve("service", tool.data["service"]).data

@@ -86,7 +86,7 @@ class PulsarRunner:
             "request_queue": request_queue,
             "response_queue": response_queue,
             "user": context.user,
-            "config": dict(tool.data.get("config") or {}),
+            "config": service_config(tool),
             "arguments": arguments,
             "timeout": context.timeout,
         }
@@ -176,7 +176,15 @@ class PulsarRunner:
 
 
 def _request(tool: ToolSpec, arguments: dict[str, Any], context: RunContext) -> bytes:
-    return encode_request(context.user, tool.data.get("config") or {}, arguments)
+    return encode_request(context.user, service_config(tool), arguments)
+
+
+def service_config(tool: ToolSpec) -> dict[str, Any]:
+    """The tool's config values for the params its service declares, and only those: as in
+    TrustGraph's agent, other keys (its own ``group``, ``state``...) are never sent."""
+    section = (tool.service or {}).get("pulsar") or {}
+    declared = {param["name"] for param in section.get("config_params") or []}
+    return {k: v for k, v in (tool.data.get("config") or {}).items() if k in declared}
 
 
 def service_queues(tool: ToolSpec) -> tuple[str, str]:

@@ -1,0 +1,25 @@
+"""Whether a tool may run: only an "active" tool runs unless the caller allows the others.
+
+Kept apart from ``models`` so the run path checks it without importing pydantic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from toolctl.errors import UsageError
+
+STATES = ("active", "staging", "disabled", "deprecated")
+"""A tool's ``state``; tool_agent's ``status`` imports as one of these."""
+
+
+def check_runnable(tool_data: Mapping[str, Any], allow_staging: bool) -> None:
+    """Refuse a tool that is not "active", unless ``allow_staging`` (then any state runs)."""
+    state = tool_data.get("state") or "active"
+    if state == "active" or allow_staging:
+        return
+    raise UsageError(
+        f"tool '{tool_data['name']}' is {state}, not active; it does not run by default",
+        hint='pass --allow-staging to run it anyway, or set state = "active"',
+    )
