@@ -219,3 +219,113 @@ def test_import_tool_agent_and_run_through_its_router(
     assert result["data"] == {"tool": "image_stitcher", "got": {"images": ["a.png"]}}
     invalid = toolctl("run", "image_stitcher", "--args", "{}", "-r", "reg")
     assert invalid.returncode == 2  # input_schema became the tool's parameters
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_tool_agent_states_dropped_fields_and_a_closed_router(
+    tmp_path: Path, toolctl: Toolctl, router: str
+) -> None:
+    staged = [
+        {**TOOL_AGENT_REGISTRY[0], "tool_id": "beta_tool", "status": "staging"},
+        {"tool_id": "odd_tool", "name": "Odd", "status": "已接入", "extra_field": 3},
+    ]
+    (tmp_path / "registry.json").write_text(json.dumps(TOOL_AGENT_REGISTRY + staged))
+    (tmp_path / "reg").mkdir()
+    done = toolctl("import", "tool-agent", "registry.json", "-r", "reg")
+    assert done.returncode == 0, done.stderr
+    assert "dropped 'output_schema'" not in done.stderr  # empty: nothing is lost
+    assert "dropped 'extra_field' (toolctl has no place for it) from odd_tool" in done.stderr
+    assert "tool 'odd_tool' has status '已接入'" in done.stderr
+    listed = toolctl("list", "-r", "reg")
+    rows = {line.split()[0]: line.split()[1:3] for line in listed.stdout.splitlines()[1:]}
+    assert rows["beta_tool"] == ["tool-agent", "(staging)"]
+    assert rows["odd_tool"] == ["tool-agent", "(staging)"]
+    assert rows["image_stitcher"] == ["tool-agent", "cv"]
+    refused = toolctl("run", "beta_tool", "--args", '{"images": []}', "-r", "reg")
+    assert refused.returncode == 2
+    assert "tool 'beta_tool' is staging, not active" in refused.stderr
+    assert "--allow-staging" in refused.stderr
+    for name in ("beta_tool", "image_stitcher"):
+        descriptor = tmp_path / "reg" / "tools" / f"{name}.toml"
+        descriptor.write_text(descriptor.read_text().replace("http://127.0.0.1:8001", router))
+    allowed = toolctl(
+        "run", "beta_tool", "--allow-staging", "--args", '{"images": []}', "--json", "-r", "reg"
+    )
+    assert allowed.returncode == 0, allowed.stderr
+    assert json.loads(allowed.stdout)["data"] == {"tool": "beta_tool", "got": {"images": []}}
+    closed = f"http://127.0.0.1:{free_port()}"
+    descriptor = tmp_path / "reg" / "tools" / "image_stitcher.toml"
+    descriptor.write_text(descriptor.read_text().replace(router, closed))
+    refused_connection = toolctl("run", "image_stitcher", "--args", '{"images": []}', "-r", "reg")
+    assert refused_connection.returncode == 5
+    assert f"tool_agent router {closed} is not reachable" in refused_connection.stderr
+    assert "Traceback" not in refused_connection.stderr
+
+
+def test_tool_agent_groups_naming_unknown_tools_are_refused(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    (tmp_path / "groups.json").write_text(json.dumps(TOOL_AGENT_GROUPS))
+    (tmp_path / "reg").mkdir()
+    done = toolctl("import", "tool-agent", "groups.json", "-r", "reg")
+    assert done.returncode == 3
+    for tool in ("launch_comfy_env", "runcomfy_workflow_executor", "runcomfy_stop_env"):
+        assert f"group 'runcomfy_lifecycle' names unknown tool '{tool}'" in done.stderr
+    assert "nothing was imported" in done.stderr
+    assert not list((tmp_path / "reg").rglob("*.toml"))
+
+
+def test_import_checks_the_registry_it_lands_in(tmp_path: Path, toolctl: Toolctl) -> None:
+    needy = {**JOKE_SERVICE, "config-params": [{"name": "style", "required": True}]}
+    (tmp_path / "service.json").write_text(json.dumps(needy))
+    orphan = {**TELL_JOKE, "name": "orphan joke", "service": "nope"}
+    (tmp_path / "orphan.json").write_text(json.dumps(orphan))
+    (tmp_path / "reg").mkdir()
+    assert toolctl("import", "trustgraph", "service.json", "-r", "reg").returncode == 0
+    plain = {k: v for k, v in TELL_JOKE.items() if k != "style"}
+    (tmp_path / "plain.json").write_text(json.dumps(plain))
+    missing = toolctl("import", "trustgraph", "plain.json", "orphan.json", "-r", "reg")
+    assert missing.returncode == 3
+    assert (
+        "plain.json: tool 'tell-joke' misses config param 'style' that service "
+        "'joke-service' requires" in missing.stderr
+    )
+    assert "orphan.json: tool 'orphan-joke' names unknown service 'nope'" in missing.stderr
+    assert "2 problem(s)" in missing.stderr
+    assert not (tmp_path / "reg" / "tools").exists()
+    assert toolctl("check", "-r", "reg").returncode == 0
+
+
+def test_trustgraph_config_goes_out_as_declared_only(tmp_path: Path, toolctl: Toolctl) -> None:
+    chatty = {**TELL_JOKE, "group": ["fun"], "state": "x", "applicable-states": ["x"]}
+    (tmp_path / "svc.json").write_text(json.dumps(JOKE_SERVICE))
+    (tmp_path / "tool.json").write_text(json.dumps(chatty))
+    (tmp_path / "reg").mkdir()
+    done = toolctl("import", "trustgraph", "svc.json", "tool.json", "-r", "reg")
+    assert done.returncode == 0, done.stderr
+    assert "sets config 'group' that service 'joke-service' does not declare" in done.stderr
+    plan = toolctl("run", "tell-joke", "-a", "topic=cats", "--dry-run", "--json", "-r", "reg")
+    assert plan.returncode == 0, plan.stderr
+    assert json.loads(plan.stdout)["config"] == {"style": "pun"}
+
+
+def test_export_trustgraph_as_put_commands(registry: Path, toolctl: Toolctl) -> None:
+    import shlex
+
+    done = toolctl("export", "-f", "trustgraph", "--as-commands", "-r", str(registry))
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert [shlex.split(line)[:5] for line in lines] == [
+        ["tg-put-config-item", "--type", "tool-service", "--key", "joke-service"],
+        ["tg-put-config-item", "--type", "tool", "--key", "tell-joke"],
+    ]
+    assert json.loads(shlex.split(lines[1])[6]) == TELL_JOKE
+    wrong = toolctl("export", "-f", "openai", "--as-commands", "-r", str(registry))
+    assert wrong.returncode == 2

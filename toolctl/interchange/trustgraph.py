@@ -157,7 +157,7 @@ CONFIG_TYPES = ("tool", "tool-service", "mcp")
 def read(path: Path) -> Any:
     """A JSON file, `tg-show-config` output (its ``Version: N`` line first), or a
     `tg-export-workspace` bundle (``.tgx``: a gzipped tar of ``config/TYPE/KEY.json``)."""
-    if path.is_file() and tarfile.is_tarfile(path):
+    if path.is_file() and _is_tar(path):
         return _bundle_entries(path)
     text = read_text(path)
     first, _, rest = text.partition("\n")
@@ -167,6 +167,13 @@ def read(path: Path) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise UsageError(f"{path}:{exc.lineno}: not valid JSON: {exc.msg}") from exc
+
+
+def _is_tar(path: Path) -> bool:
+    try:
+        return tarfile.is_tarfile(path)
+    except (OSError, EOFError):
+        return True  # a truncated bundle: let reading it say what is wrong
 
 
 def _bundle_entries(path: Path) -> list[Any]:
@@ -179,7 +186,7 @@ def _bundle_entries(path: Path) -> list[Any]:
                 handle = bundle.extractfile(member)
                 if handle is not None:
                     entries.append(json.loads(handle.read().decode("utf-8")))
-    except (tarfile.TarError, OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (tarfile.TarError, OSError, EOFError, UnicodeDecodeError, ValueError) as exc:
         raise UsageError(f"{path}: not a readable tg-export-workspace bundle: {exc}") from exc
     return entries
 
@@ -234,6 +241,8 @@ def _classify(item: dict[str, Any], source: str) -> tuple[str, str, dict[str, An
             kind, name = str(item["type"]), str(item["key"])
         else:  # toolctl's export: {"key": "tool/NAME", "value"}
             kind, _, name = str(item["key"]).partition("/")
+        if kind not in CONFIG_TYPES:  # prompts, flow blueprints...: left out, unread
+            return kind, name, {}
         return kind, name, _value(item["value"], f"{kind}/{name}", source)
     if any(k in item for k in ("request-queue", "request_queue", "topic", "config-params")):
         return "tool-service", str(item.get("id") or ""), item

@@ -1,0 +1,139 @@
+"""TrustGraph's shapes in: dumps, bundles, the documented queue form, topic-only services."""
+
+from __future__ import annotations
+
+import io
+import json
+import tarfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.interchange.test_interchange import JOKE_SERVICE, TELL_JOKE, registry_data
+from toolctl.errors import RegistryError, UsageError
+from toolctl.interchange import read_import
+from toolctl.models import pulsar_topic
+
+
+def names(files: list[Path]) -> list[tuple[str, str]]:
+    imported = read_import("trustgraph", files)
+    return sorted((e.definition.kind, e.definition.name) for e in imported.entries)
+
+
+DUMP = {
+    "tool": {"tell-joke": json.dumps(TELL_JOKE), "ask": json.dumps({"type": "prompt"})},
+    "tool-service": {"joke-service": json.dumps(JOKE_SERVICE)},
+    "prompt": {"system": json.dumps("be nice")},
+}
+EXPECTED = [("service", "joke-service"), ("tool", "tell-joke")]
+
+
+def test_tg_show_config_output_with_its_version_line(tmp_path: Path) -> None:
+    path = tmp_path / "config.txt"
+    path.write_text("Version: 7\n" + json.dumps(DUMP, indent=4))
+    imported = read_import("trustgraph", [path])
+    assert sorted((e.definition.kind, e.definition.name) for e in imported.entries) == EXPECTED
+    assert any("left out config item 'prompt/system'" in n for n in imported.notes)
+    assert any("'ask' of type 'prompt'" in n for n in imported.notes)
+
+
+def test_workspace_config_export(tmp_path: Path) -> None:
+    path = tmp_path / "workspace.json"
+    path.write_text(json.dumps({"source_workspace": "w", "source_version": 3, "config": DUMP}))
+    assert names([path]) == EXPECTED
+
+
+def test_export_workspace_bundle_and_its_entries(tmp_path: Path) -> None:
+    bundle = tmp_path / "workspace.tgx"
+    with tarfile.open(bundle, "w:gz") as tar:
+        for kind, values in DUMP.items():
+            for key, raw in values.items():
+                entry = json.dumps({"type": kind, "key": key, "value": json.loads(raw)}).encode()
+                info = tarfile.TarInfo(f"config/{kind}/{key}.json")
+                info.size = len(entry)
+                tar.addfile(info, io.BytesIO(entry))
+        info = tarfile.TarInfo("knowledge/c/triples.nq")
+        tar.addfile(info, io.BytesIO(b""))
+    assert names([bundle]) == EXPECTED
+    entry = tmp_path / "entry.json"
+    entry.write_text(
+        json.dumps({"type": "tool-service", "key": "joke-service", "value": JOKE_SERVICE})
+    )
+    assert names([entry]) == [("service", "joke-service")]
+    broken = tmp_path / "broken.tgx"
+    broken.write_bytes(bundle.read_bytes()[:200])
+    with pytest.raises(UsageError):
+        read_import("trustgraph", [broken])
+
+
+def test_a_topic_derives_both_queues_as_dynamic_tool_service_does(tmp_path: Path) -> None:
+    path = tmp_path / "svc.json"
+    path.write_text(json.dumps({"id": "joke-service", "topic": "joke", "config-params": []}))
+    (entry,) = read_import("trustgraph", [path]).entries
+    assert entry.definition.data["pulsar"]["request_queue"] == "non-persistent://tg/request/joke"
+    assert entry.definition.data["pulsar"]["response_queue"] == "non-persistent://tg/response/joke"
+
+
+@pytest.mark.parametrize(
+    ("queue", "topic"),
+    [
+        ("request:tg:custom-rag", "non-persistent://tg/request/custom-rag"),
+        ("response:tg:custom-rag", "non-persistent://tg/response/custom-rag"),
+        ("notify:tg:config", "non-persistent://tg/notify/config"),
+        ("flow:tg:text-load", "persistent://tg/flow/text-load"),
+        ("request:tg:a:b", "non-persistent://tg/request/a:b"),
+        ("persistent://t/n/x", "persistent://t/n/x"),
+    ],
+)
+def test_queue_form_maps_as_trustgraphs_pulsar_backend(queue: str, topic: str) -> None:
+    assert pulsar_topic(queue) == topic
+
+
+def test_the_queue_form_in_a_descriptor_and_its_bad_forms() -> None:
+    tools, services, _ = registry_data(
+        """
+[[service]]
+id = "custom-rag"
+[service.pulsar]
+request-queue = "request:tg:custom-rag"
+response-queue = "response:tg:custom-rag"
+"""
+    )
+    assert services["custom-rag"]["pulsar"]["request_queue"] == (
+        "non-persistent://tg/request/custom-rag"
+    )
+    for bad in ("queue:tg:x", "request:tg", "request::x", "request:tg:a/b"):
+        with pytest.raises(ValueError, match="malformed Pulsar topic"):
+            from toolctl.models import PulsarService
+
+            PulsarService.model_validate({"request_queue": bad, "response_queue": bad})
+
+
+def test_a_tool_of_an_unknown_type_is_refused_and_junk_is_a_usage_error(tmp_path: Path) -> None:
+    odd = tmp_path / "odd.json"
+    odd.write_text(json.dumps({"type": "teleport", "name": "beam"}))
+    with pytest.raises(RegistryError) as caught:
+        read_import("trustgraph", [odd])
+    assert (
+        "has TrustGraph type 'teleport', which TrustGraph does not know"
+        in (caught.value.details[0])
+    )
+    junk: list[Any] = [{"what": 1}, [], "x", {"key": "tool/a", "value": 3}]
+    for position, value in enumerate(junk):
+        path = tmp_path / f"junk{position}.json"
+        path.write_text(json.dumps(value))
+        with pytest.raises(UsageError):
+            read_import("trustgraph", [path])
+
+
+def test_foreign_names_become_slugs_and_references_follow(tmp_path: Path) -> None:
+    service = {**JOKE_SERVICE, "id": "Joke Service"}
+    tool = {**TELL_JOKE, "name": "Tell a Joke", "service": "Joke Service"}
+    path = tmp_path / "items.json"
+    path.write_text(json.dumps([service, tool]))
+    imported = read_import("trustgraph", [path])
+    tables = {e.definition.name: e.table for e in imported.entries}
+    assert tables["tell-a-joke"]["title"] == "Tell a Joke"
+    assert tables["tell-a-joke"]["service"] == "joke-service"
+    assert tables["joke-service"]["title"] == "Joke Service"
