@@ -91,7 +91,7 @@ def test_queue_form_maps_as_trustgraphs_pulsar_backend(queue: str, topic: str) -
 
 
 def test_the_queue_form_in_a_descriptor_and_its_bad_forms() -> None:
-    tools, services, _ = registry_data(
+    _tools, services, _ = registry_data(
         """
 [[service]]
 id = "custom-rag"
@@ -103,10 +103,10 @@ response-queue = "response:tg:custom-rag"
     assert services["custom-rag"]["pulsar"]["request_queue"] == (
         "non-persistent://tg/request/custom-rag"
     )
+    from toolctl.models import PulsarService
+
     for bad in ("queue:tg:x", "request:tg", "request::x", "request:tg:a/b"):
         with pytest.raises(ValueError, match="malformed Pulsar topic"):
-            from toolctl.models import PulsarService
-
             PulsarService.model_validate({"request_queue": bad, "response_queue": bad})
 
 
