@@ -93,12 +93,12 @@ def test_every_trustgraph_example_imports_or_is_refused_with_its_reason(
         assert land("trustgraph", files, tmp_path / "reg") == len(files)
         round_trip(tmp_path)
     else:
-        with pytest.raises(UsageError) as caught:
+        with pytest.raises(UsageError) as refused:
             land("trustgraph", files, tmp_path / "reg")
-        message = str(caught.value)
+        message = str(refused.value)
         assert "holds nothing toolctl can import as trustgraph" in message
         assert LEFT_OUT[value.get("type")] in message
-        assert caught.value.details == []
+        assert refused.value.details == []
 
 
 def round_trip(tmp_path: Path) -> None:

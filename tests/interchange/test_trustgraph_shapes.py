@@ -49,10 +49,11 @@ def test_export_workspace_bundle_and_its_entries(tmp_path: Path) -> None:
     with tarfile.open(bundle, "w:gz") as tar:
         for kind, values in DUMP.items():
             for key, raw in values.items():
-                entry = json.dumps({"type": kind, "key": key, "value": json.loads(raw)}).encode()
+                item = {"type": kind, "key": key, "value": json.loads(raw)}
+                encoded = json.dumps(item).encode()
                 info = tarfile.TarInfo(f"config/{kind}/{key}.json")
-                info.size = len(entry)
-                tar.addfile(info, io.BytesIO(entry))
+                info.size = len(encoded)
+                tar.addfile(info, io.BytesIO(encoded))
         info = tarfile.TarInfo("knowledge/c/triples.nq")
         tar.addfile(info, io.BytesIO(b""))
     assert names([bundle]) == EXPECTED
