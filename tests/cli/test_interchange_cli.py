@@ -329,3 +329,26 @@ def test_export_trustgraph_as_put_commands(registry: Path, toolctl: Toolctl) -> 
     assert json.loads(shlex.split(lines[1])[6]) == TELL_JOKE
     wrong = toolctl("export", "-f", "openai", "--as-commands", "-r", str(registry))
     assert wrong.returncode == 2
+
+
+def test_foreign_names_show_with_their_title_and_export_by_name(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    (tmp_path / "c2g.yml").write_text(
+        "tools:\n"
+        "  - &t {name: 'Page Reader', module_path: 'app.x'}\n"
+        "actions:\n"
+        "  - &a {name: 'browser using action', desc: 'Browse', tools: [*t]}\n"
+        "  - &b {name: 'create parallel subtasks (Map) action', desc: 'Split'}\n"
+        "toolkit:\n"
+        "  - [*a, *b]\n"
+    )
+    (tmp_path / "reg").mkdir()
+    done = toolctl("import", "chat2graph", "c2g.yml", "-r", "reg")
+    assert done.returncode == 0, done.stderr
+    shown = toolctl("show", "browser-using-action", "-r", "reg")
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.splitlines()[1] == "  title        browser using action"
+    assert "action=create-parallel-subtasks-map-action" in shown.stdout
+    exported = json.loads(toolctl("export", "-f", "openai", "-r", "reg").stdout)
+    assert [f["function"]["name"] for f in exported] == ["page-reader"]

@@ -67,5 +67,7 @@ def show_command(
         fields = render.flatten(
             {k: v for k, v in winner.data.items() if k not in ("schema", "name")}
         )
+    if winner.data.get("title"):  # the name in the system it came from, first
+        fields = [("title", winner.data["title"]), *(f for f in fields if f[0] != "title")]
     fields += [("shadows", f"{render.display_path(d.file)}:{d.line}") for d in shadowed]
     render.print_fields(f"{winner.kind} {winner.name}  ({where})", fields)
