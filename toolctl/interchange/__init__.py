@@ -10,13 +10,20 @@ rules as `toolctl register`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from toolctl.errors import UsageError
-from toolctl.interchange.entries import Imported, check_landing, read_json, read_yaml, validate
+from toolctl.interchange.entries import (
+    Imported,
+    Tables,
+    check_landing,
+    read_json,
+    read_yaml,
+    validate,
+)
 
 EXPORT_FORMATS = ("openai", "mcp", "trustgraph")
 IMPORT_FORMATS = ("trustgraph", "chat2graph", "tool-agent")
@@ -94,6 +101,18 @@ def _select(
     return [tools[name] for name in names if name in tools], notes
 
 
+def _converted(reader: Callable[[Path], Tables], path: Path, format: str) -> Tables:
+    """One file converted; a value of a type no importer expects where it stands (a number
+    for a list, a list for a name) is the file's fault, said in one line."""
+    try:
+        return reader(path)
+    except (TypeError, AttributeError, KeyError) as exc:
+        raise UsageError(
+            f"{path}: not a {format} document toolctl can read: a value of the wrong kind "
+            f"({type(exc).__name__}: {exc})"
+        ) from exc
+
+
 def read_import(format: str, files: Sequence[Path], *, as_loaded: bool = False) -> Imported:
     """Convert every file, then validate all of it as one batch (any problem refuses all).
 
@@ -103,14 +122,14 @@ def read_import(format: str, files: Sequence[Path], *, as_loaded: bool = False) 
 
     if as_loaded and format != "chat2graph":
         raise UsageError("--as-loaded is for chat2graph imports only")
-    if format == "trustgraph":
-        converted = [trustgraph.convert(trustgraph.read(f), str(f)) for f in files]
-    elif format == "chat2graph":
-        converted = [chat2graph.convert(read_yaml(f), str(f), as_loaded=as_loaded) for f in files]
-    elif format == "tool-agent":
-        converted = [tool_agent.convert(read_json(f), str(f)) for f in files]
-    else:
+    readers: dict[str, Callable[[Path], Tables]] = {
+        "trustgraph": lambda f: trustgraph.convert(trustgraph.read(f), str(f)),
+        "chat2graph": lambda f: chat2graph.convert(read_yaml(f), str(f), as_loaded=as_loaded),
+        "tool-agent": lambda f: tool_agent.convert(read_json(f), str(f)),
+    }
+    if format not in readers:
         raise UsageError(f"unknown import format '{format}': expected {', '.join(IMPORT_FORMATS)}")
+    converted = [_converted(readers[format], f, format) for f in files]
     empty = [c for c in converted if not c.tables and not c.problems]
     if empty:
         reasons = [n.removeprefix(f"{empty[0].source}: ") for n in empty[0].notes]

@@ -100,7 +100,14 @@ def strict_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     return _strict(schema, "parameters", 1)
 
 
-def _strict(node: Mapping[str, Any], where: str, depth: int) -> dict[str, Any]:
+def _strict(node: Any, where: str, depth: int) -> dict[str, Any]:
+    if not isinstance(node, Mapping):
+        raise NotStrict(f"{where} is not a schema object")
+    for key, kind in (("properties", Mapping), ("$defs", Mapping), ("anyOf", list)):
+        if key in node and not isinstance(node[key], kind):
+            raise NotStrict(f"{where}: '{key}' has the wrong shape")
+    if not isinstance(node.get("required", []), list) or not isinstance(node.get("enum", []), list):
+        raise NotStrict(f"{where}: 'required' or 'enum' is not a list")
     if depth > STRICT_DEPTH:
         raise NotStrict(f"{where} nests deeper than {STRICT_DEPTH} levels")
     unsupported = sorted(set(node) - STRICT_KEYWORDS - DROPPED_KEYWORDS)

@@ -304,7 +304,9 @@ def _service(value: dict[str, Any], name: str, result: Tables) -> None:
 def _tool(value: dict[str, Any], name: str, result: Tables) -> None:
     foreign = str(value.get("name") or name)
     kind = value.get("type")
-    if kind == "tool-service":
+    if not isinstance(kind, str):
+        result.problems.append(f"tool '{foreign}' has a type that is not a string: {kind!r}")
+    elif kind == "tool-service":
         result.tables.append(("tool", _tool_table(value, foreign)))
     elif kind in INTERNAL_TYPES:
         result.notes.append(
