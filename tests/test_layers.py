@@ -4,7 +4,7 @@
     calls.py                     under them
     the rooms                    registry/, graph.py, interchange/, runners/, pulsar/,
                                  mcp/, processes/: among themselves only along ROOMS
-    the foundation               errors, settings, models, names, arguments,
+    the foundation               errors, settings, models, names, arguments, tool_state,
                                  descriptor_env and the package root (``__version__``)
 
 A module may import its own room, anything lower, and the rooms listed for it; nothing
@@ -35,6 +35,7 @@ FOUNDATION = {
     "arguments",
     "descriptor_env",
     "schemas",
+    "tool_state",
 }
 ROOMS: dict[str, set[str]] = {
     "graph": set(),
