@@ -48,7 +48,7 @@ def test_odd_input_schemas_are_refused_not_crashed(schema: dict[str, Any], tmp_p
     path.write_text(json.dumps([{"tool_id": "odd", "input_schema": schema}]))
     with pytest.raises(ToolctlError) as caught:
         read_import("tool-agent", [path])
-    assert "parameters is not a valid JSON Schema" in caught.value.details[0]
+    assert "tool 'odd': parameters: not a" in caught.value.details[0]
 
 
 SCHEMA_KEYS = ["type", "properties", "required", "items", "anyOf", "$defs", "enum", "default"]
