@@ -11,7 +11,7 @@ against that same broker and worker:
     p50, and the ratio (b)/(a) (target: at most 1.5);
 (c) the raw pipelined floor: ``--calls`` calls with up to ``--window`` in flight
     (``send_async`` plus one reader); calls/s;
-(d) the library's ``run_batch`` over the same runner, ``--calls`` lines with
+(d) the library's ``Caller.batch`` over the same runner, ``--calls`` lines with
     ``--concurrency`` = ``--window``; calls/s and the ratio (d)/(c) (target: at least 0.7);
 (e) ``toolctl run bench-echo --batch FILE --concurrency N`` end to end, a subprocess:
     calls/s and the ratio to (c), and the same less the CLI's fixed cost (interpreter,
@@ -50,13 +50,12 @@ import pulsar
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from toolctl.calls import Caller, resolve  # noqa: E402
 from toolctl.processes import stop  # noqa: E402
 from toolctl.pulsar import broker  # noqa: E402
 from toolctl.pulsar.worker import start_detached  # noqa: E402
 from toolctl.registry.index import Registry  # noqa: E402
-from toolctl.runners import resolve_tool  # noqa: E402
-from toolctl.runners.base import RunContext, ToolSpec, load_runner  # noqa: E402
-from toolctl.runners.batch import run_batch  # noqa: E402
+from toolctl.runners.base import Call, ToolSpec  # noqa: E402
 from toolctl.settings import Settings  # noqa: E402
 
 SERVICE = "bench-echo"
@@ -163,11 +162,11 @@ def _p50(fn: Any, calls: int) -> float:
     return statistics.median(latencies) * 1000
 
 
-def _runner_call(runner: Any, spec: ToolSpec, context: RunContext) -> Callable[[int], None]:
+def _runner_call(runner: Any, spec: ToolSpec) -> Callable[[int], None]:
     """One call of the echo tool through toolctl's runner; a failure raises."""
 
     def call(n: int) -> None:
-        result = runner.run(spec, {"n": n}, context)
+        result = runner.run(Call(spec, {"n": n}, 30.0, "bench"))
         if not result.success:
             raise RuntimeError(result.error)
 
@@ -195,12 +194,9 @@ def _cli_batch(
     return elapsed
 
 
-def _library_batch(
-    runner: Any, spec: ToolSpec, settings: Settings, lines: list[str], n: int
-) -> float:
-    context = RunContext(settings, 30.0, "bench")
+def _library_batch(caller: Caller, spec: ToolSpec, lines: list[str], n: int) -> float:
     started = time.perf_counter()
-    results = list(run_batch(runner, spec, lines, context, concurrency=n))
+    results = list(caller.batch(spec, lines, concurrency=n, timeout=30.0, user="bench"))
     elapsed = time.perf_counter() - started
     if not all(r.success for r in results):
         raise RuntimeError("library batch had failures")
@@ -234,7 +230,7 @@ def main() -> None:
             running_worker(project, url, concurrency),
         ):
             settings = Settings.load([project / "registry"], pulsar_url=url, user="bench")
-            spec = resolve_tool(Registry.open(settings), SERVICE)
+            spec = resolve(Registry.open(settings), SERVICE)
             figures: dict[str, list[float]] = {}
             _cli_batch(project, url, project / "one.jsonl", 1)  # builds the registry cache
             for _ in range(args.rounds):
@@ -262,16 +258,17 @@ def _round(
         figures["pipelined"] = args.calls / raw.pipelined(args.calls, args.window)
     finally:
         raw.close()
-    runner = load_runner(spec.runtime, settings)
-    call = _runner_call(runner, spec, RunContext(settings, 30.0, "bench"))
+    caller = Caller(settings, Registry.open(settings))
+    runner = caller.runner(spec.runtime)
+    call = _runner_call(runner, spec)
     try:
         _p50(call, 50)  # warm-up: connect, subscribe
         figures["toolctl"] = _p50(call, args.sequential)
-        _library_batch(runner, spec, settings, lines[:200], args.window)
-        elapsed = _library_batch(runner, spec, settings, lines, args.window)
+        _library_batch(caller, spec, lines[:200], args.window)
+        elapsed = _library_batch(caller, spec, lines, args.window)
         figures["library"] = args.calls / elapsed
     finally:
-        runner.close()
+        caller.close()
     figures["cli_one"] = _cli_batch(project, url, project / "one.jsonl", args.window)
     figures["cli"] = args.calls / _cli_batch(project, url, project / "batch.jsonl", args.window)
     return figures
@@ -288,7 +285,7 @@ def _report(args: argparse.Namespace, figures: dict[str, list[float]]) -> None:
         ("(b) PulsarRunner.run p50", f"{ours:.3f} ms"),
         ("    ratio (b)/(a)  [target <= 1.5]", f"{ours / raw:.2f}"),
         (f"(c) raw pipelined x{args.calls}, window {args.window}", f"{floor:.0f} calls/s"),
-        (f"(d) library run_batch {batch}", f"{library:.0f} calls/s"),
+        (f"(d) library Caller.batch {batch}", f"{library:.0f} calls/s"),
         ("    ratio (d)/(c)  [target >= 0.70]", f"{library / floor:.2f}"),
         (f"(e) toolctl run --batch {batch} (CLI)", f"{cli:.0f} calls/s"),
         ("    ratio (e)/(c)", f"{cli / floor:.2f}"),

@@ -38,10 +38,9 @@ from pathlib import Path
 
 import pulsar_client as floor
 
+from toolctl.calls import Caller, resolve
 from toolctl.pulsar import broker
 from toolctl.registry.index import Registry
-from toolctl.runners import resolve_tool
-from toolctl.runners.base import RunContext, load_runner
 from toolctl.settings import Settings
 
 ROOT = floor.ROOT
@@ -137,14 +136,15 @@ def _one_round(url: str, project: Path, calls: int) -> tuple[float, float]:
     finally:
         raw.close()
     settings = Settings.load([project / "registry"], pulsar_url=url, user="bench")
-    spec = resolve_tool(Registry.open(settings), floor.SERVICE)
-    runner = load_runner(spec.runtime, settings)
-    call = floor._runner_call(runner, spec, RunContext(settings, 30.0, "bench"))
+    spec = resolve(Registry.open(settings), floor.SERVICE)
+    caller = Caller(settings, Registry.open(settings))
+    runner = caller.runner(spec.runtime)
+    call = floor._runner_call(runner, spec)
     try:
         floor._p50(call, 50)
         ours = floor._p50(call, calls)
     finally:
-        runner.close()
+        caller.close()
     return raw_p50, ours
 
 

@@ -9,6 +9,8 @@ class ToolctlError(Exception):
     """Base of every error a user can cause; the CLI prints it as one line."""
 
     exit_code = 1
+    quiet = False
+    """True when the message has been shown already: the CLI exits without printing it."""
 
     def __init__(
         self, message: str, *, hint: str | None = None, details: Sequence[str] = ()
@@ -53,8 +55,11 @@ class NotFound(ToolctlError):
 
     exit_code = 4
 
-    def __init__(self, kind: str, name: str, suggestions: Sequence[str] = ()) -> None:
-        hint = f"did you mean: {', '.join(suggestions)}?" if suggestions else None
+    def __init__(
+        self, kind: str, name: str, suggestions: Sequence[str] = (), *, hint: str | None = None
+    ) -> None:
+        if suggestions:
+            hint = f"did you mean: {', '.join(suggestions)}?"
         super().__init__(f"{kind} '{name}' not found", hint=hint)
         self.kind = kind
         self.name = name
@@ -67,6 +72,10 @@ class TransportUnavailable(ToolctlError):
     exit_code = 5
 
 
+class PluginBroken(TransportUnavailable):
+    """An installed plugin (a runner under ``toolctl.runners``) fails to load or to fit."""
+
+
 class TimedOut(ToolctlError):
     """The call ran past its timeout; the process tree or container was killed."""
 
@@ -77,6 +86,32 @@ class Interrupted(ToolctlError):
     """The user pressed Ctrl-C; whatever was started has been stopped."""
 
     exit_code = 130
+
+
+class Terminated(Interrupted):
+    """toolctl got SIGTERM; whatever was started has been stopped, as for Ctrl-C."""
+
+    exit_code = 143
+
+
+class TerminateSignal(KeyboardInterrupt):
+    """SIGTERM turned into an exception in the main thread (by the CLI), caught where
+    Ctrl-C is, so one clean-up path serves both."""
+
+
+def interruption(cause: BaseException, message: str) -> Interrupted:
+    """The error that ends a call stopped by ``cause``: Terminated for SIGTERM, else Interrupted."""
+    kind = Terminated if isinstance(cause, TerminateSignal | Terminated) else Interrupted
+    return kind(message)
+
+
+class ToolFailedQuietly(ToolFailed):
+    """The tool failed and the CLI has already said so: exit 1 without a second message."""
+
+    quiet = True
+
+    def __init__(self, message: str = "the tool failed") -> None:
+        super().__init__(message)
 
 
 EXIT_INTERNAL = 70

@@ -12,10 +12,10 @@ import pytest
 
 from tests.conftest import Toolctl
 from tests.pulsar.pulsar_support import Project, StartWorker, free_port, result_of
+from toolctl.calls import resolve as resolve_tool
 from toolctl.errors import TimedOut
 from toolctl.registry.index import Registry
-from toolctl.runners import resolve_tool
-from toolctl.runners.base import RunContext, ToolSpec
+from toolctl.runners.base import Call, Sink
 from toolctl.runners.pulsar import PulsarRunner
 from toolctl.settings import Settings
 
@@ -73,15 +73,18 @@ def test_stream_chunks_reach_the_callback_one_by_one(
     project: Project, workers: StartWorker, pulsar_url: str
 ) -> None:
     workers("chunks")
-    runner, spec, context = _library(project, pulsar_url, "chunks")
+    runner, call = _library(project, pulsar_url, "chunks")
     seen: list[str] = []
-    context.stream = seen.append
+
+    class Chunks(Sink):
+        def output(self, text: str) -> None:
+            seen.append(text)
+
     try:
-        result = runner.run(spec, {}, context)
+        result = runner.run(call._replace(sink=Chunks()))
     finally:
         runner.close()
     assert seen == ["one ", "two ", "three", "\n"]  # the newline leaves a terminal tidy
-    assert context.streamed is True
     assert (result.success, result.output) == (True, "one two three")
 
 
@@ -175,10 +178,9 @@ def test_batch_keeps_input_order_with_calls_in_flight(
 
 
 def test_submitted_calls_time_out_too(project: Project, pulsar_url: str) -> None:
-    runner, spec, context = _library(project, pulsar_url, "nobody")
-    context.timeout = 0.3
+    runner, call = _library(project, pulsar_url, "nobody")
     try:
-        future = runner.submit(spec, {}, context)
+        future = runner.submit(call._replace(timeout=0.3))
         with pytest.raises(TimedOut, match="no answer from service 'nobody'"):
             future.result(timeout=10)
     finally:
@@ -189,15 +191,13 @@ def test_one_runner_serves_many_threads(
     project: Project, workers: StartWorker, pulsar_url: str
 ) -> None:
     workers("hello", "--concurrency", "4")
-    runner, spec, context = _library(project, pulsar_url, "hello")
+    runner, call = _library(project, pulsar_url, "hello")
     outputs: dict[int, str] = {}
 
-    def call(n: int) -> None:
-        outputs[n] = runner.run(
-            spec, {"name": str(n)}, RunContext(context.settings, 10, "t")
-        ).output
+    def one(n: int) -> None:
+        outputs[n] = runner.run(call._replace(arguments={"name": str(n)}, user="t")).output
 
-    threads = [threading.Thread(target=call, args=(n,)) for n in range(16)]
+    threads = [threading.Thread(target=one, args=(n,)) for n in range(16)]
     try:
         for thread in threads:
             thread.start()
@@ -208,10 +208,10 @@ def test_one_runner_serves_many_threads(
     assert outputs == {n: f"hello {n} from t" for n in range(16)}
 
 
-def _library(project: Project, url: str, tool: str) -> tuple[PulsarRunner, ToolSpec, RunContext]:
+def _library(project: Project, url: str, tool: str) -> tuple[PulsarRunner, Call]:
     settings = Settings.load([project.registry], pulsar_url=url)
     spec = resolve_tool(Registry.open(settings), tool)
-    return PulsarRunner(settings), spec, RunContext(settings, 10.0, "lib")
+    return PulsarRunner(settings), Call(spec, {}, 10.0, "lib")
 
 
 def _login() -> str:

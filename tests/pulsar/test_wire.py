@@ -19,11 +19,11 @@ import pulsar
 import pytest
 
 from tests.pulsar.pulsar_support import Project, StartWorker
+from toolctl.calls import resolve as resolve_tool
 from toolctl.errors import TimedOut
 from toolctl.pulsar.wire import decode_request, decode_response, encode_request, encode_response
 from toolctl.registry.index import Registry
-from toolctl.runners import resolve_tool
-from toolctl.runners.base import RunContext
+from toolctl.runners.base import Call
 from toolctl.runners.pulsar import PulsarRunner
 from toolctl.settings import Settings
 
@@ -102,7 +102,7 @@ def test_the_runner_sends_exactly_these_bytes(
     runner = PulsarRunner(settings)
     try:
         with pytest.raises(TimedOut):
-            runner.run(spec, {"topic": "café", "n": 2}, RunContext(settings, 0.3, "alice"))
+            runner.run(Call(spec, {"topic": "café", "n": 2}, 0.3, "alice"))
     finally:
         runner.close()
     message = requests.receive(timeout_millis=5000)
@@ -205,7 +205,7 @@ def test_the_runner_ignores_other_ids_and_reads_json_and_chunks(
     spec = resolve_tool(Registry.open(settings), "nobody")
     runner = PulsarRunner(settings)
     try:
-        result = runner.run(spec, {}, RunContext(settings, 10, "alice"))
+        result = runner.run(Call(spec, {}, 10, "alice"))
     finally:
         runner.close()
     fake.thread.join(timeout=10)
@@ -221,7 +221,7 @@ def test_the_runner_reads_a_trustgraph_error(
     spec = resolve_tool(Registry.open(settings), "nobody")
     runner = PulsarRunner(settings)
     try:
-        result = runner.run(spec, {}, RunContext(settings, 10, "alice"))
+        result = runner.run(Call(spec, {}, 10, "alice"))
     finally:
         runner.close()
     assert (result.success, result.error) == (False, "tool-service-error: boom: x")
@@ -240,7 +240,7 @@ def test_a_non_string_response_is_json_data(
     spec = resolve_tool(Registry.open(settings), "nobody")
     runner = PulsarRunner(settings)
     try:
-        result = runner.run(spec, {}, RunContext(settings, 10, "alice"))
+        result = runner.run(Call(spec, {}, 10, "alice"))
     finally:
         runner.close()
     assert (result.success, result.data, result.output) == (True, {"n": [1, 2]}, '{"n": [1, 2]}')

@@ -16,12 +16,12 @@ class GreetRunner:
     def __init__(self, settings):
         self.settings = settings
 
-    def run(self, tool, arguments, context):
-        greeting = tool.data["options"]["greeting"]
-        return ToolResult(True, f"{greeting}, {arguments['name']}!", transport="greet")
+    def run(self, call):
+        greeting = call.tool.data["options"]["greeting"]
+        return ToolResult(True, f"{greeting}, {call.arguments['name']}!", transport="greet")
 
-    def describe(self, tool, arguments, context):
-        return {"transport": "greet", "greeting": tool.data["options"]["greeting"]}
+    def describe(self, call):
+        return {"transport": "greet", "greeting": call.tool.data["options"]["greeting"]}
 
     def close(self):
         pass
@@ -41,19 +41,25 @@ runtime = "teleport"
 """
 
 
-def install_plugin(site: Path) -> None:
+def install_plugin(
+    site: Path, distribution: str = "toolctl_greet", module: str = PLUGIN, runtime: str = "greet"
+) -> None:
+    """A distribution in ``site`` registering ``runtime`` under toolctl.runners."""
     write_files(
         site,
         {
-            "toolctl_greet.py": PLUGIN,
-            "toolctl_greet-0.1.dist-info/METADATA": (
-                "Metadata-Version: 2.1\nName: toolctl-greet\nVersion: 0.1\n"
+            f"{distribution}.py": module,
+            f"{distribution}-0.1.dist-info/METADATA": (
+                f"Metadata-Version: 2.1\nName: {distribution.replace('_', '-')}\nVersion: 0.1\n"
             ),
-            "toolctl_greet-0.1.dist-info/entry_points.txt": (
-                "[toolctl.runners]\ngreet = toolctl_greet:GreetRunner\n"
+            f"{distribution}-0.1.dist-info/entry_points.txt": (
+                f"[toolctl.runners]\n{runtime} = {distribution}:GreetRunner\n"
             ),
         },
     )
+
+
+RIVAL = PLUGIN.replace("{greeting}, ", "hijacked: {greeting}, ")
 
 
 def test_a_plugin_runtime_runs_through_the_same_lookup(
@@ -85,3 +91,67 @@ def test_builtin_runtime_names_are_not_plugin_runtimes(
     done = toolctl_process("check", "-r", "reg")
     assert done.returncode == 3
     assert "write [tool.local]" in done.stdout
+
+
+def test_two_plugins_registering_one_runtime_first_wins_visibly(
+    tmp_path: Path, toolctl_process: Toolctl
+) -> None:
+    """pluggy's contract: the first registered wins, and the duplicate is named, not hidden.
+
+    First means: earlier on sys.path, then by distribution name within one directory, so
+    the answer never depends on the order a directory lists its files.
+    """
+    install_plugin(tmp_path / "first", "toolctl_greet")
+    install_plugin(tmp_path / "second", "aaa_greet", RIVAL)  # sorts first by name
+    install_plugin(tmp_path / "first", "zzz_greet", RIVAL)  # same directory, later by name
+    write_files(tmp_path, {"reg/tools.toml": REGISTRY})
+    env = {"PYTHONPATH": f"{tmp_path / 'first'}:{tmp_path / 'second'}"}
+    for _ in range(2):  # the second run answers from the entry-point cache: same verdict
+        done = toolctl_process("run", "greeter", "--arg", "name=Ada", "-r", "reg", env=env)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout == "Good morning, Ada!\n"
+        assert "runtime 'greet' is registered more than once" in done.stderr
+        assert "toolctl-greet (toolctl_greet:GreetRunner) is used" in done.stderr
+        assert "zzz-greet (zzz_greet:GreetRunner)" in done.stderr
+        assert "aaa-greet (aaa_greet:GreetRunner) ignored" in done.stderr
+
+
+def test_a_plugin_cannot_take_over_a_builtin_runtime(
+    tmp_path: Path, toolctl_process: Toolctl
+) -> None:
+    install_plugin(tmp_path / "site", "aaa_local", RIVAL, runtime="local")
+    write_files(
+        tmp_path,
+        {"reg/tools.toml": '[[tool]]\nname = "hi"\n[tool.local]\ncommand = ["echo", "hi"]\n'},
+    )
+    done = toolctl_process("run", "hi", "-r", "reg", env={"PYTHONPATH": str(tmp_path / "site")})
+    assert (done.returncode, done.stdout) == (0, "hi\n")
+    assert "toolctl (toolctl.runners.local:LocalRunner) is used" in done.stderr
+    assert "aaa-local (aaa_local:GreetRunner) ignored" in done.stderr
+
+
+def test_a_broken_plugin_is_exit_5_naming_its_package(
+    tmp_path: Path, toolctl_process: Toolctl
+) -> None:
+    broken = "raise ImportError('needs libgreet.so')\n"
+    install_plugin(tmp_path / "site", "toolctl_greet", broken)
+    write_files(tmp_path, {"reg/tools.toml": REGISTRY})
+    done = toolctl_process(
+        "run", "greeter", "-r", "reg", env={"PYTHONPATH": str(tmp_path / "site")}
+    )
+    assert done.returncode == 5
+    assert "failed to load: ImportError: needs libgreet.so" in done.stderr
+    assert "toolctl-greet" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_runner_of_the_old_interface_is_named_not_crashed(
+    tmp_path: Path, toolctl_process: Toolctl
+) -> None:
+    old = "class GreetRunner:\n    def __init__(self, settings):\n        pass\n"
+    install_plugin(tmp_path / "site", "toolctl_greet", old)
+    write_files(tmp_path, {"reg/tools.toml": REGISTRY})
+    done = toolctl_process(
+        "run", "greeter", "-r", "reg", env={"PYTHONPATH": str(tmp_path / "site")}
+    )
+    assert done.returncode == 5
+    assert "does not implement Runner: it needs run(call) and close()" in done.stderr

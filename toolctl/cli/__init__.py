@@ -38,7 +38,7 @@ def _exit(code: int) -> NoReturn:
 def dispatch(args: list[str]) -> int:
     """Run one command line; returns the exit code instead of raising."""
     from toolctl.cli import render
-    from toolctl.errors import EXIT_INTERNAL, Interrupted, ToolctlError
+    from toolctl.errors import EXIT_INTERNAL, Interrupted, Terminated, TerminateSignal, ToolctlError
 
     try:
         from toolctl.cli.app import command
@@ -47,11 +47,13 @@ def dispatch(args: list[str]) -> int:
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except ToolctlError as exc:
-        render.error(str(exc), exc.details)
+        if not exc.quiet:
+            render.error(str(exc), exc.details)
         return exc.exit_code
-    except KeyboardInterrupt:
-        render.error("interrupted")
-        return Interrupted.exit_code
+    except KeyboardInterrupt as exc:
+        terminated = isinstance(exc, TerminateSignal)
+        render.error("terminated" if terminated else "interrupted")
+        return (Terminated if terminated else Interrupted).exit_code
     except BrokenPipeError:
         return 1
     except Exception as exc:  # an unexpected bug: one line and a report, never a traceback

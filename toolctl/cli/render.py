@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from toolctl.runners.base import Sink
+
 PROG = "toolctl"
 
 
@@ -175,18 +177,29 @@ def print_result(result: Any, *, as_json: bool, already_streamed: bool) -> None:
         error(f"the tool failed: {result.error or 'no reason given'}")
 
 
-def event_sink(settings: Any) -> Any:
+def print_results(results: Any) -> bool:
+    """ToolResults as JSON lines, as they come; True when every one succeeded."""
+    ok = True
+    with JsonLines() as out:
+        for result in results:
+            out.write(result.to_json())
+            ok = ok and result.success
+    return ok
+
+
+def print_plan(name: str, plan: dict[str, Any], *, as_json: bool) -> None:
+    """What --dry-run would have run."""
+    print_json(plan) if as_json else print_fields(f"tool {name}", flatten(plan))
+
+
+def log_event(event: dict[str, Any], *, as_json: bool) -> None:
     """The -v logger: one stderr line per call event, or JSON lines with TOOLCTL_LOG=json."""
-
-    def emit(event: dict[str, Any]) -> None:
-        if settings.log_json:
-            sys.stderr.write(json.dumps(event, sort_keys=True) + "\n")
-        else:
-            fields = " ".join(f"{k}={v}" for k, v in event.items() if k != "event")
-            sys.stderr.write(f"{PROG}: {event['event']} {fields}\n")
-        sys.stderr.flush()
-
-    return emit
+    if as_json:
+        sys.stderr.write(json.dumps(event, sort_keys=True) + "\n")
+    else:
+        fields = " ".join(f"{k}={v}" for k, v in event.items() if k != "event")
+        sys.stderr.write(f"{PROG}: {event['event']} {fields}\n")
+    sys.stderr.flush()
 
 
 def open_lines(source: str) -> Any:
@@ -336,3 +349,37 @@ class WaitSpinner:
 def spinner(message: str, *, color: bool) -> WaitSpinner:
     """A WaitSpinner that shows only when stderr is a terminal and colour is allowed."""
     return WaitSpinner(message, enabled=fancy(sys.stderr, color))
+
+
+class TerminalSink(Sink):
+    """The CLI's Sink (see ``toolctl.runners.base.Sink``): a call's output streamed to
+    stdout, a child's stderr to ours, a spinner on a slow start, -v events on stderr.
+
+    ``streamed`` records whether output went out as it arrived, so it is not printed twice.
+    """
+
+    stderr_fd: int | None = 2
+
+    def __init__(self, settings: Any, *, show_output: bool, events: bool) -> None:
+        self.settings = settings
+        self.show_output = show_output
+        self.events = events
+        self.streamed = False
+
+    def event(self, event: dict[str, Any]) -> None:
+        if self.events:
+            log_event(event, as_json=self.settings.log_json)
+
+    def output(self, text: str) -> None:
+        if self.show_output:
+            write_stdout(text)
+            self.streamed = True
+
+    def stderr(self, text: str) -> None:
+        write_stderr(text)
+
+    def warning(self, message: str) -> None:
+        warn(message)
+
+    def waiting(self, message: str) -> WaitSpinner:
+        return spinner(message, color=self.settings.color)

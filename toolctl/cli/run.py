@@ -2,15 +2,34 @@
 
 from __future__ import annotations
 
+import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Annotated
 
 import typer
 
+from toolctl import arguments as tool_args
 from toolctl.cli.common import JsonOption, RegistryOption, StrictOption, settings_for
 
 
 def install(app: typer.Typer) -> None:
     app.command("run")(run_command)
+
+
+@contextmanager
+def sigterm_interrupts() -> Iterator[None]:
+    """SIGTERM stops the call as Ctrl-C does (everything it started is ended), exit 143."""
+    from toolctl.errors import TerminateSignal
+
+    def terminate(signum: int, frame: object) -> None:
+        raise TerminateSignal()
+
+    previous = signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def run_command(
@@ -81,60 +100,35 @@ def run_command(
     """Run a tool by name; print its output (or the whole result with --json).
 
     Exit codes: 0 ok, 1 the tool failed, 2 bad arguments, 4 unknown tool, 5 transport
-    unavailable, 124 timed out, 130 interrupted.
+    unavailable, 124 timed out, 130 interrupted, 143 terminated.
     """
-    from toolctl import arguments as tool_args
+    from toolctl import calls
     from toolctl.cli import render
     from toolctl.cli.common import open_registry
-    from toolctl.errors import UsageError
-    from toolctl.runners import execute, resolve_tool
-    from toolctl.runners.base import RunContext, load_runner
+    from toolctl.errors import ToolFailedQuietly, UsageError
 
     settings = settings_for(registry, strict, verbose=verbose, pulsar_url=pulsar_url, user=user)
-    spec = resolve_tool(open_registry(settings), name, allow_staging=allow_staging)
-    runner = load_runner(spec.runtime, settings)
-    context = RunContext(settings, timeout or float(spec.data["timeout"]), settings.user)
-    sink = render.event_sink(settings) if verbose else None
-    try:
+    sink = render.TerminalSink(settings, show_output=not json, events=verbose)
+    with sigterm_interrupts(), calls.Caller(settings, open_registry(settings)) as caller:
+        spec = calls.resolve(caller.registry, name, allow_staging=allow_staging)
         if batch is not None:
             if arg or args:
                 raise UsageError("--batch reads the arguments from its lines; drop --arg/--args")
             import gc
 
-            from toolctl.runners.batch import run_batch
-
             gc.freeze()  # what start-up built lives to the end: keep it out of every GC pass
-
-            failed = False
-            with render.JsonLines() as out:
-                for result in run_batch(
-                    runner,
-                    spec,
-                    render.open_lines(batch),
-                    context,
-                    concurrency=concurrency,
-                    on_event=sink,
-                ):
-                    out.write(result.to_json())
-                    failed = failed or not result.success
-            raise typer.Exit(1 if failed else 0)
-        schema = spec.data["schema"]
-        given = tool_args.read_args_option(args) if args is not None else None
-        arguments = tool_args.build(schema, given, arg or [])
-        tool_args.validate(spec.name, schema, arguments)
-        if dry_run:
-            plan = runner.describe(spec, arguments, context)
-            render.print_json(plan) if json else render.print_fields(
-                f"tool {spec.name}", render.flatten(plan)
+            results = caller.batch(
+                spec, render.open_lines(batch), concurrency=concurrency, timeout=timeout, sink=sink
             )
+            if not render.print_results(results):
+                raise ToolFailedQuietly()
             return
-        if not json:
-            context.stream = render.write_stdout
-        context.stderr = render.write_stderr
-        context.wait = lambda message: render.spinner(message, color=settings.color)
-        result = execute(runner, spec, arguments, context, on_event=sink)
-    finally:
-        runner.close()
-    render.print_result(result, as_json=json, already_streamed=context.streamed)
+        given = tool_args.read_args_option(args) if args is not None else None
+        if dry_run:
+            plan = caller.describe(spec, given, pairs=arg or [], timeout=timeout)
+            render.print_plan(spec.name, plan, as_json=json)
+            return
+        result = caller.call(spec, given, pairs=arg or [], timeout=timeout, sink=sink)
+    render.print_result(result, as_json=json, already_streamed=sink.streamed)
     if not result.success:
-        raise typer.Exit(1)
+        raise ToolFailedQuietly()

@@ -191,26 +191,23 @@ def _hosting(settings: Settings, target: Target) -> Hosting:
 
 
 def _host_tool(registry: Registry, settings: Settings, name: str) -> Hosting:
-    """A registered local, HTTP or container tool, its runner as the handler."""
-    from toolctl import arguments as tool_args
+    """A registered local, HTTP or container tool, called through calls.py as the handler."""
+    from toolctl.calls import Caller, resolve
     from toolctl.errors import ToolFailed, UsageError
     from toolctl.pulsar.worker import Hosting
-    from toolctl.runners import resolve_tool
-    from toolctl.runners.base import RunContext, load_runner
 
-    spec = resolve_tool(registry, name)
+    spec = resolve(registry, name)
     if spec.runtime == "pulsar":
         service = spec.data.get("service")
         raise UsageError(
             f"tool '{name}' already runs on Pulsar (service '{service}')",
             hint=f"host its service: 'toolctl worker {service}'",
         )
-    runner = load_runner(spec.runtime, settings)
+    caller = Caller(settings, registry)
+    caller.runner(spec.runtime)  # a runtime nobody provides fails now, not at the first call
 
     def invoke(config: dict[str, Any], arguments: dict[str, Any], user: str) -> str:
-        tool_args.validate(spec.name, spec.data["schema"], arguments)
-        context = RunContext(settings, float(spec.data["timeout"]), user, forward_stderr=False)
-        result = runner.run(spec, arguments, context)
+        result = caller.call(spec, arguments, user=user)
         if not result.success:
             raise ToolFailed(result.error or "the tool failed")
         return str(result.output)
@@ -221,7 +218,7 @@ def _host_tool(registry: Registry, settings: Settings, name: str) -> Hosting:
         TOOL_TOPIC.format(side="response", name=name),
         invoke,
         f"tool '{name}' ({spec.runtime})",
-        runner.close,
+        caller.close,
     )
 
 

@@ -1,81 +1,210 @@
-"""Running a tool by name: resolve it, pick its runner, and the one execution entry point.
+"""The table of runtimes, and finding the runner of a runtime by name.
 
-``execute`` is where every call passes (WeKnora's ExecuteTool): it times the call and
-reports start and done through ``on_event``, whatever the runtime.
+One row per built-in runtime: its descriptor sections (``[tool.X]``, ``[service.X]``) and
+their pydantic models, its runner's entry point, and what ``list services`` shows for it.
+models.py, registry/lint.py, ``list`` and ``service`` derive what they need from here, so
+adding a runtime (an MCP one, say) is its own module(s) plus one row. Rows hold dotted
+names, never classes: this module loads on every ``toolctl run`` and imports nothing heavy.
+
+Runners are found through the entry-point group ``toolctl.runners``, where the built-in
+runners are registered like any third-party one (pyproject.toml). First wins, visibly:
+toolctl's own distribution comes first, then the others in ``sys.path`` order (by name
+within one directory); a runtime name registered twice is reported with both registrants
+every time it is loaded, never settled by the order a directory happens to list.
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
-from pathlib import Path
-from typing import Any
+import json
+import os
+import sys
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from toolctl.errors import ToolctlError
-from toolctl.registry.index import Registry
-from toolctl.runners.base import RunContext, Runner, ToolResult, ToolSpec
+from toolctl.errors import PluginBroken, ToolctlError, TransportUnavailable
 
-Event = dict[str, Any]
+if TYPE_CHECKING:
+    from toolctl.runners.base import Runner
+    from toolctl.settings import Settings
+
+ENTRY_POINT_GROUP = "toolctl.runners"
+OWN_DISTRIBUTION = "toolctl"
 
 
-def resolve_tool(registry: Registry, name: str, *, allow_staging: bool = False) -> ToolSpec:
-    """The tool in force under ``name``, with its service's descriptor if it has one.
+class Runtime(NamedTuple):
+    """One runtime: its descriptor sections, its runner, its listing column."""
 
-    A tool whose ``state`` is not "active" is refused unless ``allow_staging``.
-    """
-    from toolctl.tool_state import check_runnable
+    name: str
+    runner: str
+    """``module:Class`` of its runner: must match its ``toolctl.runners`` entry point."""
+    tool_model: str | None = None
+    """``module:Model`` of ``[tool.NAME]``, or None when a tool names it only via a service."""
+    service_model: str | None = None
+    """``module:Model`` of ``[service.NAME]``, or None when it has no services."""
+    tool_needs_section: bool = False
+    """A tool naming a service of this runtime must also have ``[tool.NAME]`` (HTTP's path)."""
+    endpoint: Callable[[Mapping[str, Any]], str] = lambda section: ""
+    """The ENDPOINT column of ``list services``, from the service's section."""
+    not_managed: str = ""
+    """What ``service up`` says of such a service when toolctl does not start it."""
 
-    tool = registry.resolve("tool", name)
-    check_runnable(tool.data, allow_staging)
-    service = None
-    if tool.data.get("service"):
-        service = registry.resolve("service", tool.data["service"]).data
-    runtime = tool.data.get("runtime")
-    if not runtime:
-        raise ToolctlError(
-            f"tool '{name}' has no runtime: its service is missing", hint="run 'toolctl check'"
+
+def _http_endpoint(section: Mapping[str, Any]) -> str:
+    return str(section.get("url") or "managed: " + " ".join(section.get("start") or []))
+
+
+RUNTIMES: tuple[Runtime, ...] = (
+    Runtime("local", "toolctl.runners.local:LocalRunner", "toolctl.models:LocalRuntime"),
+    Runtime(
+        "container", "toolctl.runners.container:ContainerRunner", "toolctl.models:ContainerRuntime"
+    ),
+    Runtime(
+        "http",
+        "toolctl.runners.http:HttpRunner",
+        "toolctl.models:HttpRuntime",
+        "toolctl.models:HttpService",
+        tool_needs_section=True,
+        endpoint=_http_endpoint,
+        not_managed="has a fixed url; only a service with 'start' is started by toolctl",
+    ),
+    Runtime(
+        "pulsar",
+        "toolctl.runners.pulsar:PulsarRunner",
+        None,
+        "toolctl.models:PulsarService",
+        endpoint=lambda section: str(section["request_queue"]),
+        not_managed="is a Pulsar service; toolctl does not start it",
+    ),
+)
+"""The built-in runtimes, in the order descriptors and messages name them."""
+
+BY_NAME: dict[str, Runtime] = {row.name: row for row in RUNTIMES}
+TOOL_SECTIONS = tuple(row.name for row in RUNTIMES if row.tool_model)
+SERVICE_SECTIONS = tuple(row.name for row in RUNTIMES if row.service_model)
+
+
+def import_dotted(target: str) -> Any:
+    """The object ``module:attribute.path`` names."""
+    import importlib
+
+    module, _, attribute = target.partition(":")
+    found: Any = importlib.import_module(module)
+    for part in attribute.split("."):
+        found = getattr(found, part)
+    return found
+
+
+class Registrant(NamedTuple):
+    """Who registers a runtime name: the entry point's target and its distribution."""
+
+    target: str
+    distribution: str
+
+
+def load_runner(
+    runtime: str, settings: Settings, warn: Callable[[str], None] | None = None
+) -> Runner:
+    """The runner registered for ``runtime``; ``warn`` hears of a name registered twice."""
+    from toolctl.runners.base import Runner
+
+    registered = entry_points(settings)
+    found = registered.get(runtime)
+    if not found:
+        installed = ", ".join(sorted(registered))
+        raise TransportUnavailable(
+            f"no runner for runtime '{runtime}' (installed: {installed})",
+            hint=f"install the package that registers '{runtime}' under {ENTRY_POINT_GROUP}",
         )
-    return ToolSpec(
-        name=tool.name, runtime=runtime, data=tool.data, service=service, source=Path(tool.file)
-    )
-
-
-def execute(
-    runner: Runner,
-    tool: ToolSpec,
-    arguments: dict[str, Any],
-    context: RunContext,
-    on_event: Callable[[Event], None] | None = None,
-) -> ToolResult:
-    """Run one call through ``runner``, reporting start and done (never the arguments)."""
-    emit = on_event or (lambda event: None)
-    emit({"event": "start", "tool": tool.name, "transport": tool.runtime})
-    started = time.perf_counter()
+    winner = found[0]
+    if len(found) > 1 and warn is not None:
+        warn(conflict_message(runtime, found))
     try:
-        result = runner.run(tool, arguments, context)
-    except ToolctlError as exc:
-        emit(
-            {
-                "event": "done",
-                "tool": tool.name,
-                "transport": tool.runtime,
-                "success": False,
-                "duration_ms": _ms(started),
-                "error": type(exc).__name__,
-            }
-        )
+        runner = import_dotted(winner.target)(settings)
+    except ToolctlError:
         raise
-    emit(
-        {
-            "event": "done",
-            "tool": tool.name,
-            "transport": tool.runtime,
-            "success": result.success,
-            "duration_ms": result.duration_ms,
-        }
+    except Exception as exc:
+        raise PluginBroken(
+            f"the runner of runtime '{runtime}' ({winner.target}, from "
+            f"{winner.distribution}) failed to load: {type(exc).__name__}: {exc}",
+            hint=f"reinstall or remove {winner.distribution}",
+        ) from exc
+    if not isinstance(runner, Runner):
+        raise PluginBroken(
+            f"runner for '{runtime}' ({winner.target}, from {winner.distribution}) "
+            "does not implement Runner: it needs run(call) and close()",
+            hint=f"upgrade {winner.distribution} to the Runner interface of toolctl.runners.base",
+        )
+    return runner
+
+
+def conflict_message(runtime: str, found: list[Registrant]) -> str:
+    """Says who registered ``runtime`` and which registration is in force."""
+    others = ", ".join(f"{r.distribution} ({r.target})" for r in found[1:])
+    return (
+        f"runtime '{runtime}' is registered more than once: {found[0].distribution} "
+        f"({found[0].target}) is used, {others} ignored (first registered wins)"
     )
-    return result
 
 
-def _ms(started: float) -> float:
-    return round((time.perf_counter() - started) * 1000, 3)
+def entry_points(settings: Settings) -> dict[str, list[Registrant]]:
+    """Every runtime name and its registrants, first the one in force.
+
+    Cached against the mtimes of the sys.path directories: ``importlib.metadata`` costs
+    ~25 ms to import and scan, a fifth of a whole local run; installing or removing a
+    package changes its site directory's mtime and so the cache key.
+    """
+    # sys.path[0] is the script's directory or the working directory, not where
+    # distributions live; keying on its mtime would miss the cache at every file change.
+    key = [[entry, _mtime(entry)] for entry in sys.path[1:] if entry]
+    cache = settings.cache_dir / "runners-2.json"  # runners.json: the older format
+    try:
+        cached = json.loads(cache.read_text())
+        if cached["key"] == key:
+            return {
+                name: [Registrant(*item) for item in items]
+                for name, items in cached["runners"].items()
+            }
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    runners = _scan()
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        temporary = cache.with_name(f".runners.{os.getpid()}.tmp")
+        temporary.write_text(json.dumps({"key": key, "runners": runners}))
+        os.replace(temporary, cache)
+    except OSError:
+        pass
+    return runners
+
+
+def _scan() -> dict[str, list[Registrant]]:
+    """The entry points of the group, in precedence order (see the module docstring)."""
+    from importlib.metadata import distributions
+
+    places = {os.path.realpath(entry or "."): n for n, entry in enumerate(sys.path)}
+    found: list[tuple[tuple[int, int, str], str, Registrant]] = []
+    seen: set[tuple[str, str]] = set()
+    for dist in distributions():
+        name = dist.metadata["Name"] or "?"
+        site = os.path.realpath(str(dist.locate_file("")))
+        rank = (0 if _normal(name) == OWN_DISTRIBUTION else 1, places.get(site, len(places)))
+        for point in dist.entry_points:
+            if point.group != ENTRY_POINT_GROUP or (name, point.name) in seen:
+                continue  # the same distribution seen twice on sys.path: its first copy
+            seen.add((name, point.name))
+            found.append(((*rank, _normal(name)), point.name, Registrant(point.value, name)))
+    runners: dict[str, list[Registrant]] = {}
+    for _, runtime, registrant in sorted(found, key=lambda item: item[0]):
+        runners.setdefault(runtime, []).append(registrant)
+    return runners
+
+
+def _normal(name: str) -> str:
+    return name.lower().replace("_", "-").replace(".", "-")
+
+
+def _mtime(path: str) -> int:
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return -1

@@ -1,30 +1,27 @@
 """The one interface every runtime implements, and the one result every call returns.
 
-A runner turns ``run(tool, arguments, context)`` into a subprocess, an HTTP request, a
-container or a Pulsar round trip, and translates that world's failures into toolctl's
-error tree in one place. Runners are found by runtime name through the entry-point group
-``toolctl.runners``; the built-in four are registered there like any third-party one.
+A runner turns ``run(call)`` into a subprocess, an HTTP request, a container or a Pulsar
+round trip, and translates that world's failures into toolctl's error tree in one place.
+What it shows while it works goes to the call's Sink, never into shared state. Runners are
+found by runtime name through the entry-point group ``toolctl.runners`` (see
+``toolctl.runners``); the built-in four are registered there like any third-party one.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import sys
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
 from toolctl.descriptor_env import expand_env as expand_env
 from toolctl.descriptor_env import expand_env_map as expand_env_map
-from toolctl.errors import TransportUnavailable, UsageError
-from toolctl.settings import Settings
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
 
-ENTRY_POINT_GROUP = "toolctl.runners"
+Event = dict[str, Any]
+"""A call's start or done event: JSON-able, never the arguments."""
 _RESULT_KEYS = {"success", "output", "data", "error"}
 
 
@@ -90,25 +87,6 @@ class ToolSpec(NamedTuple):
         return self.source.parent
 
 
-@dataclass
-class RunContext:
-    """How to run: the settings, the timeout, who is asking, where streamed output goes."""
-
-    settings: Settings
-    timeout: float
-    user: str
-    stream: Callable[[str], None] | None = None
-    """Called with output as it arrives (subprocess stdout, Pulsar chunks); None buffers."""
-    forward_stderr: bool = True
-    """Let a subprocess write its stderr straight to ours (off in batch mode)."""
-    streamed: bool = False
-    """Set by a runner once it has sent output through ``stream``: the CLI must not repeat it."""
-    stderr: Callable[[str], None] | None = None
-    """Where a runner that captures a child's stderr passes it on as it arrives (None: keep it)."""
-    wait: Callable[[str], WaitIndicator] | None = None
-    """Shows that a slow start is under way (a spinner on a terminal); None shows nothing."""
-
-
 class WaitIndicator(Protocol):
     """Something shown while waiting; ``stop()`` takes it down before output is written."""
 
@@ -132,22 +110,68 @@ class NoWait:
         pass
 
 
+class Sink:
+    """Where a call reports while it works; this base discards everything.
+
+    The caller supplies one per call (the CLI's prints to the terminal, a server's logs);
+    runners only ever call these methods, so no runner knows what a terminal is.
+    """
+
+    stderr_fd: int | None = None
+    """A file descriptor a child process may write its stderr to directly (the CLI's
+    own stderr), or None: the runner captures it and passes it to ``stderr()``."""
+
+    def event(self, event: Event) -> None:
+        """A ``start`` or ``done`` event of a call (never its arguments)."""
+
+    def output(self, text: str) -> None:
+        """A chunk of the tool's output as it arrives; the result still holds all of it."""
+
+    def stderr(self, text: str) -> None:
+        """A chunk of a child's stderr as it arrives."""
+
+    def warning(self, message: str) -> None:
+        """Something the person running the call should know (a runtime registered twice)."""
+
+    def waiting(self, message: str) -> WaitIndicator:
+        """Shows that a slow start is under way (an image starting); stopped before output."""
+        return NoWait()
+
+
+NO_SINK = Sink()
+
+
+class Call(NamedTuple):
+    """One call as a runner sees it: what to run, with what, for how long, for whom."""
+
+    tool: ToolSpec
+    arguments: dict[str, Any]
+    timeout: float
+    user: str
+    sink: Sink = NO_SINK
+
+
 @runtime_checkable
 class Runner(Protocol):
-    """A runtime: ``run`` performs one call, ``describe`` says what ``run`` would do."""
+    """A runtime, as small as an httpx transport: ``run`` one call, ``close`` at the end.
 
-    def run(self, tool: ToolSpec, arguments: dict[str, Any], context: RunContext) -> ToolResult:
-        """Call the tool once; failures of the tool are results, failures to reach it raise."""
-        ...
+    ``run`` returns the call's ToolResult (the tool failing is a result) and raises a
+    ToolctlError when the tool cannot be reached, times out or is interrupted. ``close``
+    releases what calls shared and ends every call still in flight (processes killed,
+    containers removed); it may be called from another thread while calls run.
+    """
 
-    def describe(
-        self, tool: ToolSpec, arguments: dict[str, Any], context: RunContext
-    ) -> dict[str, Any]:
-        """The resolved invocation for --dry-run (argv, image, URL, queue), secrets masked."""
-        ...
+    def run(self, call: Call) -> ToolResult: ...
 
-    def close(self) -> None:
-        """Release what calls shared (connections, clients)."""
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class Described(Protocol):
+    """A runner that can say what ``run`` would do, for ``--dry-run``."""
+
+    def describe(self, call: Call) -> dict[str, Any]:
+        """The resolved invocation (argv, image, URL, queue), secrets masked; runs nothing."""
         ...
 
 
@@ -155,67 +179,6 @@ class Runner(Protocol):
 class Pipelined(Protocol):
     """A runner that keeps many calls in flight itself (Pulsar): ``--batch`` uses ``submit``."""
 
-    def submit(
-        self, tool: ToolSpec, arguments: dict[str, Any], context: RunContext
-    ) -> Future[ToolResult]:
+    def submit(self, call: Call) -> Future[ToolResult]:
         """Send one call and return at once; the Future resolves to its result (bounded)."""
         ...
-
-
-def load_runner(runtime: str, settings: Settings) -> Runner:
-    """The runner registered for ``runtime`` under the ``toolctl.runners`` entry points."""
-    import importlib
-
-    target = _entry_points(settings).get(runtime)
-    if target is None:
-        installed = ", ".join(sorted(_entry_points(settings)))
-        raise TransportUnavailable(
-            f"no runner for runtime '{runtime}' (installed: {installed})",
-            hint=f"install the package that registers '{runtime}' under {ENTRY_POINT_GROUP}",
-        )
-    module, _, attribute = target.partition(":")
-    factory: Any = importlib.import_module(module)
-    for part in attribute.split("."):
-        factory = getattr(factory, part)
-    runner = factory(settings)
-    if not isinstance(runner, Runner):
-        raise UsageError(f"runner for '{runtime}' ({target}) does not implement Runner")
-    return runner
-
-
-def _entry_points(settings: Settings) -> dict[str, str]:
-    """Entry points of the group, cached against the mtimes of sys.path directories.
-
-    ``importlib.metadata`` costs ~25 ms to import and scan, a fifth of a whole local run; a
-    package install or removal changes its site directory's mtime and so the cache key.
-    """
-    # sys.path[0] is the script's directory or the working directory, not where
-    # distributions live; keying on its mtime would miss the cache at every file change.
-    key = [[entry, _mtime(entry)] for entry in sys.path[1:] if entry]
-    cache = settings.cache_dir / "runners.json"
-    try:
-        cached = json.loads(cache.read_text())
-        if cached["key"] == key:
-            return dict(cached["runners"])
-    except (OSError, ValueError, KeyError, TypeError):
-        pass
-    from importlib.metadata import entry_points
-
-    runners: dict[str, str] = {}
-    for point in entry_points(group=ENTRY_POINT_GROUP):
-        runners.setdefault(point.name, point.value)  # first registered name wins
-    try:
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        temporary = cache.with_name(f".runners.{os.getpid()}.tmp")
-        temporary.write_text(json.dumps({"key": key, "runners": runners}))
-        os.replace(temporary, cache)
-    except OSError:
-        pass
-    return runners
-
-
-def _mtime(path: str) -> int:
-    try:
-        return os.stat(path).st_mtime_ns
-    except OSError:
-        return -1

@@ -24,15 +24,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolctl.errors import Interrupted, TimedOut, TransportUnavailable, UsageError
-from toolctl.runners.base import (
-    NoWait,
-    RunContext,
-    ToolResult,
-    ToolSpec,
-    expand_env,
-    expand_env_map,
-)
-from toolctl.runners.process import Completed, render_argv, run_process
+from toolctl.runners.base import Call, ToolResult, ToolSpec, expand_env, expand_env_map
+from toolctl.runners.process import Children, Completed, render_argv, run_process
 from toolctl.settings import Settings
 
 ENGINES = ("docker", "podman")
@@ -54,11 +47,11 @@ class Engine:
     kind: str
     path: str
 
-    def remove_argv(self, name: str) -> list[str]:
-        """Kill and remove a container at once; a missing one is not an error."""
+    def remove_argv(self, *names: str) -> list[str]:
+        """Kill and remove containers at once; a missing one is not an error."""
         if self.kind == "podman":
-            return [self.path, "rm", "--force", "--time", "0", name]
-        return [self.path, "rm", "--force", name]
+            return [self.path, "rm", "--force", "--time", "0", *names]
+        return [self.path, "rm", "--force", *names]
 
 
 @dataclass(frozen=True)
@@ -79,10 +72,11 @@ class ContainerRunner:
         self.settings = settings
         self._detected: Engine | None = None
         self._lock = threading.Lock()
+        self._children = Children()
+        self._containers: dict[str, Engine] = {}  # running now: removed by close()
 
-    def describe(
-        self, tool: ToolSpec, arguments: dict[str, Any], context: RunContext
-    ) -> dict[str, Any]:
+    def describe(self, call: Call) -> dict[str, Any]:
+        tool, arguments = call.tool, call.arguments
         section = tool.data["container"]
         engine = self.engine_for(section)
         invocation = self._invocation(tool, arguments, engine)
@@ -94,16 +88,18 @@ class ContainerRunner:
             "stdin": "arguments as JSON" if section["input"] == "json" else "none",
             "env": expand_env_map(section["env"], self.settings, mask=True),
             "network": section["network"],
-            "timeout": context.timeout,
+            "timeout": call.timeout,
         }
 
-    def run(self, tool: ToolSpec, arguments: dict[str, Any], context: RunContext) -> ToolResult:
+    def run(self, call: Call) -> ToolResult:
+        tool, arguments, sink = call.tool, call.arguments, call.sink
         section = tool.data["container"]
         engine = self.engine_for(section)
         invocation = self._invocation(tool, arguments, engine)
         stdin = json.dumps(arguments).encode() if section["input"] == "json" else None
-        message = f"running '{tool.name}' in a {engine.kind} container"
-        waiting = context.wait(message) if context.wait else NoWait()
+        waiting = sink.waiting(f"running '{tool.name}' in a {engine.kind} container")
+        with self._lock:
+            self._containers[invocation.name] = engine
         try:
             with waiting:
                 done = run_process(
@@ -111,23 +107,34 @@ class ContainerRunner:
                     stdin=stdin,
                     env=invocation.env,
                     cwd=None,
-                    timeout=context.timeout,
-                    stream=_after(waiting.stop, context.stream),
-                    forward_stderr=False,
-                    on_stderr=_after(waiting.stop, context.stderr),
+                    timeout=call.timeout,
+                    stream=_after(waiting.stop, sink.output),
+                    on_stderr=_after(waiting.stop, sink.stderr),
+                    children=self._children,
                 )
         except TimedOut as exc:
             gone = self._remove(engine, invocation.name)
             raise TimedOut(
-                f"tool '{tool.name}' ran past its {context.timeout:g} s timeout; {gone}"
+                f"tool '{tool.name}' ran past its {call.timeout:g} s timeout; {gone}"
             ) from exc
         except Interrupted as exc:
-            raise Interrupted(f"interrupted; {self._remove(engine, invocation.name)}") from exc
-        context.streamed = context.streamed or done.streamed
+            gone = self._remove(engine, invocation.name)
+            raise type(exc)(f"interrupted; {gone}") from exc
+        finally:
+            with self._lock:
+                self._containers.pop(invocation.name, None)
         return self._result(tool, section, engine, done)
 
     def close(self) -> None:
-        pass
+        """End the calls in flight: kill their engine clients, remove their containers."""
+        self._children.close()
+        with self._lock:
+            running, self._containers = dict(self._containers), {}
+        by_engine: dict[Engine, list[str]] = {}
+        for name, engine in running.items():
+            by_engine.setdefault(engine, []).append(name)
+        for engine, names in by_engine.items():
+            self._remove(engine, *names)
 
     def engine_for(self, section: Mapping[str, Any]) -> Engine:
         """The descriptor's engine, else TOOLCTL_CONTAINER_ENGINE, else the first that answers."""
@@ -168,12 +175,13 @@ class ContainerRunner:
         argv += [section["image"], *render_argv(section["command"], arguments, declared)]
         return Invocation(argv, env, name)
 
-    def _remove(self, engine: Engine, name: str) -> str:
-        """Kill and remove the container; says what became of it, for the error message."""
+    def _remove(self, engine: Engine, *names: str) -> str:
+        """Kill and remove containers; says what became of them, for the error message."""
+        name = " ".join(names)
         for attempt in range(2):
             try:
                 removed = subprocess.run(
-                    engine.remove_argv(name),
+                    engine.remove_argv(*names),
                     stdin=subprocess.DEVNULL,
                     stdout=subprocess.DEVNULL,
                     stderr=subprocess.DEVNULL,

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
-from toolctl.errors import TimedOut, TransportUnavailable, UsageError
-from toolctl.runners.base import RunContext, ToolResult, ToolSpec, expand_env_map
+from toolctl.errors import Interrupted, TimedOut, TransportUnavailable, UsageError
+from toolctl.runners.base import Call, ToolResult, ToolSpec, expand_env_map
 from toolctl.settings import Settings
 
 if TYPE_CHECKING:
@@ -46,10 +46,10 @@ class HttpRunner:
         self._clients: list[httpx.Client] = []  # every thread's, to close
         self._bases: dict[str, str] = {}
         self._lock = threading.Lock()
+        self._closed = False
 
-    def describe(
-        self, tool: ToolSpec, arguments: dict[str, Any], context: RunContext
-    ) -> dict[str, Any]:
+    def describe(self, call: Call) -> dict[str, Any]:
+        tool, arguments = call.tool, call.arguments
         section = _section(tool)
         method = section["method"]
         url, managed, state = self._planned_url(tool)
@@ -61,7 +61,7 @@ class HttpRunner:
             "url": url,
             "headers": expand_env_map(section["headers"], self.settings, mask=True),
             "body": "arguments as JSON" if method == "POST" else "none (arguments in the query)",
-            "timeout": context.timeout,
+            "timeout": call.timeout,
             "managed": managed,
         }
         if tool.service is not None:
@@ -70,12 +70,13 @@ class HttpRunner:
             plan["service_state"] = state
         return plan
 
-    def run(self, tool: ToolSpec, arguments: dict[str, Any], context: RunContext) -> ToolResult:
+    def run(self, call: Call) -> ToolResult:
+        tool = call.tool
         section = _section(tool)
         headers = expand_env_map(section["headers"], self.settings)  # a missing secret: exit 2
         url = self._url(tool)  # may start the managed service
         started = time.perf_counter()
-        response = self._send(section["method"], url, arguments, headers, context.timeout)
+        response = self._send(section["method"], url, call.arguments, headers, call.timeout)
         duration = round((time.perf_counter() - started) * 1000, 3)
         if response.is_success:
             return _success(response.text, duration)
@@ -83,6 +84,7 @@ class HttpRunner:
 
     def close(self) -> None:
         with self._lock:
+            self._closed = True
             clients, self._clients = self._clients, []
         for client in clients:
             client.close()
@@ -101,15 +103,16 @@ class HttpRunner:
 
         client = self._http()
         body = {"json": arguments} if method == "POST" else {"params": _query(arguments)}
+        deadline = time.monotonic() + timeout
         try:
             request = client.build_request(method, url, headers=headers, timeout=timeout, **body)
-            response = client.send(request)
+            response = _read(client, request, deadline)
             for _ in range(MAX_REDIRECTS):
                 following = response.next_request
                 if following is None or not _same_origin(following.url, request.url):
                     break
-                response = client.send(following)
-        except httpx.TimeoutException as exc:
+                response = _read(client, following, deadline)
+        except (httpx.TimeoutException, TimeoutError) as exc:
             raise TimedOut(f"{method} {url} got no answer within {timeout:g} s") from exc
         except httpx.ConnectError as exc:
             raise TransportUnavailable(
@@ -124,8 +127,10 @@ class HttpRunner:
     def _http(self) -> httpx.Client:
         """This thread's client, made on its first call (a --dry-run never pays for one)."""
         client: httpx.Client | None = getattr(self._local, "client", None)
-        if client is not None:
+        if client is not None and not self._closed:
             return client
+        if self._closed:
+            raise Interrupted("the call was stopped")
         import httpx
 
         from toolctl import __version__
@@ -194,6 +199,35 @@ class HttpRunner:
             return _join(record.url, section["path"]), True, f"running (pid {record.pid})"
         planned = _join("http://127.0.0.1:{port}", section["path"])
         return planned, True, "not running: started on a free port on first use"
+
+
+def _read(client: httpx.Client, request: httpx.Request, deadline: float) -> httpx.Response:
+    """Send and read the whole answer by ``deadline``: httpx's timeouts bound each read,
+    so a server dripping bytes (or streaming forever) would otherwise hold the call open.
+
+    The body is read chunk by chunk against the deadline; a server silent for a whole
+    timeout is cut by the read timeout, so a call ends within its timeout plus one gap.
+    """
+    import httpx
+
+    streamed = client.send(request, stream=True)
+    try:
+        chunks = []
+        for chunk in streamed.iter_raw():
+            chunks.append(chunk)
+            if time.monotonic() > deadline:
+                raise TimeoutError
+    finally:
+        streamed.close()
+    whole = httpx.Response(  # decodes the body as the headers say (gzip, ...)
+        streamed.status_code,
+        headers=streamed.headers,
+        content=b"".join(chunks),
+        request=streamed.request,
+        extensions=streamed.extensions,
+    )
+    whole.next_request = streamed.next_request
+    return whole
 
 
 def _no_cookies() -> Any:

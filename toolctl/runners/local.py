@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from toolctl.runners.base import RunContext, ToolResult, ToolSpec, expand_env_map
-from toolctl.runners.process import descriptor_cwd, render_argv, run_process
+from toolctl.runners.base import Call, ToolResult, ToolSpec, expand_env_map
+from toolctl.runners.process import Children, descriptor_cwd, render_argv, run_process
 from toolctl.settings import Settings
 
 
@@ -17,10 +17,10 @@ class LocalRunner:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
+        self._children = Children()
 
-    def describe(
-        self, tool: ToolSpec, arguments: dict[str, Any], context: RunContext
-    ) -> dict[str, Any]:
+    def describe(self, call: Call) -> dict[str, Any]:
+        tool, arguments = call.tool, call.arguments
         section = tool.data["local"]
         return {
             "transport": self.transport,
@@ -28,10 +28,11 @@ class LocalRunner:
             "cwd": self._cwd(tool),
             "stdin": "arguments as JSON" if section["input"] == "json" else "none",
             "env": expand_env_map(section["env"], self.settings, mask=True),
-            "timeout": context.timeout,
+            "timeout": call.timeout,
         }
 
-    def run(self, tool: ToolSpec, arguments: dict[str, Any], context: RunContext) -> ToolResult:
+    def run(self, call: Call) -> ToolResult:
+        tool, arguments, sink = call.tool, call.arguments, call.sink
         section = tool.data["local"]
         env = {**self.settings.environ, **expand_env_map(section["env"], self.settings)}
         stdin = json.dumps(arguments).encode() if section["input"] == "json" else None
@@ -40,11 +41,12 @@ class LocalRunner:
             stdin=stdin,
             env=env,
             cwd=self._cwd(tool),
-            timeout=context.timeout,
-            stream=context.stream,
-            forward_stderr=context.forward_stderr,
+            timeout=call.timeout,
+            stream=sink.output,
+            stderr_fd=sink.stderr_fd,
+            on_stderr=sink.stderr,
+            children=self._children,
         )
-        context.streamed = context.streamed or done.streamed
         if done.returncode != 0:
             detail = done.stderr_tail.strip().splitlines()[-1:] if done.stderr_tail else []
             reason = f"exit status {done.returncode}" + (f": {detail[0]}" if detail else "")
@@ -54,7 +56,7 @@ class LocalRunner:
         )
 
     def close(self) -> None:
-        pass
+        self._children.close()
 
     def _argv(self, tool: ToolSpec, arguments: dict[str, Any]) -> list[str]:
         declared = frozenset(tool.data["schema"].get("properties", {}))

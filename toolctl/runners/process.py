@@ -2,24 +2,34 @@
 
 Shared by the local runner and the container runner (whose child is ``podman run``).
 Never a shell: each argv item is substituted on its own. The child gets its own process
-group, so a timeout or Ctrl-C kills everything it started.
+group, so a timeout or Ctrl-C kills everything in it at once.
+
+A tool may also start processes in sessions of their own (``setsid``, ``nohup sh -c
+'... &'``), out of reach of its group. So toolctl makes itself a *child subreaper*
+(``prctl(PR_SET_CHILD_SUBREAPER)``): such an orphan is re-parented to toolctl instead of
+init, and ``kill_descendants`` walks ``/proc`` (each task's ``children`` list, or every
+``/proc/PID/stat`` where that list is missing) for every process whose parent chain leads
+to toolctl, kills it and reaps it. A cgroup per call would also do, but needs a writable
+cgroup v2 tree, which machines running toolctl (containers, CI) mostly lack.
 """
 
 from __future__ import annotations
 
 import codecs
+import contextlib
 import json
 import os
 import re
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import IO, Any, NamedTuple
 
 from toolctl.descriptor_env import descriptor_cwd as descriptor_cwd
-from toolctl.errors import Interrupted, TimedOut, TransportUnavailable
+from toolctl.errors import Interrupted, TimedOut, TransportUnavailable, interruption
 from toolctl.runners.base import ToolResult
 
 _PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_-]*)\}")
@@ -125,6 +135,34 @@ class _Reader(threading.Thread):
         return joined if self.keep is None else joined[-self.keep :]
 
 
+class Children:
+    """The children a runner has running, so that ``close`` can end them from any thread."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._live: set[subprocess.Popen[bytes]] = set()
+        self.closed = False
+
+    def add(self, child: subprocess.Popen[bytes]) -> bool:
+        """Track ``child``; False (and nothing tracked) once the runner is closed."""
+        with self._lock:
+            if not self.closed:
+                self._live.add(child)
+            return not self.closed
+
+    def discard(self, child: subprocess.Popen[bytes]) -> None:
+        with self._lock:
+            self._live.discard(child)
+
+    def close(self) -> None:
+        """Refuse new children and kill the process group of each one still running."""
+        with self._lock:
+            self.closed = True
+            live, self._live = list(self._live), set()
+        for child in live:
+            _kill_group(child)
+
+
 def run_process(
     argv: list[str],
     *,
@@ -133,22 +171,25 @@ def run_process(
     cwd: str | None,
     timeout: float,
     stream: Callable[[str], None] | None,
-    forward_stderr: bool,
-    on_timeout: Callable[[], None] | None = None,
+    stderr_fd: int | None = None,
     on_stderr: Callable[[str], None] | None = None,
+    children: Children | None = None,
 ) -> Completed:
     """Run argv to completion in its own process group; bounded by ``timeout`` seconds.
 
-    With ``forward_stderr`` off, stderr is captured (its tail is ``stderr_tail``) and, when
-    ``on_stderr`` is given, also passed to it chunk by chunk as it arrives.
+    With ``stderr_fd`` the child writes its stderr there itself; otherwise stderr is
+    captured (its tail is ``stderr_tail``) and passed to ``on_stderr`` as it arrives.
+    ``children`` tracks the child while it runs (a closed one refuses to start it).
     """
     started = time.perf_counter()
+    if children is not None and children.closed:
+        raise Interrupted(f"not starting '{argv[0]}': the call was stopped")
     try:
         child = subprocess.Popen(
             argv,
             stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
             stdout=subprocess.PIPE,
-            stderr=None if forward_stderr else subprocess.PIPE,
+            stderr=stderr_fd if stderr_fd is not None else subprocess.PIPE,
             cwd=cwd,
             env=dict(env),
             start_new_session=True,
@@ -159,6 +200,25 @@ def run_process(
         ) from exc
     except PermissionError as exc:
         raise TransportUnavailable(f"executable '{argv[0]}' is not executable") from exc
+    if children is not None and not children.add(child):
+        _kill_group(child)
+        raise Interrupted(f"'{argv[0]}' was stopped: the call was stopped")
+    try:
+        return _complete(child, argv, stdin, timeout, stream, on_stderr, started)
+    finally:
+        if children is not None:
+            children.discard(child)
+
+
+def _complete(
+    child: subprocess.Popen[bytes],
+    argv: list[str],
+    stdin: bytes | None,
+    timeout: float,
+    stream: Callable[[str], None] | None,
+    on_stderr: Callable[[str], None] | None,
+    started: float,
+) -> Completed:
     assert child.stdout is not None
     out = _Reader(child.stdout, stream, keep=None)
     err = _Reader(child.stderr, on_stderr, STDERR_TAIL, sniff=False) if child.stderr else None
@@ -171,12 +231,10 @@ def run_process(
         returncode = child.wait(timeout=timeout)
     except subprocess.TimeoutExpired as exc:
         _kill_group(child)
-        if on_timeout:
-            on_timeout()
         raise TimedOut(f"'{argv[0]}' ran past its {timeout:g} s timeout and was killed") from exc
     except KeyboardInterrupt as exc:
         _kill_group(child)
-        raise Interrupted("interrupted; the tool's processes were killed") from exc
+        raise interruption(exc, "interrupted; the tool's processes were killed") from exc
     for reader in (out, err):
         if reader:
             reader.join(timeout=2)
@@ -204,3 +262,126 @@ def _kill_group(child: subprocess.Popen[bytes]) -> None:
     except (ProcessLookupError, PermissionError):
         child.kill()
     child.wait()
+
+
+# -- no process left behind -------------------------------------------------------------
+
+PR_SET_CHILD_SUBREAPER = 36
+_subreaper: bool | None = None
+
+
+def become_subreaper() -> bool:
+    """Make this process the one orphans of its descendants re-parent to (Linux; once)."""
+    global _subreaper
+    if _subreaper is None:
+        _subreaper = False
+        if sys.platform.startswith("linux"):
+            import ctypes
+
+            try:
+                libc = ctypes.CDLL(None, use_errno=True)
+                _subreaper = libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+            except (OSError, AttributeError):
+                pass
+    return _subreaper
+
+
+def descendants(root: int | None = None) -> dict[int, int]:
+    """Every process below ``root`` (default: this one) and its parent, from /proc."""
+    root = os.getpid() if root is None else root
+    found: dict[int, int] = {}
+    pending = [root]
+    while pending:
+        parent = pending.pop()
+        kids = _children_of(parent)
+        if kids is None:
+            return _scan_descendants(root)
+        for kid in kids:
+            if kid not in found and kid != root:
+                found[kid] = parent
+                pending.append(kid)
+    return found
+
+
+def _children_of(pid: int) -> list[int] | None:
+    """Children of every task of ``pid`` (None when the kernel has no ``children`` lists)."""
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return []
+    kids: list[int] = []
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/children", "rb") as listing:
+                kids += [int(word) for word in listing.read().split()]
+        except FileNotFoundError:
+            if not os.path.exists(f"/proc/{pid}/task/{task}"):
+                continue  # the thread ended meanwhile
+            return None
+        except OSError:
+            continue
+    return kids
+
+
+def _scan_descendants(root: int) -> dict[int, int]:
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as stat:
+                    fields = stat.read().rsplit(b")", 1)[1].split()
+                parents[int(entry)] = int(fields[1])
+            except (OSError, IndexError, ValueError):
+                continue
+    found: dict[int, int] = {}
+    changed = True
+    while changed:
+        changed = False
+        for pid, parent in parents.items():
+            if pid not in found and (parent == root or parent in found):
+                found[pid] = parent
+                changed = True
+    return found
+
+
+def kill_descendants(spare: Callable[[], set[int]] = set, *, passes: int = 20) -> list[int]:
+    """SIGKILL and reap every descendant but those in ``spare()`` (and their subtrees).
+
+    ``spare`` is asked only when something is left (it may read files): the background
+    processes toolctl starts on purpose, such as managed services. Killing a process can
+    re-parent its own children to us, hence several passes. Returns the pids killed.
+    """
+    killed: list[int] = []
+    spared: set[int] | None = None
+    me = os.getpid()
+    for _ in range(passes):
+        found = descendants(me)
+        if spared is None and found:
+            spared = spare()
+        doomed = [pid for pid in found if not _below(pid, found, spared or set())]
+        _reap(me)
+        if not doomed:
+            break
+        for pid in doomed:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        killed += [pid for pid in doomed if pid not in killed]
+        time.sleep(0.01)
+        _reap(me)
+    return killed
+
+
+def _below(pid: int, parents: Mapping[int, int], spared: set[int]) -> bool:
+    """Whether ``pid`` is spared or lies below a spared process."""
+    while pid in parents:
+        if pid in spared:
+            return True
+        pid = parents[pid]
+    return False
+
+
+def _reap(me: int) -> None:
+    """Collect the exit status of our children that have ended (re-parented orphans too)."""
+    for kid in _children_of(me) or []:
+        with contextlib.suppress(ChildProcessError, OSError):
+            os.waitpid(kid, os.WNOHANG)

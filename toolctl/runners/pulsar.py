@@ -18,10 +18,16 @@ from concurrent.futures import Future, InvalidStateError
 from contextlib import suppress
 from typing import Any
 
-from toolctl.errors import Interrupted, TimedOut, ToolctlError, TransportUnavailable, UsageError
+from toolctl.errors import (
+    TimedOut,
+    ToolctlError,
+    TransportUnavailable,
+    UsageError,
+    interruption,
+)
 from toolctl.pulsar.client import BROKER_HINT, Channel, Waited, open_client, require_reachable
 from toolctl.pulsar.wire import decode_response, encode_request
-from toolctl.runners.base import RunContext, ToolResult, ToolSpec
+from toolctl.runners.base import Call, Sink, ToolResult, ToolSpec
 from toolctl.settings import Settings
 
 TRANSPORT = "pulsar"
@@ -75,9 +81,8 @@ class PulsarRunner:
         self._channels: dict[tuple[str, str], Channel] = {}
         self._probed = (-math.inf, True)
 
-    def describe(
-        self, tool: ToolSpec, arguments: dict[str, Any], context: RunContext
-    ) -> dict[str, Any]:
+    def describe(self, call: Call) -> dict[str, Any]:
+        tool, arguments = call.tool, call.arguments
         request_queue, response_queue = service_queues(tool)
         return {
             "transport": self.transport,
@@ -85,24 +90,25 @@ class PulsarRunner:
             "service": tool.data.get("service"),
             "request_queue": request_queue,
             "response_queue": response_queue,
-            "user": context.user,
+            "user": call.user,
             "config": service_config(tool),
             "arguments": arguments,
-            "timeout": context.timeout,
+            "timeout": call.timeout,
         }
 
-    def run(self, tool: ToolSpec, arguments: dict[str, Any], context: RunContext) -> ToolResult:
+    def run(self, call: Call) -> ToolResult:
+        tool, timeout = call.tool, call.timeout
         started = time.monotonic()
-        channel = self._channel(tool, context.timeout)
-        call = Waited()
-        call_id = channel.send(_request(tool, arguments, context), call)
+        channel = self._channel(tool, timeout)
+        waited = Waited()
+        call_id = channel.send(_request(call), waited)
         try:
-            answer = _collect(call.box, started + context.timeout, context)
+            answer = _collect(waited.box, started + timeout, call.sink)
         except TimeoutError:
-            raise self._unanswered(tool, channel, context.timeout) from None
-        except KeyboardInterrupt:
-            raise Interrupted(
-                f"interrupted while waiting for an answer on {channel.request_queue}"
+            raise self._unanswered(tool, channel, timeout) from None
+        except KeyboardInterrupt as exc:
+            raise interruption(
+                exc, f"interrupted while waiting for an answer on {channel.request_queue}"
             ) from None
         finally:
             channel.forget(call_id)
@@ -112,21 +118,19 @@ class PulsarRunner:
             return ToolResult(False, text, None, error, None, took, self.transport)
         return ToolResult.from_answer(text, transport=self.transport, duration_ms=took)
 
-    def submit(
-        self, tool: ToolSpec, arguments: dict[str, Any], context: RunContext
-    ) -> Future[ToolResult]:
+    def submit(self, call: Call) -> Future[ToolResult]:
         """Send one call and return at once; what ``run --batch`` pipelines with.
 
         The Future holds the call's ToolResult, or TimedOut (TransportUnavailable when the
         broker is gone) once its timeout has passed; nothing is streamed.
         """
-        channel = self._channel(tool, context.timeout)
-        call = _Submitted(
-            time.monotonic() + context.timeout,
-            lambda: self._unanswered(tool, channel, context.timeout),
+        tool, timeout = call.tool, call.timeout
+        channel = self._channel(tool, timeout)
+        submitted = _Submitted(
+            time.monotonic() + timeout, lambda: self._unanswered(tool, channel, timeout)
         )
-        channel.send(_request(tool, arguments, context), call)
-        return call.future
+        channel.send(_request(call), submitted)
+        return submitted.future
 
     def close(self) -> None:
         with self._lock:
@@ -175,8 +179,8 @@ class PulsarRunner:
         )
 
 
-def _request(tool: ToolSpec, arguments: dict[str, Any], context: RunContext) -> bytes:
-    return encode_request(context.user, service_config(tool), arguments)
+def _request(call: Call) -> bytes:
+    return encode_request(call.user, service_config(call.tool), call.arguments)
 
 
 def service_config(tool: ToolSpec) -> dict[str, Any]:
@@ -196,15 +200,15 @@ def service_queues(tool: ToolSpec) -> tuple[str, str]:
 
 
 def _collect(
-    box: queue.SimpleQueue[bytes | ToolctlError], deadline: float, context: RunContext
+    box: queue.SimpleQueue[bytes | ToolctlError], deadline: float, sink: Sink
 ) -> tuple[str, str | None]:
     """Read one call's answers until ``end_of_stream``; TimeoutError past the deadline.
 
     A one-message answer is left for the caller to print; the chunks of a longer stream
-    go to ``context.stream`` as they arrive.
+    go to the sink as they arrive.
     """
     chunks: list[str] = []
-    stream, streamed = context.stream, False
+    stream, streamed = sink.output, False
     while True:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
@@ -217,11 +221,11 @@ def _collect(
             raise item
         response = decode_response(item)
         chunks.append(response.text)
-        if stream is not None and response.text and (streamed or not response.end_of_stream):
+        if response.text and (streamed or not response.end_of_stream):
             stream(response.text if streamed else "".join(chunks))
-            context.streamed = streamed = True
+            streamed = True
         if response.end_of_stream:
             text = "".join(chunks)
-            if stream is not None and streamed and not text.endswith("\n"):
+            if streamed and not text.endswith("\n"):
                 stream("\n")  # leave the terminal on a fresh line
             return text, response.error

@@ -1,4 +1,4 @@
-"""``run --batch``: one call per JSON line, up to N in flight, results in input order.
+"""Batches of calls (``run --batch``): one call per JSON line, up to N in flight, in order.
 
 A runner that pipelines by itself (it has ``submit``, returning a Future at once: the Pulsar
 runner) gets its calls sent from this thread with N Futures in flight; any other runner gets
@@ -10,39 +10,34 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from concurrent.futures import Future
-from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING
 
-from toolctl import arguments as tool_args
 from toolctl.errors import ToolctlError
-from toolctl.runners import Event, execute
-from toolctl.runners.base import Pipelined, RunContext, Runner, ToolResult, ToolSpec
+from toolctl.runners.base import Call, Pipelined, Runner, ToolResult
+
+if TYPE_CHECKING:
+    from toolctl.calls import Caller
 
 Pending = Future[ToolResult] | ToolResult
 
 
 def run_batch(
-    runner: Runner,
-    tool: ToolSpec,
-    lines: Iterable[str],
-    context: RunContext,
-    *,
-    concurrency: int = 1,
-    on_event: Callable[[Event], None] | None = None,
+    caller: Caller, runner: Runner, template: Call, lines: Iterable[str], concurrency: int = 1
 ) -> Iterator[ToolResult]:
     """Yield one result per non-blank line, in input order, with a bounded window in flight.
 
-    A line that is not a JSON object, or whose arguments are invalid, yields a failed
-    result without running anything; the batch goes on.
+    ``template`` is the call every line makes, but for its arguments. A line that is not
+    a JSON object, or whose arguments are invalid, yields a failed result without running
+    anything; the batch goes on.
     """
-    quiet = replace(context, stream=None, forward_stderr=False, stderr=None, wait=None)
     if isinstance(runner, Pipelined):
-        yield from _pipelined(runner, tool, lines, quiet, concurrency, on_event)
+        yield from _pipelined(runner, template, lines, concurrency)
         return
-    yield from _threaded(runner, tool, lines, quiet, concurrency, on_event)
+    yield from _threaded(caller, template, lines, concurrency)
 
 
 class _Ordered:
@@ -103,12 +98,7 @@ class _Ordered:
 
 
 def _threaded(
-    runner: Runner,
-    tool: ToolSpec,
-    lines: Iterable[str],
-    context: RunContext,
-    concurrency: int,
-    on_event: Callable[[Event], None] | None,
+    caller: Caller, template: Call, lines: Iterable[str], concurrency: int
 ) -> Iterator[ToolResult]:
     ordered = _Ordered(lines, concurrency)
 
@@ -117,7 +107,7 @@ def _threaded(
         try:
             while (item := ordered.take()) is not None:
                 place, number, line = item
-                ordered.put(place, _one(runner, tool, number, line, context, on_event))
+                ordered.put(place, _one(caller, template, number, line))
         except BaseException as exc:  # a bug in a worker: re-raised in the main thread
             error = exc
         finally:
@@ -129,89 +119,70 @@ def _threaded(
 
 
 def _pipelined(
-    runner: Pipelined,
-    tool: ToolSpec,
-    lines: Iterable[str],
-    context: RunContext,
-    concurrency: int,
-    on_event: Callable[[Event], None] | None,
+    runner: Pipelined, template: Call, lines: Iterable[str], concurrency: int
 ) -> Iterator[ToolResult]:
-    emit = on_event or (lambda event: None)
-    window: deque[tuple[int, Pending]] = deque()
+    from toolctl.calls import start_event
+
+    window: deque[tuple[int, float, Pending]] = deque()
     for number, line in _numbered(lines):
-        arguments = _arguments(tool, number, line)
-        if isinstance(arguments, ToolResult):
-            window.append((number, arguments))
+        call = _arguments(template, number, line)
+        started = time.perf_counter()
+        if isinstance(call, ToolResult):
+            window.append((number, started, call))
         else:
-            emit({"event": "start", "tool": tool.name, "transport": tool.runtime})
+            template.sink.event(start_event(template.tool))
             try:
-                window.append((number, runner.submit(tool, arguments, context)))
+                window.append((number, started, runner.submit(call)))
             except ToolctlError as exc:
-                window.append((number, _failed(tool, f"line {number}: {exc}")))
+                window.append((number, started, _failed(template, f"line {number}: {exc}")))
         if len(window) >= concurrency:
-            yield _settle(tool, *window.popleft(), on_event)
+            yield _settle(template, *window.popleft())
     while window:
-        yield _settle(tool, *window.popleft(), on_event)
+        yield _settle(template, *window.popleft())
 
 
 def _numbered(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
     return ((n, line) for n, line in enumerate(lines, start=1) if line.strip())
 
 
-def _arguments(tool: ToolSpec, number: int, line: str) -> dict[str, Any] | ToolResult:
-    """A line's validated arguments, or the failed result that stands for the line."""
+def _arguments(template: Call, number: int, line: str) -> Call | ToolResult:
+    """The line's call, arguments validated, or the failed result that stands for the line."""
+    from toolctl.calls import build_arguments
+
     try:
         given = json.loads(line)
         if not isinstance(given, dict):
             raise ValueError("not a JSON object")
-        arguments = tool_args.build(tool.data["schema"], given, [])
-        tool_args.validate(tool.name, tool.data["schema"], arguments)
-        return arguments
+        return template._replace(arguments=build_arguments(template.tool, given))
     except ValueError as exc:
-        return _failed(tool, f"line {number}: not a JSON object of arguments ({exc})")
+        return _failed(template, f"line {number}: not a JSON object of arguments ({exc})")
     except ToolctlError as exc:
-        return _failed(tool, f"line {number}: {exc}")
+        return _failed(template, f"line {number}: {exc}")
 
 
-def _one(
-    runner: Runner,
-    tool: ToolSpec,
-    number: int,
-    line: str,
-    context: RunContext,
-    on_event: Callable[[Event], None] | None,
-) -> ToolResult:
-    arguments = _arguments(tool, number, line)
-    if isinstance(arguments, ToolResult):
-        return arguments
+def _one(caller: Caller, template: Call, number: int, line: str) -> ToolResult:
+    call = _arguments(template, number, line)
+    if isinstance(call, ToolResult):
+        return call
     try:
-        return execute(runner, tool, arguments, replace(context), on_event)
+        return caller.execute(call)
     except ToolctlError as exc:
-        return _failed(tool, f"line {number}: {exc}")
+        return _failed(template, f"line {number}: {exc}")
 
 
-def _settle(
-    tool: ToolSpec, number: int, pending: Pending, on_event: Callable[[Event], None] | None
-) -> ToolResult:
+def _settle(template: Call, number: int, started: float, pending: Pending) -> ToolResult:
     """The result of a pending call; a Future of a pipelined call also reports its end."""
+    from toolctl.calls import done_event
+
     if isinstance(pending, ToolResult):
         return pending
     try:
         result = pending.result()
     except ToolctlError as exc:
-        result = _failed(tool, f"line {number}: {exc}")
-    if on_event:
-        on_event(
-            {
-                "event": "done",
-                "tool": tool.name,
-                "transport": tool.runtime,
-                "success": result.success,
-                "duration_ms": result.duration_ms,
-            }
-        )
+        result = _failed(template, f"line {number}: {exc}")
+    template.sink.event(done_event(template.tool, result, started))
     return result
 
 
-def _failed(tool: ToolSpec, message: str) -> ToolResult:
-    return ToolResult(False, error=message, transport=tool.runtime)
+def _failed(template: Call, message: str) -> ToolResult:
+    return ToolResult(False, error=message, transport=template.tool.runtime)

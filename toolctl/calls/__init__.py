@@ -1,0 +1,397 @@
+"""Calling a tool by name, the one way: resolve → build and validate → runner → ToolResult.
+
+Every front door calls tools through here: ``toolctl run`` (one call, ``--dry-run``,
+``--batch``), ``toolctl worker --tool`` and the servers under ``toolctl.serve``.
+
+The API::
+
+    call(settings, registry, name, arguments=None, *, pairs=(), timeout=None, user=None,
+         sink=None) -> ToolResult
+        One call. ``name`` is a tool name (first wins; unknown: NotFound, exit 4) or a
+        ToolSpec from ``resolve``. ``arguments`` is a JSON object; ``pairs`` are ``--arg
+        k=v`` strings converted to the declared types. Arguments are validated before
+        anything runs (InvalidArguments, exit 2). ``timeout`` defaults to the tool's,
+        ``user`` to the settings'. The tool failing is a result (``success`` false);
+        not reaching it, a timeout or an interruption raise a ToolctlError.
+    describe(settings, registry, name, arguments=None, *, pairs=(), timeout=None,
+             user=None) -> dict
+        What ``call`` would do (argv, URL, image, queue; secrets masked); runs nothing.
+    batch(settings, registry, name, lines, *, concurrency=1, timeout=None, user=None,
+          sink=None) -> Iterator[ToolResult]
+        One call per non-blank JSON line, ``concurrency`` in flight, results in input
+        order; a bad line is a failed result, never the end of the batch.
+    tools_in_force(registry) -> list[ToolSpec]
+        Every tool a call can name: the first definition of each name, resolved.
+    resolve(registry, name, *, allow_staging=False) -> ToolSpec
+        A tool whose ``state`` is staging, disabled or deprecated is refused unless
+        ``allow_staging``; ``call``/``describe``/``batch`` by name never allow it (pass a
+        ToolSpec resolved with ``allow_staging=True`` to run one).
+
+    Caller(settings, registry)  — the same calls over runners kept open between calls (a
+        server, a worker): ``.call``, ``.describe``, ``.batch`` as above without the first
+        two parameters, and ``.close()`` (also a context manager). Thread-safe.
+
+The ``sink`` (``toolctl.runners.base.Sink``) hears the call's ``start`` and ``done``
+events and whatever the runner shows while it works (output as it arrives, a child's
+stderr, "a slow start is under way"); the default discards everything.
+
+No process left behind: the first call makes this process a child subreaper, and when
+the last call in flight ends (a single call, a whole batch, a server going idle) every
+process the calls left (a tool's ``setsid`` or ``nohup`` grandchildren) is killed and
+reaped; the managed services toolctl starts on purpose are spared. See
+``toolctl.runners.process``.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from toolctl import arguments as tool_args
+from toolctl.errors import ToolctlError, interruption
+from toolctl.runners.base import NO_SINK, Call, Event, Sink, ToolResult, ToolSpec
+
+if TYPE_CHECKING:
+    from toolctl.registry.index import Registry
+    from toolctl.runners.base import Runner
+    from toolctl.settings import Settings
+
+__all__ = [
+    "Caller",
+    "batch",
+    "call",
+    "describe",
+    "done_event",
+    "resolve",
+    "start_event",
+    "tools_in_force",
+]
+
+
+def resolve(registry: Registry, name: str, *, allow_staging: bool = False) -> ToolSpec:
+    """The tool in force under ``name``, with its service's descriptor if it has one.
+
+    A tool whose ``state`` is not "active" is refused unless ``allow_staging``.
+    """
+    from toolctl.tool_state import check_runnable
+
+    tool = registry.resolve("tool", name)
+    check_runnable(tool.data, allow_staging)
+    service = None
+    if tool.data.get("service"):
+        service = registry.resolve("service", tool.data["service"]).data
+    runtime = tool.data.get("runtime")
+    if not runtime:
+        from toolctl.errors import RegistryError
+
+        raise RegistryError(
+            f"tool '{name}' has no runtime: its service is missing", hint="run 'toolctl check'"
+        )
+    return ToolSpec(
+        name=tool.name, runtime=runtime, data=tool.data, service=service, source=Path(tool.file)
+    )
+
+
+def tools_in_force(registry: Registry) -> list[ToolSpec]:
+    """Every tool a call can name (first definition of each name), sorted by name.
+
+    A tool whose service is missing is left out: no call can reach it (``check`` says why).
+    """
+    found = []
+    for definition in registry.winners("tool"):
+        try:
+            found.append(resolve(registry, definition.name))
+        except ToolctlError:
+            continue
+    return sorted(found, key=lambda spec: spec.name)
+
+
+def build_arguments(
+    tool: ToolSpec, given: Mapping[str, Any] | None = None, pairs: Sequence[str] = ()
+) -> dict[str, Any]:
+    """``given`` with ``pairs`` over it and the declared defaults, validated (else exit 2)."""
+    schema = tool.data["schema"]
+    arguments = tool_args.build(schema, given, pairs)
+    tool_args.validate(tool.name, schema, arguments)
+    return arguments
+
+
+def start_event(tool: ToolSpec) -> Event:
+    return {"event": "start", "tool": tool.name, "transport": tool.runtime}
+
+
+def done_event(
+    tool: ToolSpec, result: ToolResult | None, started: float, error: BaseException | None = None
+) -> Event:
+    """The one ``done`` event: how the call ended and how long it took (never arguments)."""
+    event: Event = {"event": "done", "tool": tool.name, "transport": tool.runtime}
+    if result is not None:
+        event.update(success=result.success, duration_ms=result.duration_ms)
+    else:
+        event.update(success=False, duration_ms=_ms(started), error=type(error).__name__)
+    return event
+
+
+class Caller:
+    """Calls by name over runners loaded once and kept open until ``close``."""
+
+    def __init__(self, settings: Settings, registry: Registry) -> None:
+        self.settings = settings
+        self.registry = registry
+        self._runners: dict[str, Runner] = {}
+        self._lock = threading.Lock()
+
+    def __enter__(self) -> Caller:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def prepare(
+        self,
+        name: str | ToolSpec,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        pairs: Sequence[str] = (),
+        timeout: float | None = None,
+        user: str | None = None,
+        sink: Sink | None = None,
+    ) -> Call:
+        """The Call ``call`` would make: resolved, arguments built and validated."""
+        tool = name if isinstance(name, ToolSpec) else resolve(self.registry, name)
+        self.runner(tool.runtime, sink or NO_SINK)  # a missing runtime before bad arguments
+        return Call(
+            tool,
+            build_arguments(tool, arguments, pairs),
+            float(timeout or tool.data["timeout"]),
+            user or self.settings.user,
+            sink or NO_SINK,
+        )
+
+    def call(
+        self,
+        name: str | ToolSpec,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        pairs: Sequence[str] = (),
+        timeout: float | None = None,
+        user: str | None = None,
+        sink: Sink | None = None,
+    ) -> ToolResult:
+        """One call (see the module docstring)."""
+        prepared = self.prepare(name, arguments, pairs=pairs, timeout=timeout, user=user, sink=sink)
+        with _reaping(self.settings):
+            return self.execute(prepared)
+
+    def execute(self, call: Call) -> ToolResult:
+        """Run a prepared call through its runner, reporting start and done to its sink."""
+        runner = self.runner(call.tool.runtime, call.sink)
+        call.sink.event(start_event(call.tool))
+        started = time.perf_counter()
+        try:
+            result = runner.run(call)
+        except ToolctlError as exc:
+            call.sink.event(done_event(call.tool, None, started, exc))
+            raise
+        except KeyboardInterrupt as exc:
+            call.sink.event(done_event(call.tool, None, started, exc))
+            raise interruption(exc, "interrupted; the call was stopped") from exc
+        call.sink.event(done_event(call.tool, result, started))
+        return result
+
+    def describe(
+        self,
+        name: str | ToolSpec,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        pairs: Sequence[str] = (),
+        timeout: float | None = None,
+        user: str | None = None,
+    ) -> dict[str, Any]:
+        """What ``call`` would do, secrets masked; runs nothing."""
+        from toolctl.runners.base import Described
+
+        prepared = self.prepare(name, arguments, pairs=pairs, timeout=timeout, user=user)
+        runner = self.runner(prepared.tool.runtime, NO_SINK)
+        if isinstance(runner, Described):
+            return runner.describe(prepared)
+        return {
+            "transport": prepared.tool.runtime,
+            "arguments": prepared.arguments,
+            "timeout": prepared.timeout,
+        }
+
+    def batch(
+        self,
+        name: str | ToolSpec,
+        lines: Iterable[str],
+        *,
+        concurrency: int = 1,
+        timeout: float | None = None,
+        user: str | None = None,
+        sink: Sink | None = None,
+    ) -> Iterator[ToolResult]:
+        """One call per JSON line, in input order (see the module docstring)."""
+        from toolctl.calls.batch import run_batch
+
+        tool = name if isinstance(name, ToolSpec) else resolve(self.registry, name)
+        template = Call(
+            tool, {}, float(timeout or tool.data["timeout"]), user or self.settings.user
+        )
+        events = _EventsOnly(sink or NO_SINK)
+        runner = self.runner(tool.runtime, events)
+        with _reaping(self.settings):
+            try:
+                yield from run_batch(
+                    self, runner, template._replace(sink=events), lines, concurrency
+                )
+            except KeyboardInterrupt as exc:
+                runner.close()  # ends every call in flight
+                raise interruption(exc, "interrupted; the batch's calls were stopped") from exc
+
+    def runner(self, runtime: str, sink: Sink = NO_SINK) -> Runner:
+        """The runner of ``runtime``, loaded on first use and kept until ``close``."""
+        runner = self._runners.get(runtime)
+        if runner is None:
+            from toolctl.runners import load_runner
+
+            with self._lock:
+                runner = self._runners.get(runtime)
+                if runner is None:
+                    runner = load_runner(runtime, self.settings, warn=sink.warning)
+                    self._runners[runtime] = runner
+        return runner
+
+    def close(self) -> None:
+        """Close every runner (ending calls still in flight), then reap what they left."""
+        with self._lock:
+            runners, self._runners = list(self._runners.values()), {}
+        for runner in runners:
+            runner.close()
+        _sweep(self.settings)
+
+
+def call(
+    settings: Settings,
+    registry: Registry,
+    name: str | ToolSpec,
+    arguments: Mapping[str, Any] | None = None,
+    *,
+    pairs: Sequence[str] = (),
+    timeout: float | None = None,
+    user: str | None = None,
+    sink: Sink | None = None,
+) -> ToolResult:
+    """One call, with runners opened and closed around it (see the module docstring)."""
+    with Caller(settings, registry) as caller:
+        return caller.call(name, arguments, pairs=pairs, timeout=timeout, user=user, sink=sink)
+
+
+def describe(
+    settings: Settings,
+    registry: Registry,
+    name: str | ToolSpec,
+    arguments: Mapping[str, Any] | None = None,
+    *,
+    pairs: Sequence[str] = (),
+    timeout: float | None = None,
+    user: str | None = None,
+) -> dict[str, Any]:
+    """What ``call`` would do, secrets masked; runs nothing."""
+    with Caller(settings, registry) as caller:
+        return caller.describe(name, arguments, pairs=pairs, timeout=timeout, user=user)
+
+
+def batch(
+    settings: Settings,
+    registry: Registry,
+    name: str | ToolSpec,
+    lines: Iterable[str],
+    *,
+    concurrency: int = 1,
+    timeout: float | None = None,
+    user: str | None = None,
+    sink: Sink | None = None,
+) -> Iterator[ToolResult]:
+    """One call per JSON line, results in input order (see the module docstring)."""
+    with Caller(settings, registry) as caller:
+        yield from caller.batch(
+            name, lines, concurrency=concurrency, timeout=timeout, user=user, sink=sink
+        )
+
+
+class _EventsOnly(Sink):
+    """A batch's calls report their events and warnings, never output: results are lines."""
+
+    def __init__(self, sink: Sink) -> None:
+        self._sink = sink
+
+    def event(self, event: Event) -> None:
+        self._sink.event(event)
+
+    def warning(self, message: str) -> None:
+        self._sink.warning(message)
+
+
+# -- no process left behind ---------------------------------------------------------------
+
+_in_flight = 0
+_before: set[int] = set()
+"""This process's descendants when the first call in flight began: not the calls' doing."""
+_in_flight_lock = threading.Lock()
+
+
+class _reaping:
+    """Counts calls in flight; when the last one ends, kills what the calls left behind."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    def __enter__(self) -> None:
+        global _in_flight, _before
+        from toolctl.runners.process import become_subreaper, descendants
+
+        become_subreaper()
+        with _in_flight_lock:
+            if _in_flight == 0:
+                _before = set(descendants())
+            _in_flight += 1
+
+    def __exit__(self, *exc_info: object) -> None:
+        global _in_flight
+        with _in_flight_lock:
+            _in_flight -= 1
+        _sweep(self.settings)
+
+
+def _sweep(settings: Settings) -> None:
+    """Kill and reap what the calls left behind, unless a call is still in flight.
+
+    Spared: whatever ran below this process before the first call in flight began (a
+    test's fixtures, a server's own helpers) and the background processes toolctl keeps
+    on purpose (managed services started by a call).
+    """
+    with _in_flight_lock:
+        if _in_flight:
+            return
+        before = set(_before)
+    from toolctl.runners.process import kill_descendants
+
+    kill_descendants(lambda: before | _background_pids(settings))
+
+
+def _background_pids(settings: Settings) -> set[int]:
+    """The processes toolctl keeps running on purpose (managed services, broker, workers)."""
+    from toolctl.processes.table import ProcessTable
+
+    try:
+        return {record.pid for record in ProcessTable(settings).all()}
+    except (OSError, ToolctlError):
+        return set()
+
+
+def _ms(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 3)
