@@ -8,22 +8,25 @@ paths (``show``, ``run``) never import pydantic; see ``toolctl.registry``.
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import (
     AliasChoices,
     BaseModel,
     ConfigDict,
     Field,
+    create_model,
     field_validator,
     model_validator,
 )
 
 from toolctl.names import NAME_PATTERN
+from toolctl.runners import BY_NAME, SERVICE_SECTIONS, TOOL_SECTIONS, import_dotted
 
 ArgType = Literal["string", "integer", "number", "boolean", "object", "array"]
 InputMode = Literal["json", "none"]
-RUNTIMES = ("local", "container", "http", "pulsar")
+RUNTIMES = tuple(BY_NAME)
+"""The built-in runtimes, from the table of runtimes in ``toolctl.runners``."""
 TOPIC_PATTERN = re.compile(
     r"^(persistent|non-persistent)://[A-Za-z0-9_.=-]+/[A-Za-z0-9_.=-]+/[^/\s]+$"
 )
@@ -127,9 +130,31 @@ class HttpRuntime(_Model):
         return self
 
 
-class Tool(_Model):
-    """A tool: metadata, arguments, and exactly one way to run it."""
+def _sections(base: type[_Model], kind: str, names: tuple[str, ...]) -> type[_Model]:
+    """``base`` plus one optional field per runtime section, its model from the table."""
+    fields: dict[str, Any] = {}
+    for name in names:
+        row = BY_NAME[name]
+        model = import_dotted(str(row.tool_model if kind == "tool" else row.service_model))
+        fields[name] = (model | None, None)
+    sections: type[_Model] = create_model(
+        f"{base.__name__}Sections", __base__=base, __module__=__name__, **fields
+    )
+    return sections
 
+
+def _given(model: BaseModel, names: tuple[str, ...]) -> list[str]:
+    """The runtime sections a descriptor has, in the table's order."""
+    return [name for name in names if getattr(model, name, None) is not None]
+
+
+def _either(sections: tuple[str, ...], prefix: str) -> str:
+    """'[tool.local], [tool.container] or [tool.http]'."""
+    named = [f"[{prefix}.{name}]" for name in sections]
+    return ", ".join(named[:-1]) + " or " + named[-1] if len(named) > 1 else named[0]
+
+
+class _ToolHead(_Model):
     name: str = Field(pattern=NAME_PATTERN)
     title: str | None = None
     """The name in the system it came from, when that is not a valid registry name."""
@@ -138,21 +163,30 @@ class Tool(_Model):
     category: str | None = None
     tags: list[str] = []
     timeout: float = Field(default=60, gt=0)
-    local: LocalRuntime | None = None
-    container: ContainerRuntime | None = None
-    http: HttpRuntime | None = None
+
+
+if TYPE_CHECKING:
+    _ToolSections = _ToolHead
+else:
+    _ToolSections = _sections(_ToolHead, "tool", TOOL_SECTIONS)
+
+
+class Tool(_ToolSections):
+    """A tool: metadata, arguments, and exactly one way to run it (its runtime's section)."""
+
     service: str | None = None
-    config: dict[str, Any] = {}
+    config: dict[str, Any] = Field(default_factory=dict)
     runtime: str | None = Field(default=None, pattern=r"^[a-z][a-z0-9_-]*$")
     """A runtime some installed package registers under ``toolctl.runners``."""
-    options: dict[str, Any] = {}
+    options: dict[str, Any] = Field(default_factory=dict)
     """That runtime's settings, passed to its runner untouched."""
-    arguments: list[Argument] = []
+    arguments: list[Argument] = Field(default_factory=list)
     parameters: dict[str, Any] | None = None
 
     @model_validator(mode="after")
     def _one_runtime(self) -> Tool:
-        given = [r for r in ("local", "container", "http") if getattr(self, r) is not None]
+        given = _given(self, TOOL_SECTIONS)
+        sections = ", ".join(f"[tool.{name}]" for name in TOOL_SECTIONS)
         if self.runtime is not None:
             if self.runtime in RUNTIMES:
                 raise ValueError(
@@ -161,8 +195,7 @@ class Tool(_Model):
                 )
             if given or self.service is not None:
                 raise ValueError(
-                    f'runtime = "{self.runtime}" cannot be combined with '
-                    "[tool.local], [tool.container], [tool.http] or service"
+                    f'runtime = "{self.runtime}" cannot be combined with {sections} or service'
                 )
             return self._check_arguments()
         if self.options:
@@ -170,13 +203,11 @@ class Tool(_Model):
         if len(given) > 1:
             raise ValueError(f"exactly one runtime allowed, found {' and '.join(given)}")
         if not given and self.service is None:
-            raise ValueError(
-                "missing runtime: add [tool.local], [tool.container], [tool.http] "
-                'or service = "NAME"'
-            )
-        if given and given[0] != "http" and self.service is not None:
+            raise ValueError(f'missing runtime: add {sections} or service = "NAME"')
+        if given and BY_NAME[given[0]].service_model is None and self.service is not None:
             raise ValueError(f"a {given[0]} tool cannot also name a service")
-        if self.http is not None and self.http.path is not None and self.service is None:
+        http = getattr(self, "http", None)
+        if http is not None and http.path is not None and self.service is None:
             raise ValueError('http.path needs service = "NAME" to say what it is below')
         return self._check_arguments()
 
@@ -205,10 +236,8 @@ class Tool(_Model):
         """The runtime the descriptor names itself; None means 'whatever the service is'."""
         if self.runtime is not None:
             return self.runtime
-        for runtime in ("local", "container", "http"):
-            if getattr(self, runtime) is not None:
-                return runtime
-        return None
+        given = _given(self, TOOL_SECTIONS)
+        return given[0] if given else None
 
     def argument_schema(self) -> dict[str, Any]:
         """The JSON Schema of the arguments: the single source for validation and export."""
@@ -270,24 +299,31 @@ class HttpService(_Model):
         return self
 
 
-class Service(_Model):
-    """A service tools run through: Pulsar queues, or an HTTP base."""
-
+class _ServiceHead(_Model):
     name: str = Field(pattern=NAME_PATTERN, validation_alias=AliasChoices("name", "id"))
     title: str | None = None
     description: str = ""
-    pulsar: PulsarService | None = None
-    http: HttpService | None = None
+
+
+if TYPE_CHECKING:
+    _ServiceSections = _ServiceHead
+else:
+    _ServiceSections = _sections(_ServiceHead, "service", SERVICE_SECTIONS)
+
+
+class Service(_ServiceSections):
+    """A service tools run through: one runtime's section (Pulsar queues, an HTTP base...)."""
 
     @model_validator(mode="after")
     def _one_transport(self) -> Service:
-        if (self.pulsar is None) == (self.http is None):
-            raise ValueError("a service needs exactly one of [service.pulsar] or [service.http]")
+        if len(_given(self, SERVICE_SECTIONS)) != 1:
+            sections = _either(SERVICE_SECTIONS, "service")
+            raise ValueError(f"a service needs exactly one of {sections}")
         return self
 
     @property
     def transport(self) -> str:
-        return "pulsar" if self.pulsar is not None else "http"
+        return _given(self, SERVICE_SECTIONS)[0]
 
 
 class CallEdge(_Model):

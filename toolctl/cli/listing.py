@@ -7,6 +7,7 @@ from typing import Annotated, Any
 import typer
 
 from toolctl.cli.common import JsonOption, RegistryOption, StrictOption, kind_of, settings_for
+from toolctl.runners import BY_NAME
 
 
 def install(app: typer.Typer) -> None:
@@ -18,7 +19,7 @@ def list_command(
     category: Annotated[str | None, typer.Option(help="Only this category.")] = None,
     runtime: Annotated[
         str | None,
-        typer.Option(help="Only tools on this runtime (local, container, http, pulsar)."),
+        typer.Option(help=f"Only tools on this runtime ({', '.join(BY_NAME)})."),
     ] = None,
     search: Annotated[
         str | None,
@@ -64,11 +65,10 @@ def _tool_row(data: dict[str, Any]) -> list[str]:
 
 
 def _service_row(data: dict[str, Any]) -> list[str]:
-    if data["pulsar"]:
-        where = data["pulsar"]["request_queue"]
-    else:
-        where = data["http"]["url"] or "managed: " + " ".join(data["http"]["start"])
-    return [data["name"], data["transport"], where, data["description"]]
+    transport = data["transport"]
+    row = BY_NAME.get(transport)
+    where = row.endpoint(data[transport]) if row else ""
+    return [data["name"], transport, where, data["description"]]
 
 
 def _action_row(data: dict[str, Any]) -> list[str]:

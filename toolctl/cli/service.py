@@ -142,19 +142,14 @@ def status_command(
 def _require_managed(service: dict[str, Any]) -> None:
     from toolctl.errors import UsageError
     from toolctl.processes.services import is_managed
+    from toolctl.runners import BY_NAME
 
     if is_managed(service):
         return
-    name = service["name"]
-    if service.get("pulsar"):
-        raise UsageError(
-            f"service '{name}' is a Pulsar service; toolctl does not start it",
-            hint=f"host its handler with 'toolctl worker {name}'",
-        )
-    raise UsageError(
-        f"service '{name}' has a fixed url ({service['http']['url']}); it is not managed",
-        hint="only a service with 'start' is started by toolctl",
-    )
+    transport = service["transport"]
+    message, hint = BY_NAME[transport].not_managed
+    fields = {**(service.get(transport) or {}), "name": service["name"]}
+    raise UsageError(message.format(**fields), hint=hint.format(**fields) or None)
 
 
 def _known_service(settings: Settings, name: str) -> dict[str, Any]:

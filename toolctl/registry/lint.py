@@ -17,6 +17,7 @@ from typing import Any
 
 from toolctl.names import fold
 from toolctl.registry.loader import Definition, Problem
+from toolctl.runners import BY_NAME, TOOL_SECTIONS
 
 SHADOW = "shadow"
 """Code of the one problem that is a warning normally and an error under --strict."""
@@ -126,16 +127,22 @@ def _tool_service(
         return [("service", _error(tool, f"tool '{tool.name}' names unknown service '{name}'"))]
     found = []
     transport = service.data["transport"]
-    if tool.data.get("http") and transport != "http":
+    own = [section for section in TOOL_SECTIONS if tool.data.get(section)]
+    for section in own:
+        if section != transport:
+            message = f"tool '{tool.name}' has [tool.{section}] but service '{name}' is {transport}"
+            found.append(_error(tool, message))
+    needs = BY_NAME[transport].tool_needs if transport in BY_NAME else ""
+    if needs and transport not in own:
         found.append(
-            _error(tool, f"tool '{tool.name}' has [tool.http] but service '{name}' is {transport}")
+            _error(
+                tool,
+                f"tool '{tool.name}' uses {transport.upper()} service '{name}': "
+                f"add [tool.{transport}] {needs}",
+            )
         )
-    if not tool.data.get("http") and transport == "http":
-        found.append(
-            _error(tool, f"tool '{tool.name}' uses HTTP service '{name}': add [tool.http] path")
-        )
-    if transport == "pulsar":
-        params = service.data["pulsar"]["config_params"]
+    params = (service.data.get(transport) or {}).get("config_params")
+    if params is not None:
         config = tool.data.get("config") or {}
         for param in params:
             if param["required"] and param["name"] not in config:

@@ -41,12 +41,14 @@ class Runtime(NamedTuple):
     """``module:Model`` of ``[tool.NAME]``, or None when a tool names it only via a service."""
     service_model: str | None = None
     """``module:Model`` of ``[service.NAME]``, or None when it has no services."""
-    tool_needs_section: bool = False
-    """A tool naming a service of this runtime must also have ``[tool.NAME]`` (HTTP's path)."""
+    tool_needs: str = ""
+    """What a tool naming a service of this runtime must put in its ``[tool.NAME]``
+    (HTTP's ``path``); empty when such a tool needs no section of its own."""
     endpoint: Callable[[Mapping[str, Any]], str] = lambda section: ""
     """The ENDPOINT column of ``list services``, from the service's section."""
-    not_managed: str = ""
-    """What ``service up`` says of such a service when toolctl does not start it."""
+    not_managed: tuple[str, str] = ("", "")
+    """What ``service up`` says (message, hint) of such a service toolctl does not start;
+    formatted with ``name`` and the keys of the service's section."""
 
 
 def _http_endpoint(section: Mapping[str, Any]) -> str:
@@ -59,24 +61,30 @@ RUNTIMES: tuple[Runtime, ...] = (
         "container", "toolctl.runners.container:ContainerRunner", "toolctl.models:ContainerRuntime"
     ),
     Runtime(
-        "http",
-        "toolctl.runners.http:HttpRunner",
-        "toolctl.models:HttpRuntime",
-        "toolctl.models:HttpService",
-        tool_needs_section=True,
-        endpoint=_http_endpoint,
-        not_managed="has a fixed url; only a service with 'start' is started by toolctl",
-    ),
-    Runtime(
         "pulsar",
         "toolctl.runners.pulsar:PulsarRunner",
         None,
         "toolctl.models:PulsarService",
         endpoint=lambda section: str(section["request_queue"]),
-        not_managed="is a Pulsar service; toolctl does not start it",
+        not_managed=(
+            "service '{name}' is a Pulsar service; toolctl does not start it",
+            "host its handler with 'toolctl worker {name}'",
+        ),
+    ),
+    Runtime(
+        "http",
+        "toolctl.runners.http:HttpRunner",
+        "toolctl.models:HttpRuntime",
+        "toolctl.models:HttpService",
+        tool_needs="path",
+        endpoint=_http_endpoint,
+        not_managed=(
+            "service '{name}' has a fixed url ({url}); it is not managed",
+            "only a service with 'start' is started by toolctl",
+        ),
     ),
 )
-"""The built-in runtimes, in the order descriptors and messages name them."""
+"""The built-in runtimes, in the order messages name their sections."""
 
 BY_NAME: dict[str, Runtime] = {row.name: row for row in RUNTIMES}
 TOOL_SECTIONS = tuple(row.name for row in RUNTIMES if row.tool_model)

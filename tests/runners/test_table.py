@@ -1,0 +1,57 @@
+"""The table of runtimes: every row is what the rest of toolctl derives its runtimes from."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+from toolctl.models import Service, Tool
+from toolctl.runners import BY_NAME, RUNTIMES, SERVICE_SECTIONS, TOOL_SECTIONS, import_dotted
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_each_row_names_the_runner_its_entry_point_registers() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    registered = project["project"]["entry-points"]["toolctl.runners"]
+    assert registered == {row.name: row.runner for row in RUNTIMES}
+
+
+def test_each_section_of_the_table_is_a_field_of_the_descriptor_models() -> None:
+    for name in TOOL_SECTIONS:
+        assert (
+            Tool.model_fields[name].annotation
+            == import_dotted(str(BY_NAME[name].tool_model)) | None
+        )
+    for name in SERVICE_SECTIONS:
+        assert (
+            Service.model_fields[name].annotation
+            == import_dotted(str(BY_NAME[name].service_model)) | None
+        )
+
+
+def test_a_service_s_transport_is_its_section_and_lists_its_endpoint() -> None:
+    service = Service.model_validate(
+        {
+            "name": "q",
+            "pulsar": {
+                "request_queue": "non-persistent://a/b/c",
+                "response_queue": "non-persistent://a/b/d",
+            },
+        }
+    )
+    assert service.transport == "pulsar"
+    data = service.model_dump(mode="json")
+    assert BY_NAME["pulsar"].endpoint(data["pulsar"]) == "non-persistent://a/b/c"
+
+
+def test_the_table_does_not_import_runners_or_pydantic() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, toolctl.runners; "
+        "print(sorted(m for m in sys.modules if m.startswith(('pydantic', 'toolctl.runners.'))))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
