@@ -9,16 +9,23 @@ class ToolctlError(Exception):
     """Base of every error a user can cause; the CLI prints it as one line."""
 
     exit_code = 1
-    quiet = False
-    """True when the message has been shown already: the CLI exits without printing it."""
+    quiet: bool
+    """True when the message has been shown already (the tool's own error, a failed check's
+    findings): the CLI ends with the exit code and prints nothing more."""
 
     def __init__(
-        self, message: str, *, hint: str | None = None, details: Sequence[str] = ()
+        self,
+        message: str,
+        *,
+        hint: str | None = None,
+        details: Sequence[str] = (),
+        quiet: bool = False,
     ) -> None:
         super().__init__(message)
         self.message = message
         self.hint = hint
         self.details = list(details)
+        self.quiet = quiet
 
     def __str__(self) -> str:
         return f"{self.message}; {self.hint}" if self.hint else self.message
@@ -103,15 +110,6 @@ def interruption(cause: BaseException, message: str) -> Interrupted:
     """The error that ends a call stopped by ``cause``: Terminated for SIGTERM, else Interrupted."""
     kind = Terminated if isinstance(cause, TerminateSignal | Terminated) else Interrupted
     return kind(message)
-
-
-class ToolFailedQuietly(ToolFailed):
-    """The tool failed and the CLI has already said so: exit 1 without a second message."""
-
-    quiet = True
-
-    def __init__(self, message: str = "the tool failed") -> None:
-        super().__init__(message)
 
 
 EXIT_INTERNAL = 70

@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolctl import arguments as tool_args
-from toolctl.errors import ToolctlError, interruption
+from toolctl.errors import NotFound, RegistryError, ToolctlError, interruption
 from toolctl.runners.base import NO_SINK, Call, Event, Sink, ToolResult, ToolSpec
 
 if TYPE_CHECKING:
@@ -82,14 +82,17 @@ def resolve(registry: Registry, name: str, *, allow_staging: bool = False) -> To
     check_runnable(tool.data, allow_staging)
     service = None
     if tool.data.get("service"):
-        service = registry.resolve("service", tool.data["service"]).data
+        try:
+            service = registry.resolve("service", tool.data["service"]).data
+        except NotFound as exc:  # the registry is broken, not the command line
+            raise RegistryError(
+                f"tool '{tool.name}' names unknown service '{tool.data['service']}'"
+                + (f" ({exc.hint})" if exc.hint else ""),
+                hint="run 'toolctl check'",
+            ) from exc
     runtime = tool.data.get("runtime")
     if not runtime:
-        from toolctl.errors import RegistryError
-
-        raise RegistryError(
-            f"tool '{name}' has no runtime: its service is missing", hint="run 'toolctl check'"
-        )
+        raise RegistryError(f"tool '{name}' has no runtime", hint="run 'toolctl check'")
     return ToolSpec(
         name=tool.name, runtime=runtime, data=tool.data, service=service, source=Path(tool.file)
     )

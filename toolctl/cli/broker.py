@@ -95,7 +95,9 @@ def _foreground(settings: Settings, record: ProcessRecord, stopping: Stopping) -
         )
     render.note("broker stopped")
     if stopping.signal == signal.SIGINT:
-        raise typer.Exit(130)
+        from toolctl.errors import Interrupted
+
+        raise Interrupted("interrupted", quiet=True)  # stopped cleanly; the note said so
 
 
 def status_command(json: JsonOption = False) -> None:
@@ -124,7 +126,9 @@ def status_command(json: JsonOption = False) -> None:
         fields = [("state", state), ("url", str(record.url)), ("pid", str(record.pid))]
         render.print_fields("broker", [*fields, ("data", str(status["data"])), ("log", record.log)])
     if not answering:
-        raise typer.Exit(5)
+        from toolctl.errors import TransportUnavailable
+
+        raise TransportUnavailable("the broker does not answer", quiet=True)  # printed above
 
 
 def stop_command() -> None:

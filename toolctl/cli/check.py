@@ -61,7 +61,9 @@ def check_command(
                 typer.echo(f"{where}:{finding.line}: {finding.severity}: {message}")
         render.note(result.summary())
     if not result.ok:
-        raise typer.Exit(3)
+        from toolctl.errors import RegistryError
+
+        raise RegistryError("the registry has errors", quiet=True)  # the findings said so
 
 
 def _escape(text: str, is_property: bool) -> str:

@@ -105,7 +105,7 @@ def run_command(
     from toolctl import calls
     from toolctl.cli import render
     from toolctl.cli.common import open_registry
-    from toolctl.errors import ToolFailedQuietly, UsageError
+    from toolctl.errors import ToolFailed, UsageError
 
     settings = settings_for(registry, strict, verbose=verbose, pulsar_url=pulsar_url, user=user)
     sink = render.TerminalSink(settings, show_output=not json, events=verbose)
@@ -121,7 +121,7 @@ def run_command(
                 spec, render.open_lines(batch), concurrency=concurrency, timeout=timeout, sink=sink
             )
             if not render.print_results(results):
-                raise ToolFailedQuietly()
+                raise ToolFailed("the tool failed", quiet=True)
             return
         given = tool_args.read_args_option(args) if args is not None else None
         if dry_run:
@@ -131,4 +131,4 @@ def run_command(
         result = caller.call(spec, given, pairs=arg or [], timeout=timeout, sink=sink)
     render.print_result(result, as_json=json, already_streamed=sink.streamed)
     if not result.success:
-        raise ToolFailedQuietly()
+        raise ToolFailed("the tool failed", quiet=True)

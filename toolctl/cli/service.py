@@ -164,9 +164,8 @@ def _not_running(settings: Settings, name: str) -> NoReturn:
     from toolctl.processes.services import is_managed
 
     managed = is_managed(_known_service(settings, name))
-    error = NotFound("running process", name)
-    error.hint = f"start it with 'toolctl service up {name}'" if managed else "it is not managed"
-    raise error
+    hint = f"start it with 'toolctl service up {name}'" if managed else "it is not managed"
+    raise NotFound("running process", name, hint=hint)
 
 
 def _row_json(record: ProcessRecord) -> dict[str, Any]:

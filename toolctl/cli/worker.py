@@ -167,7 +167,9 @@ def _serve(settings: Settings, target: Target, ready_file: Path | None) -> None:
         drained = worker.stop(DRAIN_GRACE)
     log("stopped" if drained else f"stopped; calls still running after {DRAIN_GRACE:g} s")
     if stopping.signal == signal.SIGINT:
-        raise typer.Exit(130)
+        from toolctl.errors import Interrupted
+
+        raise Interrupted("interrupted", quiet=True)  # stopped cleanly; the log said so
 
 
 def _hosting(settings: Settings, target: Target) -> Hosting:
