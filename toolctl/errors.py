@@ -108,8 +108,9 @@ class TerminateSignal(KeyboardInterrupt):
 
 def interruption(cause: BaseException, message: str) -> Interrupted:
     """The error that ends a call stopped by ``cause``: Terminated for SIGTERM, else Interrupted."""
-    kind = Terminated if isinstance(cause, TerminateSignal | Terminated) else Interrupted
-    return kind(message)
+    if isinstance(cause, TerminateSignal | Terminated):
+        return Terminated(message.replace("interrupted", "terminated", 1))
+    return Interrupted(message)
 
 
 EXIT_INTERNAL = 70

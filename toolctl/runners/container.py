@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from toolctl.errors import Interrupted, TimedOut, TransportUnavailable, UsageError
+from toolctl.errors import Interrupted, TimedOut, TransportUnavailable, UsageError, interruption
 from toolctl.runners.base import Call, ToolResult, ToolSpec, expand_env, expand_env_map
 from toolctl.runners.process import Children, Completed, render_argv, run_process
 from toolctl.settings import Settings
@@ -119,7 +119,7 @@ class ContainerRunner:
             ) from exc
         except Interrupted as exc:
             gone = self._remove(engine, invocation.name)
-            raise type(exc)(f"interrupted; {gone}") from exc
+            raise interruption(exc, f"interrupted; {gone}") from exc
         finally:
             with self._lock:
                 self._containers.pop(invocation.name, None)

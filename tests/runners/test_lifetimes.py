@@ -1,0 +1,206 @@
+"""No process left behind: timeouts, Ctrl-C and SIGTERM end everything a call started.
+
+Real processes throughout: the tools start grandchildren in sessions of their own
+(``setsid``, ``nohup sh -c '... &'``), which a process-group kill cannot reach; the
+tests look for them in /proc afterwards. An HTTP tool whose server drips its answer
+checks that the timeout bounds the whole call.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Toolctl, write_files
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="needs /proc")
+
+
+def markers() -> tuple[str, str, str]:
+    """Three sleep durations no other process on the machine uses."""
+    base = random.randrange(10**6, 10**7)
+    return tuple(f"{9000 + n}.{base}" for n in range(3))  # type: ignore[return-value]
+
+
+def spawner(marks: tuple[str, str, str], *, then: str) -> str:
+    """A tool that leaves two grandchildren in sessions of their own, then does ``then``."""
+    first, second, last = marks
+    script = (
+        f"setsid sleep {first} & nohup sh -c 'sleep {second} &' >/dev/null 2>&1; "
+        f"sleep 0.3; {then.format(last=last)}"
+    )
+    return f"""
+[[tool]]
+name = "spawner"
+timeout = 60
+[tool.local]
+command = ["sh", "-c", "{script}", "{{n}}"]
+input = "none"
+[[tool.arguments]]
+name = "n"
+required = false
+"""
+
+
+def survivors(marks: tuple[str, str, str]) -> list[str]:
+    """Command lines of running processes that carry one of the markers."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as handle:
+                line = handle.read().replace(b"\0", b" ").decode(errors="replace")
+            with open(f"/proc/{entry}/stat", "rb") as handle:
+                state = handle.read().rsplit(b")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != b"Z" and any(mark in line for mark in marks):
+            found.append(f"{entry}: {line}")
+    return found
+
+
+def gone(marks: tuple[str, str, str]) -> list[str]:
+    """The survivors once those being killed have had a moment to go (empty is good)."""
+    deadline = time.monotonic() + 5
+    while (left := survivors(marks)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return left
+
+
+def start(tmp_path: Path, *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "toolctl", "run", *args, "-r", str(tmp_path / "reg")],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def finish(child: subprocess.Popen[str], signum: int) -> tuple[int, str]:
+    try:
+        child.send_signal(signum)
+        _, stderr = child.communicate(timeout=30)
+    finally:
+        child.kill()
+        child.wait()
+    return child.returncode, stderr
+
+
+def test_a_timeout_leaves_no_grandchild_behind(tmp_path: Path, toolctl: Toolctl) -> None:
+    marks = markers()
+    write_files(tmp_path, {"reg/t.toml": spawner(marks, then="sleep {last}")})
+    done = toolctl("run", "spawner", "--timeout", "1.5", "-r", "reg")
+    assert done.returncode == 124, done.stderr
+    assert gone(marks) == []
+
+
+def test_a_tool_that_ends_leaves_no_grandchild_behind(tmp_path: Path, toolctl: Toolctl) -> None:
+    marks = markers()
+    write_files(tmp_path, {"reg/t.toml": spawner(marks, then="echo done")})
+    done = toolctl("run", "spawner", "-r", "reg")
+    assert (done.returncode, done.stdout) == (0, "done\n"), done.stderr
+    assert gone(marks) == []
+
+
+@pytest.mark.parametrize(
+    ("signum", "code", "word"),
+    [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")],
+)
+def test_a_signal_leaves_no_grandchild_behind(
+    tmp_path: Path, signum: int, code: int, word: str
+) -> None:
+    marks = markers()
+    write_files(tmp_path, {"reg/t.toml": spawner(marks, then="echo started; sleep {last}")})
+    child = start(tmp_path, "spawner")
+    assert child.stdout is not None
+    assert child.stdout.readline() == "started\n"
+    assert len(survivors(marks)) == 4  # the tool, its last sleep and both grandchildren
+    returncode, stderr = finish(child, signum)
+    assert returncode == code, stderr
+    assert f"{word}; the tool's processes were killed" in stderr
+    assert gone(marks) == []
+
+
+def test_sigterm_ends_a_batch_and_everything_its_calls_started(tmp_path: Path) -> None:
+    marks = markers()
+    then = "touch started.$0; sleep {last}"
+    write_files(tmp_path, {"reg/t.toml": spawner(marks, then=then)})
+    (tmp_path / "lines.jsonl").write_text("".join(f'{{"n": "{n}"}}\n' for n in range(3)))
+    child = start(tmp_path, "spawner", "--batch", "lines.jsonl", "--concurrency", "3")
+    deadline = time.monotonic() + 30
+    while len(list(tmp_path.glob("started.*"))) < 3 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(list(tmp_path.glob("started.*"))) == 3
+    returncode, stderr = finish(child, signal.SIGTERM)
+    assert returncode == 143, stderr
+    assert "terminated" in stderr
+    assert gone(marks) == []
+
+
+# -- HTTP: the timeout bounds the whole call, however the answer arrives -------------------
+
+
+def _serve(listener: socket.socket, gap: float, stop: threading.Event) -> None:
+    """Answer each connection with headers, then a body that never ends: a byte per gap."""
+
+    def drip(connection: socket.socket) -> None:
+        with connection:
+            try:
+                connection.recv(65536)
+                connection.sendall(
+                    b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n"
+                    b"Transfer-Encoding: chunked\r\n\r\n"
+                )
+                while not stop.is_set():
+                    connection.sendall(b"1\r\nx\r\n" if gap else b"400\r\n" + b"y" * 1024 + b"\r\n")
+                    time.sleep(gap)
+            except OSError:
+                pass
+
+    while not stop.is_set():
+        try:
+            connection, _ = listener.accept()
+        except OSError:
+            return
+        threading.Thread(target=drip, args=(connection,), daemon=True).start()
+
+
+@pytest.fixture(params=[0.2, 0.0], ids=["drips", "floods"])
+def endless_server(request: pytest.FixtureRequest) -> Iterator[str]:
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    stop = threading.Event()
+    thread = threading.Thread(target=_serve, args=(listener, request.param, stop), daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+    finally:
+        stop.set()
+        listener.close()
+
+
+def test_an_endless_http_answer_times_out(
+    tmp_path: Path, toolctl: Toolctl, endless_server: str
+) -> None:
+    write_files(
+        tmp_path,
+        {
+            "reg/t.toml": f'[[tool]]\nname = "endless"\ntimeout = 1\n[tool.http]\nurl = "{endless_server}/"\n'
+        },
+    )
+    done = toolctl("run", "endless", "-r", "reg", timeout=30)
+    assert done.returncode == 124, done.stderr
+    assert f"POST {endless_server}/ got no answer within 1 s" in done.stderr
