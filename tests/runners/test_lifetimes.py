@@ -98,18 +98,20 @@ def finish(child: subprocess.Popen[str], signum: int) -> tuple[int, str]:
     return child.returncode, stderr
 
 
-def test_a_timeout_leaves_no_grandchild_behind(tmp_path: Path, toolctl: Toolctl) -> None:
+def test_a_timeout_leaves_no_grandchild_behind(tmp_path: Path, toolctl_process: Toolctl) -> None:
     marks = markers()
     write_files(tmp_path, {"reg/t.toml": spawner(marks, then="sleep {last}")})
-    done = toolctl("run", "spawner", "--timeout", "1.5", "-r", "reg")
+    done = toolctl_process("run", "spawner", "--timeout", "1.5", "-r", "reg")
     assert done.returncode == 124, done.stderr
     assert gone(marks) == []
 
 
-def test_a_tool_that_ends_leaves_no_grandchild_behind(tmp_path: Path, toolctl: Toolctl) -> None:
+def test_a_tool_that_ends_leaves_no_grandchild_behind(
+    tmp_path: Path, toolctl_process: Toolctl
+) -> None:
     marks = markers()
     write_files(tmp_path, {"reg/t.toml": spawner(marks, then="echo done")})
-    done = toolctl("run", "spawner", "-r", "reg")
+    done = toolctl_process("run", "spawner", "-r", "reg")
     assert (done.returncode, done.stdout) == (0, "done\n"), done.stderr
     assert gone(marks) == []
 
@@ -193,7 +195,7 @@ def endless_server(request: pytest.FixtureRequest) -> Iterator[str]:
 
 
 def test_an_endless_http_answer_times_out(
-    tmp_path: Path, toolctl: Toolctl, endless_server: str
+    tmp_path: Path, toolctl_process: Toolctl, endless_server: str
 ) -> None:
     write_files(
         tmp_path,
@@ -201,6 +203,6 @@ def test_an_endless_http_answer_times_out(
             "reg/t.toml": f'[[tool]]\nname = "endless"\ntimeout = 1\n[tool.http]\nurl = "{endless_server}/"\n'
         },
     )
-    done = toolctl("run", "endless", "-r", "reg", timeout=30)
+    done = toolctl_process("run", "endless", "-r", "reg", timeout=30)
     assert done.returncode == 124, done.stderr
     assert f"POST {endless_server}/ got no answer within 1 s" in done.stderr
