@@ -7,7 +7,8 @@ adding a runtime (an MCP one, say) is its own module(s) plus one row. Rows hold 
 names, never classes: this module loads on every ``toolctl run`` and imports nothing heavy.
 
 Runners are found through the entry-point group ``toolctl.runners``, where the built-in
-runners are registered like any third-party one (pyproject.toml). First wins, visibly:
+runners are registered like any third-party one (pyproject.toml; a row whose entry point
+is not installed yet, as in a source checkout, still finds its runner). First wins, visibly:
 toolctl's own distribution comes first, then the others in ``sys.path`` order (by name
 within one directory); a runtime name registered twice is reported with both registrants
 every time it is loaded, never settled by the order a directory happens to list.
@@ -117,6 +118,8 @@ def load_runner(
 
     registered = entry_points(settings)
     found = registered.get(runtime)
+    if not found and runtime in BY_NAME:  # a built-in row whose entry point is not installed
+        found = [Registrant(BY_NAME[runtime].runner, OWN_DISTRIBUTION)]
     if not found:
         installed = ", ".join(sorted(registered))
         raise TransportUnavailable(
