@@ -4,7 +4,8 @@
     calls.py                     under them
     the rooms                    registry/, graph.py, interchange/, runners/, pulsar/,
                                  mcp/, processes/: among themselves only along ROOMS
-    the foundation               errors, settings, models, names, arguments, tool_state,
+    the foundation               errors, settings, models, runtimes, names, arguments,
+                                 tool_state,
                                  descriptor_env and the package root (``__version__``)
 
 A module may import its own room, anything lower, and the rooms listed for it; nothing
@@ -31,6 +32,7 @@ FOUNDATION = {
     "errors",
     "settings",
     "models",
+    "runtimes",
     "names",
     "arguments",
     "descriptor_env",

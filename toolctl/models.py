@@ -21,7 +21,7 @@ from pydantic import (
 )
 
 from toolctl.names import NAME_PATTERN
-from toolctl.runners import BY_NAME, SERVICE_SECTIONS, TOOL_SECTIONS, import_dotted
+from toolctl.runtimes import BY_NAME, SERVICE_SECTIONS, TOOL_SECTIONS, import_dotted
 
 ArgType = Literal["string", "integer", "number", "boolean", "object", "array"]
 InputMode = Literal["json", "none"]

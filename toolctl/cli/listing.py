@@ -7,7 +7,7 @@ from typing import Annotated, Any
 import typer
 
 from toolctl.cli.common import JsonOption, RegistryOption, StrictOption, kind_of, settings_for
-from toolctl.runners import BY_NAME
+from toolctl.runtimes import BY_NAME
 
 
 def install(app: typer.Typer) -> None:

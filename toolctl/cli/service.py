@@ -142,7 +142,7 @@ def status_command(
 def _require_managed(service: dict[str, Any]) -> None:
     from toolctl.errors import UsageError
     from toolctl.processes.services import is_managed
-    from toolctl.runners import BY_NAME
+    from toolctl.runtimes import BY_NAME
 
     if is_managed(service):
         return

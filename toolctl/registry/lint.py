@@ -17,7 +17,7 @@ from typing import Any
 
 from toolctl.names import fold
 from toolctl.registry.loader import Definition, Problem
-from toolctl.runners import BY_NAME, TOOL_SECTIONS
+from toolctl.runtimes import BY_NAME, TOOL_SECTIONS
 
 SHADOW = "shadow"
 """Code of the one problem that is a warning normally and an error under --strict."""

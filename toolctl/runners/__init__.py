@@ -1,10 +1,4 @@
-"""The table of runtimes, and finding the runner of a runtime by name.
-
-One row per built-in runtime: its descriptor sections (``[tool.X]``, ``[service.X]``) and
-their pydantic models, its runner's entry point, and what ``list services`` shows for it.
-models.py, registry/lint.py, ``list`` and ``service`` derive what they need from here, so
-adding a runtime (an MCP one, say) is its own module(s) plus one row. Rows hold dotted
-names, never classes: this module loads on every ``toolctl run`` and imports nothing heavy.
+"""Finding the runner of a runtime by name (the table of runtimes is ``toolctl.runtimes``).
 
 Runners are found through the entry-point group ``toolctl.runners``, where the built-in
 runners are registered like any third-party one (pyproject.toml; a row whose entry point
@@ -19,10 +13,11 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
+from collections.abc import Callable
+from typing import TYPE_CHECKING, NamedTuple
 
 from toolctl.errors import PluginBroken, ToolctlError, TransportUnavailable
+from toolctl.runtimes import BY_NAME, import_dotted
 
 if TYPE_CHECKING:
     from toolctl.runners.base import Runner
@@ -30,77 +25,6 @@ if TYPE_CHECKING:
 
 ENTRY_POINT_GROUP = "toolctl.runners"
 OWN_DISTRIBUTION = "toolctl"
-
-
-class Runtime(NamedTuple):
-    """One runtime: its descriptor sections, its runner, its listing column."""
-
-    name: str
-    runner: str
-    """``module:Class`` of its runner: must match its ``toolctl.runners`` entry point."""
-    tool_model: str | None = None
-    """``module:Model`` of ``[tool.NAME]``, or None when a tool names it only via a service."""
-    service_model: str | None = None
-    """``module:Model`` of ``[service.NAME]``, or None when it has no services."""
-    tool_needs: str = ""
-    """What a tool naming a service of this runtime must put in its ``[tool.NAME]``
-    (HTTP's ``path``); empty when such a tool needs no section of its own."""
-    endpoint: Callable[[Mapping[str, Any]], str] = lambda section: ""
-    """The ENDPOINT column of ``list services``, from the service's section."""
-    not_managed: tuple[str, str] = ("", "")
-    """What ``service up`` says (message, hint) of such a service toolctl does not start;
-    formatted with ``name`` and the keys of the service's section."""
-
-
-def _http_endpoint(section: Mapping[str, Any]) -> str:
-    return str(section.get("url") or "managed: " + " ".join(section.get("start") or []))
-
-
-RUNTIMES: tuple[Runtime, ...] = (
-    Runtime("local", "toolctl.runners.local:LocalRunner", "toolctl.models:LocalRuntime"),
-    Runtime(
-        "container", "toolctl.runners.container:ContainerRunner", "toolctl.models:ContainerRuntime"
-    ),
-    Runtime(
-        "pulsar",
-        "toolctl.runners.pulsar:PulsarRunner",
-        None,
-        "toolctl.models:PulsarService",
-        endpoint=lambda section: str(section["request_queue"]),
-        not_managed=(
-            "service '{name}' is a Pulsar service; toolctl does not start it",
-            "host its handler with 'toolctl worker {name}'",
-        ),
-    ),
-    Runtime(
-        "http",
-        "toolctl.runners.http:HttpRunner",
-        "toolctl.models:HttpRuntime",
-        "toolctl.models:HttpService",
-        tool_needs="path",
-        endpoint=_http_endpoint,
-        not_managed=(
-            "service '{name}' has a fixed url ({url}); it is not managed",
-            "only a service with 'start' is started by toolctl",
-        ),
-    ),
-)
-"""The built-in runtimes, in the order messages name their sections."""
-
-BY_NAME: dict[str, Runtime] = {row.name: row for row in RUNTIMES}
-TOOL_SECTIONS = tuple(row.name for row in RUNTIMES if row.tool_model)
-SERVICE_SECTIONS = tuple(row.name for row in RUNTIMES if row.service_model)
-
-
-def import_dotted(target: str) -> Any:
-    """The object ``module:attribute.path`` names."""
-    import importlib
-
-    module, _, attribute = target.partition(":")
-    found: Any = importlib.import_module(module)
-    for part in attribute.split("."):
-        found = getattr(found, part)
-    return found
 
 
 class Registrant(NamedTuple):

@@ -1,4 +1,4 @@
-"""The table of runtimes: every row is what the rest of toolctl derives its runtimes from."""
+"""The table of runtimes (toolctl/runtimes.py): what the rest of toolctl derives runtimes from."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import tomllib
 from pathlib import Path
 
 from toolctl.models import Service, Tool
-from toolctl.runners import BY_NAME, RUNTIMES, SERVICE_SECTIONS, TOOL_SECTIONS, import_dotted
+from toolctl.runtimes import BY_NAME, RUNTIMES, SERVICE_SECTIONS, TOOL_SECTIONS, import_dotted
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_each_row_names_the_runner_its_entry_point_registers() -> None:
@@ -46,13 +46,13 @@ def test_a_service_s_transport_is_its_section_and_lists_its_endpoint() -> None:
     assert BY_NAME["pulsar"].endpoint(data["pulsar"]) == "non-persistent://a/b/c"
 
 
-def test_the_table_does_not_import_runners_or_pydantic() -> None:
+def test_the_table_imports_neither_runners_nor_pydantic() -> None:
     import subprocess
     import sys
 
     code = (
-        "import sys, toolctl.runners; "
-        "print(sorted(m for m in sys.modules if m.startswith(('pydantic', 'toolctl.runners.'))))"
+        "import sys, toolctl.runtimes; "
+        "print(sorted(m for m in sys.modules if m.startswith(('pydantic', 'toolctl.runners'))))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"

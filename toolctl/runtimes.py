@@ -1,0 +1,85 @@
+"""The table of runtimes: one row per built-in runtime, from which the rest derives.
+
+A row holds a runtime's descriptor sections (``[tool.X]``, ``[service.X]``) and their
+pydantic models, its runner's entry point, and what ``list services`` and ``service up``
+say of it. models.py, registry/lint.py, ``list`` and ``service`` read this table, and
+``toolctl.runners`` finds runners with it, so adding a runtime (an MCP one, say) is its
+own module(s) plus one row here. Rows hold dotted names, never classes: this module sits
+with models and errors at the bottom, loads on every ``toolctl run`` and imports nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, NamedTuple
+
+
+class Runtime(NamedTuple):
+    """One runtime: its descriptor sections, its runner, its listing column."""
+
+    name: str
+    runner: str
+    """``module:Class`` of its runner: must match its ``toolctl.runners`` entry point."""
+    tool_model: str | None = None
+    """``module:Model`` of ``[tool.NAME]``, or None when a tool names it only via a service."""
+    service_model: str | None = None
+    """``module:Model`` of ``[service.NAME]``, or None when it has no services."""
+    tool_needs: str = ""
+    """What a tool naming a service of this runtime must put in its ``[tool.NAME]``
+    (HTTP's ``path``); empty when such a tool needs no section of its own."""
+    endpoint: Callable[[Mapping[str, Any]], str] = lambda section: ""
+    """The ENDPOINT column of ``list services``, from the service's section."""
+    not_managed: tuple[str, str] = ("", "")
+    """What ``service up`` says (message, hint) of such a service toolctl does not start;
+    formatted with ``name`` and the keys of the service's section."""
+
+
+def _http_endpoint(section: Mapping[str, Any]) -> str:
+    return str(section.get("url") or "managed: " + " ".join(section.get("start") or []))
+
+
+RUNTIMES: tuple[Runtime, ...] = (
+    Runtime("local", "toolctl.runners.local:LocalRunner", "toolctl.models:LocalRuntime"),
+    Runtime(
+        "container", "toolctl.runners.container:ContainerRunner", "toolctl.models:ContainerRuntime"
+    ),
+    Runtime(
+        "pulsar",
+        "toolctl.runners.pulsar:PulsarRunner",
+        None,
+        "toolctl.models:PulsarService",
+        endpoint=lambda section: str(section["request_queue"]),
+        not_managed=(
+            "service '{name}' is a Pulsar service; toolctl does not start it",
+            "host its handler with 'toolctl worker {name}'",
+        ),
+    ),
+    Runtime(
+        "http",
+        "toolctl.runners.http:HttpRunner",
+        "toolctl.models:HttpRuntime",
+        "toolctl.models:HttpService",
+        tool_needs="path",
+        endpoint=_http_endpoint,
+        not_managed=(
+            "service '{name}' has a fixed url ({url}); it is not managed",
+            "only a service with 'start' is started by toolctl",
+        ),
+    ),
+)
+"""The built-in runtimes, in the order messages name their sections."""
+
+BY_NAME: dict[str, Runtime] = {row.name: row for row in RUNTIMES}
+TOOL_SECTIONS = tuple(row.name for row in RUNTIMES if row.tool_model)
+SERVICE_SECTIONS = tuple(row.name for row in RUNTIMES if row.service_model)
+
+
+def import_dotted(target: str) -> Any:
+    """The object ``module:attribute.path`` names."""
+    import importlib
+
+    module, _, attribute = target.partition(":")
+    found: Any = importlib.import_module(module)
+    for part in attribute.split("."):
+        found = getattr(found, part)
+    return found
