@@ -5,8 +5,8 @@
     the rooms                    registry/, graph.py, interchange/, runners/, pulsar/,
                                  mcp/, processes/: among themselves only along ROOMS
     the foundation               errors, settings, models, runtimes, names, arguments,
-                                 tool_state,
-                                 descriptor_env and the package root (``__version__``)
+                                 tool_state, descriptor_env and the package root
+                                 (``__version__``)
 
 A module may import its own room, anything lower, and the rooms listed for it; nothing
 that runs back up. The rule holds for *every* import: a lazy import inside a function

@@ -14,8 +14,9 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_each_row_names_the_runner_its_entry_point_registers() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())
     registered = project["project"]["entry-points"]["toolctl.runners"]
-    assert registered == {row.name: row.runner for row in RUNTIMES if row.name in registered}
-    assert set(registered) <= set(BY_NAME)
+    rows = {row.name: row.runner for row in RUNTIMES}
+    assert {name: registered[name] for name in rows if name in registered} == rows
+    # other entry points are runtimes without descriptor sections (runtime = "NAME")
 
 
 def test_each_section_of_the_table_is_a_field_of_the_descriptor_models() -> None:

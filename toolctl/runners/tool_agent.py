@@ -16,7 +16,7 @@ import urllib.request
 from typing import Any
 
 from toolctl.errors import TimedOut, TransportUnavailable, UsageError
-from toolctl.runners.base import RunContext, ToolResult, ToolSpec
+from toolctl.runners.base import Call, ToolResult, ToolSpec
 from toolctl.settings import Settings
 
 TRANSPORT = "tool-agent"
@@ -29,26 +29,24 @@ class ToolAgentRunner:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
 
-    def describe(
-        self, tool: ToolSpec, arguments: dict[str, Any], context: RunContext
-    ) -> dict[str, Any]:
-        router, tool_id = _target(tool)
+    def describe(self, call: Call) -> dict[str, Any]:
+        router, tool_id = _target(call.tool)
         return {
             "transport": TRANSPORT,
             "url": f"{router}/run_tool",
-            "body": {"tool_id": tool_id, "params": arguments},
-            "timeout": context.timeout,
+            "body": {"tool_id": tool_id, "params": call.arguments},
+            "timeout": call.timeout,
         }
 
-    def run(self, tool: ToolSpec, arguments: dict[str, Any], context: RunContext) -> ToolResult:
-        router, tool_id = _target(tool)
-        body = json.dumps({"tool_id": tool_id, "params": arguments}).encode()
+    def run(self, call: Call) -> ToolResult:
+        router, tool_id = _target(call.tool)
+        body = json.dumps({"tool_id": tool_id, "params": call.arguments}).encode()
         request = urllib.request.Request(
             f"{router}/run_tool", body, {"Content-Type": "application/json"}
         )
         started = time.monotonic()
         try:
-            with urllib.request.urlopen(request, timeout=context.timeout) as response:
+            with urllib.request.urlopen(request, timeout=call.timeout) as response:
                 text = response.read().decode("utf-8", "replace")
         except urllib.error.HTTPError as exc:
             detail = exc.read().decode("utf-8", "replace")
@@ -57,13 +55,13 @@ class ToolAgentRunner:
             return ToolResult(False, detail, None, error, None, took, TRANSPORT)
         except TimeoutError as exc:
             raise TimedOut(
-                f"no answer from tool_agent router {router} within {context.timeout:g} s"
+                f"no answer from tool_agent router {router} within {call.timeout:g} s"
             ) from exc
         except (urllib.error.URLError, OSError) as exc:
             reason = getattr(exc, "reason", exc)
             if isinstance(reason, TimeoutError):
                 raise TimedOut(
-                    f"no answer from tool_agent router {router} within {context.timeout:g} s"
+                    f"no answer from tool_agent router {router} within {call.timeout:g} s"
                 ) from exc
             raise TransportUnavailable(
                 f"tool_agent router {router} is not reachable: {reason}",
