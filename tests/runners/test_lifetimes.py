@@ -78,6 +78,14 @@ def gone(marks: tuple[str, str, str]) -> list[str]:
     return left
 
 
+def running(marks: tuple[str, str, str], count: int) -> list[str]:
+    """The processes carrying the marks, once ``count`` of them run (or 5 s have passed)."""
+    deadline = time.monotonic() + 5
+    while len(found := survivors(marks)) < count and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return found
+
+
 def start(tmp_path: Path, *args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-m", "toolctl", "run", *args, "-r", str(tmp_path / "reg")],
@@ -128,7 +136,8 @@ def test_a_signal_leaves_no_grandchild_behind(
     child = start(tmp_path, "spawner")
     assert child.stdout is not None
     assert child.stdout.readline() == "started\n"
-    assert len(survivors(marks)) == 4  # the tool, its last sleep and both grandchildren
+    # the tool, its last sleep and both grandchildren (the sleep starts just after the echo)
+    assert len(running(marks, 4)) == 4
     returncode, stderr = finish(child, signum)
     assert returncode == code, stderr
     assert f"{word}; the tool's processes were killed" in stderr
