@@ -130,6 +130,16 @@ class HttpRuntime(_Model):
         return self
 
 
+class ToolAnnotations(_Model):
+    """MCP's hints about a tool's behaviour, spelled as MCP spells them; served as given."""
+
+    title: str | None = None
+    readOnlyHint: bool | None = None
+    destructiveHint: bool | None = None
+    idempotentHint: bool | None = None
+    openWorldHint: bool | None = None
+
+
 def _sections(base: type[_Model], kind: str, names: tuple[str, ...]) -> type[_Model]:
     """``base`` plus one optional field per runtime section, its model from the table."""
     fields: dict[str, Any] = {}
@@ -182,6 +192,8 @@ class Tool(_ToolSections):
     """That runtime's settings, passed to its runner untouched."""
     arguments: list[Argument] = Field(default_factory=list)
     parameters: dict[str, Any] | None = None
+    annotations: ToolAnnotations | None = None
+    """`[tool.annotations]`: readOnlyHint etc., what `mcp serve` and `export --format mcp` show."""
 
     @model_validator(mode="after")
     def _one_runtime(self) -> Tool:

@@ -30,6 +30,8 @@ COMMAND_MODULES = {
     "graph": "graph",
     "export": "interchange",
     "import": "interchange",
+    "mcp": "mcp",
+    "serve": "serve",
 }
 """Every command name and the module under toolctl.cli that installs it."""
 

@@ -40,15 +40,19 @@ def openai_functions(tools: Sequence[Mapping[str, Any]]) -> tuple[list[dict[str,
 
 
 def mcp_tools(tools: Sequence[Mapping[str, Any]]) -> tuple[dict[str, Any], list[str]]:
-    """An MCP ``tools/list`` result: ``{"tools": [{name, description, inputSchema}]}``."""
-    listed = [
-        {
+    """An MCP ``tools/list`` result: ``{"tools": [{name, description, inputSchema}]}``, with
+    ``annotations`` (readOnlyHint etc.) where the descriptor declares them."""
+    listed = []
+    for tool in sorted(tools, key=lambda t: str(t["name"])):
+        entry = {
             "name": tool["name"],
             "description": tool.get("description") or "",
             "inputSchema": input_schema(tool),
         }
-        for tool in sorted(tools, key=lambda t: str(t["name"]))
-    ]
+        hints = {k: v for k, v in (tool.get("annotations") or {}).items() if v is not None}
+        if hints:
+            entry["annotations"] = hints
+        listed.append(entry)
     return {"tools": listed}, []
 
 

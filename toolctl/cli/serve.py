@@ -1,0 +1,194 @@
+"""`toolctl serve`: the HTTP server (tool_agent's gateway, /recommend, MCP at /mcp)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from toolctl.cli.common import JsonOption, RegistryOption, StrictOption, settings_for
+from toolctl.cli.mcp import (
+    ActionOption,
+    ConcurrencyOption,
+    GroupOption,
+    HopsOption,
+    PulsarOption,
+    ThresholdOption,
+    ToolOption,
+)
+
+if TYPE_CHECKING:
+    from toolctl.serve.gateway import GatewayOptions
+    from toolctl.settings import Settings
+
+
+def install(app: typer.Typer) -> None:
+    app.command("serve")(serve_command)
+
+
+def serve_command(
+    host: Annotated[
+        str, typer.Option(help="Address to bind; anything but loopback needs --token-env.")
+    ] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=0, max=65535, help="Port (0: any free one).")] = 8001,
+    token_env: Annotated[
+        str | None,
+        typer.Option(
+            "--token-env",
+            metavar="NAME",
+            help="Require 'Authorization: Bearer <token>', the token read from $NAME.",
+        ),
+    ] = None,
+    group: GroupOption = None,
+    tool: ToolOption = None,
+    action: ActionOption = None,
+    hops: HopsOption = 0,
+    threshold: ThresholdOption = 0.5,
+    concurrency: ConcurrencyOption = 8,
+    queue: Annotated[
+        int, typer.Option(min=0, max=100_000, help="Calls that may wait for a slot (then 503).")
+    ] = 64,
+    grace: Annotated[
+        int,
+        typer.Option(min=1, help="Seconds in-flight calls get on SIGTERM before they are killed."),
+    ] = 3,
+    allow_origin: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allow-origin", metavar="ORIGIN", help="Another browser origin to let in; repeatable."
+        ),
+    ] = None,
+    detach: Annotated[
+        bool, typer.Option("--detach", help="Run in the background; return once it serves.")
+    ] = False,
+    name: Annotated[
+        str, typer.Option(metavar="NAME", help="Its name in `service status` (with --detach).")
+    ] = "serve",
+    ready_file: Annotated[Path | None, typer.Option(hidden=True)] = None,
+    pulsar_url: PulsarOption = None,
+    registry: RegistryOption = None,
+    strict: StrictOption = False,
+    json: JsonOption = False,
+) -> None:
+    """Serve the registry over HTTP: GET /health, GET /tools, POST /run_tool (tool_agent's
+    gateway), GET /recommend, GET /openapi.json, and MCP (streamable HTTP) at /mcp.
+
+    Statuses follow the exit codes: 422 invalid arguments, 404 unknown tool, 409 registry
+    refused, 200 with success false for a failed tool, 503 unavailable or queue full, 504
+    timed out; 401 without the token, 413 for a body over 1 MiB. Exit codes: 0 stopped,
+    2 bad option (a non-loopback --host without --token-env), 3 registry refused, 4 unknown
+    group, tool or action, 5 the port is taken.
+    """
+    from toolctl.cli.mcp import selection
+
+    settings = settings_for(registry, strict, pulsar_url=pulsar_url)
+    options = gateway_options(settings, host, port, token_env, tuple(allow_origin or ()))
+    chosen = selection(group, tool, action, hops, threshold)
+    if detach:
+        argv = ["serve", "--host", host, "--port", str(port), "--concurrency", str(concurrency)]
+        argv += ["--queue", str(queue), "--grace", str(grace), "--hops", str(hops)]
+        argv += ["--threshold", str(threshold), *(["--strict"] if strict else [])]
+        for option, values in (
+            ("--token-env", [token_env] if token_env else []),
+            ("--group", group or []),
+            ("--tool", tool or []),
+            ("--action", action or []),
+            ("--allow-origin", allow_origin or []),
+            ("--pulsar-url", [pulsar_url] if pulsar_url else []),
+            ("--registry", [str(d) for d in settings.search_path] if registry else []),
+        ):
+            argv += [item for value in values for item in (option, value)]
+        _detach(settings, name, argv, json)
+        return
+    _serve(settings, options, chosen, concurrency, queue, grace, ready_file)
+
+
+def gateway_options(
+    settings: Settings, host: str, port: int, token_env: str | None, origins: tuple[str, ...]
+) -> GatewayOptions:
+    from toolctl.errors import UsageError
+    from toolctl.serve.gateway import GatewayOptions, is_loopback
+
+    token = None
+    if token_env is not None:
+        token = settings.environ.get(token_env, "")
+        if not token:
+            raise UsageError(f"--token-env {token_env}: the variable is not set or empty")
+    elif not is_loopback(host):
+        raise UsageError(
+            f"binding {host} exposes the tools beyond this machine without a token",
+            hint="pass --token-env NAME (a variable holding the bearer token), or bind 127.0.0.1",
+        )
+    return GatewayOptions(host, port, token, allow_origins=origins)
+
+
+def _serve(
+    settings: Settings,
+    options: GatewayOptions,
+    chosen: object,
+    concurrency: int,
+    queue: int,
+    grace: int,
+    ready_file: Path | None,
+) -> None:
+    import asyncio
+
+    import uvicorn
+
+    from toolctl.cli import render
+    from toolctl.cli.mcp import open_front
+    from toolctl.serve.catalog import Selection
+    from toolctl.serve.gateway import build_app
+    from toolctl.serve.mcp_server import ToolServer
+
+    assert isinstance(chosen, Selection)
+    dispatcher = open_front(settings, chosen, concurrency, queue)
+    app = build_app(dispatcher, ToolServer(dispatcher), options)
+    config = uvicorn.Config(
+        app,
+        host=options.host,
+        port=options.port,
+        log_level="warning",
+        access_log=False,
+        timeout_graceful_shutdown=grace,
+        lifespan="on",
+    )
+    server = uvicorn.Server(config)
+
+    async def run() -> None:
+        serving = asyncio.create_task(server.serve())
+        while not server.started and not serving.done():
+            await asyncio.sleep(0.01)
+        if server.started:
+            host, port = server.servers[0].sockets[0].getsockname()[:2]
+            url = f"http://{host if ':' not in host else f'[{host}]'}:{port}"
+            render.note(f"serving {len(dispatcher.catalog.snapshot.tools)} tools at {url}")
+            if ready_file is not None:
+                ready_file.write_text(url)
+        await serving
+
+    asyncio.run(run())
+    if not server.started:
+        from toolctl.errors import TransportUnavailable
+
+        raise TransportUnavailable(
+            f"could not listen on {options.host}:{options.port}", hint="is the port taken?"
+        )
+
+
+def _detach(settings: Settings, name: str, argv: list[str], json: bool) -> None:
+    """Run the same server in the background, recorded in the process table as ``name``."""
+    import sys
+
+    from toolctl.cli import render
+    from toolctl.serve.detached import start_detached
+
+    command = [sys.executable, "-m", "toolctl", *argv]
+    record, started = start_detached(settings, name, command)
+    how = "started" if started else "already running"
+    render.note(f"serve '{name}' {how} at {record.url} (pid {record.pid}, log {record.log})")
+    if json:
+        render.print_json(record.to_json())
+    else:
+        typer.echo(record.url)

@@ -1,0 +1,159 @@
+"""Which tools a server shows, and noticing when the registry changes on disk.
+
+A selection is everything in force, or the union of ``--group`` members, ``--tool`` names
+and the tools ``recommend`` gives from ``--action`` starts. The listing is exactly
+``export --format mcp`` of the selected tools. A fingerprint of every registry file and
+directory (path, size, mtime) says cheaply whether anything changed since the last look.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from toolctl.errors import NotFound
+from toolctl.graph import DEFAULT_THRESHOLD
+from toolctl.registry.index import Registry
+from toolctl.registry.loader import walk
+from toolctl.runners.base import ToolSpec
+from toolctl.settings import Settings
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What to serve; all empty means every tool in force."""
+
+    groups: tuple[str, ...] = ()
+    tools: tuple[str, ...] = ()
+    actions: tuple[str, ...] = ()
+    hops: int = 0
+    threshold: float = DEFAULT_THRESHOLD
+
+    @property
+    def everything(self) -> bool:
+        return not (self.groups or self.tools or self.actions)
+
+
+@dataclass
+class Snapshot:
+    """One look at the registry: the served tools' data by name and their MCP listing."""
+
+    tools: dict[str, dict[str, Any]]
+    listing: dict[str, Any]
+    groups: dict[str, dict[str, Any]] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+
+def fingerprint(settings: Settings) -> int:
+    """A hash of every registry file's path, size and mtime and every directory's mtime."""
+    files, dirs = walk(settings.search_path)
+    return hash((tuple(files), tuple(dirs)))
+
+
+def select(registry: Registry, selection: Selection) -> Snapshot:
+    """The selected tools in force; NotFound for a group or tool name that does not exist,
+    or when no ``--action`` start exists (unknown starts beside known ones are warnings)."""
+    from toolctl.interchange import export
+
+    winners = {d.name: d.data for d in registry.winners("tool")}
+    groups = {d.name: d.data for d in registry.winners("group")}
+    warnings: list[str] = []
+    if selection.everything:
+        chosen = winners
+    else:
+        names = set(_named(registry, selection.tools, winners))
+        names |= _group_members(registry, selection.groups, groups)
+        names |= _recommended(registry, selection, warnings)
+        chosen = {name: winners[name] for name in sorted(names) if name in winners}
+    listing = export("mcp", chosen, {}).data
+    return Snapshot(chosen, listing, groups, warnings)
+
+
+def _named(registry: Registry, names: Sequence[str], winners: dict[str, Any]) -> list[str]:
+    for name in names:
+        if name not in winners:
+            raise NotFound("tool", name, registry.suggest("tool", name))
+    return list(names)
+
+
+def _group_members(
+    registry: Registry, names: Sequence[str], groups: dict[str, dict[str, Any]]
+) -> set[str]:
+    members: set[str] = set()
+    for name in names:
+        if name not in groups:
+            raise NotFound("group", name, registry.suggest("group", name))
+        members |= set(groups[name]["tools"])
+    return members
+
+
+def _recommended(registry: Registry, selection: Selection, warnings: list[str]) -> set[str]:
+    if not selection.actions:
+        return set()
+    from toolctl.graph import recommend
+    from toolctl.registry.toolkit import load_toolkit
+
+    result = recommend(
+        load_toolkit(registry, lazy=True), selection.actions, selection.hops, selection.threshold
+    )
+    unknown = [NotFound("action", n, registry.suggest("action", n)) for n in result.unknown]
+    if not result.actions:
+        raise unknown[0]
+    warnings.extend(f"{problem}; skipped" for problem in unknown)
+    return {tool.name for tool in result.tools}
+
+
+class Catalog:
+    """The served selection, re-read when the registry's fingerprint changes."""
+
+    def __init__(self, settings: Settings, selection: Selection) -> None:
+        self.settings = settings
+        self.selection = selection
+        self.lock = threading.Lock()
+        self._print = fingerprint(settings)
+        self.registry = Registry.open(settings, full=True)
+        self.registry.ensure_usable()
+        self.snapshot = select(self.registry, selection)
+
+    def refresh(self) -> bool:
+        """Look again if anything changed on disk; True when the listing itself changed.
+
+        A selection that no longer resolves (its group was removed) serves nothing rather
+        than failing: the server stays up and says so through its listing.
+        """
+        with self.lock:
+            current = fingerprint(self.settings)
+            if current == self._print:
+                return False
+            self._print = current
+            self.registry = Registry.open(self.settings, full=True)
+            try:
+                snapshot = select(self.registry, self.selection)
+            except NotFound as exc:
+                snapshot = Snapshot({}, {"tools": []}, warnings=[str(exc)])
+            changed = snapshot.listing != self.snapshot.listing
+            self.snapshot = snapshot
+            return changed
+
+    def resolve(self, name: str) -> ToolSpec:
+        """The served tool ``name`` as the call path runs it (the registry is not shared
+        between threads: one lookup at a time)."""
+        from toolctl.runners import resolve_tool
+
+        with self.lock:
+            return resolve_tool(self.registry, name)
+
+    def suggest(self, name: str) -> list[str]:
+        """Served tools whose names are close to ``name``."""
+        with self.lock:
+            close = self.registry.suggest("tool", name, limit=10)
+        return [n for n in close if n in self.snapshot.tools][:3]
+
+    def served(self, name: str) -> bool:
+        """Whether ``name`` is a served tool, looking at the disk again if it is not (yet)."""
+        if name in self.snapshot.tools:
+            return True
+        self.refresh()
+        return name in self.snapshot.tools

@@ -1,0 +1,141 @@
+"""Calls from the servers' event loop: at most N at once, a bounded queue, one log line each.
+
+Both front doors (MCP, REST) come through ``Dispatcher.call``. A call runs on a worker
+thread; when the awaiting task is cancelled (an MCP ``notifications/cancelled``, a client
+gone, shutdown) the call is cancelled too, which kills the processes it started. The
+runner's own timeout is the tool's; a guard a little later catches a runner that hangs.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+
+from toolctl.errors import NotFound, TimedOut, ToolctlError, TransportUnavailable
+from toolctl.runners.base import ToolResult
+from toolctl.serve.calling import CallPath, Cancel
+from toolctl.serve.catalog import Catalog, Selection
+from toolctl.settings import Settings
+
+GUARD_SECONDS = 5.0
+"""How long past the tool's timeout the guard waits for its runner to give up by itself."""
+
+LogLine = Callable[[dict[str, Any]], None]
+
+
+class QueueFull(TransportUnavailable):
+    """Every call slot is busy and the queue is full (HTTP 503)."""
+
+
+class Dispatcher:
+    """Runs calls for the event loop; ``concurrency`` at once, ``queue`` more waiting."""
+
+    def __init__(
+        self,
+        catalog: Catalog,
+        calls: CallPath,
+        *,
+        concurrency: int,
+        queue: int,
+        log: LogLine | None = None,
+    ) -> None:
+        self.catalog = catalog
+        self.calls = calls
+        self.concurrency = concurrency
+        self.queue = queue
+        self._slots = anyio.Semaphore(concurrency)
+        self._limiter = anyio.CapacityLimiter(concurrency)
+        self._admitted = 0
+        self._log = log or (lambda line: None)
+        self._cancels: set[Cancel] = set()
+
+    @property
+    def in_flight(self) -> int:
+        return self._admitted
+
+    async def call(self, name: str, arguments: dict[str, Any], *, via: str) -> ToolResult:
+        """One call, waiting for a slot; raises ToolctlError as CallPath does, or QueueFull."""
+        started = time.perf_counter()
+        outcome: dict[str, Any] = {"event": "call", "tool": name, "via": via}
+        try:
+            result = await self._admit(name, arguments)
+        except ToolctlError as exc:
+            outcome.update(status="error", error=type(exc).__name__, exit_code=exc.exit_code)
+            raise
+        except anyio.get_cancelled_exc_class():
+            outcome.update(status="cancelled")
+            raise
+        except Exception as exc:
+            outcome.update(status="error", error=type(exc).__name__, exit_code=70)
+            raise
+        else:
+            outcome.update(status="ok" if result.success else "failed", transport=result.transport)
+            return result
+        finally:
+            outcome["duration_ms"] = round((time.perf_counter() - started) * 1000, 3)
+            self._log(outcome)
+
+    async def _admit(self, name: str, arguments: dict[str, Any]) -> ToolResult:
+        if self._admitted >= self.concurrency + self.queue:
+            raise QueueFull(
+                f"{self._admitted} calls running or queued, the most this server takes",
+                hint="retry shortly",
+            )
+        self._admitted += 1
+        try:
+            if not await anyio.to_thread.run_sync(self.catalog.served, name):
+                raise NotFound("tool", name, self.catalog.suggest(name))
+            async with self._slots:
+                return await self._run(name, arguments)
+        finally:
+            self._admitted -= 1
+
+    async def _run(self, name: str, arguments: dict[str, Any]) -> ToolResult:
+        tool = self.catalog.snapshot.tools.get(name, {})
+        limit = float(tool.get("timeout") or 60) + GUARD_SECONDS
+        cancel = Cancel()
+        self._cancels.add(cancel)
+        try:
+            with anyio.fail_after(limit):
+                return await anyio.to_thread.run_sync(
+                    lambda: self.calls.call(name, arguments, cancel=cancel),
+                    abandon_on_cancel=True,
+                    limiter=self._limiter,
+                )
+        except TimeoutError:
+            cancel.cancel()
+            raise TimedOut(f"tool '{name}' ran past its timeout and was killed") from None
+        except BaseException:
+            cancel.cancel()
+            raise
+        finally:
+            self._cancels.discard(cancel)
+
+    def cancel_all(self) -> int:
+        """Cancel every running call (shutdown past its grace): their processes are killed."""
+        running = list(self._cancels)
+        for cancel in running:
+            cancel.cancel()
+        return len(running)
+
+
+def open_dispatcher(
+    settings: Settings,
+    selection: Selection,
+    *,
+    concurrency: int,
+    queue: int,
+    log: LogLine | None = None,
+) -> Dispatcher:
+    """The catalog of ``selection``, a call path onto it, and the dispatcher over both."""
+    catalog = Catalog(settings, selection)
+    return Dispatcher(
+        catalog,
+        CallPath(settings, catalog.resolve),
+        concurrency=concurrency,
+        queue=queue,
+        log=log,
+    )

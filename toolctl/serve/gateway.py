@@ -1,0 +1,216 @@
+"""`toolctl serve`: one Starlette app with tool_agent's gateway, /recommend, and MCP at /mcp.
+
+tool_agent's routes keep its shapes (``GET /tools``, ``POST /run_tool {tool_id, params}``
+answering the ToolResult JSON), so its clients work unchanged. Status codes follow the
+exit codes: 422 invalid arguments, 404 unknown tool, 409 registry refused, 200 with
+``"success": false`` for a tool that failed, 503 transport unavailable or queue full, 504
+timed out. In front of every route: the Host and Origin checks (a browser page on another
+origin gets 403: DNS-rebinding protection), the bearer token when one is set, and the body
+limit (413).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import ipaddress
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+import anyio
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from toolctl.errors import ToolctlError
+from toolctl.runners.base import ToolResult
+from toolctl.serve.dispatch import Dispatcher
+from toolctl.serve.mcp_server import ToolServer
+
+MAX_BODY = 1024 * 1024
+LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
+STATUS_BY_EXIT = {1: 200, 2: 422, 3: 409, 4: 404, 5: 503, 124: 504, 130: 503}
+RUNTIME_NAMES = {
+    "local": "Local subprocess",
+    "container": "Container (docker/podman)",
+    "http": "HTTP service",
+    "pulsar": "Apache Pulsar service",
+}
+
+
+@dataclass(frozen=True)
+class GatewayOptions:
+    """Where the server listens and what it lets in."""
+
+    host: str = "127.0.0.1"
+    port: int = 8001
+    token: str | None = None
+    max_body: int = MAX_BODY
+    allow_origins: tuple[str, ...] = ()
+
+
+def is_loopback(host: str) -> bool:
+    """Whether binding ``host`` keeps the server on this machine (127.0.0.0/8, ::1)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def build_app(dispatcher: Dispatcher, tools: ToolServer, options: GatewayOptions) -> ASGIApp:
+    """The ASGI app: routes behind the Host/Origin, token and body-limit checks."""
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+    from toolctl.serve import rest
+
+    sessions = StreamableHTTPSessionManager(app=tools.server)
+
+    async def mcp_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
+        await sessions.handle_request(scope, receive, send)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        async with sessions.run(), anyio.create_task_group() as group:
+            group.start_soon(tools.watch)
+            try:
+                yield
+            finally:
+                dispatcher.cancel_all()
+                group.cancel_scope.cancel()
+        dispatcher.calls.close()
+
+    routes = [*rest.routes(dispatcher), Route("/mcp", _Endpoint(mcp_endpoint))]
+    app = Starlette(routes=routes, lifespan=lifespan)
+    return _Guard(app, options)
+
+
+class _Endpoint:
+    """A plain ASGI callable Starlette mounts as-is at an exact path (no redirect)."""
+
+    def __init__(self, handler: Callable[[Scope, Receive, Send], Awaitable[None]]) -> None:
+        self.handler = handler
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self.handler(scope, receive, send)
+
+
+class _BodyTooLarge(Exception):
+    pass
+
+
+class _Guard:
+    """Host/Origin (421/403), bearer token (401) and body size (413) before any route."""
+
+    def __init__(self, app: ASGIApp, options: GatewayOptions) -> None:
+        self.app = app
+        self.options = options
+        self.hosts = set(LOOPBACK_NAMES) | {options.host.strip("[]")}
+        self.local = is_loopback(options.host)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+        refusal = self._refusal(scope, headers)
+        if refusal is not None:
+            await refusal(scope, receive, send)
+            return
+        limit = self.options.max_body
+        length = headers.get("content-length", "")
+        if length.isdigit() and int(length) > limit:
+            await _too_large(limit)(scope, receive, send)
+            return
+        received = 0
+        started = False
+
+        async def counted() -> Message:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > limit:
+                    raise _BodyTooLarge
+            return message
+
+        async def tracked(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, counted, tracked)
+        except _BodyTooLarge:
+            if not started:
+                await _too_large(limit)(scope, receive, send)
+
+    def _refusal(self, scope: Scope, headers: dict[str, str]) -> Response | None:
+        host = headers.get("host", "")
+        if self.local and _hostname(f"//{host}") not in self.hosts:
+            return _error(421, f"requests for host {host!r} are not served here")
+        origin = headers.get("origin")
+        if origin and not self._origin_allowed(origin):
+            return _error(403, f"origin {origin!r} is not allowed")
+        token = self.options.token
+        if token is not None and scope["path"] != "/health":
+            given = headers.get("authorization", "")
+            scheme, _, value = given.partition(" ")
+            if scheme.lower() != "bearer" or not hmac.compare_digest(
+                value.strip().encode(), token.encode()
+            ):
+                response = _error(401, "missing or wrong bearer token")
+                response.headers["WWW-Authenticate"] = "Bearer"
+                return response
+        return None
+
+    def _origin_allowed(self, origin: str) -> bool:
+        if origin in self.options.allow_origins:
+            return True
+        parts = urlsplit(origin)
+        return parts.scheme in ("http", "https") and _hostname(origin) in self.hosts
+
+
+def _hostname(url: str) -> str:
+    try:
+        return (urlsplit(url).hostname or "").strip("[]")
+    except ValueError:
+        return ""
+
+
+def _error(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"success": False, "error": message}, status_code=status)
+
+
+def _too_large(limit: int) -> JSONResponse:
+    return _error(413, f"request body over {limit} bytes")
+
+
+def failure_body(exc: ToolctlError) -> tuple[int, dict[str, Any]]:
+    """A call that did not run (or ran out of time) as a status and a ToolResult body;
+    ``exit_code`` there is the code `toolctl run` would have exited with."""
+    status = STATUS_BY_EXIT.get(exc.exit_code, 500)
+    return status, ToolResult(False, error=str(exc), exit_code=exc.exit_code).to_json()
+
+
+def json_body(data: Any, status: int = 200) -> Response:
+    return Response(
+        json.dumps(data, sort_keys=True, separators=(",", ":")),
+        status_code=status,
+        media_type="application/json",
+    )
+
+
+async def read_json(request: Request) -> Any:
+    """The request body as JSON; ValueError with a one-line reason otherwise."""
+    body = await request.body()
+    try:
+        return json.loads(body)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ValueError(f"the body is not JSON: {exc}") from None

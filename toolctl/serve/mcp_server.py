@@ -1,0 +1,121 @@
+"""The registry as an MCP server on the official SDK's low-level Server (stdio or HTTP).
+
+``tools/list`` is the catalog's listing, which is ``export --format mcp`` of the selected
+tools, as it is. ``tools/call`` goes through the Dispatcher. Errors follow the 2025-11-25
+revision: an unknown tool is a JSON-RPC error (-32602); invalid arguments, a failed tool,
+a timeout or an unreachable transport are ``isError`` results carrying toolctl's one-line
+message, so the model can correct itself. ``notifications/tools/list_changed`` goes to
+every session that has asked for the list once the registry changes on disk.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import weakref
+from typing import Any
+
+import anyio
+from mcp import types
+from mcp.server.lowlevel import NotificationOptions, Server
+from mcp.server.session import ServerSession
+from mcp.shared.exceptions import McpError
+
+from toolctl import __version__
+from toolctl.errors import NotFound, RegistryError, ToolctlError
+from toolctl.runners.base import ToolResult
+from toolctl.serve.dispatch import Dispatcher
+
+POLL_SECONDS = 1.0
+"""How often the registry's fingerprint is compared for list_changed."""
+
+
+class ToolServer:
+    """The low-level MCP Server with toolctl's two handlers and its listening sessions."""
+
+    def __init__(self, dispatcher: Dispatcher) -> None:
+        self.dispatcher = dispatcher
+        self.server: Server[Any, Any] = Server("toolctl", version=__version__)
+        self.server.request_handlers[types.ListToolsRequest] = self._list
+        self.server.request_handlers[types.CallToolRequest] = self._call
+        self._sessions: weakref.WeakSet[ServerSession] = weakref.WeakSet()
+        self._listed: tuple[int, types.ListToolsResult] | None = None
+
+    def initialization_options(self) -> Any:
+        return self.server.create_initialization_options(
+            NotificationOptions(tools_changed=True), {}
+        )
+
+    async def _list(self, request: types.ListToolsRequest) -> types.ServerResult:
+        self._sessions.add(self.server.request_context.session)
+        snapshot = self.dispatcher.catalog.snapshot
+        if self._listed is None or self._listed[0] != id(snapshot.listing):
+            listed = types.ListToolsResult.model_validate(snapshot.listing)
+            self._listed = (id(snapshot.listing), listed)
+        return types.ServerResult(self._listed[1])
+
+    async def _call(self, request: types.CallToolRequest) -> types.ServerResult:
+        self._sessions.add(self.server.request_context.session)
+        name = request.params.name
+        try:
+            result = await self.dispatcher.call(name, request.params.arguments or {}, via="mcp")
+        except NotFound as exc:
+            raise McpError(
+                types.ErrorData(code=types.INVALID_PARAMS, message=f"Unknown tool: {exc}")
+            ) from None
+        except RegistryError as exc:
+            raise McpError(types.ErrorData(code=types.INTERNAL_ERROR, message=str(exc))) from None
+        except ToolctlError as exc:
+            return types.ServerResult(_failed(str(exc)))
+        return types.ServerResult(call_result(result))
+
+    async def watch(self, interval: float = POLL_SECONDS) -> None:
+        """Poll the registry; on a changed listing tell every session that listed tools."""
+        while True:
+            await anyio.sleep(interval)
+            if await anyio.to_thread.run_sync(self.dispatcher.catalog.refresh):
+                await self.notify_list_changed()
+
+    async def notify_list_changed(self) -> None:
+        for session in list(self._sessions):
+            try:
+                await session.send_tool_list_changed()
+            except Exception:  # a session whose client went away: forget it
+                self._sessions.discard(session)
+
+
+def call_result(result: ToolResult) -> types.CallToolResult:
+    """A ToolResult as MCP content: the output as text, JSON object data as structured."""
+    if not result.success:
+        return _failed(f"the tool failed: {result.error or 'no reason given'}", result.output)
+    structured = result.data if isinstance(result.data, dict) else None
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=result.output)],
+        structuredContent=structured,
+        isError=False,
+    )
+
+
+def _failed(message: str, output: str = "") -> types.CallToolResult:
+    content: list[types.ContentBlock] = [types.TextContent(type="text", text=message)]
+    if output:
+        content.append(types.TextContent(type="text", text=output))
+    return types.CallToolResult(content=content, isError=True)
+
+
+async def serve_stdio(tools: ToolServer, *, interval: float = POLL_SECONDS) -> None:
+    """Serve on stdin/stdout until stdin closes; in-flight calls are then cancelled (their
+    processes killed). File descriptor 1 is pointed at stderr first, so nothing but
+    protocol (no stray print, no child's output) can reach stdout."""
+    from io import TextIOWrapper
+
+    from mcp.server.stdio import stdio_server
+
+    protocol = os.fdopen(os.dup(1), "wb", buffering=0)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    stdout = anyio.wrap_file(TextIOWrapper(protocol, encoding="utf-8", write_through=True))
+    async with stdio_server(stdout=stdout) as (read, write), anyio.create_task_group() as group:
+        group.start_soon(tools.watch, interval)
+        await tools.server.run(read, write, tools.initialization_options())
+        group.cancel_scope.cancel()

@@ -1,0 +1,149 @@
+"""The REST routes: tool_agent's /health, /tools and /run_tool, plus /recommend and
+/openapi.json. Each handler parses, makes one call, and shapes the answer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from toolctl import __version__
+from toolctl.errors import ToolctlError, UsageError
+from toolctl.serve.dispatch import Dispatcher
+from toolctl.serve.gateway import RUNTIME_NAMES, failure_body, json_body, read_json
+
+
+def routes(dispatcher: Dispatcher) -> list[Route]:
+    async def health(request: Request) -> Response:
+        served = len(dispatcher.catalog.snapshot.tools)
+        return json_body({"status": "ok", "version": __version__, "tools": served})
+
+    async def tools(request: Request) -> Response:
+        return json_body(await anyio.to_thread.run_sync(agent_tools, dispatcher))
+
+    async def run_tool(request: Request) -> Response:
+        try:
+            tool_id, params = _run_request(await read_json(request))
+        except ValueError as exc:
+            return json_body({"success": False, "error": str(exc), "exit_code": 2}, 400)
+        try:
+            result = await dispatcher.call(tool_id, params, via="rest")
+        except ToolctlError as exc:
+            status, body = failure_body(exc)
+            return json_body(body, status)
+        return json_body(result.to_json())
+
+    async def recommend(request: Request) -> Response:
+        try:
+            document = await anyio.to_thread.run_sync(_recommend, dispatcher, request)
+        except ToolctlError as exc:
+            status, body = failure_body(exc)
+            return json_body({"error": body["error"]}, status)
+        return json_body(document)
+
+    async def openapi(request: Request) -> Response:
+        from toolctl.serve.openapi import document
+
+        return json_body(document())
+
+    return [
+        Route("/health", health, methods=["GET"]),
+        Route("/tools", tools, methods=["GET"]),
+        Route("/run_tool", run_tool, methods=["POST"]),
+        Route("/recommend", recommend, methods=["GET"]),
+        Route("/openapi.json", openapi, methods=["GET"]),
+    ]
+
+
+def _run_request(body: Any) -> tuple[str, dict[str, Any]]:
+    if not isinstance(body, dict):
+        raise ValueError('the body must be a JSON object {"tool_id": ..., "params": {...}}')
+    tool_id, params = body.get("tool_id"), body.get("params", {})
+    if not isinstance(tool_id, str) or not tool_id:
+        raise ValueError("tool_id must be a non-empty string")
+    if params is None:
+        params = {}
+    if not isinstance(params, dict):
+        raise ValueError("params must be a JSON object of arguments")
+    return tool_id, params
+
+
+def agent_tools(dispatcher: Dispatcher) -> dict[str, Any]:
+    """tool_agent's /tools: backend runtimes with counts, groups, and the served tools."""
+    from toolctl.processes.table import ProcessTable
+
+    catalog = dispatcher.catalog
+    snapshot = catalog.snapshot
+    served = snapshot.tools
+    groups = [
+        {
+            "group_id": name,
+            "name": group.get("description") or name,
+            "tool_ids": [t for t in group["tools"] if t in served],
+            "usage_order": [t for t in group.get("usage_order", []) if t in served],
+        }
+        for name, group in sorted(snapshot.groups.items())
+        if any(t in served for t in group["tools"])
+    ]
+    member_of: dict[str, list[str]] = {}
+    for name, group in sorted(snapshot.groups.items()):
+        for tool in group["tools"]:
+            member_of.setdefault(tool, []).append(name)
+    table = ProcessTable(catalog.settings)
+    counts: dict[str, int] = dict.fromkeys(RUNTIME_NAMES, 0)
+    tools = []
+    for name, data in sorted(served.items()):
+        runtime = data.get("runtime") or "unknown"
+        counts[runtime] = counts.get(runtime, 0) + 1
+        service = data.get("service")
+        state = "ready"
+        if service and runtime == "http":
+            state = "running" if table.get(service) is not None else "stopped"
+        tools.append(
+            {
+                "tool_id": name,
+                "name": data.get("title") or name,
+                "category": data.get("category"),
+                "backend_runtime": runtime,
+                "group_ids": member_of.get(name, []),
+                "state": data.get("state") or state,
+            }
+        )
+    runtimes = [
+        {"backend_runtime": rt, "name": RUNTIME_NAMES.get(rt, rt), "tool_count": n}
+        for rt, n in counts.items()
+    ]
+    return {"backend_runtimes": runtimes, "groups": groups, "tools": tools}
+
+
+def _recommend(dispatcher: Dispatcher, request: Request) -> dict[str, Any]:
+    from toolctl.errors import NotFound
+    from toolctl.graph import DEFAULT_THRESHOLD, recommend
+    from toolctl.registry.toolkit import load_toolkit
+
+    actions = request.query_params.getlist("action")
+    if not actions:
+        raise UsageError("give at least one ?action=NAME")
+    hops = _number(request, "hops", int, 0)
+    threshold = _number(request, "threshold", float, DEFAULT_THRESHOLD)
+    catalog = dispatcher.catalog
+    with catalog.lock:
+        registry = catalog.registry
+        result = recommend(load_toolkit(registry, lazy=True), actions, hops, threshold)
+        if not result.actions:
+            name = result.unknown[0]
+            raise NotFound("action", name, registry.suggest("action", name))
+    return result.to_json()
+
+
+def _number(request: Request, key: str, kind: type[int] | type[float], default: Any) -> Any:
+    raw = request.query_params.get(key)
+    if raw is None:
+        return default
+    try:
+        return kind(raw)
+    except ValueError:
+        raise UsageError(f"{key} must be a {kind.__name__}, got {raw!r}") from None
