@@ -143,6 +143,7 @@ class Catalog:
         from toolctl.runners import resolve_tool
 
         with self.lock:
+            self.registry.ensure_usable()  # --strict: a registry gone bad refuses calls
             return resolve_tool(self.registry, name)
 
     def suggest(self, name: str) -> list[str]:

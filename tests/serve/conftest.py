@@ -1,0 +1,53 @@
+"""Fixtures for the server tests: a small registry, and `toolctl serve` as a real process."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from serve_support import PY, REGISTRY, Served, StartServe, wait_for
+
+from tests.conftest import write_files
+
+
+@pytest.fixture
+def registry(tmp_path: Path) -> Path:
+    write_files(tmp_path / "registry", {"tools.toml": REGISTRY})
+    return tmp_path / "registry"
+
+
+@pytest.fixture
+def serve(tmp_path: Path, registry: Path) -> Iterator[StartServe]:
+    """Start `toolctl serve --port 0 ...` and wait until it listens; stopped at the end."""
+    started: list[Served] = []
+
+    def start(*extra: str, env: dict[str, str] | None = None) -> Served:
+        ready = tmp_path / f"ready-{len(started)}"
+        log = tmp_path / f"serve-{len(started)}.log"
+        command = [PY, "-m", "toolctl", "serve", "--port", "0", "--ready-file", str(ready)]
+        if "--registry" not in extra:
+            command += ["--registry", str(registry)]
+        with open(log, "wb") as output:
+            child = subprocess.Popen(
+                [*command, *extra],
+                cwd=tmp_path,
+                env={**os.environ, **(env or {})},
+                stdin=subprocess.DEVNULL,
+                stdout=output,
+                stderr=subprocess.STDOUT,
+            )
+        if not wait_for(lambda: ready.exists() and bool(ready.read_text()), 60):
+            child.kill()
+            raise AssertionError(f"serve did not start: {log.read_text()}")
+        served = Served(child, ready.read_text().strip(), log)
+        started.append(served)
+        return served
+
+    yield start
+    for served in started:
+        if served.child.poll() is None:
+            served.child.kill()
+            served.child.wait(timeout=10)

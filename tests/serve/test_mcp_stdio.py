@@ -1,0 +1,194 @@
+"""`toolctl mcp serve` driven by the official MCP SDK client over stdio."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp.shared.exceptions import McpError
+from mcp_clients import Changes, cancel_next_call, stdio_session, texts
+from serve_support import alive, wait_for
+
+from tests.conftest import Toolctl, write_files
+
+
+def listed(result: object) -> dict[str, object]:
+    return json.loads(result.model_dump_json(by_alias=True, exclude_none=True))  # type: ignore[attr-defined]
+
+
+def test_tools_list_is_export_mcp(registry: Path, toolctl: Toolctl) -> None:
+    exported = json.loads(toolctl("export", "--format", "mcp", "--registry", str(registry)).stdout)
+
+    async def main() -> None:
+        async with stdio_session(registry) as session:
+            assert listed(await session.list_tools()) == exported
+
+    anyio.run(main)
+    annotated = next(t for t in exported["tools"] if t["name"] == "annotated")
+    assert annotated["annotations"] == {"readOnlyHint": True, "openWorldHint": False}
+
+
+@pytest.mark.parametrize(
+    ("options", "names"),
+    [
+        (["--group", "texty"], ["data", "echo"]),
+        (["--tool", "fail", "--tool", "echo"], ["echo", "fail"]),
+        (["--action", "start"], ["echo"]),
+        (["--action", "start", "--hops", "1"], ["annotated", "echo"]),
+        (["--action", "start", "--hops", "1", "--threshold", "0.1"], ["annotated", "echo", "fail"]),
+    ],
+)
+def test_selection(registry: Path, toolctl: Toolctl, options: list[str], names: list[str]) -> None:
+    async def main() -> list[str]:
+        async with stdio_session(registry, *options) as session:
+            return [t.name for t in (await session.list_tools()).tools]
+
+    assert anyio.run(main) == names
+    if options[0] == "--group":
+        exported = toolctl("export", "--format", "mcp", "--registry", str(registry), *options)
+        assert [t["name"] for t in json.loads(exported.stdout)["tools"]] == names
+
+
+def test_calls_and_errors(registry: Path) -> None:
+    async def main() -> None:
+        async with stdio_session(registry) as session:
+            ok = await session.call_tool("echo", {"text": "hello"})
+            assert not ok.isError and texts(ok) == ["hello"]
+            data = await session.call_tool("data", {})
+            assert data.structuredContent == {"words": 2}
+            failed = await session.call_tool("fail", {})
+            assert failed.isError
+            assert texts(failed)[0] == "the tool failed: exit status 1: broken on purpose"
+            invalid = await session.call_tool("echo", {"txt": "x"})
+            assert invalid.isError and "missing required argument: text" in texts(invalid)[0]
+            unreachable = await session.call_tool("missing-exe", {})
+            assert unreachable.isError and "not found" in texts(unreachable)[0]
+            with pytest.raises(McpError) as unknown:
+                await session.call_tool("ecko", {"text": "x"})
+            assert unknown.value.error.code == -32602
+            assert "did you mean: echo" in unknown.value.error.message
+
+    anyio.run(main)
+
+
+def test_timeout_is_enforced(registry: Path) -> None:
+    async def main() -> None:
+        async with stdio_session(registry) as session:
+            result = await session.call_tool("slow", {})
+            assert result.isError and "timeout" in texts(result)[0]
+
+    anyio.run(main)
+
+
+def test_cancellation_kills_the_call(registry: Path, tmp_path: Path) -> None:
+    pidfile = tmp_path / "hang.pid"
+
+    async def main() -> None:
+        async with stdio_session(registry) as session:
+            await cancel_next_call(session, "hang", {"pidfile": str(pidfile)}, pidfile.exists)
+            pid = int(pidfile.read_text())
+            assert wait_for(lambda: not alive(pid)), "the cancelled call's process survived"
+            ok = await session.call_tool("echo", {"text": "still here"})
+            assert texts(ok) == ["still here"]
+
+    anyio.run(main)
+
+
+def test_list_changed_after_register(registry: Path, toolctl: Toolctl, tmp_path: Path) -> None:
+    changes = Changes()
+    descriptor = write_files(
+        tmp_path / "new",
+        {
+            "new.toml": """
+            [[tool]]
+            name = "brand-new"
+            description = "Registered while serving"
+            [tool.local]
+            command = ["true"]
+            input = "none"
+            """
+        },
+    )
+
+    async def main() -> None:
+        async with stdio_session(registry, changes=changes) as session:
+            before = [t.name for t in (await session.list_tools()).tools]
+            assert "brand-new" not in before
+            done = await anyio.to_thread.run_sync(
+                lambda: toolctl(
+                    "register", str(descriptor / "new.toml"), "--registry", str(registry)
+                )
+            )
+            assert done.returncode == 0, done.stderr
+            with anyio.fail_after(30):
+                await changes.seen.wait()
+            after = [t.name for t in (await session.list_tools()).tools]
+            assert "brand-new" in after
+
+    anyio.run(main)
+
+
+def test_stdout_carries_only_protocol(registry: Path) -> None:
+    """Garbage, a bad message and a call whose tool prints to stderr: stdout stays JSON-RPC."""
+    lines = [
+        json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "",
+                    "capabilities": {},
+                    "clientInfo": {"name": "t", "version": "1"},
+                },
+            }
+        ),
+        '{"jsonrpc":"2.0","method":"notifications/initialized"}',
+        "this is not json",
+        '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":"x"}}',
+        '{"jsonrpc":"2.0","id":3,"method":"no/such/method"}',
+        '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"fail"}}',
+        '{"jsonrpc":"2.0","id":5,"method":"ping"}',
+    ]
+    child = subprocess.Popen(
+        [sys.executable, "-m", "toolctl", "mcp", "serve", "--registry", str(registry)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ),
+    )
+    assert child.stdin is not None and child.stdout is not None
+    child.stdin.write("\n".join(lines) + "\n")
+    child.stdin.flush()
+    answers = []
+    while {1, 2, 3, 4, 5} - {a.get("id") for a in answers}:
+        line = child.stdout.readline()
+        assert line, "the server closed stdout early"
+        answers.append(json.loads(line))
+    child.stdin.close()
+    assert child.wait(timeout=30) == 0
+    stderr = child.stderr.read() if child.stderr else ""
+    assert child.stdout.read() == ""
+    assert all(a["jsonrpc"] == "2.0" for a in answers)
+    by_id = {a.get("id"): a for a in answers}
+    assert by_id[1]["result"]["protocolVersion"] == "2025-11-25"  # lenient: newest revision
+    assert "error" in by_id[2]
+    assert by_id[3]["error"]["code"] in (-32601, -32602)  # the SDK answers -32602
+    assert by_id[4]["result"]["isError"] is True
+    assert by_id[5]["result"] == {}
+    logged = [json.loads(line) for line in stderr.splitlines() if line.startswith("{")]
+    assert any(e.get("tool") == "fail" and e["status"] == "failed" for e in logged)
+    assert all("arguments" not in e for e in logged)
+
+
+def test_unknown_selection_exits_4(registry: Path, toolctl: Toolctl) -> None:
+    done = toolctl("mcp", "serve", "--registry", str(registry), "--group", "nope", input="")
+    assert done.returncode == 4 and "group 'nope' not found" in done.stderr
+    done = toolctl("mcp", "serve", "--registry", str(registry), "--hops", "2", input="")
+    assert done.returncode == 2 and "--action" in done.stderr
