@@ -98,7 +98,7 @@ def selection(
 
 
 def open_front(
-    settings: Settings, chosen: Selection, concurrency: int, queue: int = 0
+    settings: Settings, chosen: Selection, concurrency: int, queue: int | None = None
 ) -> Dispatcher:
     """The dispatcher for a server, after the warnings a command gives about the registry."""
     from toolctl.cli import render
@@ -110,7 +110,7 @@ def open_front(
         settings,
         chosen,
         concurrency=concurrency,
-        queue=queue or 64 * concurrency,
+        queue=64 * concurrency if queue is None else queue,
         log=log_line,
     )
     for warning in dispatcher.catalog.snapshot.warnings:

@@ -101,10 +101,6 @@ class _Endpoint:
         await self.handler(scope, receive, send)
 
 
-class _BodyTooLarge(Exception):
-    pass
-
-
 class _Guard:
     """Host/Origin (421/403), bearer token (401) and body size (413) before any route."""
 
@@ -128,28 +124,13 @@ class _Guard:
         if length.isdigit() and int(length) > limit:
             await _too_large(limit)(scope, receive, send)
             return
-        received = 0
-        started = False
-
-        async def counted() -> Message:
-            nonlocal received
-            message = await receive()
-            if message["type"] == "http.request":
-                received += len(message.get("body", b""))
-                if received > limit:
-                    raise _BodyTooLarge
-            return message
-
-        async def tracked(message: Message) -> None:
-            nonlocal started
-            started = started or message["type"] == "http.response.start"
-            await send(message)
-
-        try:
-            await self.app(scope, counted, tracked)
-        except _BodyTooLarge:
-            if not started:
+        if "content-length" not in headers and scope["method"] in ("POST", "PUT", "PATCH"):
+            body = await _read_body(receive, limit)
+            if body is None:
                 await _too_large(limit)(scope, receive, send)
+                return
+            receive = _replay(body, receive)
+        await self.app(scope, receive, send)
 
     def _refusal(self, scope: Scope, headers: dict[str, str]) -> Response | None:
         host = headers.get("host", "")
@@ -175,6 +156,36 @@ class _Guard:
             return True
         parts = urlsplit(origin)
         return parts.scheme in ("http", "https") and _hostname(origin) in self.hosts
+
+
+async def _read_body(receive: Receive, limit: int) -> bytes | None:
+    """A body sent without Content-Length, read whole; None once it passes ``limit``."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return b"".join(chunks)
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    sent = False
+
+    async def replayed() -> Message:
+        nonlocal sent
+        if sent:
+            return await receive()
+        sent = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return replayed
 
 
 def _hostname(url: str) -> str:

@@ -1,0 +1,62 @@
+"""`toolctl serve` starting and stopping: SIGTERM with calls in flight, --detach, imports."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import httpx
+from serve_support import StartServe, alive, wait_for
+from test_rest import call_hang
+
+from tests.conftest import Toolctl
+
+
+def test_sigterm_kills_what_in_flight_calls_started(serve: StartServe, tmp_path: Path) -> None:
+    served = serve("--grace", "1")
+    pidfile = tmp_path / "hang.pid"
+    threading.Thread(target=call_hang, args=(served.url, pidfile), daemon=True).start()
+    assert wait_for(pidfile.exists)
+    pid = int(pidfile.read_text())
+    served.stop(signal.SIGTERM)
+    assert wait_for(lambda: not alive(pid)), "a call's process outlived the server"
+
+
+def test_detach_status_down(registry: Path, toolctl: Toolctl, tmp_path: Path) -> None:
+    started = toolctl("serve", "--detach", "--port", "0", "--registry", str(registry), "--json")
+    assert started.returncode == 0, started.stderr
+    record = json.loads(started.stdout)
+    assert record["kind"] == "serve" and record["name"] == "serve"
+    answer = httpx.post(
+        f"{record['url']}/run_tool", json={"tool_id": "echo", "params": {"text": "d"}}
+    )
+    assert answer.json()["output"] == "d"
+    status = json.loads(toolctl("service", "status", "--json").stdout)
+    assert [(r["kind"], r["name"], r["url"]) for r in status] == [("serve", "serve", record["url"])]
+    again = toolctl("serve", "--detach", "--port", "0", "--registry", str(registry))
+    assert again.returncode == 0 and "already running" in again.stderr
+    down = toolctl("service", "down", "serve")
+    assert down.returncode == 0, down.stderr
+    assert wait_for(lambda: not alive(record["pid"]))
+    assert json.loads(toolctl("service", "status", "--json").stdout) == []
+
+
+def test_run_and_version_do_not_import_the_server_stack(registry: Path, tmp_path: Path) -> None:
+    heavy = ("mcp", "starlette", "uvicorn", "anyio", "toolctl.serve")
+    for argv in (["--version"], ["run", "echo", "--arg", "text=x", "--registry", str(registry)]):
+        done = subprocess.run(
+            [sys.executable, "-X", "importtime", "-m", "toolctl", *argv],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            env=dict(os.environ),
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+        loaded = {line.split("|")[-1].strip() for line in done.stderr.splitlines() if "|" in line}
+        assert not {m for m in loaded if m.split(".")[0] in heavy or m.startswith(heavy)}, argv

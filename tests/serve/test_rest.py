@@ -1,0 +1,164 @@
+"""`toolctl serve`'s REST routes through httpx: shapes, every error status, limits, tokens."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import threading
+from pathlib import Path
+
+import httpx
+import pytest
+from openapi_spec_validator import validate
+from serve_support import StartServe, wait_for
+
+from tests.conftest import Toolctl
+
+
+def test_health_tools_and_run(serve: StartServe) -> None:
+    url = serve().url
+    health = httpx.get(f"{url}/health").json()
+    assert health["status"] == "ok" and health["tools"] == 7
+    table = httpx.get(f"{url}/tools").json()
+    assert set(table) == {"backend_runtimes", "groups", "tools"}
+    assert {"backend_runtime": "local", "name": "Local subprocess", "tool_count": 7} in table[
+        "backend_runtimes"
+    ]
+    assert table["groups"] == [
+        {
+            "group_id": "texty",
+            "name": "Text tools",
+            "tool_ids": ["echo", "data"],
+            "usage_order": ["data", "echo"],
+        }
+    ]
+    echo = next(t for t in table["tools"] if t["tool_id"] == "echo")
+    assert echo == {
+        "tool_id": "echo",
+        "name": "echo",
+        "category": "text",
+        "backend_runtime": "local",
+        "group_ids": ["texty"],
+        "state": "ready",
+    }
+    ran = httpx.post(f"{url}/run_tool", json={"tool_id": "echo", "params": {"text": "hi"}})
+    assert ran.status_code == 200
+    assert ran.json()["success"] is True and ran.json()["output"] == "hi"
+    assert httpx.post(f"{url}/run_tool", json={"tool_id": "data"}).json()["data"] == {"words": 2}
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "error"),
+    [
+        ({"tool_id": "fail"}, 200, "exit status 1: broken on purpose"),
+        ({"tool_id": "ecko", "params": {}}, 404, "did you mean: echo"),
+        ({"tool_id": "echo", "params": {"text": 3}}, 422, "argument 'text'"),
+        ({"tool_id": "missing-exe"}, 503, "not found"),
+        ({"tool_id": "slow"}, 504, "timeout"),
+        ({"tool_id": "echo", "params": [1]}, 400, "params must be a JSON object"),
+        ({"params": {}}, 400, "tool_id"),
+    ],
+)
+def test_run_tool_statuses(serve: StartServe, body: object, status: int, error: str) -> None:
+    answer = httpx.post(f"{serve().url}/run_tool", json=body, timeout=30)
+    assert answer.status_code == status
+    assert answer.json()["success"] is False and error in answer.json()["error"]
+
+
+def test_registry_refused_is_409(serve: StartServe, registry: Path) -> None:
+    url = serve("--strict").url
+    (registry / "broken.toml").write_text("[[tool]]\nname = 'x'\n")  # no runtime: an error
+
+    def refused() -> bool:
+        answer = httpx.post(f"{url}/run_tool", json={"tool_id": "echo", "params": {"text": "a"}})
+        return answer.status_code == 409
+
+    assert wait_for(refused), "a --strict server kept calling tools in a broken registry"
+
+
+def test_recommend_and_openapi(serve: StartServe, registry: Path, toolctl: Toolctl) -> None:
+    url = serve().url
+    got = httpx.get(f"{url}/recommend", params={"action": "start", "hops": 1})
+    expected = toolctl(
+        "recommend", "--action", "start", "--hops", "1", "--json", "--registry", str(registry)
+    )
+    assert got.status_code == 200 and got.json() == json.loads(expected.stdout)
+    assert httpx.get(f"{url}/recommend", params={"action": "nope"}).status_code == 404
+    assert httpx.get(f"{url}/recommend", params={"action": "start", "hops": "x"}).status_code == 422
+    assert httpx.get(f"{url}/recommend").status_code == 422
+    validate(httpx.get(f"{url}/openapi.json").json())
+
+
+def test_body_limit(serve: StartServe) -> None:
+    url = serve().url
+    big = {"tool_id": "echo", "params": {"text": "x" * (1024 * 1024)}}
+    assert httpx.post(f"{url}/run_tool", json=big).status_code == 413
+
+    def chunks():  # no Content-Length: the limit is counted as the body arrives
+        for _ in range(20):
+            yield b"x" * 65536
+
+    assert httpx.post(f"{url}/run_tool", content=chunks()).status_code == 413
+
+
+def call_hang(url: str, pidfile: Path) -> None:
+    with contextlib.suppress(httpx.HTTPError):  # the server is stopped under it
+        httpx.post(
+            f"{url}/run_tool",
+            json={"tool_id": "hang", "params": {"pidfile": str(pidfile)}},
+            timeout=60,
+        )
+
+
+def test_full_queue_is_503(serve: StartServe, tmp_path: Path) -> None:
+    url = serve("--concurrency", "1", "--queue", "0").url
+    pidfile = tmp_path / "hang.pid"
+    busy = threading.Thread(
+        target=lambda: httpx.post(
+            f"{url}/run_tool",
+            json={"tool_id": "hang", "params": {"pidfile": str(pidfile)}},
+            timeout=60,
+        ),
+        daemon=True,
+    )
+    busy.start()
+    assert wait_for(pidfile.exists)
+    answer = httpx.post(f"{url}/run_tool", json={"tool_id": "echo", "params": {"text": "a"}})
+    assert answer.status_code == 503 and "retry" in answer.json()["error"]
+
+
+def test_token(serve: StartServe, toolctl: Toolctl) -> None:
+    refused = toolctl("serve", "--host", "0.0.0.0", "--port", "0")
+    assert refused.returncode == 2 and "--token-env" in refused.stderr
+    unset = toolctl("serve", "--token-env", "TOOLCTL_TEST_UNSET_TOKEN", "--port", "0")
+    assert unset.returncode == 2 and "not set" in unset.stderr
+    url = serve("--token-env", "SERVE_TOKEN", env={"SERVE_TOKEN": "s3cret"}).url
+    assert httpx.get(f"{url}/tools").status_code == 401
+    assert httpx.get(f"{url}/tools", headers={"Authorization": "Bearer nope"}).status_code == 401
+    assert httpx.get(f"{url}/tools", headers={"Authorization": "Bearer s3cret"}).status_code == 200
+    assert httpx.post(f"{url}/mcp", json={}).status_code == 401
+    assert httpx.get(f"{url}/health").status_code == 200
+
+
+def test_foreign_origin_and_host(serve: StartServe) -> None:
+    url = serve().url
+    evil = {"Origin": "http://evil.example"}
+    assert httpx.get(f"{url}/tools", headers=evil).status_code == 403
+    assert httpx.post(f"{url}/mcp", json={}, headers=evil).status_code == 403
+    assert httpx.get(f"{url}/tools", headers={"Origin": "http://localhost:6274"}).status_code == 200
+    assert httpx.get(f"{url}/tools", headers={"Host": "evil.example"}).status_code == 421
+
+
+def test_one_log_line_per_call_without_arguments(serve: StartServe) -> None:
+    served = serve()
+    secret = "do-not-log-this"
+    httpx.post(f"{served.url}/run_tool", json={"tool_id": "echo", "params": {"text": secret}})
+    httpx.post(f"{served.url}/run_tool", json={"tool_id": "fail"})
+    served.stop()
+    text = served.log.read_text()
+    lines = [json.loads(line) for line in text.splitlines() if line.startswith("{")]
+    assert [(line["tool"], line["status"]) for line in lines] == [
+        ("echo", "ok"),
+        ("fail", "failed"),
+    ]
+    assert secret not in text
