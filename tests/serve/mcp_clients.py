@@ -12,9 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx
 from mcp import ClientSession, types
 from mcp.client.stdio import StdioServerParameters, stdio_client
-from mcp.client.streamable_http import streamablehttp_client
+from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import McpError
 
 
@@ -56,7 +57,8 @@ async def http_session(
     url: str, changes: Changes | None = None, headers: dict[str, str] | None = None
 ) -> AsyncIterator[ClientSession]:
     async with (
-        streamablehttp_client(f"{url}/mcp", headers=headers) as (read, write, _),
+        httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(30, read=300)) as client,
+        streamable_http_client(f"{url}/mcp", http_client=client) as (read, write, _),
         ClientSession(read, write, message_handler=changes) as session,
     ):
         await session.initialize()

@@ -1,0 +1,88 @@
+"""`toolctl serve`'s /mcp driven by the official MCP SDK client over streamable HTTP."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import httpx
+import pytest
+from mcp.shared.exceptions import McpError
+from mcp_clients import Changes, cancel_next_call, http_session, texts
+from serve_support import StartServe, alive, wait_for
+
+from tests.conftest import Toolctl, write_files
+
+
+def test_list_call_fail_timeout_cancel(serve: StartServe, tmp_path: Path) -> None:
+    url = serve().url
+    pidfile = tmp_path / "hang.pid"
+
+    async def main() -> None:
+        async with http_session(url) as session:
+            names = [t.name for t in (await session.list_tools()).tools]
+            assert names == ["annotated", "data", "echo", "fail", "hang", "missing-exe", "slow"]
+            ok = await session.call_tool("echo", {"text": "over http"})
+            assert texts(ok) == ["over http"]
+            failed = await session.call_tool("fail", {})
+            assert failed.isError and "broken on purpose" in texts(failed)[0]
+            late = await session.call_tool("slow", {})
+            assert late.isError and "timeout" in texts(late)[0]
+            with pytest.raises(McpError):
+                await session.call_tool("nope", {})
+            await cancel_next_call(session, "hang", {"pidfile": str(pidfile)}, pidfile.exists)
+            pid = int(pidfile.read_text())
+            assert wait_for(lambda: not alive(pid)), "the cancelled call's process survived"
+
+    anyio.run(main)
+
+
+def test_list_changed_after_register(
+    serve: StartServe, registry: Path, toolctl: Toolctl, tmp_path: Path
+) -> None:
+    url = serve().url
+    changes = Changes()
+    new = write_files(
+        tmp_path / "new",
+        {"n.toml": '[[tool]]\nname = "late"\n[tool.local]\ncommand = ["true"]\ninput = "none"\n'},
+    )
+
+    async def main() -> None:
+        async with http_session(url, changes) as session:
+            await session.list_tools()
+            done = await anyio.to_thread.run_sync(
+                lambda: toolctl("register", str(new / "n.toml"), "--registry", str(registry))
+            )
+            assert done.returncode == 0, done.stderr
+            with anyio.fail_after(30):
+                await changes.seen.wait()
+            assert "late" in [t.name for t in (await session.list_tools()).tools]
+
+    anyio.run(main)
+
+
+def test_lenient_initialize_and_bad_messages(serve: StartServe) -> None:
+    url = serve().url
+    headers = {"Accept": "application/json, text/event-stream"}
+    hello = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "",
+            "capabilities": {},
+            "clientInfo": {"name": "f", "version": "0"},
+        },
+    }
+    answer = httpx.post(f"{url}/mcp", json=hello, headers=headers)
+    assert answer.status_code == 200
+    assert '"protocolVersion":"2025-11-25"' in answer.text
+    session = {**headers, "Mcp-Session-Id": answer.headers["mcp-session-id"]}
+    for body in (b"not json", b"[]", b'{"jsonrpc":"2.0"}', b'{"id":1,"method":7}', b"\xff\xfe"):
+        bad = httpx.post(
+            f"{url}/mcp", content=body, headers={**session, "Content-Type": "application/json"}
+        )
+        assert 400 <= bad.status_code < 500 or bad.status_code == 202, (body, bad.status_code)
+    ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+    assert httpx.post(f"{url}/mcp", json=ping, headers=session).status_code == 200
+    assert httpx.get(f"{url}/health").status_code == 200
