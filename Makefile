@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 BIN := $(VENV)/bin
 
-.PHONY: install compile test lint docs demo bench clean mcp-servers pulsar-start pulsar-stop pulsar-status
+.PHONY: install compile test lint docs demo bench clean mcp-servers pulsar-start pulsar-stop pulsar-status serve-clients
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -38,7 +38,19 @@ $(NODE_SERVERS)/node_modules/.installed: $(NODE_SERVERS)/package-lock.json
 
 mcp-servers: $(MCP2)/.installed $(NODE_SERVERS)/node_modules/.installed
 
-test: install mcp-servers
+# MCP clients nobody here wrote, for tests/serve: the MCP Inspector (npm) and the Node 22 it
+# needs, pinned by tests/serve/node/package-lock.json (the tests skip, with a note, without npm)
+SERVE_CLIENTS := tests/serve/node
+
+$(SERVE_CLIENTS)/node_modules/.installed: $(SERVE_CLIENTS)/package-lock.json
+	@if command -v npm >/dev/null; then \
+	  cd $(SERVE_CLIENTS) && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error \
+	  && touch node_modules/.installed; \
+	else echo "npm not found: the MCP Inspector tests will skip"; fi
+
+serve-clients: $(SERVE_CLIENTS)/node_modules/.installed
+
+test: install mcp-servers serve-clients
 	$(PY) -m pytest -q -n $(TEST_WORKERS)
 
 lint: install
@@ -77,4 +89,4 @@ pulsar-status:
 	bash scripts/pulsar-standalone.sh status
 
 clean:
-	rm -rf $(VENV) $(MCP2) $(NODE_SERVERS)/node_modules .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(MCP2) $(NODE_SERVERS)/node_modules $(SERVE_CLIENTS)/node_modules .pytest_cache .mypy_cache .ruff_cache

@@ -10,7 +10,6 @@ selections testable.
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -143,7 +142,7 @@ def node_tool(name: str) -> Path | None:
 def require_node(name: str) -> Path:
     """Skip (or, with TOOLCTL_REQUIRE_ENGINES=1, fail) when the npm clients are absent."""
     found = node_tool(name)
-    if found is None or (shutil.which("node") is None and node_tool("node") is None):
+    if found is None or node_tool("node") is None:
         reason = f"{name} is not installed: run `make serve-clients` (needs npm)"
         if os.environ.get("TOOLCTL_REQUIRE_ENGINES") == "1":
             pytest.fail(reason)
