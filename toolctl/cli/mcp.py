@@ -15,11 +15,11 @@ if TYPE_CHECKING:
 
 GroupOption = Annotated[
     list[str] | None,
-    typer.Option("--group", "-g", metavar="GROUP", help="Serve this group's tools; repeatable."),
+    typer.Option("--group", "-g", metavar="GROUP", help="Serve this group's tools."),
 ]
 ToolOption = Annotated[
     list[str] | None,
-    typer.Option("--tool", "-t", metavar="NAME", help="Serve this tool; repeatable."),
+    typer.Option("--tool", "-t", metavar="NAME", help="Serve this tool."),
 ]
 ActionOption = Annotated[
     list[str] | None,
@@ -27,7 +27,7 @@ ActionOption = Annotated[
         "--action",
         "-a",
         metavar="ACTION",
-        help="Serve the tools `recommend` gives from this start action; repeatable.",
+        help="Serve the tools `recommend` gives from this start action.",
     ),
 ]
 HopsOption = Annotated[int, typer.Option(min=0, help="With --action: rounds of Next edges.")]

@@ -55,9 +55,7 @@ def serve_command(
     ] = 3,
     allow_origin: Annotated[
         list[str] | None,
-        typer.Option(
-            "--allow-origin", metavar="ORIGIN", help="Another browser origin to let in; repeatable."
-        ),
+        typer.Option("--allow-origin", metavar="ORIGIN", help="Another browser origin to let in."),
     ] = None,
     detach: Annotated[
         bool, typer.Option("--detach", help="Run in the background; return once it serves.")
