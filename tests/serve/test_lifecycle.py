@@ -11,10 +11,10 @@ import threading
 from pathlib import Path
 
 import httpx
-from serve_support import StartServe, alive, wait_for
-from test_rest import call_hang
 
 from tests.conftest import Toolctl
+from tests.serve.serve_support import StartServe, alive, wait_for
+from tests.serve.test_rest import call_hang
 
 
 def test_sigterm_kills_what_in_flight_calls_started(serve: StartServe, tmp_path: Path) -> None:

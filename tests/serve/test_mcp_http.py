@@ -8,10 +8,10 @@ import anyio
 import httpx
 import pytest
 from mcp.shared.exceptions import McpError
-from mcp_clients import Changes, cancel_next_call, http_session, texts
-from serve_support import StartServe, alive, wait_for
 
 from tests.conftest import Toolctl, write_files
+from tests.serve.mcp_clients import Changes, cancel_next_call, http_session, texts
+from tests.serve.serve_support import StartServe, alive, wait_for
 
 
 def test_list_call_fail_timeout_cancel(serve: StartServe, tmp_path: Path) -> None:
@@ -38,7 +38,7 @@ def test_list_call_fail_timeout_cancel(serve: StartServe, tmp_path: Path) -> Non
 
 
 def test_list_changed_after_register(
-    serve: StartServe, registry: Path, toolctl: Toolctl, tmp_path: Path
+    serve: StartServe, registry: Path, toolctl_process: Toolctl, tmp_path: Path
 ) -> None:
     url = serve().url
     changes = Changes()
@@ -51,7 +51,9 @@ def test_list_changed_after_register(
         async with http_session(url, changes) as session:
             await session.list_tools()
             done = await anyio.to_thread.run_sync(
-                lambda: toolctl("register", str(new / "n.toml"), "--registry", str(registry))
+                lambda: toolctl_process(
+                    "register", str(new / "n.toml"), "--registry", str(registry)
+                )
             )
             assert done.returncode == 0, done.stderr
             with anyio.fail_after(30):

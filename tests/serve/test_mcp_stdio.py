@@ -7,18 +7,20 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
 from mcp.shared.exceptions import McpError
-from mcp_clients import Changes, cancel_next_call, stdio_session, texts
-from serve_support import alive, wait_for
+from pydantic import BaseModel
 
 from tests.conftest import Toolctl, write_files
+from tests.serve.mcp_clients import Changes, cancel_next_call, stdio_session, texts
+from tests.serve.serve_support import alive, wait_for
 
 
-def listed(result: object) -> dict[str, object]:
-    return json.loads(result.model_dump_json(by_alias=True, exclude_none=True))  # type: ignore[attr-defined]
+def listed(result: BaseModel) -> Any:
+    return json.loads(result.model_dump_json(by_alias=True, exclude_none=True))
 
 
 def test_tools_list_is_export_mcp(registry: Path, toolctl: Toolctl) -> None:
@@ -99,7 +101,9 @@ def test_cancellation_kills_the_call(registry: Path, tmp_path: Path) -> None:
     anyio.run(main)
 
 
-def test_list_changed_after_register(registry: Path, toolctl: Toolctl, tmp_path: Path) -> None:
+def test_list_changed_after_register(
+    registry: Path, toolctl_process: Toolctl, tmp_path: Path
+) -> None:
     changes = Changes()
     descriptor = write_files(
         tmp_path / "new",
@@ -120,7 +124,7 @@ def test_list_changed_after_register(registry: Path, toolctl: Toolctl, tmp_path:
             before = [t.name for t in (await session.list_tools()).tools]
             assert "brand-new" not in before
             done = await anyio.to_thread.run_sync(
-                lambda: toolctl(
+                lambda: toolctl_process(
                     "register", str(descriptor / "new.toml"), "--registry", str(registry)
                 )
             )
@@ -166,7 +170,7 @@ def test_stdout_carries_only_protocol(registry: Path) -> None:
     assert child.stdin is not None and child.stdout is not None
     child.stdin.write("\n".join(lines) + "\n")
     child.stdin.flush()
-    answers = []
+    answers: list[dict[str, Any]] = []
     while {1, 2, 3, 4, 5} - {a.get("id") for a in answers}:
         line = child.stdout.readline()
         assert line, "the server closed stdout early"

@@ -5,14 +5,15 @@ from __future__ import annotations
 import contextlib
 import json
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 from openapi_spec_validator import validate
-from serve_support import StartServe, wait_for
 
 from tests.conftest import Toolctl
+from tests.serve.serve_support import StartServe, wait_for
 
 
 def test_health_tools_and_run(serve: StartServe) -> None:
@@ -94,7 +95,7 @@ def test_body_limit(serve: StartServe) -> None:
     big = {"tool_id": "echo", "params": {"text": "x" * (1024 * 1024)}}
     assert httpx.post(f"{url}/run_tool", json=big).status_code == 413
 
-    def chunks():  # no Content-Length: the limit is counted as the body arrives
+    def chunks() -> Iterator[bytes]:  # no Content-Length: the limit is counted as the body arrives
         for _ in range(20):
             yield b"x" * 65536
 
