@@ -59,5 +59,30 @@ step broker stop
 step recommend --action read-input --hops 2
 step export --format mcp --group integrity
 
+# serving: tool_agent's HTTP gateway and MCP (streamable HTTP at /mcp) from one background server
+serve_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+step serve --detach --port "$serve_port"
+printf '\n%s$ POST /run_tool {"tool_id": "word-count", ...}%s\n' "$bold" "$plain"
+python3 - "http://127.0.0.1:$serve_port" <<'PY'
+import json, sys, urllib.request
+body = json.dumps({"tool_id": "word-count", "params": {"text": "served over REST"}}).encode()
+request = urllib.request.Request(sys.argv[1] + "/run_tool", body, {"Content-Type": "application/json"})
+print(urllib.request.urlopen(request).read().decode())
+PY
+printf '\n%s$ MCP tools/call reverse (the official SDK client)%s\n' "$bold" "$plain"
+python3 - "http://127.0.0.1:$serve_port/mcp" <<'PY'
+import sys, anyio
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+async def main() -> None:
+    async with streamable_http_client(sys.argv[1]) as (read, write, _), ClientSession(read, write) as session:
+        await session.initialize()
+        print(len((await session.list_tools()).tools), "tools listed")
+        print((await session.call_tool("reverse", {"text": "served over MCP"})).content[0].text)
+anyio.run(main)
+PY
+step service status
+step service down serve
+
 step service down --all
 echo; echo "demo done: everything it started is stopped."
