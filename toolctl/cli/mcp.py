@@ -116,6 +116,9 @@ def open_front(
     for warning in dispatcher.catalog.snapshot.warnings:
         render.warn(warning)
     sdk_logs_as_lines()
+    import gc
+
+    gc.freeze()  # what start-up built lives to the end: keep it out of every GC pass
     return dispatcher
 
 

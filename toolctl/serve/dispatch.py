@@ -86,7 +86,8 @@ class Dispatcher:
             )
         self._admitted += 1
         try:
-            if not await anyio.to_thread.run_sync(self.catalog.served, name):
+            known = name in self.catalog.snapshot.tools  # else look at the disk again
+            if not known and not await anyio.to_thread.run_sync(self.catalog.served, name):
                 raise NotFound("tool", name, self.catalog.suggest(name))
             async with self._slots:
                 return await self._run(name, arguments)

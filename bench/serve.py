@@ -1,0 +1,270 @@
+"""`toolctl serve` and `toolctl mcp serve` against the library they front, in one run.
+
+Standalone: needs only what the venv has. It starts the embedded pulsar-lite broker and a
+toolctl worker hosting a trivial handler (as bench/pulsar_client.py does), then measures:
+
+(a) REST throughput: ``--calls`` ``POST /run_tool`` of the Pulsar tool from ``--concurrency``
+    client threads against `toolctl serve --concurrency N` (a subprocess), every answer
+    checked; calls/s, against (b) the library's own batch of the same calls in this process
+    with the same concurrency; the ratio (a)/(b) (target: at least 0.5). Rounds alternate.
+(c) MCP ``tools/call`` over stdio through the official SDK client against `toolctl mcp
+    serve`, one call at a time; p50, against (d) a direct library call with a warm runner;
+    the ratio (c)/(d) (target: at most 2).
+(e) ``tools/list`` of registries of 1,000 and 10,000 local tools through the SDK client:
+    median time and size; the 10,000/1,000 time ratio (linear: about 10).
+(f) the serve process's RSS after 100 calls and after 10,000 (no growth beyond noise).
+
+Usage::
+
+    python bench/serve.py [--calls 1000] [--concurrency 16] [--rounds 3] [--mcp-calls 300]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+from mcp import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from pulsar_client import HANDLER, REGISTRY, SERVICE, running_broker, running_worker
+from timing import report
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from toolctl.registry.index import Registry  # noqa: E402
+from toolctl.serve.calling import CallPath  # noqa: E402
+from toolctl.settings import Settings  # noqa: E402
+
+
+def library_batch(settings: Settings, lines: list[str], concurrency: int) -> float:
+    """calls/s of the library's own ``--batch`` machinery over the Pulsar tool."""
+    from toolctl.runners import resolve_tool
+    from toolctl.runners.base import RunContext, load_runner
+    from toolctl.runners.batch import run_batch
+
+    spec = resolve_tool(Registry.open(settings), SERVICE)
+    runner = load_runner(spec.runtime, settings)
+    context = RunContext(settings, 30.0, "bench")
+    try:
+        started = time.perf_counter()
+        results = list(run_batch(runner, spec, lines, context, concurrency=concurrency))
+        elapsed = time.perf_counter() - started
+    finally:
+        runner.close()
+    assert all(r.success for r in results), [r for r in results if not r.success][:1]
+    return len(results) / elapsed
+
+
+def rest_batch(url: str, calls: int, concurrency: int) -> float:
+    """calls/s of ``calls`` POST /run_tool from ``concurrency`` threads; every answer checked."""
+    numbers = iter(range(calls))
+    lock = threading.Lock()
+    failures: list[str] = []
+
+    def worker() -> None:
+        with httpx.Client(timeout=30) as client:
+            while True:
+                with lock:
+                    n = next(numbers, None)
+                if n is None:
+                    return
+                answer = client.post(
+                    f"{url}/run_tool", json={"tool_id": SERVICE, "params": {"n": n}}
+                )
+                body = answer.json()
+                if answer.status_code != 200 or body.get("output") != str(n):
+                    failures.append(f"{answer.status_code} {body}")
+
+    threads = [threading.Thread(target=worker) for _ in range(concurrency)]
+    started = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    elapsed = time.perf_counter() - started
+    if failures:
+        raise SystemExit(f"{len(failures)} REST calls failed, e.g. {failures[0]}")
+    return calls / elapsed
+
+
+@contextmanager
+def running_serve(registry: Path, pulsar_url: str, concurrency: int) -> Iterator[tuple[str, int]]:
+    ready = registry.parent / "serve.ready"
+    ready.unlink(missing_ok=True)
+    command = [sys.executable, "-m", "toolctl", "serve", "--port", "0", "--ready-file", str(ready)]
+    command += ["--registry", str(registry), "--pulsar-url", pulsar_url]
+    command += ["--concurrency", str(concurrency), "--queue", "4096"]
+    child = subprocess.Popen(command, cwd=ROOT, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not (ready.exists() and ready.read_text()):
+            if child.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit("toolctl serve did not start")
+            time.sleep(0.02)
+        yield ready.read_text().strip(), child.pid
+    finally:
+        child.terminate()
+        child.wait(timeout=30)
+
+
+def rss_kib(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as handle:
+        for line in handle:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def mcp_session(registry: Path, *extra: str) -> Any:
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "toolctl", "mcp", "serve", "--registry", str(registry), *extra],
+        env=dict(os.environ),
+    )
+    return stdio_client(params, errlog=open(os.devnull, "w"))  # noqa: SIM115 - lives with the server
+
+
+def mcp_call_p50(registry: Path, pulsar_url: str, calls: int) -> float:
+    async def main() -> float:
+        async with (
+            mcp_session(registry, "--pulsar-url", pulsar_url) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            samples = []
+            for n in range(calls + 20):
+                started = time.perf_counter()
+                result = await session.call_tool(SERVICE, {"n": n})
+                elapsed = time.perf_counter() - started
+                assert not result.isError and result.content[0].text == str(n)  # type: ignore[union-attr]
+                if n >= 20:
+                    samples.append(elapsed)
+            return statistics.median(samples)
+
+    return anyio.run(main)
+
+
+def library_call_p50(settings: Settings, calls: int) -> float:
+    registry = Registry.open(settings)
+    from toolctl.runners import resolve_tool
+
+    path = CallPath(settings, lambda name: resolve_tool(registry, name))
+    samples = []
+    try:
+        for n in range(calls + 20):
+            started = time.perf_counter()
+            result = path.call(SERVICE, {"n": n})
+            elapsed = time.perf_counter() - started
+            assert result.success and result.output == str(n)
+            if n >= 20:
+                samples.append(elapsed)
+    finally:
+        path.close()
+    return statistics.median(samples)
+
+
+def big_registry(directory: Path, tools: int) -> Path:
+    registry = directory / f"registry-{tools}"
+    registry.mkdir()
+    per_file = 500
+    for start in range(0, tools, per_file):
+        text = "".join(
+            f'[[tool]]\nname = "tool-{n:05d}"\ndescription = "Tool number {n}"\n'
+            f'[tool.local]\ncommand = ["true"]\n[[tool.arguments]]\nname = "text"\n\n'
+            for n in range(start, min(tools, start + per_file))
+        )
+        (registry / f"tools-{start // per_file:03d}.toml").write_text(text)
+    return registry
+
+
+def tools_list(registry: Path, repeat: int = 7) -> tuple[float, int, int]:
+    async def main() -> tuple[float, int, int]:
+        async with mcp_session(registry) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            samples, size, count = [], 0, 0
+            for _ in range(repeat + 1):
+                started = time.perf_counter()
+                listed = await session.list_tools()
+                samples.append(time.perf_counter() - started)
+                size = len(listed.model_dump_json(by_alias=True, exclude_none=True))
+                count = len(listed.tools)
+            return statistics.median(samples[1:]), size, count
+
+    return anyio.run(main)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
+    parser.add_argument("--calls", type=int, default=1000)
+    parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--mcp-calls", type=int, default=300)
+    options = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="toolctl-bench-serve-") as temporary:
+        work = Path(temporary)
+        project = work / "project"
+        (project / "registry").mkdir(parents=True)
+        (project / "registry" / "bench.toml").write_text(REGISTRY)
+        (project / "benchecho.py").write_text(HANDLER)
+        with running_broker(work) as url, running_worker(project, url, options.concurrency):
+            settings = Settings.load([project / "registry"], pulsar_url=url)
+            lines = [json.dumps({"n": n}) for n in range(options.calls)]
+            rest, library = [], []
+            with running_serve(project / "registry", url, options.concurrency) as (base, pid):
+                rest_batch(base, 100, options.concurrency)  # warm: connections, threads
+                memory = [("after 100 calls", f"{rss_kib(pid) / 1024:8.1f} MiB")]
+                for _ in range(options.rounds):
+                    rest.append(rest_batch(base, options.calls, options.concurrency))
+                    library.append(library_batch(settings, lines, options.concurrency))
+                rest_rate, library_rate = statistics.median(rest), statistics.median(library)
+                report(
+                    f"(a)/(b) {options.calls} calls of a Pulsar tool at concurrency {options.concurrency}",
+                    [
+                        ("POST /run_tool", f"{rest_rate:8.0f} calls/s (no errors)"),
+                        ("library batch", f"{library_rate:8.0f} calls/s"),
+                        ("ratio", f"{rest_rate / library_rate:8.2f} (target >= 0.5)"),
+                    ],
+                )
+                made = 100 + options.rounds * options.calls
+                rest_batch(base, max(0, 10_000 - made), options.concurrency)
+                memory.append(
+                    (f"after {max(made, 10_000)} calls", f"{rss_kib(pid) / 1024:8.1f} MiB")
+                )
+            mcp = mcp_call_p50(project / "registry", url, options.mcp_calls)
+            direct = library_call_p50(settings, options.mcp_calls)
+            report(
+                f"(c)/(d) tools/call p50 over {options.mcp_calls} sequential calls",
+                [
+                    ("MCP over stdio (SDK client)", f"{mcp * 1000:8.3f} ms"),
+                    ("direct library call", f"{direct * 1000:8.3f} ms"),
+                    ("ratio", f"{mcp / direct:8.2f} (target <= 2)"),
+                ],
+            )
+        report("(f) serve RSS", memory)
+        listing = {n: tools_list(big_registry(work, n)) for n in (1000, 10000)}
+        rows = [
+            (f"{n} tools", f"{t * 1000:8.1f} ms, {size / 1e6:6.2f} MB, {count} listed")
+            for n, (t, size, count) in listing.items()
+        ]
+        rows.append(
+            ("time ratio 10k/1k", f"{listing[10000][0] / listing[1000][0]:8.1f} (linear: ~10)")
+        )
+        report("(e) tools/list through the SDK client", rows)
+
+
+if __name__ == "__main__":
+    main()
