@@ -135,7 +135,7 @@ def mcp_session(registry: Path, *extra: str) -> Any:
         args=["-m", "toolctl", "mcp", "serve", "--registry", str(registry), *extra],
         env=dict(os.environ),
     )
-    return stdio_client(params, errlog=open(os.devnull, "w"))  # noqa: SIM115 - lives with the server
+    return stdio_client(params, errlog=open(os.devnull, "w"))
 
 
 def mcp_call_p50(registry: Path, pulsar_url: str, calls: int) -> float:
@@ -207,6 +207,31 @@ def tools_list(registry: Path, repeat: int = 7) -> tuple[float, int, int]:
     return anyio.run(main)
 
 
+def dumps_time(tools: int, repeat: int = 7) -> float:
+    """The stdlib's json.dumps of a listing of ``tools`` tools: what linear looks like here."""
+    listing = {
+        "tools": [
+            {
+                "name": f"tool-{n:05d}",
+                "description": f"Tool number {n}",
+                "inputSchema": {
+                    "type": "object",
+                    "properties": {"text": {"type": "string"}},
+                    "required": ["text"],
+                    "additionalProperties": False,
+                },
+            }
+            for n in range(tools)
+        ]
+    }
+    samples = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        json.dumps(listing)
+        samples.append(time.perf_counter() - started)
+    return statistics.median(samples)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
     parser.add_argument("--calls", type=int, default=1000)
@@ -231,8 +256,11 @@ def main() -> None:
                     rest.append(rest_batch(base, options.calls, options.concurrency))
                     library.append(library_batch(settings, lines, options.concurrency))
                 rest_rate, library_rate = statistics.median(rest), statistics.median(library)
+                title = (
+                    f"{options.calls} calls of a Pulsar tool at concurrency {options.concurrency}"
+                )
                 report(
-                    f"(a)/(b) {options.calls} calls of a Pulsar tool at concurrency {options.concurrency}",
+                    f"(a)/(b) {title}",
                     [
                         ("POST /run_tool", f"{rest_rate:8.0f} calls/s (no errors)"),
                         ("library batch", f"{library_rate:8.0f} calls/s"),
