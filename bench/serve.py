@@ -39,12 +39,13 @@ import anyio
 import httpx
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
-from pulsar_client import HANDLER, REGISTRY, SERVICE, running_broker, running_worker
+from pulsar_client import HANDLER, REGISTRY, SERVICE, running_worker
 from timing import report
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from toolctl.pulsar import broker  # noqa: E402
 from toolctl.registry.index import Registry  # noqa: E402
 from toolctl.serve.calling import CallPath  # noqa: E402
 from toolctl.settings import Settings  # noqa: E402
@@ -177,6 +178,12 @@ def library_call_p50(settings: Settings, calls: int) -> float:
     return statistics.median(samples)
 
 
+def age(registry: Path) -> None:
+    """An hour old: a file changed within the last seconds is re-read on every lookup."""
+    for path in registry.iterdir():
+        os.utime(path, (time.time() - 3600, time.time() - 3600))
+
+
 def big_registry(directory: Path, tools: int) -> Path:
     registry = directory / f"registry-{tools}"
     registry.mkdir()
@@ -188,6 +195,7 @@ def big_registry(directory: Path, tools: int) -> Path:
             for n in range(start, min(tools, start + per_file))
         )
         (registry / f"tools-{start // per_file:03d}.toml").write_text(text)
+    age(registry)
     return registry
 
 
@@ -245,7 +253,13 @@ def main() -> None:
         (project / "registry").mkdir(parents=True)
         (project / "registry" / "bench.toml").write_text(REGISTRY)
         (project / "benchecho.py").write_text(HANDLER)
-        with running_broker(work) as url, running_worker(project, url, options.concurrency):
+        age(project / "registry")
+        os.environ["XDG_CACHE_HOME"] = str(work / "cache")
+        os.environ["XDG_STATE_HOME"] = str(work / "state")
+        with (
+            broker.running_in(work / "broker") as url,
+            running_worker(project, url, options.concurrency),
+        ):
             settings = Settings.load([project / "registry"], pulsar_url=url)
             lines = [json.dumps({"n": n}) for n in range(options.calls)]
             rest, library = [], []

@@ -11,6 +11,8 @@ import pytest
 
 from tests.conftest import write_files
 from tests.serve.serve_support import PY, REGISTRY, Served, StartServe, wait_for
+from toolctl.processes import free_port
+from toolctl.processes.ready import read_report
 
 
 @pytest.fixture
@@ -21,13 +23,15 @@ def registry(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def serve(tmp_path: Path, registry: Path) -> Iterator[StartServe]:
-    """Start `toolctl serve --port 0 ...` and wait until it listens; stopped at the end."""
+    """Start `toolctl serve` on a free port and wait until it says it listens (its ready
+    file); killed at the end if still running."""
     started: list[Served] = []
 
     def start(*extra: str, env: dict[str, str] | None = None) -> Served:
         ready = tmp_path / f"ready-{len(started)}"
         log = tmp_path / f"serve-{len(started)}.log"
-        command = [PY, "-m", "toolctl", "serve", "--port", "0", "--ready-file", str(ready)]
+        port = free_port()
+        command = [PY, "-m", "toolctl", "serve", "--port", str(port), "--ready-file", str(ready)]
         if "--registry" not in extra:
             command += ["--registry", str(registry)]
         with open(log, "wb") as output:
@@ -39,10 +43,12 @@ def serve(tmp_path: Path, registry: Path) -> Iterator[StartServe]:
                 stdout=output,
                 stderr=subprocess.STDOUT,
             )
-        if not wait_for(lambda: ready.exists() and bool(ready.read_text()), 60):
+        if not wait_for(lambda: read_report(ready) is not False or child.poll() is not None, 60):
+            child.kill()
+        if read_report(ready) is not True:
             child.kill()
             raise AssertionError(f"serve did not start: {log.read_text()}")
-        served = Served(child, ready.read_text().strip(), log)
+        served = Served(child, f"http://127.0.0.1:{port}", log)
         started.append(served)
         return served
 

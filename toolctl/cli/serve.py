@@ -79,11 +79,15 @@ def serve_command(
     group, tool or action, 5 the port is taken.
     """
     from toolctl.cli.mcp import selection
+    from toolctl.errors import ToolctlError
 
     settings = settings_for(registry, strict, pulsar_url=pulsar_url)
     options = gateway_options(settings, host, port, token_env, tuple(allow_origin or ()))
     chosen = selection(group, tool, action, hops, threshold)
     if detach:
+        from toolctl.processes import free_port
+
+        port = port or free_port()
         argv = ["serve", "--host", host, "--port", str(port), "--concurrency", str(concurrency)]
         argv += ["--queue", str(queue), "--grace", str(grace), "--hops", str(hops)]
         argv += ["--threshold", str(threshold), *(["--strict"] if strict else [])]
@@ -97,9 +101,16 @@ def serve_command(
             ("--registry", [str(d) for d in settings.search_path] if registry else []),
         ):
             argv += [item for value in values for item in (option, value)]
-        _detach(settings, name, argv, json)
+        _detach(settings, name, argv, _url(host, port), port, json)
         return
-    _serve(settings, options, chosen, concurrency, queue, grace, ready_file)
+    try:
+        _serve(settings, options, chosen, concurrency, queue, grace, ready_file)
+    except ToolctlError as exc:
+        if ready_file is not None:  # a detached server: the one who started it reads this
+            from toolctl.processes import report_failure
+
+            report_failure(ready_file, exc)
+        raise
 
 
 def gateway_options(
@@ -160,10 +171,12 @@ def _serve(
             await asyncio.sleep(0.01)
         if server.started:
             host, port = server.servers[0].sockets[0].getsockname()[:2]
-            url = f"http://{host if ':' not in host else f'[{host}]'}:{port}"
-            render.note(f"serving {len(dispatcher.catalog.snapshot.tools)} tools at {url}")
+            served = len(dispatcher.catalog.snapshot.tools)
+            render.note(f"serving {served} tools at {_url(host, port)}; SIGTERM stops it")
             if ready_file is not None:
-                ready_file.write_text(url)
+                from toolctl.processes import report_ready
+
+                report_ready(ready_file)
         await serving
 
     asyncio.run(run())
@@ -175,7 +188,13 @@ def _serve(
         )
 
 
-def _detach(settings: Settings, name: str, argv: list[str], json: bool) -> None:
+def _url(host: str, port: int) -> str:
+    return f"http://{f'[{host}]' if ':' in host else host}:{port}"
+
+
+def _detach(
+    settings: Settings, name: str, argv: list[str], url: str, port: int, json: bool
+) -> None:
     """Run the same server in the background, recorded in the process table as ``name``."""
     import sys
 
@@ -183,7 +202,7 @@ def _detach(settings: Settings, name: str, argv: list[str], json: bool) -> None:
     from toolctl.serve.detached import start_detached
 
     command = [sys.executable, "-m", "toolctl", *argv]
-    record, started = start_detached(settings, name, command)
+    record, started = start_detached(settings, name, command, url, port)
     how = "started" if started else "already running"
     render.note(f"serve '{name}' {how} at {record.url} (pid {record.pid}, log {record.log})")
     if json:
