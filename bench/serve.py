@@ -45,6 +45,8 @@ from timing import report
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from toolctl.processes import free_port  # noqa: E402
+from toolctl.processes.ready import read_report  # noqa: E402
 from toolctl.pulsar import broker  # noqa: E402
 from toolctl.registry.index import Registry  # noqa: E402
 from toolctl.serve.calling import CallPath  # noqa: E402
@@ -106,17 +108,19 @@ def rest_batch(url: str, calls: int, concurrency: int) -> float:
 def running_serve(registry: Path, pulsar_url: str, concurrency: int) -> Iterator[tuple[str, int]]:
     ready = registry.parent / "serve.ready"
     ready.unlink(missing_ok=True)
-    command = [sys.executable, "-m", "toolctl", "serve", "--port", "0", "--ready-file", str(ready)]
+    port = free_port()
+    command = [sys.executable, "-m", "toolctl", "serve", "--port", str(port)]
+    command += ["--ready-file", str(ready)]
     command += ["--registry", str(registry), "--pulsar-url", pulsar_url]
     command += ["--concurrency", str(concurrency), "--queue", "4096"]
     child = subprocess.Popen(command, cwd=ROOT, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 60
-        while not (ready.exists() and ready.read_text()):
+        while read_report(ready) is not True:
             if child.poll() is not None or time.monotonic() > deadline:
                 raise SystemExit("toolctl serve did not start")
             time.sleep(0.02)
-        yield ready.read_text().strip(), child.pid
+        yield f"http://127.0.0.1:{port}", child.pid
     finally:
         child.terminate()
         child.wait(timeout=30)

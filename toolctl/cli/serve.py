@@ -19,6 +19,7 @@ from toolctl.cli.mcp import (
 )
 
 if TYPE_CHECKING:
+    from toolctl.serve.catalog import Selection
     from toolctl.serve.gateway import GatewayOptions
     from toolctl.settings import Settings
 
@@ -135,7 +136,7 @@ def gateway_options(
 def _serve(
     settings: Settings,
     options: GatewayOptions,
-    chosen: object,
+    chosen: Selection,
     concurrency: int,
     queue: int,
     grace: int,
@@ -147,11 +148,9 @@ def _serve(
 
     from toolctl.cli import render
     from toolctl.cli.mcp import open_front
-    from toolctl.serve.catalog import Selection
     from toolctl.serve.gateway import build_app
     from toolctl.serve.mcp_server import ToolServer
 
-    assert isinstance(chosen, Selection)
     dispatcher = open_front(settings, chosen, concurrency, queue)
     app = build_app(dispatcher, ToolServer(dispatcher), options)
     config = uvicorn.Config(

@@ -113,6 +113,7 @@ class Catalog:
         self.selection = selection
         self.lock = threading.Lock()
         self._print = fingerprint(settings)
+        self._resolved: dict[str, ToolSpec] = {}
         self.registry = Registry.open(settings, full=True)
         self.registry.ensure_usable()
         self.snapshot = select(self.registry, selection)
@@ -128,6 +129,7 @@ class Catalog:
             if current == self._print:
                 return False
             self._print = current
+            self._resolved.clear()
             self.registry = Registry.open(self.settings, full=True)
             try:
                 snapshot = select(self.registry, self.selection)
@@ -138,13 +140,20 @@ class Catalog:
             return changed
 
     def resolve(self, name: str) -> ToolSpec:
-        """The served tool ``name`` as the call path runs it (the registry is not shared
-        between threads: one lookup at a time)."""
+        """The served tool ``name`` as the call path runs it.
+
+        Kept until the registry changes on disk: the same descriptor object each call, so
+        its compiled argument validator is reused (compiling costs more than a Pulsar
+        round trip). One lookup at a time: the registry is not shared between threads.
+        """
         from toolctl.runners import resolve_tool
 
         with self.lock:
             self.registry.ensure_usable()  # --strict: a registry gone bad refuses calls
-            return resolve_tool(self.registry, name)
+            spec = self._resolved.get(name)
+            if spec is None:
+                spec = self._resolved[name] = resolve_tool(self.registry, name)
+            return spec
 
     def suggest(self, name: str) -> list[str]:
         """Served tools whose names are close to ``name``."""
