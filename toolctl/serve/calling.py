@@ -17,12 +17,20 @@ import os
 import signal
 import threading
 from collections.abc import Callable, Mapping
+from concurrent.futures import Future
 from typing import Any
 
 from toolctl import arguments as tool_args
 from toolctl.errors import Interrupted, ToolctlError
 from toolctl.runners import Event, execute
-from toolctl.runners.base import RunContext, Runner, ToolResult, ToolSpec, load_runner
+from toolctl.runners.base import (
+    Pipelined,
+    RunContext,
+    Runner,
+    ToolResult,
+    ToolSpec,
+    load_runner,
+)
 from toolctl.settings import Settings
 
 
@@ -90,14 +98,7 @@ class CallPath:
     ) -> ToolResult:
         """Resolve, validate and run one call; raises ToolctlError (NotFound, InvalidArguments,
         TimedOut, TransportUnavailable, Interrupted) for what is not the tool's own failure."""
-        spec = self.resolve(name)
-        schema = spec.data["schema"]
-        built = tool_args.build(schema, arguments, ())
-        tool_args.validate(spec.name, schema, built)
-        runner = self._runner(spec.runtime)
-        context = RunContext(
-            self.settings, float(spec.data["timeout"]), self.settings.user, forward_stderr=False
-        )
+        spec, built, runner, context = self.prepare(name, arguments)
         if cancel is None:
             return execute(runner, spec, built, context, on_event)
         cancel._enter()
@@ -112,6 +113,26 @@ class CallPath:
         if cancel.cancelled:
             raise Interrupted("cancelled; the tool's processes were killed")
         return result
+
+    def prepare(
+        self, name: str, arguments: Mapping[str, Any]
+    ) -> tuple[ToolSpec, dict[str, Any], Runner, RunContext]:
+        """Resolve and validate (InvalidArguments before anything runs), pick the runner."""
+        spec = self.resolve(name)
+        schema = spec.data["schema"]
+        built = tool_args.build(schema, arguments, ())
+        tool_args.validate(spec.name, schema, built)
+        context = RunContext(
+            self.settings, float(spec.data["timeout"]), self.settings.user, forward_stderr=False
+        )
+        return spec, built, self._runner(spec.runtime), context
+
+    def submit(self, name: str, arguments: Mapping[str, Any]) -> Future[ToolResult] | None:
+        """Send the call without waiting when its runner pipelines (Pulsar); else None."""
+        spec, built, runner, context = self.prepare(name, arguments)
+        if not isinstance(runner, Pipelined):
+            return None
+        return runner.submit(spec, built, context)
 
     def _runner(self, runtime: str) -> Runner:
         with self._lock:

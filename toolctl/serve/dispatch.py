@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from concurrent.futures import Future
 from typing import Any
 
 import anyio
@@ -51,6 +52,8 @@ class Dispatcher:
         self._admitted = 0
         self._log = log or (lambda line: None)
         self._cancels: set[Cancel] = set()
+        self.pipelined: dict[str, bool] = {}
+        """Tools whose runner takes calls without a thread (Pulsar): no thread hop for them."""
 
     @property
     def in_flight(self) -> int:
@@ -97,6 +100,11 @@ class Dispatcher:
     async def _run(self, name: str, arguments: dict[str, Any]) -> ToolResult:
         tool = self.catalog.snapshot.tools.get(name, {})
         limit = float(tool.get("timeout") or 60) + GUARD_SECONDS
+        if self.pipelined.get(name, True):
+            future = self.calls.submit(name, arguments)
+            self.pipelined[name] = future is not None
+            if future is not None:
+                return await _awaited(future, name, limit)
         cancel = Cancel()
         self._cancels.add(cancel)
         try:
@@ -140,3 +148,16 @@ def open_dispatcher(
         queue=queue,
         log=log,
     )
+
+
+async def _awaited(future: Future[ToolResult], name: str, limit: float) -> ToolResult:
+    """A pipelined call's result, on the event loop; cancelling drops the call."""
+    import asyncio
+
+    try:
+        with anyio.fail_after(limit):
+            return await asyncio.wrap_future(future)
+    except TimeoutError:
+        raise TimedOut(f"tool '{name}' ran past its timeout") from None
+    finally:
+        future.cancel()

@@ -124,10 +124,14 @@ class _Guard:
         if length.isdigit() and int(length) > limit:
             await _too_large(limit)(scope, receive, send)
             return
-        if "content-length" not in headers and scope["method"] in ("POST", "PUT", "PATCH"):
+        mcp_post = scope["path"] == "/mcp" and scope["method"] == "POST"
+        if mcp_post or ("content-length" not in headers and scope["method"] in _BODIES):
             body = await _read_body(receive, limit)
             if body is None:
                 await _too_large(limit)(scope, receive, send)
+                return
+            if mcp_post and not _is_json(body):  # the SDK answers 500 to undecodable bytes
+                await _parse_error()(scope, receive, send)
                 return
             receive = _replay(body, receive)
         await self.app(scope, receive, send)
@@ -186,6 +190,22 @@ def _replay(body: bytes, receive: Receive) -> Receive:
         return {"type": "http.request", "body": body, "more_body": False}
 
     return replayed
+
+
+_BODIES = ("POST", "PUT", "PATCH")
+
+
+def _is_json(body: bytes) -> bool:
+    try:
+        json.loads(body)
+    except ValueError:  # UnicodeDecodeError is one
+        return False
+    return True
+
+
+def _parse_error() -> JSONResponse:
+    error = {"code": -32700, "message": "Parse error: the body is not JSON"}
+    return JSONResponse({"jsonrpc": "2.0", "id": None, "error": error}, status_code=400)
 
 
 def _hostname(url: str) -> str:
