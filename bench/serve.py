@@ -249,6 +249,42 @@ def dumps_time(tools: int, repeat: int = 7) -> float:
     return statistics.median(samples)
 
 
+def raw_list_time(registry: Path, repeat: int = 7) -> float:
+    """tools/list through a bare JSON-RPC client on the pipes: the server's own time."""
+    child = subprocess.Popen(
+        [sys.executable, "-m", "toolctl", "mcp", "serve", "--registry", str(registry)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    assert child.stdin is not None and child.stdout is not None
+    stdin, stdout = child.stdin, child.stdout
+
+    def ask(message: dict[str, Any]) -> bytes:
+        stdin.write(json.dumps(message).encode() + b"\n")
+        stdin.flush()
+        return stdout.readline() if "id" in message else b""
+
+    hello = {"protocolVersion": "2025-11-25", "capabilities": {}}
+    ask(
+        {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {**hello, "clientInfo": {"name": "b", "version": "0"}},
+        }
+    )
+    ask({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    samples = []
+    for number in range(repeat + 1):
+        started = time.perf_counter()
+        ask({"jsonrpc": "2.0", "id": number + 1, "method": "tools/list"})
+        samples.append(time.perf_counter() - started)
+    stdin.close()
+    child.wait(timeout=30)
+    return statistics.median(samples[1:])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
     parser.add_argument("--calls", type=int, default=1000)
@@ -311,10 +347,18 @@ def main() -> None:
             (f"{n} tools", f"{t * 1000:8.1f} ms, {size / 1e6:6.2f} MB, {count} listed")
             for n, (t, size, count) in listing.items()
         ]
-        rows.append(
-            ("time ratio 10k/1k", f"{listing[10000][0] / listing[1000][0]:8.1f} (linear: ~10)")
-        )
-        report("(e) tools/list through the SDK client", rows)
+        raw = {n: raw_list_time(work / f"registry-{n}") for n in (1000, 10000)}
+        floor = {n: dumps_time(n) for n in (1000, 10000)}
+        rows += [
+            (f"{n} tools, server alone", f"{raw[n] * 1000:8.1f} ms (a bare JSON-RPC client)")
+            for n in raw
+        ]
+        rows += [
+            ("SDK client ratio 10k/1k", f"{listing[10000][0] / listing[1000][0]:8.1f}"),
+            ("server alone ratio 10k/1k", f"{raw[10000] / raw[1000]:8.1f}"),
+            ("json.dumps ratio 10k/1k", f"{floor[10000] / floor[1000]:8.1f} (linear, here)"),
+        ]
+        report("(e) tools/list", rows)
 
 
 if __name__ == "__main__":
