@@ -114,15 +114,7 @@ def call_hang(url: str, pidfile: Path) -> None:
 def test_full_queue_is_503(serve: StartServe, tmp_path: Path) -> None:
     url = serve("--concurrency", "1", "--queue", "0").url
     pidfile = tmp_path / "hang.pid"
-    busy = threading.Thread(
-        target=lambda: httpx.post(
-            f"{url}/run_tool",
-            json={"tool_id": "hang", "params": {"pidfile": str(pidfile)}},
-            timeout=60,
-        ),
-        daemon=True,
-    )
-    busy.start()
+    threading.Thread(target=call_hang, args=(url, pidfile), daemon=True).start()
     assert wait_for(pidfile.exists)
     answer = httpx.post(f"{url}/run_tool", json={"tool_id": "echo", "params": {"text": "a"}})
     assert answer.status_code == 503 and "retry" in answer.json()["error"]
