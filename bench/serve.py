@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from pulsar_client import HANDLER, REGISTRY, SERVICE, running_worker
@@ -129,6 +130,42 @@ def running_serve(registry: Path, pulsar_url: str, concurrency: int) -> Iterator
     finally:
         child.terminate()
         child.wait(timeout=30)
+
+
+FLOOR_APP = """
+import json, sys, uvicorn
+from starlette.applications import Starlette
+from starlette.responses import Response
+from starlette.routing import Route
+async def run_tool(request):
+    body = json.loads(await request.body())
+    answer = {"success": True, "output": str(body["params"]["n"])}
+    return Response(json.dumps(answer), media_type="application/json")
+app = Starlette(routes=[Route("/run_tool", run_tool, methods=["POST"])])
+uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning")
+"""
+
+
+@contextmanager
+def running_floor() -> Iterator[str]:
+    """A bare Starlette app on uvicorn answering /run_tool without calling anything: what
+    this HTTP stack costs per request on this machine, the ceiling for (a)."""
+    port = free_port()
+    child = subprocess.Popen([sys.executable, "-c", FLOOR_APP, str(port)])
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                httpx.post(f"http://127.0.0.1:{port}/run_tool", json={"params": {"n": 0}})
+                break
+            except httpx.TransportError:
+                if time.monotonic() > deadline:
+                    raise SystemExit("the floor app did not start") from None
+                time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        child.terminate()
+        child.wait(timeout=10)
 
 
 def rss_kib(pid: int) -> int:
@@ -315,6 +352,9 @@ def main() -> None:
                     rest.append(rest_batch(base, options.calls, options.concurrency))
                     library.append(library_batch(settings, lines, options.concurrency))
                 rest_rate, library_rate = statistics.median(rest), statistics.median(library)
+                with running_floor() as floor_url:
+                    rest_batch(floor_url, 100, options.concurrency)
+                    floor_rate = rest_batch(floor_url, options.calls, options.concurrency)
                 title = (
                     f"{options.calls} calls of a Pulsar tool at concurrency {options.concurrency}"
                 )
@@ -324,6 +364,11 @@ def main() -> None:
                         ("POST /run_tool", f"{rest_rate:8.0f} calls/s (no errors)"),
                         ("library batch", f"{library_rate:8.0f} calls/s"),
                         ("ratio", f"{rest_rate / library_rate:8.2f} (target >= 0.5)"),
+                        (
+                            "bare Starlette app",
+                            f"{floor_rate:8.0f} calls/s (answers, calls nothing)",
+                        ),
+                        ("ratio to it", f"{rest_rate / floor_rate:8.2f}"),
                     ],
                 )
                 made = 100 + options.rounds * options.calls
