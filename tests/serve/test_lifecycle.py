@@ -28,7 +28,17 @@ def test_sigterm_kills_what_in_flight_calls_started(serve: StartServe, tmp_path:
 
 
 def test_detach_status_down(registry: Path, toolctl: Toolctl, tmp_path: Path) -> None:
-    started = toolctl("serve", "--detach", "--port", "0", "--registry", str(registry), "--json")
+    started = toolctl(
+        "serve",
+        "--detach",
+        "--port",
+        "0",
+        "--registry",
+        str(registry),
+        "--group",
+        "texty",
+        "--json",
+    )
     assert started.returncode == 0, started.stderr
     record = json.loads(started.stdout)
     assert record["kind"] == "serve" and record["name"] == "serve"
@@ -36,6 +46,8 @@ def test_detach_status_down(registry: Path, toolctl: Toolctl, tmp_path: Path) ->
         f"{record['url']}/run_tool", json={"tool_id": "echo", "params": {"text": "d"}}
     )
     assert answer.json()["output"] == "d"
+    served = httpx.get(f"{record['url']}/tools").json()["tools"]
+    assert [t["tool_id"] for t in served] == ["data", "echo"]  # the selection went along
     status = json.loads(toolctl("service", "status", "--json").stdout)
     assert [(r["kind"], r["name"], r["url"]) for r in status] == [("serve", "serve", record["url"])]
     again = toolctl("serve", "--detach", "--port", "0", "--registry", str(registry))

@@ -29,6 +29,7 @@ def install(app: typer.Typer) -> None:
 
 
 def serve_command(
+    context: typer.Context,
     host: Annotated[
         str, typer.Option(help="Address to bind; anything but loopback needs --token-env.")
     ] = "127.0.0.1",
@@ -89,19 +90,7 @@ def serve_command(
         from toolctl.processes import free_port
 
         port = port or free_port()
-        argv = ["serve", "--host", host, "--port", str(port), "--concurrency", str(concurrency)]
-        argv += ["--queue", str(queue), "--grace", str(grace), "--hops", str(hops)]
-        argv += ["--threshold", str(threshold), *(["--strict"] if strict else [])]
-        for option, values in (
-            ("--token-env", [token_env] if token_env else []),
-            ("--group", group or []),
-            ("--tool", tool or []),
-            ("--action", action or []),
-            ("--allow-origin", allow_origin or []),
-            ("--pulsar-url", [pulsar_url] if pulsar_url else []),
-            ("--registry", [str(d) for d in settings.search_path] if registry else []),
-        ):
-            argv += [item for value in values for item in (option, value)]
+        argv = _foreground_argv(context, port)
         _detach(settings, name, argv, _url(host, port), port, json)
         return
     try:
@@ -185,6 +174,23 @@ def _serve(
         raise TransportUnavailable(
             f"could not listen on {options.host}:{options.port}", hint="is the port taken?"
         )
+
+
+def _foreground_argv(context: typer.Context, port: int) -> list[str]:
+    """This command line as given, less --detach (and with the port chosen): what the
+    background child runs, in the same working directory."""
+    argv = [str(context.info_name)]
+    for param in context.command.params:
+        value = port if param.name == "port" else context.params.get(str(param.name))
+        if param.name in {"detach", "json", "ready_file"} or value in (None, False, []):
+            continue
+        flag = param.opts[0]
+        if value is True:
+            argv.append(flag)
+            continue
+        for item in value if isinstance(value, (list, tuple)) else [value]:
+            argv += [flag, str(item)]
+    return argv
 
 
 def _url(host: str, port: int) -> str:
