@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -196,3 +197,38 @@ def test_unknown_selection_exits_4(registry: Path, toolctl: Toolctl) -> None:
     assert done.returncode == 4 and "group 'nope' not found" in done.stderr
     done = toolctl("mcp", "serve", "--registry", str(registry), "--hops", "2", input="")
     assert done.returncode == 2 and "--action" in done.stderr
+
+
+def test_sigterm_kills_the_calls_processes(registry: Path, tmp_path: Path) -> None:
+    pidfile = tmp_path / "hang.pid"
+    child = subprocess.Popen(
+        [sys.executable, "-m", "toolctl", "mcp", "serve", "--registry", str(registry)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=dict(os.environ),
+    )
+    assert child.stdin is not None and child.stdout is not None
+    hello = {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    }
+    for message in (
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "hang", "arguments": {"pidfile": str(pidfile)}},
+        },
+    ):
+        child.stdin.write(json.dumps(message) + "\n")
+        child.stdin.flush()
+    assert wait_for(pidfile.exists)
+    pid = int(pidfile.read_text())
+    child.send_signal(signal.SIGTERM)
+    assert child.wait(timeout=30) == 143
+    assert wait_for(lambda: not alive(pid)), "the call's process outlived the server"
