@@ -48,25 +48,17 @@ from toolctl.processes import free_port  # noqa: E402
 from toolctl.processes.ready import read_report  # noqa: E402
 from toolctl.pulsar import broker  # noqa: E402
 from toolctl.registry.index import Registry  # noqa: E402
-from toolctl.serve.calling import CallPath  # noqa: E402
 from toolctl.settings import Settings  # noqa: E402
 
 
 def library_batch(settings: Settings, lines: list[str], concurrency: int) -> float:
-    """calls/s of the library's own ``--batch`` machinery over the Pulsar tool."""
-    from toolctl.runners import resolve_tool
-    from toolctl.runners.base import RunContext, load_runner
-    from toolctl.runners.batch import run_batch
+    """calls/s of the library's own ``--batch`` (``toolctl.calls.batch``) over the Pulsar tool."""
+    from toolctl.calls import batch
 
-    spec = resolve_tool(Registry.open(settings), SERVICE)
-    runner = load_runner(spec.runtime, settings)
-    context = RunContext(settings, 30.0, "bench")
-    try:
-        started = time.perf_counter()
-        results = list(run_batch(runner, spec, lines, context, concurrency=concurrency))
-        elapsed = time.perf_counter() - started
-    finally:
-        runner.close()
+    registry = Registry.open(settings)
+    started = time.perf_counter()
+    results = list(batch(settings, registry, SERVICE, lines, concurrency=concurrency, timeout=30))
+    elapsed = time.perf_counter() - started
     assert all(r.success for r in results), [r for r in results if not r.success][:1]
     return len(results) / elapsed
 
@@ -206,21 +198,18 @@ def mcp_call_p50(registry: Path, pulsar_url: str, calls: int) -> float:
 
 
 def library_call_p50(settings: Settings, calls: int) -> float:
-    registry = Registry.open(settings)
-    from toolctl.runners import resolve_tool
+    """p50 of ``toolctl.calls.Caller.call`` by name, its runner kept warm between calls."""
+    from toolctl.calls import Caller
 
-    path = CallPath(settings, lambda name: resolve_tool(registry, name))
     samples = []
-    try:
+    with Caller(settings, Registry.open(settings)) as caller:
         for n in range(calls + 20):
             started = time.perf_counter()
-            result = path.call(SERVICE, {"n": n})
+            result = caller.call(SERVICE, {"n": n})
             elapsed = time.perf_counter() - started
             assert result.success and result.output == str(n)
             if n >= 20:
                 samples.append(elapsed)
-    finally:
-        path.close()
     return statistics.median(samples)
 
 

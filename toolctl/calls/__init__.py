@@ -30,6 +30,8 @@ The API::
     Caller(settings, registry)  — the same calls over runners kept open between calls (a
         server, a worker): ``.call``, ``.describe``, ``.batch`` as above without the first
         two parameters, and ``.close()`` (also a context manager). Thread-safe.
+        ``.call(..., cancel=Cancel())`` can be ended from another thread, its processes
+        killed (``toolctl.calls.cancel``).
 
 The ``sink`` (``toolctl.runners.base.Sink``) hears the call's ``start`` and ``done``
 events and whatever the runner shows while it works (output as it arrives, a child's
@@ -55,6 +57,7 @@ from toolctl.errors import NotFound, RegistryError, ToolctlError, interruption
 from toolctl.runners.base import NO_SINK, Call, Event, Sink, ToolResult, ToolSpec
 
 if TYPE_CHECKING:
+    from toolctl.calls.cancel import Cancel
     from toolctl.registry.index import Registry
     from toolctl.runners.base import Runner
     from toolctl.settings import Settings
@@ -183,11 +186,15 @@ class Caller:
         timeout: float | None = None,
         user: str | None = None,
         sink: Sink | None = None,
+        cancel: Cancel | None = None,
     ) -> ToolResult:
-        """One call (see the module docstring)."""
+        """One call (see the module docstring); ``cancel`` lets another thread end it."""
         prepared = self.prepare(name, arguments, pairs=pairs, timeout=timeout, user=user, sink=sink)
         with _reaping(self.settings):
-            return self.execute(prepared)
+            if cancel is None:
+                return self.execute(prepared)
+            with cancel.running():
+                return self.execute(prepared)
 
     def execute(self, call: Call) -> ToolResult:
         """Run a prepared call through its runner, reporting start and done to its sink."""

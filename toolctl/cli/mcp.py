@@ -79,7 +79,7 @@ def serve_command(
     try:
         anyio.run(serve_stdio, ToolServer(dispatcher))
     finally:
-        dispatcher.calls.close()
+        dispatcher.close()
 
 
 def selection(

@@ -146,13 +146,13 @@ class Catalog:
         its compiled argument validator is reused (compiling costs more than a Pulsar
         round trip). One lookup at a time: the registry is not shared between threads.
         """
-        from toolctl.runners import resolve_tool
+        from toolctl.calls import resolve
 
         with self.lock:
             self.registry.ensure_usable()  # --strict: a registry gone bad refuses calls
             spec = self._resolved.get(name)
             if spec is None:
-                spec = self._resolved[name] = resolve_tool(self.registry, name)
+                spec = self._resolved[name] = resolve(self.registry, name)
             return spec
 
     def suggest(self, name: str) -> list[str]:

@@ -1,9 +1,12 @@
 """Calls from the servers' event loop: at most N at once, a bounded queue, one log line each.
 
 Both front doors (MCP, REST) come through ``Dispatcher.call``. A call runs on a worker
-thread; when the awaiting task is cancelled (an MCP ``notifications/cancelled``, a client
-gone, shutdown) the call is cancelled too, which kills the processes it started. The
-runner's own timeout is the tool's; a guard a little later catches a runner that hangs.
+thread through ``toolctl.calls.Caller`` (resolve, validate, runner, events), runners kept
+open between calls; a tool whose runner pipelines (Pulsar) is sent with ``submit`` from the
+event loop instead, with no thread. When the awaiting task is cancelled (an MCP
+``notifications/cancelled``, a client gone, shutdown) the call is cancelled too, which kills
+the processes it started (``toolctl.calls.cancel``). The runner's own timeout is the tool's;
+a guard a little later catches a runner that hangs.
 """
 
 from __future__ import annotations
@@ -15,9 +18,10 @@ from typing import Any
 
 import anyio
 
+from toolctl.calls import Caller
+from toolctl.calls.cancel import Cancel
 from toolctl.errors import NotFound, TimedOut, ToolctlError, TransportUnavailable
-from toolctl.runners.base import ToolResult
-from toolctl.serve.calling import CallPath, Cancel
+from toolctl.runners.base import Pipelined, Sink, ToolResult
 from toolctl.serve.catalog import Catalog, Selection
 from toolctl.settings import Settings
 
@@ -37,20 +41,21 @@ class Dispatcher:
     def __init__(
         self,
         catalog: Catalog,
-        calls: CallPath,
+        caller: Caller,
         *,
         concurrency: int,
         queue: int,
         log: LogLine | None = None,
     ) -> None:
         self.catalog = catalog
-        self.calls = calls
+        self.caller = caller
         self.concurrency = concurrency
         self.queue = queue
         self._slots = anyio.Semaphore(concurrency)
         self._limiter = anyio.CapacityLimiter(concurrency)
         self._admitted = 0
         self._log = log or (lambda line: None)
+        self._sink = _LogSink(self._log)
         self._cancels: set[Cancel] = set()
         self.pipelined: dict[str, bool] = {}
         """Tools whose runner takes calls without a thread (Pulsar): no thread hop for them."""
@@ -60,7 +65,8 @@ class Dispatcher:
         return self._admitted
 
     async def call(self, name: str, arguments: dict[str, Any], *, via: str) -> ToolResult:
-        """One call, waiting for a slot; raises ToolctlError as CallPath does, or QueueFull."""
+        """One call, waiting for a slot; raises ToolctlError as ``Caller.call`` does (NotFound,
+        InvalidArguments, TimedOut, TransportUnavailable, Interrupted), or QueueFull."""
         started = time.perf_counter()
         outcome: dict[str, Any] = {"event": "call", "tool": name, "via": via}
         try:
@@ -101,7 +107,7 @@ class Dispatcher:
         tool = self.catalog.snapshot.tools.get(name, {})
         limit = float(tool.get("timeout") or 60) + GUARD_SECONDS
         if self.pipelined.get(name, True):
-            future = self.calls.submit(name, arguments)
+            future = self._submit(name, arguments)
             self.pipelined[name] = future is not None
             if future is not None:
                 return await _awaited(future, name, limit)
@@ -110,7 +116,9 @@ class Dispatcher:
         try:
             with anyio.fail_after(limit):
                 return await anyio.to_thread.run_sync(
-                    lambda: self.calls.call(name, arguments, cancel=cancel),
+                    lambda: self.caller.call(
+                        self.catalog.resolve(name), arguments, sink=self._sink, cancel=cancel
+                    ),
                     abandon_on_cancel=True,
                     limiter=self._limiter,
                 )
@@ -123,12 +131,24 @@ class Dispatcher:
         finally:
             self._cancels.discard(cancel)
 
+    def _submit(self, name: str, arguments: dict[str, Any]) -> Future[ToolResult] | None:
+        """Send the call without waiting when its runner pipelines (Pulsar); else None."""
+        call = self.caller.prepare(self.catalog.resolve(name), arguments, sink=self._sink)
+        runner = self.caller.runner(call.tool.runtime, self._sink)
+        if not isinstance(runner, Pipelined):
+            return None
+        return runner.submit(call)
+
     def cancel_all(self) -> int:
         """Cancel every running call (shutdown past its grace): their processes are killed."""
         running = list(self._cancels)
         for cancel in running:
             cancel.cancel()
         return len(running)
+
+    def close(self) -> None:
+        """Close the runners (ending calls still in flight) and reap what calls left."""
+        self.caller.close()
 
 
 def open_dispatcher(
@@ -139,11 +159,11 @@ def open_dispatcher(
     queue: int,
     log: LogLine | None = None,
 ) -> Dispatcher:
-    """The catalog of ``selection``, a call path onto it, and the dispatcher over both."""
+    """The catalog of ``selection``, a caller onto its registry, the dispatcher over both."""
     catalog = Catalog(settings, selection)
     return Dispatcher(
         catalog,
-        CallPath(settings, catalog.resolve),
+        Caller(settings, catalog.registry),
         concurrency=concurrency,
         queue=queue,
         log=log,
@@ -161,3 +181,14 @@ async def _awaited(future: Future[ToolResult], name: str, limit: float) -> ToolR
         raise TimedOut(f"tool '{name}' ran past its timeout") from None
     finally:
         future.cancel()
+
+
+class _LogSink(Sink):
+    """What calls report, as the server sees it: warnings become log lines; tool output and
+    stderr stay in the result (stdout is the protocol's)."""
+
+    def __init__(self, log: LogLine) -> None:
+        self._log = log
+
+    def warning(self, message: str) -> None:
+        self._log({"event": "warning", "message": message})

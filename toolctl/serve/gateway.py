@@ -84,7 +84,7 @@ def build_app(dispatcher: Dispatcher, tools: ToolServer, options: GatewayOptions
             finally:
                 dispatcher.cancel_all()
                 group.cancel_scope.cancel()
-        dispatcher.calls.close()
+        dispatcher.close()
 
     routes = [*rest.routes(dispatcher), Route("/mcp", _Endpoint(mcp_endpoint))]
     app = Starlette(routes=routes, lifespan=lifespan)

@@ -1,0 +1,106 @@
+"""Cancelling one call from another thread (``Caller.call(..., cancel=Cancel())``).
+
+Real processes: the tool sleeps in a process group of its own; cancelling the call kills
+it and the call raises Interrupted, while a call on another thread of the same runner
+goes on to its result.
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import write_files
+from toolctl.calls import Caller
+from toolctl.calls.cancel import Cancel
+from toolctl.errors import Interrupted
+from toolctl.registry.index import Registry
+from toolctl.settings import Settings
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="needs /proc")
+
+
+def registry(tmp_path: Path, mark: str) -> Settings:
+    write_files(
+        tmp_path / "registry",
+        {
+            "tools.toml": f"""
+            [[tool]]
+            name = "nap"
+            timeout = 60
+            [tool.local]
+            command = ["sleep", "{mark}"]
+            input = "none"
+
+            [[tool]]
+            name = "hello"
+            [tool.local]
+            command = ["sh", "-c", "sleep 0.5; echo hello"]
+            input = "none"
+            """
+        },
+    )
+    return Settings.load([tmp_path / "registry"])
+
+
+def sleeping(mark: str) -> list[int]:
+    """Pids of live processes whose command line carries ``mark``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            line = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            state = (entry / "stat").read_bytes().rsplit(b")", 1)[1].split()[0]
+        except (OSError, ValueError, IndexError):
+            continue
+        if mark in line and state != b"Z":
+            found.append(int(entry.name))
+    return found
+
+
+def test_cancel_kills_the_calls_process_and_raises_interrupted(tmp_path: Path) -> None:
+    mark = f"{9000 + random.randrange(10**5)}.{random.randrange(10**6)}"
+    settings = registry(tmp_path, mark)
+    cancel = Cancel()
+    outcome: dict[str, object] = {}
+
+    with Caller(settings, Registry.open(settings)) as caller:
+
+        def nap() -> None:
+            try:
+                outcome["result"] = caller.call("nap", cancel=cancel)
+            except Interrupted as exc:
+                outcome["error"] = exc
+
+        def hello() -> None:
+            outcome["hello"] = caller.call("hello")
+
+        threads = [threading.Thread(target=nap), threading.Thread(target=hello)]
+        for thread in threads:
+            thread.start()
+        deadline = time.monotonic() + 20
+        while not sleeping(mark) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert sleeping(mark), "the tool never started"
+        cancel.cancel()
+        for thread in threads:
+            thread.join(30)
+
+    assert isinstance(outcome.get("error"), Interrupted), outcome
+    assert "cancelled" in str(outcome["error"])
+    assert not sleeping(mark)
+    assert outcome["hello"].output == "hello"  # type: ignore[attr-defined]
+
+
+def test_a_cancelled_call_does_not_start(tmp_path: Path) -> None:
+    mark = f"{9000 + random.randrange(10**5)}.{random.randrange(10**6)}"
+    settings = registry(tmp_path, mark)
+    cancel = Cancel()
+    cancel.cancel()
+    with Caller(settings, Registry.open(settings)) as caller, pytest.raises(Interrupted):
+        caller.call("nap", cancel=cancel)
+    assert not sleeping(mark)

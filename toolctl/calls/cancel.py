@@ -1,0 +1,80 @@
+"""Cancelling one call from another thread: ``Caller.call(..., cancel=Cancel())``.
+
+A server runs each call on a worker thread; when the client cancels it (an MCP
+``notifications/cancelled``, a client gone, shutdown past its grace) ``cancel()`` kills
+the processes that call started and the call raises Interrupted. Closing the runner would
+end every call of that runtime; this ends one.
+
+Every runner that starts a child does so from the calling thread, in a session of its
+own, so the children of that thread (``/proc/self/task/TID/children``, Linux) are exactly
+the call's process groups. What a tool left in sessions of their own (``setsid``) is
+reaped with the rest when the caller goes idle (see ``toolctl.calls``). A call that starts
+no process (HTTP, Pulsar) is only marked: its thread ends at the tool's timeout.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import threading
+from collections.abc import Iterator
+
+from toolctl.errors import Interrupted, ToolctlError
+
+__all__ = ["Cancel", "kill_children"]
+
+
+class Cancel:
+    """A call's cancellation: ``cancel()`` marks it and kills the processes it started."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self._thread: int | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._event.is_set()
+
+    def cancel(self) -> None:
+        """Mark the call cancelled and kill its processes (from any thread; idempotent)."""
+        with self._lock:
+            self._event.set()
+            if self._thread is not None:
+                kill_children(self._thread)
+
+    @contextlib.contextmanager
+    def running(self) -> Iterator[None]:
+        """Around the call, on its thread: refuses to start once cancelled, and turns
+        whatever the call ended with after a ``cancel()`` into Interrupted."""
+        with self._lock:
+            if self._event.is_set():
+                raise Interrupted("cancelled before it started")
+            self._thread = threading.get_native_id()
+        try:
+            yield
+        except ToolctlError:
+            if self.cancelled:
+                raise Interrupted("cancelled; the tool's processes were killed") from None
+            raise
+        finally:
+            with self._lock:
+                self._thread = None
+        if self.cancelled:
+            raise Interrupted("cancelled; the tool's processes were killed")
+
+
+def kill_children(thread: int) -> None:
+    """SIGKILL the process group of every child the thread ``thread`` started."""
+    try:
+        with open(f"/proc/self/task/{thread}/children") as handle:
+            children = [int(pid) for pid in handle.read().split()]
+    except (OSError, ValueError):
+        return
+    for pid in children:
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
