@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import write_files
-from toolctl.calls import Caller
+from toolctl.calls import Caller, resolve
 from toolctl.calls.cancel import Cancel
 from toolctl.errors import Interrupted
 from toolctl.registry.index import Registry
@@ -68,16 +68,19 @@ def test_cancel_kills_the_calls_process_and_raises_interrupted(tmp_path: Path) -
     cancel = Cancel()
     outcome: dict[str, object] = {}
 
-    with Caller(settings, Registry.open(settings)) as caller:
+    registry_ = Registry.open(settings)
+    # resolved here, as a server does: a Registry is not shared between threads
+    nap_tool, hello_tool = resolve(registry_, "nap"), resolve(registry_, "hello")
+    with Caller(settings, registry_) as caller:
 
         def nap() -> None:
             try:
-                outcome["result"] = caller.call("nap", cancel=cancel)
+                outcome["result"] = caller.call(nap_tool, cancel=cancel)
             except Interrupted as exc:
                 outcome["error"] = exc
 
         def hello() -> None:
-            outcome["hello"] = caller.call("hello")
+            outcome["hello"] = caller.call(hello_tool)
 
         threads = [threading.Thread(target=nap), threading.Thread(target=hello)]
         for thread in threads:
