@@ -245,7 +245,7 @@ class Caller:
         sink: Sink | None = None,
     ) -> Iterator[ToolResult]:
         """One call per JSON line, in input order (see the module docstring)."""
-        from toolctl.calls.batch import run_batch
+        from toolctl.calls.batching import run_batch
 
         tool = name if isinstance(name, ToolSpec) else resolve(self.registry, name)
         template = Call(
