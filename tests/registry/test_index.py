@@ -210,3 +210,25 @@ def test_a_name_appended_in_place_is_found(tmp_path: Path) -> None:
     with open(tmp_path / "a/t.toml", "a") as handle:
         handle.write(tool("two"))  # no rename: the directory's mtime stays
     assert Registry.open(config).resolve("tool", "two").name == "two"
+
+
+def test_threads_building_one_cache_at_once_do_not_collide(tmp_path: Path) -> None:
+    import threading
+
+    lines = [f'[[tool]]\nname = "t{i}"\n[tool.local]\ncommand = ["true"]\n' for i in range(200)]
+    write_files(tmp_path, {"r/a.toml": "\n".join(lines)})
+    settings = Settings.load([tmp_path / "r"])
+    errors: list[BaseException] = []
+
+    def build() -> None:
+        try:
+            Registry.open(settings, full=True).resolve("tool", "t7")
+        except BaseException as exc:  # collected for the assertion below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=build) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import threading
 import time
 import zlib
 from collections.abc import Iterable, Sequence
@@ -405,7 +406,9 @@ def _open_target(path: Path | None) -> tuple[sqlite3.Connection, Path | None]:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             remove_stale_temporaries(path.parent)
-            temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+            # one per thread too: two threads of one process may build at once (a server)
+            thread = threading.get_native_id()
+            temporary = path.with_name(f".{path.name}.t{thread}.{os.getpid()}.tmp")
             temporary.unlink(missing_ok=True)
             db = sqlite3.connect(temporary, check_same_thread=False)
             db.execute("PRAGMA journal_mode = OFF")
