@@ -68,9 +68,17 @@ def export_command(
     """
     from toolctl.cli import render
     from toolctl.cli.common import open_registry
-    from toolctl.interchange import export
+    from toolctl.interchange import export, export_streamed
 
     reg = open_registry(settings_for(registry, strict), full=True)
+    if group is None and not as_commands:
+        tools_in_order = (d.data for d in reg.iter_winners("tool"))
+        streamed = export_streamed(format.value, tools_in_order, strict_schemas=strict_schemas)
+        if streamed is not None:
+            render.print_json_list(streamed.items, streamed.key)
+            for note in streamed.notes:
+                render.warn(note)
+            return
     chosen = reg.resolve("group", group).data if group is not None else None
     tools = {d.name: d.data for d in reg.winners("tool")}
     services = {d.name: d.data for d in reg.winners("service")}

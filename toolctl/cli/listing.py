@@ -37,21 +37,25 @@ def list_command(
     from toolctl.registry.query import matches
 
     settings = settings_for(registry, strict)
-    found = [
+    found = (  # streamed: a registry of 100,000 tools is never held whole
         d
-        for d in open_registry(settings, full=True).winners(kind_of(kind))
+        for d in open_registry(settings, full=True).iter_winners(kind_of(kind))
         if matches(d.data, category=category, runtime=runtime, word=search)
-    ]
+    )
     if json:
-        render.print_json(
-            [
-                {"kind": d.kind, **d.data, "file": render.display_path(d.file), "line": d.line}
-                for d in found
-            ]
+        paths: dict[str, str] = {}  # ten tools to a file: one relpath per file
+        render.print_json_list(
+            {
+                "kind": d.kind,
+                **d.data,
+                "file": paths.get(d.file) or paths.setdefault(d.file, render.display_path(d.file)),
+                "line": d.line,
+            }
+            for d in found
         )
         return
     columns, row = _COLUMNS[kind_of(kind)]
-    render.print_table(columns, [row(d.data) for d in found], color=settings.color)
+    render.print_table(columns, (row(d.data) for d in found), color=settings.color)
 
 
 def _tool_row(data: dict[str, Any]) -> list[str]:

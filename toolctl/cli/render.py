@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -40,6 +40,20 @@ def to_json(data: Any) -> str:
 
 def print_json(data: Any) -> None:
     sys.stdout.write(to_json(data) + "\n")
+
+
+def print_json_list(items: Iterable[Any], key: str | None = None) -> None:
+    """``print_json(list(items))`` (or of ``{key: list(items)}``), the same bytes, written
+    while the items are still being read."""
+    from toolctl.cli import jsonstream
+
+    if key is None:
+        jsonstream.write_list(sys.stdout, items)
+    else:
+        sys.stdout.write("{\n  " + json.dumps(key, ensure_ascii=False) + ": ")
+        jsonstream.write_list(sys.stdout, items, indent="  ")
+        sys.stdout.write("\n}")
+    sys.stdout.write("\n")
 
 
 class JsonLines:
@@ -91,23 +105,50 @@ def fancy(stream: TextIO, color: bool) -> bool:
     return color and stream.isatty()
 
 
+SCREENFUL = 200
+"""Rows past which a terminal gets plain aligned rows instead of one rich Table: a rich
+Table of 100,000 rows takes seconds and a gigabyte to lay out, and nobody reads its box."""
+
+
 def print_table(
-    columns: Sequence[str], rows: Sequence[Sequence[str]], *, color: bool, title: str | None = None
+    columns: Sequence[str],
+    rows: Iterable[Sequence[str]],
+    *,
+    color: bool,
+    title: str | None = None,
 ) -> None:
-    if fancy(sys.stdout, color):
+    """A table: rich on a terminal (up to a screenful), else plain aligned rows.
+
+    Plain rows are aligned over the whole listing, so the cells are kept (short strings,
+    ~100 bytes a row) until the widths are known; nothing else of the rows is."""
+    cells = [list(columns)]
+    rich = fancy(sys.stdout, color)
+    for row in rows:
+        cells.append(list(row))
+        if rich and len(cells) > max(SCREENFUL, _screen_lines()):
+            rich = False
+    if rich:
         from rich.console import Console
         from rich.table import Table
 
         table = Table(*columns, title=title, header_style="bold", title_justify="left")
-        for row in rows:
+        for row in cells[1:]:
             table.add_row(*row)
         Console().print(table)
         return
-    widths = [max([len(c), *(len(r[i]) for r in rows)]) for i, c in enumerate(columns)]
-    lines = [columns, *rows]
-    for line in lines:
-        cells = [cell.ljust(width) for cell, width in zip(line[:-1], widths, strict=False)]
-        sys.stdout.write("  ".join([*cells, line[-1]]).rstrip() + "\n")
+    widths = [max(len(line[i]) for line in cells) for i in range(len(columns))]
+    for start in range(0, len(cells), 1024):
+        text = []
+        for line in cells[start : start + 1024]:
+            padded = [cell.ljust(width) for cell, width in zip(line[:-1], widths, strict=False)]
+            text.append("  ".join([*padded, line[-1]]).rstrip() + "\n")
+        sys.stdout.write("".join(text))
+
+
+def _screen_lines() -> int:
+    import shutil
+
+    return shutil.get_terminal_size().lines
 
 
 def warn(message: str) -> None:

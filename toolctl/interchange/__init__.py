@@ -10,7 +10,7 @@ rules as `toolctl register`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,6 +35,7 @@ __all__ = [
     "Imported",
     "check_landing",
     "export",
+    "export_streamed",
     "read_import",
 ]
 
@@ -88,6 +89,43 @@ def export(
     else:
         raise UsageError(f"unknown export format '{format}': expected {', '.join(EXPORT_FORMATS)}")
     return Exported(data, notes + more)
+
+
+@dataclass(frozen=True)
+class Streamed:
+    """A JSON list produced item by item (inside ``{key: [...]}`` when ``key`` is set);
+    ``notes`` is complete once ``items`` is exhausted."""
+
+    items: Iterator[Any]
+    key: str | None
+    notes: list[str]
+
+
+def export_streamed(
+    format: str, tools: Iterable[Mapping[str, Any]], *, strict_schemas: bool = False
+) -> Streamed | None:
+    """``export`` of every tool, ``tools`` already sorted by name, one at a time (a
+    registry of 100,000 tools is never held whole); None for a format that needs all of
+    them at once (trustgraph). Options a format refuses are refused here, before any item."""
+    from toolctl.interchange import functions
+
+    if strict_schemas and format != "openai":
+        raise UsageError("--strict-schemas is for --format openai only")
+    notes: list[str] = []
+    if format == "openai" and strict_schemas:
+        later: list[str] = []
+        items = _then_extend(functions.iter_strict(tools, notes, later), notes, later)
+        return Streamed(items, None, notes)
+    if format == "openai":
+        return Streamed(functions.iter_openai(tools, notes), None, notes)
+    if format == "mcp":
+        return Streamed(functions.iter_mcp(tools), "tools", notes)
+    return None
+
+
+def _then_extend(items: Iterator[Any], notes: list[str], later: list[str]) -> Iterator[Any]:
+    yield from items
+    notes.extend(later)
 
 
 def _select(

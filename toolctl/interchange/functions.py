@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 OPENAI_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -22,8 +22,15 @@ def input_schema(tool: Mapping[str, Any]) -> dict[str, Any]:
 
 def openai_functions(tools: Sequence[Mapping[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
     """``[{"type": "function", "function": {name, description, parameters}}]``, by name."""
-    functions, notes = [], []
-    for tool in sorted(tools, key=lambda t: str(t["name"])):
+    notes: list[str] = []
+    functions = list(iter_openai(sorted(tools, key=lambda t: str(t["name"])), notes))
+    return functions, notes
+
+
+def iter_openai(tools: Iterable[Mapping[str, Any]], notes: list[str]) -> Iterator[dict[str, Any]]:
+    """``openai_functions`` one tool at a time, in the order given; a tool left out adds a
+    note to ``notes``."""
+    for tool in tools:
         if not OPENAI_NAME.match(tool["name"]):
             notes.append(
                 f"left out tool '{tool['name']}': OpenAI function names allow only letters, "
@@ -35,15 +42,18 @@ def openai_functions(tools: Sequence[Mapping[str, Any]]) -> tuple[list[dict[str,
             "description": tool.get("description") or "",
             "parameters": input_schema(tool),
         }
-        functions.append({"type": "function", "function": function})
-    return functions, notes
+        yield {"type": "function", "function": function}
 
 
 def mcp_tools(tools: Sequence[Mapping[str, Any]]) -> tuple[dict[str, Any], list[str]]:
     """An MCP ``tools/list`` result: ``{"tools": [{name, description, inputSchema}]}``, with
     ``annotations`` (readOnlyHint etc.) where the descriptor declares them."""
-    listed = []
-    for tool in sorted(tools, key=lambda t: str(t["name"])):
+    return {"tools": list(iter_mcp(sorted(tools, key=lambda t: str(t["name"]))))}, []
+
+
+def iter_mcp(tools: Iterable[Mapping[str, Any]]) -> Iterator[dict[str, Any]]:
+    """The entries of ``mcp_tools``, one tool at a time, in the order given."""
+    for tool in tools:
         entry = {
             "name": tool["name"],
             "description": tool.get("description") or "",
@@ -52,8 +62,7 @@ def mcp_tools(tools: Sequence[Mapping[str, Any]]) -> tuple[dict[str, Any], list[
         hints = {k: v for k, v in (tool.get("annotations") or {}).items() if v is not None}
         if hints:
             entry["annotations"] = hints
-        listed.append(entry)
-    return {"tools": listed}, []
+        yield entry
 
 
 # -- OpenAI strict mode -------------------------------------------------------------------
@@ -84,16 +93,27 @@ def strict_functions(
     """OpenAI function definitions with ``"strict": true`` and schemas its strict mode
     accepts; a tool whose schema cannot be made strict keeps its schema, ``"strict": false``,
     and a note saying why."""
-    functions, notes = openai_functions(tools)
-    for entry in functions:
+    notes: list[str] = []
+    strict_notes: list[str] = []
+    ordered = sorted(tools, key=lambda t: str(t["name"]))
+    functions = list(iter_strict(ordered, notes, strict_notes))
+    return functions, notes + strict_notes
+
+
+def iter_strict(
+    tools: Iterable[Mapping[str, Any]], notes: list[str], strict_notes: list[str]
+) -> Iterator[dict[str, Any]]:
+    """``strict_functions`` one tool at a time: names left out go to ``notes``, tools kept
+    without strict to ``strict_notes`` (printed after them, as ``strict_functions`` orders)."""
+    for entry in iter_openai(tools, notes):
         function = entry["function"]
         try:
             function["parameters"] = strict_schema(function["parameters"])
             function["strict"] = True
         except NotStrict as exc:
             function["strict"] = False
-            notes.append(f"tool '{function['name']}' is exported without strict: {exc}")
-    return functions, notes
+            strict_notes.append(f"tool '{function['name']}' is exported without strict: {exc}")
+        yield entry
 
 
 def strict_schema(schema: Mapping[str, Any]) -> dict[str, Any]:

@@ -22,7 +22,7 @@ import sqlite3
 import threading
 import time
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -135,6 +135,17 @@ class Registry:
     def winners(self, kind: str) -> list[Definition]:
         """The definitions in force of one kind, sorted by name."""
         return self._query("WHERE kind = ? AND winner = 1 ORDER BY name", (kind,))
+
+    def iter_winners(self, kind: str) -> Iterator[Definition]:
+        """``winners`` one at a time, decoded as they are read: a listing of 100,000 tools
+        never holds them all (the (kind, name) index gives the order without a sort)."""
+        rows = self._db.execute(
+            "SELECT kind, name, file, line, runtime, data FROM defs "
+            "WHERE kind = ? AND winner = 1 ORDER BY name",
+            (kind,),
+        )
+        for row in rows:
+            yield _definition(*row)
 
     # -- problems ----------------------------------------------------------------------
 
