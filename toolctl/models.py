@@ -95,7 +95,7 @@ class LocalRuntime(_Model):
 
     command: list[str] = Field(min_length=1)
     input: InputMode = "json"
-    env: dict[str, str] = {}
+    env: dict[str, str] = Field(default_factory=dict)
     cwd: str | None = None
 
 
@@ -103,9 +103,9 @@ class ContainerRuntime(_Model):
     """A container run through the docker or podman CLI."""
 
     image: str = Field(min_length=1)
-    command: list[str] = []
+    command: list[str] = Field(default_factory=list)
     input: InputMode = "json"
-    env: dict[str, str] = {}
+    env: dict[str, str] = Field(default_factory=dict)
     network: str = "none"
     memory: str | None = None
     cpus: float | None = Field(default=None, gt=0)
@@ -119,7 +119,7 @@ class HttpRuntime(_Model):
     url: str | None = None
     path: str | None = None
     method: Literal["GET", "POST"] = "POST"
-    headers: dict[str, str] = {}
+    headers: dict[str, str] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _url_or_path(self) -> HttpRuntime:
@@ -171,7 +171,7 @@ class _ToolHead(_Model):
     description: str = ""
     state: ToolState = "active"
     category: str | None = None
-    tags: list[str] = []
+    tags: list[str] = Field(default_factory=list)
     timeout: float = Field(default=60, gt=0)
 
 
@@ -297,7 +297,7 @@ class HttpService(_Model):
     start: list[str] | None = Field(default=None, min_length=1)
     health: str = "/health"
     cwd: str | None = None
-    env: dict[str, str] = {}
+    env: dict[str, str] = Field(default_factory=dict)
     startup_timeout: float = Field(default=30, gt=0)
 
     @model_validator(mode="after")
@@ -358,8 +358,8 @@ class Action(_Model):
     name: str = Field(pattern=NAME_PATTERN)
     title: str | None = None
     description: str = ""
-    tools: list[CallEdge] = []
-    next: list[NextEdge] = []
+    tools: list[CallEdge] = Field(default_factory=list)
+    next: list[NextEdge] = Field(default_factory=list)
 
 
 class Group(_Model):
@@ -369,8 +369,8 @@ class Group(_Model):
     title: str | None = None
     description: str = ""
     category: str | None = None
-    tools: list[str] = []
-    usage_order: list[str] = []
+    tools: list[str] = Field(default_factory=list)
+    usage_order: list[str] = Field(default_factory=list)
     usage_example: str = ""
 
     @model_validator(mode="after")

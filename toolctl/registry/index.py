@@ -24,12 +24,15 @@ import time
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from toolctl.errors import NameConflict, NotFound, RegistryError
 from toolctl.names import KINDS, fold
-from toolctl.registry.loader import Definition, FileStat, ParsedFile, Problem, walk
+from toolctl.registry.loader import Definition, FileStat, Problem, walk
 from toolctl.settings import Settings
+
+if TYPE_CHECKING:
+    from toolctl.registry.indexing import Parsed
 
 CACHE_FORMAT = "2"  # 2: confusables quarantined, nan/inf and deep nesting refused
 RACY_NS = 2_000_000_000
@@ -41,13 +44,15 @@ CREATE TABLE files(seq INTEGER PRIMARY KEY, path TEXT UNIQUE, root INTEGER, size
                    mtime_ns INTEGER);
 CREATE TABLE defs(seq INTEGER PRIMARY KEY, kind TEXT, name TEXT, folded TEXT, file TEXT,
                   line INTEGER, winner INTEGER, runtime TEXT, data TEXT);
+CREATE TABLE problems(seq INTEGER PRIMARY KEY, origin TEXT, code TEXT, severity TEXT,
+                      file TEXT, line INTEGER, message TEXT, skipped INTEGER);
+"""
+_INDEXES = """
 CREATE INDEX defs_by_name ON defs(kind, name);
 CREATE INDEX defs_by_folded ON defs(kind, folded);
 CREATE INDEX defs_by_file ON defs(file);
-CREATE TABLE problems(seq INTEGER PRIMARY KEY, origin TEXT, code TEXT, severity TEXT,
-                      file TEXT, line INTEGER, message TEXT, skipped INTEGER);
 CREATE INDEX problems_by_file ON problems(file);
-"""
+"""  # made after the rows are in: one sort each instead of a b-tree insert per row
 
 
 class Report(NamedTuple):
@@ -337,19 +342,38 @@ def build(
     started: int,
 ) -> sqlite3.Connection:
     """Parse what changed, lint everything, and write a new cache atomically."""
-    from toolctl.registry.lint import lint
-    from toolctl.registry.loader import parse_file
+    import gc
+
+    # ~10 objects a definition, none of them in a cycle: the collector's full passes over
+    # a growing heap are a third of a cold build of 100,000 tools, and find nothing.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _build(path, key, files, dirs, old, started)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _build(
+    path: Path | None,
+    key: str,
+    files: list[FileStat],
+    dirs: list[tuple[str, int]],
+    old: sqlite3.Connection | None,
+    started: int,
+) -> sqlite3.Connection:
+    from toolctl.registry.indexing import parse_many
+    from toolctl.registry.lint import in_force, lint
 
     reuse = _parsed_by_file(old) if old is not None else {}
-    parsed: list[tuple[FileStat, ParsedFile]] = []
-    for stat in files:
-        previous = reuse.get(stat.path)
-        if previous is not None and previous[0] == (stat.size, stat.mtime_ns):
-            parsed.append((stat, previous[1]))
-        else:
-            parsed.append((stat, parse_file(stat.path)))
-    definitions = [d for _, p in parsed for d in p.definitions]
-    cross = lint(definitions)
+    fresh = [s.path for s in files if reuse.get(s.path, (None,))[0] != (s.size, s.mtime_ns)]
+    parsed = dict(zip(fresh, parse_many(fresh), strict=True))
+    results = [parsed[s.path] if s.path in parsed else reuse[s.path][1] for s in files]
+    definitions = [d for p in results for d in p.definitions]
+    texts = [t for p in results for t in p.texts]
+    first = in_force(definitions)
+    cross = lint(definitions, first)
 
     target, temporary = _open_target(path)
     with target:
@@ -360,55 +384,45 @@ def build(
             "INSERT INTO files(path, root, size, mtime_ns) VALUES (?, ?, ?, ?)",
             [
                 (s.path, s.root, s.size, None if s.mtime_ns > started - RACY_NS else s.mtime_ns)
-                for s, _ in parsed
+                for s in files
             ],
         )
         target.executemany(
             "INSERT INTO defs(kind, name, folded, file, line, winner, runtime, data) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            _def_rows(definitions),
+            _def_rows(definitions, texts, first),
         )
         target.executemany(
             "INSERT INTO problems(origin, code, severity, file, line, message, skipped) "
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
             [
                 ("parse", "parse", p.severity, p.file, p.line, p.message, int(p.skipped))
-                for _, f in parsed
+                for f in results
                 for p in f.problems
             ]
             + [("lint", code, p.severity, p.file, p.line, p.message, 0) for code, p in cross],
         )
+        target.executescript(_INDEXES)
     if temporary is not None and path is not None:
         target.close()
         os.replace(temporary, path)
-        fresh = _connect(path, key)
-        if fresh is not None:
-            return fresh
+        fresh_db = _connect(path, key)
+        if fresh_db is not None:
+            return fresh_db
         raise RegistryError(f"cannot read the registry cache just written to {path}")
     return target
 
 
-def _def_rows(definitions: list[Definition]) -> list[tuple[Any, ...]]:
-    from toolctl.registry.lint import in_force, resolve_runtime
+def _def_rows(
+    definitions: list[Definition], texts: list[str], first: dict[tuple[str, str], Definition]
+) -> Iterator[tuple[Any, ...]]:
+    from toolctl.registry.lint import resolve_runtime
 
-    first = in_force(definitions)
     services = {name: d for (kind, name), d in first.items() if kind == "service"}
-    rows = []
-    for d in definitions:
+    for d, text in zip(definitions, texts, strict=True):
         runtime = resolve_runtime(d.data, services) if d.kind == "tool" else None
-        rows.append(
-            (
-                d.kind,
-                d.name,
-                fold(d.name),
-                d.file,
-                d.line,
-                int(first.get((d.kind, d.name)) is d),
-                runtime,
-                json.dumps(d.data, separators=(",", ":"), sort_keys=True),
-            )
-        )
-    return rows
+        winner = int(first.get((d.kind, d.name)) is d)
+        yield (d.kind, d.name, fold(d.name), d.file, d.line, winner, runtime, text)
 
 
 def _open_target(path: Path | None) -> tuple[sqlite3.Connection, Path | None]:
@@ -456,26 +470,30 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _parsed_by_file(db: sqlite3.Connection) -> dict[str, tuple[tuple[int, int], ParsedFile]]:
-    """What the old cache knew about each file whose stat it trusted."""
-    known: dict[str, tuple[tuple[int, int], ParsedFile]] = {}
+def _parsed_by_file(db: sqlite3.Connection) -> dict[str, tuple[tuple[int, int], Parsed]]:
+    """What the old cache knew about each file whose stat it trusted: its stored rows, with
+    only the data the lint needs decoded (see ``indexing.light``)."""
+    from toolctl.registry.indexing import Parsed, light_from_text
+
     stats = {
         path: (size, mtime)
         for path, size, mtime in db.execute(
             "SELECT path, size, mtime_ns FROM files WHERE mtime_ns IS NOT NULL"
         )
     }
-    defs: dict[str, list[Definition]] = {}
-    for kind, name, file, line, data in db.execute(
-        "SELECT kind, name, file, line, data FROM defs ORDER BY seq"
+    known = {path: (stat, Parsed([], [], [])) for path, stat in stats.items()}
+    for kind, name, file, line, runtime, text in db.execute(
+        "SELECT kind, name, file, line, runtime, data FROM defs ORDER BY seq"
     ):
-        defs.setdefault(file, []).append(Definition(kind, name, file, line, json.loads(data)))
-    problems: dict[str, list[Problem]] = {}
+        if file in known:
+            parsed = known[file][1]
+            data = light_from_text(kind, text, runtime)
+            parsed.definitions.append(Definition(kind, name, file, line, data))
+            parsed.texts.append(text)
     for severity, file, line, message, skipped in db.execute(
         "SELECT severity, file, line, message, skipped FROM problems "
         "WHERE origin = 'parse' ORDER BY seq"
     ):
-        problems.setdefault(file, []).append(Problem(severity, file, line, message, bool(skipped)))
-    for path, stat in stats.items():
-        known[path] = (stat, ParsedFile(defs.get(path, []), problems.get(path, []), {}))
+        if file in known:
+            known[file][1].problems.append(Problem(severity, file, line, message, bool(skipped)))
     return known

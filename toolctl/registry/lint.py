@@ -55,8 +55,11 @@ def resolve_runtime(tool: Mapping[str, Any], services: Mapping[str, Definition])
     return str(service.data["transport"]) if service else None
 
 
-def lint(definitions: list[Definition]) -> list[tuple[str, Problem]]:
-    """Every cross-definition problem as (code, problem), in a stable order."""
+def lint(
+    definitions: list[Definition], kept: dict[tuple[str, str], Definition] | None = None
+) -> list[tuple[str, Problem]]:
+    """Every cross-definition problem as (code, problem), in a stable order; ``kept`` is
+    ``in_force(definitions)`` when the caller has it already."""
     first = winners(definitions)
     found: list[tuple[str, Problem]] = []
     found += _shadows(definitions, first)
@@ -67,7 +70,7 @@ def lint(definitions: list[Definition]) -> list[tuple[str, Problem]]:
         "action": {},
         "group": {},
     }
-    for (kind, name), definition in in_force(definitions).items():
+    for (kind, name), definition in (in_force(definitions) if kept is None else kept).items():
         by_kind[kind][name] = definition
     for tool in by_kind["tool"].values():
         found += _tool_service(tool, by_kind["service"])
