@@ -1,0 +1,240 @@
+"""A registry of 100,000 tools: `list`, `export` and the cold index, against 10 tools and floors.
+
+Measured side by side in one run, alternating, medians of ``--repeat`` rounds:
+
+1. ``list --json``, ``list`` (table, piped) and ``export --format openai`` on 100,000
+   tools (10 to a file) and on 10 tools, warm cache: wall time and peak RSS of each
+   process, the ratio to 10 tools (target ≤ 10x, < 150 MB), and for the JSON the ratio to
+   its floor: this process's ``json.dump`` of the same rows, already in memory, into
+   /dev/null (the bytes are the same);
+2. a cold index build (a fresh cache: ``show NAME --json``) against a bare Python process
+   that only reads and parses the same files with ``tomllib`` (target ≤ 2x);
+3. a re-index after an edit of one file of the 100,000-tool registry: ``show`` of a tool
+   of that file right after the edit, minus a warm ``show`` (target ≤ 0.5 s).
+
+``--baseline DIR`` runs the same commands with another checkout's ``toolctl`` package
+(e.g. a worktree of main) too, each with its own cache, for before/after in one run.
+The generated registry is kept under the temp dir (``toolctl-bench-scale-*``) and reused.
+
+Usage::
+
+    python bench/registry_scale.py [--tools 100000] [--repeat 5] [--baseline ../main]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+from registry import make_registry
+
+ROOT = Path(__file__).resolve().parents[1]
+FLOOR = (
+    "import sys, tomllib, pathlib\n"
+    "for f in sorted(pathlib.Path(sys.argv[1]).rglob('*.toml')):\n"
+    "    tomllib.loads(f.read_bytes().decode())\n"
+)
+
+
+def registry(tools: int, per_file: int) -> Path:
+    """The generated registry, reused across runs (its files keep a past mtime)."""
+    path = Path(tempfile.gettempdir()) / f"toolctl-bench-scale-{tools}-{per_file}"
+    if not (path / "done").exists():
+        shutil.rmtree(path, ignore_errors=True)
+        make_registry(path / "reg", tools, per_file)
+        (path / "done").touch()
+    return path / "reg"
+
+
+def run(argv: Sequence[str], env: Mapping[str, str]) -> tuple[float, float]:
+    """Wall seconds and peak RSS (MB) of one process; it must succeed."""
+    started = time.perf_counter()
+    child = subprocess.Popen(
+        list(argv), env=dict(env), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT
+    )
+    _, status, usage = os.wait4(child.pid, 0)
+    elapsed = time.perf_counter() - started
+    child.returncode = os.waitstatus_to_exitcode(status)
+    stderr = child.stderr.read().decode() if child.stderr else ""
+    if child.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)} failed ({child.returncode}): {stderr}")
+    return elapsed, usage.ru_maxrss / 1024
+
+
+Job = Callable[[], tuple[float, float]]
+
+
+def alternate(jobs: Mapping[str, Job], repeat: int) -> dict[str, tuple[float, float]]:
+    """Each job in turn, ``repeat`` rounds (after one warm-up); median seconds, max MB."""
+    samples: dict[str, list[tuple[float, float]]] = {name: [] for name in jobs}
+    for round_number in range(repeat + 1):
+        for name, job in jobs.items():
+            result = job()
+            if round_number:
+                samples[name].append(result)
+    return {
+        name: (statistics.median(s for s, _ in got), max(m for _, m in got))
+        for name, got in samples.items()
+    }
+
+
+def variants(options: argparse.Namespace, work: Path) -> dict[str, dict[str, str]]:
+    """Environment of each toolctl under test: this checkout, and the baseline if given."""
+    found = {"": {**os.environ, "NO_COLOR": "1", "XDG_CACHE_HOME": str(work / "cache")}}
+    if options.baseline:
+        found["baseline "] = {
+            **found[""],
+            "PYTHONPATH": str(Path(options.baseline).resolve()),
+            "XDG_CACHE_HOME": str(work / "cache-baseline"),
+        }
+    else:
+        found[""]["PYTHONPATH"] = str(ROOT)
+    return found
+
+
+def floor_rows(big: Path, env: Mapping[str, str]) -> list[dict[str, object]]:
+    """The rows `list --json` prints, in memory (what the json.dump floor writes)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "toolctl", "list", "--json", "-r", str(big)],
+        env=dict(env),
+        capture_output=True,
+        check=True,
+        cwd=ROOT,
+    )
+    rows: list[dict[str, object]] = json.loads(done.stdout)
+    return rows
+
+
+def dump_floor(rows: object) -> Job:
+    def job() -> tuple[float, float]:
+        with open(os.devnull, "w", encoding="utf-8") as sink:
+            started = time.perf_counter()
+            json.dump(rows, sink, indent=2, sort_keys=True, ensure_ascii=False)
+            return time.perf_counter() - started, 0.0
+
+    return job
+
+
+def listings(options: argparse.Namespace, small: Path, big: Path, work: Path) -> None:
+    toolctl = [sys.executable, "-m", "toolctl"]
+    commands = {"list --json": ["list", "--json"], "list": ["list"]}
+    commands["export -f openai"] = ["export", "--format", "openai"]
+    jobs: dict[str, Job] = {}
+    envs = variants(options, work)
+    for prefix, env in envs.items():
+        for label, args in commands.items():
+            for size, path in (("10", small), ("big", big)):
+                argv = [*toolctl, *args, "-r", str(path)]
+                jobs[f"{prefix}{label} @{size}"] = lambda a=argv, e=env: run(a, e)  # type: ignore[misc]
+        for path in (small, big):  # warm each cache outside the timing
+            run([*toolctl, "list", "-r", str(path)], env)
+    rows = floor_rows(big, envs[""])
+    jobs["floor: json.dump of the rows @big"] = dump_floor(rows)
+    export_rows = [{"function": r, "type": "function"} for r in rows]  # same order of size
+    jobs["floor: json.dump, export-sized @big"] = dump_floor(export_rows)
+    del rows
+    times = alternate(jobs, options.repeat)
+    print(f"\nwarm cache, {options.tools:,} tools ('big') and 10 (median of {options.repeat})")
+    floor = times["floor: json.dump of the rows @big"][0]
+    for prefix in envs:
+        for label in commands:
+            small_s, _ = times[f"{prefix}{label} @10"]
+            big_s, big_mb = times[f"{prefix}{label} @big"]
+            against = f"  {big_s / floor:5.2f}x json.dump" if "json" in label else ""
+            print(
+                f"  {prefix + label:28} 10: {small_s * 1000:6.0f} ms   big: {big_s:6.2f} s "
+                f"{big_mb:6.0f} MB   {big_s / small_s:5.1f}x 10 tools{against}"
+            )
+    print(f"  floor: json.dump of the list --json rows (in memory)  {floor:6.2f} s")
+
+
+def cold_build(options: argparse.Namespace, big: Path, work: Path) -> None:
+    floor_argv = [sys.executable, "-c", FLOOR, str(big)]
+    jobs: dict[str, Job] = {"floor: tomllib only": lambda: run(floor_argv, os.environ)}
+    for prefix, env in variants(options, work).items():
+        name = f"tool-{options.tools - 1}"
+        argv = [sys.executable, "-m", "toolctl", "show", name, "--json", "-r", str(big)]
+        cache = Path(env["XDG_CACHE_HOME"]) / "cold"
+
+        def cold(
+            argv: list[str] = argv, env: Mapping[str, str] = env, cache: Path = cache
+        ) -> tuple[float, float]:
+            shutil.rmtree(cache, ignore_errors=True)
+            return run(argv, {**env, "XDG_CACHE_HOME": str(cache)})
+
+        jobs[f"{prefix}cold build (show)"] = cold
+    times = alternate(jobs, max(1, options.repeat // 2))
+    floor = times["floor: tomllib only"][0]
+    print(f"\ncold index build, {options.tools:,} tools (median of {max(1, options.repeat // 2)})")
+    for name, (seconds, mb) in times.items():
+        print(f"  {name:28} {seconds:6.2f} s {mb:6.0f} MB   {seconds / floor:5.2f}x tomllib")
+
+
+def edit_one(options: argparse.Namespace, big: Path, work: Path) -> None:
+    target = sorted(big.rglob("*.toml"))[len(list(big.rglob("*.toml"))) // 2]
+    original = target.read_text()
+    name = original.split('name = "', 1)[1].split('"', 1)[0]
+    jobs: dict[str, Job] = {}
+    for prefix, env in variants(options, work).items():
+        argv = [sys.executable, "-m", "toolctl", "show", name, "--json", "-r", str(big)]
+        run(argv, env)
+
+        def edited(argv: list[str] = argv, env: Mapping[str, str] = env) -> tuple[float, float]:
+            text = target.read_text()
+            changed = original if text != original else original.replace("bench", "bench!", 1)
+            target.write_text(changed)
+            past = time.time() - 60
+            os.utime(target, (past, past))
+            return run(argv, env)
+
+        jobs[f"{prefix}show after an edit"] = edited
+        jobs[f"{prefix}show, warm"] = lambda argv=argv, env=env: run(argv, env)  # type: ignore[misc]
+    try:
+        times = alternate(jobs, options.repeat)
+    finally:
+        target.write_text(original)
+        os.utime(target, (time.time() - 120, time.time() - 120))
+    print(f"\nre-index after an edit of one file of {options.tools:,} tools (median)")
+    for prefix in variants(options, work):
+        after, warm = times[f"{prefix}show after an edit"][0], times[f"{prefix}show, warm"][0]
+        print(
+            f"  {prefix + 'edit':28} show after it {after:6.2f} s, warm {warm:5.2f} s: "
+            f"re-index {after - warm:5.2f} s"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--tools", type=int, default=100_000)
+    parser.add_argument("--per-file", type=int, default=10)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--baseline", metavar="DIR", help="another checkout to compare with")
+    parser.add_argument("--only", choices=["list", "cold", "edit"], action="append")
+    options = parser.parse_args()
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    big, small = registry(options.tools, options.per_file), registry(10, 1)
+    work = Path(tempfile.mkdtemp(prefix="toolctl-bench-scale-run-"))
+    try:
+        wanted = options.only or ["list", "cold", "edit"]
+        if "list" in wanted:
+            listings(options, small, big, work)
+        if "cold" in wanted:
+            cold_build(options, big, work)
+        if "edit" in wanted:
+            edit_one(options, big, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
+if __name__ == "__main__":
+    main()
