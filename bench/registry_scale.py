@@ -89,15 +89,14 @@ def alternate(jobs: Mapping[str, Job], repeat: int) -> dict[str, tuple[float, fl
 
 def variants(options: argparse.Namespace, work: Path) -> dict[str, dict[str, str]]:
     """Environment of each toolctl under test: this checkout, and the baseline if given."""
-    found = {"": {**os.environ, "NO_COLOR": "1", "XDG_CACHE_HOME": str(work / "cache")}}
+    here = {"NO_COLOR": "1", "XDG_CACHE_HOME": str(work / "cache"), "PYTHONPATH": str(ROOT)}
+    found = {"": {**os.environ, **here}}
     if options.baseline:
         found["baseline "] = {
             **found[""],
             "PYTHONPATH": str(Path(options.baseline).resolve()),
             "XDG_CACHE_HOME": str(work / "cache-baseline"),
         }
-    else:
-        found[""]["PYTHONPATH"] = str(ROOT)
     return found
 
 
