@@ -91,6 +91,8 @@ def build(
 
 def validate(tool: str, schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> None:
     """Raise InvalidArguments naming the argument and what was expected."""
+    if plainly_valid(schema, arguments):
+        return  # no need to import and compile a validator (~15 ms of a `toolctl run`)
     import fastjsonschema
 
     from toolctl.schemas import SchemaProblem
@@ -101,6 +103,58 @@ def validate(tool: str, schema: Mapping[str, Any], arguments: Mapping[str, Any])
         raise InvalidArguments(f"tool '{tool}': {_explain(exc, schema)}") from exc
     except SchemaProblem as exc:
         raise RegistryError(f"tool '{tool}': parameters: {exc}") from None
+
+
+_PLAIN_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "object": (dict,),
+    "array": (list,),
+}
+_PLAIN_KEYS = frozenset({"type", "properties", "required", "additionalProperties"})
+_PLAIN_PROPERTY_KEYS = frozenset({"type", "description", "enum", "default"})
+
+
+def plainly_valid(schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> bool:
+    """True when ``schema`` has the plain shape ``[[tool.arguments]]`` derive (typed
+    properties, enums of scalars, required, additionalProperties) and ``arguments``
+    obviously satisfy it. False means "ask fastjsonschema", which also words the errors:
+    this never accepts what fastjsonschema would refuse."""
+    properties, required = schema.get("properties", {}), schema.get("required", [])
+    extra = schema.get("additionalProperties", True)
+    if set(schema) - _PLAIN_KEYS or schema.get("type") != "object" or extra not in (True, False):
+        return False
+    if not isinstance(properties, dict) or not isinstance(required, list):
+        return False
+    if any(name not in arguments for name in required):
+        return False
+    for key, value in arguments.items():
+        declared = properties.get(key)
+        if declared is None and extra is False:
+            return False
+        if declared is not None and not _plain_property(declared, value):
+            return False
+    return True
+
+
+def _plain_property(declared: Any, value: Any) -> bool:
+    if not isinstance(declared, dict) or set(declared) - _PLAIN_PROPERTY_KEYS:
+        return False
+    types = _PLAIN_TYPES.get(declared.get("type"))  # type: ignore[arg-type]
+    if types is None or not isinstance(value, types):
+        return False
+    if isinstance(value, bool) and declared["type"] != "boolean":
+        return False
+    enum = declared.get("enum")
+    if enum is None:
+        return True
+    plain = (str, int, float, bool, type(None))
+    return isinstance(enum, list) and any(
+        type(choice) is type(value) and isinstance(choice, plain) and choice == value
+        for choice in enum
+    )
 
 
 _VALIDATORS: dict[int, tuple[Mapping[str, Any], Callable[[Any], Any]]] = {}

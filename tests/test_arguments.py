@@ -1,0 +1,70 @@
+"""The plain-schema shortcut of argument validation never accepts what fastjsonschema refuses."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from toolctl.arguments import plainly_valid
+from toolctl.schemas import compile_schema
+
+SCALARS = (
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=3)
+)
+VALUES = st.recursive(
+    SCALARS,
+    lambda inner: (
+        st.lists(inner, max_size=2) | st.dictionaries(st.text(max_size=2), inner, max_size=2)
+    ),
+    max_leaves=4,
+)
+TYPES = st.sampled_from(["string", "integer", "number", "boolean", "object", "array", "null"])
+NAMES = st.sampled_from(["a", "b", "c"])
+PROPERTY = st.fixed_dictionaries(
+    {"type": TYPES},
+    optional={
+        "description": st.text(max_size=3),
+        "enum": st.lists(VALUES, max_size=3),
+        "default": SCALARS,
+    },
+)
+SCHEMA = st.fixed_dictionaries(
+    {"type": st.just("object"), "properties": st.dictionaries(NAMES, PROPERTY, max_size=3)},
+    optional={
+        "required": st.lists(NAMES, max_size=3, unique=True),
+        "additionalProperties": st.booleans(),
+    },
+)
+
+
+def _accepted(schema: dict[str, Any], arguments: dict[str, Any]) -> bool:
+    try:
+        compile_schema(schema)(arguments)
+    except Exception:
+        return False
+    return True
+
+
+@settings(max_examples=400, deadline=None)
+@given(SCHEMA, st.dictionaries(NAMES, VALUES, max_size=3))
+def test_plainly_valid_arguments_pass_the_full_validator(
+    schema: dict[str, Any], arguments: dict[str, Any]
+) -> None:
+    if plainly_valid(schema, arguments):
+        assert _accepted(schema, arguments)
+
+
+def test_the_shortcut_takes_the_common_case() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"text": {"type": "string"}, "n": {"type": "integer", "enum": [1, 2]}},
+        "required": ["text"],
+        "additionalProperties": False,
+    }
+    assert plainly_valid(schema, {"text": "hi", "n": 2})
+    assert not plainly_valid(schema, {"text": "hi", "n": True})  # a bool is no integer
+    assert not plainly_valid(schema, {"n": 1})  # missing: fastjsonschema words the error
+    assert not plainly_valid(schema, {"text": "hi", "x": 1})
+    assert not plainly_valid({**schema, "minProperties": 1}, {"text": "hi"})
