@@ -99,9 +99,9 @@ class HttpRunner:
         headers: dict[str, str],
         timeout: float,
     ) -> httpx.Response:
+        client = self._http()  # imports httpx
         import httpx
 
-        client = self._http()
         body = {"json": arguments} if method == "POST" else {"params": _query(arguments)}
         deadline = time.monotonic() + timeout
         try:
@@ -131,6 +131,7 @@ class HttpRunner:
             return client
         if self._closed:
             raise Interrupted("the call was stopped")
+        _skip_httpx_cli()
         import httpx
 
         from toolctl import __version__
@@ -199,6 +200,25 @@ class HttpRunner:
             return _join(record.url, section["path"]), True, f"running (pid {record.pid})"
         planned = _join("http://127.0.0.1:{port}", section["path"])
         return planned, True, "not running: started on a free port on first use"
+
+
+def _skip_httpx_cli() -> None:
+    """Import httpx without ``httpx._main``, its ``httpx`` command line: when click is
+    installed, httpx's ``__init__`` imports it, and with it rich, pygments and click, a
+    third of a one-call `run --batch` that never uses it. A stand-in module takes its place
+    (its ``main`` says so), unless httpx is loaded already."""
+    import sys
+
+    if "httpx" in sys.modules or "httpx._main" in sys.modules:
+        return
+    import types
+
+    def main() -> None:
+        raise RuntimeError("httpx's command line is not loaded inside toolctl; run `httpx`")
+
+    stand_in = types.ModuleType("httpx._main")
+    stand_in.main = main  # type: ignore[attr-defined]
+    sys.modules["httpx._main"] = stand_in
 
 
 def _read(client: httpx.Client, request: httpx.Request, deadline: float) -> httpx.Response:
