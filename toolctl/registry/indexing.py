@@ -64,20 +64,22 @@ def parse_for_index(path: str) -> Parsed:
 def parse_many(paths: Sequence[str], workers: int | None = None) -> list[Parsed]:
     """``parse_for_index`` of every path, in order; ``workers`` processes (default: one
     per usable CPU once there are POOL_FROM files, else this process alone)."""
-    if workers is None:
-        workers = _cpus() if len(paths) >= POOL_FROM else 1
-    if workers <= 1 or len(paths) < 2:
+    if (workers is None and len(paths) < POOL_FROM) or len(paths) < 2:
         return [parse_for_index(path) for path in paths]
     import multiprocessing
     import threading
+
+    # Workers are forked (the models are built already, nothing is re-imported); forking
+    # is unsafe once other threads run (a server refreshing its index): then no pool.
+    fork = "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
+    if workers is None:
+        workers = _cpus() if fork else 1
+    if workers <= 1:
+        return [parse_for_index(path) for path in paths]
     from concurrent.futures import ProcessPoolExecutor
 
     import toolctl.models  # noqa: F401  (once, before the fork, not once a worker)
 
-    # fork is cheapest (the models are built already) but unsafe once threads run (a
-    # server refreshing its index): then workers start afresh.
-    threads = threading.active_count() > 1
-    fork = "fork" in multiprocessing.get_all_start_methods() and not threads
     context = multiprocessing.get_context("fork" if fork else "spawn")
     chunk = max(1, len(paths) // (workers * 8))
     try:
