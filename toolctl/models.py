@@ -30,6 +30,8 @@ RUNTIMES = tuple(BY_NAME)
 TOPIC_PATTERN = re.compile(
     r"^(persistent|non-persistent)://[A-Za-z0-9_.=-]+/[A-Za-z0-9_.=-]+/[^/\s]+$"
 )
+Delivery = Literal["at-most-once", "at-least-once"]
+"""How a Pulsar service's worker takes requests (``[service.pulsar] delivery``)."""
 ToolState = Literal["active", "staging", "disabled", "deprecated"]
 """Only "active" tools run; the others need `run --allow-staging` (``tool_state``)."""
 QUEUE_CLASSES = {
@@ -277,6 +279,19 @@ class PulsarService(_Model):
         default=[], validation_alias=AliasChoices("config_params", "config-params")
     )
     handler: str | None = Field(default=None, pattern=r"^[\w.]+:[\w.]+$")
+    delivery: Delivery = "at-most-once"
+    """at-most-once: TrustGraph's way; at-least-once: acknowledged after the answer is sent."""
+
+    @model_validator(mode="after")
+    def _persistent_for_at_least_once(self) -> PulsarService:
+        if self.delivery == "at-least-once":
+            for key in ("request_queue", "response_queue"):
+                if not getattr(self, key).startswith("persistent://"):
+                    raise ValueError(
+                        f'delivery = "at-least-once" needs persistent:// queues; '
+                        f"{key} is {getattr(self, key)!r}"
+                    )
+        return self
 
     @field_validator("request_queue", "response_queue")
     @classmethod

@@ -194,7 +194,7 @@ class Instance:
             return None
         return record
 
-    def start(self, cache: Path, addresses: list[str]) -> dict[str, object]:
+    def start(self, cache: Path, addresses: list[str], port: int = 0) -> dict[str, object]:
         record = self.running()
         if record is not None:
             say(f"already running (pid {record['pid']}) in {self.dir}")
@@ -203,7 +203,8 @@ class Instance:
         if shutil.which("java") is None:
             raise Failed("java (17 or newer) is needed to run Apache Pulsar; install it")
         self.dir.mkdir(parents=True, exist_ok=True)
-        broker_port, web_port, bookie_port = free_port(), free_port(), free_port()
+        # a given port: how a restarted broker is found again at the URL its clients hold
+        broker_port, web_port, bookie_port = port or free_port(), free_port(), free_port()
         url = f"pulsar://127.0.0.1:{broker_port}"
         admin = f"http://127.0.0.1:{web_port}"
         extra = [
@@ -397,13 +398,19 @@ def main(argv: list[str]) -> int:
         default=[],
         help="also listen and advertise on this address (repeatable)",
     )
+    parser.add_argument(
+        "--port",
+        type=int,
+        default=0,
+        help="the broker's service port (default: a free one); e.g. to restart on the same URL",
+    )
     options = parser.parse_args(argv)
     instance = Instance((options.dir or default_instance_dir()).resolve())
     try:
         if options.command == "fetch":
             fetch(cache_dir())
         elif options.command == "start":
-            print(instance.start(cache_dir(), options.address)["url"])
+            print(instance.start(cache_dir(), options.address, options.port)["url"])
         elif options.command == "stop":
             instance.stop()
         elif options.command == "log":

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -21,7 +22,14 @@ import pytest
 from tests.pulsar.pulsar_support import Project, StartWorker
 from toolctl.calls import resolve as resolve_tool
 from toolctl.errors import TimedOut
-from toolctl.pulsar.wire import decode_request, decode_response, encode_request, encode_response
+from toolctl.pulsar.wire import (
+    decode_request,
+    decode_response,
+    encode_request,
+    encode_response,
+    expired,
+    request_properties,
+)
 from toolctl.registry.index import Registry
 from toolctl.runners.base import Call
 from toolctl.runners.pulsar import PulsarRunner
@@ -100,6 +108,7 @@ def test_the_runner_sends_exactly_these_bytes(
     spec = resolve_tool(Registry.open(settings), "nobody")
     spec = spec._replace(data={**spec.data, "config": {"style": "pun"}})
     runner = PulsarRunner(settings)
+    sent_at = time.time()
     try:
         with pytest.raises(TimedOut):
             runner.run(Call(spec, {"topic": "café", "n": 2}, 0.3, "alice"))
@@ -107,8 +116,23 @@ def test_the_runner_sends_exactly_these_bytes(
         runner.close()
     message = requests.receive(timeout_millis=5000)
     assert message.data() == REQUEST
-    assert set(message.properties()) == {"id"}
+    # TrustGraph sends only "id"; toolctl adds "deadline" (TrustGraph workers ignore it):
+    # when the caller gives up, in ms since the epoch
+    assert set(message.properties()) == {"id", "deadline"}
     assert uuid.UUID(message.properties()["id"])
+    deadline = int(message.properties()["deadline"])
+    assert sent_at * 1000 + 300 <= deadline <= time.time() * 1000 + 300
+
+
+def test_the_deadline_property() -> None:
+    properties = request_properties("x", 2.5)
+    assert properties["id"] == "x"
+    now = int(properties["deadline"]) / 1000 - 2.5
+    assert not expired(properties, now + 2.4)
+    assert expired(properties, now + 2.6)
+    for odd in ("", "soon", "-1", "1e9", "9" * 5000, "\uff11\uff12"):  # ignored, never a crash
+        assert not expired({"id": "x", "deadline": odd})
+    assert not expired({"id": "x"})
 
 
 def _call(client: Any, project: Project, service: str, body: bytes, call_id: str) -> list[bytes]:

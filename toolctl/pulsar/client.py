@@ -5,7 +5,9 @@ client that logs nowhere. ``translate`` is the one place that maps pulsar-client
 exceptions into toolctl's error tree. A ``Channel`` is a request producer plus a response
 consumer subscribed under a unique name *before* anything is sent (a non-persistent topic
 drops what nobody listens to); its dispatcher thread routes each answer to the pending
-call with the same ``id`` and ignores the rest, so many threads share one channel.
+call with the same ``id`` and ignores the rest, so many threads share one channel. When
+its connection drops and the broker's port no longer answers, every pending call fails at
+once ("lost the Pulsar broker"), and so does every call sent until the broker is back.
 """
 
 from __future__ import annotations
@@ -21,13 +23,15 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from toolctl.errors import Interrupted, ToolctlError, TransportUnavailable, UsageError
-from toolctl.pulsar.wire import fresh_id
+from toolctl.pulsar.wire import fresh_id, request_properties
 
 BROKER_HINT = "start one with 'toolctl broker start --detach', or pass --pulsar-url"
 MAX_PENDING = 10_000
 """Requests (or answers) in flight per queue; above ``run --concurrency``'s maximum."""
 SWEEP_S = 0.1
 """How often the dispatcher expires pending calls that are past their deadline."""
+PROBE_S = 0.5
+"""How often a disconnected channel probes the broker's port to tell a restart from a loss."""
 
 
 def open_client(url: str, timeout: float) -> Any:
@@ -148,6 +152,8 @@ class Channel:
         self.url, self.request_queue = url, request_queue
         self._pending: dict[str, PendingCall] = {}
         self._closed = False
+        self._lost = False
+        self._probed = -math.inf
         self._acknowledge = needs_acknowledging(response_queue)
         try:
             # subscribe first: a response sent before the subscription exists would be dropped
@@ -171,14 +177,21 @@ class Channel:
         )
         self._thread.start()
 
-    def send(self, body: bytes, call: PendingCall) -> str:
-        """Send one request; its answers go to ``call``. Returns the request's id."""
+    def send(self, body: bytes, call: PendingCall, timeout: float) -> str:
+        """Send one request, due in ``timeout`` s; its answers go to ``call``. Returns its id."""
         call_id = fresh_id()
+        if self._lost and not self._reachable():
+            call.fail(self.lost())
+            return call_id
         self._pending[call_id] = call
         try:
             # no send callback: a Python callback per message costs a GIL round trip; a
             # lost send shows as no answer, told apart from a slow worker by probing
-            self._producer.send_async(body, None, properties={"id": call_id})
+            self._producer.send_async(
+                body,
+                None if len(body) < 64 * 1024 else self._sent(call_id),
+                properties=request_properties(call_id, timeout),
+            )
         except self._pulsar.PulsarException as exc:
             self._pending.pop(call_id, None)
             reason = f"could not send to {self.request_queue} at {self.url}"
@@ -187,8 +200,52 @@ class Channel:
             )
         return call_id
 
+    def _sent(self, call_id: str) -> Any:
+        """A callback for a big request: one over the broker's size limit fails its call."""
+
+        def sent(result: Any, _message_id: Any) -> None:
+            if result == self._pulsar.Result.MessageTooBig:
+                call = self._pending.pop(call_id, None)
+                if call is not None:
+                    call.fail(
+                        UsageError(
+                            f"the request is larger than the Pulsar broker at {self.url} takes "
+                            "in one message (its maxMessageSize, 5 MiB by default)"
+                        )
+                    )
+
+        return sent
+
     def forget(self, call_id: str) -> None:
         self._pending.pop(call_id, None)
+
+    def lost(self) -> ToolctlError:
+        return TransportUnavailable(
+            f"lost the Pulsar broker at {self.url} (asked {self.request_queue})", hint=BROKER_HINT
+        )
+
+    def _reachable(self) -> bool:
+        """Probe the broker's port (at most every PROBE_S); remembers a loss in ``_lost``."""
+        now = time.monotonic()
+        if now - self._probed >= PROBE_S:
+            self._probed = now
+            try:
+                require_reachable(self.url, 0.5)
+                self._lost = False
+            except ToolctlError:
+                self._lost = True
+        return not self._lost
+
+    def _check_connection(self) -> None:
+        """Fail every pending call at once when the broker is gone (not merely restarting)."""
+        if self._consumer.is_connected() and not self._lost:
+            return
+        if self._pending and not self._reachable():
+            error = self.lost()
+            for call_id in list(self._pending):
+                call = self._pending.pop(call_id, None)
+                if call is not None:
+                    call.fail(error)
 
     def _dispatch(self) -> None:
         consumer, pulsar, pending = self._consumer, self._pulsar, self._pending
@@ -213,6 +270,7 @@ class Channel:
             if time.monotonic() >= sweep:
                 sweep = time.monotonic() + SWEEP_S
                 self._expire()
+                self._check_connection()
 
     def _expire(self) -> None:
         """Expire the pending calls past their deadline (waiters time out by themselves)."""
@@ -224,6 +282,9 @@ class Channel:
 
     def close(self) -> None:
         self._closed = True
+        if self._acknowledge:  # a persistent topic keeps a subscription: remove this one's
+            with suppress(self._pulsar.PulsarException):
+                self._consumer.unsubscribe()
         for endpoint in (self._producer, self._consumer):
             with suppress(self._pulsar.PulsarException):
                 endpoint.close()  # closing the consumer wakes the dispatcher's receive()

@@ -8,12 +8,17 @@ serialises its dataclasses with ``json.dumps`` and its default separators:
 * response body ``{"error": null | {"type": T, "message": M}, "response": "<text>",
   "end_of_stream": bool}`` with the request's ``id``; a stream is several responses, the
   last with ``end_of_stream`` true.
+
+toolctl adds one message property to a request, ``deadline``: when its caller gives up,
+in milliseconds since the epoch. A TrustGraph worker ignores properties it does not know;
+toolctl's worker skips a request whose deadline has passed.
 """
 
 from __future__ import annotations
 
 import json
 import random
+import time
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -21,6 +26,21 @@ from typing import Any
 
 ERROR_TYPE = "tool-service-error"
 """The error ``type`` a worker answers with when its handler raised."""
+DEADLINE = "deadline"
+"""The request property: when the caller gives up, in ms since the epoch (wall clock)."""
+
+
+def request_properties(call_id: str, timeout: float) -> dict[str, str]:
+    """A request's message properties: its ``id``, and its ``deadline`` ``timeout`` s away."""
+    return {"id": call_id, DEADLINE: str(int((time.time() + timeout) * 1000))}
+
+
+def expired(properties: Mapping[str, str], now: float | None = None) -> bool:
+    """Whether a request's ``deadline`` has passed (no or a malformed deadline: never)."""
+    given = properties.get(DEADLINE)
+    if not given or len(given) > 18 or not (given.isascii() and given.isdigit()):
+        return False
+    return int(given) < (time.time() if now is None else now) * 1000
 
 
 def encode_request(user: str, config: Mapping[str, Any], arguments: Mapping[str, Any]) -> bytes:

@@ -6,6 +6,17 @@ response queue with each request's ``id``, in TrustGraph's wire format (see
 ``toolctl.pulsar.wire``). A handler is ``invoke(config, arguments, user)``, sync or
 async, returning text, JSON-able data, or an iterator of text chunks (a stream). Its
 exceptions become ``{"type": "tool-service-error", "message": ...}`` answers.
+
+How many requests a worker holds depends on the request topic. On a persistent topic the
+broker keeps what no worker has room for, so a worker asks for one request per idle
+handler thread (a zero receive queue: it holds at most ``concurrency``, and an idle worker
+gets the next one, not a busy one). On a non-persistent topic the broker *drops* a request
+no consumer has room for, so a worker keeps a large receive queue there.
+
+Delivery: at most once (TrustGraph's way) acknowledges a persistent request when it is
+taken; at least once acknowledges it only after its answer is sent, so the broker gives
+the requests of a worker that died (or whose link was cut) to another worker. A request
+whose ``deadline`` property has passed is acknowledged and skipped: its caller gave up.
 """
 
 from __future__ import annotations
@@ -34,7 +45,7 @@ from toolctl.processes import (
     launch,
 )
 from toolctl.pulsar.client import needs_acknowledging, open_client, translate
-from toolctl.pulsar.wire import ERROR_TYPE, decode_request, encode_response
+from toolctl.pulsar.wire import ERROR_TYPE, decode_request, encode_response, expired
 from toolctl.settings import Settings
 
 Handler = Callable[[dict[str, Any], dict[str, Any], str], Any]
@@ -42,6 +53,10 @@ Log = Callable[[str], None]
 HANDLER_PATTERN = re.compile(r"^[\w.]+:[\w.]+$")
 POLL_MS = 250
 RECEIVE_QUEUE = 10_000
+"""Requests a worker may hold on a non-persistent topic (the broker drops what overflows)."""
+SYNC_SEND_BYTES = 64 * 1024
+"""Answers at least this big are sent synchronously, so one over the broker's limit is seen."""
+AT_LEAST_ONCE = "at-least-once"
 
 
 @dataclass(frozen=True)
@@ -54,6 +69,7 @@ class Hosting:
     handler: Handler
     origin: str
     close: Callable[[], None] = lambda: None
+    delivery: str = "at-most-once"
 
     @property
     def subscription(self) -> str:
@@ -79,6 +95,7 @@ def host_service(
         section["response_queue"],
         load_handler(target, roots),
         target,
+        delivery=section.get("delivery") or "at-most-once",
     )
 
 
@@ -140,6 +157,11 @@ class Worker:
         self._loop_lock = threading.Lock()
         self._ok: Any = None
         self._acknowledge = needs_acknowledging(hosting.request_queue)
+        # a persistent topic keeps what no worker has room for: hold only what is served
+        self._zero_queue = self._acknowledge
+        self._at_least_once = hosting.delivery == AT_LEAST_ONCE
+        self._busy = 0
+        self._busy_lock = threading.Lock()
 
     def start(self, timeout: float = 5.0) -> None:
         """Connect, subscribe and start serving; TransportUnavailable if the broker is not there."""
@@ -152,8 +174,9 @@ class Worker:
                 self.hosting.request_queue,
                 self.hosting.subscription,
                 consumer_type=pulsar.ConsumerType.Shared,
-                # a non-persistent topic drops what a consumer has no room for: room for many
-                receiver_queue_size=RECEIVE_QUEUE,
+                # a non-persistent topic drops what a consumer has no room for: room for many;
+                # a persistent one keeps it: one request per idle thread (a zero queue)
+                receiver_queue_size=0 if self._zero_queue else RECEIVE_QUEUE,
             )
             self._producer = self._client.create_producer(
                 self.hosting.response_queue,
@@ -179,10 +202,15 @@ class Worker:
         Returns whether every call in flight finished.
         """
         self._stopping.set()
+        deadline = time.monotonic() + grace
+        if self._at_least_once:
+            # acknowledging needs the consumer: let the calls in flight answer and be
+            # acknowledged first; closing then hands what is unacknowledged to other workers
+            while self._busy and time.monotonic() < deadline:
+                time.sleep(0.01)
         if self._consumer is not None:
             with suppress(Exception):
                 self._consumer.close()  # wakes idle receivers; the broker routes elsewhere
-        deadline = time.monotonic() + grace
         for thread in self._threads:  # each ends after the call it is in
             thread.join(timeout=max(0.0, deadline - time.monotonic()))
         drained = not any(thread.is_alive() for thread in self._threads)
@@ -199,9 +227,11 @@ class Worker:
     def _serve(self) -> None:
         import pulsar
 
+        consumer = self._consumer
         while not self._stopping.is_set():
             try:
-                message = self._consumer.receive(timeout_millis=POLL_MS)
+                # a zero receive queue allows no timeout: stop() closes the consumer instead
+                message = consumer.receive() if self._zero_queue else consumer.receive(POLL_MS)
             except pulsar.Timeout:
                 continue
             except pulsar.PulsarException:
@@ -209,13 +239,42 @@ class Worker:
                     return
                 self._stopping.wait(0.1)  # disconnected: the client reconnects by itself
                 continue
+            if self._stopping.is_set() and self._at_least_once:
+                return  # not taken: unacknowledged, it goes to another worker on close
+            with self._busy_lock:
+                self._busy += 1
             try:
-                self._handle(message.properties().get("id"), message.data())
-            except Exception as exc:  # the producer itself failed: the caller will time out
-                self.log(f"could not answer a call: {type(exc).__name__}: {exc}")
-            if self._acknowledge:
+                self._take(message)
+            finally:
+                with self._busy_lock:
+                    self._busy -= 1
+
+    def _take(self, message: Any) -> None:
+        """Serve one request, acknowledging it as its service's delivery says."""
+        properties = message.properties()
+        call_id = properties.get("id")
+        if expired(properties):
+            if self.verbose:
+                self.log(f"call {call_id} skipped: its caller gave up (past its deadline)")
+            self._ack(message)
+            return
+        if not self._at_least_once:
+            self._ack(message)  # at most once: taken is taken
+        try:
+            self._handle(call_id, message.data())
+        except Exception as exc:  # the producer itself failed: the caller will time out
+            self.log(f"could not answer a call: {type(exc).__name__}: {exc}")
+            if self._at_least_once:
                 with suppress(Exception):
-                    self._consumer.acknowledge(message)
+                    self._consumer.negative_acknowledge(message)  # another try, later
+            return
+        if self._at_least_once:
+            self._ack(message)  # its answer is sent (and stored) by now
+
+    def _ack(self, message: Any) -> None:
+        if self._acknowledge:
+            with suppress(Exception):
+                self._consumer.acknowledge(message)
 
     def _handle(self, call_id: str | None, body: bytes) -> None:
         """Answer one request: the handler's text or chunks, or its error."""
@@ -226,15 +285,15 @@ class Worker:
             config, arguments, user = decode_request(body)
             answer = self._invoke(config, arguments, user)
             if isinstance(answer, str):
-                self._send(call_id, encode_response(answer))
+                self._send(call_id, encode_response(answer), last=True)
             else:
                 for chunk in answer:
                     self._send(call_id, encode_response(chunk, end_of_stream=False))
-                self._send(call_id, encode_response(""))
+                self._send(call_id, encode_response(""), last=True)
         except Exception as exc:
             reason = str(exc) or type(exc).__name__
             self.log(f"call {call_id} failed: {reason}")
-            self._send(call_id, encode_response(error=(ERROR_TYPE, reason)))
+            self._send(call_id, encode_response(error=(ERROR_TYPE, reason)), last=True)
             return
         if self.verbose:
             self.log(f"call {call_id} from {user}: answered")
@@ -250,14 +309,29 @@ class Worker:
             return (_text(chunk) for chunk in result)
         return _text(result)
 
-    def _send(self, call_id: str, body: bytes) -> None:
+    def _send(self, call_id: str, body: bytes, *, last: bool = False) -> None:
+        """Send one response; an answer at least once must be sent before it is acknowledged.
+
+        A body over the broker's message size limit raises AnswerTooBig (the handler's
+        answer becomes an error answer naming the limit, not a silent loss).
+        """
+        properties = {"id": call_id}
+        if len(body) >= SYNC_SEND_BYTES or (last and self._at_least_once):
+            import pulsar
+
+            try:
+                self._producer.send(body, properties=properties)
+            except pulsar.MessageTooBig:
+                raise AnswerTooBig(len(body)) from None
+            return
+
         def sent(result: Any, _message_id: Any) -> None:
             if result != self._ok:
                 self.log(
                     f"could not answer call {call_id} on {self.hosting.response_queue}: {result}"
                 )
 
-        self._producer.send_async(body, sent if self.verbose else None, properties={"id": call_id})
+        self._producer.send_async(body, sent if self.verbose else None, properties=properties)
 
     def _await(self, awaitable: Any) -> Any:
         future: Future[Any] = asyncio.run_coroutine_threadsafe(_wrap(awaitable), self._event_loop())
@@ -279,6 +353,16 @@ class Worker:
                 threading.Thread(target=loop.run_forever, name="toolctl-async", daemon=True).start()
                 self._loop = loop
             return self._loop
+
+
+class AnswerTooBig(Exception):
+    """A response is larger than the broker takes in one message."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__(
+            f"the answer is {size:,} bytes, more than the Pulsar broker takes in one message "
+            "(its maxMessageSize, 5 MiB by default): return less, or a reference to the data"
+        )
 
 
 def _not_subscribed(url: str, hosting: Hosting) -> TransportUnavailable:

@@ -36,7 +36,7 @@ from toolctl.settings import Settings
 if TYPE_CHECKING:
     from toolctl.registry.indexing import Parsed
 
-CACHE_FORMAT = "2"  # 2: confusables quarantined, nan/inf and deep nesting refused
+CACHE_FORMAT = "3"  # 2: confusables quarantined, nan/inf and deep nesting refused; 3: delivery
 RACY_NS = 2_000_000_000
 
 _SCHEMA = """

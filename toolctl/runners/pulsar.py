@@ -101,7 +101,7 @@ class PulsarRunner:
         started = time.monotonic()
         channel = self._channel(tool, timeout)
         waited = Waited()
-        call_id = channel.send(_request(call), waited)
+        call_id = channel.send(_request(call), waited, timeout)
         try:
             answer = _collect(waited.box, started + timeout, call.sink)
         except TimeoutError:
@@ -129,7 +129,7 @@ class PulsarRunner:
         submitted = _Submitted(
             time.monotonic() + timeout, lambda: self._unanswered(tool, channel, timeout)
         )
-        channel.send(_request(call), submitted)
+        channel.send(_request(call), submitted, timeout)
         return submitted.future
 
     def close(self) -> None:
