@@ -98,6 +98,21 @@ def sleepy(config, arguments, user):
     Path(arguments["marker"]).write_text("started")
     time.sleep(float(arguments["seconds"]))
     return "slept"
+
+
+def stall(config, arguments, user):
+    """Answers who it is; a worker started with STALL=1 takes the call, then hangs."""
+    if "marker" in arguments:
+        with open(arguments["marker"], "a") as marker:
+            marker.write(os.environ.get("WORKER_NAME", "?") + "\\n")
+    if os.environ.get("STALL"):
+        time.sleep(3600)
+    time.sleep(float(arguments.get("seconds", 0)))
+    return os.environ.get("WORKER_NAME", str(os.getpid()))
+
+
+def huge(config, arguments, user):
+    return "x" * (int(arguments["megabytes"]) * 1024 * 1024)
 '''
 
 
@@ -110,10 +125,17 @@ class Project:
     suffix: str
 
     def request_queue(self, service: str) -> str:
-        return f"non-persistent://tg/request/{service}-{self.suffix}"
+        return f"{self.kind(service)}://tg/request/{service}-{self.suffix}"
 
     def response_queue(self, service: str) -> str:
-        return f"non-persistent://tg/response/{service}-{self.suffix}"
+        return f"{self.kind(service)}://tg/response/{service}-{self.suffix}"
+
+    def kind(self, service: str) -> str:
+        """An at-least-once service's queues are persistent."""
+        return "persistent" if service in AT_LEAST_ONCE else "non-persistent"
+
+
+AT_LEAST_ONCE = {"sure"}
 
 
 SERVICES = {
@@ -135,12 +157,20 @@ SERVICES = {
         '[[tool.arguments]]\nname = "marker"\nrequired = false',
     ),
     "nobody": ("handlers:hello", ""),  # no test ever starts its worker
+    "huge": ("handlers:huge", '[[tool.arguments]]\nname = "megabytes"\ntype = "integer"'),
+    # delivery = "at-least-once", on persistent queues
+    "sure": (
+        "handlers:stall",
+        '[[tool.arguments]]\nname = "seconds"\ntype = "number"\nrequired = false\n'
+        '[[tool.arguments]]\nname = "marker"\nrequired = false',
+    ),
 }
 
 
 def registry_toml(project: Project) -> str:
     parts = []
     for service, (handler, arguments) in SERVICES.items():
+        delivery = "at-least-once" if service in AT_LEAST_ONCE else "at-most-once"
         parts.append(
             f"""
 [[service]]
@@ -150,6 +180,7 @@ request_queue = "{project.request_queue(service)}"
 response_queue = "{project.response_queue(service)}"
 config_params = [{{ name = "style", required = false }}]
 handler = "{handler}"
+delivery = "{delivery}"
 
 [[tool]]
 name = "{service}"

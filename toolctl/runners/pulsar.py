@@ -140,7 +140,8 @@ class PulsarRunner:
             channel.close()
         if client is not None:
             atexit.unregister(self.close)
-            client.close()
+            with suppress(Exception):  # pulsar-client may say AlreadyClosed: closed is closed
+                client.close()
 
     def _channel(self, tool: ToolSpec, timeout: float) -> Channel:
         queues = service_queues(tool)
