@@ -79,7 +79,9 @@ def test_a_request_whose_caller_gave_up_is_skipped(
 def test_at_most_once_is_the_default_and_stays_non_persistent(
     toolctl: Toolctl, project: Project
 ) -> None:
-    shown = toolctl("show", "hello", "--kind", "service", "--json", "--registry", str(project.registry))
+    shown = toolctl(
+        "show", "hello", "--kind", "service", "--json", "--registry", str(project.registry)
+    )
     assert shown.returncode == 0, shown.stderr
     assert '"delivery": "at-most-once"' in shown.stdout.replace("\n", "")
 
@@ -105,7 +107,9 @@ def test_at_least_once_needs_persistent_queues(toolctl: Toolctl, tmp_path: Path)
         ),
     }
     for name, (section, problem) in cases.items():
-        (registry / "s.toml").write_text(f'[[service]]\nname = "{name}"\n[service.pulsar]\n{section}\n')
+        (registry / "s.toml").write_text(
+            f'[[service]]\nname = "{name}"\n[service.pulsar]\n{section}\n'
+        )
         done = toolctl("check", "--registry", str(registry))
         assert done.returncode != 0, name
         assert problem in done.stdout + done.stderr, (name, done.stdout, done.stderr)

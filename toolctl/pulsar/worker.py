@@ -360,8 +360,9 @@ class AnswerTooBig(Exception):
 
     def __init__(self, size: int) -> None:
         super().__init__(
-            f"the answer is {size:,} bytes as a message, more than the Pulsar broker takes in one message "
-            "(its maxMessageSize, 5 MiB by default): return less, or a reference to the data"
+            f"the answer is {size:,} bytes as a message, more than the Pulsar broker takes "
+            "in one message (its maxMessageSize, 5 MiB by default): return less, or a "
+            "reference to the data"
         )
 
 
