@@ -15,6 +15,7 @@ import collections
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -112,6 +113,88 @@ def test_an_idle_worker_answers_while_another_is_busy(
     finally:
         long_call.kill()
         long_call.communicate()
+
+
+def test_a_worker_drained_with_sigterm_finishes_its_calls_and_the_rest_go_elsewhere(
+    project: Project, workers: StartWorker, tmp_path: Path
+) -> None:
+    """At least once: SIGTERM lets the calls a worker holds answer, and the requests that
+    are still queued go to the other worker; nothing is lost or handled twice."""
+    marker = tmp_path / "takers"
+    drained = workers("sure", "--concurrency", "2", env={"WORKER_NAME": "drained"})
+    workers("sure", "--concurrency", "2", env={"WORKER_NAME": "stays"})
+    lines = tmp_path / "calls.jsonl"
+    calls = 40
+    lines.write_text(
+        "".join(json.dumps({"seconds": 0.3, "marker": str(marker)}) + "\n" for _ in range(calls))
+    )
+    batch = subprocess.Popen(
+        [sys.executable, "-m", "toolctl", "run", "sure", "--batch", str(lines),
+         "--concurrency", "8", "--timeout", "60", "--registry", str(project.registry)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while marker.read_text().count("drained") < 3 if marker.exists() else True:
+            assert time.monotonic() < deadline and batch.poll() is None
+            time.sleep(0.01)
+        drained.send_signal(signal.SIGTERM)
+        assert drained.wait(timeout=30) == 0
+        out, err = batch.communicate(timeout=120)
+    finally:
+        batch.kill()
+    assert batch.returncode == 0, err
+    answered = collections.Counter(json.loads(line)["output"] for line in out.splitlines())
+    assert sum(answered.values()) == calls and answered["drained"] >= 3, answered
+    handled = collections.Counter(marker.read_text().split())
+    assert handled == answered  # each call handled once, by the worker that answered it
+
+
+def test_a_killed_standalone_fails_a_batch_at_once_and_workers_come_back(
+    toolctl: Toolctl, project: Project, workers: StartWorker, tmp_path: Path
+) -> None:
+    """SIGKILL of a real broker under a running `--batch`: the pending calls fail at once
+    ("lost the Pulsar broker", exit 5); started again on the same port, the running
+    workers (at most once and at least once) resubscribe and serve without a restart."""
+    from tests.pulsar.test_faults import batch_in_background, first_line, lost_batch
+
+    directory = tmp_path / "standalone"
+    command = ["bash", str(SCRIPT), "--dir", str(directory)]
+    env = {**os.environ, "TOOLCTL_PULSAR_CACHE": PULSAR_CACHE}
+
+    def start(*extra: str) -> str:
+        done = subprocess.run(
+            [*command, *extra, "start"], env=env, capture_output=True, text=True, timeout=600
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout.strip()
+
+    url = start()
+    try:
+        port = url.rsplit(":", 1)[1]
+        pid = int(json.loads((directory / "standalone.json").read_text())["pid"])
+        kept = [
+            workers("whoami", "--concurrency", "8", "--pulsar-url", url),
+            workers("sure", "--pulsar-url", url, env={"WORKER_NAME": "sure"}),
+        ]
+        batch = batch_in_background(project, tmp_path, "whoami", url, calls=400, seconds=0.2)
+        try:
+            first_line(batch)
+            os.kill(pid, signal.SIGKILL)
+            code, _ = lost_batch(batch, url)
+        finally:
+            batch.kill()
+        assert code == 5
+        assert start("--port", port) == url
+        registry = ("--registry", str(project.registry), "--pulsar-url", url)
+        for service in ("whoami", "sure"):
+            deadline = time.monotonic() + 120
+            while (done := toolctl("run", service, "--timeout", "5", *registry)).returncode:
+                assert done.returncode in (5, 124), done.stderr
+                assert time.monotonic() < deadline, f"the {service} worker never came back"
+        assert all(worker.poll() is None for worker in kept)  # never restarted
+    finally:
+        subprocess.run([*command, "stop"], env=env, capture_output=True, timeout=120)
 
 
 # -- separate hosts: worker processes in network namespaces of their own ---------------
@@ -244,3 +327,46 @@ def test_workers_on_separate_hosts_split_the_calls(
     counts = answered_by(done)
     assert sum(counts.values()) == CALLS
     assert set(counts) == {host.namespace for host in hosts}, counts
+
+
+def test_a_worker_host_cut_off_has_its_requests_answered_by_another(
+    toolctl: Toolctl,
+    project: Project,
+    workers: StartWorker,
+    hosts: list[Host],
+    multi_homed_broker: Standalone,
+    tmp_path: Path,
+) -> None:
+    """At least once: the link of the host whose worker holds a call goes down (no FIN,
+    no RST); the broker notices by its keepalive (5 s in standalone.conf) and gives the
+    request to the worker on the other host, and the caller gets that answer in time."""
+    port = multi_homed_broker.port
+    marker = tmp_path / "takers"
+    cut, other = hosts
+    prefix = ("ip", "netns", "exec")
+    workers(
+        "sure", "--pulsar-url", f"pulsar://{cut.address}:{port}", prefix=(*prefix, cut.namespace),
+        env={"WORKER_NAME": "cut", "STALL": "1"},
+    )  # fmt: skip
+    call = subprocess.Popen(
+        [sys.executable, "-m", "toolctl", "run", "sure", "--arg", f"marker={marker}",
+         "--timeout", "90", "--pulsar-url", multi_homed_broker.url,
+         "--registry", str(project.registry)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 30
+        while not marker.exists():
+            assert time.monotonic() < deadline and call.poll() is None
+            time.sleep(0.01)
+        workers(
+            "sure", "--pulsar-url", f"pulsar://{other.address}:{port}",
+            prefix=(*prefix, other.namespace), env={"WORKER_NAME": "other"},
+        )  # fmt: skip
+        ip("link", "set", cut.host_side, "down")  # the cable is pulled: nothing is sent
+        out, err = call.communicate(timeout=120)
+    finally:
+        call.kill()
+        subprocess.run(["ip", "link", "set", cut.host_side, "up"], capture_output=True)
+    assert (call.returncode, out) == (0, "other\n"), err
+    assert marker.read_text().split() == ["cut", "other"]

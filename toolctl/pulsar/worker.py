@@ -201,7 +201,8 @@ class Worker:
 
         Returns whether every call in flight finished.
         """
-        self._stopping.set()
+        with self._busy_lock:  # from here on no thread takes a request (see _serve)
+            self._stopping.set()
         deadline = time.monotonic() + grace
         if self._at_least_once:
             # acknowledging needs the consumer: let the calls in flight answer and be
@@ -239,9 +240,9 @@ class Worker:
                     return
                 self._stopping.wait(0.1)  # disconnected: the client reconnects by itself
                 continue
-            if self._stopping.is_set() and self._at_least_once:
-                return  # not taken: unacknowledged, it goes to another worker on close
             with self._busy_lock:
+                if self._stopping.is_set() and self._at_least_once:
+                    return  # not taken: unacknowledged, it goes to another worker on close
                 self._busy += 1
             try:
                 self._take(message)
