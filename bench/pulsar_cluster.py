@@ -15,7 +15,11 @@ In one run, against that broker:
     with ``--concurrency 1`` so that what grows is the number of processes; calls/s and the
     ratio to the ideal N / 0.1 s;
 (d) the same batch on the embedded pulsar-lite broker with one worker, for comparison
-    (pulsar-lite refuses a second worker process on a Shared subscription).
+    (pulsar-lite refuses a second worker process on a Shared subscription);
+(e) at least once: ``PulsarRunner.run`` p50 to an echo service with ``delivery =
+    "at-least-once"`` (persistent queues, acknowledged after the answer), and the sleep
+    batch of (c) on such a service (``--sure-calls`` calls), where a worker holds only
+    what it serves (a zero receive queue).
 
 Usage::
 
@@ -36,6 +40,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pulsar
 import pulsar_client as floor
 
 from toolctl.calls import Caller, resolve
@@ -45,6 +50,8 @@ from toolctl.settings import Settings
 
 ROOT = floor.ROOT
 SLEEP = "bench-sleep"
+SURE_SLEEP = "bench-sleep-sure"
+SURE_ECHO = "bench-echo-sure"
 SECONDS = 0.1
 WINDOW = 64
 
@@ -66,6 +73,35 @@ timeout = 600
 name = "n"
 type = "integer"
 """
+
+
+def sure_registry(suffix: str) -> str:
+    """The echo and the sleep service again, at least once, on persistent queues."""
+    parts = []
+    for name, handler, timeout in (
+        (SURE_ECHO, "benchecho:invoke", 30),
+        (SURE_SLEEP, "benchsleep:invoke", 600),
+    ):
+        parts.append(
+            f"""
+[[service]]
+name = "{name}"
+[service.pulsar]
+request_queue = "persistent://tg/request/{name}-{suffix}"
+response_queue = "persistent://tg/response/{name}-{suffix}"
+handler = "{handler}"
+delivery = "at-least-once"
+
+[[tool]]
+name = "{name}"
+service = "{name}"
+timeout = {timeout}
+[[tool.arguments]]
+name = "n"
+type = "integer"
+"""
+        )
+    return "".join(parts)
 
 
 SLEEP_HANDLER = f"import time\n\ndef invoke(config, arguments, user):\n    time.sleep({SECONDS})\n"
@@ -148,6 +184,51 @@ def _one_round(url: str, project: Path, calls: int) -> tuple[float, float]:
     return raw_p50, ours
 
 
+class RawPersistent(floor.RawCaller):
+    """The raw request/reply floor on the at-least-once echo service's persistent queues."""
+
+    def __init__(self, url: str, suffix: str) -> None:
+        self.client = pulsar.Client(
+            url,
+            operation_timeout_seconds=10,
+            logger=pulsar.FileLogger(pulsar.LoggerLevel.Error, os.devnull),
+        )
+        response = f"persistent://tg/response/{SURE_ECHO}-{suffix}"
+        self.responses = self.client.subscribe(response, f"raw-{os.urandom(8).hex()}")
+        self.producer = self.client.create_producer(
+            f"persistent://tg/request/{SURE_ECHO}-{suffix}", batching_enabled=False
+        )
+
+    def close(self) -> None:
+        self.responses.unsubscribe()
+        super().close()
+
+
+def sequential_sure(
+    url: str, project: Path, suffix: str, calls: int, rounds: int
+) -> tuple[float, float]:
+    """(raw p50 ms, toolctl p50 ms) on the at-least-once echo service's persistent queues,
+    medians of alternating rounds."""
+    settings = Settings.load([project / "registry"], pulsar_url=url, user="bench")
+    spec = resolve_tool(Registry.open(settings), SURE_ECHO)
+    raws, ours = [], []
+    for _ in range(rounds):
+        raw = RawPersistent(url, suffix)
+        try:
+            floor._p50(raw.call, 50)
+            raws.append(floor._p50(raw.call, calls))
+        finally:
+            raw.close()
+        runner = load_runner(spec.runtime, settings)
+        call = floor._runner_call(runner, spec, RunContext(settings, 30.0, "bench"))
+        try:
+            floor._p50(call, 50)
+            ours.append(floor._p50(call, calls))
+        finally:
+            runner.close()
+    return statistics.median(raws), statistics.median(ours)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pulsar-url", help="a real Apache Pulsar broker")
@@ -156,6 +237,9 @@ def main() -> int:
     parser.add_argument("--calls", type=int, default=2000, help="calls of a sleep batch")
     parser.add_argument("--workers", default="1,2,4", help="worker process counts")
     parser.add_argument("--no-lite", action="store_true", help="skip the pulsar-lite batch")
+    parser.add_argument(
+        "--sure-calls", type=int, default=500, help="calls of the at-least-once sleep batch"
+    )
     args = parser.parse_args()
     url = find_broker(args.pulsar_url)
     if not url:
@@ -171,7 +255,7 @@ def main() -> int:
         (project / "registry").mkdir()
         suffix = os.urandom(4).hex()
         descriptor = project / "registry" / "bench.toml"
-        descriptor.write_text(floor.REGISTRY + sleep_registry(suffix))
+        descriptor.write_text(floor.REGISTRY + sleep_registry(suffix) + sure_registry(suffix))
         os.utime(descriptor, (time.time() - 3600, time.time() - 3600))
         (project / "benchecho.py").write_text(floor.HANDLER)
         (project / "benchsleep.py").write_text(SLEEP_HANDLER)
@@ -193,6 +277,27 @@ def main() -> int:
             rows.append(
                 (
                     f"(c) --batch x{args.calls}, {SECONDS} s handler, {count} worker(s)",
+                    f"{rate:.1f} calls/s = {rate / ideal:.2f} of ideal {ideal:.0f}",
+                )
+            )
+        with running_workers(project, url, SURE_ECHO, 1, concurrency=4):
+            sure_raw, sure = sequential_sure(url, project, suffix, args.sequential, args.rounds)
+        rows += [
+            ("(e) raw request/reply p50, persistent queues", f"{sure_raw:.3f} ms"),
+            ("(e) at-least-once PulsarRunner.run p50", f"{sure:.3f} ms"),
+            ("    ratio to the persistent floor", f"{sure / sure_raw:.2f}"),
+        ]
+        sure_lines = project / "sure.jsonl"
+        sure_lines.write_text("".join(json.dumps({"n": n}) + "\n" for n in range(args.sure_calls)))
+        for count in counts if args.sure_calls else []:
+            with running_workers(project, url, SURE_SLEEP, count, concurrency=1):
+                rate = args.sure_calls / floor._cli_batch(
+                    project, url, sure_lines, WINDOW, service=SURE_SLEEP, timeout=3600
+                )
+            ideal = count / SECONDS
+            rows.append(
+                (
+                    f"(e) at-least-once --batch x{args.sure_calls}, {count} worker(s)",
                     f"{rate:.1f} calls/s = {rate / ideal:.2f} of ideal {ideal:.0f}",
                 )
             )

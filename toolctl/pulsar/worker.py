@@ -160,7 +160,7 @@ class Worker:
         # a persistent topic keeps what no worker has room for: hold only what is served
         self._zero_queue = self._acknowledge
         self._at_least_once = hosting.delivery == AT_LEAST_ONCE
-        self._busy = 0
+        self._busy = 0  # requests taken and not yet answered (or acknowledged)
         self._busy_lock = threading.Lock()
 
     def start(self, timeout: float = 5.0) -> None:
@@ -262,23 +262,30 @@ class Worker:
         if not self._at_least_once:
             self._ack(message)  # at most once: taken is taken
         try:
-            self._handle(call_id, message.data())
+            self._handle(call_id, message.data(), message if self._at_least_once else None)
         except Exception as exc:  # the producer itself failed: the caller will time out
             self.log(f"could not answer a call: {type(exc).__name__}: {exc}")
             if self._at_least_once:
-                with suppress(Exception):
-                    self._consumer.negative_acknowledge(message)  # another try, later
-            return
-        if self._at_least_once:
-            self._ack(message)  # its answer is sent (and stored) by now
+                self._settle(message, ok=False)
 
     def _ack(self, message: Any) -> None:
         if self._acknowledge:
             with suppress(Exception):
                 self._consumer.acknowledge(message)
 
-    def _handle(self, call_id: str | None, body: bytes) -> None:
-        """Answer one request: the handler's text or chunks, or its error."""
+    def _settle(self, message: Any, *, ok: bool) -> None:
+        """At least once: acknowledge a request whose answer is stored, or have it retried."""
+        with suppress(Exception):
+            if ok:
+                self._consumer.acknowledge(message)
+            else:
+                self._consumer.negative_acknowledge(message)  # another try, later
+
+    def _handle(self, call_id: str | None, body: bytes, request: Any = None) -> None:
+        """Answer one request: the handler's text or chunks, or its error.
+
+        With ``request`` (at least once), it is acknowledged once the last answer is stored.
+        """
         if not call_id:
             self.log(f"ignored a request without an id on {self.hosting.request_queue}")
             return
@@ -286,15 +293,15 @@ class Worker:
             config, arguments, user = decode_request(body)
             answer = self._invoke(config, arguments, user)
             if isinstance(answer, str):
-                self._send(call_id, encode_response(answer), last=True)
+                self._send(call_id, encode_response(answer), request)
             else:
                 for chunk in answer:
                     self._send(call_id, encode_response(chunk, end_of_stream=False))
-                self._send(call_id, encode_response(""), last=True)
+                self._send(call_id, encode_response(""), request)
         except Exception as exc:
             reason = str(exc) or type(exc).__name__
             self.log(f"call {call_id} failed: {reason}")
-            self._send(call_id, encode_response(error=(ERROR_TYPE, reason)), last=True)
+            self._send(call_id, encode_response(error=(ERROR_TYPE, reason)), request)
             return
         if self.verbose:
             self.log(f"call {call_id} from {user}: answered")
@@ -310,29 +317,40 @@ class Worker:
             return (_text(chunk) for chunk in result)
         return _text(result)
 
-    def _send(self, call_id: str, body: bytes, *, last: bool = False) -> None:
-        """Send one response; an answer at least once must be sent before it is acknowledged.
+    def _send(self, call_id: str, body: bytes, request: Any = None) -> None:
+        """Send one response; with ``request`` (at least once) acknowledge that once stored.
 
         A body over the broker's message size limit raises AnswerTooBig (the handler's
         answer becomes an error answer naming the limit, not a silent loss).
         """
         properties = {"id": call_id}
-        if len(body) >= SYNC_SEND_BYTES or (last and self._at_least_once):
+        if len(body) >= SYNC_SEND_BYTES:
             import pulsar
 
             try:
                 self._producer.send(body, properties=properties)
             except pulsar.MessageTooBig:
                 raise AnswerTooBig(len(body)) from None
+            if request is not None:
+                self._settle(request, ok=True)
             return
 
         def sent(result: Any, _message_id: Any) -> None:
-            if result != self._ok:
+            ok = result == self._ok
+            if not ok:
                 self.log(
                     f"could not answer call {call_id} on {self.hosting.response_queue}: {result}"
                 )
+            if request is not None:
+                self._settle(request, ok=ok)
+                with self._busy_lock:
+                    self._busy -= 1
 
-        self._producer.send_async(body, sent if self.verbose else None, properties=properties)
+        if request is not None:
+            with self._busy_lock:
+                self._busy += 1  # until the answer is stored and the request acknowledged
+        wanted = self.verbose or request is not None
+        self._producer.send_async(body, sent if wanted else None, properties=properties)
 
     def _await(self, awaitable: Any) -> Any:
         future: Future[Any] = asyncio.run_coroutine_threadsafe(_wrap(awaitable), self._event_loop())
