@@ -83,6 +83,10 @@ class PluginBroken(TransportUnavailable):
     """An installed plugin (a runner under ``toolctl.runners``) fails to load or to fit."""
 
 
+class TransportLost(TransportUnavailable):
+    """The connection went away under calls in flight (a `--batch` then ends with exit 5)."""
+
+
 class TimedOut(ToolctlError):
     """The call ran past its timeout; the process tree or container was killed."""
 

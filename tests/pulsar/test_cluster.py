@@ -179,9 +179,9 @@ def test_a_killed_standalone_fails_a_batch_at_once_and_workers_come_back(
         ]
         batch = batch_in_background(project, tmp_path, "whoami", url, calls=400, seconds=0.2)
         try:
-            first_line(batch)
+            first_line(batch, tmp_path)
             os.kill(pid, signal.SIGKILL)
-            code, _ = lost_batch(batch, url)
+            code, _, _ = lost_batch(batch, url, tmp_path)
         finally:
             batch.kill()
         assert code == 5

@@ -30,25 +30,29 @@ def batch_in_background(
     command = [sys.executable, "-m", "toolctl", "run", service, "--batch", str(lines)]
     command += ["--concurrency", "8", "--timeout", "300", "--pulsar-url", url]
     command += ["--registry", str(project.registry)]
-    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    with open(tmp_path / "batch.out", "wb") as out:  # the results, read as they come
+        return subprocess.Popen(command, stdout=out, stderr=subprocess.PIPE, text=True)
 
 
-def lost_batch(batch: subprocess.Popen[str], url: str) -> tuple[int, list[dict[str, object]]]:
-    """The batch's exit code and results, once the broker was killed under it."""
-    out, err = batch.communicate(timeout=90)  # far less than one call's timeout
+def lost_batch(
+    batch: subprocess.Popen[str], url: str, tmp_path: Path
+) -> tuple[int, list[dict[str, object]], str]:
+    """The batch's exit code, results and stderr, once the broker was killed under it."""
+    _, err = batch.communicate(timeout=90)  # far less than one call's timeout
+    out = (tmp_path / "batch.out").read_text()
     results = [json.loads(line) for line in out.splitlines()]
     failed = [r for r in results if not r["success"]]
     assert failed, (out, err)
     assert all(f"lost the Pulsar broker at {url}" in str(r["error"]) for r in failed), failed
-    return batch.returncode, results
+    return batch.returncode, results, err
 
 
-def first_line(batch: subprocess.Popen[str]) -> str:
+def first_line(batch: subprocess.Popen[str], tmp_path: Path) -> None:
     """Wait until the batch printed its first result (the broker is serving it)."""
-    assert batch.stdout is not None
-    line = batch.stdout.readline()
-    assert line, batch.stderr.read() if batch.stderr else ""
-    return line
+    deadline = time.monotonic() + 60
+    while not (tmp_path / "batch.out").read_bytes().count(b"\n"):
+        assert batch.poll() is None and time.monotonic() < deadline
+        time.sleep(0.01)
 
 
 @pytest.mark.embedded_only  # its own pulsar-lite broker, killed and started again
@@ -63,13 +67,14 @@ def test_a_killed_broker_fails_a_batch_at_once_and_the_worker_comes_back(
     worker = workers("whoami", "--concurrency", "8", "--pulsar-url", url)
     batch = batch_in_background(project, tmp_path, "whoami", url, calls=400, seconds=0.2)
     try:
-        first_line(batch)
+        first_line(batch, tmp_path)
         os.kill(pid, signal.SIGKILL)
-        code, results = lost_batch(batch, url)
+        code, results, err = lost_batch(batch, url, tmp_path)
     finally:
         batch.kill()
     assert code == 5
-    assert len(results) == 399  # every line has its result line (after the first)
+    assert len(results) == 400  # every line has its result line
+    assert err.count("\n") == 1 and f"lost the Pulsar broker at {url}" in err  # one line
 
     assert toolctl("broker", "start", "--detach", *data).returncode == 0
     call = (

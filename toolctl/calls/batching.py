@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator
 from concurrent.futures import Future
 from typing import TYPE_CHECKING
 
-from toolctl.errors import ToolctlError
+from toolctl.errors import ToolctlError, TransportLost
 from toolctl.runners.base import Call, Pipelined, Runner, ToolResult
 
 if TYPE_CHECKING:
@@ -32,12 +32,16 @@ def run_batch(
 
     ``template`` is the call every line makes, but for its arguments. A line that is not
     a JSON object, or whose arguments are invalid, yields a failed result without running
-    anything; the batch goes on.
+    anything; the batch goes on. If calls failed because the transport was lost under them
+    (TransportLost: the broker died), that is raised after the last result (exit 5).
     """
+    lost: list[TransportLost] = []
     if isinstance(runner, Pipelined):
-        yield from _pipelined(runner, template, lines, concurrency)
-        return
-    yield from _threaded(caller, template, lines, concurrency)
+        yield from _pipelined(runner, template, lines, concurrency, lost)
+    else:
+        yield from _threaded(caller, template, lines, concurrency, lost)
+    if lost:
+        raise lost[-1]
 
 
 class _Ordered:
@@ -98,7 +102,11 @@ class _Ordered:
 
 
 def _threaded(
-    caller: Caller, template: Call, lines: Iterable[str], concurrency: int
+    caller: Caller,
+    template: Call,
+    lines: Iterable[str],
+    concurrency: int,
+    lost: list[TransportLost],
 ) -> Iterator[ToolResult]:
     ordered = _Ordered(lines, concurrency)
 
@@ -107,7 +115,7 @@ def _threaded(
         try:
             while (item := ordered.take()) is not None:
                 place, number, line = item
-                ordered.put(place, _one(caller, template, number, line))
+                ordered.put(place, _one(caller, template, number, line, lost))
         except BaseException as exc:  # a bug in a worker: re-raised in the main thread
             error = exc
         finally:
@@ -119,7 +127,11 @@ def _threaded(
 
 
 def _pipelined(
-    runner: Pipelined, template: Call, lines: Iterable[str], concurrency: int
+    runner: Pipelined,
+    template: Call,
+    lines: Iterable[str],
+    concurrency: int,
+    lost: list[TransportLost],
 ) -> Iterator[ToolResult]:
     from toolctl.calls import start_event
 
@@ -134,11 +146,12 @@ def _pipelined(
             try:
                 window.append((number, started, runner.submit(call)))
             except ToolctlError as exc:
-                window.append((number, started, _failed(template, f"line {number}: {exc}")))
+                failed = _failed(template, f"line {number}: {exc}", exc, lost)
+                window.append((number, started, failed))
         if len(window) >= concurrency:
-            yield _settle(template, *window.popleft())
+            yield _settle(template, *window.popleft(), lost)
     while window:
-        yield _settle(template, *window.popleft())
+        yield _settle(template, *window.popleft(), lost)
 
 
 def _numbered(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
@@ -160,17 +173,21 @@ def _arguments(template: Call, number: int, line: str) -> Call | ToolResult:
         return _failed(template, f"line {number}: {exc}")
 
 
-def _one(caller: Caller, template: Call, number: int, line: str) -> ToolResult:
+def _one(
+    caller: Caller, template: Call, number: int, line: str, lost: list[TransportLost]
+) -> ToolResult:
     call = _arguments(template, number, line)
     if isinstance(call, ToolResult):
         return call
     try:
         return caller.execute(call)
     except ToolctlError as exc:
-        return _failed(template, f"line {number}: {exc}")
+        return _failed(template, f"line {number}: {exc}", exc, lost)
 
 
-def _settle(template: Call, number: int, started: float, pending: Pending) -> ToolResult:
+def _settle(
+    template: Call, number: int, started: float, pending: Pending, lost: list[TransportLost]
+) -> ToolResult:
     """The result of a pending call; a Future of a pipelined call also reports its end."""
     from toolctl.calls import done_event
 
@@ -179,10 +196,17 @@ def _settle(template: Call, number: int, started: float, pending: Pending) -> To
     try:
         result = pending.result()
     except ToolctlError as exc:
-        result = _failed(template, f"line {number}: {exc}")
+        result = _failed(template, f"line {number}: {exc}", exc, lost)
     template.sink.event(done_event(template.tool, result, started))
     return result
 
 
-def _failed(template: Call, message: str) -> ToolResult:
+def _failed(
+    template: Call,
+    message: str,
+    cause: ToolctlError | None = None,
+    lost: list[TransportLost] | None = None,
+) -> ToolResult:
+    if isinstance(cause, TransportLost) and lost is not None:
+        lost.append(cause)  # the batch ends with it (exit 5) once every line has its result
     return ToolResult(False, error=message, transport=template.tool.runtime)

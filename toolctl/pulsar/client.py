@@ -22,7 +22,13 @@ from contextlib import suppress
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
-from toolctl.errors import Interrupted, ToolctlError, TransportUnavailable, UsageError
+from toolctl.errors import (
+    Interrupted,
+    ToolctlError,
+    TransportLost,
+    TransportUnavailable,
+    UsageError,
+)
 from toolctl.pulsar.wire import fresh_id, request_properties
 
 BROKER_HINT = "start one with 'toolctl broker start --detach', or pass --pulsar-url"
@@ -220,7 +226,7 @@ class Channel:
         self._pending.pop(call_id, None)
 
     def lost(self) -> ToolctlError:
-        return TransportUnavailable(
+        return TransportLost(
             f"lost the Pulsar broker at {self.url} (asked {self.request_queue})", hint=BROKER_HINT
         )
 

@@ -21,7 +21,7 @@ from typing import Any
 from toolctl.errors import (
     TimedOut,
     ToolctlError,
-    TransportUnavailable,
+    TransportLost,
     UsageError,
     interruption,
 )
@@ -168,7 +168,7 @@ class PulsarRunner:
             except ToolctlError:
                 self._probed = (now, False)
         if not self._probed[1]:
-            return TransportUnavailable(
+            return TransportLost(
                 f"lost the Pulsar broker at {self.url} while waiting for service '{service}'",
                 hint=BROKER_HINT,
             )
