@@ -132,3 +132,15 @@ def test_an_answer_over_the_size_limit_is_an_error_naming_it(
     assert "the answer is 20,971,5" in done.stderr and "maxMessageSize" in done.stderr
     small = run(toolctl, project, "huge", "--arg", "megabytes=0")
     assert small.returncode == 0, small.stderr  # the worker serves on
+
+
+def test_a_request_over_the_size_limit_is_refused_at_once(
+    toolctl: Toolctl, project: Project, workers: StartWorker, tmp_path: Path
+) -> None:
+    workers("echo")
+    arguments = tmp_path / "big.json"
+    arguments.write_text('{"word": "' + "x" * (6 * 1024 * 1024) + '"}')
+    done = run(toolctl, project, "echo", "--args", f"@{arguments}", "--timeout", "300")
+    assert done.returncode == 2, done.stderr
+    assert "the request is larger than the Pulsar broker" in done.stderr
+    assert "maxMessageSize" in done.stderr

@@ -57,6 +57,7 @@ RECEIVE_QUEUE = 10_000
 SYNC_SEND_BYTES = 64 * 1024
 """Answers at least this big are sent synchronously, so one over the broker's limit is seen."""
 AT_LEAST_ONCE = "at-least-once"
+NACK_DELAY_MS = 1000
 
 
 @dataclass(frozen=True)
@@ -177,6 +178,8 @@ class Worker:
                 # a non-persistent topic drops what a consumer has no room for: room for many;
                 # a persistent one keeps it: one request per idle thread (a zero queue)
                 receiver_queue_size=0 if self._zero_queue else RECEIVE_QUEUE,
+                # at least once: an answer that could not be sent is retried soon
+                negative_ack_redelivery_delay_ms=NACK_DELAY_MS,
             )
             self._producer = self._client.create_producer(
                 self.hosting.response_queue,
@@ -346,11 +349,17 @@ class Worker:
                 with self._busy_lock:
                     self._busy -= 1
 
-        if request is not None:
+        if request is None:
+            self._producer.send_async(body, sent if self.verbose else None, properties=properties)
+            return
+        with self._busy_lock:
+            self._busy += 1  # until the answer is stored and the request acknowledged
+        try:
+            self._producer.send_async(body, sent, properties=properties)
+        except Exception:
             with self._busy_lock:
-                self._busy += 1  # until the answer is stored and the request acknowledged
-        wanted = self.verbose or request is not None
-        self._producer.send_async(body, sent if wanted else None, properties=properties)
+                self._busy -= 1
+            raise
 
     def _await(self, awaitable: Any) -> Any:
         future: Future[Any] = asyncio.run_coroutine_threadsafe(_wrap(awaitable), self._event_loop())
