@@ -6,6 +6,8 @@ import json
 import os
 import socket
 import subprocess
+import sys
+import time
 import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -207,3 +209,55 @@ def result_of(stdout: str) -> dict[str, object]:
     """The ToolResult a `toolctl run --json` printed."""
     parsed: dict[str, object] = json.loads(stdout)
     return parsed
+
+
+# -- a broker killed under a running `--batch` (test_faults.py, test_cluster.py) ---------
+
+
+def batch_in_background(
+    project: Project, tmp_path: Path, service: str, url: str, calls: int, seconds: float
+) -> subprocess.Popen[str]:
+    """`toolctl run SERVICE --batch` of ``calls`` calls of ``seconds`` s, each timing out
+    only after 300 s: a call that waits for its timeout makes the test fail, not pass."""
+    lines = tmp_path / "calls.jsonl"
+    lines.write_text("".join(json.dumps({"seconds": seconds}) + "\n" for _ in range(calls)))
+    command = [sys.executable, "-m", "toolctl", "run", service, "--batch", str(lines)]
+    command += ["--concurrency", "8", "--timeout", "300", "--pulsar-url", url]
+    command += ["--registry", str(project.registry)]
+    with open(tmp_path / "batch.out", "wb") as out:  # the results, read as they come
+        return subprocess.Popen(command, stdout=out, stderr=subprocess.PIPE, text=True)
+
+
+def lost_batch(
+    batch: subprocess.Popen[str], url: str, tmp_path: Path
+) -> tuple[int, list[dict[str, object]], str]:
+    """The batch's exit code, results and stderr, once the broker was killed under it."""
+    _, err = batch.communicate(timeout=90)  # far less than one call's timeout
+    out = (tmp_path / "batch.out").read_text()
+    results = [json.loads(line) for line in out.splitlines()]
+    failed = [r for r in results if not r["success"]]
+    assert failed, (out, err)
+    assert all(f"lost the Pulsar broker at {url}" in str(r["error"]) for r in failed), failed
+    return batch.returncode, results, err
+
+
+def first_line(batch: subprocess.Popen[str], tmp_path: Path) -> None:
+    """Wait until the batch printed its first result (the broker is serving it)."""
+    deadline = time.monotonic() + 60
+    while not (tmp_path / "batch.out").read_bytes().count(b"\n"):
+        assert batch.poll() is None and time.monotonic() < deadline
+        time.sleep(0.01)
+
+
+def broker_killed_under_a_batch(
+    project: Project, tmp_path: Path, url: str, kill: Callable[[], None]
+) -> tuple[int, list[dict[str, object]], str]:
+    """Run a batch of 400 calls to `whoami`, ``kill`` the broker once the first result is
+    out; the batch's exit code, results and stderr."""
+    batch = batch_in_background(project, tmp_path, "whoami", url, calls=400, seconds=0.2)
+    try:
+        first_line(batch, tmp_path)
+        kill()
+        return lost_batch(batch, url, tmp_path)
+    finally:
+        batch.kill()

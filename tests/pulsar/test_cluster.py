@@ -33,6 +33,7 @@ from tests.pulsar.pulsar_support import (
     Project,
     StartWorker,
     admin_get,
+    broker_killed_under_a_batch,
     no_cluster,
 )
 
@@ -156,7 +157,6 @@ def test_a_killed_standalone_fails_a_batch_at_once_and_workers_come_back(
     """SIGKILL of a real broker under a running `--batch`: the pending calls fail at once
     ("lost the Pulsar broker", exit 5); started again on the same port, the running
     workers (at most once and at least once) resubscribe and serve without a restart."""
-    from tests.pulsar.test_faults import batch_in_background, first_line, lost_batch
 
     directory = tmp_path / "standalone"
     command = ["bash", str(SCRIPT), "--dir", str(directory)]
@@ -177,13 +177,9 @@ def test_a_killed_standalone_fails_a_batch_at_once_and_workers_come_back(
             workers("whoami", "--concurrency", "8", "--pulsar-url", url),
             workers("sure", "--pulsar-url", url, env={"WORKER_NAME": "sure"}),
         ]
-        batch = batch_in_background(project, tmp_path, "whoami", url, calls=400, seconds=0.2)
-        try:
-            first_line(batch, tmp_path)
-            os.kill(pid, signal.SIGKILL)
-            code, _, _ = lost_batch(batch, url, tmp_path)
-        finally:
-            batch.kill()
+        code, _, _ = broker_killed_under_a_batch(
+            project, tmp_path, url, lambda: os.kill(pid, signal.SIGKILL)
+        )
         assert code == 5
         assert start("--port", port) == url
         registry = ("--registry", str(project.registry), "--pulsar-url", url)
