@@ -210,7 +210,7 @@ def sequential_sure(
     """(raw p50 ms, toolctl p50 ms) on the at-least-once echo service's persistent queues,
     medians of alternating rounds."""
     settings = Settings.load([project / "registry"], pulsar_url=url, user="bench")
-    spec = resolve_tool(Registry.open(settings), SURE_ECHO)
+    spec = resolve(Registry.open(settings), SURE_ECHO)
     raws, ours = [], []
     for _ in range(rounds):
         raw = RawPersistent(url, suffix)
@@ -219,13 +219,13 @@ def sequential_sure(
             raws.append(floor._p50(raw.call, calls))
         finally:
             raw.close()
-        runner = load_runner(spec.runtime, settings)
-        call = floor._runner_call(runner, spec, RunContext(settings, 30.0, "bench"))
+        caller = Caller(settings, Registry.open(settings))
+        call = floor._runner_call(caller.runner(spec.runtime), spec)
         try:
             floor._p50(call, 50)
             ours.append(floor._p50(call, calls))
         finally:
-            runner.close()
+            caller.close()
     return statistics.median(raws), statistics.median(ours)
 
 
