@@ -381,6 +381,14 @@ def memory_of(pid: int) -> str:
     return "?"
 
 
+def port_number(text: str) -> int:
+    """A TCP port for --port (argparse turns the ValueError into a usage error)."""
+    port = int(text)
+    if not 0 < port < 65536:
+        raise ValueError(text)
+    return port
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="pulsar-standalone.sh",
@@ -400,7 +408,7 @@ def main(argv: list[str]) -> int:
     )
     parser.add_argument(
         "--port",
-        type=int,
+        type=port_number,
         default=0,
         help="the broker's service port (default: a free one); e.g. to restart on the same URL",
     )

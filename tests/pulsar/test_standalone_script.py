@@ -32,7 +32,8 @@ def script(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
 
 
 def test_bad_commands_and_options_are_usage_errors(tmp_path: Path) -> None:
-    for args in (["bogus"], [], ["start", "extra"], ["--dir"], ["--nope", "status"]):
+    bad_ports = (["--port", "x", "start"], ["--port", "0", "start"], ["--port", "70000", "start"])
+    for args in (["bogus"], [], ["start", "extra"], ["--dir"], ["--nope", "status"], *bad_ports):
         done = script(*args)
         assert done.returncode == 2, args
         assert "usage: pulsar-standalone.sh" in done.stderr
