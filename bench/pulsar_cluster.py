@@ -173,14 +173,15 @@ def _one_round(url: str, project: Path, calls: int) -> tuple[float, float]:
         raw.close()
     settings = Settings.load([project / "registry"], pulsar_url=url, user="bench")
     spec = resolve(Registry.open(settings), floor.SERVICE)
-    caller = Caller(settings, Registry.open(settings))
-    runner = caller.runner(spec.runtime)
+    runner = Caller(settings, Registry.open(settings)).runner(spec.runtime)
     call = floor._runner_call(runner, spec)
     try:
         floor._p50(call, 50)
         ours = floor._p50(call, calls)
     finally:
-        caller.close()
+        # not Caller.close(): it kills this process's children not in toolctl's process
+        # table, and the workers here are plain children
+        runner.close()
     return raw_p50, ours
 
 
@@ -219,13 +220,13 @@ def sequential_sure(
             raws.append(floor._p50(raw.call, calls))
         finally:
             raw.close()
-        caller = Caller(settings, Registry.open(settings))
-        call = floor._runner_call(caller.runner(spec.runtime), spec)
+        runner = Caller(settings, Registry.open(settings)).runner(spec.runtime)
+        call = floor._runner_call(runner, spec)
         try:
             floor._p50(call, 50)
             ours.append(floor._p50(call, calls))
         finally:
-            caller.close()
+            runner.close()  # not Caller.close(), as in _one_round
     return statistics.median(raws), statistics.median(ours)
 
 
