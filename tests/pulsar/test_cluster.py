@@ -5,8 +5,11 @@ splits the calls between them. Here N real `toolctl worker` processes serve one 
 and every call is answered once, by one of them; then the same with each worker in a
 network namespace of its own (a separate "host" with its own address on a veth pair),
 reaching a broker that listens on those veth addresses as well as on 127.0.0.1.
-Runs only with TOOLCTL_TEST_PULSAR_URL (see conftest.py); the namespace test also needs
-root and `ip`, and starts a second standalone of its own with scripts/pulsar-standalone.sh.
+Faults: an idle worker answers while another is busy, a worker drained with SIGTERM, a
+worker host whose link is cut (at-least-once services), and a standalone SIGKILLed under a
+`--batch` and started again on its port (a standalone of its own, started twice).
+Runs only with TOOLCTL_TEST_PULSAR_URL (see conftest.py); the namespace tests also need
+root and `ip`, and start a second standalone of their own with scripts/pulsar-standalone.sh.
 """
 
 from __future__ import annotations
