@@ -349,6 +349,8 @@ class _EventsOnly(Sink):
 # -- no process left behind ---------------------------------------------------------------
 
 _in_flight = 0
+_swept = True
+"""No call has run since the last sweep: nothing of the calls' doing can be left."""
 _before: set[int] = set()
 """This process's descendants when the first call in flight began: not the calls' doing."""
 _in_flight_lock = threading.Lock()
@@ -361,7 +363,7 @@ class _reaping:
         self.settings = settings
 
     def __enter__(self) -> None:
-        global _in_flight, _before
+        global _in_flight, _before, _swept
         from toolctl.runners.process import become_subreaper, descendants
 
         become_subreaper()
@@ -369,6 +371,7 @@ class _reaping:
             if _in_flight == 0:
                 _before = set(descendants())
             _in_flight += 1
+            _swept = False
 
     def __exit__(self, *exc_info: object) -> None:
         global _in_flight
@@ -382,11 +385,14 @@ def _sweep(settings: Settings) -> None:
 
     Spared: whatever ran below this process before the first call in flight began (a
     test's fixtures, a server's own helpers) and the background processes toolctl keeps
-    on purpose (managed services started by a call).
+    on purpose (managed services started by a call). Only the first sweep after calls
+    ran does anything: what a library user starts between calls is not the calls' doing.
     """
+    global _swept
     with _in_flight_lock:
-        if _in_flight:
+        if _in_flight or _swept:
             return
+        _swept = True
         before = set(_before)
     from toolctl.runners.process import kill_descendants
 
