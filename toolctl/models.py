@@ -15,6 +15,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    StrictBool,
     create_model,
     field_validator,
     model_validator,
@@ -142,6 +143,31 @@ class ToolAnnotations(_Model):
     openWorldHint: bool | None = None
 
 
+PIN_PATTERN = r"^sha256:[0-9a-f]{64}$"
+
+
+class McpRuntime(_Model):
+    """One tool of an MCP service: the server's own name for it, its pin and its schema."""
+
+    name: str = Field(min_length=1)
+    """The server's name for the tool (any string the server uses, not a registry name)."""
+    pin: str | None = Field(default=None, pattern=PIN_PATTERN)
+    """``sha256:`` + 64 hex digits of the tool's canonical JSON when it was imported."""
+    parameters: dict[str, Any] | None = None
+    """The tool's ``inputSchema`` as the server sent it."""
+
+    @field_validator("parameters")
+    @classmethod
+    def _object_schema(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        if value is not None and value.get("type", "object") != "object":
+            raise ValueError("mcp.parameters must be a JSON Schema of type 'object'")
+        if value is not None:
+            from toolctl.schemas import check_parameters
+
+            check_parameters(value)
+        return value
+
+
 def _sections(base: type[_Model], kind: str, names: tuple[str, ...]) -> type[_Model]:
     """``base`` plus one optional field per runtime section, its model from the table."""
     fields: dict[str, Any] = {}
@@ -223,6 +249,8 @@ class Tool(_ToolSections):
         http = getattr(self, "http", None)
         if http is not None and http.path is not None and self.service is None:
             raise ValueError('http.path needs service = "NAME" to say what it is below')
+        if getattr(self, "mcp", None) is not None and self.service is None:
+            raise ValueError('[tool.mcp] needs service = "NAME": the MCP server it is on')
         return self._check_arguments()
 
     def _check_arguments(self) -> Tool:
@@ -257,6 +285,9 @@ class Tool(_ToolSections):
         """The JSON Schema of the arguments: the single source for validation and export."""
         if self.parameters is not None:
             return {"type": "object", **self.parameters}
+        mcp = getattr(self, "mcp", None)
+        if mcp is not None and mcp.parameters is not None:
+            return {"type": "object", **mcp.parameters}
         return {
             "type": "object",
             "properties": {a.name: a.schema_property() for a in self.arguments},
@@ -323,6 +354,33 @@ class HttpService(_Model):
             raise ValueError(f"url must be absolute http(s), got {self.url!r}")
         if self.start is not None and not any("{port}" in item for item in self.start):
             raise ValueError("start must pass the port it is given: put {port} in one item")
+        return self
+
+
+class McpService(_Model):
+    """An MCP server: a ``command`` toolctl starts (stdio) or a streamable HTTP ``url``."""
+
+    command: list[str] | None = Field(default=None, min_length=1)
+    env: dict[str, str] = {}
+    cwd: str | None = None
+    url: str | None = None
+    headers: dict[str, str] = {}
+    keep_alive: StrictBool = False
+    connect_timeout: float = Field(default=30, gt=0)
+
+    @model_validator(mode="after")
+    def _command_or_url(self) -> McpService:
+        if (self.command is None) == (self.url is None):
+            raise ValueError("give exactly one of 'command' (stdio) or 'url' (streamable HTTP)")
+        if self.url is not None:
+            if not re.match(r"^https?://[^/\s]+", self.url):
+                raise ValueError(f"url must be absolute http(s), got {self.url!r}")
+            if self.env or self.cwd is not None:
+                raise ValueError("'env' and 'cwd' belong to a stdio server ('command')")
+        if self.command is not None and self.headers:
+            raise ValueError("'headers' belong to an HTTP server ('url')")
+        if self.command is not None and not all(self.command):
+            raise ValueError("command items must not be empty")
         return self
 
 

@@ -66,6 +66,18 @@ RUNTIMES: tuple[Runtime, ...] = (
             "only a service with 'start' is started by toolctl",
         ),
     ),
+    Runtime(
+        "mcp",
+        "toolctl.runners.mcp:McpRunner",
+        "toolctl.models:McpRuntime",
+        "toolctl.models:McpService",
+        tool_needs="with the server's tool name (toolctl import mcp writes it)",
+        endpoint=lambda section: str(section.get("url") or " ".join(section.get("command") or [])),
+        not_managed=(
+            "service '{name}' is an MCP server at {url}; toolctl does not start it",
+            "only a stdio MCP server ('command') can be kept running by toolctl",
+        ),
+    ),
 )
 """The built-in runtimes, in the order messages name their sections."""
 

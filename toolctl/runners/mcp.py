@@ -1,0 +1,274 @@
+"""The MCP runtime: a tool is one ``tools/call`` on an MCP server, its definition pinned.
+
+A run connects to the tool's service (stdio: starts its ``command`` in its own process
+group; HTTP: opens a session with its ``url``), lists the server's tools and compares the
+live definition of the tool with its ``pin`` before calling it: a changed definition (the
+rug-pull) is exit 3 naming the fields that changed, a vanished tool exit 4. One runner keeps
+one session per service for all its calls, so ``--batch`` sends every line over one
+session with ``--concurrency`` calls in flight (the client multiplexes threads on one stdio
+pipe). The timeout covers start, handshake and call; on expiry the client sends
+``notifications/cancelled`` and ends the server's whole process tree (exit 124).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from toolctl.errors import (
+    RegistryError,
+    TimedOut,
+    ToolctlError,
+    TransportUnavailable,
+    UsageError,
+)
+from toolctl.runners.base import Call, ToolResult, ToolSpec, expand_env_map
+
+if TYPE_CHECKING:
+    from toolctl.mcp import Progress, Session
+    from toolctl.settings import Settings
+
+UPDATE_HINT = "review it with 'toolctl import mcp {service} --update'"
+
+
+class PinDrift(RegistryError):
+    """A pinned MCP tool's live definition differs from its pin (the rug-pull): exit 3."""
+
+
+class ToolVanished(ToolctlError):
+    """A pinned MCP tool the server no longer offers: exit 4, like an unknown tool."""
+
+    exit_code = 4
+
+
+class _Live:
+    """One open session and the tool definitions it listed, by the server's names."""
+
+    def __init__(self, session: Session, tools: Mapping[str, Mapping[str, Any]]) -> None:
+        self.session = session
+        self.tools = tools
+
+
+class McpRunner:
+    """Runs ``[tool.mcp]``: one ``tools/call`` per call over one session per service."""
+
+    transport = "mcp"
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._live: dict[str, _Live] = {}
+        self._lock = threading.Lock()
+        self._closed = False
+
+    # -- --dry-run ------------------------------------------------------------------------
+
+    def describe(self, call: Call) -> dict[str, Any]:
+        tool = call.tool
+        section, service, name = _section(tool), _service(tool), _service_name(tool)
+        plan: dict[str, Any] = {"transport": self.transport, "service": name}
+        if service.get("url"):
+            from toolctl.mcp.http import safe_url
+
+            plan["url"] = safe_url(str(service["url"]))
+            plan["headers"] = expand_env_map(service.get("headers") or {}, self.settings, mask=True)
+        else:
+            plan["argv"] = list(service["command"])
+            plan["env"] = expand_env_map(service.get("env") or {}, self.settings, mask=True)
+            if service.get("cwd"):
+                plan["cwd"] = service["cwd"]
+        plan["pin"] = section.get("pin")
+        plan["request"] = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": section["name"], "arguments": call.arguments},
+        }
+        plan["timeout"] = call.timeout
+        return plan
+
+    # -- a call ---------------------------------------------------------------------------
+
+    def run(self, call: Call) -> ToolResult:
+        from toolctl.mcp import ServerError, map_result
+
+        tool = call.tool
+        section = _section(tool)
+        started = time.perf_counter()
+        deadline = time.monotonic() + call.timeout
+        live = self._session(tool, call.timeout)
+        remote = str(section["name"])
+        definition = live.tools.get(remote)
+        if definition is None:
+            raise ToolVanished(
+                f"MCP tool '{remote}' of service '{_service_name(tool)}' is gone: "
+                f"the server no longer offers it (tool '{tool.name}')",
+                hint=UPDATE_HINT.format(service=_service_name(tool)),
+            )
+        _check_pin(tool, section, definition)
+        left = max(deadline - time.monotonic(), 0.001)
+
+        def progress(update: Progress) -> None:
+            total = f"/{update.total:g}" if update.total is not None else ""
+            message = f" {update.message}" if update.message else ""
+            call.sink.stderr(f"{tool.name}: progress {update.progress:g}{total}{message}\n")
+
+        try:
+            result = live.session.call_tool(remote, call.arguments, left, on_progress=progress)
+        except ServerError as exc:
+            duration = round((time.perf_counter() - started) * 1000, 3)
+            return ToolResult(
+                False, "", None, str(exc), duration_ms=duration, transport=self.transport
+            )
+        except (TimedOut, TransportUnavailable):
+            self._forget(_service_name(tool), live)
+            raise
+        answer = map_result(result)
+        duration = round((time.perf_counter() - started) * 1000, 3)
+        if answer.is_error:
+            reason = answer.output or f"MCP tool '{remote}' reported an error"
+            return ToolResult(
+                False, answer.output, answer.data, reason, duration_ms=duration,
+                transport=self.transport,
+            )  # fmt: skip
+        return ToolResult(
+            True, answer.output, answer.data, duration_ms=duration, transport=self.transport
+        )
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            live, self._live = list(self._live.values()), {}
+        for each in live:
+            each.session.close()
+
+    # -- the session ----------------------------------------------------------------------
+
+    def _session(self, tool: ToolSpec, timeout: float) -> _Live:
+        name = _service_name(tool)
+        with self._lock:  # batch threads wait for the one that connects
+            if self._closed:
+                from toolctl.errors import Interrupted
+
+                raise Interrupted("the call was stopped")
+            live = self._live.get(name)
+            if live is None:
+                live = self._connect(tool, timeout)
+                self._live[name] = live
+            return live
+
+    def _forget(self, name: str, live: _Live) -> None:
+        with self._lock:
+            if self._live.get(name) is live:
+                del self._live[name]
+        live.session.kill()
+
+    def _connect(self, tool: ToolSpec, timeout: float) -> _Live:
+        service = _service(tool)
+        name = _service_name(tool)
+        budget = min(float(service.get("connect_timeout") or timeout), timeout)
+        session = connect(self.settings, name, service, _service_dir(self.settings, name), budget)
+        try:
+            tools = {str(each["name"]): each for each in session.list_tools(budget)}
+        except BaseException:
+            session.kill()
+            raise
+        return _Live(session, tools)
+
+
+def connect(
+    settings: Settings, name: str, service: Mapping[str, Any], base: Path, timeout: float
+) -> Session:
+    """A session with the MCP server ``service`` (its ``[service.mcp]``), handshake done."""
+    from toolctl.mcp import connect_http, connect_stdio
+
+    if service.get("url"):
+        headers = expand_env_map(service.get("headers") or {}, settings)
+        return connect_http(str(service["url"]), headers=headers, timeout=timeout)
+    from toolctl.descriptor_env import descriptor_cwd
+
+    env = service.get("env") or {}
+    expanded = expand_env_map(env, settings)  # a missing variable: exit 2
+    secrets = [expanded[key] for key, value in env.items() if "${env:" in value and expanded[key]]
+    cwd = descriptor_cwd(f"service '{name}'", base, service.get("cwd"))
+    argv = [str(item) for item in service["command"]]
+    try:
+        return connect_stdio(
+            argv,
+            env={**settings.environ, **expanded},
+            cwd=cwd,
+            secrets=secrets,
+            timeout=timeout,
+        )
+    except FileNotFoundError as exc:
+        raise TransportUnavailable(
+            f"MCP server '{name}' cannot start: {argv[0]} not found",
+            hint="check the service's command",
+        ) from exc
+    except PermissionError as exc:
+        raise TransportUnavailable(
+            f"MCP server '{name}' cannot start: {argv[0]}: permission denied"
+        ) from exc
+
+
+def _check_pin(tool: ToolSpec, section: Mapping[str, Any], definition: Mapping[str, Any]) -> None:
+    from toolctl.mcp import pin_of
+
+    pin = section.get("pin")
+    if pin is None or pin_of(definition) == pin:
+        return
+    changed = changed_fields(tool.data, section, definition)
+    what = ", ".join(changed) if changed else "its definition"
+    service = _service_name(tool)
+    raise PinDrift(
+        f"MCP tool '{section['name']}' of service '{service}' changed since it was pinned "
+        f"({what}); tool '{tool.name}' is not run",
+        hint=UPDATE_HINT.format(service=service),
+    )
+
+
+def changed_fields(
+    stored: Mapping[str, Any], section: Mapping[str, Any], live: Mapping[str, Any]
+) -> list[str]:
+    """The fields of ``live`` that differ from what the registry kept at import time."""
+    changed = []
+    if str(live.get("description") or "") != str(stored.get("description") or ""):
+        changed.append("description")
+    params = section.get("parameters")
+    if params is not None and live.get("inputSchema") != params:
+        changed.append("inputSchema")
+    return changed
+
+
+def _section(tool: ToolSpec) -> Mapping[str, Any]:
+    section: Mapping[str, Any] | None = tool.data.get("mcp")
+    if not section:
+        raise UsageError(
+            f"tool '{tool.name}' uses MCP service '{_service_name(tool)}' but has no [tool.mcp]",
+            hint=f"run 'toolctl import mcp {_service_name(tool)}'; 'toolctl check' reports this",
+        )
+    return section
+
+
+def _service(tool: ToolSpec) -> Mapping[str, Any]:
+    service: Mapping[str, Any] | None = (tool.service or {}).get("mcp")
+    if not service:
+        raise UsageError(
+            f"tool '{tool.name}': [tool.mcp] needs an MCP service, "
+            f"'{_service_name(tool)}' is not one",
+            hint="run 'toolctl check'",
+        )
+    return service
+
+
+def _service_name(tool: ToolSpec) -> str:
+    return str((tool.service or {}).get("name", "?"))
+
+
+def _service_dir(settings: Settings, name: str) -> Path:
+    """The directory of the file that defines the service: its ``cwd`` is relative to it."""
+    from toolctl.registry.index import Registry
+
+    return Path(Registry.open(settings).resolve("service", name).file).parent
