@@ -155,6 +155,8 @@ class McpRuntime(_Model):
     """``sha256:`` + 64 hex digits of the tool's canonical JSON when it was imported."""
     parameters: dict[str, Any] | None = None
     """The tool's ``inputSchema`` as the server sent it."""
+    annotations: dict[str, Any] | None = None
+    """The tool's ``annotations`` when it was imported (shown by ``--update``'s diff)."""
 
     @field_validator("parameters")
     @classmethod

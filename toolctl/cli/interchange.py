@@ -1,15 +1,17 @@
 """`toolctl export` (OpenAI, MCP, TrustGraph) and `toolctl import` (TrustGraph, Chat2Graph,
-tool_agent)."""
+tool_agent, a live MCP server's tools, MCP client configs)."""
 
 from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from toolctl.cli.common import JsonOption, RegistryOption, StrictOption, settings_for
+from toolctl.errors import RegistryError, UsageError
+from toolctl.settings import Settings
 
 
 class ExportFormat(StrEnum):
@@ -22,6 +24,8 @@ class ImportFormat(StrEnum):
     trustgraph = "trustgraph"
     chat2graph = "chat2graph"
     tool_agent = "tool-agent"
+    mcp = "mcp"
+    mcp_config = "mcp-config"
 
 
 def install(app: typer.Typer) -> None:
@@ -101,9 +105,14 @@ def export_command(
 def import_command(
     format: Annotated[
         ImportFormat,
-        typer.Argument(metavar="FORMAT", help="trustgraph, chat2graph or tool-agent."),
+        typer.Argument(
+            metavar="FORMAT", help="trustgraph, chat2graph, tool-agent, mcp or mcp-config."
+        ),
     ],
-    files: Annotated[list[Path], typer.Argument(metavar="FILE...", help="Files to import.")],
+    files: Annotated[
+        list[Path],
+        typer.Argument(metavar="FILE...", help="Files to import (mcp: the one SERVICE)."),
+    ],
     as_loaded: Annotated[
         bool,
         typer.Option(
@@ -112,11 +121,46 @@ def import_command(
             "chains linked into one sequence), so recommend answers as Chat2Graph does.",
         ),
     ] = False,
+    prefix: Annotated[
+        str | None,
+        typer.Option(
+            "--prefix",
+            metavar="P",
+            help="mcp: registry names are P + the server's tool name (default 'SERVICE.').",
+        ),
+    ] = None,
+    tool: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--tool",
+            metavar="GLOB",
+            help="mcp: only the server's tools matching GLOB (repeatable).",
+        ),
+    ] = None,
+    update: Annotated[
+        bool,
+        typer.Option(
+            "--update",
+            help="mcp: show what changed in the tools already imported (a "
+            "per-tool diff) and, with --yes, rewrite their pins.",
+        ),
+    ] = False,
+    yes: Annotated[
+        bool, typer.Option("--yes", help="mcp --update: accept the changes shown.")
+    ] = False,
     registry: RegistryOption = None,
     json: JsonOption = False,
 ) -> None:
     """Turn TrustGraph config items, a Chat2Graph YAML or tool_agent registry.json/groups.json
     into TOML descriptors in the first writable registry directory.
+
+    `import mcp SERVICE` asks the registered MCP service for its tools and writes one
+    pinned tool each (name: prefix + the server's name); a name taken or confusable is
+    refused and listed while the others import (exit 3 when any was refused). `--update`
+    prints a diff per changed tool and exits 3 unless --yes rewrote the pins.
+    `import mcp-config FILE...` reads Claude Desktop / Claude Code / Cursor / VS Code
+    server configs: literal env values and credential headers become ${env:NAME}
+    references, and the variables to export are listed.
 
     Names other systems use that toolctl does not accept become slugs (the original is
     kept as the title). Same rules as `register`: a name taken anywhere on the search
@@ -129,6 +173,24 @@ def import_command(
     from toolctl.registry.writer import register
 
     settings = settings_for(registry)
+    mcp_only = {"--prefix": prefix is not None, "--tool": bool(tool), "--update": update}
+    if format is not ImportFormat.mcp:
+        for option, given in {**mcp_only, "--yes": yes}.items():
+            if given:
+                raise UsageError(f"{option} is for 'toolctl import mcp SERVICE' only")
+    if yes and not update:
+        raise UsageError("--yes accepts the changes of --update: give both")
+    if format is ImportFormat.mcp:
+        if len(files) != 1:
+            raise UsageError("'toolctl import mcp' takes one SERVICE", hint="import mcp SERVICE")
+        if update:
+            _mcp_update(settings, str(files[0]), accept=yes, as_json=json)
+        else:
+            _mcp_import(settings, str(files[0]), prefix, tool or [], as_json=json)
+        return
+    if format is ImportFormat.mcp_config:
+        _mcp_config(settings, files, as_json=json)
+        return
     imported = read_import(format.value, files, as_loaded=as_loaded)
     warnings = check_landing(imported, settings)
     for note in [*imported.notes, *warnings]:
@@ -141,3 +203,128 @@ def import_command(
         return
     for w in written:
         render.note(f"imported {w.kind} '{w.name}' into {render.display_path(w.path)}")
+
+
+def _live(settings: Settings, service: str) -> list[tuple[dict[str, Any], str]]:
+    from toolctl.mcp import pin_of
+    from toolctl.runners.mcp import live_tools
+
+    return [(tool, pin_of(tool)) for tool in live_tools(settings, service)]
+
+
+def _mcp_import(
+    settings: Settings, service: str, prefix: str | None, globs: list[str], *, as_json: bool
+) -> None:
+    from toolctl.cli import render
+    from toolctl.interchange import Imported, check_landing
+    from toolctl.interchange.mcp import plan_import
+    from toolctl.registry.writer import register
+
+    plan = plan_import(settings, service, _live(settings, service), prefix=prefix, globs=globs)
+    written = []
+    if plan.entries:
+        for note in check_landing(Imported(plan.entries, []), settings):
+            render.warn(note)
+        written = register(plan.entries, settings)
+    if as_json:
+        render.print_json(
+            {
+                "imported": [
+                    {"name": w.name, "file": render.display_path(w.path)} for w in written
+                ],
+                "refused": plan.refused,
+                "present": plan.present,
+            }
+        )
+    else:
+        for w in written:
+            render.note(f"imported tool '{w.name}' into {render.display_path(w.path)}")
+        if plan.present:
+            render.note(
+                f"{len(plan.present)} tool(s) already imported from '{service}' "
+                f"(see 'toolctl import mcp {service} --update')"
+            )
+    if plan.refused:
+        raise RegistryError(
+            f"{len(plan.refused)} tool(s) of service '{service}' refused "
+            f"({len(written)} imported): first definition wins",
+            details=plan.refused,
+            hint="import them under another --prefix, or rename the tool that holds the name",
+        )
+
+
+def _mcp_update(settings: Settings, service: str, *, accept: bool, as_json: bool) -> None:
+    from toolctl.cli import render
+    from toolctl.interchange.mcp import apply_update, plan_update
+
+    changes, same = plan_update(settings, service, _live(settings, service))
+    if as_json:
+        render.print_json(
+            {
+                "unchanged": same,
+                "changed": [
+                    {"name": c.name, "remote": c.remote, "fields": c.fields, "diff": c.diff}
+                    for c in changes
+                ],
+                "accepted": accept,
+            }
+        )
+    else:
+        for change in changes:
+            if change.table is None:
+                render.write_stdout(
+                    f"{change.name} ({change.remote}): vanished from the server; "
+                    f"'toolctl unregister tool {change.name}' removes it\n"
+                )
+                continue
+            render.write_stdout(
+                f"{change.name} ({change.remote}): {', '.join(change.fields)} changed\n"
+                + "".join(f"  {line}\n" for line in change.diff)
+            )
+    if not changes:
+        if not as_json:
+            render.note(f"all {same} pinned tool(s) of '{service}' match the server")
+        return
+    if not accept:
+        raise RegistryError(
+            f"{len(changes)} tool(s) of service '{service}' changed since they were pinned",
+            hint=f"review the diff, then 'toolctl import mcp {service} --update --yes'",
+        )
+    files = apply_update(settings, changes)
+    if not as_json:
+        render.note(f"rewrote {len(files)} pin(s) of service '{service}'")
+
+
+def _mcp_config(settings: Settings, files: list[Path], *, as_json: bool) -> None:
+    from toolctl.cli import render
+    from toolctl.interchange import Imported, check_landing
+    from toolctl.interchange.entries import validate
+    from toolctl.interchange.mcp import read_config
+    from toolctl.registry.writer import register
+
+    converted = []
+    exports: dict[str, str] = {}
+    for file in files:
+        tables, needed = read_config(file)
+        converted.append(tables)
+        exports |= {k: v for k, v in needed.items() if k not in exports}
+    imported: Imported = validate(converted)
+    for note in [*imported.notes, *check_landing(imported, settings)]:
+        render.warn(note)
+    written = register(imported.entries, settings)
+    if as_json:
+        render.print_json(
+            {
+                "imported": [
+                    {"name": w.name, "file": render.display_path(w.path)} for w in written
+                ],
+                "export": sorted(exports),
+            }
+        )
+        return
+    for w in written:
+        render.note(f"imported service '{w.name}' into {render.display_path(w.path)}")
+    if exports:
+        render.note("export these variables before running its tools (values not copied):")
+        for variable, where in sorted(exports.items()):
+            render.write_stdout(f"export {variable}=...   # {where}\n")

@@ -213,6 +213,25 @@ def connect(
         ) from exc
 
 
+def live_tools(settings: Settings, name: str, timeout: float | None = None) -> list[dict[str, Any]]:
+    """The tools MCP service ``name`` offers now (connects, lists, closes)."""
+    from toolctl.registry.index import Registry
+
+    definition = Registry.open(settings).resolve("service", name)
+    service = definition.data.get("mcp")
+    if not isinstance(service, dict):
+        raise UsageError(
+            f"service '{name}' is not an MCP service ({definition.file}:{definition.line})",
+            hint="only a service with [service.mcp] offers MCP tools",
+        )
+    budget = float(timeout or service.get("connect_timeout") or 30)
+    session = connect(settings, name, service, Path(definition.file).parent, budget)
+    try:
+        return session.list_tools(budget)
+    finally:
+        session.close()
+
+
 def _check_pin(tool: ToolSpec, section: Mapping[str, Any], definition: Mapping[str, Any]) -> None:
     from toolctl.mcp import pin_of
 

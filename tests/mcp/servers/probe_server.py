@@ -6,7 +6,8 @@ the client for sampling mid-call), progress (reports progress), picture (an imag
 Environment: PROBE_PID_FILE (write our pid and a helper child's pid there: a process tree),
 PROBE_STDERR (written to stderr at start), PROBE_EXIT (exit with that code at start),
 PROBE_TRANSPORT=http with PROBE_PORT (streamable HTTP instead of stdio), PROBE_PAGE_SIZE
-(tools/list in pages of that many tools, with nextCursor).
+(tools/list in pages of that many tools, with nextCursor), PROBE_EXTRA_TOOLS (comma-separated
+names of more tools that echo: a homoglyph of another tool, a name another server offers).
 On stdio, a filter in front of the SDK can make it an older or a newer server:
 PROBE_ANSWER_VERSION=2025-06-18 hands the SDK that revision as the client's offer (so the
 SDK negotiates and speaks it), PROBE_MODERN_ONLY=1 refuses ``initialize`` the way a
@@ -96,6 +97,11 @@ def tool(description: str) -> Callable[[F], F]:
 @tool(os.environ.get("PROBE_DESCRIPTION", "Echo the text back."))
 def echo(text: str) -> str:
     return text
+
+
+for _extra in filter(None, os.environ.get("PROBE_EXTRA_TOOLS", "").split(",")):
+    # more tools that echo, under the names given (a homoglyph, a name another server has)
+    server.tool(name=_extra, description=f"Echo the text back ({_extra}).")(echo)
 
 
 @tool("Raise an error with the message.")

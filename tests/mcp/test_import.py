@@ -1,0 +1,244 @@
+"""`toolctl import mcp SERVICE` and `import mcp-config` through the real CLI, against the real
+probe server (SDK 1.x and 2.x) and the reference time server: pins written, first wins,
+homoglyphs refused, --update's diff, client configs with their secrets left out."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+import tomli_w
+
+from tests.conftest import Toolctl, write_files
+from tests.mcp.conftest import PROBE
+
+HOMOGLYPH = "\u0435cho"  # a Cyrillic e, then "cho": drawn like "echo"
+
+
+def service_registry(
+    root: Path, services: dict[str, list[str]], env: dict[str, dict[str, str]] | None = None
+) -> Path:
+    document = {
+        "service": [
+            {"name": name, "mcp": {"command": argv, "env": (env or {}).get(name, {})}}
+            for name, argv in services.items()
+        ]
+    }
+    (root / "reg").mkdir(parents=True, exist_ok=True)
+    (root / "reg/services.toml").write_text(tomli_w.dumps(document))
+    return root / "reg"
+
+
+def test_import_writes_one_pinned_tool_per_remote_tool_and_runs_them(
+    toolctl: Toolctl, tmp_path: Path, probe_argv: list[str]
+) -> None:
+    reg = service_registry(tmp_path, {"probe": probe_argv})
+    done = toolctl("import", "mcp", "probe", "-r", str(reg), "--json")
+    assert done.returncode == 0, done.stderr
+    names = {item["name"] for item in json.loads(done.stdout)["imported"]}
+    assert {"probe.echo", "probe.fail", "probe.hang", "probe.picture"} <= names
+    text = (reg / "tools/probe.echo.toml").read_text()
+    assert 'pin = "sha256:' in text and 'service = "probe"' in text
+    assert toolctl("check", "-r", str(reg)).returncode == 0
+    ran = toolctl("run", "probe.echo", "-r", str(reg), "--arg", "text=imported")
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.strip() == "imported"
+    again = toolctl("import", "mcp", "probe", "-r", str(reg))
+    assert again.returncode == 0, again.stderr
+    assert "already imported" in again.stderr
+
+
+def test_prefix_and_tool_globs_choose_names(toolctl: Toolctl, tmp_path: Path) -> None:
+    reg = service_registry(tmp_path, {"probe": [sys.executable, str(PROBE)]})
+    done = toolctl(
+        "import", "mcp", "probe", "-r", str(reg), "--prefix", "p_", "--tool", "ec*",
+        "--tool", "fail", "--json",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert sorted(i["name"] for i in json.loads(done.stdout)["imported"]) == ["p_echo", "p_fail"]
+    none = toolctl("import", "mcp", "probe", "-r", str(reg), "--tool", "nothing*")
+    assert none.returncode == 2
+    assert "no tool of service 'probe' matches nothing*" in none.stderr
+
+
+def test_a_second_server_offering_the_same_name_is_refused_first_wins(
+    toolctl: Toolctl, tmp_path: Path
+) -> None:
+    argv = [sys.executable, str(PROBE)]
+    reg = service_registry(
+        tmp_path,
+        {"first": argv, "second": argv},
+        env={"second": {"PROBE_EXTRA_TOOLS": "shout"}},
+    )
+    assert toolctl("import", "mcp", "first", "-r", str(reg), "--prefix", "").returncode == 0
+    before = (reg / "tools/echo.toml").read_text()
+    done = toolctl("import", "mcp", "second", "-r", str(reg), "--prefix", "")
+    assert done.returncode == 3
+    assert "'echo': name 'echo' is already defined in" in done.stderr
+    assert "refused (1 imported)" in done.stderr  # the one new name got through
+    assert (reg / "tools/shout.toml").exists()
+    assert (reg / "tools/echo.toml").read_text() == before
+    assert 'service = "first"' in before
+
+
+def test_a_homoglyph_of_a_tool_name_is_refused(
+    toolctl: Toolctl, tmp_path: Path, probe_argv: list[str]
+) -> None:
+    reg = service_registry(
+        tmp_path, {"probe": probe_argv}, env={"probe": {"PROBE_EXTRA_TOOLS": HOMOGLYPH}}
+    )
+    done = toolctl("import", "mcp", "probe", "-r", str(reg))
+    assert done.returncode == 3
+    assert f"'{HOMOGLYPH}' (as 'probe.echo')" in done.stderr
+    echo = (reg / "tools/probe.echo.toml").read_text()
+    assert 'name = "echo"' in echo  # the genuine one, not the lookalike
+
+
+def test_a_homoglyph_across_services_is_refused(toolctl: Toolctl, tmp_path: Path) -> None:
+    argv = [sys.executable, str(PROBE)]
+    reg = service_registry(
+        tmp_path, {"a": argv, "b": argv}, env={"b": {"PROBE_EXTRA_TOOLS": HOMOGLYPH}}
+    )
+    assert (
+        toolctl("import", "mcp", "a", "-r", str(reg), "--prefix", "x.", "--tool", "echo").returncode
+        == 0
+    )
+    done = toolctl("import", "mcp", "b", "-r", str(reg), "--prefix", "x.", "--tool", HOMOGLYPH)
+    assert done.returncode == 3
+    assert "already defined" in done.stderr
+
+
+def test_update_shows_the_diff_and_rewrites_pins_only_with_yes(
+    toolctl: Toolctl, tmp_path: Path, probe_argv: list[str]
+) -> None:
+    reg = service_registry(tmp_path, {"probe": probe_argv})
+    assert toolctl("import", "mcp", "probe", "-r", str(reg), "--tool", "echo").returncode == 0
+    services = reg / "services.toml"
+    document = {
+        "service": [
+            {
+                "name": "probe",
+                "mcp": {"command": probe_argv, "env": {"PROBE_DESCRIPTION": "Echo, and more."}},
+            }
+        ]
+    }
+    services.write_text(tomli_w.dumps(document))  # the rug-pull
+    refused = toolctl("run", "probe.echo", "-r", str(reg), "--arg", "text=x")
+    assert refused.returncode == 3
+    shown = toolctl("import", "mcp", "probe", "-r", str(reg), "--update")
+    assert shown.returncode == 3
+    assert "probe.echo (echo): description changed" in shown.stdout
+    assert "-Echo the text back." in shown.stdout and "+Echo, and more." in shown.stdout
+    assert "--update --yes" in shown.stderr
+    still = toolctl("run", "probe.echo", "-r", str(reg), "--arg", "text=x")
+    assert still.returncode == 3  # nothing rewritten without --yes
+    accepted = toolctl("import", "mcp", "probe", "-r", str(reg), "--update", "--yes")
+    assert accepted.returncode == 0, accepted.stderr
+    ran = toolctl("run", "probe.echo", "-r", str(reg), "--arg", "text=x")
+    assert ran.returncode == 0, ran.stderr
+    quiet = toolctl("import", "mcp", "probe", "-r", str(reg), "--update")
+    assert quiet.returncode == 0 and "match the server" in quiet.stderr
+
+
+def test_import_from_the_reference_time_server(
+    toolctl: Toolctl, tmp_path: Path, time_argv: list[str]
+) -> None:
+    reg = service_registry(tmp_path, {"time": time_argv})
+    done = toolctl("import", "mcp", "time", "-r", str(reg), "--json")
+    assert done.returncode == 0, done.stderr
+    names = {item["name"] for item in json.loads(done.stdout)["imported"]}
+    assert "time.get_current_time" in names
+    ran = toolctl("run", "time.get_current_time", "-r", str(reg), "--arg", "timezone=UTC", "--json")
+    assert ran.returncode == 0, ran.stderr
+    assert json.loads(ran.stdout)["data"]["timezone"] == "UTC"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["import", "mcp", "nope"], "service 'nope' not found"),
+        (["import", "mcp", "a", "b"], "takes one SERVICE"),
+        (["import", "mcp", "plain"], "not an MCP service"),
+        (["import", "mcp", "plain", "--yes"], "--yes accepts the changes of --update"),
+        (["import", "trustgraph", "x.json", "--prefix", "p"], "--prefix is for"),
+        (["import", "mcp-config", "missing.json"], "no such file"),
+    ],
+)
+def test_bad_import_input_is_one_line(
+    toolctl: Toolctl, tmp_path: Path, args: list[str], message: str
+) -> None:
+    reg = write_files(
+        tmp_path / "reg",
+        {"s.toml": '[[service]]\nname = "plain"\n[service.http]\nurl = "http://127.0.0.1:9"\n'},
+    )
+    done = toolctl(*args, "-r", str(reg))
+    assert done.returncode in (2, 4), done.stderr
+    assert message in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+CLAUDE = {
+    "mcpServers": {
+        "github": {
+            "command": "npx",
+            "args": ["-y", "@modelcontextprotocol/server-github"],
+            "env": {"GITHUB_PERSONAL_ACCESS_TOKEN": "ghp_literalsecret123"},
+        },
+        "remote api": {
+            "type": "http",
+            "url": "https://mcp.example.com/mcp",
+            "headers": {"Authorization": "Bearer sk-literal-456", "X-Team": "blue"},
+        },
+        "from-env": {"command": "srv", "env": {"KEY": "${MY_KEY}"}},
+    }
+}
+VSCODE = {"servers": {"time": {"type": "stdio", "command": "uvx", "args": ["mcp-server-time"]}}}
+
+
+def test_mcp_config_writes_services_without_secrets(toolctl: Toolctl, tmp_path: Path) -> None:
+    claude = tmp_path / ".mcp.json"
+    claude.write_text(json.dumps(CLAUDE))
+    vscode = tmp_path / "mcp.json"
+    vscode.write_text(json.dumps(VSCODE))
+    reg = tmp_path / "reg"
+    done = toolctl("import", "mcp-config", str(claude), str(vscode), "-r", str(reg))
+    assert done.returncode == 0, done.stderr
+    written = "".join(p.read_text() for p in sorted((reg / "services").glob("*.toml")))
+    assert "ghp_literalsecret123" not in written and "sk-literal-456" not in written
+    assert "${env:GITHUB_PERSONAL_ACCESS_TOKEN}" in written
+    assert "${env:MY_KEY}" in written
+    assert 'X-Team = "blue"' in written
+    assert "export GITHUB_PERSONAL_ACCESS_TOKEN=" in done.stdout
+    assert "export REMOTE_API_AUTHORIZATION=" in done.stdout
+    assert "ghp_literalsecret123" not in done.stdout + done.stderr
+    assert 'title = "remote api"' in written
+    assert toolctl("check", "-r", str(reg)).returncode == 0
+    listed = toolctl("list", "services", "-r", str(reg))
+    assert "remote-api" in listed.stdout and "uvx mcp-server-time" in listed.stdout
+
+
+@pytest.mark.parametrize(
+    ("document", "message"),
+    [
+        ([1, 2], "not an MCP config"),
+        ({"other": {}}, "no 'mcpServers'"),
+        ({"mcpServers": {"a": 3}}, "server 'a' is not a JSON object"),
+        ({"mcpServers": {"a": {"command": ["x"]}}}, "'command' is not a non-empty string"),
+        ({"mcpServers": {"a": {"command": "x", "args": "y"}}}, "'args' is not a list"),
+        ({"mcpServers": {"a": {}}}, "neither 'command'"),
+        ({"mcpServers": {"a": {"type": "sse", "url": "http://h/sse"}}}, "HTTP+SSE"),
+        ({"mcpServers": {"a": {"url": "ftp://h"}}}, "url must be absolute"),
+    ],
+)
+def test_bad_mcp_configs_are_refused_in_one_line(
+    toolctl: Toolctl, tmp_path: Path, document: object, message: str
+) -> None:
+    config = tmp_path / "c.json"
+    config.write_text(json.dumps(document))
+    done = toolctl("import", "mcp-config", str(config), "-r", str(tmp_path / "reg"))
+    assert done.returncode in (2, 3), done.stderr
+    assert message in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not (tmp_path / "reg/services").exists()
