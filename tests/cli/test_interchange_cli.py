@@ -159,7 +159,7 @@ def test_import_chat2graph_then_recommend(tmp_path: Path, toolctl: Toolctl) -> N
         ("action", "content_understanding"),
         ("tool", "DocumentReader"),
     }
-    assert "left out tool 'BrowserUsing' (MCP)" in done.stderr
+    assert "MCP server 'BrowserUsing' became service 'BrowserUsing'" in done.stderr
     check = toolctl("check", "-r", "reg")
     assert check.returncode == 0, check.stdout
     result = toolctl("recommend", "-a", "schema_design", "--hops", "5", "--json", "-r", "reg")

@@ -306,9 +306,11 @@ def test_chat2graph_chains_become_next_edges_without_merging_chains(tmp_path: Pa
         ("action", "deep_recognition"),
         ("action", "graph_validation"),
         ("action", "schema_design"),
+        ("service", "BrowserUsing"),
         ("tool", "DocumentReader"),
         ("tool", "VertexLabelAdder"),
     ]
+    assert tables[("service", "BrowserUsing")]["mcp"] == {"command": ["npx"]}
     understand = tables[("action", "content_understanding")]
     assert understand["next"] == [{"action": "deep_recognition", "score": 1.0}]
     assert understand["tools"] == [{"tool": "DocumentReader", "score": 1.0}]
@@ -329,8 +331,8 @@ def test_chat2graph_chains_become_next_edges_without_merging_chains(tmp_path: Pa
     ]
     assert reader["parameters"] == {"type": "object"}
     assert imported.notes == [
-        f"{tmp_path / 'c2g.yml'}: left out tool 'BrowserUsing' (MCP): MCP tool groups come "
-        "with the MCP runtime; its Call edges are dropped too"
+        f"{tmp_path / 'c2g.yml'}: MCP server 'BrowserUsing' became service 'BrowserUsing': "
+        "import its tools with 'toolctl import mcp BrowserUsing'; Call edges to it are dropped"
     ]
 
 

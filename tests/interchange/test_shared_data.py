@@ -46,8 +46,6 @@ LEFT_OUT = {
     "prompt": "runs only inside TrustGraph",
     "structured-query": "runs only inside TrustGraph",
     "row-embeddings-query": "runs only inside TrustGraph",
-    "mcp-tool": "MCP tools come with toolctl's MCP runtime",
-    None: "MCP servers come with toolctl's MCP runtime",
 }
 
 
@@ -89,7 +87,16 @@ def test_every_trustgraph_example_imports_or_is_refused_with_its_reason(
         assert REFUSED[number] in caught.value.details[0]
         assert "\n" not in caught.value.details[0]
         assert not (tmp_path / "reg").exists() or not list((tmp_path / "reg").rglob("*.toml"))
-    elif value.get("type", "tool-service") == "tool-service" and "url" not in value:
+    elif value.get("type") == "mcp-tool":
+        mcp_tool_lands_on_its_server(path, value, tmp_path / "reg")
+    elif "url" in value:  # an MCP server item (mcp/ID): a service with [service.mcp]
+        assert land("trustgraph", files, tmp_path / "reg") == 1
+        written = "".join(p.read_text() for p in (tmp_path / "reg").rglob("*.toml"))
+        assert f'url = "{value["url"]}"' in written
+        if value.get("auth-token"):
+            assert value["auth-token"] not in written
+            assert "Bearer ${env:" in written
+    elif value.get("type", "tool-service") == "tool-service":
         assert land("trustgraph", files, tmp_path / "reg") == len(files)
         round_trip(tmp_path)
     else:
@@ -99,6 +106,25 @@ def test_every_trustgraph_example_imports_or_is_refused_with_its_reason(
         assert "holds nothing toolctl can import as trustgraph" in message
         assert LEFT_OUT[value.get("type")] in message
         assert refused.value.details == []
+
+
+def mcp_tool_lands_on_its_server(path: Path, value: dict[str, object], reg: Path) -> None:
+    """An mcp-tool names its MCP server item (mcp/ID): refused while that service is
+    unknown, imported as a [tool.mcp] on it once it is registered."""
+    from toolctl.interchange.slugs import slug
+
+    service = slug(str(value.get("mcp-tool") or value["name"]))
+    with pytest.raises(RegistryError) as caught:
+        land("trustgraph", [path], reg)
+    assert f"names unknown service '{service}'" in caught.value.details[0]
+    (reg / "services").mkdir(parents=True, exist_ok=True)
+    (reg / "services/mcp.toml").write_text(
+        f'[[service]]\nname = "{service}"\n[service.mcp]\nurl = "http://127.0.0.1:9/mcp"\n'
+    )
+    assert land("trustgraph", [path], reg) == 1
+    tool = Registry.open(Settings.load([reg]), full=True).resolve("tool", str(value["name"]))
+    assert tool.data["mcp"]["name"] == value.get("mcp-tool", value["name"])
+    assert tool.data["runtime"] == "mcp"
 
 
 def round_trip(tmp_path: Path) -> None:

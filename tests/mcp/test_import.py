@@ -242,3 +242,54 @@ def test_bad_mcp_configs_are_refused_in_one_line(
     assert message in done.stderr
     assert "Traceback" not in done.stderr
     assert not (tmp_path / "reg/services").exists()
+
+
+def test_trustgraph_mcp_items_and_tools_import_as_mcp_services_and_tools(
+    toolctl: Toolctl, tmp_path: Path
+) -> None:
+    dump = {
+        "mcp": {
+            "bank": json.dumps(
+                {"remote-name": "get_balance", "url": "http://127.0.0.1:9/mcp", "auth-token": "tk-9"}
+            )
+        },
+        "tool": {
+            "balance": json.dumps(
+                {"type": "mcp-tool", "name": "balance", "mcp-tool": "bank",
+                 "description": "Balance", "arguments": [{"name": "account", "type": "string"}]}
+            )
+        },
+    }  # fmt: skip
+    (tmp_path / "tg.json").write_text(json.dumps(dump))
+    done = toolctl("import", "trustgraph", str(tmp_path / "tg.json"), "-r", str(tmp_path / "reg"))
+    assert done.returncode == 0, done.stderr
+    assert "export BANK_AUTH_TOKEN" in done.stderr
+    written = "".join(p.read_text() for p in sorted((tmp_path / "reg").rglob("*.toml")))
+    assert "tk-9" not in written
+    assert 'Authorization = "Bearer ${env:BANK_AUTH_TOKEN}"' in written
+    assert 'name = "get_balance"' in written  # the server's name for it, from mcp/bank
+    dry = toolctl(
+        "run", "balance", "-r", str(tmp_path / "reg"), "--arg", "account=7", "--dry-run",
+        "--json", env={"BANK_AUTH_TOKEN": "tk-9"},
+    )  # fmt: skip
+    assert dry.returncode == 0, dry.stderr
+    assert "tk-9" not in dry.stdout
+    assert json.loads(dry.stdout)["request"]["params"]["name"] == "get_balance"
+
+
+def test_chat2graph_mcp_groups_become_services(toolctl: Toolctl, tmp_path: Path) -> None:
+    config = tmp_path / "c2g.yml"
+    config.write_text(
+        "tools:\n"
+        "  - {name: FileTool, type: MCP, mcp_transport_config: {transport_type: STDIO,"
+        " command: npx, args: [server-filesystem, .], env: {API_TOKEN: abc123, MODE: x}}}\n"
+        "  - {name: Web, type: MCP, mcp_transport_config: {transport_type: SSE, url: 'http://h/sse'}}\n"
+        "actions:\n  - {name: act, tools: [{name: FileTool}]}\n"
+    )
+    done = toolctl("import", "chat2graph", str(config), "-r", str(tmp_path / "reg"))
+    assert done.returncode == 0, done.stderr
+    assert "left out MCP server 'Web' (SSE)" in done.stderr
+    assert "export API_TOKEN before" in done.stderr
+    service = (tmp_path / "reg/services/FileTool.toml").read_text()
+    assert 'command = [\n    "npx",' in service or '"npx", "server-filesystem"' in service
+    assert "abc123" not in service and 'MODE = "x"' in service

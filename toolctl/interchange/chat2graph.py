@@ -19,7 +19,10 @@ An action's ``tools`` become Call edges of score 1.0 (Chat2Graph's default) eith
 A ``LOCAL_TOOL`` is a Python class in Chat2Graph (``module_path`` + ``name``); toolctl runs
 it with a small shim that imports the class and calls its ``function`` with the JSON
 arguments, which works where Chat2Graph is importable and the function needs no injected
-services. ``MCP`` tools are MCP servers (tool groups): left out with a note, for now.
+services. An ``MCP`` tool is an MCP server (a tool group): it becomes a service with
+``[service.mcp]`` (``STDIO``: command, args, env; ``STREAMABLE_HTTP``: url), whose tools
+arrive with ``toolctl import mcp SERVICE``; the old HTTP+SSE transport is left out with a
+note. Call edges to an MCP group are dropped (an edge names a tool, not a server).
 """
 
 from __future__ import annotations
@@ -56,6 +59,7 @@ def convert(data: Any, source: str, *, as_loaded: bool = False) -> Tables:
         actions = _loaded_actions(data, chains, tools, left_out, source, result.notes)
     else:
         actions = _separate_actions(data, chains, left_out, source)
+    result.tables.extend(_mcp_services(_list(data, "tools", source), source, result.notes))
     result.tables.extend(("tool", t) for t in tools.values())
     result.tables.extend(("action", clean(a)) for a in actions.values())
     return result
@@ -169,14 +173,11 @@ def _tools(
         module = raw.get("module_path") if isinstance(raw, dict) else None
         if kind != "LOCAL_TOOL" or not module:
             left_out.add(name)
-            reason = (
-                "MCP tool groups come with the MCP runtime"
-                if kind == "MCP"
-                else "only LOCAL_TOOL tools with a module_path map to toolctl"
-            )
+            if kind == "MCP":
+                continue  # a server: see _mcp_services
             notes.append(
-                f"{source}: left out tool '{name}' ({kind or 'no type'}): {reason}; "
-                "its Call edges are dropped too"
+                f"{source}: left out tool '{name}' ({kind or 'no type'}): only LOCAL_TOOL "
+                "tools with a module_path map to toolctl; its Call edges are dropped too"
             )
             continue
         tools.setdefault(name, _tool(raw, name, module))
@@ -206,3 +207,52 @@ def _action(raw: Any, name: str, left_out: set[str], source: str) -> dict[str, A
         ],
     }
     return named(table, name)
+
+
+def _mcp_services(
+    raws: list[Any], source: str, notes: list[str]
+) -> list[tuple[str, dict[str, Any]]]:
+    """Each ``MCP`` tool (a server) as a ``[service.mcp]`` table, once per name."""
+    from toolctl.interchange.mcp import secret_references
+
+    services: dict[str, tuple[str, dict[str, Any]]] = {}
+    for raw in raws:
+        if not isinstance(raw, dict) or raw.get("type") != "MCP":
+            continue
+        name = _name(raw, "tool", source)
+        if name in services:
+            continue
+        config = raw.get("mcp_transport_config")
+        config = config if isinstance(config, dict) else {}
+        transport = str(config.get("transport_type", "STDIO")).upper()
+        section: dict[str, Any]
+        if transport == "STDIO" and isinstance(config.get("command"), str):
+            args = config.get("args") or []
+            env = config.get("env") or {}
+            if not isinstance(args, list) or not isinstance(env, dict):
+                raise UsageError(f"{source}: MCP tool '{name}': args must be a list, env a map")
+            exports: dict[str, str] = {}
+            section = {
+                "command": [config["command"], *(str(a) for a in args)],
+                "env": secret_references(name, env, exports, every=False),
+            }
+            for variable in sorted(exports):
+                notes.append(
+                    f"{source}: MCP server '{name}': a credential was not copied; "
+                    f"export {variable} before running its tools"
+                )
+        elif transport == "STREAMABLE_HTTP" and isinstance(config.get("url"), str):
+            section = {"url": config["url"]}
+        else:
+            notes.append(
+                f"{source}: left out MCP server '{name}' ({transport}): toolctl's MCP client "
+                "speaks stdio and streamable HTTP, not the old HTTP+SSE or WebSocket transports"
+            )
+            continue
+        table = {"description": raw.get("desc") or raw.get("description"), "mcp": clean(section)}
+        services[name] = ("service", clean(named(table, name)))
+        notes.append(
+            f"{source}: MCP server '{name}' became service '{slug(name)}': import its tools "
+            f"with 'toolctl import mcp {slug(name)}'; Call edges to it are dropped"
+        )
+    return list(services.values())

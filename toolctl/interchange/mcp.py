@@ -321,7 +321,7 @@ def _server_section(
         env = server.get("env") or {}
         if not isinstance(env, dict):
             return {}, "'env' is not an object"
-        section["env"] = _references(foreign, env, exports, every=True)
+        section["env"] = secret_references(foreign, env, exports, every=True)
         if isinstance(server.get("cwd"), str):
             section["cwd"] = server["cwd"]
         return clean(section), ""
@@ -334,12 +334,12 @@ def _server_section(
         headers = server.get("headers") or {}
         if not isinstance(headers, dict):
             return {}, "'headers' is not an object"
-        section = {"url": url, "headers": _references(foreign, headers, exports, every=False)}
+        section = {"url": url, "headers": secret_references(foreign, headers, exports, every=False)}
         return clean(section), ""
     return {}, "neither 'command' (stdio) nor 'url' (streamable HTTP)"
 
 
-def _references(
+def secret_references(
     foreign: str, values: Mapping[str, Any], exports: dict[str, str], *, every: bool
 ) -> dict[str, str]:
     """Literal values as ``${env:NAME}`` references (every env value; headers that carry

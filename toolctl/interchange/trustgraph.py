@@ -3,7 +3,14 @@
 A TrustGraph *tool service* (``tool-service/NAME``) is a toolctl service with
 ``[service.pulsar]``; a TrustGraph *tool* (``tool/NAME``, type ``tool-service``) is a
 toolctl tool with ``service`` and ``config``, whose config values TrustGraph keeps as
-top-level keys next to its own fields. Only Pulsar services, and tools on them, map.
+top-level keys next to its own fields. Only Pulsar services, and tools on them, export.
+
+On import, a TrustGraph *MCP server* item (``mcp/ID``: ``url``, ``remote-name``,
+``auth-token``) becomes a service with ``[service.mcp]`` named after its ID (the token
+never copied: an ``Authorization`` header reading ``${env:ID_AUTH_TOKEN}``), and an
+``mcp-tool`` tool a tool on that service with ``[tool.mcp]``, its ``name`` the item's
+``remote-name`` when the item is in the same file (TrustGraph's default: the ID). Such
+tools arrive unpinned; ``toolctl import mcp SERVICE --update --yes`` pins them.
 """
 
 from __future__ import annotations
@@ -194,17 +201,19 @@ def _bundle_entries(path: Path) -> list[Any]:
 def convert(data: Any, source: str) -> Tables:
     """Config items, a config dump or bundle entries, or bare values → service/tool tables."""
     result = Tables(source)
-    for item in _items(data, source):
-        kind, name, value = _classify(item, source)
+    classified = [_classify(item, source) for item in _items(data, source)]
+    remote = {
+        name: str(value.get("remote-name") or name)
+        for kind, name, value in classified
+        if kind == "mcp"
+    }
+    for kind, name, value in classified:
         if kind == "tool-service":
             _service(value, name, result)
         elif kind == "tool":
-            _tool(value, name, result)
+            _tool(value, name, result, remote)
         elif kind == "mcp":
-            result.notes.append(
-                f"{source}: left out MCP server '{value.get('remote-name') or name}': "
-                "MCP servers come with toolctl's MCP runtime"
-            )
+            _mcp_server(value, name, result)
         else:
             result.notes.append(
                 f"{source}: left out config item '{kind}/{name}': not a tool or tool service"
@@ -301,7 +310,31 @@ def _service(value: dict[str, Any], name: str, result: Tables) -> None:
     result.tables.append(("service", clean(named(table, foreign))))
 
 
-def _tool(value: dict[str, Any], name: str, result: Tables) -> None:
+def _mcp_server(value: dict[str, Any], name: str, result: Tables) -> None:
+    foreign = name or str(value.get("remote-name") or "")
+    url = value.get("url")
+    if not isinstance(url, str) or not url:
+        result.problems.append(f"MCP server '{foreign}' has no url")
+        return
+    mcp: dict[str, Any] = {"url": url}
+    token = value.get("auth-token")
+    if token:
+        variable = "".join(c if c.isalnum() else "_" for c in slug(foreign)).upper()
+        variable = f"{variable}_AUTH_TOKEN"
+        mcp["headers"] = {"Authorization": "Bearer ${env:" + variable + "}"}
+        result.notes.append(
+            f"{result.source}: MCP server '{foreign}': its auth-token was not copied; "
+            f"export {variable} before running its tools"
+        )
+    unknown = sorted(set(value) - {"url", "remote-name", "auth-token"})
+    for key in unknown:
+        result.notes.append(f"{result.source}: MCP server '{foreign}': dropped unknown key '{key}'")
+    result.tables.append(("service", named({"mcp": mcp}, foreign)))
+
+
+def _tool(
+    value: dict[str, Any], name: str, result: Tables, remote: Mapping[str, str] | None = None
+) -> None:
     foreign = str(value.get("name") or name)
     kind = value.get("type")
     if not isinstance(kind, str):
@@ -314,14 +347,28 @@ def _tool(value: dict[str, Any], name: str, result: Tables) -> None:
             f"{INTERNAL_TYPES[str(kind)]}, so it runs only inside TrustGraph"
         )
     elif kind == "mcp-tool":
-        result.notes.append(
-            f"{result.source}: left out tool '{foreign}' of type 'mcp-tool': MCP tools come "
-            "with toolctl's MCP runtime"
-        )
+        result.tables.append(("tool", _mcp_tool_table(value, foreign, remote or {})))
     else:
         result.problems.append(
             f"tool '{foreign}' has TrustGraph type {kind!r}, which TrustGraph does not know"
         )
+
+
+def _mcp_tool_table(
+    value: dict[str, Any], foreign: str, remote: Mapping[str, str]
+) -> dict[str, Any]:
+    server = str(value.get("mcp-tool") or foreign)
+    arguments = [
+        {k: v for k, v in a.items() if k in ARGUMENT_KEYS} if isinstance(a, dict) else a
+        for a in value.get("arguments") or []
+    ]
+    table = {
+        "description": value.get("description"),
+        "service": slug(server),
+        "arguments": arguments,
+        "mcp": {"name": remote.get(server, server)},
+    }
+    return clean(named(table, foreign))
 
 
 def _tool_table(value: dict[str, Any], foreign: str) -> dict[str, Any]:

@@ -108,6 +108,11 @@ class McpRunner:
                 hint=UPDATE_HINT.format(service=_service_name(tool)),
             )
         _check_pin(tool, section, definition)
+        if section.get("pin") is None:
+            call.sink.warning(
+                f"tool '{tool.name}' has no pin: its definition is not checked; "
+                f"pin it with 'toolctl import mcp {_service_name(tool)} --update --yes'"
+            )
         left = max(deadline - time.monotonic(), 0.001)
 
         def progress(update: Progress) -> None:
