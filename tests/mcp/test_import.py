@@ -293,3 +293,39 @@ def test_chat2graph_mcp_groups_become_services(toolctl: Toolctl, tmp_path: Path)
     service = (tmp_path / "reg/services/FileTool.toml").read_text()
     assert 'command = [\n    "npx",' in service or '"npx", "server-filesystem"' in service
     assert "abc123" not in service and 'MODE = "x"' in service
+
+
+def test_check_live_reports_drift_vanished_new_and_unreachable(
+    toolctl: Toolctl, tmp_path: Path
+) -> None:
+    argv = [sys.executable, str(PROBE)]
+    reg = service_registry(tmp_path, {"probe": argv})
+    assert (
+        toolctl(
+            "import", "mcp", "probe", "-r", str(reg), "--tool", "echo", "--tool", "fail"
+        ).returncode
+        == 0
+    )
+    clean = toolctl("check", "--live", "-r", str(reg))
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+    assert "offers" in clean.stdout and "not imported" in clean.stdout  # hang, picture...
+    text = (reg / "tools/probe.fail.toml").read_text()
+    (reg / "tools/probe.fail.toml").write_text(text.replace('name = "fail"', 'name = "gone"'))
+    document = {
+        "service": [
+            {"name": "probe", "mcp": {"command": argv, "env": {"PROBE_DESCRIPTION": "Changed."}}},
+            {"name": "down", "mcp": {"command": ["/nonexistent/server"]}},
+        ]
+    }
+    (reg / "services.toml").write_text(tomli_w.dumps(document))
+    done = toolctl("check", "--live", "-r", str(reg))
+    assert done.returncode == 3
+    out = done.stdout
+    assert (
+        "error: MCP tool 'echo' of service 'probe' changed since it was pinned (description)" in out
+    )
+    assert "error: MCP tool 'gone' of service 'probe' vanished" in out
+    assert "warning: MCP service 'down' is unreachable" in out
+    strict = toolctl("check", "--live", "--strict", "-r", str(reg), "--json")
+    problems = json.loads(strict.stdout)["problems"]
+    assert {p["code"]: p["severity"] for p in problems}["mcp-unreachable"] == "error"

@@ -33,6 +33,14 @@ def check_command(
             "--locked", help="Also report every name that differs from toolctl.lock (errors)."
         ),
     ] = False,
+    live: Annotated[
+        bool,
+        typer.Option(
+            "--live",
+            help="Also connect to every MCP service: changed pins and vanished tools are "
+            "errors, tools not imported and unreachable servers warnings (errors with --strict).",
+        ),
+    ] = False,
 ) -> None:
     """Check every descriptor: syntax, fields, references, names, the toolkit graph.
 
@@ -47,6 +55,14 @@ def check_command(
     settings = settings_for(registry, strict)
     require_directories(settings)
     result = run_check(settings, locked=locked)
+    if live:
+        from dataclasses import replace
+
+        from toolctl.registry.check import Finding
+        from toolctl.runners.mcp import live_check
+
+        found = [Finding(*each) for each in live_check(settings, strict=settings.strict)]
+        result = replace(result, findings=[*result.findings, *found])
     chosen = Format.json if json else format
     if chosen is Format.json:
         render.print_json(result.to_json(render.display_path))

@@ -16,7 +16,7 @@ import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from toolctl.errors import (
     RegistryError,
@@ -296,3 +296,86 @@ def _service_dir(settings: Settings, name: str) -> Path:
     from toolctl.registry.index import Registry
 
     return Path(Registry.open(settings).resolve("service", name).file).parent
+
+
+class LiveFinding(NamedTuple):
+    """What ``check --live`` found about one MCP service or tool."""
+
+    severity: str
+    code: str
+    file: str
+    line: int
+    message: str
+
+
+def live_check(settings: Settings, *, strict: bool = False) -> list[LiveFinding]:
+    """Connect to every MCP service (in parallel, each bounded by its connect timeout) and
+    compare: changed pins and vanished tools are errors, tools not imported warnings, an
+    unreachable server a warning (an error when ``strict``)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from toolctl.errors import ToolctlError
+    from toolctl.mcp import pin_of
+    from toolctl.registry.index import Registry
+
+    registry = Registry.open(settings, full=True)
+    services = [d for d in registry.winners("service") if isinstance(d.data.get("mcp"), dict)]
+    tools = [d for d in registry.winners("tool") if isinstance(d.data.get("mcp"), dict)]
+
+    def listed(service: Any) -> list[dict[str, Any]] | ToolctlError:
+        section = service.data["mcp"]
+        budget = float(section.get("connect_timeout") or 30)
+        try:
+            session = connect(settings, service.name, section, Path(service.file).parent, budget)
+            try:
+                return session.list_tools(budget)
+            finally:
+                session.kill()
+        except ToolctlError as exc:
+            return exc
+
+    with ThreadPoolExecutor(max_workers=min(8, max(len(services), 1))) as pool:
+        answers = list(pool.map(listed, services))
+    found: list[LiveFinding] = []
+    for service, answer in zip(services, answers, strict=True):
+        mine = [t for t in tools if t.data.get("service") == service.name]
+        if isinstance(answer, Exception):
+            found.append(
+                LiveFinding(
+                    "error" if strict else "warning",
+                    "mcp-unreachable",
+                    service.file,
+                    service.line,
+                    f"MCP service '{service.name}' is unreachable: {answer.message}",
+                )
+            )
+            continue
+        live = {str(each["name"]): each for each in answer}
+        for tool in mine:
+            section = tool.data["mcp"]
+            remote = str(section["name"])
+            if remote not in live:
+                message = (
+                    f"MCP tool '{remote}' of service '{service.name}' vanished from the server"
+                )
+                found.append(LiveFinding("error", "mcp-vanished", tool.file, tool.line, message))
+            elif section.get("pin") is None:
+                message = f"tool '{tool.name}' has no pin: its definition is never checked"
+                found.append(LiveFinding("warning", "mcp-unpinned", tool.file, tool.line, message))
+            elif pin_of(live[remote]) != section["pin"]:
+                changed = changed_fields(tool.data, section, live[remote])
+                message = (
+                    f"MCP tool '{remote}' of service '{service.name}' changed since it was "
+                    f"pinned ({', '.join(changed) or 'its definition'}); "
+                    + UPDATE_HINT.format(service=service.name)
+                )
+                found.append(LiveFinding("error", "mcp-pin", tool.file, tool.line, message))
+        new = sorted(set(live) - {str(t.data["mcp"]["name"]) for t in mine})
+        if new:
+            shown = ", ".join(new[:10]) + (", ..." if len(new) > 10 else "")
+            message = (
+                f"MCP service '{service.name}' offers {len(new)} tool(s) not imported: "
+                f"{shown} ('toolctl import mcp {service.name}')"
+            )
+            found.append(LiveFinding("warning", "mcp-new", service.file, service.line, message))
+    return found
