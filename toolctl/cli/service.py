@@ -37,6 +37,9 @@ def up_command(
 ) -> None:
     """Start a managed service (one with `start`) unless it already runs; print its URL.
 
+    For a stdio MCP service: start its kept session (one server session held open in the
+    background, reused by every later run) unless it runs.
+
     Exit codes: 0 running, 2 not a managed service, 4 unknown service, 5 it would not start.
     """
     from toolctl.cli import render
@@ -45,6 +48,17 @@ def up_command(
 
     settings = settings_for(registry, strict)
     definition = open_registry(settings).resolve("service", name)
+    if definition.data.get("transport") == "mcp":
+        from toolctl.runners.mcp import keep
+
+        record, started = keep(settings, name)
+        how = "started" if started else "already running"
+        render.note(
+            f"kept session of MCP service '{name}' {how} at {record.url} "
+            f"(pid {record.pid}, log {record.log})"
+        )
+        render.print_json(_row_json(record)) if json else typer.echo(record.url)
+        return
     _require_managed(definition.data)
     from pathlib import Path
 

@@ -29,7 +29,12 @@ from toolctl.runners.base import Call, ToolResult, ToolSpec, expand_env_map
 
 if TYPE_CHECKING:
     from toolctl.mcp import Progress, Session
+    from toolctl.mcp.keeper import KeptSession
+    from toolctl.processes import ProcessRecord
     from toolctl.settings import Settings
+
+KEPT = "mcp-session"
+"""The process-table kind of a kept MCP session (its record is named after the service)."""
 
 UPDATE_HINT = "review it with 'toolctl import mcp {service} --update'"
 
@@ -47,7 +52,9 @@ class ToolVanished(ToolctlError):
 class _Live:
     """One open session and the tool definitions it listed, by the server's names."""
 
-    def __init__(self, session: Session, tools: Mapping[str, Mapping[str, Any]]) -> None:
+    def __init__(
+        self, session: Session | KeptSession, tools: Mapping[str, Mapping[str, Any]]
+    ) -> None:
         self.session = session
         self.tools = tools
 
@@ -69,6 +76,13 @@ class McpRunner:
         tool = call.tool
         section, service, name = _section(tool), _service(tool), _service_name(tool)
         plan: dict[str, Any] = {"transport": self.transport, "service": name}
+        from toolctl.processes.table import ProcessTable
+
+        record = ProcessTable(self.settings).get(name)
+        if record is not None and record.kind == KEPT:
+            plan["kept_session"] = f"running (pid {record.pid}, {record.url})"
+        elif service.get("keep_alive"):
+            plan["kept_session"] = "not running: started on first use (keep_alive)"
         if service.get("url"):
             from toolctl.mcp.http import safe_url
 
@@ -127,7 +141,13 @@ class McpRunner:
             return ToolResult(
                 False, "", None, str(exc), duration_ms=duration, transport=self.transport
             )
-        except (TimedOut, TransportUnavailable):
+        except TimedOut as exc:
+            self._forget(_service_name(tool), live)
+            raise TimedOut(
+                f"MCP tool '{remote}' ran past its {call.timeout:g} s timeout;"
+                " the call was cancelled and the server stopped"
+            ) from exc
+        except TransportUnavailable:
             self._forget(_service_name(tool), live)
             raise
         answer = map_result(result)
@@ -174,7 +194,11 @@ class McpRunner:
         service = _service(tool)
         name = _service_name(tool)
         budget = min(float(service.get("connect_timeout") or timeout), timeout)
-        session = connect(self.settings, name, service, _service_dir(self.settings, name), budget)
+        session: Session | KeptSession | None = kept_session(self.settings, name, service)
+        if session is None:
+            session = connect(
+                self.settings, name, service, _service_dir(self.settings, name), budget
+            )
         try:
             tools = {str(each["name"]): each for each in session.list_tools(budget)}
         except BaseException:
@@ -216,6 +240,97 @@ def connect(
         raise TransportUnavailable(
             f"MCP server '{name}' cannot start: {argv[0]}: permission denied"
         ) from exc
+
+
+def kept_session(settings: Settings, name: str, service: Mapping[str, Any]) -> KeptSession | None:
+    """The kept session of ``name`` when one runs (``service up``) or the service asks for
+    one (``keep_alive``: started now); None when calls connect directly."""
+    from toolctl.mcp.keeper import KeptSession
+    from toolctl.processes.table import ProcessTable
+
+    record = ProcessTable(settings).get(name)
+    wanted = service.get("keep_alive") and service.get("command")
+    if (record is None or record.kind != KEPT) and wanted:
+        record, _ = keep(settings, name)
+    if record is None or record.kind != KEPT or record.port is None:
+        return None
+    token = _token_file(settings, name, record.port)
+    try:
+        return KeptSession(name, record.port, token.read_text().strip())
+    except OSError as exc:
+        raise TransportUnavailable(
+            f"kept session of MCP service '{name}' has no token ({token}): {exc.strerror}",
+            hint=f"restart it: 'toolctl service down {name}; toolctl service up {name}'",
+        ) from exc
+
+
+def keep(settings: Settings, name: str) -> tuple[ProcessRecord, bool]:
+    """Start the kept session of stdio MCP service ``name`` unless it runs; (record, started).
+
+    A background process (``toolctl.mcp.keeper``) in the process table, named after the
+    service, holds the server's session and relays calls from 127.0.0.1:PORT.
+    """
+    import json
+    import sys
+
+    from toolctl.descriptor_env import descriptor_cwd
+    from toolctl.mcp.keeper import SPEC_VARIABLE, new_token
+    from toolctl.processes import ReadyFile, free_port, launch
+    from toolctl.processes.table import ProcessTable
+    from toolctl.registry.index import Registry
+
+    definition = Registry.open(settings).resolve("service", name)
+    service = definition.data.get("mcp")
+    if not isinstance(service, dict) or not service.get("command"):
+        raise UsageError(
+            f"service '{name}' is not a stdio MCP service; only those are kept by toolctl",
+            hint="a service with [service.mcp] command = [...]",
+        )
+    table = ProcessTable(settings)
+    current = table.get(name)
+    if current is not None and current.kind == KEPT:
+        return current, False
+    env = service.get("env") or {}
+    expanded = expand_env_map(env, settings)  # a missing variable: exit 2
+    port = free_port()
+    token_file = _token_file(settings, name, port)
+    for stale in token_file.parent.glob(f"{token_file.name.split('.')[0]}.*.token"):
+        stale.unlink(missing_ok=True)
+    new_token(token_file)
+    timeout = float(service.get("connect_timeout") or 30)
+    spec = {
+        "name": name,
+        "argv": [str(item) for item in service["command"]],
+        "cwd": descriptor_cwd(
+            f"service '{name}'", Path(definition.file).parent, service.get("cwd")
+        ),
+        "secrets": [key for key, value in env.items() if "${env:" in value],
+        "port": port,
+        "token_file": str(token_file),
+        "ready": str(table.ready_path(name)),
+        "connect_timeout": timeout,
+    }
+    record, started = launch(
+        settings,
+        name,
+        KEPT,
+        [sys.executable, "-m", "toolctl.mcp.keeper"],
+        ReadyFile(table.ready_path(name)),
+        env={**settings.environ, **expanded, SPEC_VARIABLE: json.dumps(spec)},
+        port=port,
+        url=f"tcp://127.0.0.1:{port}",
+        timeout=timeout + 5,
+    )
+    if not started:
+        token_file.unlink(missing_ok=True)
+    return record, started
+
+
+def _token_file(settings: Settings, name: str, port: int) -> Path:
+    from toolctl.processes.table import ProcessTable
+
+    log = ProcessTable(settings).log_path(name)
+    return log.with_name(f"{log.stem}.{port}.token")
 
 
 def live_tools(settings: Settings, name: str, timeout: float | None = None) -> list[dict[str, Any]]:

@@ -1,0 +1,159 @@
+"""Kept MCP sessions, through the real CLI and the real probe server: `service up` and
+`keep_alive` hold one server session that later runs reuse; `service down` ends it with
+the server's tree; a server that dies is restarted once, then reported."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import tomli_w
+
+from tests.conftest import Toolctl
+from tests.mcp.conftest import PROBE
+
+
+def kept_registry(root: Path, env: dict[str, str], *, keep_alive: bool = False) -> Path:
+    argv = [sys.executable, str(PROBE)]
+    service = {"command": argv, "env": env, "keep_alive": keep_alive}
+    (root / "reg").mkdir(parents=True, exist_ok=True)
+    (root / "reg/s.toml").write_text(
+        tomli_w.dumps({"service": [{"name": "probe", "mcp": service}]})
+    )
+    return root / "reg"
+
+
+def gone(pid: int) -> bool:
+    for _ in range(100):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        with open(f"/proc/{pid}/stat") as stat:
+            if stat.read().split(") ")[1].startswith("Z"):
+                return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.fixture
+def down(toolctl: Toolctl) -> Iterator[list[Path]]:
+    """Registries whose kept session the test started: stopped at the end, whatever happens."""
+    started: list[Path] = []
+    yield started
+    for reg in started:
+        toolctl("service", "down", "probe", "-r", str(reg))
+
+
+def test_service_up_keeps_one_session_that_runs_reuse_and_down_ends_it(
+    toolctl: Toolctl, tmp_path: Path, down: list[Path]
+) -> None:
+    pids = tmp_path / "pids"
+    reg = kept_registry(tmp_path, {"PROBE_PID_FILE": str(pids)})
+    assert toolctl("import", "mcp", "probe", "-r", str(reg), "--tool", "echo").returncode == 0
+    down.append(reg)
+    up = toolctl("service", "up", "probe", "-r", str(reg))
+    assert up.returncode == 0, up.stderr
+    assert up.stdout.startswith("tcp://127.0.0.1:")
+    server = pids.read_text()
+    for n in range(3):
+        ran = toolctl("run", "probe.echo", "-r", str(reg), "--arg", f"text=kept {n}")
+        assert ran.returncode == 0, ran.stderr
+        assert ran.stdout.strip() == f"kept {n}"
+    assert pids.read_text() == server  # no other server was started
+    status = toolctl("service", "status", "-r", str(reg), "--json")
+    [row] = json.loads(status.stdout)
+    assert row["kind"] == "mcp-session" and row["name"] == "probe"
+    again = toolctl("service", "up", "probe", "-r", str(reg))
+    assert "already running" in again.stderr
+    assert toolctl("service", "down", "probe", "-r", str(reg)).returncode == 0
+    for pid in [row["pid"], *(int(p) for p in server.split())]:
+        assert gone(pid), pid
+    assert json.loads(toolctl("service", "status", "-r", str(reg), "--json").stdout) == []
+
+
+def test_a_stranger_without_the_token_gets_nothing(
+    toolctl: Toolctl, tmp_path: Path, down: list[Path]
+) -> None:
+    reg = kept_registry(tmp_path, {})
+    down.append(reg)
+    up = toolctl("service", "up", "probe", "-r", str(reg))
+    assert up.returncode == 0, up.stderr
+    port = int(up.stdout.strip().rsplit(":", 1)[1])
+    for line in (b'{"op": "list"}\n', b'{"token": "guess", "op": "list"}\n', b"garbage\n"):
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as connection:
+            connection.sendall(line)
+            assert connection.recv(1024) == b""
+
+
+def test_keep_alive_starts_the_session_on_first_use(
+    toolctl: Toolctl, tmp_path: Path, down: list[Path]
+) -> None:
+    pids = tmp_path / "pids"
+    reg = kept_registry(tmp_path, {"PROBE_PID_FILE": str(pids)}, keep_alive=True)
+    assert toolctl("import", "mcp", "probe", "-r", str(reg), "--tool", "echo").returncode == 0
+    down.append(reg)
+    first = toolctl("run", "probe.echo", "-r", str(reg), "--arg", "text=one")
+    assert first.returncode == 0, first.stderr
+    server = pids.read_text()
+    second = toolctl("run", "probe.echo", "-r", str(reg), "--arg", "text=two")
+    assert second.returncode == 0, second.stderr
+    assert second.stdout.strip() == "two"
+    assert pids.read_text() == server
+    [row] = json.loads(toolctl("service", "status", "-r", str(reg), "--json").stdout)
+    assert row["kind"] == "mcp-session"
+    dry = toolctl("run", "probe.echo", "-r", str(reg), "--arg", "text=x", "--dry-run", "--json")
+    assert "running (pid" in json.loads(dry.stdout)["kept_session"]
+
+
+def test_a_dead_server_is_restarted_once_then_reported(
+    toolctl: Toolctl, tmp_path: Path, down: list[Path]
+) -> None:
+    reg = kept_registry(tmp_path, {})
+    imported = toolctl(
+        "import", "mcp", "probe", "-r", str(reg), "--tool", "echo", "--tool", "exit_now"
+    )
+    assert imported.returncode == 0, imported.stderr
+    down.append(reg)
+    assert toolctl("service", "up", "probe", "-r", str(reg)).returncode == 0
+    died = toolctl("run", "probe.exit_now", "-r", str(reg))
+    assert died.returncode == 5
+    assert "probe: exiting mid-call" in died.stderr  # the server's stderr tail
+    revived = toolctl("run", "probe.echo", "-r", str(reg), "--arg", "text=back")
+    assert revived.returncode == 0, revived.stderr
+    assert revived.stdout.strip() == "back"
+    assert toolctl("run", "probe.exit_now", "-r", str(reg)).returncode == 5
+    reported = toolctl("run", "probe.echo", "-r", str(reg), "--arg", "text=x")
+    assert reported.returncode == 5
+    assert "died again" in reported.stderr and "after a restart" in reported.stderr
+
+
+def test_timeout_on_a_kept_session_is_124_and_the_next_run_works(
+    toolctl: Toolctl, tmp_path: Path, down: list[Path]
+) -> None:
+    reg = kept_registry(tmp_path, {})
+    imported = toolctl("import", "mcp", "probe", "-r", str(reg), "--tool", "echo", "--tool", "hang")
+    assert imported.returncode == 0, imported.stderr
+    down.append(reg)
+    assert toolctl("service", "up", "probe", "-r", str(reg)).returncode == 0
+    hung = toolctl("run", "probe.hang", "-r", str(reg), "--timeout", "2")
+    assert hung.returncode == 124, hung.stderr
+    assert "ran past its 2 s timeout" in hung.stderr
+    after = toolctl("run", "probe.echo", "-r", str(reg), "--arg", "text=fine")
+    assert after.returncode == 0, after.stderr
+
+
+def test_only_stdio_services_are_kept(toolctl: Toolctl, tmp_path: Path) -> None:
+    (tmp_path / "reg").mkdir()
+    (tmp_path / "reg/s.toml").write_text(
+        '[[service]]\nname = "web"\n[service.mcp]\nurl = "http://127.0.0.1:9/mcp"\n'
+    )
+    done = toolctl("service", "up", "web", "-r", str(tmp_path / "reg"))
+    assert done.returncode == 2
+    assert "not a stdio MCP service" in done.stderr

@@ -1,0 +1,320 @@
+"""Kept sessions: one MCP server session held open in a background process that later
+``toolctl run``s reuse over a loopback socket.
+
+The keeper (``python -m toolctl.mcp.keeper``, started through ``processes.launch``) starts
+the stdio server, finishes the handshake, reports ready and then relays: each connection
+to ``127.0.0.1:PORT`` sends one JSON line ``{"token", "op": "list"|"call", ...}`` and reads
+JSON lines back (``{"progress": ...}`` while a call runs, then ``{"result": ...}`` or
+``{"error": ...}``). A random token, kept in a file only its owner can read, keeps other
+local users out. A server that dies is restarted once (a timeout that ended it does not
+count); when it dies again every caller is told so (exit 5) until ``service down``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import socket
+import socketserver
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from toolctl.errors import TimedOut, ToolctlError, TransportUnavailable
+from toolctl.mcp.wire import ServerError
+
+if TYPE_CHECKING:
+    from toolctl.mcp.session import Progress, Session
+
+SPEC_VARIABLE = "TOOLCTL_MCP_KEEP"
+"""The keeper's instructions (JSON: argv, cwd, secret variable names, port, token file,
+ready file, connect timeout), passed in its environment and removed before the server starts."""
+MAX_LINE = 64 * 1024 * 1024
+
+
+def new_token(path: Path) -> str:
+    """A fresh token, written to ``path`` readable by its owner only."""
+    token = secrets.token_hex(16)
+    path.unlink(missing_ok=True)
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(descriptor, "w") as handle:
+        handle.write(token)
+    return token
+
+
+# -- the caller's side -----------------------------------------------------------------------
+
+
+class KeptSession:
+    """A Session-like handle on a kept session: ``list_tools`` and ``call_tool`` go over the
+    loopback socket to the keeper, which holds the real one."""
+
+    def __init__(self, name: str, port: int, token: str) -> None:
+        self.name, self.port, self.token = name, port, token
+
+    def _exchange(
+        self, request: dict[str, Any], timeout: float, on_line: Callable[[Any], None] | None = None
+    ) -> Any:
+        deadline = time.monotonic() + timeout
+        try:
+            connection = socket.create_connection(("127.0.0.1", self.port), timeout=timeout)
+        except OSError as exc:
+            raise TransportUnavailable(
+                f"kept session of MCP service '{self.name}' is not reachable: {exc}",
+                hint=f"'toolctl service status {self.name}'; 'toolctl service up {self.name}'",
+            ) from exc
+        with connection, connection.makefile("rb") as reader:
+            connection.sendall(json.dumps({**request, "token": self.token}).encode() + b"\n")
+            while True:
+                connection.settimeout(max(deadline - time.monotonic(), 0.001) + 5)
+                try:
+                    line = reader.readline(MAX_LINE)
+                except TimeoutError as exc:
+                    raise TimedOut(
+                        f"kept session of MCP service '{self.name}' did not answer in time"
+                    ) from exc
+                if not line:
+                    raise TransportUnavailable(
+                        f"kept session of MCP service '{self.name}' closed the connection",
+                        hint=f"see 'toolctl service status {self.name}' and its log",
+                    )
+                answer = json.loads(line)
+                if "progress" in answer and on_line is not None:
+                    on_line(answer["progress"])
+                elif "result" in answer:
+                    return answer["result"]
+                elif "error" in answer:
+                    raise _error(answer["error"])
+
+    def list_tools(self, timeout: float = 30.0) -> list[dict[str, Any]]:
+        tools: list[dict[str, Any]] = self._exchange({"op": "list", "timeout": timeout}, timeout)
+        return tools
+
+    def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any],
+        timeout: float,
+        *,
+        on_progress: Callable[[Progress], None] | None = None,
+    ) -> dict[str, Any]:
+        from toolctl.mcp.session import Progress
+
+        def progress(update: Any) -> None:
+            if on_progress is not None:
+                on_progress(Progress(*update))
+
+        request = {
+            "op": "call",
+            "name": name,
+            "arguments": dict(arguments),
+            "timeout": timeout,
+            "progress": on_progress is not None,
+        }
+        result: dict[str, Any] = self._exchange(request, timeout, progress)
+        return result
+
+    def close(self) -> None:
+        """Nothing to end: the session stays for the next run."""
+
+    def kill(self) -> None:
+        pass
+
+
+def _error(data: Mapping[str, Any]) -> ToolctlError:
+    kind, message = data.get("kind"), str(data.get("message", ""))
+    if kind == "ServerError":
+        return ServerError(
+            str(data.get("method")), int(data.get("code", 0)), str(data.get("server_message"))
+        )
+    classes: dict[int, type[ToolctlError]] = {124: TimedOut, 5: TransportUnavailable}
+    error = classes.get(int(data.get("exit_code", 5)), TransportUnavailable)(
+        message, hint=data.get("hint")
+    )
+    if type(error) is TransportUnavailable and data.get("exit_code") not in (None, 5):
+        error.exit_code = int(data["exit_code"])
+    return error
+
+
+def _error_json(error: ToolctlError) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "kind": type(error).__name__,
+        "message": error.message,
+        "hint": error.hint,
+        "exit_code": error.exit_code,
+    }
+    if isinstance(error, ServerError):
+        data |= {"method": error.method, "code": error.code, "server_message": error.server_message}
+    return data
+
+
+# -- the keeper ------------------------------------------------------------------------------
+
+
+class Keeper:
+    """Holds one stdio session; restarts its server once if it dies."""
+
+    def __init__(self, spec: Mapping[str, Any], environ: Mapping[str, str]) -> None:
+        self.spec = spec
+        self.environ = dict(environ)
+        self.secrets = [environ[key] for key in spec.get("secrets", []) if environ.get(key)]
+        self.lock = threading.Lock()
+        self.session: Session | None = None
+        self.restarts = 0
+        self.failure: ToolctlError | None = None
+        self.expected_end = False
+
+    def start(self) -> None:
+        from toolctl.mcp.session import connect_stdio
+
+        self.session = connect_stdio(
+            self.spec["argv"],
+            env=self.environ,
+            cwd=self.spec.get("cwd"),
+            secrets=self.secrets,
+            timeout=float(self.spec.get("connect_timeout", 30)),
+        )
+        _log(f"server started (pid {self._pid()})")
+
+    def _pid(self) -> int:
+        transport: Any = self.session.transport if self.session else None
+        return int(getattr(transport, "pid", 0))
+
+    def current(self) -> Session:
+        """The live session; while the watcher restarts a dead server, wait for it."""
+        deadline = time.monotonic() + float(self.spec.get("connect_timeout", 30)) + 1
+        while True:
+            with self.lock:
+                if self.failure is not None:
+                    raise self.failure
+                assert self.session is not None
+                process = getattr(self.session.transport, "process", None)
+                if process is None or process.poll() is None or time.monotonic() > deadline:
+                    return self.session
+            time.sleep(0.05)
+
+    def watch(self, stop: threading.Event) -> None:
+        """Restart the server once when it dies; the second death ends the keeper."""
+        while not stop.wait(0.2):
+            session = self.session
+            process = getattr(session.transport, "process", None) if session else None
+            if process is None or process.poll() is None:
+                continue
+            with self.lock:
+                if self.session is not session:
+                    continue
+                code = process.returncode
+                if self.expected_end:  # a timeout ended it on purpose
+                    self.expected_end = False
+                elif self.restarts >= 1:
+                    self.failure = TransportUnavailable(
+                        f"MCP server of kept session '{self.spec['name']}' died again "
+                        f"(status {code}) after a restart; the kept session ended",
+                        hint=f"see its log ('toolctl service status {self.spec['name']}')",
+                    )
+                    _log(self.failure.message)
+                    return  # stays up to tell every caller, until 'service down'
+
+                else:
+                    self.restarts += 1
+                    _log(f"server exited with status {code}; restarting it once")
+                try:
+                    self.start()
+                except ToolctlError as exc:
+                    self.failure = exc
+                    _log(f"restart failed: {exc}")
+                    return
+
+    def handle(self, request: Mapping[str, Any], send: Callable[[dict[str, Any]], None]) -> None:
+        session = self.current()
+        timeout = float(request.get("timeout", 60))
+        if request.get("op") == "list":
+            send({"result": session.list_tools(timeout)})
+            return
+        if request.get("op") != "call":
+            raise TransportUnavailable(f"unknown request {request.get('op')!r}")
+
+        def progress(update: Progress) -> None:
+            send({"progress": list(update)})
+
+        try:
+            result = session.call_tool(
+                str(request["name"]),
+                request.get("arguments") or {},
+                timeout,
+                on_progress=progress if request.get("progress") else None,
+            )
+        except TimedOut:
+            with self.lock:
+                self.expected_end = True
+            raise
+        send({"result": result})
+
+
+def _log(message: str) -> None:
+    sys.stdout.write(f"{time.strftime('%H:%M:%S')} keeper: {message}\n")
+    sys.stdout.flush()
+
+
+def main() -> int:
+    from toolctl.processes import report_failure, report_ready
+
+    spec = json.loads(os.environ[SPEC_VARIABLE])
+    environ = {k: v for k, v in os.environ.items() if k != SPEC_VARIABLE}
+    token = Path(spec["token_file"]).read_text().strip()
+    ready = Path(spec["ready"])
+    keeper = Keeper(spec, environ)
+    try:
+        keeper.start()
+    except ToolctlError as exc:
+        report_failure(ready, exc)
+        return exc.exit_code
+    stop = threading.Event()
+
+    class Handler(socketserver.StreamRequestHandler):
+        def handle(self) -> None:
+            write_lock = threading.Lock()
+
+            def send(message: dict[str, Any]) -> None:
+                data = json.dumps(message, separators=(",", ":")).encode() + b"\n"
+                with write_lock:
+                    self.wfile.write(data)
+
+            try:
+                request = json.loads(self.rfile.readline(MAX_LINE))
+                if not isinstance(request, dict) or request.get("token") != token:
+                    return  # a stranger: say nothing
+                keeper.handle(request, send)
+            except ToolctlError as exc:
+                with contextlib.suppress(OSError):
+                    send({"error": _error_json(exc)})
+            except (ValueError, OSError):
+                pass
+
+    class Server(socketserver.ThreadingTCPServer):
+        daemon_threads = True
+        allow_reuse_address = True
+
+    with Server(("127.0.0.1", int(spec["port"])), Handler) as server:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        report_ready(ready)
+        _log(f"serving on 127.0.0.1:{spec['port']}")
+        watcher = threading.Thread(target=keeper.watch, args=(stop,), daemon=True)
+        watcher.start()
+        import signal
+
+        signal.signal(signal.SIGTERM, lambda *_: stop.set())
+        stop.wait()
+        server.shutdown()
+    if keeper.session is not None:
+        keeper.session.close()
+    return 0 if keeper.failure is None else keeper.failure.exit_code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
