@@ -278,3 +278,47 @@ def test_check_wants_tool_mcp_and_a_service(toolctl: Toolctl, tmp_path: Path) ->
     text = done.stdout + done.stderr
     assert "add [tool.mcp]" in text
     assert "[tool.mcp] needs service" in text
+
+
+def test_a_streamable_http_service_runs_with_secret_headers(
+    toolctl: Toolctl, tmp_path: Path, probe_url: str
+) -> None:
+    document = {
+        "service": [
+            {
+                "name": "web",
+                "mcp": {"url": probe_url, "headers": {"X-Api-Key": "${env:PROBE_KEY}"}},
+            }
+        ]
+    }
+    (tmp_path / "reg").mkdir()
+    (tmp_path / "reg/s.toml").write_text(tomli_w.dumps(document))
+    reg = tmp_path / "reg"
+    env = {"PROBE_KEY": SECRET}
+    imported = toolctl("import", "mcp", "web", "-r", str(reg), "--tool", "echo", env=env)
+    assert imported.returncode == 0, imported.stderr
+    ran = toolctl("run", "web.echo", "-r", str(reg), "-a", "text=over http", env=env)
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.strip() == "over http"
+    dry = toolctl("run", "web.echo", "-r", str(reg), "-a", "text=x", "--dry-run", "--json", env=env)
+    plan = json.loads(dry.stdout)
+    assert plan["url"] == probe_url and plan["headers"] == {"X-Api-Key": "***"}
+    missing = toolctl("run", "web.echo", "-r", str(reg), "-a", "text=x")
+    assert missing.returncode == 2
+    assert "PROBE_KEY is not set" in missing.stderr
+
+
+def test_the_typescript_reference_server_imports_and_runs(
+    toolctl: Toolctl, tmp_path: Path, everything_argv: list[str]
+) -> None:
+    document = {"service": [{"name": "everything", "mcp": {"command": everything_argv}}]}
+    (tmp_path / "reg").mkdir()
+    (tmp_path / "reg/s.toml").write_text(tomli_w.dumps(document))
+    reg = tmp_path / "reg"
+    imported = toolctl("import", "mcp", "everything", "-r", str(reg), "--json")
+    assert imported.returncode == 0, imported.stderr
+    names = {item["name"] for item in json.loads(imported.stdout)["imported"]}
+    assert "everything.echo" in names
+    ran = toolctl("run", "everything.echo", "-r", str(reg), "-a", "message=hi ts", "--json")
+    assert ran.returncode == 0, ran.stderr
+    assert "hi ts" in json.loads(ran.stdout)["output"]
