@@ -118,6 +118,12 @@ def wait_for(condition: Callable[[], bool], seconds: float = 15.0) -> bool:
     return condition()
 
 
+def read_pid(pidfile: Path) -> int:
+    """The pid a tool wrote, once the whole number is there (the file appears empty first)."""
+    assert wait_for(lambda: pidfile.read_text().strip().isdigit() if pidfile.exists() else False)
+    return int(pidfile.read_text())
+
+
 class Served:
     """A running `toolctl serve`: its URL, its process and its stderr log."""
 

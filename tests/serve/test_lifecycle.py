@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 
 from tests.conftest import Toolctl
-from tests.serve.serve_support import StartServe, alive, wait_for
+from tests.serve.serve_support import StartServe, alive, read_pid, wait_for
 from tests.serve.test_rest import call_hang
 
 
@@ -21,8 +21,7 @@ def test_sigterm_kills_what_in_flight_calls_started(serve: StartServe, tmp_path:
     served = serve("--grace", "1")
     pidfile = tmp_path / "hang.pid"
     threading.Thread(target=call_hang, args=(served.url, pidfile), daemon=True).start()
-    assert wait_for(pidfile.exists)
-    pid = int(pidfile.read_text())
+    pid = read_pid(pidfile)
     served.stop(signal.SIGTERM)
     assert wait_for(lambda: not alive(pid)), "a call's process outlived the server"
 

@@ -17,7 +17,7 @@ from pydantic import BaseModel
 
 from tests.conftest import Toolctl, write_files
 from tests.serve.mcp_clients import Changes, cancel_next_call, stdio_session, texts
-from tests.serve.serve_support import alive, wait_for
+from tests.serve.serve_support import alive, read_pid, wait_for
 
 
 def listed(result: BaseModel) -> Any:
@@ -227,8 +227,7 @@ def test_sigterm_kills_the_calls_processes(registry: Path, tmp_path: Path) -> No
     ):
         child.stdin.write(json.dumps(message) + "\n")
         child.stdin.flush()
-    assert wait_for(pidfile.exists)
-    pid = int(pidfile.read_text())
+    pid = read_pid(pidfile)
     child.send_signal(signal.SIGTERM)
     assert child.wait(timeout=30) == 143
     assert wait_for(lambda: not alive(pid)), "the call's process outlived the server"
