@@ -7,6 +7,7 @@ happens before anything runs: invalid arguments are exit 2 and the tool never st
 from __future__ import annotations
 
 import json
+import math
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -14,6 +15,10 @@ from typing import Any
 
 from toolctl.errors import InvalidArguments, RegistryError, UsageError
 
+MAX_DEPTH = 64
+"""How deeply an argument value may nest (JSON output and validation recurse)."""
+MAX_TIMEOUT = 86_400.0
+"""The longest timeout a call may have, in seconds (one day)."""
 _TRUE = {"true", "1", "yes", "on"}
 _FALSE = {"false", "0", "no", "off"}
 
@@ -25,18 +30,101 @@ def read_args_option(value: str) -> dict[str, Any]:
     elif value.startswith("@"):
         path = Path(value[1:])
         try:
-            text, origin = path.read_text(), str(path)
+            raw, origin = path.read_bytes(), str(path)
         except OSError as exc:
             raise UsageError(f"cannot read --args file {path}: {exc.strerror}") from exc
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise UsageError(
+                f"--args file {path} is not UTF-8 text (byte {exc.start}: {exc.reason})"
+            ) from None
     else:
         text, origin = value, "--args"
-    try:
-        parsed = json.loads(text)
-    except ValueError as exc:
-        raise UsageError(f"{origin} is not valid JSON: {exc}") from exc
+    parsed = loads(text, origin)
     if not isinstance(parsed, dict):
         raise UsageError(f"{origin} must be a JSON object of arguments")
     return parsed
+
+
+def loads(text: str, origin: str) -> Any:
+    """JSON text as a value, or a UsageError naming ``origin`` (too deep, not UTF-8, bad)."""
+    try:
+        parsed = json.loads(text)
+    except RecursionError:
+        raise UsageError(f"{origin} nests deeper than {MAX_DEPTH} levels") from None
+    except UnicodeError as exc:
+        raise UsageError(f"{origin} is not valid Unicode text ({exc.reason})") from None
+    except ValueError as exc:
+        raise UsageError(f"{origin} is not valid JSON: {exc}") from None
+    if isinstance(parsed, dict):
+        check_arguments(parsed)  # names the argument
+        return parsed
+    problem = value_problem(parsed)
+    if problem:
+        raise UsageError(f"{origin}: {problem}")
+    return parsed
+
+
+def value_problem(value: Any) -> str | None:
+    """Why a value cannot be an argument, or None: nesting past MAX_DEPTH, text that is
+    not Unicode (a lone surrogate, as ``"\\ud800"`` or undecodable bytes give)."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, str):
+            if not _is_text(item):
+                return "text that is not valid Unicode (a lone surrogate)"
+            continue
+        if isinstance(item, float) and not math.isfinite(item):
+            return f"a number that is not finite ({item!r})"
+        if isinstance(item, (dict, list)):
+            if depth >= MAX_DEPTH:
+                return f"nests deeper than {MAX_DEPTH} levels"
+            if isinstance(item, dict):
+                for key, child in item.items():
+                    if isinstance(key, str) and not _is_text(key):
+                        return "a key that is not valid Unicode (a lone surrogate)"
+                    stack.append((child, depth + 1))
+            else:
+                stack.extend((child, depth + 1) for child in item)
+    return None
+
+
+def _is_text(text: str) -> bool:
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def check_arguments(arguments: Mapping[str, Any]) -> None:
+    """InvalidArguments naming the first argument no tool could be given (see value_problem)."""
+    for key, value in arguments.items():
+        problem = value_problem({key: value})
+        if problem:
+            raise InvalidArguments(f"argument {_shown(key)}: {problem}")
+
+
+def _shown(key: str) -> str:
+    return repr(key) if _is_text(key) else ascii(key)
+
+
+def check_timeout(value: Any, origin: str) -> float:
+    """A timeout as seconds: a finite number in (0, MAX_TIMEOUT], else a UsageError."""
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError, OverflowError):
+        raise UsageError(f"{origin} must be a number of seconds, got {value!r}") from None
+    if isinstance(value, bool) or not math.isfinite(seconds) or not 0 < seconds <= MAX_TIMEOUT:
+        raise UsageError(
+            f"{origin} must be a finite number of seconds above 0 and at most "
+            f"{MAX_TIMEOUT:g}, got {value!r}"
+        )
+    return seconds
 
 
 def parse_pairs(pairs: Sequence[str], schema: Mapping[str, Any]) -> dict[str, Any]:
@@ -64,7 +152,9 @@ def convert(key: str, raw: str, declared: Any) -> Any:
                 return raw.lower() in _TRUE
             raise ValueError(raw)
         if "object" in kinds or "array" in kinds:
-            return json.loads(raw)
+            return loads(raw, f"argument '{key}'")
+    except UsageError as exc:
+        raise InvalidArguments(str(exc)) from None
     except ValueError as exc:
         expected = " or ".join(k for k in kinds if k)
         raise InvalidArguments(
@@ -83,6 +173,7 @@ def build(
     """``--args`` first, ``--arg`` pairs over it, then declared defaults for what is missing."""
     arguments = dict(args or {})
     arguments.update(parse_pairs(pairs, schema))
+    check_arguments(arguments)
     for key, prop in schema.get("properties", {}).items():
         if key not in arguments and isinstance(prop, dict) and "default" in prop:
             arguments[key] = prop["default"]

@@ -81,6 +81,8 @@ class Argument(_Model):
     required: bool = True
     default: Any = None
     enum: list[Any] | None = None
+    allow_option: bool = False
+    """Whether a value starting with ``-`` may fill a whole argv item (an option)."""
 
     def schema_property(self) -> dict[str, Any]:
         prop: dict[str, Any] = {"type": self.type}
@@ -202,7 +204,8 @@ class _ToolHead(_Model):
     state: ToolState = "active"
     category: str | None = None
     tags: list[str] = Field(default_factory=list)
-    timeout: float = Field(default=60, gt=0)
+    timeout: float = Field(default=60, gt=0, le=86_400)
+    """Seconds; at most a day (``toolctl.arguments.MAX_TIMEOUT``)."""
 
 
 if TYPE_CHECKING:
@@ -474,6 +477,12 @@ def normalise(kind: str, model: BaseModel) -> dict[str, Any]:
         del data["state"]
     if isinstance(model, Tool):
         data["schema"] = model.argument_schema()
+        options = [a.name for a in model.arguments if a.allow_option]
+        if options:
+            data["allow_option"] = options
+        for argument in data.get("arguments", []):
+            if not argument.get("allow_option"):
+                argument.pop("allow_option", None)  # as before unless set
         data["runtime"] = model.runtime_section  # None until the index resolves the service
     elif isinstance(model, Service):
         data["transport"] = model.transport

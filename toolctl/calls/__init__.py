@@ -125,6 +125,14 @@ def build_arguments(
     return arguments
 
 
+def call_timeout(tool: ToolSpec, timeout: float | None) -> float:
+    """The call's timeout: ``timeout`` if given, else the tool's; a finite number of seconds
+    in (0, MAX_TIMEOUT], else a UsageError (exit 2) for every runtime."""
+    if timeout is not None:
+        return tool_args.check_timeout(timeout, "--timeout")
+    return tool_args.check_timeout(tool.data.get("timeout", 60), f"tool '{tool.name}': timeout")
+
+
 def start_event(tool: ToolSpec) -> Event:
     return {"event": "start", "tool": tool.name, "transport": tool.runtime}
 
@@ -172,7 +180,7 @@ class Caller:
         return Call(
             tool,
             build_arguments(tool, arguments, pairs),
-            float(timeout or tool.data["timeout"]),
+            call_timeout(tool, timeout),
             user or self.settings.user,
             sink or NO_SINK,
         )
@@ -248,9 +256,7 @@ class Caller:
         from toolctl.calls.batching import run_batch
 
         tool = name if isinstance(name, ToolSpec) else resolve(self.registry, name)
-        template = Call(
-            tool, {}, float(timeout or tool.data["timeout"]), user or self.settings.user
-        )
+        template = Call(tool, {}, call_timeout(tool, timeout), user or self.settings.user)
         events = _EventsOnly(sink or NO_SINK)
         runner = self.runner(tool.runtime, events)
         with _reaping(self.settings):

@@ -160,13 +160,21 @@ def _numbered(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
 
 def _arguments(template: Call, number: int, line: str) -> Call | ToolResult:
     """The line's call, arguments validated, or the failed result that stands for the line."""
+    from toolctl.arguments import MAX_DEPTH
     from toolctl.calls import build_arguments
 
+    if not line.isascii():
+        try:
+            line.encode("utf-8")
+        except UnicodeEncodeError:
+            return _failed(template, f"line {number}: not UTF-8 text")
     try:
         given = json.loads(line)
         if not isinstance(given, dict):
             raise ValueError("not a JSON object")
         return template._replace(arguments=build_arguments(template.tool, given))
+    except RecursionError:
+        return _failed(template, f"line {number}: nests deeper than {MAX_DEPTH} levels")
     except ValueError as exc:
         return _failed(template, f"line {number}: not a JSON object of arguments ({exc})")
     except ToolctlError as exc:

@@ -244,11 +244,15 @@ def log_event(event: dict[str, Any], *, as_json: bool) -> None:
 
 
 def open_lines(source: str) -> Any:
-    """Lines of a --batch file, or of stdin for '-'."""
+    """Lines of a --batch file, or of stdin for '-'; bytes that are not UTF-8 stay in the
+    line as surrogates, so that line (and only it) fails as not UTF-8 text."""
     if source == "-":
-        return sys.stdin
+        binary = getattr(sys.stdin, "buffer", None)
+        if binary is None:  # a text stream stood in for stdin
+            return sys.stdin
+        return (raw.decode("utf-8", "surrogateescape") for raw in binary)
     try:
-        return open(source, encoding="utf-8")
+        return open(source, encoding="utf-8", errors="surrogateescape")
     except OSError as exc:
         from toolctl.errors import UsageError
 

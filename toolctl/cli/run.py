@@ -52,7 +52,8 @@ def run_command(
         ),
     ] = None,
     timeout: Annotated[
-        float | None, typer.Option(min=0.001, help="Seconds; overrides the descriptor's timeout.")
+        float | None,
+        typer.Option(help="Seconds (above 0, at most 86400); overrides the descriptor's timeout."),
     ] = None,
     user: Annotated[
         str | None, typer.Option(help="User sent to Pulsar services (default: your login name).")

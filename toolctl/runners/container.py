@@ -172,7 +172,9 @@ class ContainerRunner:
             else:
                 argv += ["-e", f"{key}={value}"]
         declared = frozenset(tool.data["schema"].get("properties", {}))
-        argv += [section["image"], *render_argv(section["command"], arguments, declared)]
+        allowed = frozenset(tool.data.get("allow_option", ()))
+        command = render_argv(section["command"], arguments, declared, allowed)
+        argv += [section["image"], *command]
         return Invocation(argv, env, name)
 
     def _remove(self, engine: Engine, *names: str) -> str:

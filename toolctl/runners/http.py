@@ -12,6 +12,7 @@ carrying secrets stay home.
 from __future__ import annotations
 
 import json
+import re
 import ssl
 import threading
 import time
@@ -74,6 +75,7 @@ class HttpRunner:
         tool = call.tool
         section = _section(tool)
         headers = expand_env_map(section["headers"], self.settings)  # a missing secret: exit 2
+        check_headers(tool.name, headers)
         url = self._url(tool)  # may start the managed service
         started = time.perf_counter()
         response = self._send(section["method"], url, call.arguments, headers, call.timeout)
@@ -120,8 +122,8 @@ class HttpRunner:
                 hint="is the server running? check the tool's url (or 'toolctl service status')",
             ) from exc
         except httpx.TransportError as exc:
-            reason = str(exc) or type(exc).__name__
-            raise TransportUnavailable(f"{method} {url} failed: {reason}") from exc
+            reason = _redact(str(exc) or type(exc).__name__, headers)
+            raise TransportUnavailable(f"{method} {url} failed: {reason}") from None
         return response
 
     def _http(self) -> httpx.Client:
@@ -378,3 +380,41 @@ def _failure(response: httpx.Response, method: str, url: str, duration_ms: float
 def _excerpt(text: str) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= EXCERPT else flat[:EXCERPT] + "…"
+
+
+_HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+
+
+def check_headers(tool: str, headers: Mapping[str, str]) -> None:
+    """A UsageError (exit 2) naming the first header that cannot be sent, and why; the value
+    itself (a secret from ``${env:...}``, as often as not) is never part of the message."""
+    for name, value in headers.items():
+        why = None
+        if not _HEADER_NAME.match(name):
+            why = "its name is not a valid HTTP header name"
+        elif not value.isascii():
+            why = "its value has characters outside ASCII"
+        elif any(ord(c) < 32 and c != "\t" or ord(c) == 127 for c in value):
+            why = "its value has a control character (a newline, a carriage return)"
+        elif value != value.strip(" \t"):
+            why = "its value starts or ends with whitespace"
+        if why:
+            raise UsageError(
+                f"tool '{tool}': header {ascii(name) if not name.isascii() else repr(name)} "
+                f"cannot be sent: {why} (the value is not shown)",
+                hint="check the environment variable the header takes its value from",
+            )
+
+
+def _redact(message: str, headers: Mapping[str, str]) -> str:
+    """``message`` with every header value (and its repr) replaced by ``***``."""
+    for value in headers.values():
+        for shown in {
+            value,
+            value.strip(),
+            repr(value)[1:-1],
+            repr(value.encode(errors="replace"))[2:-1],
+        }:
+            if len(shown) >= 4:
+                message = message.replace(shown, "***")
+    return message

@@ -60,7 +60,8 @@ class LocalRunner:
 
     def _argv(self, tool: ToolSpec, arguments: dict[str, Any]) -> list[str]:
         declared = frozenset(tool.data["schema"].get("properties", {}))
-        return render_argv(tool.data["local"]["command"], arguments, declared)
+        allowed = frozenset(tool.data.get("allow_option", ()))
+        return render_argv(tool.data["local"]["command"], arguments, declared, allowed)
 
     def _cwd(self, tool: ToolSpec) -> str | None:
         return descriptor_cwd(f"tool '{tool.name}'", tool.base_dir, tool.data["local"].get("cwd"))

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import errno
 import json
 import os
 import re
@@ -29,31 +30,85 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import IO, Any, NamedTuple
 
 from toolctl.descriptor_env import descriptor_cwd as descriptor_cwd
-from toolctl.errors import Interrupted, TimedOut, TransportUnavailable, interruption
+from toolctl.errors import (
+    Interrupted,
+    InvalidArguments,
+    TimedOut,
+    TransportUnavailable,
+    UsageError,
+    interruption,
+)
 from toolctl.runners.base import ToolResult
 
 _PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_-]*)\}")
 STDERR_TAIL = 4000
 
 
+MAX_ARG_BYTES = 131_072
+"""Linux's limit on one argv item (MAX_ARG_STRLEN, with its NUL): longer is E2BIG."""
+
+
 def render_argv(
-    template: Sequence[str], arguments: Mapping[str, Any], declared: frozenset[str] = frozenset()
+    template: Sequence[str],
+    arguments: Mapping[str, Any],
+    declared: frozenset[str] = frozenset(),
+    allow_option: frozenset[str] = frozenset(),
 ) -> list[str]:
     """Substitute ``{name}`` in each item on its own; never through a shell.
 
     An item that is exactly ``{name}`` for a declared argument left out is dropped; ``{{``
     and ``}}`` are literal braces; a placeholder naming no declared argument stays as is.
+
+    Refused (InvalidArguments, exit 2, naming the argument): a value with a NUL (argv
+    cannot hold one), an item longer than ``MAX_ARG_BYTES``, and a text value starting
+    with ``-`` that fills a whole item (the tool would read it as an option) unless the
+    argument is in ``allow_option`` or an earlier item of the template is ``--``.
     """
     argv: list[str] = []
+    options_end = False
     for item in template:
         whole = _PLACEHOLDER.fullmatch(item)
         if whole and whole.group(1) in declared and arguments.get(whole.group(1)) is None:
             continue
-        argv.append(_PLACEHOLDER.sub(lambda m: _fill(m, arguments, declared), item))
+        used: list[str] = []
+        rendered = _PLACEHOLDER.sub(lambda m: _fill(m, arguments, declared, used), item)
+        for name in used:
+            if "\0" in _fill_value(arguments[name]):
+                raise InvalidArguments(
+                    f"argument '{name}' contains a NUL character, which a command line "
+                    'cannot carry (send it as JSON on stdin instead: input = "json")'
+                )
+        if len(rendered.encode("utf-8", "surrogateescape")) >= MAX_ARG_BYTES:
+            who = f"argument '{used[0]}'" if used else "the command"
+            raise InvalidArguments(
+                f"{who} makes a command-line item longer than the system allows "
+                f"({MAX_ARG_BYTES // 1024} KiB); send it as JSON on stdin instead"
+            )
+        if (
+            whole
+            and used
+            and not options_end
+            and used[0] not in allow_option
+            and isinstance(arguments[used[0]], str)
+            and rendered.startswith("-")
+        ):
+            raise InvalidArguments(
+                f"argument '{used[0]}' starts with '-' and would reach the tool as an option "
+                f"({rendered[:40]!r}); the descriptor can allow it with allow_option = true "
+                "on that argument, or a '--' earlier in the command"
+            )
+        if item == "--":
+            options_end = True
+        argv.append(rendered)
     return argv
 
 
-def _fill(match: re.Match[str], arguments: Mapping[str, Any], declared: frozenset[str]) -> str:
+def _fill(
+    match: re.Match[str],
+    arguments: Mapping[str, Any],
+    declared: frozenset[str],
+    used: list[str],
+) -> str:
     token = match.group(0)
     if token in ("{{", "}}"):
         return token[0]
@@ -61,6 +116,11 @@ def _fill(match: re.Match[str], arguments: Mapping[str, Any], declared: frozense
     value = arguments.get(name)
     if value is None:
         return "" if name in declared or name in arguments else token
+    used.append(name)
+    return _fill_value(value)
+
+
+def _fill_value(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (dict, list)):
@@ -200,6 +260,15 @@ def run_process(
         ) from exc
     except PermissionError as exc:
         raise TransportUnavailable(f"executable '{argv[0]}' is not executable") from exc
+    except OSError as exc:
+        if exc.errno == errno.E2BIG:
+            raise InvalidArguments(
+                "the arguments make the command line (with the environment) longer than "
+                "the system allows; send them as JSON on stdin instead"
+            ) from None
+        raise TransportUnavailable(f"cannot start '{argv[0]}': {exc.strerror}") from None
+    except ValueError as exc:  # a NUL in the environment or cwd (never echoed: secrets)
+        raise UsageError(f"cannot start '{argv[0]}': {_nul_reason(exc)}") from None
     if children is not None and not children.add(child):
         _kill_group(child)
         raise Interrupted(f"'{argv[0]}' was stopped: the call was stopped")
@@ -244,6 +313,14 @@ def _complete(
         err.text if err else "",
         out.streamed,
         round((time.perf_counter() - started) * 1000, 3),
+    )
+
+
+def _nul_reason(exc: ValueError) -> str:
+    return (
+        "a value in its environment or working directory holds a NUL character"
+        if "null" in str(exc)
+        else "its environment or command line cannot be passed to the system"
     )
 
 

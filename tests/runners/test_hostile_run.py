@@ -1,0 +1,295 @@
+"""`run` under hostile arguments, timeouts and secrets: exit 2 naming the culprit, never 70.
+
+Issue 9, items F (arguments no command line can carry), L (option injection), P (timeouts)
+and K (secrets never echoed). Real subprocesses; the HTTP tools point at a closed port.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Toolctl, write_files
+
+PY = sys.executable
+DEEP = "[" * 5000 + "]" * 5000
+
+REGISTRY = f"""
+[[tool]]
+name = "argv"
+[tool.local]
+command = ["{PY}", "-c", "import sys; print(*sys.argv[1:], sep='\\\\n')", "{{text}}"]
+input = "none"
+[[tool.arguments]]
+name = "text"
+
+[[tool]]
+name = "obj"
+[tool.local]
+command = ["{PY}", "-c", "import sys; print(sys.stdin.read())"]
+[[tool.arguments]]
+name = "o"
+type = "array"
+required = false
+
+[[tool]]
+name = "cat"
+[tool.local]
+command = ["cat", "{{file}}"]
+input = "none"
+[[tool.arguments]]
+name = "file"
+
+[[tool]]
+name = "sort-into"
+[tool.local]
+command = ["sort", "{{file}}"]
+input = "none"
+[[tool.arguments]]
+name = "file"
+
+[[tool]]
+name = "cat-allowed"
+[tool.local]
+command = ["{PY}", "-c", "import sys; print(sys.argv[1:])", "{{flag}}"]
+input = "none"
+[[tool.arguments]]
+name = "flag"
+allow_option = true
+
+[[tool]]
+name = "cat-dashdash"
+[tool.local]
+command = ["cat", "--", "{{file}}"]
+input = "none"
+[[tool.arguments]]
+name = "file"
+
+[[tool]]
+name = "sleepy"
+timeout = 2
+[tool.local]
+command = ["sleep", "30"]
+input = "none"
+
+[[tool]]
+name = "web"
+[tool.http]
+url = "http://127.0.0.1:9/run"
+headers = {{ Authorization = "Bearer ${{env:HOSTILE_TOKEN}}" }}
+
+[[tool]]
+name = "pulsar-tool"
+service = "svc"
+
+[[service]]
+name = "svc"
+[service.pulsar]
+request_queue = "non-persistent://tg/request/x"
+response_queue = "non-persistent://tg/response/x"
+"""
+
+
+@pytest.fixture
+def reg(tmp_path: Path) -> Path:
+    write_files(tmp_path, {"reg/tools.toml": REGISTRY})
+    return tmp_path / "reg"
+
+
+def _usage(done: object, *words: str) -> None:
+    assert done.returncode == 2, (done.returncode, done.stdout, done.stderr)  # type: ignore[attr-defined]
+    assert "Traceback" not in done.stderr  # type: ignore[attr-defined]
+    for word in words:
+        assert word in done.stderr, done.stderr  # type: ignore[attr-defined]
+
+
+# -- F: arguments no command line can carry --------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "why"),
+    [("a\0b", "NUL"), ("\ud800", "Unicode"), ("x" * 140_000, "longer than")],
+)
+def test_argv_values_no_command_line_can_carry_are_exit_2(
+    reg: Path, toolctl: Toolctl, value: str, why: str
+) -> None:
+    done = toolctl("run", "argv", "--arg", f"text={value}", "-r", str(reg))
+    _usage(done, "'text'", why)
+    done = toolctl("run", "argv", "--args", json.dumps({"text": value}), "-r", str(reg))
+    _usage(done, "'text'", why)
+
+
+def test_a_long_value_on_stdin_is_fine(reg: Path, toolctl: Toolctl) -> None:
+    done = toolctl("run", "obj", "--args", json.dumps({"o": ["x" * 200_000]}), "-r", str(reg))
+    assert done.returncode == 0, done.stderr
+
+
+def test_deep_json_is_exit_2(reg: Path, toolctl: Toolctl) -> None:
+    _usage(toolctl("run", "obj", "--args", '{"o": ' + DEEP + "}", "-r", str(reg)), "deeper")
+    _usage(toolctl("run", "obj", "--arg", f"o={DEEP}", "-r", str(reg)), "'o'", "deeper")
+    middling = "[" * 200 + "]" * 200  # parses, but deeper than the limit
+    _usage(toolctl("run", "obj", "--arg", f"o={middling}", "-r", str(reg)), "'o'", "deeper")
+    _usage(toolctl("run", "obj", "--args", '{"o": [NaN]}', "-r", str(reg)), "finite")
+
+
+def test_non_utf8_args_file_is_exit_2(reg: Path, tmp_path: Path, toolctl: Toolctl) -> None:
+    (tmp_path / "bad.json").write_bytes(b'{"o": ["\xff\xfe"]}')
+    _usage(toolctl("run", "obj", "--args", f"@{tmp_path / 'bad.json'}", "-r", str(reg)), "UTF-8")
+
+
+def test_a_batch_goes_on_past_hostile_lines(reg: Path, tmp_path: Path, toolctl: Toolctl) -> None:
+    lines = [
+        b'{"text": "ok"}',
+        b'{"text": ' + DEEP.encode() + b"}",
+        b'{"text": "\xff"}',
+        b'{"text": "a\\u0000b"}',
+        b'{"text": "\\ud800"}',
+        b'{"text": "' + b"y" * 140_000 + b'"}',
+        b'{"text": "--version"}',
+        b'{"text": "end"}',
+    ]
+    (tmp_path / "batch.jsonl").write_bytes(b"\n".join(lines) + b"\n")
+    done = toolctl("run", "argv", "--batch", str(tmp_path / "batch.jsonl"), "-r", str(reg))
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    results = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [r["success"] for r in results] == [True, *[False] * 6, True]
+    assert results[-1]["output"] == "end"
+    assert "UTF-8" in results[2]["error"]
+    assert "NUL" in results[3]["error"]
+    assert "'text'" in results[6]["error"]
+
+
+def test_a_batch_from_stdin_with_bad_bytes_goes_on(reg: Path, toolctl_process: Toolctl) -> None:
+    import subprocess
+
+    done = subprocess.run(
+        [PY, "-m", "toolctl", "run", "argv", "--batch", "-", "-r", str(reg)],
+        input=b'{"text": "\xff"}\n{"text": "fine"}\n',
+        capture_output=True,
+        check=False,
+    )
+    results = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [r["success"] for r in results] == [False, True], done.stderr
+
+
+# -- L: option injection ----------------------------------------------------------------
+
+
+def test_an_option_in_a_whole_argv_item_is_refused(
+    reg: Path, tmp_path: Path, toolctl: Toolctl
+) -> None:
+    done = toolctl("run", "cat", "--arg", "file=--version", "-r", str(reg))
+    _usage(done, "'file'", "allow_option = true", "'--'")
+    assert "GNU" not in done.stdout and "coreutils" not in done.stdout
+    done = toolctl("run", "sort-into", "--arg", "file=-opwned.txt", "-r", str(reg), cwd=tmp_path)
+    _usage(done, "'file'")
+    assert not (tmp_path / "pwned.txt").exists()
+
+
+def test_allow_option_and_double_dash_let_dashes_through(
+    reg: Path, tmp_path: Path, toolctl: Toolctl
+) -> None:
+    done = toolctl("run", "cat-allowed", "--arg", "flag=--loud", "-r", str(reg))
+    assert done.returncode == 0, done.stderr
+    assert "--loud" in done.stdout
+    (tmp_path / "-notes.txt").write_text("dash file\n")
+    done = toolctl("run", "cat-dashdash", "--arg", "file=-notes.txt", "-r", str(reg), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "dash file\n"
+
+
+def test_dry_run_refuses_an_option_too(reg: Path, toolctl: Toolctl) -> None:
+    _usage(toolctl("run", "cat", "--arg", "file=-n", "--dry-run", "-r", str(reg)), "'file'")
+
+
+# -- P: timeouts -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("tool", ["sleepy", "web", "pulsar-tool"])
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "1e300", "0", "-1", "86401"])
+def test_a_timeout_must_be_finite_and_bounded(
+    reg: Path, toolctl: Toolctl, tool: str, value: str
+) -> None:
+    done = toolctl("run", tool, "--timeout", value, "-r", str(reg), env={"HOSTILE_TOKEN": "t"})
+    _usage(done, "--timeout", "86400")
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "1e300"])
+def test_a_descriptor_timeout_must_be_finite_and_bounded(
+    tmp_path: Path, toolctl: Toolctl, value: str
+) -> None:
+    write_files(
+        tmp_path,
+        {
+            "r/t.toml": f'[[tool]]\nname = "t"\ntimeout = {value}\n[tool.local]\ncommand = ["true"]\n'
+        },
+    )
+    done = toolctl("run", "t", "-r", str(tmp_path / "r"))
+    assert done.returncode in (2, 3, 4), done.stderr  # broken file: never runs unbounded
+    assert "Traceback" not in done.stderr
+    check = toolctl("check", "-r", str(tmp_path / "r"))
+    assert check.returncode != 0
+
+
+def test_a_timeout_in_a_batch_is_checked_once(reg: Path, toolctl: Toolctl) -> None:
+    done = toolctl("run", "argv", "--batch", "-", "--timeout", "nan", "-r", str(reg), input="{}\n")
+    _usage(done, "--timeout")
+
+
+# -- K: secrets never echoed ---------------------------------------------------------------
+
+SECRET = "S3CR3T-hostile-7731"
+
+
+@pytest.mark.parametrize("value", [f"Bearer {SECRET}\n", f"{SECRET}\r\nX-Evil: 1", f"{SECRET}é☃"])
+def test_an_invalid_header_value_is_named_never_echoed(
+    reg: Path, toolctl: Toolctl, value: str
+) -> None:
+    env = {"HOSTILE_TOKEN": value}
+    outputs = []
+    done = toolctl("run", "web", "-r", str(reg), env=env)
+    _usage(done, "Authorization")
+    outputs.append(done.stdout + done.stderr)
+    for extra in (["--json"], ["-v"], ["--dry-run"], ["--dry-run", "--json"]):
+        done = toolctl("run", "web", *extra, "-r", str(reg), env=env)
+        outputs.append(done.stdout + done.stderr)
+    done = toolctl("run", "web", "--batch", "-", "-r", str(reg), env=env, input="{}\n{}\n")
+    outputs.append(done.stdout + done.stderr)
+    lines = [json.loads(line) for line in done.stdout.splitlines()]
+    assert len(lines) == 2 and all("Authorization" in r["error"] for r in lines)
+    for text in outputs:
+        assert SECRET not in text
+        assert "S3CR3T" not in text
+
+
+def test_local_env_secrets_never_echoed(tmp_path: Path, toolctl: Toolctl) -> None:
+    write_files(
+        tmp_path,
+        {
+            "r/t.toml": f"""
+            [[tool]]
+            name = "envy"
+            [tool.local]
+            command = ["{PY}", "-c", "import sys; sys.exit(4)"]
+            input = "none"
+            env = {{ TOKEN = "${{env:HOSTILE_TOKEN}}", OTHER = "x${{env:HOSTILE_TOKEN}}" }}
+
+            [[tool]]
+            name = "gone"
+            [tool.local]
+            command = ["/no/such/binary-xyz"]
+            env = {{ TOKEN = "${{env:HOSTILE_TOKEN}}" }}
+            """
+        },
+    )
+    outputs = []
+    for args in (["envy"], ["envy", "--json"], ["envy", "--dry-run"], ["envy", "-v"], ["gone"]):
+        done = toolctl("run", *args, "-r", str(tmp_path / "r"), env={"HOSTILE_TOKEN": SECRET})
+        assert "Traceback" not in done.stderr
+        outputs.append(done.stdout + done.stderr)
+    for text in outputs:
+        assert SECRET not in text
