@@ -127,6 +127,28 @@ def check_timeout(value: Any, origin: str) -> float:
     return seconds
 
 
+MAX_OUTPUT_LIMIT = 1024**3
+_UNITS = {
+    **dict.fromkeys(("", "b"), 1),
+    **dict.fromkeys(("k", "kb", "kib"), 1024),
+    **dict.fromkeys(("m", "mb", "mib"), 1024**2),
+    **dict.fromkeys(("g", "gb", "gib"), 1024**3),
+}
+
+
+def parse_size(text: str, origin: str) -> int:
+    """``1048576``, ``512KiB``, ``16M``, ``1GiB`` (binary units) as bytes, in (0, 1 GiB]."""
+    import re
+
+    match = re.fullmatch(r"\s*(\d{1,12})\s*([A-Za-z]{0,3})\s*", text)
+    if not match or match.group(2).lower() not in _UNITS:
+        raise UsageError(f"{origin} expects a size such as 1048576, 512KiB or 16MiB, got {text!r}")
+    size = int(match.group(1)) * _UNITS[match.group(2).lower()]
+    if not 0 < size <= MAX_OUTPUT_LIMIT:
+        raise UsageError(f"{origin} must be above 0 and at most 1GiB, got {text!r}")
+    return size
+
+
 def parse_pairs(pairs: Sequence[str], schema: Mapping[str, Any]) -> dict[str, Any]:
     """``--arg k=v`` pairs, each value converted to the type the schema declares for k."""
     properties = schema.get("properties", {})

@@ -206,6 +206,8 @@ class _ToolHead(_Model):
     tags: list[str] = Field(default_factory=list)
     timeout: float = Field(default=60, gt=0, le=86_400)
     """Seconds; at most a day (``toolctl.arguments.MAX_TIMEOUT``)."""
+    max_output: int = Field(default=16 * 1024 * 1024, gt=0, le=1024**3)
+    """Bytes of output a result holds (``runners.base.DEFAULT_MAX_OUTPUT``); at most 1 GiB."""
 
 
 if TYPE_CHECKING:
@@ -475,6 +477,8 @@ def normalise(kind: str, model: BaseModel) -> dict[str, Any]:
         del data["title"]
     if data.get("state") == "active":
         del data["state"]
+    if data.get("max_output") == 16 * 1024 * 1024:
+        del data["max_output"]
     if isinstance(model, Tool):
         data["schema"] = model.argument_schema()
         options = [a.name for a in model.arguments if a.allow_option]

@@ -133,6 +133,16 @@ def call_timeout(tool: ToolSpec, timeout: float | None) -> float:
     return tool_args.check_timeout(tool.data.get("timeout", 60), f"tool '{tool.name}': timeout")
 
 
+def call_max_output(tool: ToolSpec, max_output: int | None) -> int:
+    """Bytes of output the call's result may hold: ``max_output`` if given, else the
+    tool's ``max_output``, else DEFAULT_MAX_OUTPUT (16 MiB)."""
+    from toolctl.runners.base import DEFAULT_MAX_OUTPUT
+
+    if max_output is not None:
+        return max_output
+    return int(tool.data.get("max_output") or DEFAULT_MAX_OUTPUT)
+
+
 def start_event(tool: ToolSpec) -> Event:
     return {"event": "start", "tool": tool.name, "transport": tool.runtime}
 
@@ -173,6 +183,7 @@ class Caller:
         timeout: float | None = None,
         user: str | None = None,
         sink: Sink | None = None,
+        max_output: int | None = None,
     ) -> Call:
         """The Call ``call`` would make: resolved, arguments built and validated."""
         tool = name if isinstance(name, ToolSpec) else resolve(self.registry, name)
@@ -183,6 +194,7 @@ class Caller:
             call_timeout(tool, timeout),
             user or self.settings.user,
             sink or NO_SINK,
+            call_max_output(tool, max_output),
         )
 
     def call(
@@ -195,9 +207,18 @@ class Caller:
         user: str | None = None,
         sink: Sink | None = None,
         cancel: Cancel | None = None,
+        max_output: int | None = None,
     ) -> ToolResult:
         """One call (see the module docstring); ``cancel`` lets another thread end it."""
-        prepared = self.prepare(name, arguments, pairs=pairs, timeout=timeout, user=user, sink=sink)
+        prepared = self.prepare(
+            name,
+            arguments,
+            pairs=pairs,
+            timeout=timeout,
+            user=user,
+            sink=sink,
+            max_output=max_output,
+        )
         with _reaping(self.settings):
             if cancel is None:
                 return self.execute(prepared)
@@ -251,12 +272,19 @@ class Caller:
         timeout: float | None = None,
         user: str | None = None,
         sink: Sink | None = None,
+        max_output: int | None = None,
     ) -> Iterator[ToolResult]:
         """One call per JSON line, in input order (see the module docstring)."""
         from toolctl.calls.batching import run_batch
 
         tool = name if isinstance(name, ToolSpec) else resolve(self.registry, name)
-        template = Call(tool, {}, call_timeout(tool, timeout), user or self.settings.user)
+        template = Call(
+            tool,
+            {},
+            call_timeout(tool, timeout),
+            user or self.settings.user,
+            max_output=call_max_output(tool, max_output),
+        )
         events = _EventsOnly(sink or NO_SINK)
         runner = self.runner(tool.runtime, events)
         with _reaping(self.settings):

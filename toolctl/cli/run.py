@@ -55,6 +55,15 @@ def run_command(
         float | None,
         typer.Option(help="Seconds (above 0, at most 86400); overrides the descriptor's timeout."),
     ] = None,
+    max_output: Annotated[
+        str | None,
+        typer.Option(
+            "--max-output",
+            metavar="SIZE",
+            help="Bytes of output the result holds (e.g. 1MiB; default: the tool's "
+            "max_output, 16MiB); the rest is dropped and counted, streaming passes it all.",
+        ),
+    ] = None,
     user: Annotated[
         str | None, typer.Option(help="User sent to Pulsar services (default: your login name).")
     ] = None,
@@ -108,6 +117,7 @@ def run_command(
     from toolctl.cli.common import open_registry
     from toolctl.errors import ToolFailed, UsageError
 
+    cap = tool_args.parse_size(max_output, "--max-output") if max_output is not None else None
     settings = settings_for(registry, strict, verbose=verbose, pulsar_url=pulsar_url, user=user)
     sink = render.TerminalSink(settings, show_output=not json, events=verbose)
     with sigterm_interrupts(), calls.Caller(settings, open_registry(settings)) as caller:
@@ -119,7 +129,12 @@ def run_command(
 
             gc.freeze()  # what start-up built lives to the end: keep it out of every GC pass
             results = caller.batch(
-                spec, render.open_lines(batch), concurrency=concurrency, timeout=timeout, sink=sink
+                spec,
+                render.open_lines(batch),
+                concurrency=concurrency,
+                timeout=timeout,
+                sink=sink,
+                max_output=cap,
             )
             if not render.print_results(results):
                 raise ToolFailed("the tool failed", quiet=True)
@@ -129,7 +144,9 @@ def run_command(
             plan = caller.describe(spec, given, pairs=arg or [], timeout=timeout)
             render.print_plan(spec.name, plan, as_json=json)
             return
-        result = caller.call(spec, given, pairs=arg or [], timeout=timeout, sink=sink)
+        result = caller.call(
+            spec, given, pairs=arg or [], timeout=timeout, sink=sink, max_output=cap
+        )
     render.print_result(result, as_json=json, already_streamed=sink.streamed)
     if not result.success:
         raise ToolFailed("the tool failed", quiet=True)

@@ -39,9 +39,15 @@ class ToolResult(NamedTuple):
     exit_code: int | None = None
     duration_ms: float = 0.0
     transport: str = ""
+    truncated: int = 0
+    """Bytes of the tool's output dropped past its ``max_output`` (0: none, and then the
+    key is left out of ``to_json``, so untruncated results keep their shape)."""
 
     def to_json(self) -> dict[str, Any]:
-        return self._asdict()
+        data = self._asdict()
+        if not self.truncated:
+            del data["truncated"]
+        return data
 
     @classmethod
     def from_answer(cls, text: str, *, transport: str, **extra: Any) -> ToolResult:
@@ -141,14 +147,20 @@ class Sink:
 NO_SINK = Sink()
 
 
+DEFAULT_MAX_OUTPUT = 16 * 1024 * 1024
+"""Bytes of a tool's output a result holds unless its descriptor or ``--max-output`` says."""
+
+
 class Call(NamedTuple):
-    """One call as a runner sees it: what to run, with what, for how long, for whom."""
+    """One call as a runner sees it: what to run, with what, for how long, for whom, and
+    how many bytes of output its result may hold (``max_output``)."""
 
     tool: ToolSpec
     arguments: dict[str, Any]
     timeout: float
     user: str
     sink: Sink = NO_SINK
+    max_output: int = DEFAULT_MAX_OUTPUT
 
 
 @runtime_checkable

@@ -111,6 +111,7 @@ class ContainerRunner:
                     stream=_after(waiting.stop, sink.output),
                     on_stderr=_after(waiting.stop, sink.stderr),
                     children=self._children,
+                    max_output=call.max_output,
                 )
         except TimedOut as exc:
             gone = self._remove(engine, invocation.name)
@@ -203,7 +204,11 @@ class ContainerRunner:
     ) -> ToolResult:
         if done.returncode == 0:
             return ToolResult.from_answer(
-                done.stdout, transport=self.transport, exit_code=0, duration_ms=done.duration_ms
+                done.stdout,
+                transport=self.transport,
+                exit_code=0,
+                duration_ms=done.duration_ms,
+                truncated=done.dropped,
             )
         complaint = _engine_complaint(done)
         if complaint is not None:

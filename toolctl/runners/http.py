@@ -394,7 +394,7 @@ def check_headers(tool: str, headers: Mapping[str, str]) -> None:
             why = "its name is not a valid HTTP header name"
         elif not value.isascii():
             why = "its value has characters outside ASCII"
-        elif any(ord(c) < 32 and c != "\t" or ord(c) == 127 for c in value):
+        elif any((ord(c) < 32 and c != "\t") or ord(c) == 127 for c in value):
             why = "its value has a control character (a newline, a carriage return)"
         elif value != value.strip(" \t"):
             why = "its value starts or ends with whitespace"

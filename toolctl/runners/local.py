@@ -46,13 +46,18 @@ class LocalRunner:
             stderr_fd=sink.stderr_fd,
             on_stderr=sink.stderr,
             children=self._children,
+            max_output=call.max_output,
         )
         if done.returncode != 0:
             detail = done.stderr_tail.strip().splitlines()[-1:] if done.stderr_tail else []
             reason = f"exit status {done.returncode}" + (f": {detail[0]}" if detail else "")
             return done.failure(reason, self.transport)
         return ToolResult.from_answer(
-            done.stdout, transport=self.transport, exit_code=0, duration_ms=done.duration_ms
+            done.stdout,
+            transport=self.transport,
+            exit_code=0,
+            duration_ms=done.duration_ms,
+            truncated=done.dropped,
         )
 
     def close(self) -> None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import codecs
 import contextlib
 import errno
+import functools
 import json
 import os
 import re
@@ -71,7 +72,7 @@ def render_argv(
         if whole and whole.group(1) in declared and arguments.get(whole.group(1)) is None:
             continue
         used: list[str] = []
-        rendered = _PLACEHOLDER.sub(lambda m: _fill(m, arguments, declared, used), item)
+        rendered = _PLACEHOLDER.sub(functools.partial(_fill, arguments, declared, used), item)
         for name in used:
             if "\0" in _fill_value(arguments[name]):
                 raise InvalidArguments(
@@ -104,10 +105,10 @@ def render_argv(
 
 
 def _fill(
-    match: re.Match[str],
     arguments: Mapping[str, Any],
     declared: frozenset[str],
     used: list[str],
+    match: re.Match[str],
 ) -> str:
     token = match.group(0)
     if token in ("{{", "}}"):
@@ -136,17 +137,30 @@ class Completed(NamedTuple):
     stderr_tail: str
     streamed: bool
     duration_ms: float
+    dropped: int = 0
+    """Bytes of stdout past the call's ``max_output``: streamed, if at all, never held."""
 
     def failure(self, reason: str, transport: str) -> ToolResult:
         """The failed result of a child that exited non-zero, with what it printed."""
         output = self.stdout.rstrip("\n")
-        return ToolResult(False, output, None, reason, self.returncode, self.duration_ms, transport)
+        return ToolResult(
+            False,
+            output,
+            None,
+            reason,
+            self.returncode,
+            self.duration_ms,
+            transport,
+            self.dropped,
+        )
 
 
 class _Reader(threading.Thread):
     """Drain one pipe; stream text unless it starts like JSON (which is parsed at the end).
 
-    With ``sniff`` off every chunk is streamed as it comes (a stderr being teed).
+    With ``sniff`` off every chunk is streamed as it comes (a stderr being teed). What is
+    held is bounded: the first ``limit`` bytes (the rest is counted in ``dropped``), or
+    with ``keep`` the last ``keep`` bytes. Streaming passes everything through.
     """
 
     def __init__(
@@ -156,33 +170,49 @@ class _Reader(threading.Thread):
         keep: int | None,
         *,
         sniff: bool = True,
+        limit: int | None = None,
     ):
         super().__init__(daemon=True)
         self.pipe, self.stream, self.keep, self.sniff = pipe, stream, keep, sniff
-        self.chunks: list[str] = []
+        self.limit = limit
+        self.held = bytearray()
+        self.dropped = 0
         self.streamed = False
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
 
     def run(self) -> None:
         mode: str | None = (None if self.sniff else "stream") if self.stream else "buffer"
+        pending: list[str] = []
         descriptor = self.pipe.fileno()
         while chunk := os.read(descriptor, 65536):
-            text = self._decoder.decode(chunk)
-            self.chunks.append(text)
-            if mode is None and text.strip():
-                mode = "buffer" if text.lstrip()[:1] in "{[" else "stream"
-                if mode == "stream":
-                    self._emit("".join(self.chunks))
+            self._hold(chunk)
+            if mode == "buffer":
                 continue
-            if mode == "stream":
-                self._emit(text)
-            if self.keep is not None and len(self.chunks) > 64:
-                self.chunks = ["".join(self.chunks)[-self.keep :]]
+            text = self._decoder.decode(chunk)
+            if mode is None:
+                pending.append(text)
+                if text.strip() or len(pending) > 64:
+                    mode = "buffer" if text.lstrip()[:1] in "{[" else "stream"
+                    if mode == "stream":
+                        self._emit("".join(pending))
+                    pending = []
+                continue
+            self._emit(text)
         tail = self._decoder.decode(b"", final=True)
-        self.chunks.append(tail)
         if mode == "stream" and tail:
             self._emit(tail)
         self.pipe.close()
+
+    def _hold(self, chunk: bytes) -> None:
+        if self.limit is not None:
+            room = max(self.limit - len(self.held), 0)
+            if room:
+                self.held += chunk[:room]
+            self.dropped += len(chunk) - min(room, len(chunk))
+            return
+        self.held += chunk
+        if self.keep is not None and len(self.held) > 4 * self.keep + 65536:
+            del self.held[: -self.keep]
 
     def _emit(self, text: str) -> None:
         assert self.stream is not None
@@ -191,8 +221,8 @@ class _Reader(threading.Thread):
 
     @property
     def text(self) -> str:
-        joined = "".join(self.chunks)
-        return joined if self.keep is None else joined[-self.keep :]
+        held = self.held if self.keep is None else self.held[-self.keep :]
+        return held.decode("utf-8", "replace")
 
 
 class Children:
@@ -234,8 +264,12 @@ def run_process(
     stderr_fd: int | None = None,
     on_stderr: Callable[[str], None] | None = None,
     children: Children | None = None,
+    max_output: int | None = None,
 ) -> Completed:
     """Run argv to completion in its own process group; bounded by ``timeout`` seconds.
+
+    At most ``max_output`` bytes of stdout are held for the result (``dropped`` counts
+    the rest); what is streamed passes through whole.
 
     With ``stderr_fd`` the child writes its stderr there itself; otherwise stderr is
     captured (its tail is ``stderr_tail``) and passed to ``on_stderr`` as it arrives.
@@ -273,7 +307,7 @@ def run_process(
         _kill_group(child)
         raise Interrupted(f"'{argv[0]}' was stopped: the call was stopped")
     try:
-        return _complete(child, argv, stdin, timeout, stream, on_stderr, started)
+        return _complete(child, argv, stdin, timeout, stream, on_stderr, started, max_output)
     finally:
         if children is not None:
             children.discard(child)
@@ -287,9 +321,10 @@ def _complete(
     stream: Callable[[str], None] | None,
     on_stderr: Callable[[str], None] | None,
     started: float,
+    max_output: int | None = None,
 ) -> Completed:
     assert child.stdout is not None
-    out = _Reader(child.stdout, stream, keep=None)
+    out = _Reader(child.stdout, stream, keep=None, limit=max_output)
     err = _Reader(child.stderr, on_stderr, STDERR_TAIL, sniff=False) if child.stderr else None
     for reader in (out, err):
         if reader:
@@ -313,6 +348,7 @@ def _complete(
         err.text if err else "",
         out.streamed,
         round((time.perf_counter() - started) * 1000, 3),
+        out.dropped,
     )
 
 
