@@ -53,8 +53,6 @@ def loads(text: str, origin: str) -> Any:
         parsed = json.loads(text)
     except RecursionError:
         raise UsageError(f"{origin} nests deeper than {MAX_DEPTH} levels") from None
-    except UnicodeError as exc:
-        raise UsageError(f"{origin} is not valid Unicode text ({exc.reason})") from None
     except ValueError as exc:
         raise UsageError(f"{origin} is not valid JSON: {exc}") from None
     if isinstance(parsed, dict):

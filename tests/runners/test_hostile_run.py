@@ -7,6 +7,7 @@ and K (secrets never echoed). Real subprocesses; the HTTP tools point at a close
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -99,11 +100,11 @@ def reg(tmp_path: Path) -> Path:
     return tmp_path / "reg"
 
 
-def _usage(done: object, *words: str) -> None:
-    assert done.returncode == 2, (done.returncode, done.stdout, done.stderr)  # type: ignore[attr-defined]
-    assert "Traceback" not in done.stderr  # type: ignore[attr-defined]
+def _usage(done: subprocess.CompletedProcess[str], *words: str) -> None:
+    assert done.returncode == 2, (done.returncode, done.stdout, done.stderr)
+    assert "Traceback" not in done.stderr
     for word in words:
-        assert word in done.stderr, done.stderr  # type: ignore[attr-defined]
+        assert word in done.stderr, done.stderr
 
 
 # -- F: arguments no command line can carry --------------------------------------------
@@ -163,9 +164,7 @@ def test_a_batch_goes_on_past_hostile_lines(reg: Path, tmp_path: Path, toolctl: 
     assert "'text'" in results[6]["error"]
 
 
-def test_a_batch_from_stdin_with_bad_bytes_goes_on(reg: Path, toolctl_process: Toolctl) -> None:
-    import subprocess
-
+def test_a_batch_from_stdin_with_bad_bytes_goes_on(reg: Path) -> None:
     done = subprocess.run(
         [PY, "-m", "toolctl", "run", "argv", "--batch", "-", "-r", str(reg)],
         input=b'{"text": "\xff"}\n{"text": "fine"}\n',

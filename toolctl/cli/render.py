@@ -214,9 +214,10 @@ def print_result(result: Any, *, as_json: bool, already_streamed: bool) -> None:
         return
     if not already_streamed and result.output:
         sys.stdout.write(result.output if result.output.endswith("\n") else result.output + "\n")
-    if not already_streamed and getattr(result, "truncated", 0):
+    truncated: int = getattr(result, "truncated", 0)
+    if truncated and not already_streamed:
         note(
-            f"output truncated: {result.truncated} bytes past the tool's max_output were "
+            f"output truncated: {truncated} bytes past the tool's max_output were "
             "dropped (--max-output raises it)"
         )
     if not result.success:
