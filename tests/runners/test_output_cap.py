@@ -7,11 +7,16 @@ and ``head``, a few hundred KiB), so the assertion is on memory, never on time.
 
 from __future__ import annotations
 
+import gzip
+import http.server
 import json
 import os
 import subprocess
 import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -137,3 +142,62 @@ def test_a_bad_max_output_is_exit_2(reg: Path, toolctl: Toolctl, size: str) -> N
     done = toolctl("run", "capped", "--max-output", size, "-r", str(reg))
     assert done.returncode == 2, done.stderr
     assert "--max-output" in done.stderr
+
+
+class _Flood(http.server.BaseHTTPRequestHandler):
+    """GET /N answers N bytes of text; /gzip/N the same, gzip-encoded."""
+
+    def do_GET(self) -> None:
+        parts = self.path.strip("/").split("/")
+        body = b"x" * int(parts[-1])
+        headers = {"Content-Type": "text/plain"}
+        if parts[0] == "gzip":
+            body = gzip.compress(body)
+            headers["Content-Encoding"] = "gzip"
+        self.send_response(200)
+        for key, value in headers.items():
+            self.send_header(key, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def flood_url() -> Iterator[str]:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Flood)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.parametrize("route", ["plain", "gzip"])
+def test_an_http_answer_is_capped_too(
+    tmp_path: Path, toolctl: Toolctl, flood_url: str, route: str
+) -> None:
+    size = 3 * MiB
+    write_files(
+        tmp_path,
+        {
+            "r/t.toml": f"""
+            [[tool]]
+            name = "web-flood"
+            [tool.http]
+            url = "{flood_url}/{route}/{size}"
+            method = "GET"
+            """
+        },
+    )
+    done = toolctl("run", "web-flood", "--max-output", "1MiB", "--json", "-r", str(tmp_path / "r"))
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert len(result["output"]) == MiB
+    assert result["truncated"] == size - MiB
+    done = toolctl("run", "web-flood", "--json", "-r", str(tmp_path / "r"))
+    result = json.loads(done.stdout)
+    assert len(result["output"]) == size and "truncated" not in result

@@ -78,11 +78,14 @@ class HttpRunner:
         check_headers(tool.name, headers)
         url = self._url(tool)  # may start the managed service
         started = time.perf_counter()
-        response = self._send(section["method"], url, call.arguments, headers, call.timeout)
+        response = self._send(
+            section["method"], url, call.arguments, headers, call.timeout, call.max_output
+        )
         duration = round((time.perf_counter() - started) * 1000, 3)
+        dropped = int(response.extensions.get("toolctl_dropped", 0))
         if response.is_success:
-            return _success(response.text, duration)
-        return _failure(response, section["method"], url, duration)
+            return _success(response.text, duration)._replace(truncated=dropped)
+        return _failure(response, section["method"], url, duration)._replace(truncated=dropped)
 
     def close(self) -> None:
         with self._lock:
@@ -100,6 +103,7 @@ class HttpRunner:
         arguments: dict[str, Any],
         headers: dict[str, str],
         timeout: float,
+        max_output: int | None = None,
     ) -> httpx.Response:
         client = self._http()  # imports httpx
         import httpx
@@ -108,12 +112,12 @@ class HttpRunner:
         deadline = time.monotonic() + timeout
         try:
             request = client.build_request(method, url, headers=headers, timeout=timeout, **body)
-            response = _read(client, request, deadline)
+            response = _read(client, request, deadline, max_output)
             for _ in range(MAX_REDIRECTS):
                 following = response.next_request
                 if following is None or not _same_origin(following.url, request.url):
                     break
-                response = _read(client, following, deadline)
+                response = _read(client, following, deadline, max_output)
         except (httpx.TimeoutException, TimeoutError) as exc:
             raise TimedOut(f"{method} {url} got no answer within {timeout:g} s") from exc
         except httpx.ConnectError as exc:
@@ -223,30 +227,42 @@ def _skip_httpx_cli() -> None:
     sys.modules["httpx._main"] = stand_in
 
 
-def _read(client: httpx.Client, request: httpx.Request, deadline: float) -> httpx.Response:
+def _read(
+    client: httpx.Client, request: httpx.Request, deadline: float, limit: int | None = None
+) -> httpx.Response:
     """Send and read the whole answer by ``deadline``: httpx's timeouts bound each read,
     so a server dripping bytes (or streaming forever) would otherwise hold the call open.
 
     The body is read chunk by chunk against the deadline; a server silent for a whole
     timeout is cut by the read timeout, so a call ends within its timeout plus one gap.
+    At most ``limit`` bytes of the (decoded) body are held; the rest is read and counted
+    in the response's ``toolctl_dropped`` extension.
     """
     import httpx
 
     streamed = client.send(request, stream=True)
+    held = bytearray()
+    dropped = 0
     try:
-        chunks = []
-        for chunk in streamed.iter_raw():
-            chunks.append(chunk)
+        for chunk in streamed.iter_bytes():
+            room = len(chunk) if limit is None else max(limit - len(held), 0)
+            held += chunk[:room]
+            dropped += len(chunk) - min(room, len(chunk))
             if time.monotonic() > deadline:
                 raise TimeoutError
     finally:
         streamed.close()
-    whole = httpx.Response(  # decodes the body as the headers say (gzip, ...)
+    headers = [
+        (key, value)
+        for key, value in streamed.headers.multi_items()
+        if key.lower() not in ("content-encoding", "content-length", "transfer-encoding")
+    ]
+    whole = httpx.Response(  # already decoded (gzip, ...): the encoding headers are gone
         streamed.status_code,
-        headers=streamed.headers,
-        content=b"".join(chunks),
+        headers=headers,
+        content=bytes(held),
         request=streamed.request,
-        extensions=streamed.extensions,
+        extensions={**streamed.extensions, "toolctl_dropped": dropped},
     )
     whole.next_request = streamed.next_request
     return whole
