@@ -60,7 +60,7 @@ json_values = st.recursive(
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(keys, inner, max_size=4),
     max_leaves=12,
 )
-deep = st.integers(0, 3000).map(lambda depth: "[" * depth + "]" * depth)
+deep = st.sampled_from([1, 63, 64, 65, 300, 999, 5000]).map(lambda d: "[" * d + "]" * d)
 raw_values = st.one_of(anything, deep, json_values.map(lambda v: json.dumps(v)))
 
 
@@ -78,7 +78,12 @@ def reg(tmp_path: Path) -> Path:
 
 
 @FUZZ
-@given(pairs=st.lists(st.tuples(keys, raw_values), max_size=3))
+@given(
+    pairs=st.lists(
+        st.one_of(st.tuples(keys, raw_values), st.tuples(st.sampled_from(["o", "text"]), deep)),
+        max_size=3,
+    )
+)
 def test_fuzzed_arg_pairs(reg: Path, pairs: list[tuple[str, str]]) -> None:
     args = ["run", "fz-argv", "-r", str(reg)]
     for key, value in pairs:
@@ -87,7 +92,14 @@ def test_fuzzed_arg_pairs(reg: Path, pairs: list[tuple[str, str]]) -> None:
 
 
 @FUZZ
-@given(document=st.one_of(json_values.map(lambda v: json.dumps(v)), deep, anything))
+@given(
+    document=st.one_of(
+        json_values.map(lambda v: json.dumps(v)),
+        deep,
+        anything,
+        st.tuples(keys, deep).map(lambda kv: json.dumps({kv[0]: None})[:-5] + kv[1] + "}"),
+    )
+)
 def test_fuzzed_args_json(reg: Path, document: str) -> None:
     for tool in ("fz-argv", "fz-json"):
         _check(["run", tool, "--args", document, "-r", str(reg)], reg)
