@@ -5,7 +5,7 @@ and ``serve --detach``) are all launched with ``launch`` and stopped with ``stop
 the table's per-name lock. This room imports nothing above models, errors and settings.
 """
 
-from toolctl.processes.launch import StartFailed, launch
+from toolctl.processes.launch import StartFailed, launch, launch_detached
 from toolctl.processes.probe import Health, free_port, probe
 from toolctl.processes.ready import (
     Healthy,
@@ -31,6 +31,7 @@ __all__ = [
     "Stopped",
     "free_port",
     "launch",
+    "launch_detached",
     "probe",
     "report_failure",
     "report_ready",

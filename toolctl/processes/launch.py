@@ -9,6 +9,7 @@ with everything it started, its record dropped, and the reason raised.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -18,7 +19,7 @@ from pathlib import Path
 
 from toolctl.errors import Interrupted, ToolctlError, TransportUnavailable
 from toolctl.processes.probe import Health, probe
-from toolctl.processes.ready import Healthy, Ready, ReadyFile, read_report
+from toolctl.processes.ready import Healthy, Ready, ReadyFile, ReportedFailure, read_report
 from toolctl.processes.stop import stop_locked, terminate
 from toolctl.processes.table import ProcessRecord, ProcessTable, log_tail
 from toolctl.settings import Settings
@@ -69,6 +70,43 @@ def launch(
             stop_locked(table, name, FAILED_STOP_GRACE)
         spec = _Spec(name, kind, list(argv), ready, cwd, env, port, url, timeout)
         return _start(table, spec), True
+
+
+def launch_detached(
+    settings: Settings,
+    name: str,
+    kind: str,
+    command: Sequence[str],
+    *,
+    url: str | None = None,
+    port: int | None = None,
+    timeout: float = 30.0,
+) -> tuple[ProcessRecord, bool]:
+    """Run a toolctl ``command`` in the background unless ``name`` runs; (record, started now).
+
+    The child gets ``--ready-file`` and reports there once it serves, or why it cannot (its
+    own error and exit code come back as a ReportedFailure). A child that dies before it
+    could report (a bad option, a crash) keeps its exit code too.
+    """
+    ready = ProcessTable(settings).ready_path(name)
+    try:
+        return launch(
+            settings,
+            name,
+            kind,
+            [*command, "--ready-file", str(ready)],
+            ReadyFile(ready),
+            cwd=os.getcwd(),
+            port=port,
+            url=url,
+            timeout=timeout,
+        )
+    except StartFailed as failure:
+        if failure.status is None or failure.status <= 0:
+            raise
+        error = ReportedFailure(failure.message, exit_code=failure.status, hint=failure.hint)
+        error.details = failure.details
+        raise error from failure
 
 
 @dataclass(frozen=True)

@@ -36,14 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from toolctl.errors import TransportUnavailable, UsageError
-from toolctl.processes import (
-    ProcessRecord,
-    ProcessTable,
-    ReadyFile,
-    ReportedFailure,
-    StartFailed,
-    launch,
-)
+from toolctl.processes import ProcessRecord, launch_detached
 from toolctl.pulsar.client import needs_acknowledging, open_client, translate
 from toolctl.pulsar.wire import ERROR_TYPE, decode_request, encode_response, expired
 from toolctl.settings import Settings
@@ -431,24 +424,6 @@ def start_detached(
     Returns (its record, whether it was started now) once the worker serves, which it
     reports in its ``--ready-file``; if it cannot start, its own error is raised here.
     """
-    import os
-
-    ready = ProcessTable(settings).ready_path(name)
-    try:
-        return launch(
-            settings,
-            name,
-            "worker",
-            [*command, "--ready-file", str(ready)],
-            ReadyFile(ready),
-            cwd=os.getcwd(),
-            url=settings.pulsar_url,
-            timeout=timeout,
-        )
-    except StartFailed as failure:
-        if failure.status is None or failure.status <= 0:
-            raise
-        # it died before it could report (a bad option, a crash): keep its exit code
-        error = ReportedFailure(failure.message, exit_code=failure.status, hint=failure.hint)
-        error.details = failure.details
-        raise error from failure
+    return launch_detached(
+        settings, name, "worker", command, url=settings.pulsar_url, timeout=timeout
+    )

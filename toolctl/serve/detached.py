@@ -8,11 +8,9 @@ and `service down NAME` stops it (SIGTERM: its calls get their grace, then are k
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 
-from toolctl.processes import ProcessRecord, ProcessTable, ReadyFile, ReportedFailure, launch
-from toolctl.processes.launch import StartFailed
+from toolctl.processes import ProcessRecord, launch_detached
 from toolctl.settings import Settings
 
 KIND = "serve"
@@ -22,23 +20,4 @@ def start_detached(
     settings: Settings, name: str, command: Sequence[str], url: str, port: int, timeout: float = 60
 ) -> tuple[ProcessRecord, bool]:
     """Launch ``command`` (a `toolctl serve` line) unless ``name`` runs; (record, started now)."""
-    ready = ProcessTable(settings).ready_path(name)
-    try:
-        return launch(
-            settings,
-            name,
-            KIND,
-            [*command, "--ready-file", str(ready)],
-            ReadyFile(ready),
-            cwd=os.getcwd(),
-            port=port,
-            url=url,
-            timeout=timeout,
-        )
-    except StartFailed as failure:
-        if failure.status is None or failure.status <= 0:
-            raise
-        # it died before it could report (a bad option, a crash): keep its exit code
-        error = ReportedFailure(failure.message, exit_code=failure.status, hint=failure.hint)
-        error.details = failure.details
-        raise error from failure
+    return launch_detached(settings, name, KIND, command, url=url, port=port, timeout=timeout)
