@@ -75,6 +75,20 @@ def test_run_calls_the_tool_and_maps_its_answer(
     assert result["data"] == {"result": "hello"}
 
 
+def test_output_past_max_output_is_truncated_and_says_so(
+    toolctl: Toolctl, tmp_path: Path, probe_argv: list[str]
+) -> None:
+    tools = live_tools(probe_argv)
+    reg = registry(tmp_path, probe_argv, {"echo": tools["echo"]})
+    text = "é" * 3000  # 6,000 bytes of UTF-8
+    args = ("run", "probe.echo", "-r", str(reg), "--arg", f"text={text}", "--max-output", "1KiB")
+    done = toolctl(*args, "--json")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["output"] == "é" * 512
+    assert result["truncated"] == 6000 - 1024
+
+
 def test_drift_is_refused_naming_the_field(
     toolctl: Toolctl, tmp_path: Path, probe_argv: list[str]
 ) -> None:

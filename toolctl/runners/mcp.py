@@ -152,15 +152,17 @@ class McpRunner:
             raise
         answer = map_result(result)
         duration = round((time.perf_counter() - started) * 1000, 3)
+        output, dropped = _capped(answer.output, call.max_output)
         if answer.is_error:
-            reason = answer.output or f"MCP tool '{remote}' reported an error"
+            reason = output or f"MCP tool '{remote}' reported an error"
             return ToolResult(
-                False, answer.output, answer.data, reason, duration_ms=duration,
-                transport=self.transport,
+                False, output, answer.data, reason, duration_ms=duration,
+                transport=self.transport, truncated=dropped,
             )  # fmt: skip
         return ToolResult(
-            True, answer.output, answer.data, duration_ms=duration, transport=self.transport
-        )
+            True, output, answer.data, duration_ms=duration, transport=self.transport,
+            truncated=dropped,
+        )  # fmt: skip
 
     def close(self) -> None:
         with self._lock:
@@ -494,3 +496,16 @@ def live_check(settings: Settings, *, strict: bool = False) -> list[LiveFinding]
             )
             found.append(LiveFinding("warning", "mcp-new", service.file, service.line, message))
     return found
+
+
+def _capped(text: str, limit: int) -> tuple[str, int]:
+    """``text`` cut to ``limit`` bytes of UTF-8 (never inside a character); bytes dropped.
+
+    The answer is already bounded by the client's message limit; the cap keeps what the
+    result holds to the tool's ``max_output``, as for every other runtime.
+    """
+    encoded = text.encode("utf-8", errors="surrogatepass")
+    if len(encoded) <= limit:
+        return text, 0
+    kept = encoded[:limit].decode("utf-8", errors="ignore")
+    return kept, len(encoded) - len(kept.encode("utf-8", errors="surrogatepass"))
