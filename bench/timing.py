@@ -26,15 +26,24 @@ def alternate(
     cwd: Path | None = None,
     env: Mapping[str, str] | None = None,
     stdin: bytes | None = None,
+    envs: Mapping[str, Mapping[str, str]] | None = None,
 ) -> dict[str, float]:
-    """Run each command in turn ``repeat`` times; the median wall time of each, in ms."""
+    """Run each command in turn ``repeat`` times; the median wall time of each, in ms.
+
+    ``envs`` adds variables for some commands only (by name), over ``env``.
+    """
     samples: dict[str, list[float]] = {name: [] for name in commands}
     environment = {**os.environ, **(env or {})}
+    own = {name: {**environment, **extra} for name, extra in (envs or {}).items()}
     for round_number in range(warmup + repeat):
         for name, argv in commands.items():
             started = time.perf_counter()
             done = subprocess.run(
-                list(argv), cwd=cwd, env=environment, input=stdin, capture_output=True
+                list(argv),
+                cwd=cwd,
+                env=own.get(name, environment),
+                input=stdin,
+                capture_output=True,
             )
             elapsed = time.perf_counter() - started
             if done.returncode != 0:

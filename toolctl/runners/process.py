@@ -20,8 +20,10 @@ import contextlib
 import errno
 import functools
 import json
+import math
 import os
 import re
+import select
 import signal
 import subprocess
 import sys
@@ -332,7 +334,7 @@ def _complete(
     if stdin is not None:
         threading.Thread(target=_feed, args=(child, stdin), daemon=True).start()
     try:
-        returncode = child.wait(timeout=timeout)
+        returncode = _wait(child, timeout)
     except subprocess.TimeoutExpired as exc:
         _kill_group(child)
         raise TimedOut(f"'{argv[0]}' ran past its {timeout:g} s timeout and was killed") from exc
@@ -350,6 +352,34 @@ def _complete(
         round((time.perf_counter() - started) * 1000, 3),
         out.dropped,
     )
+
+
+def _wait(child: subprocess.Popen[bytes], timeout: float) -> int:
+    """``child.wait(timeout)``, woken by the child's exit rather than by polling.
+
+    ``Popen.wait`` with a timeout sleeps 1, 2, 4 ... 50 ms between looks: a tool done in
+    20 ms is noticed at 31 ms. A pidfd (Linux 5.3) becomes readable the moment the child
+    exits; without one, Popen's own wait. Signals still interrupt (PEP 475 retries poll).
+    """
+    try:
+        pidfd = os.pidfd_open(child.pid)
+    except (AttributeError, OSError):
+        return child.wait(timeout=timeout)
+    deadline = time.monotonic() + timeout
+    try:
+        exits = select.poll()
+        exits.register(pidfd, select.POLLIN)
+        while not exits.poll(_milliseconds_until(deadline)):
+            if time.monotonic() >= deadline:
+                raise subprocess.TimeoutExpired(child.args, timeout)
+    finally:
+        os.close(pidfd)
+    return child.wait()
+
+
+def _milliseconds_until(deadline: float) -> int:
+    """A timeout for ``poll``: whole ms, never negative (which would wait forever)."""
+    return max(0, min(math.ceil((deadline - time.monotonic()) * 1000), 2**31 - 1))
 
 
 def _nul_reason(exc: ValueError) -> str:
