@@ -1,0 +1,135 @@
+"""What `toolctl run` of a local tool loads: its own command, never the rest of toolctl.
+
+Start-up is most of a short `toolctl run` (bench/run_local.py); these tests keep the modules
+it imports to the ones the call needs, in a fresh interpreter (a process of its own, since
+the test session has everything loaded already).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tests.conftest import write_files
+
+LOADED = """
+import json, sys
+from toolctl.cli import dispatch
+code = dispatch(sys.argv[2:])
+sys.stdout.flush()
+with open(sys.argv[1], "w") as out:
+    json.dump({"code": code, "modules": sorted(sys.modules)}, out)
+"""
+
+NEVER_ON_THE_RUN_PATH = (
+    "rich",
+    "pydantic",
+    "pydantic_core",
+    "httpx",
+    "httpcore",
+    "fastjsonschema",
+    "tomllib",
+    "pulsar",
+    "mcp",
+    "starlette",
+    "uvicorn",
+    "anyio",
+    "asyncio",
+    "importlib.metadata",
+    "typer.rich_utils",
+    "toolctl.models",
+    "toolctl.schemas",
+    "toolctl.registry.indexing",
+    "toolctl.serve",
+    "toolctl.pulsar",
+    "toolctl.mcp",
+    "toolctl.interchange",
+    "toolctl.processes",
+)
+"""Loaded by other commands, by a cold index or by other runtimes, never by this run."""
+
+TOOLCTL_MODULES = {
+    "toolctl",
+    "toolctl.arguments",
+    "toolctl.calls",
+    "toolctl.cli",
+    "toolctl.cli.app",
+    "toolctl.cli.common",
+    "toolctl.cli.render",
+    "toolctl.cli.run",
+    "toolctl.descriptor_env",
+    "toolctl.errors",
+    "toolctl.names",
+    "toolctl.registry",
+    "toolctl.registry.index",
+    "toolctl.registry.loader",
+    "toolctl.runners",
+    "toolctl.runners.base",
+    "toolctl.runners.local",
+    "toolctl.runners.process",
+    "toolctl.runtimes",
+    "toolctl.settings",
+    "toolctl.tool_state",
+}
+"""Every toolctl module a warm `run` of a local tool may load; a new one is a cost to weigh."""
+
+ECHO = """
+[[tool]]
+name = "echo"
+description = "Print the arguments it is given"
+[tool.local]
+command = ["{python}", "-c", "import sys; sys.stdout.write(sys.stdin.read())"]
+[[tool.arguments]]
+name = "text"
+"""
+
+
+def loaded_by(tmp_path: Path, *args: str) -> tuple[int, str, set[str]]:
+    """Exit code, stdout and the modules loaded by one command line in a fresh interpreter."""
+    report = tmp_path / "loaded.json"
+    done = subprocess.run(
+        [sys.executable, "-c", LOADED, str(report), *args],
+        cwd=tmp_path,
+        env=dict(os.environ),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert not done.stderr or done.stderr.startswith("toolctl: "), done.stderr
+    found = json.loads(report.read_text())
+    return found["code"], done.stdout, set(found["modules"])
+
+
+def heavy(modules: set[str]) -> set[str]:
+    return {m for m in modules for h in NEVER_ON_THE_RUN_PATH if m == h or m.startswith(h + ".")}
+
+
+def echo_registry(tmp_path: Path) -> Path:
+    registry = write_files(tmp_path, {"reg/echo.toml": ECHO.format(python=sys.executable)})
+    past = time.time() - 60  # written a minute ago: the index cache trusts it at once
+    for path in (registry / "reg", registry / "reg/echo.toml"):
+        os.utime(path, (past, past))
+    return registry / "reg"
+
+
+def test_run_of_a_local_tool_loads_only_what_the_call_needs(tmp_path: Path) -> None:
+    registry = echo_registry(tmp_path)
+    argv = ("run", "echo", "--arg", "text=hi", "-r", str(registry))
+    loaded_by(tmp_path, *argv)  # the first run builds the index and the runners' cache
+    code, out, modules = loaded_by(tmp_path, *argv)
+    assert (code, out) == (0, '{"text": "hi"}\n')
+    assert heavy(modules) == set()
+    assert {m for m in modules if m.split(".")[0] == "toolctl"} <= TOOLCTL_MODULES
+
+
+def test_run_of_an_unknown_tool_says_so_without_loading_more(tmp_path: Path) -> None:
+    registry = echo_registry(tmp_path)
+    loaded_by(tmp_path, "run", "echo", "--arg", "text=hi", "-r", str(registry))
+    code, out, modules = loaded_by(tmp_path, "run", "ecko", "-r", str(registry))
+    assert (code, out) == (4, "")
+    assert heavy(modules) == set()
+    assert {m for m in modules if m.split(".")[0] == "toolctl"} <= TOOLCTL_MODULES
