@@ -7,6 +7,7 @@ compared in turn, many times, and comparing medians is what stays meaningful.
 from __future__ import annotations
 
 import os
+import resource
 import statistics
 import subprocess
 import time
@@ -32,11 +33,31 @@ def alternate(
 
     ``envs`` adds variables for some commands only (by name), over ``env``.
     """
-    samples: dict[str, list[float]] = {name: [] for name in commands}
+    wall, _ = alternate_cpu(
+        commands, repeat=repeat, warmup=warmup, cwd=cwd, env=env, stdin=stdin, envs=envs
+    )
+    return wall
+
+
+def alternate_cpu(
+    commands: Mapping[str, Sequence[str]],
+    *,
+    repeat: int = 21,
+    warmup: int = 2,
+    cwd: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    stdin: bytes | None = None,
+    envs: Mapping[str, Mapping[str, str]] | None = None,
+) -> tuple[dict[str, float], dict[str, float]]:
+    """``alternate``, and the median CPU time (user + system, in ms) of each command with
+    every process it waited for: steadier than wall time on a busy machine."""
+    wall: dict[str, list[float]] = {name: [] for name in commands}
+    cpu: dict[str, list[float]] = {name: [] for name in commands}
     environment = {**os.environ, **(env or {})}
     own = {name: {**environment, **extra} for name, extra in (envs or {}).items()}
     for round_number in range(warmup + repeat):
         for name, argv in commands.items():
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
             started = time.perf_counter()
             done = subprocess.run(
                 list(argv),
@@ -46,11 +67,17 @@ def alternate(
                 capture_output=True,
             )
             elapsed = time.perf_counter() - started
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
             if done.returncode != 0:
                 raise SystemExit(f"{name} failed ({done.returncode}): {done.stderr.decode()}")
             if round_number >= warmup:
-                samples[name].append(elapsed)
-    return {name: median_ms(values) for name, values in samples.items()}
+                wall[name].append(elapsed)
+                used = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+                cpu[name].append(used)
+    return (
+        {name: median_ms(values) for name, values in wall.items()},
+        {name: median_ms(values) for name, values in cpu.items()},
+    )
 
 
 def report(title: str, rows: Sequence[tuple[str, str]]) -> None:
