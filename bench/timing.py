@@ -13,29 +13,19 @@ import subprocess
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 
 def median_ms(samples: Sequence[float]) -> float:
     return statistics.median(samples) * 1000
 
 
-def alternate(
-    commands: Mapping[str, Sequence[str]],
-    *,
-    repeat: int = 21,
-    warmup: int = 2,
-    cwd: Path | None = None,
-    env: Mapping[str, str] | None = None,
-    stdin: bytes | None = None,
-    envs: Mapping[str, Mapping[str, str]] | None = None,
-) -> dict[str, float]:
+def alternate(commands: Mapping[str, Sequence[str]], **options: Any) -> dict[str, float]:
     """Run each command in turn ``repeat`` times; the median wall time of each, in ms.
 
-    ``envs`` adds variables for some commands only (by name), over ``env``.
+    The options are ``alternate_cpu``'s.
     """
-    wall, _ = alternate_cpu(
-        commands, repeat=repeat, warmup=warmup, cwd=cwd, env=env, stdin=stdin, envs=envs
-    )
+    wall, _ = alternate_cpu(commands, **options)
     return wall
 
 
@@ -49,8 +39,12 @@ def alternate_cpu(
     stdin: bytes | None = None,
     envs: Mapping[str, Mapping[str, str]] | None = None,
 ) -> tuple[dict[str, float], dict[str, float]]:
-    """``alternate``, and the median CPU time (user + system, in ms) of each command with
-    every process it waited for: steadier than wall time on a busy machine."""
+    """Run each command in turn ``repeat`` times (after ``warmup`` rounds): the median wall
+    time of each, and its median CPU time (user + system, with every process it waited
+    for: steadier than wall time on a busy machine), in ms.
+
+    ``envs`` adds variables for some commands only (by name), over ``env``.
+    """
     wall: dict[str, list[float]] = {name: [] for name in commands}
     cpu: dict[str, list[float]] = {name: [] for name in commands}
     environment = {**os.environ, **(env or {})}
