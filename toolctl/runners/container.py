@@ -128,9 +128,12 @@ class ContainerRunner:
 
     def close(self) -> None:
         """End the calls in flight: kill their engine clients, remove their containers."""
+        with self._lock:  # before the kill: a call whose client is killed forgets its name
+            running = dict(self._containers)
         self._children.close()
         with self._lock:
-            running, self._containers = dict(self._containers), {}
+            running.update(self._containers)
+            self._containers = {}
         by_engine: dict[Engine, list[str]] = {}
         for name, engine in running.items():
             by_engine.setdefault(engine, []).append(name)
