@@ -3,10 +3,17 @@
 Standalone: needs only what the venv has. It starts the embedded pulsar-lite broker and a
 toolctl worker hosting a trivial handler (as bench/pulsar_client.py does), then measures:
 
-(a) REST throughput: ``--calls`` ``POST /run_tool`` of the Pulsar tool from ``--concurrency``
-    client threads against `toolctl serve --concurrency N` (a subprocess), every answer
-    checked; calls/s, against (b) the library's own batch of the same calls in this process
-    with the same concurrency; the ratio (a)/(b) (target: at least 0.5). Rounds alternate.
+(a) REST throughput: ``POST /run_tool`` of the Pulsar tool over ``--concurrency`` keep-alive
+    connections against `toolctl serve --concurrency N` (a subprocess), from two load
+    generators: ``wrk`` (compiled, Debian's package; installed by scripts/install-wrk.sh if
+    missing; a Lua script posts and checks every answer) for ``--wrk-seconds``, the headline,
+    since it leaves the cores to the server; and a few lines of asyncio in this process making
+    exactly ``--calls`` calls, every answer checked. calls/s of each, against (b) the
+    library's own batch of ``--calls`` calls in this process with the same concurrency; the
+    ratio (a)/(b) (target: at least 0.5). A bare Starlette app on the same uvicorn stack,
+    answering /run_tool without calling anything, is measured by both generators too: the
+    ceiling this HTTP stack sets on these cores. With ``--baseline DIR`` the same server from
+    another checkout is measured as well. Rounds alternate; figures are medians.
 (c) MCP ``tools/call`` over stdio through the official SDK client against `toolctl mcp
     serve`, one call at a time; p50, against (d) a direct library call with a warm runner;
     the ratio (c)/(d) (target: at most 2).
@@ -17,6 +24,7 @@ toolctl worker hosting a trivial handler (as bench/pulsar_client.py does), then 
 Usage::
 
     python bench/serve.py [--calls 1000] [--concurrency 16] [--rounds 3] [--mcp-calls 300]
+                          [--wrk-seconds 2] [--baseline ../main]
 """
 
 from __future__ import annotations
@@ -24,13 +32,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -102,16 +111,69 @@ def rest_batch(url: str, calls: int, concurrency: int) -> float:
     return calls / elapsed
 
 
+WRK_SCRIPT = """
+-- POST /run_tool with a fresh n each time; an answer that is not 200 with
+-- "success":true counts as an error (wrk counts socket errors itself)
+local n = 0
+errors = 0
+local threads = {}
+function setup(thread) table.insert(threads, thread) end
+function request()
+  n = n + 1
+  local body = '{"tool_id":"TOOL","params":{"n":' .. n .. '}}'
+  return wrk.format("POST", "/run_tool", {["Content-Type"] = "application/json"}, body)
+end
+function response(status, headers, body)
+  if status ~= 200 or not string.find(body, '"success":true', 1, true) then
+    errors = errors + 1
+  end
+end
+function done(summary, latency, requests)
+  local bad = 0
+  for _, thread in ipairs(threads) do bad = bad + thread:get("errors") end
+  local e = summary.errors
+  io.write(string.format("RESULT %d %d %d\\n", summary.requests, summary.duration,
+    bad + e.connect + e.read + e.write + e.timeout + e.status))
+end
+""".replace("TOOL", SERVICE)
+
+
+def find_wrk() -> str | None:
+    """wrk, installed by scripts/install-wrk.sh (Debian's package) if it is missing."""
+    if shutil.which("wrk") is None:
+        script = ROOT / "scripts" / "install-wrk.sh"
+        subprocess.run(["bash", str(script)], stdout=subprocess.DEVNULL, check=False)
+    return shutil.which("wrk")
+
+
+def wrk_batch(wrk: str, script: Path, url: str, seconds: int, concurrency: int) -> float:
+    """calls/s of wrk posting /run_tool for ``seconds`` over ``concurrency`` connections
+    (one wrk thread: it needs a fraction of a core), every answer checked."""
+    command = [wrk, "-t1", f"-c{concurrency}", f"-d{seconds}s", "-s", str(script)]
+    done = subprocess.run([*command, f"{url}/run_tool"], capture_output=True, text=True)
+    line = next((x for x in done.stdout.splitlines() if x.startswith("RESULT ")), None)
+    if done.returncode != 0 or line is None:
+        raise SystemExit(f"wrk failed: {done.stderr.strip() or done.stdout.strip()}")
+    requests, micros, errors = (int(x) for x in line.split()[1:])
+    if errors:
+        raise SystemExit(f"{errors} of {requests} REST calls from wrk failed")
+    return requests / (micros / 1e6)
+
+
 @contextmanager
-def running_serve(registry: Path, pulsar_url: str, concurrency: int) -> Iterator[tuple[str, int]]:
-    ready = registry.parent / "serve.ready"
+def running_serve(
+    registry: Path, pulsar_url: str, concurrency: int, tree: Path = ROOT
+) -> Iterator[tuple[str, int]]:
+    """`toolctl serve` of the checkout ``tree`` (its package first on the path)."""
+    ready = registry.parent / f"serve-{tree.name}.ready"
     ready.unlink(missing_ok=True)
     port = free_port()
     command = [sys.executable, "-m", "toolctl", "serve", "--port", str(port)]
     command += ["--ready-file", str(ready)]
     command += ["--registry", str(registry), "--pulsar-url", pulsar_url]
     command += ["--concurrency", str(concurrency), "--queue", "4096"]
-    child = subprocess.Popen(command, cwd=ROOT, stderr=subprocess.DEVNULL)
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    child = subprocess.Popen(command, cwd=tree, env=env, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 60
         while read_report(ready) is not True:
@@ -132,7 +194,7 @@ from starlette.routing import Route
 async def run_tool(request):
     body = json.loads(await request.body())
     answer = {"success": True, "output": str(body["params"]["n"])}
-    return Response(json.dumps(answer), media_type="application/json")
+    return Response(json.dumps(answer, separators=(",", ":")), media_type="application/json")
 app = Starlette(routes=[Route("/run_tool", run_tool, methods=["POST"])])
 uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning")
 """
@@ -311,13 +373,71 @@ def raw_list_time(registry: Path, repeat: int = 7) -> float:
     return statistics.median(samples[1:])
 
 
+def rest_rounds(
+    options: argparse.Namespace,
+    settings: Settings,
+    servers: dict[str, str],
+    wrk: str | None,
+    script: Path,
+) -> dict[str, float]:
+    """Median calls/s of each server under each load generator, and of the library's batch,
+    the rounds alternating between them."""
+    lines = [json.dumps({"n": n}) for n in range(options.calls)]
+    samples: dict[str, list[float]] = {}
+    for _ in range(options.rounds):
+        for name, url in servers.items():
+            if wrk is not None:
+                rate = wrk_batch(wrk, script, url, options.wrk_seconds, options.concurrency)
+                samples.setdefault(f"{name}, wrk", []).append(rate)
+            rate = rest_batch(url, options.calls, options.concurrency)
+            samples.setdefault(f"{name}, Python client", []).append(rate)
+        rate = library_batch(settings, lines, options.concurrency)
+        samples.setdefault("library", []).append(rate)
+    return {name: statistics.median(values) for name, values in samples.items()}
+
+
+def rest_report(options: argparse.Namespace, rates: dict[str, float], wrk: bool) -> None:
+    library = rates["library"]
+    rows = [("load average (1 min)", f"{os.getloadavg()[0]:8.2f} on {os.cpu_count()} cores")]
+    for client in ("wrk", "Python client"):
+        if f"serve, {client}" not in rates:
+            rows.append((f"POST /run_tool, {client}", "     n/a (scripts/install-wrk.sh)"))
+            continue
+        rate = rates[f"serve, {client}"]
+        headline = " (the headline)" if client == "wrk" or not wrk else ""
+        how = f"{options.wrk_seconds:g} s of calls" if client == "wrk" else f"{options.calls} calls"
+        rows += [
+            (f"POST /run_tool, {client}", f"{rate:8.0f} calls/s ({how}, no errors)"),
+            (f"  ratio to library batch{headline}", f"{rate / library:8.2f} (target >= 0.5)"),
+            ("  ratio to bare Starlette app", f"{rate / rates[f'bare app, {client}']:8.2f}"),
+        ]
+        if f"baseline, {client}" in rates:
+            base = rates[f"baseline, {client}"]
+            rows.append(
+                (
+                    f"  baseline {options.baseline}",
+                    f"{base:8.0f} calls/s, ratio {base / library:.2f}",
+                )
+            )
+        rows.append(
+            (f"  bare Starlette app, {client}", f"{rates[f'bare app, {client}']:8.0f} calls/s")
+        )
+    rows.append(("library batch", f"{library:8.0f} calls/s ({options.calls} calls)"))
+    title = f"(a)/(b) POST /run_tool of a Pulsar tool at concurrency {options.concurrency}"
+    report(title, rows)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
     parser.add_argument("--calls", type=int, default=1000)
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--mcp-calls", type=int, default=300)
+    parser.add_argument("--wrk-seconds", type=int, default=2)
+    parser.add_argument("--baseline", metavar="DIR", help="another checkout to compare with")
     options = parser.parse_args()
+    print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    wrk = find_wrk()
     with tempfile.TemporaryDirectory(prefix="toolctl-bench-serve-") as temporary:
         work = Path(temporary)
         project = work / "project"
@@ -325,46 +445,36 @@ def main() -> None:
         (project / "registry" / "bench.toml").write_text(REGISTRY)
         (project / "benchecho.py").write_text(HANDLER)
         age(project / "registry")
+        script = work / "run_tool.lua"
+        script.write_text(WRK_SCRIPT)
         os.environ["XDG_CACHE_HOME"] = str(work / "cache")
         os.environ["XDG_STATE_HOME"] = str(work / "state")
         with (
             broker.running_in(work / "broker") as url,
             running_worker(project, url, options.concurrency),
+            ExitStack() as servers,
         ):
             settings = Settings.load([project / "registry"], pulsar_url=url)
-            lines = [json.dumps({"n": n}) for n in range(options.calls)]
-            rest, library = [], []
-            with running_serve(project / "registry", url, options.concurrency) as (base, pid):
-                rest_batch(base, 100, options.concurrency)  # warm: connections, threads
-                memory = [("after 100 calls", f"{rss_kib(pid) / 1024:8.1f} MiB")]
-                for _ in range(options.rounds):
-                    rest.append(rest_batch(base, options.calls, options.concurrency))
-                    library.append(library_batch(settings, lines, options.concurrency))
-                rest_rate, library_rate = statistics.median(rest), statistics.median(library)
-                with running_floor() as floor_url:
-                    rest_batch(floor_url, 100, options.concurrency)
-                    floor_rate = rest_batch(floor_url, options.calls, options.concurrency)
-                title = (
-                    f"{options.calls} calls of a Pulsar tool at concurrency {options.concurrency}"
-                )
-                report(
-                    f"(a)/(b) {title}",
-                    [
-                        ("POST /run_tool", f"{rest_rate:8.0f} calls/s (no errors)"),
-                        ("library batch", f"{library_rate:8.0f} calls/s"),
-                        ("ratio", f"{rest_rate / library_rate:8.2f} (target >= 0.5)"),
-                        (
-                            "bare Starlette app",
-                            f"{floor_rate:8.0f} calls/s (answers, calls nothing)",
-                        ),
-                        ("ratio to it", f"{rest_rate / floor_rate:8.2f}"),
-                    ],
-                )
-                made = 100 + options.rounds * options.calls
-                rest_batch(base, max(0, 10_000 - made), options.concurrency)
-                memory.append(
-                    (f"after {max(made, 10_000)} calls", f"{rss_kib(pid) / 1024:8.1f} MiB")
-                )
+            registry = project / "registry"
+            base, pid = servers.enter_context(running_serve(registry, url, options.concurrency))
+            urls = {"serve": base}
+            if options.baseline:
+                tree = Path(options.baseline).resolve()
+                urls["baseline"] = servers.enter_context(
+                    running_serve(registry, url, options.concurrency, tree)
+                )[0]
+            urls["bare app"] = servers.enter_context(running_floor())
+            for each in urls.values():
+                rest_batch(each, 100, options.concurrency)  # warm: connections, threads
+            memory = [("after 100 calls", f"{rss_kib(pid) / 1024:8.1f} MiB")]
+            rates = rest_rounds(options, settings, urls, wrk, script)
+            rest_report(options, rates, wrk is not None)
+            made = 100 + options.rounds * options.calls
+            if wrk is not None:  # wrk's calls, at the rate it measured
+                made += int(options.rounds * options.wrk_seconds * rates["serve, wrk"])
+            rest_batch(base, max(0, 10_000 - made), options.concurrency)
+            memory.append((f"after {max(made, 10_000)} calls", f"{rss_kib(pid) / 1024:8.1f} MiB"))
+            servers.close()
             mcp = mcp_call_p50(project / "registry", url, options.mcp_calls)
             direct = library_call_p50(settings, options.mcp_calls)
             report(
@@ -393,6 +503,7 @@ def main() -> None:
             ("json.dumps ratio 10k/1k", f"{floor[10000] / floor[1000]:8.1f} (linear, here)"),
         ]
         report("(e) tools/list", rows)
+    print(f"\nload average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
 if __name__ == "__main__":

@@ -11,9 +11,12 @@ a guard a little later catches a runner that hangs.
 
 from __future__ import annotations
 
+import asyncio
 import time
+from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future
+from contextlib import suppress
 from typing import Any
 
 import anyio
@@ -51,7 +54,8 @@ class Dispatcher:
         self.caller = caller
         self.concurrency = concurrency
         self.queue = queue
-        self._slots = anyio.Semaphore(concurrency)
+        # fast_acquire: a free slot is taken without a trip round the event loop
+        self._slots = anyio.Semaphore(concurrency, fast_acquire=True)
         self._limiter = anyio.CapacityLimiter(concurrency)
         self._admitted = 0
         self._log = log or (lambda line: None)
@@ -59,6 +63,8 @@ class Dispatcher:
         self._cancels: set[Cancel] = set()
         self.pipelined: dict[str, bool] = {}
         """Tools whose runner takes calls without a thread (Pulsar): no thread hop for them."""
+        self._pipelines: dict[str, Pipelined | None] = {}
+        self._results = _Results()
 
     @property
     def in_flight(self) -> int:
@@ -110,7 +116,7 @@ class Dispatcher:
             future = self._submit(name, arguments)
             self.pipelined[name] = future is not None
             if future is not None:
-                return await _awaited(future, name, limit)
+                return await self._results.wait(future, name, limit)
         cancel = Cancel()
         self._cancels.add(cancel)
         try:
@@ -133,11 +139,14 @@ class Dispatcher:
 
     def _submit(self, name: str, arguments: dict[str, Any]) -> Future[ToolResult] | None:
         """Send the call without waiting when its runner pipelines (Pulsar); else None."""
-        call = self.caller.prepare(self.catalog.resolve(name), arguments, sink=self._sink)
-        runner = self.caller.runner(call.tool.runtime, self._sink)
-        if not isinstance(runner, Pipelined):
+        tool = self.catalog.resolve(name)
+        if tool.runtime not in self._pipelines:  # asked once per runtime, not per call
+            found = self.caller.runner(tool.runtime, self._sink)
+            self._pipelines[tool.runtime] = found if isinstance(found, Pipelined) else None
+        runner = self._pipelines[tool.runtime]
+        if runner is None:
             return None
-        return runner.submit(call)
+        return runner.submit(self.caller.prepare(tool, arguments, sink=self._sink))
 
     def cancel_all(self) -> int:
         """Cancel every running call (shutdown past its grace): their processes are killed."""
@@ -170,17 +179,62 @@ def open_dispatcher(
     )
 
 
-async def _awaited(future: Future[ToolResult], name: str, limit: float) -> ToolResult:
-    """A pipelined call's result, on the event loop; cancelling drops the call."""
-    import asyncio
+class _Results:
+    """Pipelined calls' Futures, awaited on the event loop.
 
-    try:
-        with anyio.fail_after(limit):
-            return await asyncio.wrap_future(future)
-    except TimeoutError:
-        raise TimedOut(f"tool '{name}' ran past its timeout") from None
-    finally:
-        future.cancel()
+    The Pulsar dispatcher thread completes the Futures. Each completion is queued and the
+    loop is woken once for all that are queued by then (``asyncio.wrap_future`` wakes it
+    once per call: a self-pipe write and read each, and a GIL hand-over with the thread).
+    """
+
+    def __init__(self) -> None:
+        self._done: deque[tuple[Future[ToolResult], asyncio.Future[ToolResult]]] = deque()
+        self._woken = False
+
+    async def wait(self, future: Future[ToolResult], name: str, limit: float) -> ToolResult:
+        """The result of ``future``; TimedOut past ``limit``; cancelling drops the call."""
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[ToolResult] = loop.create_future()
+        guard = loop.call_later(limit, _expire, waiter)
+        future.add_done_callback(lambda done: self._completed(loop, done, waiter))
+        try:
+            return await waiter
+        except TimeoutError:
+            raise TimedOut(f"tool '{name}' ran past its timeout") from None
+        finally:
+            guard.cancel()
+            future.cancel()
+
+    def _completed(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        future: Future[ToolResult],
+        waiter: asyncio.Future[ToolResult],
+    ) -> None:
+        """On the thread that completed ``future``: queue it; wake the loop unless woken."""
+        self._done.append((future, waiter))
+        if not self._woken:
+            self._woken = True
+            with suppress(RuntimeError):  # the loop is closed: nobody waits any more
+                loop.call_soon_threadsafe(self._settle)
+
+    def _settle(self) -> None:
+        """On the loop: hand every queued result to its waiter."""
+        self._woken = False
+        while self._done:
+            future, waiter = self._done.popleft()
+            if waiter.done() or future.cancelled():
+                continue
+            error = future.exception()
+            if error is not None:
+                waiter.set_exception(error)
+            else:
+                waiter.set_result(future.result())
+
+
+def _expire(waiter: asyncio.Future[ToolResult]) -> None:
+    if not waiter.done():
+        waiter.set_exception(TimeoutError())
 
 
 class _LogSink(Sink):
