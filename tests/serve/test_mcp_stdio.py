@@ -36,6 +36,57 @@ def test_tools_list_is_export_mcp(registry: Path, toolctl: Toolctl) -> None:
     assert annotated["annotations"] == {"readOnlyHint": True, "openWorldHint": False}
 
 
+STATES = """
+[[tool]]
+name = "live"
+description = "Active"
+[tool.local]
+command = ["true"]
+
+[[tool]]
+name = "trial"
+description = "Staging"
+state = "staging"
+[tool.local]
+command = ["true"]
+
+[[tool]]
+name = "off"
+description = "Disabled"
+state = "disabled"
+[tool.local]
+command = ["true"]
+
+[[tool]]
+name = "old"
+description = "Deprecated"
+state = "deprecated"
+[tool.local]
+command = ["true"]
+
+[[group]]
+name = "all"
+tools = ["live", "trial", "off", "old"]
+"""
+
+
+@pytest.mark.parametrize("options", [[], ["--group", "all"]])
+def test_tools_list_and_export_agree_on_inactive_tools(
+    tmp_path: Path, toolctl: Toolctl, options: list[str]
+) -> None:
+    """A tool whose state is not active is in both or in neither, for the same selection
+    (export streams without --group and builds the document whole with one)."""
+    registry = write_files(tmp_path / "registry", {"tools.toml": STATES})
+    exported = toolctl("export", "--format", "mcp", "--registry", str(registry), *options)
+    assert exported.returncode == 0, exported.stderr
+
+    async def main() -> Any:
+        async with stdio_session(registry, *options) as session:
+            return listed(await session.list_tools())
+
+    assert anyio.run(main) == json.loads(exported.stdout)
+
+
 @pytest.mark.parametrize(
     ("options", "names"),
     [
