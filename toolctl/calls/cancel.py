@@ -7,9 +7,12 @@ end every call of that runtime; this ends one.
 
 Every runner that starts a child does so from the calling thread, in a session of its
 own, so the children of that thread (``/proc/self/task/TID/children``, Linux) are exactly
-the call's process groups. What a tool left in sessions of their own (``setsid``) is
-reaped with the rest when the caller goes idle (see ``toolctl.calls``). A call that starts
-no process (HTTP, Pulsar) is only marked: its thread ends at the tool's timeout.
+the call's process groups. The thread is marked cancelled too (``runners.process``), so
+its runner cleans up as after Ctrl-C: the container runner removes the container, which
+killing the engine's client alone would leave running. What a tool left in sessions of
+their own (``setsid``) is reaped with the rest when the caller goes idle (see
+``toolctl.calls``). A call that starts no process (HTTP, Pulsar) is only marked: its
+thread ends at the tool's timeout.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import threading
 from collections.abc import Iterator
 
 from toolctl.errors import Interrupted, ToolctlError
+from toolctl.runners.process import mark_cancelled
 
 __all__ = ["Cancel", "kill_children"]
 
@@ -42,6 +46,7 @@ class Cancel:
         with self._lock:
             self._event.set()
             if self._thread is not None:
+                mark_cancelled(self._thread)  # its runner cleans up as after Ctrl-C
                 kill_children(self._thread)
 
     @contextlib.contextmanager
@@ -60,6 +65,7 @@ class Cancel:
             raise
         finally:
             with self._lock:
+                mark_cancelled(threading.get_native_id(), False)
                 self._thread = None
         if self.cancelled:
             raise Interrupted("cancelled; the tool's processes were killed")
