@@ -155,3 +155,19 @@ def test_one_log_line_per_call_without_arguments(serve: StartServe) -> None:
         ("fail", "failed"),
     ]
     assert secret not in text
+
+
+def test_serves_without_uvloop_and_httptools(serve: StartServe, tmp_path: Path) -> None:
+    """Both are dependencies, but a server where they do not import falls back to asyncio's
+    loop and h11, answering the same."""
+    blocked = tmp_path / "blocked"
+    blocked.mkdir()
+    for name in ("uvloop", "httptools"):
+        (blocked / f"{name}.py").write_text("raise ImportError('blocked by the test')\n")
+    served = serve(env={"PYTHONPATH": str(blocked)})
+    answer = httpx.post(
+        f"{served.url}/run_tool", json={"tool_id": "echo", "params": {"text": "hi"}}
+    )
+    assert answer.status_code == 200 and answer.json()["output"] == "hi"
+    mapped = Path(f"/proc/{served.child.pid}/maps").read_text()
+    assert "uvloop" not in mapped and "httptools" not in mapped

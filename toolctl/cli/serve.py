@@ -193,10 +193,12 @@ def event_loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
 
 
 def http_protocol() -> Literal["httptools", "h11"]:
-    """httptools (a dependency: the C HTTP parser) when it is installed, else h11."""
-    from importlib.util import find_spec
-
-    return "httptools" if find_spec("httptools") is not None else "h11"
+    """httptools (a dependency: the C HTTP parser) when it imports, else h11."""
+    try:
+        import httptools  # noqa: F401
+    except ImportError:
+        return "h11"
+    return "httptools"
 
 
 def _foreground_argv(context: typer.Context, port: int) -> list[str]:
