@@ -10,10 +10,12 @@ every session that has asked for the list once the registry changes on disk.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import weakref
-from typing import Any
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from mcp import types
@@ -25,6 +27,13 @@ from toolctl import __version__
 from toolctl.errors import NotFound, RegistryError, ToolctlError
 from toolctl.runners.base import ToolResult
 from toolctl.serve.dispatch import Dispatcher
+
+if TYPE_CHECKING:
+    from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+    from mcp.shared.message import SessionMessage
+
+    Incoming = MemoryObjectReceiveStream[SessionMessage | Exception]
+    Outgoing = MemoryObjectSendStream[SessionMessage]
 
 POLL_SECONDS = 1.0
 """How often the registry's fingerprint is compared for list_changed."""
@@ -109,13 +118,50 @@ async def serve_stdio(tools: ToolServer, *, interval: float = POLL_SECONDS) -> N
     protocol (no stray print, no child's output) can reach stdout."""
     from io import TextIOWrapper
 
-    from mcp.server.stdio import stdio_server
-
-    protocol = os.fdopen(os.dup(1), "wb", buffering=0)
+    protocol = anyio.wrap_file(os.fdopen(os.dup(1), "wb"))
     os.dup2(2, 1)
     sys.stdout = sys.stderr
-    stdout = anyio.wrap_file(TextIOWrapper(protocol, encoding="utf-8", write_through=True))
-    async with stdio_server(stdout=stdout) as (read, write), anyio.create_task_group() as group:
+    stdin = anyio.wrap_file(TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace"))
+    async with _stdio(stdin, protocol) as (read, write), anyio.create_task_group() as group:
         group.start_soon(tools.watch, interval)
         await tools.server.run(read, write, tools.initialization_options())
         group.cancel_scope.cancel()
+
+
+@contextlib.asynccontextmanager
+async def _stdio(
+    stdin: anyio.AsyncFile[str], stdout: anyio.AsyncFile[bytes]
+) -> AsyncIterator[tuple[Incoming, Outgoing]]:
+    """The SDK's stdio transport (``mcp.server.stdio``), with one difference: a message is
+    serialised as the model it holds, not through the ``JSONRPCMessage`` union around it.
+    The bytes are the same; the union costs ~7x more, which for a 10,000-tool list is
+    ~240 ms of the server's ~300 (and grows faster than the list)."""
+    from mcp.shared.message import SessionMessage
+
+    read_writer, read = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+    write, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
+
+    async def reader() -> None:
+        async with read_writer:
+            async for line in stdin:
+                try:
+                    message = types.JSONRPCMessage.model_validate_json(line)
+                except Exception as exc:  # the session answers it as the SDK's would
+                    await read_writer.send(exc)
+                    continue
+                try:
+                    await read_writer.send(SessionMessage(message))
+                except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                    return  # the session is over: what is still sent goes unread
+
+    async def writer() -> None:
+        async with write_reader:
+            async for outgoing in write_reader:
+                body = outgoing.message.root.model_dump_json(by_alias=True, exclude_none=True)
+                await stdout.write(body.encode() + b"\n")
+                await stdout.flush()
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(reader)
+        group.start_soon(writer)
+        yield read, write
