@@ -192,13 +192,14 @@ def event_loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
     return uvloop.new_event_loop
 
 
-def http_protocol() -> Literal["httptools", "h11"]:
-    """httptools (a dependency: the C HTTP parser) when it imports, else h11."""
+def http_protocol() -> type[asyncio.Protocol] | Literal["h11"]:
+    """uvicorn's httptools protocol (httptools, a dependency, is the C HTTP parser) with a
+    response sent in one piece, when httptools imports; else h11."""
     try:
-        import httptools  # noqa: F401
+        from toolctl.serve.http_protocol import CoalescingHttpToolsProtocol
     except ImportError:
         return "h11"
-    return "httptools"
+    return CoalescingHttpToolsProtocol
 
 
 def _foreground_argv(context: typer.Context, port: int) -> list[str]:
