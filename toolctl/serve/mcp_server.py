@@ -22,6 +22,7 @@ from mcp import types
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.session import ServerSession
 from mcp.shared.exceptions import McpError
+from pydantic import PrivateAttr
 
 from toolctl import __version__
 from toolctl.errors import NotFound, RegistryError, ToolctlError
@@ -48,7 +49,7 @@ class ToolServer:
         self.server.request_handlers[types.ListToolsRequest] = self._list
         self.server.request_handlers[types.CallToolRequest] = self._call
         self._sessions: weakref.WeakSet[ServerSession] = weakref.WeakSet()
-        self._listed: tuple[int, types.ListToolsResult] | None = None
+        self._listed: tuple[dict[str, Any], _Listing] | None = None
 
     def initialization_options(self) -> Any:
         return self.server.create_initialization_options(
@@ -57,11 +58,11 @@ class ToolServer:
 
     async def _list(self, request: types.ListToolsRequest) -> types.ServerResult:
         self._sessions.add(self.server.request_context.session)
-        snapshot = self.dispatcher.catalog.snapshot
-        if self._listed is None or self._listed[0] != id(snapshot.listing):
-            listed = types.ListToolsResult.model_validate(snapshot.listing)
-            self._listed = (id(snapshot.listing), listed)
-        return types.ServerResult(self._listed[1])
+        listing = self.dispatcher.catalog.snapshot.listing
+        if self._listed is None or self._listed[0] is not listing:
+            result = types.ServerResult(types.ListToolsResult.model_validate(listing))
+            self._listed = (listing, _Listing.of(result))
+        return self._listed[1]
 
     async def _call(self, request: types.CallToolRequest) -> types.ServerResult:
         self._sessions.add(self.server.request_context.session)
@@ -91,6 +92,29 @@ class ToolServer:
                 await session.send_tool_list_changed()
             except Exception:  # a session whose client went away: forget it
                 self._sessions.discard(session)
+
+
+_SDK_DUMP = {"by_alias": True, "mode": "json", "exclude_none": True}
+"""How the SDK dumps a handler's result before it sends it (``BaseSession._send_response``)."""
+
+
+class _Listing(types.ServerResult):
+    """A tools/list result dumped once, not on every request: the SDK dumps whatever a
+    handler returns each time, which for 10,000 tools is ~100 ms and ~100,000 objects."""
+
+    _dumped: dict[str, Any] = PrivateAttr(default_factory=dict)
+
+    @classmethod
+    def of(cls, result: types.ServerResult) -> _Listing:
+        listing = cls(result.root)
+        listing._dumped = result.model_dump(**_SDK_DUMP)  # type: ignore[arg-type]
+        return listing
+
+    def model_dump(self, **options: Any) -> dict[str, Any]:
+        if options == _SDK_DUMP:
+            return self._dumped
+        dumped: dict[str, Any] = super().model_dump(**options)
+        return dumped
 
 
 def call_result(result: ToolResult) -> types.CallToolResult:
