@@ -19,8 +19,9 @@ toolctl worker hosting a trivial handler (as bench/pulsar_client.py does), then 
     the ratio (c)/(d) (target: at most 2).
 (e) ``tools/list`` of registries of 1,000 and 10,000 local tools through the SDK client:
     median time and size; the 10,000/1,000 time ratio (linear: about 10).
-(f) the serve process's RSS after 100 calls, after 10,000 and after 10,000 more (it grows
-    over the first few thousand calls, allocator and client buffers warming, then stays flat).
+(f) the serve process's RSS after 100 calls, after 10,000, and after the rounds of (a) (it
+    grows over the first few thousand calls, allocator and client buffers warming, then
+    stays flat).
 
 Usage::
 
@@ -468,16 +469,14 @@ def main() -> None:
             for each in urls.values():
                 rest_batch(each, 100, options.concurrency)  # warm: connections, threads
             memory = [("after 100 calls", f"{rss_kib(pid) / 1024:8.1f} MiB")]
+            rest_batch(base, 9_900, options.concurrency)
+            memory.append(("after 10,000 calls", f"{rss_kib(pid) / 1024:8.1f} MiB"))
             rates = rest_rounds(options, settings, urls, wrk, script)
             rest_report(options, rates, wrk is not None)
-            made = 100 + options.rounds * options.calls
+            made = 10_000 + options.rounds * options.calls
             if wrk is not None:  # wrk's calls, at the rate it measured
                 made += int(options.rounds * options.wrk_seconds * rates["serve, wrk"])
-            rest_batch(base, max(0, 10_000 - made), options.concurrency)
-            made = max(made, 10_000)
-            memory.append((f"after {made} calls", f"{rss_kib(pid) / 1024:8.1f} MiB"))
-            rest_batch(base, 10_000, options.concurrency)  # flat from here on: no leak
-            memory.append((f"after {made + 10_000} calls", f"{rss_kib(pid) / 1024:8.1f} MiB"))
+            memory.append((f"after ~{made:,} calls", f"{rss_kib(pid) / 1024:8.1f} MiB"))
             servers.close()
             mcp = mcp_call_p50(project / "registry", url, options.mcp_calls)
             direct = library_call_p50(settings, options.mcp_calls)
