@@ -36,38 +36,19 @@ def test_tools_list_is_export_mcp(registry: Path, toolctl: Toolctl) -> None:
     assert annotated["annotations"] == {"readOnlyHint": True, "openWorldHint": False}
 
 
-STATES = """
-[[tool]]
-name = "live"
-description = "Active"
-[tool.local]
-command = ["true"]
-
-[[tool]]
-name = "trial"
-description = "Staging"
-state = "staging"
-[tool.local]
-command = ["true"]
-
-[[tool]]
-name = "off"
-description = "Disabled"
-state = "disabled"
-[tool.local]
-command = ["true"]
-
-[[tool]]
-name = "old"
-description = "Deprecated"
-state = "deprecated"
-[tool.local]
-command = ["true"]
-
-[[group]]
-name = "all"
-tools = ["live", "trial", "off", "old"]
-"""
+STATES = (
+    "".join(
+        f'[[tool]]\nname = "{name}"\ndescription = "{state}"\nstate = "{state}"\n'
+        '[tool.local]\ncommand = ["true"]\n\n'
+        for name, state in [
+            ("live", "active"),
+            ("trial", "staging"),
+            ("off", "disabled"),
+            ("old", "deprecated"),
+        ]
+    )
+    + '[[group]]\nname = "all"\ntools = ["live", "trial", "off", "old"]\n'
+)
 
 
 @pytest.mark.parametrize("options", [[], ["--group", "all"]])
