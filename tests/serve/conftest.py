@@ -24,7 +24,8 @@ def registry(tmp_path: Path) -> Path:
 @pytest.fixture
 def serve(tmp_path: Path, registry: Path) -> Iterator[StartServe]:
     """Start `toolctl serve` on a free port and wait until it says it listens (its ready
-    file); killed at the end if still running."""
+    file); stopped with SIGTERM at the end if still running (SIGKILL would orphan the
+    processes of calls in flight), killed only if it does not stop."""
     started: list[Served] = []
 
     def start(*extra: str, env: dict[str, str] | None = None) -> Served:
@@ -55,5 +56,9 @@ def serve(tmp_path: Path, registry: Path) -> Iterator[StartServe]:
     yield start
     for served in started:
         if served.child.poll() is None:
-            served.child.kill()
-            served.child.wait(timeout=10)
+            served.child.terminate()
+            try:
+                served.child.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                served.child.kill()
+                served.child.wait(timeout=10)
