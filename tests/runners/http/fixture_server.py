@@ -1,11 +1,12 @@
 """A real HTTP server on 127.0.0.1 for the HTTP runtime's tests, in a thread of the test process.
 
 It answers a few fixed paths (echo, a ToolResult-shaped answer, a 500, a slow handler,
-redirects) and records every request it saw, so tests can assert what reached it.
+redirects, a gzip-encoded answer, a latin-1 one) and records every request it saw, so tests can assert what reached it.
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 import ssl
 import threading
@@ -118,6 +119,23 @@ def _target(handler: _Handler, query: str, body: bytes) -> None:
     handler._json(200, {"reached": True})
 
 
+def _keep(handler: _Handler, query: str, body: bytes) -> None:
+    handler._answer(307, "text/plain", b"", Location="/echo")
+
+
+def _loop(handler: _Handler, query: str, body: bytes) -> None:
+    handler._answer(302, "text/plain", b"", Location="/loop")
+
+
+def _gzip(handler: _Handler, query: str, body: bytes) -> None:
+    packed = gzip.compress(json.dumps({"output": "unpacked", "size": 8}).encode())
+    handler._answer(200, "application/json", packed, Content_Encoding="gzip")
+
+
+def _latin(handler: _Handler, query: str, body: bytes) -> None:
+    handler._answer(200, "text/plain; charset=latin-1", "café crème".encode("latin-1"))
+
+
 _ROUTES = {
     "/echo": _echo,
     "/with-output": _with_output,
@@ -128,6 +146,10 @@ _ROUTES = {
     "/away": _away,
     "/home": _home,
     "/target": _target,
+    "/keep": _keep,
+    "/loop": _loop,
+    "/gzip": _gzip,
+    "/latin": _latin,
 }
 
 

@@ -139,6 +139,56 @@ def test_a_redirect_on_the_same_host_is_followed(
     assert http_server.paths() == ["/home", "/echo"]
 
 
+def test_a_307_on_the_same_host_sends_the_body_again(
+    toolctl: Toolctl, tmp_path: Path, http_server: FixtureServer
+) -> None:
+    reg = http_registry(tmp_path, f"{http_server.url}/keep")
+    done = toolctl("run", "call", "--registry", str(reg), "--arg", "text=again")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"method": "POST", "arguments": {"text": "again"}}
+    assert [seen.body for seen in http_server.seen] == [b'{"text":"again"}'] * 2
+
+
+def test_redirects_without_end_stop_after_five(
+    toolctl: Toolctl, tmp_path: Path, http_server: FixtureServer
+) -> None:
+    reg = http_registry(tmp_path, f"{http_server.url}/loop", method="GET")
+    done = toolctl("run", "call", "--registry", str(reg))
+    assert done.returncode == 1
+    assert "redirect to /loop not followed (more than 5 redirects)" in done.stderr
+    assert http_server.paths() == ["/loop"] * 6
+
+
+def test_a_gzip_answer_is_unpacked(
+    toolctl: Toolctl, tmp_path: Path, http_server: FixtureServer
+) -> None:
+    reg = http_registry(tmp_path, f"{http_server.url}/gzip")
+    done = toolctl("run", "call", "--registry", str(reg), "--json")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert (result["output"], result["data"]) == ("unpacked", {"output": "unpacked", "size": 8})
+
+
+def test_the_declared_charset_decodes_the_answer(
+    toolctl: Toolctl, tmp_path: Path, http_server: FixtureServer
+) -> None:
+    reg = http_registry(tmp_path, f"{http_server.url}/latin")
+    done = toolctl("run", "call", "--registry", str(reg))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "café crème\n"
+
+
+def test_an_environment_proxy_does_not_catch_loopback(
+    toolctl: Toolctl, tmp_path: Path, http_server: FixtureServer, closed_port: int
+) -> None:
+    reg = http_registry(tmp_path, f"{http_server.url}/echo")
+    dead = f"http://127.0.0.1:{closed_port}"
+    env = {"HTTP_PROXY": dead, "http_proxy": dead, "ALL_PROXY": dead}
+    done = toolctl("run", "call", "--registry", str(reg), "--arg", "text=x", env=env)
+    assert done.returncode == 0, done.stderr
+    assert http_server.paths() == ["/echo"]
+
+
 def test_an_env_header_reaches_the_server_and_is_never_printed(
     toolctl: Toolctl, tmp_path: Path, http_server: FixtureServer
 ) -> None:
