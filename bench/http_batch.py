@@ -352,11 +352,14 @@ def report(options: argparse.Namespace, series: dict[str, Series], load: tuple[f
         print("  wrk not found (apt-get install wrk): no server ceiling")
     for name in ("toolctl", "baseline"):
         if f"{name} start-up" in series:
-            spent = statistics.median(s.wall for s in series[f"{name} start-up"].samples)
+            started = series[f"{name} start-up"].samples
+            spent = statistics.median(s.wall for s in started)
+            cpu = statistics.median(s.cpu for s in started)
             batch = statistics.median(s.wall for s in series[f"{name} CLI"].samples)
             net = (calls - 1) / max(batch - spent, 1e-9)
             print(
-                f"  {name} start-up + one call {spent * 1000:.0f} ms; net of it {net:.0f} calls/s"
+                f"  {name} start-up + one call {spent * 1000:.0f} ms ({cpu * 1000:.0f} ms CPU);"
+                f" calls/s net of it {net:.0f}"
             )
     _ratios({name: each.rate() for name, each in series.items()})
 
