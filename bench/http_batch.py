@@ -27,14 +27,19 @@ toolctl (argument validation, result JSON, the ordered hand-off between threads)
 httpx's share, httpcore+h11 writing the request (headers and body are two send() calls)
 and parsing the answer is ~2/3; ``Client.send`` (auth flow, redirect loop, hooks, and
 cookie extraction through urllib's cookie machinery, even with an empty jar) and
-``Client.build_request`` (URL parsing, header merging) were the rest. The runner now sends
-through the client's mounted transport with a URL parsed once, which took ~30% off its CPU
-per call, so the CLI's calls now cost less CPU than the bare-httpx floor's
-``client.post``. The server costs ~50-100 us a request and wrk drives it at several
-thousand calls/s: it is not the limit. The raw floor costs ~70 us a call: the rest of
-what an httpx call costs (~400-600 us of CPU here) is the HTTP library, in Python,
-under one GIL; it is that, plus ~150 ms of interpreter start-up and imports, that stands
-between toolctl and 1,000 calls/s end to end on this machine.
+``Client.build_request`` (URL parsing) were the rest. The runner now sends through the
+client's mounted transport with the URL parsed once: ~30% less CPU per call, so toolctl's
+calls cost less than the bare-httpx floor's ``client.post``. httpx's AsyncClient costs
+twice the sync client's CPU per call here (anyio), so threads stay. The server costs
+~50-80 us a request and wrk drives it past 10,000 calls/s: it is not the limit. The raw
+floor costs ~65 us a call; the rest of an httpx call's ~600-800 us is the HTTP library, in
+Python, under one GIL, and the CLI adds ~175 ms of CPU for start-up (interpreter, typer,
+httpx's import ~60-90 ms). Measured in one run (load average 5.5-7.4 on 2 cores,
+``--baseline /work/main``): toolctl CLI 1,119 calls/s end to end (1.00x the httpx
+floor's 1,118, 1.22x main's 914), library 1,435, raw floor 8,388, server ceiling 12,346;
+toolctl CLI at 765 us of CPU a call including start-up, i.e. ~1,300 calls/s end to end
+with a core to itself. On a busier machine (load 9-11) the same CLI measured ~400-700
+calls/s: what is left is CPU the machine's other work takes, not toolctl.
 
 Usage::
 
