@@ -308,8 +308,13 @@ def _exchange(client: httpx.Client, request: httpx.Request) -> httpx.Response:
     them: no auth, no cookies, redirects are its own. The request still goes through the
     transport the client mounted for its URL (an environment proxy, or none for loopback),
     and a redirect's next request is built by the client, as ``send`` would.
+    An httpx without those two private methods (they are stable through 0.28) gets the
+    public ``send``, with the same answers.
     """
-    response = client._transport_for_url(request.url).handle_request(request)
+    transport_for = getattr(client, "_transport_for_url", None)
+    if transport_for is None or not hasattr(client, "_build_redirect_request"):
+        return client.send(request, stream=True)
+    response: httpx.Response = transport_for(request.url).handle_request(request)
     response.request = request
     if response.has_redirect_location:
         try:
