@@ -125,19 +125,50 @@ def test_the_streamed_table_equals_the_old_one(tmp_path: Path, toolctl: Toolctl)
     assert listed.stdout == expected
 
 
+TEXT = st.text(st.characters(exclude_categories=()), max_size=8)  # controls, surrogates too
 JSON = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.integers(min_value=-(10**40), max_value=10**40)
+    | st.floats()
+    | TEXT,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(TEXT, inner, max_size=4),
     max_leaves=30,
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=500, deadline=None)
 @given(JSON, st.sampled_from(["", "  ", "    "]))
 def test_pretty_is_json_dumps_at_any_nesting(value: object, indent: str) -> None:
-    """Any JSON value (markers, control characters and lone surrogates in strings too)."""
+    """Any JSON value: unicode, control characters and lone surrogates, NaN and infinities,
+    big integers, empty and nested containers."""
     expected = json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)
     assert jsonstream.pretty(value, indent) == expected.replace("\n", "\n" + indent)
+
+
+def test_pretty_leaves_what_json_never_makes_to_json_dumps() -> None:
+    """Tuples, subclasses of int and dict, and keys that are not strings: dumps' own rules."""
+    import enum
+
+    class Level(enum.IntEnum):
+        HIGH = 3
+
+    for value in [
+        {"a": (1, [2]), "b": Level.HIGH},
+        {1: "x", 3: [], 2: {"k": True}},
+        {"o": {2.5: 1, 1.5: None}},
+        [{"z": 1, "a": {3: 4}}],
+        type("Sub", (dict,), {})(b=1, a=[1]),
+    ]:
+        expected = json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)
+        assert jsonstream.pretty(value, "  ") == expected.replace("\n", "\n  ")
+    try:
+        jsonstream.pretty({"a": object()})
+    except TypeError as exc:
+        assert "is not JSON serializable" in str(exc)
+    else:
+        raise AssertionError("an object JSON cannot hold was written")
 
 
 @settings(max_examples=100, deadline=None)
@@ -148,3 +179,52 @@ def test_write_list_is_json_dumps_in_any_batch(values: list[object], batch: int)
     out = io.StringIO()
     jsonstream.write_list(out, iter(values), batch=batch)
     assert out.getvalue() == json.dumps(values, indent=2, sort_keys=True, ensure_ascii=False)
+
+
+def _varied(root: Path) -> Path:
+    """Tools with a category, a state, MCP annotations, an odd name; a group of all of them."""
+    root.mkdir()
+    (root / "a.toml").write_text(
+        '[[tool]]\nname = "zeta"\ndescription = "last"\ncategory = "Text"\nstate = "staging"\n'
+        '[tool.annotations]\nreadOnlyHint = true\ntitle = "Zeta ☃"\n'
+        '[tool.local]\ncommand = ["true"]\n\n'
+        '[[tool]]\nname = "odd.name"\ncategory = "text"\n'
+        '[tool.http]\nurl = "http://127.0.0.1:9/"\n\n'
+        '[[tool]]\nname = "mid"\ndescription = "ünïcode \\u0001 [x] {y}"\nstate = "deprecated"\n'
+        '[tool.local]\ncommand = ["cat"]\n[[tool.arguments]]\nname = "n"\ntype = "integer"\n\n'
+        '[[group]]\nname = "every"\ntools = ["zeta", "odd.name", "mid"]\n'
+    )
+    return root
+
+
+def test_the_lean_table_and_export_equal_the_full_descriptor_paths(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    """`list` (no --search) and the streamed exports read a few fields through SQLite;
+    `list --search ''` and `export --group` still decode whole descriptors: same bytes."""
+    _varied(tmp_path / "reg")
+    for filters in ([], ["--category", "TEXT"], ["--runtime", "http"], ["--runtime", "x"]):
+        lean = toolctl("list", *filters, "-r", "reg")
+        full = toolctl("list", *filters, "--search", "", "-r", "reg")
+        assert lean.returncode == full.returncode == 0, lean.stderr + full.stderr
+        assert lean.stdout == full.stdout
+    assert "zeta      local (staging)" in toolctl("list", "-r", "reg").stdout
+    for options in (["-f", "openai"], ["-f", "mcp"], ["-f", "openai", "--strict-schemas"]):
+        streamed = toolctl("export", *options, "-r", "reg")
+        whole = toolctl("export", *options, "--group", "every", "-r", "reg")
+        assert streamed.returncode == whole.returncode == 0, streamed.stderr + whole.stderr
+        assert (streamed.stdout, streamed.stderr) == (whole.stdout, whole.stderr)
+    mcp = json.loads(toolctl("export", "-f", "mcp", "-r", "reg").stdout)
+    assert mcp["tools"][2]["annotations"] == {"readOnlyHint": True, "title": "Zeta ☃"}
+
+
+def test_winner_fields_are_the_descriptor_values(tmp_path: Path) -> None:
+    registry = _open(_varied(tmp_path / "reg"))
+    fields = ("state", "category", "annotations", "arguments", "timeout", "missing")
+    lean = list(registry.iter_winner_fields("tool", fields))
+    full = [
+        (d.name, d.data["runtime"], [d.data.get(f) for f in fields])
+        for d in registry.winners("tool")
+    ]
+    assert lean == full
+    assert [name for name, _, _ in lean] == ["mid", "odd.name", "zeta"]

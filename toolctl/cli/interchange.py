@@ -76,7 +76,10 @@ def export_command(
 
     reg = open_registry(settings_for(registry, strict), full=True)
     if group is None and not as_commands:
-        tools_in_order = (d.data for d in reg.iter_winners("tool"))
+        tools_in_order = (  # only what an export reads: no descriptor decoded whole
+            {"name": name, **dict(zip(_EXPORTED, values, strict=True))}
+            for name, _, values in reg.iter_winner_fields("tool", _EXPORTED)
+        )
         streamed = export_streamed(format.value, tools_in_order, strict_schemas=strict_schemas)
         if streamed is not None:
             render.print_json_list(streamed.items, streamed.key)
@@ -100,6 +103,10 @@ def export_command(
         render.write_stdout(exported.data)
     else:
         render.print_json(exported.data)
+
+
+_EXPORTED = ("description", "schema", "annotations")
+"""The fields of a tool the streamed exports read (``interchange.functions``)."""
 
 
 def import_command(

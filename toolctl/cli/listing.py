@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from typing import Annotated, Any
 
 import typer
@@ -37,9 +38,14 @@ def list_command(
     from toolctl.registry.query import matches
 
     settings = settings_for(registry, strict)
+    reg = open_registry(settings, full=True)
+    if not json and kind_of(kind) == "tool" and search is None:
+        rows = _tool_rows(reg.iter_winner_fields("tool", _TOOL_FIELDS), category, runtime)
+        render.print_table(_COLUMNS["tool"][0], rows, color=settings.color)
+        return
     found = (  # streamed: a registry of 100,000 tools is never held whole
         d
-        for d in open_registry(settings, full=True).iter_winners(kind_of(kind))
+        for d in reg.iter_winners(kind_of(kind))
         if matches(d.data, category=category, runtime=runtime, word=search)
     )
     if json:
@@ -66,6 +72,22 @@ def _tool_row(data: dict[str, Any]) -> list[str]:
         data.get("category") or "",
         data["description"],
     ]
+
+
+_TOOL_FIELDS = ("state", "category", "description")
+
+
+def _tool_rows(
+    found: Iterable[tuple[str, str | None, list[Any]]], category: str | None, runtime: str | None
+) -> Iterator[list[str]]:
+    """``_tool_row`` of each tool from the few fields it shows (a table of 100,000 tools
+    decodes no descriptor whole); ``state`` is absent when "active"."""
+    from toolctl.registry.query import matches
+
+    for name, runs_on, (state, group, description) in found:
+        if matches({"category": group, "runtime": runs_on}, category=category, runtime=runtime):
+            shown = (runs_on or "?") + (f" ({state})" if state not in (None, "active") else "")
+            yield [name, shown, group or "", description]
 
 
 def _service_row(data: dict[str, Any]) -> list[str]:
