@@ -5,8 +5,10 @@ Measured side by side in one run, alternating, medians of ``--repeat`` rounds:
 1. ``list --json``, ``list`` (table, piped) and ``export --format openai`` on 100,000
    tools (10 to a file) and on 10 tools, warm cache: wall time and peak RSS of each
    process, the ratio to 10 tools (target ≤ 10x, < 150 MB), and for the JSON the ratio to
-   its floor: this process's ``json.dump`` of the same rows, already in memory, into
-   /dev/null (the bytes are the same);
+   its floors: a process's ``json.dump`` of the same rows, already in memory, into
+   /dev/null (the bytes are the same), and the C floor: a process that reads the rows
+   from the warm index, decodes them and writes them compact with the C encoder (what
+   any writer built on the json module pays before it indents a byte);
 2. a cold index build (a fresh cache: ``show NAME --json``) against a bare Python process
    that only reads and parses the same files with ``tomllib`` (target ≤ 2x);
 3. a re-index after an edit of one file of the 100,000-tool registry: ``show`` of a tool
@@ -54,16 +56,21 @@ def registry(tools: int, per_file: int) -> Path:
     return path / "reg"
 
 
+QUIET_DIR: Path | None = None
+"""Where the processes run: an empty directory of this run (``python -m`` puts the working
+directory first on the path, so a source tree, or any ``copy.py`` left in /tmp, would be
+imported instead)."""
+
+
 def run(argv: Sequence[str], env: Mapping[str, str]) -> tuple[float, float]:
-    """Wall seconds and peak RSS (MB) of one process; it must succeed. It runs in the temp
-    dir: in a source tree, ``python -m toolctl`` would import that tree's package."""
+    """Wall seconds and peak RSS (MB) of one process; it must succeed."""
     started = time.perf_counter()
     child = subprocess.Popen(
         list(argv),
         env=dict(env),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
-        cwd=tempfile.gettempdir(),
+        cwd=QUIET_DIR or tempfile.gettempdir(),
     )
     _, status, usage = os.wait4(child.pid, 0)
     elapsed = time.perf_counter() - started
@@ -128,6 +135,39 @@ def dump_floor(rows_file: Path, shape: str) -> Job:
     return job
 
 
+C_FLOOR = """
+import json, os, sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+encode = json.JSONEncoder(sort_keys=True, ensure_ascii=False).encode  # C, compact
+where = " FROM defs WHERE kind = 'tool' AND winner = 1 ORDER BY name"
+with open(os.devnull, "w", encoding="utf-8") as sink:
+    if sys.argv[2] == "export":
+        rows = db.execute("SELECT name, json_extract(data, '$.description', '$.schema')" + where)
+        for name, fields in rows:
+            description, schema = json.loads(fields)
+            function = {"description": description, "name": name, "parameters": schema}
+            sink.write(encode({"function": function, "type": "function"}))
+    else:
+        for kind, file, line, runtime, data in db.execute(
+            "SELECT kind, file, line, runtime, data" + where
+        ):
+            row = json.loads(data)
+            row.update(kind=kind, file=file, line=line, runtime=runtime)
+            sink.write(encode(row))
+"""
+
+
+def c_floor(work: Path, shape: str) -> Job:
+    """A process that reads the rows from the warm index, decodes them and writes them with
+    the C encoder, compact: what any writer built on the json module pays before indenting."""
+
+    def job() -> tuple[float, float]:
+        index = max((work / "cache").rglob("*.sqlite3"), key=lambda p: p.stat().st_size)
+        return run([sys.executable, "-c", C_FLOOR, str(index), shape], os.environ)
+
+    return job
+
+
 def listings(options: argparse.Namespace, small: Path, big: Path, work: Path) -> None:
     toolctl = [sys.executable, "-m", "toolctl"]
     commands = {"list --json": ["list", "--json"], "list": ["list"]}
@@ -147,24 +187,37 @@ def listings(options: argparse.Namespace, small: Path, big: Path, work: Path) ->
         subprocess.run(argv, env=envs[""], stdout=out, check=True, cwd=work)
     jobs["floor: json.dump of the rows @big"] = dump_floor(rows_file, "list")
     jobs["floor: json.dump of export rows @big"] = dump_floor(rows_file, "export")
+    jobs["C floor: list rows @big"] = c_floor(work, "list")
+    jobs["C floor: export rows @big"] = c_floor(work, "export")
     times = alternate(jobs, options.repeat)
     print(f"\nwarm cache, {options.tools:,} tools ('big') and 10 (median of {options.repeat})")
     floors = {
         "list --json": times["floor: json.dump of the rows @big"][0],
         "export -f openai": times["floor: json.dump of export rows @big"][0],
     }
+    c_floors = {
+        "list --json": times["C floor: list rows @big"][0],
+        "export -f openai": times["C floor: export rows @big"][0],
+    }
     for prefix in envs:
         for label in commands:
             small_s, _ = times[f"{prefix}{label} @10"]
             big_s, big_mb = times[f"{prefix}{label} @big"]
-            floor = floors.get(label)
+            floor, c_floor_s = floors.get(label), c_floors.get(label)
             against = f"  {big_s / floor:5.2f}x json.dump" if floor else ""
+            against += f"  {big_s / c_floor_s:5.2f}x C floor" if c_floor_s else ""
             print(
                 f"  {prefix + label:28} 10: {small_s * 1000:6.0f} ms   big: {big_s:6.2f} s "
                 f"{big_mb:6.0f} MB   {big_s / small_s:5.1f}x 10 tools{against}"
             )
     for label, floor in floors.items():
         print(f"  floor: json.dump of the {label} rows, in memory    {floor:6.2f} s")
+    small_json = times["list --json @10"][0]
+    for label, floor in c_floors.items():
+        print(
+            f"  C floor: the {label} rows read, decoded, C-encoded compact (a process) "
+            f"{floor:6.2f} s = {floor / small_json:4.1f}x 10-tool list --json"
+        )
 
 
 def cold_build(options: argparse.Namespace, big: Path, work: Path) -> None:
@@ -233,6 +286,9 @@ def main() -> None:
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     big, small = registry(options.tools, options.per_file), registry(10, 1)
     work = Path(tempfile.mkdtemp(prefix="toolctl-bench-scale-run-"))
+    global QUIET_DIR
+    QUIET_DIR = work / "cwd"
+    QUIET_DIR.mkdir()
     try:
         wanted = options.only or ["list", "cold", "edit"]
         if "list" in wanted:

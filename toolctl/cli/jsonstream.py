@@ -53,6 +53,10 @@ def _scalar(value: Any, depth: int) -> str:
         return _int(value)
     if kind is float:
         return _number(value)
+    if kind is dict and not value:
+        return "{}"
+    if kind is list and not value:
+        return "[]"
     return _other(value, depth)
 
 
@@ -71,7 +75,10 @@ def _write(value: Any, depth: int, out: list[str]) -> None:
     lead, separator = ("{" if kind is dict else "[") + inner, "," + inner
     if kind is list:
         for item in value:
-            if (type(item) is dict or type(item) is list) and item:
+            kind = type(item)
+            if kind is str:
+                out.append(lead + _quote(item))
+            elif (kind is dict or kind is list) and item:
                 out.append(lead)
                 _write(item, depth + 1, out)
             else:
@@ -90,9 +97,17 @@ def _write(value: Any, depth: int, out: list[str]) -> None:
             name = _quote(key) + ": "
             if len(_keys) < 65536:
                 _keys[key] = name
-        if (type(item) is dict or type(item) is list) and item:
-            out.append(lead + name)
-            _write(item, depth + 1, out)
+        kind = type(item)
+        if kind is str:  # the common cases first, without a call
+            out.append(lead + name + _quote(item))
+        elif item is None:
+            out.append(lead + name + "null")
+        elif kind is dict or kind is list:
+            if item:
+                out.append(lead + name)
+                _write(item, depth + 1, out)
+            else:
+                out.append(lead + name + ("{}" if kind is dict else "[]"))
         else:
             out.append(lead + name + _scalar(item, depth + 1))
         lead = separator
