@@ -60,7 +60,7 @@ def list_command(
 
 def _json_rows(found: Iterable[Definition]) -> Iterator[dict[str, Any]]:
     """``{"kind": kind, **data, "file": relpath, "line": line}``, made in the decoded data
-    itself (a copy a row is a tenth of `list --json` at 100,000 tools)."""
+    itself rather than in a copy of each row."""
     from toolctl.cli import render
 
     paths: dict[str, str] = {}  # ten tools to a file: one relpath per file
