@@ -18,7 +18,10 @@ toolctl worker hosting a trivial handler (as bench/pulsar_client.py does), then 
     serve`, one call at a time; p50, against (d) a direct library call with a warm runner;
     the ratio (c)/(d) (target: at most 2).
 (e) ``tools/list`` of registries of 1,000 and 10,000 local tools through the SDK client:
-    median time and size; the 10,000/1,000 time ratio (linear: about 10).
+    median time and size; the 10,000/1,000 time ratio (linear: about 10). Beside it the
+    server alone (a bare JSON-RPC client on the pipes) and the SDK's own parse of such an
+    answer with no server at all: the SDK client grows worse than linearly by itself (its
+    pydantic parse of 10,000 tools), toolctl's server does not.
 (f) the serve process's RSS after 100 calls, after 10,000, and after the rounds of (a) (it
     grows over the first few thousand calls, allocator and client buffers warming, then
     stays flat).
@@ -314,9 +317,9 @@ def tools_list(registry: Path, repeat: int = 7) -> tuple[float, int, int]:
     return anyio.run(main)
 
 
-def dumps_time(tools: int, repeat: int = 7) -> float:
-    """The stdlib's json.dumps of a listing of ``tools`` tools: what linear looks like here."""
-    listing = {
+def listing_of(tools: int) -> dict[str, Any]:
+    """A tools/list result of ``tools`` tools, in the shape the server sends."""
+    return {
         "tools": [
             {
                 "name": f"tool-{n:05d}",
@@ -331,10 +334,30 @@ def dumps_time(tools: int, repeat: int = 7) -> float:
             for n in range(tools)
         ]
     }
+
+
+def dumps_time(tools: int, repeat: int = 7) -> float:
+    """The stdlib's json.dumps of a listing of ``tools`` tools: what linear looks like here."""
+    listing = listing_of(tools)
     samples = []
     for _ in range(repeat):
         started = time.perf_counter()
         json.dumps(listing)
+        samples.append(time.perf_counter() - started)
+    return statistics.median(samples)
+
+
+def sdk_parse_time(tools: int, repeat: int = 5) -> float:
+    """The SDK client's own parse of such an answer (JSON-RPC message, then ListToolsResult),
+    without any server: the part of the SDK client's tools/list that is not toolctl's."""
+    from mcp.types import JSONRPCMessage, ListToolsResult
+
+    text = json.dumps({"jsonrpc": "2.0", "id": 1, "result": listing_of(tools)})
+    samples = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        message = JSONRPCMessage.model_validate_json(text)
+        ListToolsResult.model_validate(message.root.result)  # type: ignore[union-attr]
         samples.append(time.perf_counter() - started)
     return statistics.median(samples)
 
@@ -496,12 +519,18 @@ def main() -> None:
         ]
         raw = {n: raw_list_time(work / f"registry-{n}") for n in (1000, 10000)}
         floor = {n: dumps_time(n) for n in (1000, 10000)}
+        parse = {n: sdk_parse_time(n) for n in (1000, 10000)}
         rows += [
             (f"{n} tools, server alone", f"{raw[n] * 1000:8.1f} ms (a bare JSON-RPC client)")
             for n in raw
         ]
         rows += [
+            *(
+                (f"{n} tools, SDK's parse alone", f"{parse[n] * 1000:8.1f} ms (no server)")
+                for n in parse
+            ),
             ("SDK client ratio 10k/1k", f"{listing[10000][0] / listing[1000][0]:8.1f}"),
+            ("SDK's parse alone ratio 10k/1k", f"{parse[10000] / parse[1000]:8.1f}"),
             ("server alone ratio 10k/1k", f"{raw[10000] / raw[1000]:8.1f}"),
             ("json.dumps ratio 10k/1k", f"{floor[10000] / floor[1000]:8.1f} (linear, here)"),
         ]
