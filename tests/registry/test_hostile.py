@@ -7,8 +7,8 @@ import time
 from pathlib import Path
 
 from tests.conftest import write_files
-from toolctl.registry.index import build, remove_stale_temporaries
 from toolctl.registry.loader import MAX_DEPTH, FileStat, parse_file, refuse_values, walk
+from toolctl.registry.store import build, remove_stale_temporaries
 
 
 def test_refuse_values_bounds_depth_and_numbers() -> None:
@@ -34,7 +34,7 @@ def test_a_file_that_vanished_is_simply_gone(tmp_path: Path) -> None:
     missing = str(tmp_path / "gone.toml")
     parsed = parse_file(missing)
     assert parsed.problems == [] and parsed.definitions == []
-    db = build(None, "k", [FileStat(missing, 0, 10, 1)], [], None, time.time_ns())
+    db = build(None, "k", [FileStat(missing, 0, 10, 1)], [], time.time_ns())
     assert db.execute("SELECT count(*) FROM problems").fetchone() == (0,)
 
 

@@ -16,45 +16,22 @@ because a coarse filesystem clock can give two quick writes the same mtime.
 
 from __future__ import annotations
 
-import gc
 import json
 import os
 import sqlite3
-import threading
 import time
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 from toolctl.errors import NameConflict, NotFound, RegistryError
 from toolctl.names import KINDS, fold
 from toolctl.registry.loader import Definition, FileStat, Problem, walk
 from toolctl.settings import Settings
 
-if TYPE_CHECKING:
-    from toolctl.registry.indexing import Parsed
-
-CACHE_FORMAT = "3"  # 2: confusables quarantined, nan/inf and deep nesting refused; 3: delivery
-RACY_NS = 2_000_000_000
-
-_SCHEMA = """
-CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);
-CREATE TABLE dirs(path TEXT PRIMARY KEY, mtime_ns INTEGER);
-CREATE TABLE files(seq INTEGER PRIMARY KEY, path TEXT UNIQUE, root INTEGER, size INTEGER,
-                   mtime_ns INTEGER);
-CREATE TABLE defs(seq INTEGER PRIMARY KEY, kind TEXT, name TEXT, folded TEXT, file TEXT,
-                  line INTEGER, winner INTEGER, runtime TEXT, data TEXT);
-CREATE TABLE problems(seq INTEGER PRIMARY KEY, origin TEXT, code TEXT, severity TEXT,
-                      file TEXT, line INTEGER, message TEXT, skipped INTEGER);
-"""
-_INDEXES = """
-CREATE INDEX defs_by_name ON defs(kind, name);
-CREATE INDEX defs_by_folded ON defs(kind, folded);
-CREATE INDEX defs_by_file ON defs(file);
-CREATE INDEX problems_by_file ON problems(file);
-"""  # made after the rows are in: one sort each instead of a b-tree insert per row
+CACHE_FORMAT = "4"  # 2: confusables quarantined, nan/inf and deep nesting refused; 3: delivery;
+# 4: precedence keys, references and attached problems, for a re-index of a few files
 
 
 class Report(NamedTuple):
@@ -76,7 +53,7 @@ class Registry:
     def open(cls, settings: Settings, *, full: bool = False) -> Registry:
         """Open the index, rebuilding what changed. ``full`` stats every file first."""
         path = cache_path(settings)
-        db = _connect(path, _path_key(settings))
+        db = connect(path, _path_key(settings))
         if db is not None and not full and _dirs_unchanged(db):
             return cls(db, settings, complete=False)
         return cls(_refresh(path, db, settings), settings, complete=True)
@@ -298,7 +275,7 @@ def cache_path(settings: Settings) -> Path:
     return settings.cache_dir / f"registry-{digest:012x}.sqlite3"
 
 
-def _connect(path: Path, key: str) -> sqlite3.Connection | None:
+def connect(path: Path, key: str) -> sqlite3.Connection | None:
     try:
         db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
         if db.execute("SELECT value FROM meta WHERE key = 'key'").fetchone() != (key,):
@@ -323,194 +300,28 @@ def _dirs_unchanged(db: sqlite3.Connection) -> bool:
 
 
 def _refresh(path: Path, old: sqlite3.Connection | None, settings: Settings) -> sqlite3.Connection:
-    """Walk everything; reuse the cache if no file changed, else rebuild what did."""
+    """Walk everything; reuse the cache if nothing changed, re-index the files that did
+    (``reindex``), or build it all again (``store.build``)."""
+    from toolctl.registry.store import RACY_NS, build
+
     started = time.time_ns()
     files, dirs = walk(settings.search_path)
-    if old is not None and _same_files(old, files):
-        return _record_dirs(path, old, dirs, started)
-    return build(path, _path_key(settings), files, dirs, old, started)
+    if old is not None:
+        recorded = old.execute("SELECT path, mtime_ns FROM dirs ORDER BY path").fetchall()
+        stable = sorted((p, None if m > started - RACY_NS else m) for p, m in dirs)
+        if recorded == stable and _same_files(old, files):
+            return old
+        from toolctl.registry.reindex import reindex
+
+        fresh = reindex(path, _path_key(settings), files, dirs, started)
+        if fresh is not None:
+            return fresh
+        if _same_files(old, files):
+            return old  # only directory times moved and the cache cannot be rewritten
+    return build(path, _path_key(settings), files, dirs, started)
 
 
 def _same_files(db: sqlite3.Connection, files: list[FileStat]) -> bool:
     cached = db.execute("SELECT path, root, size, mtime_ns FROM files ORDER BY seq").fetchall()
     current = [(f.path, f.root, f.size, f.mtime_ns) for f in files]
     return cached == current
-
-
-def _record_dirs(
-    path: Path, db: sqlite3.Connection, dirs: list[tuple[str, int]], started: int
-) -> sqlite3.Connection:
-    """Only directory times moved: note them so the next fast check passes."""
-    try:
-        writer = sqlite3.connect(path, timeout=5)
-        with writer:
-            writer.execute("DELETE FROM dirs")
-            writer.executemany("INSERT INTO dirs VALUES (?, ?)", _stable(dirs, started))
-        writer.close()
-    except sqlite3.Error:
-        pass  # a read-only cache is still a correct one; the next call walks again
-    return db
-
-
-def _stable(stats: Iterable[tuple[str, int]], started: int) -> list[tuple[str, int | None]]:
-    return [(p, None if m > started - RACY_NS else m) for p, m in stats]
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """The cyclic GC off: a build makes ~10 objects a definition, none in a cycle, and the
-    collector's full passes over that growing heap were a third of a cold build of 100,000
-    tools, finding nothing."""
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if collecting:
-            gc.enable()
-
-
-@_collector_paused()
-def build(
-    path: Path | None,
-    key: str,
-    files: list[FileStat],
-    dirs: list[tuple[str, int]],
-    old: sqlite3.Connection | None,
-    started: int,
-) -> sqlite3.Connection:
-    """Parse what changed, lint everything, and write a new cache atomically."""
-    from toolctl.registry.indexing import parse_many
-    from toolctl.registry.lint import in_force, lint
-
-    reuse = _parsed_by_file(old) if old is not None else {}
-    fresh = [s.path for s in files if reuse.get(s.path, (None,))[0] != (s.size, s.mtime_ns)]
-    parsed = dict(zip(fresh, parse_many(fresh), strict=True))
-    results = [parsed[s.path] if s.path in parsed else reuse[s.path][1] for s in files]
-    definitions = [d for p in results for d in p.definitions]
-    texts = [t for p in results for t in p.texts]
-    first = in_force(definitions)
-    cross = lint(definitions, first)
-
-    target, temporary = _open_target(path)
-    with target:
-        target.executescript(_SCHEMA)
-        target.execute("INSERT INTO meta VALUES ('key', ?)", (key,))
-        target.executemany("INSERT INTO dirs VALUES (?, ?)", _stable(dirs, started))
-        target.executemany(
-            "INSERT INTO files(path, root, size, mtime_ns) VALUES (?, ?, ?, ?)",
-            [
-                (s.path, s.root, s.size, None if s.mtime_ns > started - RACY_NS else s.mtime_ns)
-                for s in files
-            ],
-        )
-        target.executemany(
-            "INSERT INTO defs(kind, name, folded, file, line, winner, runtime, data) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            _def_rows(definitions, texts, first),
-        )
-        target.executemany(
-            "INSERT INTO problems(origin, code, severity, file, line, message, skipped) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [
-                ("parse", "parse", p.severity, p.file, p.line, p.message, int(p.skipped))
-                for f in results
-                for p in f.problems
-            ]
-            + [("lint", code, p.severity, p.file, p.line, p.message, 0) for code, p in cross],
-        )
-        target.executescript(_INDEXES)
-    if temporary is not None and path is not None:
-        target.close()
-        os.replace(temporary, path)
-        fresh_db = _connect(path, key)
-        if fresh_db is not None:
-            return fresh_db
-        raise RegistryError(f"cannot read the registry cache just written to {path}")
-    return target
-
-
-def _def_rows(
-    definitions: list[Definition], texts: list[str], first: dict[tuple[str, str], Definition]
-) -> Iterator[tuple[Any, ...]]:
-    from toolctl.registry.lint import resolve_runtime
-
-    services = {name: d for (kind, name), d in first.items() if kind == "service"}
-    for d, text in zip(definitions, texts, strict=True):
-        runtime = resolve_runtime(d.data, services) if d.kind == "tool" else None
-        winner = int(first.get((d.kind, d.name)) is d)
-        yield (d.kind, d.name, fold(d.name), d.file, d.line, winner, runtime, text)
-
-
-def _open_target(path: Path | None) -> tuple[sqlite3.Connection, Path | None]:
-    """A fresh database next to the cache file, or in memory if the cache dir is unusable."""
-    if path is not None:
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            remove_stale_temporaries(path.parent)
-            # one per thread too: two threads of one process may build at once (a server)
-            thread = threading.get_native_id()
-            temporary = path.with_name(f".{path.name}.t{thread}.{os.getpid()}.tmp")
-            temporary.unlink(missing_ok=True)
-            db = sqlite3.connect(temporary, check_same_thread=False)
-            db.execute("PRAGMA journal_mode = OFF")
-            db.execute("PRAGMA synchronous = OFF")
-            return db, temporary
-        except (OSError, sqlite3.Error):
-            pass
-    return sqlite3.connect(":memory:", check_same_thread=False), None
-
-
-STALE_AFTER_S = 600
-
-
-def remove_stale_temporaries(directory: Path) -> None:
-    """Remove cache files a killed build left: ``.registry-*.<pid>.tmp`` whose pid is gone
-    or that are older than STALE_AFTER_S (a pid may have been reused since)."""
-    for temporary in directory.glob(".registry-*.tmp"):
-        pid = temporary.name.rsplit(".", 2)[-2]
-        try:
-            old = time.time() - temporary.stat().st_mtime > STALE_AFTER_S
-            if old or not (pid.isdigit() and _alive(int(pid))):
-                temporary.unlink()
-        except OSError:
-            continue  # gone already, or not ours to remove
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OverflowError):
-        return True
-    return True
-
-
-def _parsed_by_file(db: sqlite3.Connection) -> dict[str, tuple[tuple[int, int], Parsed]]:
-    """What the old cache knew about each file whose stat it trusted: its stored rows, with
-    only the data the lint needs decoded (see ``indexing.light``)."""
-    from toolctl.registry.indexing import Parsed, light_from_text
-
-    stats = {
-        path: (size, mtime)
-        for path, size, mtime in db.execute(
-            "SELECT path, size, mtime_ns FROM files WHERE mtime_ns IS NOT NULL"
-        )
-    }
-    known = {path: (stat, Parsed([], [], [])) for path, stat in stats.items()}
-    for kind, name, file, line, runtime, text in db.execute(
-        "SELECT kind, name, file, line, runtime, data FROM defs ORDER BY seq"
-    ):
-        if file in known:
-            parsed = known[file][1]
-            data = light_from_text(kind, text, runtime)
-            parsed.definitions.append(Definition(kind, name, file, line, data))
-            parsed.texts.append(text)
-    for severity, file, line, message, skipped in db.execute(
-        "SELECT severity, file, line, message, skipped FROM problems "
-        "WHERE origin = 'parse' ORDER BY seq"
-    ):
-        if file in known:
-            known[file][1].problems.append(Problem(severity, file, line, message, bool(skipped)))
-    return known

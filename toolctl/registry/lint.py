@@ -12,10 +12,10 @@ never an error: an entry action with edges of its own is normal.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Container, Iterable, Mapping
+from typing import Any, NamedTuple, Protocol
 
-from toolctl.names import fold
+from toolctl.names import KINDS, fold
 from toolctl.registry.loader import Definition, Problem
 from toolctl.runtimes import BY_NAME, TOOL_SECTIONS
 
@@ -47,7 +47,13 @@ def in_force(definitions: Iterable[Definition]) -> dict[tuple[str, str], Definit
     return kept
 
 
-def resolve_runtime(tool: Mapping[str, Any], services: Mapping[str, Definition]) -> str | None:
+class InForce(Protocol):
+    """The definitions in force of one kind by name: a dict, or the index asked lazily."""
+
+    def get(self, name: str, /) -> Definition | None: ...
+
+
+def resolve_runtime(tool: Mapping[str, Any], services: InForce) -> str | None:
     """The runtime a tool runs on; a bare ``service =`` tool runs on its service's transport."""
     if tool.get("runtime"):
         return str(tool["runtime"])
@@ -55,73 +61,116 @@ def resolve_runtime(tool: Mapping[str, Any], services: Mapping[str, Definition])
     return str(service.data["transport"]) if service else None
 
 
+SHADOWS, CONFUSABLES, SERVICES, EDGES, GROUPS, ISOLATED = range(6)
+"""The kinds of cross-definition problem, in the order `lint` reports them: the index
+keeps each problem with its kind and definition so that a re-index of one file can
+recompute the problems of a few definitions and still list them in this order."""
+
+
+class Attached(NamedTuple):
+    """A cross-definition problem with the rule kind that found it and the definition it is on."""
+
+    category: int
+    definition: Definition
+    code: str
+    problem: Problem
+
+
 def lint(
     definitions: list[Definition], kept: dict[tuple[str, str], Definition] | None = None
 ) -> list[tuple[str, Problem]]:
     """Every cross-definition problem as (code, problem), in a stable order; ``kept`` is
     ``in_force(definitions)`` when the caller has it already."""
+    return [(found.code, found.problem) for found in lint_attached(definitions, kept)]
+
+
+def lint_attached(
+    definitions: list[Definition], kept: dict[tuple[str, str], Definition] | None = None
+) -> list[Attached]:
+    """``lint``, each problem with its category and the definition it is on."""
     first = winners(definitions)
-    found: list[tuple[str, Problem]] = []
-    found += _shadows(definitions, first)
-    found += _confusables(first)
-    by_kind: dict[str, dict[str, Definition]] = {
-        "tool": {},
-        "service": {},
-        "action": {},
-        "group": {},
-    }
+    found: list[Attached] = []
+    for definition in definitions:
+        winner = first[(definition.kind, definition.name)]
+        if winner is not definition:
+            found.append(Attached(SHADOWS, definition, SHADOW, shadow(definition, winner)))
+    seen: dict[tuple[str, str], Definition] = {}
+    for (kind, name), definition in first.items():
+        holder = seen.setdefault((kind, fold(name)), definition)
+        if holder is not definition:
+            problem = confusable(definition, holder)
+            found.append(Attached(CONFUSABLES, definition, "confusable", problem))
+    by_kind: dict[str, dict[str, Definition]] = {k: {} for k in KINDS}
     for (kind, name), definition in (in_force(definitions) if kept is None else kept).items():
         by_kind[kind][name] = definition
-    for tool in by_kind["tool"].values():
-        found += _tool_service(tool, by_kind["service"])
-    for action in by_kind["action"].values():
-        found += _action_edges(action, by_kind["tool"], by_kind["action"])
-    for group in by_kind["group"].values():
-        missing = [t for t in group.data["tools"] if t not in by_kind["tool"]]
-        for name in missing:
-            found.append(
-                ("group", _error(group, f"group '{group.name}' names unknown tool '{name}'"))
+    linked = linked_actions(by_kind["action"].values())
+    for definitions_in_force in by_kind.values():
+        for definition in definitions_in_force.values():
+            found += in_force_problems(
+                definition, by_kind["service"], by_kind["tool"], by_kind["action"]
             )
-    found += _isolated_actions(by_kind["action"])
+    for action in by_kind["action"].values():
+        found += isolated(action, action.name in linked)
+    found.sort(key=lambda a: a.category)  # stable: each category keeps its order
     return found
+
+
+def shadow(definition: Definition, winner: Definition) -> Problem:
+    """The warning on a definition that an earlier one of its name shadows."""
+    message = (
+        f"{definition.kind} '{definition.name}' is shadowed by {_where(winner)} "
+        "(the first definition wins; this one is never used)"
+    )
+    return Problem("warning", definition.file, definition.line, message)
+
+
+def confusable(definition: Definition, holder: Definition) -> Problem:
+    """The error on a first definition whose name folds to an earlier winner's."""
+    message = (
+        f"{definition.kind} '{definition.name}' is confusable with '{holder.name}' "
+        f"({_where(holder)}); it is quarantined (never run, listed or exported): "
+        "rename one of them"
+    )
+    return _error(definition, message)
+
+
+def in_force_problems(
+    definition: Definition,
+    services: InForce,
+    tools: Container[str],
+    actions: Container[str],
+) -> list[Attached]:
+    """The problems of a definition in force with what it names (services, tools,
+    actions), given what is in force; the isolation of actions is ``isolated``'s."""
+    if definition.kind == "tool":
+        return [
+            Attached(SERVICES, definition, code, p)
+            for code, p in _tool_service(definition, services)
+        ]
+    if definition.kind == "action":
+        return [
+            Attached(EDGES, definition, code, p)
+            for code, p in _action_edges(definition, tools, actions)
+        ]
+    if definition.kind == "group":
+        return [
+            Attached(
+                GROUPS,
+                definition,
+                "group",
+                _error(definition, f"group '{definition.name}' names unknown tool '{name}'"),
+            )
+            for name in definition.data["tools"]
+            if name not in tools
+        ]
+    return []
 
 
 def _error(definition: Definition, message: str) -> Problem:
     return Problem("error", definition.file, definition.line, message)
 
 
-def _shadows(
-    definitions: list[Definition], first: dict[tuple[str, str], Definition]
-) -> list[tuple[str, Problem]]:
-    found = []
-    for definition in definitions:
-        winner = first[(definition.kind, definition.name)]
-        if winner is not definition:
-            message = (
-                f"{definition.kind} '{definition.name}' is shadowed by {_where(winner)} "
-                "(the first definition wins; this one is never used)"
-            )
-            found.append((SHADOW, Problem("warning", definition.file, definition.line, message)))
-    return found
-
-
-def _confusables(first: dict[tuple[str, str], Definition]) -> list[tuple[str, Problem]]:
-    found = []
-    seen: dict[tuple[str, str], Definition] = {}
-    for (kind, name), definition in first.items():
-        holder = seen.setdefault((kind, fold(name)), definition)
-        if holder is not definition:
-            message = (
-                f"{kind} '{name}' is confusable with '{holder.name}' ({_where(holder)}); "
-                "it is quarantined (never run, listed or exported): rename one of them"
-            )
-            found.append(("confusable", _error(definition, message)))
-    return found
-
-
-def _tool_service(
-    tool: Definition, services: Mapping[str, Definition]
-) -> list[tuple[str, Problem]]:
+def _tool_service(tool: Definition, services: InForce) -> list[tuple[str, Problem]]:
     name = tool.data.get("service")
     if not name:
         return []
@@ -171,7 +220,7 @@ def _tool_service(
 
 
 def _action_edges(
-    action: Definition, tools: Mapping[str, Definition], actions: Mapping[str, Definition]
+    action: Definition, tools: Container[str], actions: Container[str]
 ) -> list[tuple[str, Problem]]:
     found = []
     for edge in action.data["tools"]:
@@ -195,22 +244,25 @@ def _score(action: Definition, edge: str, score: float) -> list[Problem]:
     return [_error(action, f"action '{action.name}': {edge} has score {score}, outside [0, 1]")]
 
 
-def _isolated_actions(actions: Mapping[str, Definition]) -> list[tuple[str, Problem]]:
-    """Actions nothing links to and that link to nothing (see the module docstring)."""
-    linked = {
+def linked_actions(actions: Iterable[Definition]) -> set[str]:
+    """The actions some other action leads to (a self-loop does not count)."""
+    return {
         edge["action"]
-        for action in actions.values()
+        for action in actions
         for edge in action.data["next"]
         if edge["action"] != action.name
     }
-    found = []
-    for action in actions.values():
-        leads = [e for e in action.data["next"] if e["action"] != action.name]
-        if action.name in linked or leads or action.data["tools"]:
-            continue
-        message = (
-            f"action '{action.name}' is isolated: no action leads to it and it calls no "
-            "tool and leads nowhere; add tools = [...] or next = [...], or remove it"
-        )
-        found.append(("graph", Problem("warning", action.file, action.line, message)))
-    return found
+
+
+def isolated(action: Definition, linked: bool) -> list[Attached]:
+    """An action nothing links to and that links to nothing (see the module docstring)."""
+    leads = [e for e in action.data["next"] if e["action"] != action.name]
+    if linked or leads or action.data["tools"]:
+        return []
+    message = (
+        f"action '{action.name}' is isolated: no action leads to it and it calls no "
+        "tool and leads nowhere; add tools = [...] or next = [...], or remove it"
+    )
+    return [
+        Attached(ISOLATED, action, "graph", Problem("warning", action.file, action.line, message))
+    ]

@@ -51,12 +51,14 @@ class ParsedFile(NamedTuple):
 
 
 class FileStat(NamedTuple):
-    """A registry file as found on disk; ``root`` is its index on the search path."""
+    """A registry file as found on disk; ``root`` is its index on the search path and
+    ``rel`` its path relative to that root (what orders files inside a root)."""
 
     path: str
     root: int
     size: int
     mtime_ns: int
+    rel: str = ""
 
 
 MAX_DIR_DEPTH = 32
@@ -80,7 +82,7 @@ def walk(roots: tuple[Path, ...]) -> tuple[list[FileStat], list[tuple[str, int]]
             continue
         dirs.append((str(root), st.st_mtime_ns))
         found = sorted(_walk_root(str(root), st, dirs), key=lambda item: os.fsencode(item[0]))
-        files.extend(FileStat(path, index, size, mtime) for _, path, size, mtime in found)
+        files.extend(FileStat(path, index, size, mtime, rel) for rel, path, size, mtime in found)
     return files, dirs
 
 
