@@ -137,7 +137,10 @@ def remove(relative: str) -> Change:
 
 
 def rename(old: str, new: str) -> Change:
-    return lambda root: (root / old).rename(root / new)
+    def change(root: Path) -> None:
+        (root / old).rename(root / new)
+
+    return change
 
 
 CHANGES: dict[str, list[Change]] = {
@@ -215,6 +218,9 @@ def test_a_show_after_an_edit_sees_it(tmp_path: Path, toolctl: Toolctl) -> None:
     age(tmp_path, 60)
     shown = toolctl("show", "alpha", "--json", "-r", "one", "-r", "two")
     assert shown.returncode == 0 and "later" in shown.stdout
+    roots = [tmp_path / "one", tmp_path / "two"]
+    assert rows_rewritten(Settings.load(roots))  # only the files of 'alpha' were statted
+    assert_same_as_cold(roots, tmp_path)
 
 
 NAMES = ["a", "A", "a_", "b", "b.x", "B-x", "c"]

@@ -72,8 +72,10 @@ class Registry:
         """
         where = f"WHERE name = ? AND kind IN ({', '.join('?' * len(kinds))}) ORDER BY seq"
         rows = self._query(where, (name, *kinds))
-        stale = not self._files_unchanged({r.file for r in rows}) if rows else not self._complete
-        if stale:
+        if rows and not self._files_unchanged(files := {r.file for r in rows}):
+            self._db = _refresh(cache_path(self.settings), self._db, self.settings, only=files)
+            rows = self._query(where, (name, *kinds))
+        if not rows and not self._complete:
             self._db = _refresh(cache_path(self.settings), self._db, self.settings)
             self._complete = True
             rows = self._query(where, (name, *kinds))
@@ -299,12 +301,22 @@ def _dirs_unchanged(db: sqlite3.Connection) -> bool:
     return True
 
 
-def _refresh(path: Path, old: sqlite3.Connection | None, settings: Settings) -> sqlite3.Connection:
+def _refresh(
+    path: Path, old: sqlite3.Connection | None, settings: Settings, only: set[str] | None = None
+) -> sqlite3.Connection:
     """Walk everything; reuse the cache if nothing changed, re-index the files that did
-    (``reindex``), or build it all again (``store.build``)."""
+    (``reindex``), or build it all again (``store.build``). ``only``: re-index just those
+    files, taking the rest as the cache has them (a lookup whose directory times say that
+    no file was added or removed); a walk if one of them is gone."""
     from toolctl.registry.store import RACY_NS, build
 
     started = time.time_ns()
+    if only is not None and old is not None:
+        from toolctl.registry.reindex import reindex_only
+
+        fresh = reindex_only(path, _path_key(settings), only, started)
+        if fresh is not None:
+            return fresh
     files, dirs = walk(settings.search_path)
     if old is not None:
         recorded = old.execute("SELECT path, mtime_ns FROM dirs ORDER BY path").fetchall()

@@ -93,6 +93,7 @@ def _walk_root(
     a second link to one place) is not entered again, and depth is bounded. Names are
     visited in sorted order, so which of two links to one directory counts is stable."""
     visited = {(root_stat.st_dev, root_stat.st_ino)}
+    prefix = root if root.endswith(os.sep) else root + os.sep  # what scandir puts before names
     stack = [(root, 0)]
     while stack:
         directory, depth = stack.pop()
@@ -114,7 +115,7 @@ def _walk_root(
                     subdirectories.append((entry.path, depth + 1))
                 elif entry.name.endswith(".toml") and entry.is_file():
                     st = entry.stat()
-                    yield os.path.relpath(entry.path, root), entry.path, st.st_size, st.st_mtime_ns
+                    yield entry.path[len(prefix) :], entry.path, st.st_size, st.st_mtime_ns
             except OSError:
                 continue
         stack.extend(reversed(subdirectories))

@@ -18,9 +18,10 @@ few definitions the change can reach:
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -43,24 +44,51 @@ REINDEX_UP_TO = 0.25
 Key = tuple[str, str]
 
 
-@collector_paused()
 def reindex(
     path: Path, key: str, files: list[FileStat], dirs: list[tuple[str, int]], started: int
 ) -> sqlite3.Connection | None:
     """A copy of the cache at ``path`` brought up to ``files`` and published; None when
     there is no cache to copy or so much changed that a cold build is the better way."""
+    return _on_copy(path, key, lambda db: _apply(db, key, files, dirs, started))
+
+
+def reindex_only(path: Path, key: str, paths: set[str], started: int) -> sqlite3.Connection | None:
+    """Re-index ``paths``, every other file and directory taken as the cache has them;
+    None if one of them is gone (a walk must find what else changed) or as ``reindex``."""
+
+    def apply(db: sqlite3.Connection) -> bool:
+        files = []
+        for file, seq, root, size, mtime in db.execute(
+            "SELECT path, seq, root, size, mtime_ns FROM files ORDER BY seq"
+        ):
+            if file in paths:
+                try:
+                    st = os.stat(file)
+                except OSError:
+                    return False
+                size, mtime = st.st_size, st.st_mtime_ns
+            files.append(FileStat(file, root, size, mtime, os.fsdecode(seq[4:])))
+        dirs = db.execute("SELECT path, mtime_ns FROM dirs").fetchall()
+        return _apply(db, key, files, dirs, started)
+
+    return _on_copy(path, key, apply)
+
+
+@collector_paused()
+def _on_copy(
+    path: Path, key: str, apply: Callable[[sqlite3.Connection], bool]
+) -> sqlite3.Connection | None:
+    """Run ``apply`` in one transaction on a copy of the cache; publish it if it says so."""
     try:
         temporary = temporary_for(path)
         shutil.copyfile(path, temporary)  # published caches never change: a plain copy
         target = writable(temporary)
     except (OSError, sqlite3.Error):
         return None
+    applied = False
     try:
         with target:
-            applied = _apply(target, key, files, dirs, started)
-    except BaseException:
-        applied = False
-        raise
+            applied = apply(target)
     finally:
         if not applied:
             target.close()
@@ -72,7 +100,7 @@ def _apply(
     db: sqlite3.Connection,
     key: str,
     files: list[FileStat],
-    dirs: list[tuple[str, int]],
+    dirs: Sequence[tuple[str, int | None]],
     started: int,
 ) -> bool:
     from toolctl.registry.indexing import parse_many
@@ -113,11 +141,15 @@ def _apply(
         column = "path" if table == "files" else "file"
         db.execute(f"DELETE FROM {table} WHERE {column} IN (SELECT path FROM touched)")
     insert(db, rows)
-    db.execute(
-        "UPDATE defs SET winner = (id = (SELECT h.id FROM defs h WHERE h.kind = defs.kind "
-        "AND h.folded = defs.folded ORDER BY h.seq LIMIT 1)) "
-        "WHERE (kind, folded) IN (SELECT kind, folded FROM groups)"
-    )
+    for kind, folded in groups:  # the first of a folded name is in force, no other
+        holder = db.execute(
+            "SELECT id FROM defs WHERE kind = ? AND folded = ? ORDER BY seq LIMIT 1",
+            (kind, folded),
+        ).fetchone()
+        db.execute(
+            "UPDATE defs SET winner = (id = ?) WHERE kind = ? AND folded = ?",
+            (holder[0] if holder else None, kind, folded),
+        )
     after = _in_force(db)
     moved = {k for k in before.keys() | after.keys() if before.get(k) != after.get(k)}
     leads |= _leads(db, after.values())
@@ -129,7 +161,7 @@ def _apply(
 def _in_force(db: sqlite3.Connection) -> dict[Key, int]:
     """The definition in force of each name of the changed groups: (kind, name) -> id."""
     rows = db.execute(
-        "SELECT d.kind, d.name, d.id FROM defs d JOIN groups g "
+        "SELECT d.kind, d.name, d.id FROM groups g CROSS JOIN defs d "
         "ON d.kind = g.kind AND d.folded = g.folded WHERE d.winner = 1"
     )
     return {(kind, name): row_id for kind, name, row_id in rows}
@@ -149,7 +181,7 @@ def _reached(db: sqlite3.Connection, moved: set[Key], leads: set[str]) -> list[i
     ids = {
         row_id
         for (row_id,) in db.execute(
-            "SELECT d.id FROM defs d JOIN groups g ON d.kind = g.kind AND d.folded = g.folded"
+            "SELECT d.id FROM groups g CROSS JOIN defs d ON d.kind = g.kind AND d.folded = g.folded"
         )
     }
     for kind, name in moved:

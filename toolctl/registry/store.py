@@ -169,7 +169,9 @@ def lint_rows(
     return rows
 
 
-def write_dirs(db: sqlite3.Connection, dirs: Iterable[tuple[str, int]], started: int) -> None:
+def write_dirs(
+    db: sqlite3.Connection, dirs: Iterable[tuple[str, int | None]], started: int
+) -> None:
     db.execute("DELETE FROM dirs")
     db.executemany(
         "INSERT INTO dirs VALUES (?, ?)", [(p, stable_mtime(m, started)) for p, m in dirs]
