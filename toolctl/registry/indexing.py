@@ -56,7 +56,12 @@ def parse_for_index(path: str) -> Parsed:
     parsed = parse_file(path)
     return Parsed(
         [d._replace(data=light(d.kind, d.data)) for d in parsed.definitions],
-        [dumps(d.data) for d in parsed.definitions],
+        [
+            dumps(d.data) if text is None else text
+            for d, text in zip(
+                parsed.definitions, parsed.texts or [None] * len(parsed.definitions), strict=True
+            )
+        ],
         parsed.problems,
     )
 

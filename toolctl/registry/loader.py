@@ -43,11 +43,13 @@ class Problem(NamedTuple):
 
 
 class ParsedFile(NamedTuple):
-    """One file's valid definitions, its problems, and its raw tables by kind."""
+    """One file's valid definitions, its problems, and its raw tables by kind; ``texts``
+    holds the index's JSON of each definition that is a plain tool (None for the others)."""
 
     definitions: list[Definition]
     problems: list[Problem]
     raw: dict[str, list[dict[str, Any]]]
+    texts: tuple[str | None, ...] = ()
 
 
 class FileStat(NamedTuple):
@@ -152,10 +154,11 @@ def parse_file(path: str) -> ParsedFile:
 
 
 def parse_document(document: dict[str, Any], text: str, path: str) -> ParsedFile:
-    """Validate the tables of one parsed TOML document."""
-    from toolctl.models import MODELS
+    """Validate the tables of one parsed TOML document (plain tools without pydantic)."""
+    from toolctl.registry.plain import plain_text, plain_tool
 
     definitions: list[Definition] = []
+    texts: list[str | None] = []
     problems: list[Problem] = []
     raw: dict[str, list[dict[str, Any]]] = {}
     for key, value in document.items():
@@ -184,17 +187,25 @@ def parse_document(document: dict[str, Any], text: str, path: str) -> ParsedFile
         lines = _header_lines(text, key, len(value))
         raw[key] = value
         for position, (entry, line) in enumerate(zip(value, lines, strict=True), start=1):
+            data = plain_tool(entry) if key == "tool" else None
+            if data is not None:
+                definitions.append(Definition(key, data["name"], path, line, data))
+                texts.append(plain_text(data))
+                continue
             refused = refuse_values(entry)
             if refused is not None:
                 label = _label(key, entry, position)
                 problems.append(Problem("error", path, line, f"{label}: {refused}", skipped=True))
                 continue
+            from toolctl.models import MODELS
+
             outcome = _validate(MODELS[key], key, entry, path, line, position)
             if isinstance(outcome, Definition):
                 definitions.append(outcome)
+                texts.append(None)
             else:
                 problems.extend(outcome)
-    return ParsedFile(definitions, problems, raw)
+    return ParsedFile(definitions, problems, raw, tuple(texts))
 
 
 def _validate(
