@@ -10,7 +10,8 @@ Measured side by side in one run, alternating, medians of ``--repeat`` rounds:
    from the warm index, decodes them and writes them compact with the C encoder (what
    any writer built on the json module pays before it indents a byte);
 2. a cold index build (a fresh cache: ``show NAME --json``) against a bare Python process
-   that only reads and parses the same files with ``tomllib`` (target ≤ 2x);
+   that only reads and parses the same files with ``tomllib`` (target ≤ 2x), on 10 tools
+   to a file and on 10,000 to a file (``--cold-per-file``);
 3. a re-index after an edit of one file of the 100,000-tool registry: ``show`` of a tool
    of that file right after the edit, minus a warm ``show`` (target ≤ 0.5 s).
 
@@ -224,7 +225,7 @@ def listings(options: argparse.Namespace, small: Path, big: Path, work: Path) ->
         )
 
 
-def cold_build(options: argparse.Namespace, big: Path, work: Path) -> None:
+def cold_build(options: argparse.Namespace, big: Path, work: Path, per_file: int) -> None:
     floor_argv = [sys.executable, "-c", FLOOR, str(big)]
     jobs: dict[str, Job] = {"floor: tomllib only": lambda: run(floor_argv, os.environ)}
     for prefix, env in variants(options, work).items():
@@ -241,7 +242,8 @@ def cold_build(options: argparse.Namespace, big: Path, work: Path) -> None:
         jobs[f"{prefix}cold build (show)"] = cold
     times = alternate(jobs, max(1, options.repeat // 2))
     floor = times["floor: tomllib only"][0]
-    print(f"\ncold index build, {options.tools:,} tools (median of {max(1, options.repeat // 2)})")
+    rounds = max(1, options.repeat // 2)
+    print(f"\ncold index build, {options.tools:,} tools, {per_file:,} a file (median of {rounds})")
     for name, (seconds, mb) in times.items():
         print(f"  {name:28} {seconds:6.2f} s {mb:6.0f} MB   {seconds / floor:5.2f}x tomllib")
 
@@ -283,6 +285,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tools", type=int, default=100_000)
     parser.add_argument("--per-file", type=int, default=10)
+    parser.add_argument(
+        "--cold-per-file",
+        type=int,
+        action="append",
+        help="layouts of the cold build, tools a file (default: --per-file and 10,000)",
+    )
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--baseline", metavar="DIR", help="another checkout to compare with")
     parser.add_argument("--only", choices=["list", "cold", "edit"], action="append")
@@ -298,7 +306,8 @@ def main() -> None:
         if "list" in wanted:
             listings(options, small, big, work)
         if "cold" in wanted:
-            cold_build(options, big, work)
+            for per_file in options.cold_per_file or [options.per_file, 10_000]:
+                cold_build(options, registry(options.tools, per_file), work, per_file)
         if "edit" in wanted:
             edit_one(options, big, work)
     finally:

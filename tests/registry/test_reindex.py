@@ -288,3 +288,29 @@ def test_random_edits_re_index_to_what_a_cold_build_gives(
             write_files(work, {FILES[index]: text})
     age(work, 60)
     assert_same_as_cold(roots, tmp_path)
+
+
+def test_processes_re_indexing_at_once_each_see_a_whole_index(tmp_path: Path) -> None:
+    """Several processes notice the same edits at once: each re-indexes its own copy and
+    renames it in; every one answers as a cold build does, and so does the cache left."""
+    import subprocess
+    import sys
+
+    write_files(tmp_path, BASE)
+    age(tmp_path, 120)
+    roots = [tmp_path / "one", tmp_path / "two"]
+    Registry.open(Settings.load(roots), full=True)
+    for change in CHANGES["a later file's tool wins"] + CHANGES["a look-alike appears after"]:
+        change(tmp_path)
+    age(tmp_path, 60)
+    argv = [sys.executable, "-m", "toolctl", "list", "--json", "-r", "one", "-r", "two"]
+    running = [
+        subprocess.Popen(argv, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        for _ in range(4)
+    ]
+    answers = {(p.wait(timeout=60), *p.communicate()) for p in running}
+    cold = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cold-cache")}
+    fresh = subprocess.run(argv, cwd=tmp_path, capture_output=True, env=cold, check=False)
+    assert answers == {(fresh.returncode, fresh.stdout, fresh.stderr)}
+    assert_same_as_cold(roots, tmp_path)
+    assert list((Settings.load(roots).cache_dir).glob(".registry-*.tmp")) == []

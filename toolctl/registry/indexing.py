@@ -16,9 +16,9 @@ from typing import Any, NamedTuple
 
 from toolctl.registry.loader import Definition, Problem
 
-POOL_FROM = 500
-"""Files to parse from which a cold build uses a process pool (below it, starting the
-workers costs more than it saves)."""
+POOL_FROM = 2_000_000
+"""Bytes to parse from which a cold build uses a process pool (~20,000 plain tools; below
+it, starting the workers costs more than it saves)."""
 
 
 class Parsed(NamedTuple):
@@ -66,10 +66,13 @@ def parse_for_index(path: str) -> Parsed:
     )
 
 
-def parse_many(paths: Sequence[str], workers: int | None = None) -> list[Parsed]:
+def parse_many(
+    paths: Sequence[str], workers: int | None = None, size: int | None = None
+) -> list[Parsed]:
     """``parse_for_index`` of every path, in order; ``workers`` processes (default: one
-    per usable CPU once there are POOL_FROM files, else this process alone)."""
-    if (workers is None and len(paths) < POOL_FROM) or len(paths) < 2:
+    per usable CPU once the files' ``size`` is POOL_FROM bytes, else this process alone)."""
+    small = size is None or size < POOL_FROM
+    if (workers is None and small) or len(paths) < 2:
         return [parse_for_index(path) for path in paths]
     import multiprocessing
     import threading

@@ -125,7 +125,11 @@ def _apply(
 
     rows = Rows.empty()
     next_id = int(db.execute("SELECT coalesce(max(id), 0) + 1 FROM defs").fetchone()[0])
-    for stat, parsed in zip(changed, parse_many([f.path for f in changed]), strict=True):
+    for stat, parsed in zip(
+        changed,
+        parse_many([f.path for f in changed], size=sum(f.size for f in changed)),
+        strict=True,
+    ):
         next_id = rows.add(stat, parsed, started, next_id)
     groups = {(kind, folded) for _, kind, folded in old}
     groups |= {(row[2], row[4]) for row in rows.defs}

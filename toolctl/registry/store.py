@@ -206,7 +206,9 @@ def build(
 
     rows = Rows.empty()
     next_id = 1
-    for stat, parsed in zip(files, parse_many([s.path for s in files]), strict=True):
+    for stat, parsed in zip(
+        files, parse_many([s.path for s in files], size=sum(s.size for s in files)), strict=True
+    ):
         next_id = rows.add(stat, parsed, started, next_id)
     first = in_force(rows.definitions)
     services = {name: d for (kind, name), d in first.items() if kind == "service"}
