@@ -1,8 +1,9 @@
 """The first-wins index over the search path, cached in SQLite.
 
-Building the index parses every file and runs the cross-definition lint; the result goes
-to ``$XDG_CACHE_HOME/toolctl/registry-<digest>.sqlite3`` (one per search path) so that a
-lookup in a registry of 100,000 tools costs about what it does in one of ten.
+Building the index parses every file and runs the cross-definition lint (``store``); the
+result goes to ``$XDG_CACHE_HOME/toolctl/registry-<digest>.sqlite3`` (one per search path)
+so that a lookup in a registry of 100,000 tools costs about what it does in one of ten.
+When files change, only they are re-indexed (``reindex``).
 
 Freshness (a deliberate deviation from "stat every file on every call", which alone costs
 ~40 ms per 10,000 files): commands that touch a single name (``show``, ``run``) compare the
