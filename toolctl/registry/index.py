@@ -33,6 +33,7 @@ from toolctl.settings import Settings
 
 CACHE_FORMAT = "4"  # 2: confusables quarantined, nan/inf and deep nesting refused; 3: delivery;
 # 4: precedence keys, references and attached problems, for a re-index of a few files
+RACY_NS = 2_000_000_000
 
 
 class Report(NamedTuple):
@@ -309,8 +310,6 @@ def _refresh(
     (``reindex``), or build it all again (``store.build``). ``only``: re-index just those
     files, taking the rest as the cache has them (a lookup whose directory times say that
     no file was added or removed); a walk if one of them is gone."""
-    from toolctl.registry.store import RACY_NS, build
-
     started = time.time_ns()
     if only is not None and old is not None:
         from toolctl.registry.reindex import reindex_only
@@ -331,6 +330,8 @@ def _refresh(
             return fresh
         if _same_files(old, files):
             return old  # only directory times moved and the cache cannot be rewritten
+    from toolctl.registry.store import build
+
     return build(path, _path_key(settings), files, dirs, started)
 
 

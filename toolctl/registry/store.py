@@ -26,15 +26,13 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from toolctl.errors import RegistryError
 from toolctl.names import fold
+from toolctl.registry.index import RACY_NS
 from toolctl.registry.loader import Definition, FileStat
 
 if TYPE_CHECKING:
     from toolctl.registry.indexing import Parsed
     from toolctl.registry.lint import Attached
 
-CACHE_FORMAT = "4"  # 2: confusables quarantined, nan/inf and deep nesting refused;
-# 3: delivery; 4: precedence keys, references and attached problems (incremental re-index)
-RACY_NS = 2_000_000_000
 
 SCHEMA = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);
