@@ -228,3 +228,9 @@ def test_winner_fields_are_the_descriptor_values(tmp_path: Path) -> None:
     ]
     assert lean == full
     assert [name for name, _, _ in lean] == ["mid", "odd.name", "zeta"]
+    strings = ("state", "category", "description", "missing")
+    as_sqlite = list(registry.iter_winner_fields("tool", strings, strings=True))
+    assert as_sqlite == [
+        (d.name, d.data["runtime"], [d.data.get(f) for f in strings])
+        for d in registry.winners("tool")
+    ]

@@ -43,7 +43,8 @@ def list_command(
     settings = settings_for(registry, strict)
     reg = open_registry(settings, full=True)
     if not json and kind_of(kind) == "tool" and search is None:
-        rows = _tool_rows(reg.iter_winner_fields("tool", _TOOL_FIELDS), category, runtime)
+        fields = reg.iter_winner_fields("tool", _TOOL_FIELDS, strings=True)
+        rows = _tool_rows(fields, category, runtime)
         render.print_table(_COLUMNS["tool"][0], rows, color=settings.color)
         return
     found = (  # streamed: a registry of 100,000 tools is never held whole
@@ -92,8 +93,11 @@ def _tool_rows(
     decodes no descriptor whole); ``state`` is absent when "active"."""
     from toolctl.registry.query import matches
 
+    every = category is None and runtime is None
     for name, runs_on, (state, group, description) in found:
-        if matches({"category": group, "runtime": runs_on}, category=category, runtime=runtime):
+        if every or matches(
+            {"category": group, "runtime": runs_on}, category=category, runtime=runtime
+        ):
             shown = (runs_on or "?") + (f" ({state})" if state not in (None, "active") else "")
             yield [name, shown, group or "", description]
 

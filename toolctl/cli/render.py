@@ -123,9 +123,15 @@ def print_table(
     ~100 bytes a row) until the widths are known; nothing else of the rows is."""
     cells = [list(columns)]
     rich = fancy(sys.stdout, color)
+    screenful = max(SCREENFUL, _screen_lines()) if rich else 0
+    widths = [len(column) for column in columns]
     for row in rows:
-        cells.append(list(row))
-        if rich and len(cells) > max(SCREENFUL, _screen_lines()):
+        line = list(row)
+        cells.append(line)
+        for i, cell in enumerate(line):
+            if len(cell) > widths[i]:
+                widths[i] = len(cell)
+        if rich and len(cells) > screenful:
             rich = False
     if rich:
         from rich.console import Console
@@ -136,7 +142,6 @@ def print_table(
             table.add_row(*row)
         Console().print(table)
         return
-    widths = [max(len(line[i]) for line in cells) for i in range(len(columns))]
     for start in range(0, len(cells), 1024):
         text = []
         for line in cells[start : start + 1024]:

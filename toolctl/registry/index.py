@@ -136,21 +136,32 @@ class Registry:
             yield _definition(*row)
 
     def iter_winner_fields(
-        self, kind: str, fields: Sequence[str]
+        self, kind: str, fields: Sequence[str], *, strings: bool = False
     ) -> Iterator[tuple[str, str | None, list[Any]]]:
         """``iter_winners`` cut down to (name, runtime, [the values of ``fields``]), None for
         a field the data lacks. SQLite picks the fields out of the stored JSON, so a table
-        or an export of 100,000 tools decodes a few values a row, not whole descriptors."""
-        paths = ["$." + field for field in fields] + ["$.name"]  # two or more: one JSON array
+        or an export of 100,000 tools decodes a few values a row, not whole descriptors.
+        With ``strings`` (fields whose values are strings), each comes back as SQLite's own
+        value: nothing is decoded in Python at all."""
+        paths = ["$." + field for field in fields]
+        if strings:
+            picked = ", ".join(["json_extract(data, ?)"] * len(paths))
+        else:  # two paths or more: one JSON array a row
+            paths.append("$.name")
+            picked = f"json_extract(data, {', '.join('?' * len(paths))})"
         try:
             rows = self._db.execute(
-                f"SELECT name, runtime, json_extract(data, {', '.join('?' * len(paths))}) "
+                f"SELECT name, runtime, {picked} "
                 "FROM defs WHERE kind = ? AND winner = 1 ORDER BY name",
                 (*paths, kind),
             )
         except sqlite3.OperationalError:  # an SQLite built without its JSON functions
             for d in self.iter_winners(kind):
                 yield d.name, d.data.get("runtime"), [d.data.get(f) for f in fields]
+            return
+        if strings:
+            for name, runtime, *values in rows:
+                yield name, runtime, values
             return
         loads = json.loads
         for name, runtime, values in rows:
