@@ -5,7 +5,7 @@
     the rooms                    registry/, graph.py, interchange/, runners/, pulsar/,
                                  mcp/, processes/: among themselves only along ROOMS
     the foundation               errors, settings, models, runtimes, names, arguments,
-                                 tool_state, descriptor_env and the package root
+                                 tool_state, descriptor_env, imports and the package root
                                  (``__version__``)
 
 A module may import its own room, anything lower, and the rooms listed for it; nothing
@@ -38,6 +38,7 @@ FOUNDATION = {
     "descriptor_env",
     "schemas",
     "tool_state",
+    "imports",
 }
 ROOMS: dict[str, set[str]] = {
     "graph": set(),

@@ -133,3 +133,27 @@ def test_run_of_an_unknown_tool_says_so_without_loading_more(tmp_path: Path) -> 
     assert (code, out) == (4, "")
     assert heavy(modules) == set()
     assert {m for m in modules if m.split(".")[0] == "toolctl"} <= TOOLCTL_MODULES
+
+
+HTTP = """
+[[tool]]
+name = "far"
+description = "An HTTP tool nobody answers"
+timeout = 5
+[tool.http]
+url = "http://127.0.0.1:{port}/x"
+"""
+
+
+def test_run_of_an_http_tool_loads_httpx_without_its_command_line_client(
+    tmp_path: Path,
+) -> None:
+    """httpx imports its own CLI (click, rich, pygments) when they are installed; toolctl
+    never calls it, so a run loads httpx without it (toolctl.imports.skip_httpx_cli)."""
+    from toolctl.processes import free_port
+
+    registry = write_files(tmp_path, {"reg/far.toml": HTTP.format(port=free_port())})
+    code, out, modules = loaded_by(tmp_path, "run", "far", "-r", str(registry / "reg"))
+    assert (code, out) == (5, "")  # nobody listens: transport unavailable
+    assert "httpx" in modules
+    assert {"pygments", "click", "rich"}.isdisjoint(modules)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 from toolctl.errors import TimedOut, TransportUnavailable
+from toolctl.imports import skip_httpx_cli
 from toolctl.mcp.wire import MAX_MESSAGE, Message, ProtocolError, SseParser, decode, encode
 
 if TYPE_CHECKING:
@@ -44,6 +45,7 @@ class HttpTransport:
         headers: Mapping[str, str] | None = None,
         limit: int = MAX_MESSAGE,
     ) -> None:
+        skip_httpx_cli()
         import httpx
 
         self._httpx = httpx

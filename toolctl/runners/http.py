@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import urlencode
 
 from toolctl.errors import Interrupted, TimedOut, TransportUnavailable, UsageError
+from toolctl.imports import skip_httpx_cli
 from toolctl.runners.base import Call, ToolResult, ToolSpec, expand_env_map
 from toolctl.settings import Settings
 
@@ -149,7 +150,7 @@ class HttpRunner:
             return client
         if self._closed:
             raise Interrupted("the call was stopped")
-        _skip_httpx_cli()
+        skip_httpx_cli()
         import httpx
 
         from toolctl import __version__
@@ -218,25 +219,6 @@ class HttpRunner:
             return _join(record.url, section["path"]), True, f"running (pid {record.pid})"
         planned = _join("http://127.0.0.1:{port}", section["path"])
         return planned, True, "not running: started on a free port on first use"
-
-
-def _skip_httpx_cli() -> None:
-    """Import httpx without ``httpx._main``, its ``httpx`` command line: when click is
-    installed, httpx's ``__init__`` imports it, and with it rich, pygments and click, a
-    third of a one-call `run --batch` that never uses it. A stand-in module takes its place
-    (its ``main`` says so), unless httpx is loaded already."""
-    import sys
-
-    if "httpx" in sys.modules or "httpx._main" in sys.modules:
-        return
-    import types
-
-    def main() -> None:
-        raise RuntimeError("httpx's command line is not loaded inside toolctl; run `httpx`")
-
-    stand_in = types.ModuleType("httpx._main")
-    stand_in.main = main  # type: ignore[attr-defined]
-    sys.modules["httpx._main"] = stand_in
 
 
 class _Answer(NamedTuple):

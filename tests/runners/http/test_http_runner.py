@@ -7,8 +7,8 @@ import sys
 
 PROBE = """
 import sys
-from toolctl.runners.http import _skip_httpx_cli
-_skip_httpx_cli()
+from toolctl.imports import skip_httpx_cli
+skip_httpx_cli()
 import httpx
 assert httpx.Client is not None
 print(sorted(m for m in ("rich", "pygments", "click") if m in sys.modules))
