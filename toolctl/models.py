@@ -21,6 +21,7 @@ from pydantic import (
     model_validator,
 )
 
+from toolctl.arguments import MAX_TIMEOUT
 from toolctl.names import NAME_PATTERN
 from toolctl.runtimes import BY_NAME, SERVICE_SECTIONS, TOOL_SECTIONS, import_dotted
 
@@ -204,8 +205,8 @@ class _ToolHead(_Model):
     state: ToolState = "active"
     category: str | None = None
     tags: list[str] = Field(default_factory=list)
-    timeout: float = Field(default=60, gt=0, le=86_400)
-    """Seconds; at most a day (``toolctl.arguments.MAX_TIMEOUT``)."""
+    timeout: float = Field(default=60, gt=0, le=MAX_TIMEOUT)
+    """Seconds; at most a day."""
     max_output: int = Field(default=16 * 1024 * 1024, gt=0, le=1024**3)
     """Bytes of output a result holds (``runners.base.DEFAULT_MAX_OUTPUT``); at most 1 GiB."""
 

@@ -15,13 +15,13 @@ import re
 from json.encoder import encode_basestring_ascii as _string
 from typing import Any
 
+from toolctl.arguments import MAX_TIMEOUT
 from toolctl.names import NAME_PATTERN
 from toolctl.runtimes import TOOL_SECTIONS
 
 _NAME = re.compile(NAME_PATTERN.removeprefix("^").removesuffix("$"))  # used with fullmatch
 _KEYS = frozenset({"name", "description", "category", "tags", "timeout", "local"})
 _LOCAL_KEYS = frozenset({"command", "input", "env", "cwd"})
-MAX_TIMEOUT = 86_400  # models._ToolHead.timeout: gt=0, le=86_400
 
 
 def plain_tool(entry: dict[str, Any]) -> dict[str, Any] | None:
