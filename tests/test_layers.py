@@ -43,9 +43,11 @@ FOUNDATION = {
 ROOMS: dict[str, set[str]] = {
     "graph": set(),
     "processes": set(),
+    "records": set(),  # history, metrics, traces: under everything that makes calls
     "registry": {"graph"},
     "interchange": {"registry", "graph"},
-    "pulsar": {"processes"},  # the embedded broker and detached workers are launched
+    "pulsar": {"processes", "records"},  # the embedded broker and detached workers are
+    # launched; a worker records the calls it serves
     "mcp": {"processes"},  # kept MCP sessions are background processes
     "runners": {"registry", "processes", "pulsar", "mcp"},  # a runner wraps its client
 }
