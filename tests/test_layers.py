@@ -39,6 +39,7 @@ FOUNDATION = {
     "schemas",
     "tool_state",
     "imports",
+    "transcripts",
 }
 ROOMS: dict[str, set[str]] = {
     "graph": set(),

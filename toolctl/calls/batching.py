@@ -21,12 +21,18 @@ from toolctl.runners.base import Call, Pipelined, Runner, ToolResult
 
 if TYPE_CHECKING:
     from toolctl.calls import Caller
+    from toolctl.records import Origin
 
 Pending = Future[ToolResult] | ToolResult
 
 
 def run_batch(
-    caller: Caller, runner: Runner, template: Call, lines: Iterable[str], concurrency: int = 1
+    caller: Caller,
+    runner: Runner,
+    template: Call,
+    lines: Iterable[str],
+    concurrency: int,
+    origin: Origin,
 ) -> Iterator[ToolResult]:
     """Yield one result per non-blank line, in input order, with a bounded window in flight.
 
@@ -37,9 +43,9 @@ def run_batch(
     """
     lost: list[TransportLost] = []
     if isinstance(runner, Pipelined):
-        yield from _pipelined(runner, template, lines, concurrency, lost)
+        yield from _pipelined(caller, runner, template, lines, concurrency, lost, origin)
     else:
-        yield from _threaded(caller, template, lines, concurrency, lost)
+        yield from _threaded(caller, template, lines, concurrency, lost, origin)
     if lost:
         raise lost[-1]
 
@@ -107,6 +113,7 @@ def _threaded(
     lines: Iterable[str],
     concurrency: int,
     lost: list[TransportLost],
+    origin: Origin,
 ) -> Iterator[ToolResult]:
     ordered = _Ordered(lines, concurrency)
 
@@ -115,7 +122,7 @@ def _threaded(
         try:
             while (item := ordered.take()) is not None:
                 place, number, line = item
-                ordered.put(place, _one(caller, template, number, line, lost))
+                ordered.put(place, _one(caller, template, number, line, lost, origin))
         except BaseException as exc:  # a bug in a worker: re-raised in the main thread
             error = exc
         finally:
@@ -127,11 +134,13 @@ def _threaded(
 
 
 def _pipelined(
+    caller: Caller,
     runner: Pipelined,
     template: Call,
     lines: Iterable[str],
     concurrency: int,
     lost: list[TransportLost],
+    origin: Origin,
 ) -> Iterator[ToolResult]:
     from toolctl.calls import start_event
 
@@ -144,7 +153,7 @@ def _pipelined(
         else:
             template.sink.event(start_event(template.tool))
             try:
-                window.append((number, started, runner.submit(call)))
+                window.append((number, started, caller.submit(runner, call, origin)))
             except ToolctlError as exc:
                 failed = _failed(template, f"line {number}: {exc}", exc, lost)
                 window.append((number, started, failed))
@@ -182,13 +191,18 @@ def _arguments(template: Call, number: int, line: str) -> Call | ToolResult:
 
 
 def _one(
-    caller: Caller, template: Call, number: int, line: str, lost: list[TransportLost]
+    caller: Caller,
+    template: Call,
+    number: int,
+    line: str,
+    lost: list[TransportLost],
+    origin: Origin,
 ) -> ToolResult:
     call = _arguments(template, number, line)
     if isinstance(call, ToolResult):
         return call
     try:
-        return caller.execute(call)
+        return caller.execute(call, origin)
     except ToolctlError as exc:
         return _failed(template, f"line {number}: {exc}", exc, lost)
 
