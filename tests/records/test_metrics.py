@@ -23,7 +23,10 @@ def test_the_exposition_is_clean_for_promtool() -> None:
         in text
     )
     assert 'toolctl_tool_call_duration_seconds_count{runtime="local",tool="word-count"} 3.0' in text
-    assert 'toolctl_tool_call_duration_seconds_bucket{le="0.5",runtime="local",tool="word-count"} 2.0' in text
+    assert (
+        'toolctl_tool_call_duration_seconds_bucket{le="0.5",runtime="local",tool="word-count"} 2.0'
+        in text
+    )
     assert 'toolctl_tool_calls_in_flight{runtime="http",tool="slow"} 1.0' in text
     assert 'toolctl_worker_queue_backlog{queue="persistent://tg/request/joke"} 3.0' in text
     checked = check_metrics(exposition)

@@ -426,11 +426,19 @@ def batch(
         )
 
 
+def cli_origin(settings: Settings) -> Origin:
+    """A call from the command line, inside the trace of whoever started toolctl: the
+    ``TRACEPARENT`` of its environment (a tool that runs toolctl gets one from toolctl)."""
+    return Origin("cli", None, settings.environ.get("TRACEPARENT"))
+
+
 def batch_origin(settings: Settings) -> Origin:
-    """A batch's calls: caller "batch", one session (TOOLCTL_SESSION, else a new id)."""
+    """A batch's calls: caller "batch", one session (TOOLCTL_SESSION, else a new id), in
+    the trace of the environment's ``TRACEPARENT``."""
     import uuid
 
-    return Origin("batch", settings.records.session or f"batch-{uuid.uuid4().hex[:16]}")
+    session = settings.records.session or f"batch-{uuid.uuid4().hex[:16]}"
+    return Origin("batch", session, settings.environ.get("TRACEPARENT"))
 
 
 class _EventsOnly(Sink):

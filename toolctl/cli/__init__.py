@@ -48,11 +48,13 @@ def _resume_collector() -> None:
 
 
 def _exit(code: int) -> NoReturn:
-    """Flush what we printed, then leave at once (see the module docstring)."""
+    """Flush what we printed and the calls' records, then leave at once (see the module
+    docstring)."""
     for stream in (sys.stdout, sys.stderr):
         # a reader that went away (`toolctl list | head -1`) leaves nothing to say
         with contextlib.suppress(OSError, ValueError):
             stream.flush()
+    _write_records()
     os._exit(code)
 
 

@@ -138,7 +138,9 @@ def run_command(
         record_arguments=record_arguments,
     )
     sink = render.TerminalSink(settings, show_output=not json, events=verbose)
-    with sigterm_interrupts(), calls.Caller(settings, open_registry(settings)) as caller:
+    origin = calls.cli_origin(settings)
+    registry_ = open_registry(settings)
+    with sigterm_interrupts(), calls.Caller(settings, registry_, origin=origin) as caller:
         spec = calls.resolve(caller.registry, name, allow_staging=allow_staging)
         if batch is not None:
             if arg or args:

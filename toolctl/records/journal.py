@@ -44,8 +44,9 @@ class Journal:
         self.failure: str | None = None
         self._reported = False
         self._pending: list[CallRecord] = []
-        self._lock = threading.Lock()  # the pending list
-        self._writing = threading.Lock()  # the connection: one write at a time
+        # re-entrant: a signal handler that flushes may interrupt this very thread
+        self._lock = threading.RLock()  # the pending list
+        self._writing = threading.RLock()  # the connection: one write at a time
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
         self._db: sqlite3.Connection | None = None

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from toolctl.records import Origin, outcome_of
 from toolctl.records.history import CallRecord
@@ -54,6 +54,25 @@ class Result(Protocol):
     def exit_code(self) -> int | None: ...
     @property
     def truncated(self) -> int: ...
+
+
+class Finished(NamedTuple):
+    """A result for a call that is not a ToolResult (a worker's handler answering)."""
+
+    success: bool
+    output: str = ""
+    error: str | None = None
+    exit_code: int | None = None
+    truncated: int = 0
+
+
+class Hosted(NamedTuple):
+    """A tool for a record that is not a ToolSpec (a service's handler hosted by a worker)."""
+
+    name: str
+    runtime: str
+    data: Mapping[str, Any] = {}
+    service: Mapping[str, Any] | None = None
 
 
 class Recording:
@@ -129,16 +148,23 @@ class Recorder:
         recording: Recording,
         result: Result | None = None,
         error: BaseException | None = None,
+        *,
+        sent_bytes: int | None = None,
     ) -> None:
         """Finish a call's record: ``result`` when it produced one, else the ``error``
-        (a ToolctlError, or KeyboardInterrupt) that ended it."""
+        (a ToolctlError, or KeyboardInterrupt) that ended it. ``sent_bytes`` stands for
+        the output's size when the output itself was streamed away."""
         try:
-            self._end(recording, result, error)
+            self._end(recording, result, error, sent_bytes)
         except Exception as exc:  # never into the call
             self._complain(f"a call's record was lost: {type(exc).__name__}: {exc}")
 
     def _end(
-        self, recording: Recording, result: Result | None, error: BaseException | None
+        self,
+        recording: Recording,
+        result: Result | None,
+        error: BaseException | None,
+        sent_bytes: int | None,
     ) -> None:
         seconds = time.perf_counter() - recording.clock
         tool = recording.tool
@@ -172,7 +198,7 @@ class Recorder:
                 code,
                 round(seconds * 1000, 3),
                 recording.bytes_in,
-                _text_size(output),
+                _text_size(output) if sent_bytes is None else sent_bytes,
                 int(getattr(result, "truncated", 0) or 0),
                 context.trace_id,
                 context.span_id,
