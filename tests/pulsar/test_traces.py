@@ -75,9 +75,10 @@ def start_serve(
 ) -> str:
     port, ready = free_port(), tmp_path / "serve-ready"
     log = open(tmp_path / "serve.log", "wb")  # noqa: SIM115 - kept for the process's life
+    command = [sys.executable, "-m", "toolctl", "serve", "--port", str(port)]
+    command += ["--ready-file", str(ready), "--registry", str(project.registry)]
     child = subprocess.Popen(
-        [sys.executable, "-m", "toolctl", "serve", "--port", str(port), "--ready-file", str(ready)]
-        + ["--registry", str(project.registry)],
+        command,
         cwd=project.root,
         env={**os.environ, **env},
         stdin=subprocess.DEVNULL,
