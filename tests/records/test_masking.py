@@ -52,3 +52,13 @@ def test_credential_shapes_are_masked_in_text() -> None:
     assert (
         mask_text("a plain sentence with a skeleton key") == "a plain sentence with a skeleton key"
     )
+
+
+def test_secret_values_of_the_arguments_are_masked_in_text_too() -> None:
+    from toolctl.records.masking import secret_values
+
+    arguments = {"user": "ada", "password": "p4ss-word", "nested": [{"api_key": 123456}]}
+    assert secret_values(arguments) == {"p4ss-word", "123456"}
+    assert mask_text('{"login": "ok", "pass": 1}') == '{"login": "ok", "pass": 1}'
+    assert mask_text("password=hunter2&x=1") == f"password={MASK}&x=1"
+    assert mask_text('{"api_key": "abc123"}') == f'{{"api_key": "{MASK}"}}'

@@ -49,6 +49,11 @@ SHAPES = [
         r"\bAIza[0-9A-Za-z_-]{35}\b",
     )
 ]
+KEY_VALUE = re.compile(
+    r"""(?i)(["']?[\w-]*(?:password|passwd|secret|token|api[-_]?key|apikey|access[-_]?key|"""
+    r"""private[-_]?key|authorization|credentials?)["']?\s*[:=]\s*["']?)([^"'\s,;&}]+)"""
+)
+"""``password=...``, ``"api_key": "..."`` in text: the value after a secret-sounding key."""
 URL_PASSWORD = re.compile(r"(\b[a-z][a-z0-9+.-]*://[^/\s:@]+:)([^@\s/]+)(@)", re.IGNORECASE)
 
 
@@ -82,7 +87,28 @@ def mask_text(text: str, secrets: Iterable[str] = ()) -> str:
             text = text.replace(secret, MASK)
     for shape in SHAPES:
         text = shape.sub(_masked_match, text)
+    text = KEY_VALUE.sub(_masked_value, text)
     return URL_PASSWORD.sub(rf"\g<1>{MASK}\g<3>", text)
+
+
+def _masked_value(match: re.Match[str]) -> str:
+    return match.group(1) + (match.group(2) if match.group(2) == MASK else MASK)
+
+
+def secret_values(value: Any, key: str | None = None) -> set[str]:
+    """The strings a value holds under secret-sounding keys (to be masked in output too)."""
+    found: set[str] = set()
+    if key is not None and SECRET_KEY.search(key) and isinstance(value, str | int):
+        text = str(value)
+        if len(text) >= MIN_SECRET and not isinstance(value, bool):
+            found.add(text)
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            found |= secret_values(v, str(k))
+    elif isinstance(value, list | tuple):
+        for item in value:
+            found |= secret_values(item, key)
+    return found
 
 
 def _masked_match(match: re.Match[str]) -> str:

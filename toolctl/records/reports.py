@@ -79,8 +79,9 @@ def recent_calls(settings: Settings, selected: Filter, limit: int = 20) -> list[
     """The ``limit`` most recent calls of the selection, newest first."""
     from toolctl.records.history import recent
 
+    check_filter(selected)
     with _reading(settings) as db:
-        return [] if db is None else recent(db, check_filter(selected), limit)
+        return [] if db is None else recent(db, selected, limit)
 
 
 class StatsReport(NamedTuple):
@@ -105,6 +106,7 @@ def tool_stats(settings: Settings, selected: Filter) -> StatsReport:
     """Statistics of the selected calls, by tool, with their latency histogram."""
     from toolctl.records.history import outcomes
 
+    check_filter(selected)
     with _reading(settings) as db:
-        rows = [] if db is None else list(outcomes(db, check_filter(selected)))
+        rows = [] if db is None else list(outcomes(db, selected))
     return StatsReport(summarize(rows), histogram(row[2] for row in rows))
