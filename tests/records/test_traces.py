@@ -107,3 +107,39 @@ def test_a_failed_call_is_an_error_span(tmp_path: Path, toolctl_process: Toolctl
         (span,) = receiver.wait_for(1)
     assert span.error and span.attributes["error.type"] == "tool_failed"
     assert span.attributes["toolctl.outcome"] == "failed"
+
+
+MCP_FRONT = """
+[[service]]
+name = "inner"
+description = "toolctl's own MCP server over stdio, serving the inner registry"
+[service.mcp]
+command = ["{python}", "-m", "toolctl", "mcp", "serve", "--registry", "{inner}"]
+
+[[tool]]
+name = "inner.traced"
+description = "traced, through MCP"
+service = "inner"
+[tool.mcp]
+name = "traced"
+parameters = {{ type = "object", properties = {{ text = {{ type = "string" }} }} }}
+"""
+
+
+def test_an_mcp_call_carries_the_traceparent_in_meta(
+    tmp_path: Path, toolctl_process: Toolctl
+) -> None:
+    """CLI → an MCP server (toolctl's own `mcp serve`, which reads ``_meta.traceparent``) →
+    a local tool: the tool's TRACEPARENT is in the CLI span's trace, under the server's
+    own span. (The server is a child of the call: the call's end reaps it, spans and all,
+    so only the CLI's span reaches the receiver; a kept session would export its own.)"""
+    inner = registry(tmp_path)
+    write_files(tmp_path, {"outer/mcp.toml": MCP_FRONT.format(python=sys.executable, inner=inner)})
+    with otlp_receiver() as receiver:
+        env = {"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url}
+        done = toolctl_process("run", "inner.traced", "-r", str(tmp_path / "outer"), env=env)
+        assert done.returncode == 0, done.stderr
+        (outer,) = receiver.wait_for(1)
+    assert outer.attributes["toolctl.runtime"] == "mcp"
+    _, trace_id, span_id, flags = done.stdout.strip().split("-")
+    assert (trace_id, flags) == (outer.trace_id, "01") and span_id != outer.span_id

@@ -59,8 +59,11 @@ class OtlpTracer:
 
     def __init__(self, environ: Mapping[str, str]) -> None:
         resource = Resource.create(
-            {"service.name": environ.get("OTEL_SERVICE_NAME") or "toolctl"}
-        ).merge(Resource.create({"service.version": __version__}))
+            {
+                "service.name": environ.get("OTEL_SERVICE_NAME") or "toolctl",
+                "service.version": __version__,
+            }
+        )
         self.provider = TracerProvider(resource=resource, shutdown_on_exit=False)
         exporter = OTLPSpanExporter(endpoint=traces_endpoint(environ), timeout=EXPORT_TIMEOUT_S)
         self.provider.add_span_processor(
