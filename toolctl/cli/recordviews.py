@@ -117,4 +117,6 @@ def print_histogram(bins: Sequence[Bin], *, color: bool, width: int = 40) -> Non
         return
     sys.stdout.write("\nlatency\n")
     for label, length, calls in lines:
-        sys.stdout.write(f"{label} {'#' * length} {calls}\n".replace("  \n", "\n"))
+        sys.stdout.write(
+            " ".join(part for part in (label, "#" * length, str(calls)) if part) + "\n"
+        )

@@ -117,6 +117,12 @@ class Recorder:
         if self._tracer is None:
             try:
                 self._tracer = tracer_for(self.settings)
+            except ImportError:
+                self._complain(
+                    "OTEL_EXPORTER_OTLP_ENDPOINT is set but OpenTelemetry is not installed: "
+                    "spans are not exported (pip install 'toolctl[otel]')"
+                )
+                self._tracer = ID_TRACER
             except Exception as exc:  # a broken OpenTelemetry install must not fail calls
                 self._complain(f"traces are not exported: {type(exc).__name__}: {exc}")
                 self._tracer = ID_TRACER
