@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated
 
@@ -68,10 +67,11 @@ def import_command(
     "import"). Exit codes: 0 ok, 2 unreadable file or no transcript in it."""
     from toolctl.cli import render
     from toolctl.cli.common import settings_for
+    from toolctl.cli.recordviews import transcript_lines
     from toolctl.records.transcripts import import_transcripts
 
     settings = settings_for(None, record_arguments=record_arguments)
-    imported = import_transcripts(settings, _lines(file), str(file))
+    imported = import_transcripts(settings, transcript_lines(file), str(file))
     for problem in imported.skipped:
         render.warn(f"{problem} (skipped)")
     if json:
@@ -81,16 +81,3 @@ def import_command(
         f"imported {imported.calls} call(s) in {imported.sessions} session(s) from "
         f"{render.display_path(file)}"
     )
-
-
-def _lines(file: Path) -> Iterable[str]:
-    import sys
-
-    from toolctl.errors import UsageError
-
-    if str(file) == "-":
-        return sys.stdin
-    try:
-        return file.read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError as exc:
-        raise UsageError(f"cannot read {file}: {exc.strerror}") from exc

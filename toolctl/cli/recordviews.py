@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -120,3 +121,15 @@ def print_histogram(bins: Sequence[Bin], *, color: bool, width: int = 40) -> Non
         sys.stdout.write(
             " ".join(part for part in (label, "#" * length, str(calls)) if part) + "\n"
         )
+
+
+def transcript_lines(file: Path) -> Iterable[str]:
+    """The lines of a transcript file, or of stdin for "-"; an unreadable file is exit 2."""
+    from toolctl.errors import UsageError
+
+    if str(file) == "-":
+        return sys.stdin
+    try:
+        return file.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError as exc:
+        raise UsageError(f"cannot read {file}: {exc.strerror}") from exc
