@@ -8,7 +8,8 @@ SQLite after the result is printed, never between the call and its result.
 
 Writing never fails a call: the first error (a read-only or full disk, a file another
 program locked for too long) is reported once, through ``warn`` or by ``flush_all``, and
-this process stops writing history.
+this process stops writing history. A program using toolctl as a library gets what is
+left written at its normal exit (``atexit``).
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ PERIOD = 1.0
 """Seconds between the writer thread's writes: a server's calls go in batches."""
 BATCH = 512
 """Records that wake the writer before its period is over."""
+IDLE_PERIODS = 30
+"""Periods without a record after which the writer thread ends (the next record starts one)."""
 MAX_PENDING = 100_000
 """Records held while writes fail or lag; past this, new ones are dropped (and counted)."""
 
@@ -114,10 +117,21 @@ class Journal:
         warn(message)
 
     def _run(self) -> None:
-        while self.failure is None:
+        idle = 0
+        while self.failure is None and idle < IDLE_PERIODS:
             self._wake.wait(PERIOD)
             self._wake.clear()
+            with self._lock:
+                idle = 0 if self._pending else idle + 1
             self.flush()
+        with self._lock:  # the next record starts a new thread
+            self._thread = None
+            if self._pending:  # one came in as this thread decided to end
+                self._wake.set()
+                self._thread = threading.Thread(
+                    target=self._run, name="toolctl-history", daemon=True
+                )
+                self._thread.start()
 
 
 _journals: dict[Path, Journal] = {}
@@ -135,6 +149,10 @@ def journal_for(settings: Settings, warn: Warn | None = None) -> Journal | None:
     with _journals_lock:
         journal = _journals.get(path)
         if journal is None:
+            if not _journals:  # a library user's process: write what is left at exit
+                import atexit
+
+                atexit.register(flush_all)
             journal = _journals[path] = Journal(path, options.max_calls, options.max_days)
     if warn is not None:
         journal.warn = warn
