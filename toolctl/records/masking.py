@@ -92,7 +92,10 @@ def mask_text(text: str, secrets: Iterable[str] = ()) -> str:
 
 
 def _masked_value(match: re.Match[str]) -> str:
-    return match.group(1) + (match.group(2) if match.group(2) == MASK else MASK)
+    value = match.group(2)
+    if value == MASK or value.lower() in {"bearer", "basic", "token"}:
+        return match.group(0)  # masked already, or a scheme whose token the shapes masked
+    return match.group(1) + MASK
 
 
 def secret_values(value: Any, key: str | None = None) -> set[str]:
