@@ -66,13 +66,17 @@ def test_every_run_leaves_a_row(toolctl: Toolctl, reg: str) -> None:
     assert toolctl("run", "echo", "-a", "text=one", "-r", reg).returncode == 0
     assert toolctl("run", "fail", "-r", reg).returncode == 1
     assert toolctl("run", "echo", "-a", "text=two", "-r", reg).returncode == 0
-    assert toolctl("run", "echo", "-a", "nope=1", "-r", reg).returncode == 2  # never ran
+    assert toolctl("run", "echo", "-a", "nope=1", "-r", reg).returncode == 2  # refused
+    assert toolctl("run", "nothere", "-r", reg).returncode == 4  # no tool: no row
     found = calls(toolctl)
     assert [(c["tool"], c["outcome"], c["exit_code"]) for c in found] == [
+        ("echo", "invalid", 2),
         ("echo", "ok", 0),
         ("fail", "failed", 1),
         ("echo", "ok", 0),
     ]
+    assert found[0]["error"] == "InvalidArguments"
+    found = found[1:]
     first = found[-1]
     assert first["caller"] == "cli" and first["runtime"] == "local"
     assert first["bytes_in"] == len('{"text":"one"}') and first["bytes_out"] > 0
@@ -81,7 +85,7 @@ def test_every_run_leaves_a_row(toolctl: Toolctl, reg: str) -> None:
     assert found[1]["error"] == "tool_failed"
     assert [c["tool"] for c in calls(toolctl, "--outcome", "failed")] == ["fail"]
     assert len(calls(toolctl, "--tool", "echo", "--limit", "1")) == 1
-    assert calls(toolctl, "--since", "1h") == found and calls(toolctl, "--until", "1h") == []
+    assert calls(toolctl, "--since", "1h")[1:] == found and calls(toolctl, "--until", "1h") == []
 
 
 def test_stats_per_tool_and_a_histogram(toolctl: Toolctl, reg: str) -> None:
@@ -140,11 +144,13 @@ def test_arguments_and_output_only_when_asked_and_masked(toolctl: Toolctl, reg: 
 
 def test_a_batch_is_one_session(toolctl: Toolctl, reg: str) -> None:
     lines = "".join(json.dumps({"text": str(n)}) + "\n" for n in range(3))
-    toolctl("run", "echo", "--batch", "-", "-r", reg, "--concurrency", "2", input=lines)
+    bad = lines + '{"text": 1}\nnot json\n'  # a refused line is recorded, a broken one not
+    toolctl("run", "echo", "--batch", "-", "-r", reg, "--concurrency", "2", input=bad)
+    assert [c["exit_code"] for c in calls(toolctl, "--outcome", "invalid")] == [2]
     toolctl("run", "echo", "--batch", "-", "-r", reg, input=lines, env={"TOOLCTL_SESSION": "s1"})
     found = calls(toolctl, "--caller", "batch")
     sessions = [c["session"] for c in found]
-    assert len(found) == 6 and sessions[:3] == ["s1"] * 3
+    assert len(found) == 7 and sessions[:3] == ["s1"] * 3
     assert len(set(sessions[3:])) == 1 and sessions[3].startswith("batch-")
     assert len(calls(toolctl, "--session", "s1")) == 3
 

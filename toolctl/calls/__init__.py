@@ -34,11 +34,12 @@ The API::
         ``.call(..., cancel=Cancel())`` can be ended from another thread, its processes
         killed (``toolctl.calls.cancel``).
 
-Every call that reaches its runner leaves a record (``toolctl.records``): a span whose
-``traceparent`` the runner passes on to the tool, a row in the run history (written off
-the call's path), and the metrics of a server or worker that passes a Recorder with
-them. ``origin`` (``toolctl.records.Origin``) says who called, in which session and
-trace; a call's own ``origin=`` overrides the caller's. A batch is one session.
+Every call that reaches its runner, or is refused for invalid arguments, leaves a record
+(``toolctl.records``): a span whose ``traceparent`` the runner passes on to the tool, a row
+in the run history (written off the call's path), and the metrics of a server or worker
+that passes a Recorder with them. ``origin`` (``toolctl.records.Origin``) says who called,
+in which session and trace; a call's own ``origin=`` overrides the caller's. A batch is one
+session.
 
 The ``sink`` (``toolctl.runners.base.Sink``) hears the call's ``start`` and ``done``
 events and whatever the runner shows while it works (output as it arrives, a child's
@@ -60,7 +61,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolctl import arguments as tool_args
-from toolctl.errors import Interrupted, NotFound, RegistryError, ToolctlError, interruption
+from toolctl.errors import (
+    Interrupted,
+    InvalidArguments,
+    NotFound,
+    RegistryError,
+    ToolctlError,
+    interruption,
+)
 from toolctl.records import Origin
 from toolctl.records.recorder import Recorder, Recording
 from toolctl.runners.base import NO_SINK, Call, Event, Pipelined, Sink, ToolResult, ToolSpec
@@ -234,15 +242,20 @@ class Caller:
         origin: Origin | None = None,
     ) -> ToolResult:
         """One call (see the module docstring); ``cancel`` lets another thread end it."""
-        prepared = self.prepare(
-            name,
-            arguments,
-            pairs=pairs,
-            timeout=timeout,
-            user=user,
-            sink=sink,
-            max_output=max_output,
-        )
+        tool = name if isinstance(name, ToolSpec) else resolve(self.registry, name)
+        try:
+            prepared = self.prepare(
+                tool,
+                arguments,
+                pairs=pairs,
+                timeout=timeout,
+                user=user,
+                sink=sink,
+                max_output=max_output,
+            )
+        except InvalidArguments as exc:
+            self.refused(tool, arguments, exc, origin)
+            raise
         with _reaping(self.settings):
             if cancel is None:
                 return self.execute(prepared, origin)
@@ -271,6 +284,17 @@ class Caller:
         call.sink.event(done_event(call.tool, result, started))
         self.recorder.end(recording, result)
         return result
+
+    def refused(
+        self,
+        tool: ToolSpec,
+        arguments: Mapping[str, Any] | None,
+        error: ToolctlError,
+        origin: Origin | None = None,
+    ) -> None:
+        """Record a call refused before it ran: its arguments were invalid (exit 2)."""
+        recording = self.recorder.begin(tool, arguments or {}, origin or self.origin)
+        self.recorder.end(recording, error=error)
 
     def submit(
         self, runner: Pipelined, call: Call, origin: Origin | None = None

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator
 from concurrent.futures import Future
 from typing import TYPE_CHECKING
 
-from toolctl.errors import ToolctlError, TransportLost
+from toolctl.errors import InvalidArguments, ToolctlError, TransportLost
 from toolctl.runners.base import Call, Pipelined, Runner, ToolResult
 
 if TYPE_CHECKING:
@@ -146,7 +146,7 @@ def _pipelined(
 
     window: deque[tuple[int, float, Pending]] = deque()
     for number, line in _numbered(lines):
-        call = _arguments(template, number, line)
+        call = _arguments(template, number, line, caller, origin)
         started = time.perf_counter()
         if isinstance(call, ToolResult):
             window.append((number, started, call))
@@ -167,8 +167,11 @@ def _numbered(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
     return ((n, line) for n, line in enumerate(lines, start=1) if line.strip())
 
 
-def _arguments(template: Call, number: int, line: str) -> Call | ToolResult:
-    """The line's call, arguments validated, or the failed result that stands for the line."""
+def _arguments(
+    template: Call, number: int, line: str, caller: Caller, origin: Origin
+) -> Call | ToolResult:
+    """The line's call, arguments validated, or the failed result that stands for the line
+    (invalid arguments are recorded as a refused call; a line that is not JSON is not)."""
     from toolctl.arguments import MAX_DEPTH
     from toolctl.calls import build_arguments
 
@@ -181,11 +184,19 @@ def _arguments(template: Call, number: int, line: str) -> Call | ToolResult:
         given = json.loads(line)
         if not isinstance(given, dict):
             raise ValueError("not a JSON object")
+    except RecursionError:
+        return _failed(template, f"line {number}: nests deeper than {MAX_DEPTH} levels")
+    except ValueError as exc:
+        return _failed(template, f"line {number}: not a JSON object of arguments ({exc})")
+    try:
         return template._replace(arguments=build_arguments(template.tool, given))
     except RecursionError:
         return _failed(template, f"line {number}: nests deeper than {MAX_DEPTH} levels")
     except ValueError as exc:
         return _failed(template, f"line {number}: not a JSON object of arguments ({exc})")
+    except InvalidArguments as exc:
+        caller.refused(template.tool, given, exc, origin)
+        return _failed(template, f"line {number}: {exc}")
     except ToolctlError as exc:
         return _failed(template, f"line {number}: {exc}")
 
@@ -198,7 +209,7 @@ def _one(
     lost: list[TransportLost],
     origin: Origin,
 ) -> ToolResult:
-    call = _arguments(template, number, line)
+    call = _arguments(template, number, line, caller, origin)
     if isinstance(call, ToolResult):
         return call
     try:

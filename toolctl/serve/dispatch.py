@@ -27,7 +27,13 @@ import anyio
 
 from toolctl.calls import Caller
 from toolctl.calls.cancel import Cancel
-from toolctl.errors import NotFound, TimedOut, ToolctlError, TransportUnavailable
+from toolctl.errors import (
+    InvalidArguments,
+    NotFound,
+    TimedOut,
+    ToolctlError,
+    TransportUnavailable,
+)
 from toolctl.records import Origin
 from toolctl.records.metrics import Metrics
 from toolctl.records.recorder import Recorder
@@ -166,7 +172,11 @@ class Dispatcher:
         runner = self._pipelines[tool.runtime]
         if runner is None:
             return None
-        prepared = self.caller.prepare(tool, arguments, sink=self._sink)
+        try:
+            prepared = self.caller.prepare(tool, arguments, sink=self._sink)
+        except InvalidArguments as exc:
+            self.caller.refused(tool, arguments, exc, origin)
+            raise
         return self.caller.submit(runner, prepared, origin)
 
     def cancel_all(self) -> int:
