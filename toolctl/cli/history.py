@@ -36,8 +36,12 @@ def history_command(
     limit: Annotated[int, typer.Option(min=1, max=1_000_000, help="Calls to show.")] = 20,
     json: JsonOption = False,
 ) -> None:
-    """Show recent calls (newest first) from the run history under
-    $XDG_STATE_HOME/toolctl; filters combine. Exit codes: 0 ok, 2 bad option."""
+    """Show recent calls from the run history (newest first); `history import FILE` adds
+    chat transcripts to it.
+
+    Every call through toolctl leaves a row in $XDG_STATE_HOME/toolctl/history.sqlite3
+    (see docs/records.md); filters combine. Exit codes: 0 ok, 2 bad option.
+    """
     if context.invoked_subcommand is not None:
         return
     from toolctl.cli import render
