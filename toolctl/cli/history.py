@@ -19,7 +19,7 @@ from toolctl.cli.recordviews import (
 
 
 def install(app: typer.Typer) -> None:
-    group = typer.Typer(help="The run history: every call through toolctl.", no_args_is_help=False)
+    group = typer.Typer(no_args_is_help=False)
     group.callback(invoke_without_command=True)(history_command)
     group.command("import")(import_command)
     app.add_typer(group, name="history")
