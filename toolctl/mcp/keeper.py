@@ -32,8 +32,9 @@ if TYPE_CHECKING:
     from toolctl.mcp.session import Progress, Session
 
 SPEC_VARIABLE = "TOOLCTL_MCP_KEEP"
-"""The keeper's instructions (JSON: argv, cwd, secret variable names, port, token file,
-ready file, connect timeout), passed in its environment and removed before the server starts."""
+"""The keeper's instructions (JSON: argv with its ``${env:NAME}`` unexpanded, cwd, the names
+of the secret variables, port, token file, ready file, connect timeout), passed in its
+environment and removed before the server starts."""
 MAX_LINE = 64 * 1024 * 1024
 
 
@@ -172,8 +173,9 @@ class Keeper:
     def start(self) -> None:
         from toolctl.mcp.session import connect_stdio
 
+        argv = [_expanded(str(item), self.environ) for item in self.spec["argv"]]
         self.session = connect_stdio(
-            self.spec["argv"],
+            argv,
             env=self.environ,
             cwd=self.spec.get("cwd"),
             secrets=self.secrets,
@@ -254,6 +256,15 @@ class Keeper:
                 self.expected_end = True
             raise
         send({"result": result})
+
+
+def _expanded(item: str, environ: Mapping[str, str]) -> str:
+    """A command item with its ``${env:NAME}`` filled in (the caller checked they are set)."""
+    import re
+
+    return re.sub(
+        r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}", lambda m: environ.get(m.group(1), ""), item
+    )
 
 
 def _log(message: str) -> None:

@@ -12,6 +12,7 @@ pipe). The timeout covers start, handshake and call; on expiry the client sends
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Mapping
@@ -25,7 +26,7 @@ from toolctl.errors import (
     TransportUnavailable,
     UsageError,
 )
-from toolctl.runners.base import Call, ToolResult, ToolSpec, expand_env_map
+from toolctl.runners.base import Call, ToolResult, ToolSpec, expand_env, expand_env_map
 
 if TYPE_CHECKING:
     from toolctl.mcp import Progress, Session
@@ -37,6 +38,7 @@ KEPT = "mcp-session"
 """The process-table kind of a kept MCP session (its record is named after the service)."""
 
 UPDATE_HINT = "review it with 'toolctl import mcp {service} --update'"
+REFERENCE = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 class PinDrift(RegistryError):
@@ -86,10 +88,14 @@ class McpRunner:
         if service.get("url"):
             from toolctl.mcp.http import safe_url
 
-            plan["url"] = safe_url(str(service["url"]))
+            plan["url"] = safe_url(expand_env(str(service["url"]), self.settings, mask=True))
+            if service.get("transport"):
+                plan["mcp_transport"] = service["transport"]
             plan["headers"] = expand_env_map(service.get("headers") or {}, self.settings, mask=True)
         else:
-            plan["argv"] = list(service["command"])
+            plan["argv"] = [
+                expand_env(str(a), self.settings, mask=True) for a in service["command"]
+            ]
             plan["env"] = expand_env_map(service.get("env") or {}, self.settings, mask=True)
             if service.get("cwd"):
                 plan["cwd"] = service["cwd"]
@@ -213,18 +219,24 @@ def connect(
     settings: Settings, name: str, service: Mapping[str, Any], base: Path, timeout: float
 ) -> Session:
     """A session with the MCP server ``service`` (its ``[service.mcp]``), handshake done."""
-    from toolctl.mcp import connect_http, connect_stdio
+    from toolctl.mcp import connect_stdio
 
     if service.get("url"):
+        from toolctl.mcp.sse import connect_remote
+
         headers = expand_env_map(service.get("headers") or {}, settings)
-        return connect_http(str(service["url"]), headers=headers, timeout=timeout)
+        url = expand_env(str(service["url"]), settings)
+        return connect_remote(
+            url, headers=headers, timeout=timeout, transport=service.get("transport")
+        )
     from toolctl.descriptor_env import descriptor_cwd
 
     env = service.get("env") or {}
     expanded = expand_env_map(env, settings)  # a missing variable: exit 2
+    argv = [expand_env(str(item), settings) for item in service["command"]]
     secrets = [expanded[key] for key, value in env.items() if "${env:" in value and expanded[key]]
+    secrets += [argv[n] for n, item in enumerate(service["command"]) if "${env:" in str(item)]
     cwd = descriptor_cwd(f"service '{name}'", base, service.get("cwd"))
-    argv = [str(item) for item in service["command"]]
     try:
         return connect_stdio(
             argv,
@@ -294,6 +306,8 @@ def keep(settings: Settings, name: str) -> tuple[ProcessRecord, bool]:
         return current, False
     env = service.get("env") or {}
     expanded = expand_env_map(env, settings)  # a missing variable: exit 2
+    for item in service["command"]:
+        expand_env(str(item), settings)  # the same for the command's items
     port = free_port()
     token_file = _token_file(settings, name, port)
     for stale in token_file.parent.glob(f"{token_file.name.split('.')[0]}.*.token"):
@@ -302,11 +316,14 @@ def keep(settings: Settings, name: str) -> tuple[ProcessRecord, bool]:
     timeout = float(service.get("connect_timeout") or 30)
     spec = {
         "name": name,
-        "argv": [str(item) for item in service["command"]],
+        "argv": [str(item) for item in service["command"]],  # ${env:} expanded by the keeper
         "cwd": descriptor_cwd(
             f"service '{name}'", Path(definition.file).parent, service.get("cwd")
         ),
-        "secrets": [key for key, value in env.items() if "${env:" in value],
+        "secrets": sorted(
+            {key for value in env.values() for key in REFERENCE.findall(value)}
+            | {key for item in service["command"] for key in REFERENCE.findall(str(item))}
+        ),
         "port": port,
         "token_file": str(token_file),
         "ready": str(table.ready_path(name)),
