@@ -228,7 +228,6 @@ def test_mcp_config_writes_services_without_secrets(toolctl: Toolctl, tmp_path: 
         ({"mcpServers": {"a": {"command": ["x"]}}}, "'command' is not a non-empty string"),
         ({"mcpServers": {"a": {"command": "x", "args": "y"}}}, "'args' is not a list"),
         ({"mcpServers": {"a": {}}}, "neither 'command'"),
-        ({"mcpServers": {"a": {"type": "sse", "url": "http://h/sse"}}}, "HTTP+SSE"),
         ({"mcpServers": {"a": {"url": "ftp://h"}}}, "url must be absolute"),
     ],
 )
@@ -282,17 +281,25 @@ def test_chat2graph_mcp_groups_become_services(toolctl: Toolctl, tmp_path: Path)
     config.write_text(
         "tools:\n"
         "  - {name: FileTool, type: MCP, mcp_transport_config: {transport_type: STDIO,"
-        " command: npx, args: [server-filesystem, .], env: {API_TOKEN: abc123, MODE: x}}}\n"
-        "  - {name: Web, type: MCP, mcp_transport_config: {transport_type: SSE, url: 'http://h/sse'}}\n"
+        " command: npx, args: [server-filesystem, ., --token, sbp_0123456789abcdefXYZ0123],"
+        " env: {API_TOKEN: abc123, MODE: x}}}\n"
+        "  - {name: Web, type: MCP, mcp_transport_config: {transport_type: SSE,"
+        " url: 'http://h/sse?key=k1k2k3k4k5'}}\n"
+        "  - {name: Sock, type: MCP, mcp_transport_config: {transport_type: WEBSOCKET}}\n"
         "actions:\n  - {name: act, tools: [{name: FileTool}]}\n"
     )
     done = toolctl("import", "chat2graph", str(config), "-r", str(tmp_path / "reg"))
     assert done.returncode == 0, done.stderr
-    assert "left out MCP server 'Web' (SSE)" in done.stderr
-    assert "export API_TOKEN before" in done.stderr
+    assert "left out MCP server 'Sock': WEBSOCKET" in done.stderr
+    assert (
+        "secrets were not copied; export before running the MCP servers' tools: "
+        "FILE_TOOL_API_TOKEN, FILE_TOOL_TOKEN, WEB_KEY" in done.stderr
+    )  # one line for all of them
     service = (tmp_path / "reg/services/FileTool.toml").read_text()
-    assert 'command = [\n    "npx",' in service or '"npx", "server-filesystem"' in service
     assert "abc123" not in service and 'MODE = "x"' in service
+    assert "sbp_" not in service and '"${env:FILE_TOOL_TOKEN}"' in service
+    web = (tmp_path / "reg/services/Web.toml").read_text()
+    assert 'transport = "sse"' in web and "k1k2k3" not in web
 
 
 def test_check_live_reports_drift_vanished_new_and_unreachable(

@@ -79,7 +79,7 @@ def resolve(registry: Registry, name: str, *, allow_staging: bool = False) -> To
 
     A tool whose ``state`` is not "active" is refused unless ``allow_staging``.
     """
-    from toolctl.tool_state import check_runnable
+    from toolctl.tool_state import check_runnable, check_service_runnable
 
     tool = registry.resolve("tool", name)
     check_runnable(tool.data, allow_staging)
@@ -93,6 +93,7 @@ def resolve(registry: Registry, name: str, *, allow_staging: bool = False) -> To
                 + (f" ({exc.hint})" if exc.hint else ""),
                 hint="run 'toolctl check'",
             ) from exc
+        check_service_runnable(tool.name, service, allow_staging)
     runtime = tool.data.get("runtime")
     if not runtime:
         raise RegistryError(f"tool '{name}' has no runtime", hint="run 'toolctl check'")

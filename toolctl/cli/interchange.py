@@ -311,6 +311,8 @@ def _mcp_config(settings: Settings, files: list[Path], *, as_json: bool) -> None
     from toolctl.interchange.mcp_config import import_client_configs
 
     done = import_client_configs(settings, files)
+    for source, dialect, count in done.read:
+        render.note(f"{render.display_path(Path(source))}: {count} server(s), read as {dialect}")
     for note in done.notes:
         render.warn(note)
     if as_json:

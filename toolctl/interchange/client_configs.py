@@ -96,6 +96,9 @@ class Server:
     unmapped: dict[str, str] = field(default_factory=dict)
     """Fields without an equivalent, and why."""
     problem: str | None = None
+    """Why the server cannot be imported (malformed): it is listed, the others import."""
+    skip: str | None = None
+    """Why the server is left out though nothing is wrong with it (a note)."""
 
 
 @dataclass

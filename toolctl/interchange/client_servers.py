@@ -34,6 +34,9 @@ def server_of(name: str, value: Any, dialect: str) -> Server:
     if not isinstance(value, dict):
         return Server(name, problem="is not a JSON object")
     server = Server(name)
+    if value.get("source") == "extension" and "command" not in value and "url" not in value:
+        server.skip = "a Zed extension starts it: toolctl cannot see the command it runs"
+        return server
     try:
         _where(server, value, dialect)
         _state(server, value)

@@ -36,6 +36,8 @@ class ConfigImport:
     notes: list[str] = field(default_factory=list)
     exports: dict[str, str] = field(default_factory=dict)
     """Each variable to export before the services run, and where its value was."""
+    read: list[tuple[str, str, int]] = field(default_factory=list)
+    """Each file read: its name, the dialect it was read as, how many servers it has."""
 
 
 def import_client_configs(settings: Settings, files: Sequence[Path]) -> ConfigImport:
@@ -62,8 +64,11 @@ def convert(config: ClientConfig, vault: Vault, result: ConfigImport | None = No
     )
     refused = result.refused if result is not None else tables.problems
     for server in config.servers:
+        if server.skip:
+            tables.notes.append(f"{config.source}: left out server '{server.name}': {server.skip}")
+            continue
         if server.problem:
-            refused.append(f"{config.source}: server '{server.name}' {_phrase(server.problem)}")
+            refused.append(f"{config.source}: server '{server.name}'{_phrase(server.problem)}")
             continue
         table = _service_table(server, placeholders, vault, config)
         _, problems = _validate_one(Tables(config.source, [("service", table)]))
@@ -74,13 +79,13 @@ def convert(config: ClientConfig, vault: Vault, result: ConfigImport | None = No
         tables.tables.append(("service", table))
         tables.notes.extend(_notes(server, table["name"], config.source))
     tables.notes.extend(f"{config.source}: {note}" for note in placeholders.notes)
-    if config.dialect not in ("claude", "vscode"):
-        tables.notes.insert(0, f"{config.source}: read as {DIALECTS[config.dialect]} settings")
+    if result is not None:
+        result.read.append((config.source, DIALECTS[config.dialect], len(config.servers)))
     return tables
 
 
 def _phrase(problem: str) -> str:
-    return problem if problem.startswith("is ") else f": {problem}"
+    return f" {problem}" if problem.startswith("is ") else f": {problem}"
 
 
 def _service_table(

@@ -212,6 +212,7 @@ def rewrite_url(url: str, scope: Scope, where: str) -> str:
     """A URL with its password, secret query values and secret-shaped path parts hidden."""
     parts = urlsplit(url)
     netloc = parts.netloc
+    before = (parts.netloc, parts.path, parts.query)
     if "@" in netloc:
         userinfo, _, host = netloc.rpartition("@")
         user, colon, password = userinfo.partition(":")
@@ -227,6 +228,8 @@ def rewrite_url(url: str, scope: Scope, where: str) -> str:
         for segment in parts.path.split("/")
     )
     query = "&".join(_query_pair(pair, scope, where) for pair in parts.query.split("&"))
+    if (netloc, path, query if parts.query else "") == before:
+        return url  # nothing hidden: the URL exactly as written (urlunsplit normalises)
     return urlunsplit((parts.scheme, netloc, path, query if parts.query else "", parts.fragment))
 
 

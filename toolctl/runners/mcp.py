@@ -453,7 +453,11 @@ def live_check(settings: Settings, *, strict: bool = False) -> list[LiveFinding]
     from toolctl.registry.index import Registry
 
     registry = Registry.open(settings, full=True)
-    services = [d for d in registry.winners("service") if isinstance(d.data.get("mcp"), dict)]
+    services = [  # a disabled service is not connected to (its client config had it off)
+        d
+        for d in registry.winners("service")
+        if isinstance(d.data.get("mcp"), dict) and d.data.get("state", "active") == "active"
+    ]
     tools = [d for d in registry.winners("tool") if isinstance(d.data.get("mcp"), dict)]
 
     def listed(service: Any) -> list[dict[str, Any]] | ToolctlError:
