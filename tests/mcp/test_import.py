@@ -336,3 +336,57 @@ def test_check_live_reports_drift_vanished_new_and_unreachable(
     strict = toolctl("check", "--live", "--strict", "-r", str(reg), "--json")
     problems = json.loads(strict.stdout)["problems"]
     assert {p["code"]: p["severity"] for p in problems}["mcp-unreachable"] == "error"
+
+
+def test_disabled_tools_and_timeout_of_the_service_apply_to_import_mcp(
+    toolctl: Toolctl, tmp_path: Path
+) -> None:
+    document = {
+        "service": [
+            {
+                "name": "probe",
+                "mcp": {
+                    "command": ["env", "PROBE_DESCRIPTION=${env:DESC}", sys.executable, str(PROBE)],
+                    "disabled_tools": ["fail"],
+                    "tool_timeout": 12,
+                },
+            },
+            {"name": "off", "state": "disabled", "mcp": {"command": ["/nonexistent/server"]}},
+            {"name": "only", "mcp": {"command": [sys.executable, str(PROBE)], "enabled_tools": []}},
+        ]
+    }
+    (tmp_path / "reg").mkdir()
+    (tmp_path / "reg/services.toml").write_text(tomli_w.dumps(document))
+    reg = str(tmp_path / "reg")
+    env = {"DESC": "Said by an argument."}  # ${env:} in a command item is filled in
+    done = toolctl("import", "mcp", "probe", "-r", reg, "--tool", "echo", "--tool", "fail", env=env)
+    assert done.returncode == 0, done.stderr
+    assert "1 tool(s) written disabled, as service 'probe' says" in done.stderr
+    fail = (tmp_path / "reg/tools/probe.fail.toml").read_text()
+    assert 'state = "disabled"' in fail and "timeout = 12" in fail
+    echo = (tmp_path / "reg/tools/probe.echo.toml").read_text()
+    assert 'state = "' not in echo and 'description = "Said by an argument."' in echo
+    refused = toolctl("run", "probe.fail", "-r", reg, "--arg", "message=x", env=env)
+    assert refused.returncode == 2 and "is disabled, not active" in refused.stderr
+    forced = toolctl(
+        "run", "probe.fail", "-r", reg, "--arg", "message=x", "--allow-staging", env=env
+    )
+    assert forced.returncode == 1  # it ran, and failed as the probe's fail tool does
+    assert toolctl("run", "probe.echo", "-r", reg, "--arg", "text=y", env=env).stdout == "y\n"
+    only = toolctl("import", "mcp", "only", "-r", reg, "--tool", "echo", "--json")
+    assert only.returncode == 0, only.stderr
+    assert 'state = "disabled"' in (tmp_path / "reg/tools/only.echo.toml").read_text()
+    live = toolctl("check", "--live", "-r", reg, env=env)
+    assert "'off'" not in live.stdout  # a disabled service is not connected to
+
+
+def test_a_tool_on_a_disabled_service_does_not_run(toolctl: Toolctl, tmp_path: Path) -> None:
+    document = {
+        "service": [{"name": "off", "state": "disabled", "mcp": {"command": ["x"]}}],
+        "tool": [{"name": "off.t", "service": "off", "mcp": {"name": "t"}}],
+    }
+    (tmp_path / "reg").mkdir()
+    (tmp_path / "reg/all.toml").write_text(tomli_w.dumps(document))
+    done = toolctl("run", "off.t", "-r", str(tmp_path / "reg"))
+    assert done.returncode == 2
+    assert "runs on service 'off', which is disabled" in done.stderr
