@@ -102,21 +102,18 @@ tools = ["tell-joke"]
 """
 
 
-def test_openai_functions_are_sorted_valid_json_schema_and_skip_bad_names() -> None:
+def test_openai_functions_are_sorted_valid_json_schema_and_map_dotted_names() -> None:
     tools, services, _ = registry_data(SAMPLE)
     exported = export("openai", tools, services)
     names = [f["function"]["name"] for f in exported.data]
-    assert names == ["free-form", "tell-joke", "word-count"]
-    assert exported.notes == [
-        "left out tool 'dotted.name': OpenAI function names allow only letters, digits, "
-        "'_' and '-', at most 64"
-    ]
+    assert names == ["dotted_name", "free-form", "tell-joke", "word-count"]
+    assert exported.notes == []
     for function in exported.data:
         assert function["type"] == "function"
         assert set(function["function"]) == {"name", "description", "parameters"}
         jsonschema.Draft202012Validator.check_schema(function["function"]["parameters"])
         jsonschema.Draft7Validator.check_schema(function["function"]["parameters"])
-    word_count = exported.data[2]["function"]["parameters"]
+    word_count = exported.data[3]["function"]["parameters"]
     assert word_count["required"] == ["text"]
     assert word_count["properties"]["mode"] == {
         "type": "string",
