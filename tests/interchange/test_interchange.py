@@ -240,7 +240,13 @@ def test_trustgraph_import_leaves_out_other_tool_types_and_refuses_junk(tmp_path
     imported = read_import("trustgraph", [write(tmp_path, "items.json", items)])
     assert [e.definition.name for e in imported.entries] == ["tell-joke"]
     assert len(imported.notes) == 2
-    assert "of type 'knowledge-query': it queries TrustGraph's knowledge graph" in imported.notes[0]
+    assert imported.notes[0].endswith(
+        "left out 1 config item(s) that are not tools, tool services or MCP servers: prompt (1)"
+    )
+    assert (
+        "left out 1 tool(s) TrustGraph's agent runs itself (each runs only inside TrustGraph): "
+        "knowledge-query (it queries TrustGraph's knowledge graph): ask" in imported.notes[1]
+    )
     with pytest.raises(UsageError, match="holds nothing toolctl can import"):
         read_import("trustgraph", [write(tmp_path, "none.json", items[:2])])
     with pytest.raises(UsageError, match="not valid JSON"):

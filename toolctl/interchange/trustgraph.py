@@ -207,18 +207,44 @@ def convert(data: Any, source: str) -> Tables:
         for kind, name, value in classified
         if kind == "mcp"
     }
+    others: dict[str, int] = {}
+    internal: dict[str, list[str]] = {}
     for kind, name, value in classified:
         if kind == "tool-service":
             _service(value, name, result)
         elif kind == "tool":
-            _tool(value, name, result, remote)
+            _tool(value, name, result, remote, internal)
         elif kind == "mcp":
             _mcp_server(value, name, result)
         else:
-            result.notes.append(
-                f"{source}: left out config item '{kind}/{name}': not a tool or tool service"
-            )
+            others[kind] = others.get(kind, 0) + 1
+    result.notes.extend(_summary(source, others, internal))
     return result
+
+
+def _summary(
+    source: str, others: Mapping[str, int], internal: Mapping[str, list[str]]
+) -> list[str]:
+    """One line for the config items that are not tools (a configurator dump holds prompts,
+    flows, blueprints by the dozen), one for the tools that run only inside TrustGraph."""
+    notes = []
+    if others:
+        counts = ", ".join(f"{kind} ({n})" for kind, n in sorted(others.items()))
+        notes.append(
+            f"{source}: left out {sum(others.values())} config item(s) that are not tools, "
+            f"tool services or MCP servers: {counts}"
+        )
+    if internal:
+        kinds = "; ".join(
+            f"{kind} (it {INTERNAL_TYPES[kind]}): {', '.join(names[:LISTED])}"
+            + (", ..." if len(names) > LISTED else "")
+            for kind, names in sorted(internal.items())
+        )
+        notes.append(
+            f"{source}: left out {sum(map(len, internal.values()))} tool(s) TrustGraph's agent "
+            f"runs itself (each runs only inside TrustGraph): {kinds}"
+        )
+    return notes
 
 
 def _items(data: Any, source: str) -> list[dict[str, Any]]:
@@ -333,7 +359,11 @@ def _mcp_server(value: dict[str, Any], name: str, result: Tables) -> None:
 
 
 def _tool(
-    value: dict[str, Any], name: str, result: Tables, remote: Mapping[str, str] | None = None
+    value: dict[str, Any],
+    name: str,
+    result: Tables,
+    remote: Mapping[str, str] | None = None,
+    internal: dict[str, list[str]] | None = None,
 ) -> None:
     foreign = str(value.get("name") or name)
     kind = value.get("type")
@@ -342,10 +372,7 @@ def _tool(
     elif kind == "tool-service":
         result.tables.append(("tool", _tool_table(value, foreign)))
     elif kind in INTERNAL_TYPES:
-        result.notes.append(
-            f"{result.source}: left out tool '{foreign}' of type '{kind}': it "
-            f"{INTERNAL_TYPES[str(kind)]}, so it runs only inside TrustGraph"
-        )
+        (internal if internal is not None else {}).setdefault(kind, []).append(foreign)
     elif kind == "mcp-tool":
         result.tables.append(("tool", _mcp_tool_table(value, foreign, remote or {})))
     else:
