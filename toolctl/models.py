@@ -379,6 +379,10 @@ class McpService(_Model):
     unset, streamable HTTP, then HTTP+SSE when the server refuses it with a 4xx."""
     headers: dict[str, str] = {}
     keep_alive: StrictBool = False
+    """A run starts a kept session (stdio) that later runs reuse, until ``idle_timeout``."""
+    idle_timeout: float = Field(default=600, ge=0, le=MAX_TIMEOUT)
+    """Seconds a kept session started by a run waits for the next call before it ends
+    (0: until `service down`). `service up` sessions stay until `service down`."""
     connect_timeout: float = Field(default=30, gt=0)
     disabled_tools: list[str] = []
     """Tools `import mcp` writes disabled (a client config's ``disabledTools``)."""
@@ -409,6 +413,7 @@ ServiceState = Literal["active", "disabled"]
 """A disabled service's tools run only with `run --allow-staging`; `check --live` skips it."""
 MCP_DEFAULTS: dict[str, Any] = {
     "transport": None,
+    "idle_timeout": 600,
     "disabled_tools": [],
     "enabled_tools": None,
     "tool_timeout": None,

@@ -7,7 +7,9 @@ to ``127.0.0.1:PORT`` sends one JSON line ``{"token", "op": "list"|"call", ...}`
 JSON lines back (``{"progress": ...}`` while a call runs, then ``{"result": ...}`` or
 ``{"error": ...}``). A random token, kept in a file only its owner can read, keeps other
 local users out. A server that dies is restarted once (a timeout that ended it does not
-count); when it dies again every caller is told so (exit 5) until ``service down``.
+count); when it dies again every caller is told so (exit 5) until ``service down``. A
+session a run started (``keep_alive``) ends by itself after ``idle_timeout`` seconds
+without a call; one ``service up`` started stays until ``service down``.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import socketserver
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -169,6 +171,29 @@ class Keeper:
         self.restarts = 0
         self.failure: ToolctlError | None = None
         self.expected_end = False
+        self.busy = 0
+        self.last_call = time.monotonic()
+
+    @contextlib.contextmanager
+    def serving(self) -> Iterator[None]:
+        """Around one caller's request: the idle clock starts again when the last one ends."""
+        with self.lock:
+            self.busy += 1
+        try:
+            yield
+        finally:
+            with self.lock:
+                self.busy -= 1
+                self.last_call = time.monotonic()
+
+    def idle_watch(self, stop: threading.Event, idle: float) -> None:
+        """End the kept session (``stop``) after ``idle`` seconds without a call."""
+        while not stop.wait(min(idle / 4, 1.0)):
+            with self.lock:
+                quiet = self.busy == 0 and time.monotonic() - self.last_call >= idle
+            if quiet:
+                _log(f"no call for {idle:g} s: ending the kept session")
+                stop.set()
 
     def start(self) -> None:
         from toolctl.mcp.session import connect_stdio
@@ -300,7 +325,8 @@ def main() -> int:
                 request = json.loads(self.rfile.readline(MAX_LINE))
                 if not isinstance(request, dict) or request.get("token") != token:
                     return  # a stranger: say nothing
-                keeper.handle(request, send)
+                with keeper.serving():
+                    keeper.handle(request, send)
             except ToolctlError as exc:
                 with contextlib.suppress(OSError):
                     send({"error": _error_json(exc)})
@@ -317,6 +343,9 @@ def main() -> int:
         _log(f"serving on 127.0.0.1:{spec['port']}")
         watcher = threading.Thread(target=keeper.watch, args=(stop,), daemon=True)
         watcher.start()
+        if spec.get("idle_timeout"):
+            idle = float(spec["idle_timeout"])
+            threading.Thread(target=keeper.idle_watch, args=(stop, idle), daemon=True).start()
         import signal
 
         signal.signal(signal.SIGTERM, lambda *_: stop.set())
@@ -324,6 +353,7 @@ def main() -> int:
         server.shutdown()
     if keeper.session is not None:
         keeper.session.close()
+    Path(spec["token_file"]).unlink(missing_ok=True)
     return 0 if keeper.failure is None else keeper.failure.exit_code
 
 

@@ -26,7 +26,7 @@ from toolctl.errors import (
     TransportUnavailable,
     UsageError,
 )
-from toolctl.runners.base import Call, ToolResult, ToolSpec, expand_env, expand_env_map
+from toolctl.runners.base import Call, Sink, ToolResult, ToolSpec, expand_env, expand_env_map
 
 if TYPE_CHECKING:
     from toolctl.mcp import Progress, Session
@@ -35,6 +35,10 @@ if TYPE_CHECKING:
     from toolctl.settings import Settings
 
 KEPT = "mcp-session"
+IDLE_TIMEOUT = 600.0
+"""Seconds a kept session a run started (``keep_alive``) waits for another call."""
+SLOW_START = 1.0
+"""A server that takes longer than this to start gets the keep_alive suggestion."""
 """The process-table kind of a kept MCP session (its record is named after the service)."""
 
 UPDATE_HINT = "review it with 'toolctl import mcp {service} --update'"
@@ -118,7 +122,7 @@ class McpRunner:
         section = _section(tool)
         started = time.perf_counter()
         deadline = time.monotonic() + call.timeout
-        live = self._session(tool, call.timeout)
+        live = self._session(tool, call.timeout, call.sink)
         remote = str(section["name"])
         definition = live.tools.get(remote)
         if definition is None:
@@ -179,7 +183,7 @@ class McpRunner:
 
     # -- the session ----------------------------------------------------------------------
 
-    def _session(self, tool: ToolSpec, timeout: float) -> _Live:
+    def _session(self, tool: ToolSpec, timeout: float, sink: Sink) -> _Live:
         name = _service_name(tool)
         with self._lock:  # batch threads wait for the one that connects
             if self._closed:
@@ -188,7 +192,7 @@ class McpRunner:
                 raise Interrupted("the call was stopped")
             live = self._live.get(name)
             if live is None:
-                live = self._connect(tool, timeout)
+                live = self._connect(tool, timeout, sink)
                 self._live[name] = live
             return live
 
@@ -198,21 +202,37 @@ class McpRunner:
                 del self._live[name]
         live.session.kill()
 
-    def _connect(self, tool: ToolSpec, timeout: float) -> _Live:
+    def _connect(self, tool: ToolSpec, timeout: float, sink: Sink) -> _Live:
         service = _service(tool)
         name = _service_name(tool)
         budget = min(float(service.get("connect_timeout") or timeout), timeout)
         session: Session | KeptSession | None = kept_session(self.settings, name, service)
         if session is None:
+            started = time.perf_counter()
             session = connect(
                 self.settings, name, service, _service_dir(self.settings, name), budget
             )
+            _suggest_keep_alive(name, service, time.perf_counter() - started, sink)
         try:
             tools = {str(each["name"]): each for each in session.list_tools(budget)}
         except BaseException:
             session.kill()
             raise
         return _Live(session, tools)
+
+
+def _suggest_keep_alive(name: str, service: Mapping[str, Any], took: float, sink: Sink) -> None:
+    """A stdio server slow to start (``npx`` fetching a package): say how to keep it warm.
+    Not on by default: a kept session is a background process holding the server's secrets,
+    and toolctl starts none that outlives the call unless the registry asks for it."""
+    if took <= SLOW_START or not service.get("command") or service.get("keep_alive"):
+        return
+    idle = float(service.get("idle_timeout", IDLE_TIMEOUT))
+    sink.warning(
+        f"MCP server '{name}' took {took:.1f} s to start; keep_alive = true in its "
+        f"[service.mcp] keeps it warm between runs (it ends after {idle:g} s without a call), "
+        f"or 'toolctl service up {name}' until 'toolctl service down {name}'"
+    )
 
 
 def connect(
@@ -265,7 +285,8 @@ def kept_session(settings: Settings, name: str, service: Mapping[str, Any]) -> K
     record = ProcessTable(settings).get(name)
     wanted = service.get("keep_alive") and service.get("command")
     if (record is None or record.kind != KEPT) and wanted:
-        record, _ = keep(settings, name)
+        idle = float(service.get("idle_timeout", IDLE_TIMEOUT))
+        record, _ = keep(settings, name, idle=idle or None)
     if record is None or record.kind != KEPT or record.port is None:
         return None
     token = _token_file(settings, name, record.port)
@@ -278,11 +299,12 @@ def kept_session(settings: Settings, name: str, service: Mapping[str, Any]) -> K
         ) from exc
 
 
-def keep(settings: Settings, name: str) -> tuple[ProcessRecord, bool]:
+def keep(settings: Settings, name: str, *, idle: float | None = None) -> tuple[ProcessRecord, bool]:
     """Start the kept session of stdio MCP service ``name`` unless it runs; (record, started).
 
     A background process (``toolctl.mcp.keeper``) in the process table, named after the
-    service, holds the server's session and relays calls from 127.0.0.1:PORT.
+    service, holds the server's session and relays calls from 127.0.0.1:PORT; with
+    ``idle``, it ends after that many seconds without a call.
     """
     import json
     import sys
@@ -328,6 +350,7 @@ def keep(settings: Settings, name: str) -> tuple[ProcessRecord, bool]:
         "token_file": str(token_file),
         "ready": str(table.ready_path(name)),
         "connect_timeout": timeout,
+        "idle_timeout": idle,
     }
     record, started = launch(
         settings,

@@ -3,7 +3,7 @@
 Tools: echo (its description comes from PROBE_DESCRIPTION: the rug-pull), fail (raises),
 hang, flood (writes endless bytes to stdout), exit_now (dies mid-call), ask_sampling (asks
 the client for sampling mid-call), progress (reports progress), picture (an image).
-Environment: PROBE_PID_FILE (write our pid and a helper child's pid there: a process tree),
+Environment: PROBE_START_DELAY (seconds to sleep before serving), PROBE_PID_FILE (write our pid and a helper child's pid there: a process tree),
 PROBE_STDERR (written to stderr at start), PROBE_EXIT (exit with that code at start),
 PROBE_TRANSPORT=http or sse with PROBE_PORT (streamable HTTP at /mcp, or the old HTTP+SSE
 transport at /sse, instead of stdio), PROBE_PAGE_SIZE
@@ -44,6 +44,10 @@ else:
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+if os.environ.get("PROBE_START_DELAY"):  # a server slow to start (npx fetching a package)
+    import time
+
+    time.sleep(float(os.environ["PROBE_START_DELAY"]))
 if os.environ.get("PROBE_STDERR"):
     sys.stderr.write(os.environ["PROBE_STDERR"] + "\n")
     sys.stderr.flush()
