@@ -99,9 +99,17 @@ def test_claude_desktop_secrets_by_name_and_shape_each_get_their_own_variable(
         "AWS_REGION": "eu-west-1",
         "KEY_PATH": "/home/me/.ssh/id_ed25519",
     }
+    assert services["exa"]["mcp"]["command"][-2:] == [
+        "--tools=web_search",
+        "--api-key=${env:EXA_API_KEY}",
+    ]
+    assert services["remote-bridge"]["mcp"]["command"][-2:] == [
+        "--header",
+        "Authorization: Bearer ${env:REMOTE_BRIDGE_AUTHORIZATION}",
+    ]
     report = json.loads(done.stdout)
     assert "GITHUB_PERSONAL_ACCESS_TOKEN" in report["export"]
-    assert len(report["export"]) == 9
+    assert len(report["export"]) == 11
 
 
 def test_one_summary_line_lists_the_variables_to_set(

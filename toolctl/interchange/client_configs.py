@@ -120,9 +120,10 @@ def read_client_config(path: Path) -> ClientConfig:
     dialect, raw = _servers(data, path)
     read = _read_list if isinstance(raw, list) else _read_map
     servers = read(raw, dialect, path)
+    given = data.get("inputs")
     inputs = {
         str(item["id"]): item
-        for item in data.get("inputs") or []
+        for item in (given if isinstance(given, list) else [])
         if isinstance(item, dict) and "id" in item
     }
     return ClientConfig(str(path), dialect, servers, workspace_of(path), inputs)

@@ -202,15 +202,21 @@ def _literal(text: str, scope: Scope, name: str | None, where: str, *, whole: bo
         return scheme + scope.hide(rest, name, where)
     if re.match(r"^[a-z][a-z0-9+.-]*://\S+$", text):
         return rewrite_url(text, scope, where)
-    spans = secret_spans(text)
-    for start, end in reversed(spans):
+    return _shaped(text, scope, name, where)
+
+
+def _shaped(text: str, scope: Scope, name: str | None, where: str) -> str:
+    for start, end in reversed(secret_spans(text)):
         text = text[:start] + scope.hide(text[start:end], name, where) + text[end:]
     return text
 
 
 def rewrite_url(url: str, scope: Scope, where: str) -> str:
     """A URL with its password, secret query values and secret-shaped path parts hidden."""
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # "http://[::1": not a URL after all; its shape still counts
+        return _shaped(url, scope, None, where)
     netloc = parts.netloc
     before = (parts.netloc, parts.path, parts.query)
     if "@" in netloc:
