@@ -11,11 +11,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import tomli_w
 
 from tests.conftest import Toolctl
 from toolctl.errors import TimedOut
 from toolctl.mcp import Progress, ProtocolError, map_result
 from toolctl.mcp.sse import connect_remote, connect_sse
+
+from .conftest import free_port
 
 
 def test_probe_over_sse(probe_sse_url: str) -> None:
@@ -103,3 +106,30 @@ def test_an_sse_server_in_a_config_imports_pins_runs_and_checks_live(
     assert "offers" in live.stdout  # the probe's other tools, not imported
     missing = toolctl("run", "probe.echo", "-r", reg, "--arg", "text=x")
     assert missing.returncode == 2 and "PROBE_TOKEN is not set" in missing.stderr
+
+
+def test_a_secret_in_the_url_path_never_shows_in_an_error(
+    toolctl: Toolctl, tmp_path: Path, probe_sse_url: str
+) -> None:
+    """Zapier-style URLs carry the key in the path: messages show *** in its place."""
+    secret = "sk-ak-TOPSECRET0123456789abcdef"
+    dead = f"http://127.0.0.1:{free_port()}"
+    (tmp_path / "reg").mkdir()
+    (tmp_path / "reg/s.toml").write_text(
+        tomli_w.dumps(
+            {
+                "service": [
+                    {"name": "down", "mcp": {"url": dead + "/mcp/${env:ZAP}/sse"}},
+                    {"name": "wrong", "mcp": {"url": probe_sse_url + "/${env:ZAP}"}},
+                ],
+                "tool": [
+                    {"name": "down.t", "service": "down", "mcp": {"name": "t"}},
+                    {"name": "wrong.t", "service": "wrong", "mcp": {"name": "t"}},
+                ],
+            }
+        )
+    )
+    for tool in ("down.t", "wrong.t"):
+        done = toolctl("run", tool, "-r", str(tmp_path / "reg"), env={"ZAP": secret})
+        assert done.returncode == 5, done.stderr
+        assert "TOPSECRET" not in done.stderr and "/***" in done.stderr, done.stderr

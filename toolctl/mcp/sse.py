@@ -55,12 +55,13 @@ class SseTransport:
         headers: Mapping[str, str] | None = None,
         timeout: float = 30.0,
         limit: int = MAX_MESSAGE,
+        shown: str | None = None,
     ) -> None:
         skip_httpx_cli()
         import httpx
 
         self._httpx = httpx
-        self.url, self.name = url, safe_url(url)
+        self.url, self.name = url, shown or safe_url(url)
         self._inbound, self._limit = inbound, limit
         self._pending: dict[Any, _Slot] = {}
         self._lock = threading.Lock()
@@ -226,15 +227,36 @@ def _origin(url: str) -> tuple[str, str, int | None]:
 
 
 def connect_sse(
-    url: str, *, headers: Mapping[str, str] | None = None, timeout: float = 30.0
+    url: str,
+    *,
+    headers: Mapping[str, str] | None = None,
+    timeout: float = 30.0,
+    shown: str | None = None,
 ) -> Session:
-    """A session over the old HTTP+SSE transport, handshake done within ``timeout``."""
+    """A session over the old HTTP+SSE transport, handshake done within ``timeout``;
+    ``shown`` is how messages name the server (default: the URL without query)."""
     from toolctl.mcp.session import Session, _handshake
 
     deadline = time.monotonic() + timeout
     session = Session()
-    session.transport = SseTransport(url, inbound=session.inbound, headers=headers, timeout=timeout)
+    session.transport = SseTransport(
+        url, inbound=session.inbound, headers=headers, timeout=timeout, shown=shown
+    )
     return _handshake(session, max(deadline - time.monotonic(), 0.01), False)
+
+
+def _connect_http(
+    url: str, headers: Mapping[str, str] | None, timeout: float, shown: str | None
+) -> Session:
+    """``session.connect_http``, naming the server ``shown`` in every message."""
+    from toolctl.mcp.http import HttpTransport
+    from toolctl.mcp.session import Session, _handshake
+
+    session = Session()
+    session.transport = HttpTransport(url, inbound=session.inbound, headers=headers)
+    if shown:
+        session.transport.name = shown
+    return _handshake(session, timeout, False)
 
 
 REFUSED = re.compile(r"answered HTTP 4\d\d\b")
@@ -246,22 +268,23 @@ def connect_remote(
     headers: Mapping[str, str] | None = None,
     timeout: float = 30.0,
     transport: str | None = None,
+    shown: str | None = None,
 ) -> Session:
     """A session with a ``url`` server: ``transport`` "http" (streamable HTTP), "sse" (the
     old transport), or None: streamable HTTP, then the old transport if that is refused
-    with a 4xx (the error of the first attempt is the one raised when both fail)."""
-    from toolctl.mcp.session import connect_http
-
+    with a 4xx (the error of the first attempt is the one raised when both fail).
+    ``shown`` names the server in messages: a URL whose path holds a secret is shown
+    with ``***`` there."""
     if transport == "sse":
-        return connect_sse(url, headers=headers, timeout=timeout)
+        return connect_sse(url, headers=headers, timeout=timeout, shown=shown)
     deadline = time.monotonic() + timeout
     try:
-        return connect_http(url, headers=headers, timeout=timeout)
+        return _connect_http(url, headers, timeout, shown)
     except TransportUnavailable as exc:
         if transport == "http" or not REFUSED.search(exc.message):
             raise
         try:
             left = max(deadline - time.monotonic(), 0.01)
-            return connect_sse(url, headers=headers, timeout=left)
+            return connect_sse(url, headers=headers, timeout=left, shown=shown)
         except (TransportUnavailable, TimedOut):
             raise exc from None

@@ -242,12 +242,15 @@ def connect(
     from toolctl.mcp import connect_stdio
 
     if service.get("url"):
+        from toolctl.mcp.http import safe_url
         from toolctl.mcp.sse import connect_remote
 
         headers = expand_env_map(service.get("headers") or {}, settings)
         url = expand_env(str(service["url"]), settings)
+        shown = safe_url(expand_env(str(service["url"]), settings, mask=True))
+        transport = service.get("transport")
         return connect_remote(
-            url, headers=headers, timeout=timeout, transport=service.get("transport")
+            url, headers=headers, timeout=timeout, transport=transport, shown=shown
         )
     from toolctl.descriptor_env import descriptor_cwd
 
