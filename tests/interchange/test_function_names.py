@@ -76,3 +76,16 @@ def test_serve_accepts_the_mapped_name(toolctl: Toolctl, tmp_path: Path) -> None
     finally:
         toolctl("service", "down", "serve")
         assert wait_for(lambda: not alive(record["pid"]))
+
+
+def test_two_tools_with_one_function_name_are_not_both_exported() -> None:
+    """Names in force never fold alike, so this needs data that skipped the registry:
+    the second is refused with a note naming the first, never exported under its name."""
+    from toolctl.interchange.functions import openai_functions
+
+    schema = {"type": "object", "properties": {}}
+    functions, notes = openai_functions(
+        [{"name": "a.b", "schema": schema}, {"name": "a_b", "schema": schema}]
+    )
+    assert [f["function"]["name"] for f in functions] == ["a_b"]
+    assert notes == ["left out tool 'a_b': its function name 'a_b' is already that of tool 'a.b'"]
