@@ -243,9 +243,9 @@ def test_trustgraph_import_leaves_out_other_tool_types_and_refuses_junk(tmp_path
     assert imported.notes[0].endswith(
         "left out 1 config item(s) that are not tools, tool services or MCP servers: prompt (1)"
     )
-    assert (
-        "left out 1 tool(s) TrustGraph's agent runs itself (each runs only inside TrustGraph): "
-        "knowledge-query (it queries TrustGraph's knowledge graph): ask" in imported.notes[1]
+    assert imported.notes[1].endswith(
+        "left out 1 tool(s) of type 'knowledge-query': it queries TrustGraph's knowledge "
+        "graph, so each runs only inside TrustGraph: ask"
     )
     with pytest.raises(UsageError, match="holds nothing toolctl can import"):
         read_import("trustgraph", [write(tmp_path, "none.json", items[:2])])

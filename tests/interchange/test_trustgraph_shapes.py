@@ -35,7 +35,7 @@ def test_tg_show_config_output_with_its_version_line(tmp_path: Path) -> None:
     imported = read_import("trustgraph", [path])
     assert sorted((e.definition.kind, e.definition.name) for e in imported.entries) == EXPECTED
     assert any("not tools, tool services or MCP servers: prompt (1)" in n for n in imported.notes)
-    assert any("prompt (it renders a TrustGraph prompt template): ask" in n for n in imported.notes)
+    assert any("of type 'prompt': it renders a TrustGraph prompt" in n for n in imported.notes)
 
 
 def test_a_configurator_dump_is_summed_up_per_type(tmp_path: Path) -> None:
@@ -54,12 +54,13 @@ def test_a_configurator_dump_is_summed_up_per_type(tmp_path: Path) -> None:
     path = tmp_path / "dump.json"
     path.write_text(json.dumps(dump))
     imported = read_import("trustgraph", [path])
-    assert len(imported.notes) == 2
+    assert len(imported.notes) == 3  # the items, the knowledge-query tools, the prompt one
     assert imported.notes[0].endswith(
         "left out 86 config item(s) that are not tools, tool services or MCP servers: "
         "flow (20), flow-blueprint (26), prompt (40)"
     )
-    assert "left out 13 tool(s)" in imported.notes[1] and "kq9, ..." in imported.notes[1]
+    assert "left out 12 tool(s) of type 'knowledge-query'" in imported.notes[1]
+    assert imported.notes[1].endswith("kq9, ...")
 
 
 def test_workspace_config_export(tmp_path: Path) -> None:

@@ -92,46 +92,45 @@ def _service_table(
     server: Server, placeholders: Placeholders, vault: Vault, config: ClientConfig
 ) -> dict[str, Any]:
     name = slug(server.name)
-    scope = Scope(name, server.name, vault)
-
-    def text(value: str, where: str) -> str:
-        return placeholders.translate(value, scope, where)
-
-    section: dict[str, Any]
-    if server.command is not None:
-        args = [text(a, f"argument {n}") for n, a in enumerate(server.args, start=1)]
-        env = {k: text(v, f"env {k}") for k, v in server.env.items()}
-        section = {
-            "command": [text(server.command, "command"), *rewrite_args(args, scope)],
-            "env": rewrite_map(env, scope, "env"),
-            "cwd": _cwd(text(server.cwd, "cwd"), config.workspace) if server.cwd else None,
-        }
-    else:
-        headers = {k: text(v, f"header {k}") for k, v in (server.headers or {}).items()}
-        url = text(server.url or "", "url")
-        section = {
-            "url": rewrite(url, scope, None, "url"),
-            "transport": server.transport,
-            "headers": rewrite_map(headers, scope, "header"),
-        }
+    section = _section(server, placeholders, Scope(name, server.name, vault), config.workspace)
     section |= {
         "connect_timeout": server.connect_timeout,
         "tool_timeout": server.tool_timeout,
         "disabled_tools": sorted(set(server.disabled_tools)),
-        "enabled_tools": None
-        if server.enabled_tools is None
-        else sorted(set(server.enabled_tools)),
     }
+    if server.enabled_tools is not None:  # even empty, an allow-list says: no tool enabled
+        section["enabled_tools"] = sorted(set(server.enabled_tools))
     table: dict[str, Any] = {"name": name}
     if name != server.name:
         table["title"] = server.name
     table["description"] = server.description
     table["state"] = "disabled" if server.disabled else None
-    kept = {"enabled_tools"}  # an empty allow-list still says something: no tool enabled
-    table["mcp"] = {
-        k: v for k, v in section.items() if (k in kept and v is not None) or clean({k: v})
-    }
+    table["mcp"] = {k: v for k, v in section.items() if k == "enabled_tools" or clean({k: v})}
     return clean(table)
+
+
+def _section(
+    server: Server, placeholders: Placeholders, scope: Scope, workspace: Path
+) -> dict[str, Any]:
+    """How to reach the server: client placeholders resolved, then every secret hidden."""
+
+    def text(value: str, where: str) -> str:
+        return placeholders.translate(value, scope, where)
+
+    if server.command is not None:
+        args = [text(a, f"argument {n}") for n, a in enumerate(server.args, start=1)]
+        env = {k: text(v, f"env {k}") for k, v in server.env.items()}
+        return {
+            "command": [text(server.command, "command"), *rewrite_args(args, scope)],
+            "env": rewrite_map(env, scope, "env"),
+            "cwd": _cwd(text(server.cwd, "cwd"), workspace) if server.cwd else None,
+        }
+    headers = {k: text(v, f"header {k}") for k, v in server.headers.items()}
+    return {
+        "url": rewrite(text(server.url or "", "url"), scope, None, "url"),
+        "transport": server.transport,
+        "headers": rewrite_map(headers, scope, "header"),
+    }
 
 
 def _cwd(cwd: str, workspace: Path) -> str:

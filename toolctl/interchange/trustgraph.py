@@ -225,24 +225,21 @@ def convert(data: Any, source: str) -> Tables:
 def _summary(
     source: str, others: Mapping[str, int], internal: Mapping[str, list[str]]
 ) -> list[str]:
-    """One line for the config items that are not tools (a configurator dump holds prompts,
-    flows, blueprints by the dozen), one for the tools that run only inside TrustGraph."""
+    """One line for the items that are not tools (a configurator dump holds prompts, flows
+    and blueprints by the dozen), one per type of tool that runs only inside TrustGraph."""
     notes = []
     if others:
         counts = ", ".join(f"{kind} ({n})" for kind, n in sorted(others.items()))
+        total = sum(others.values())
         notes.append(
-            f"{source}: left out {sum(others.values())} config item(s) that are not tools, "
-            f"tool services or MCP servers: {counts}"
+            f"{source}: left out {total} config item(s) that are not tools, tool services "
+            f"or MCP servers: {counts}"
         )
-    if internal:
-        kinds = "; ".join(
-            f"{kind} (it {INTERNAL_TYPES[kind]}): {', '.join(names[:LISTED])}"
-            + (", ..." if len(names) > LISTED else "")
-            for kind, names in sorted(internal.items())
-        )
+    for kind, names in sorted(internal.items()):
+        shown = ", ".join(names[:LISTED]) + (", ..." if len(names) > LISTED else "")
         notes.append(
-            f"{source}: left out {sum(map(len, internal.values()))} tool(s) TrustGraph's agent "
-            f"runs itself (each runs only inside TrustGraph): {kinds}"
+            f"{source}: left out {len(names)} tool(s) of type '{kind}': it "
+            f"{INTERNAL_TYPES[kind]}, so each runs only inside TrustGraph: {shown}"
         )
     return notes
 
@@ -358,13 +355,8 @@ def _mcp_server(value: dict[str, Any], name: str, result: Tables) -> None:
     result.tables.append(("service", named({"mcp": mcp}, foreign)))
 
 
-def _tool(
-    value: dict[str, Any],
-    name: str,
-    result: Tables,
-    remote: Mapping[str, str] | None = None,
-    internal: dict[str, list[str]] | None = None,
-) -> None:
+def _tool(value: dict[str, Any], name: str, result: Tables, remote: Mapping[str, str],
+          internal: dict[str, list[str]]) -> None:  # fmt: skip
     foreign = str(value.get("name") or name)
     kind = value.get("type")
     if not isinstance(kind, str):
@@ -372,9 +364,9 @@ def _tool(
     elif kind == "tool-service":
         result.tables.append(("tool", _tool_table(value, foreign)))
     elif kind in INTERNAL_TYPES:
-        (internal if internal is not None else {}).setdefault(kind, []).append(foreign)
+        internal.setdefault(kind, []).append(foreign)
     elif kind == "mcp-tool":
-        result.tables.append(("tool", _mcp_tool_table(value, foreign, remote or {})))
+        result.tables.append(("tool", _mcp_tool_table(value, foreign, remote)))
     else:
         result.problems.append(
             f"tool '{foreign}' has TrustGraph type {kind!r}, which TrustGraph does not know"
