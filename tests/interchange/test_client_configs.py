@@ -310,3 +310,16 @@ def test_an_unreadable_file_is_one_line_naming_what_was_tried(
     assert done.returncode == 2, done.stderr
     assert message in done.stderr
     assert done.stderr.count("toolctl: error:") == 1 and "Traceback" not in done.stderr
+
+
+def test_claude_code_user_file_with_project_servers(
+    toolctl: Toolctl, clients: Path, tmp_path: Path
+) -> None:
+    done, services = imported(toolctl, tmp_path / "reg", clients / "home/.claude.json")
+    assert done.returncode == 0, done.stderr
+    assert sorted(services) == ["memory", "stripe"]
+    assert services["memory"]["mcp"]["command"][0] == "npx"  # the user-scope one came first
+    assert "left out server 'memory' of project /home/me/work/api: the name is taken" in (
+        done.stderr
+    )
+    assert services["stripe"]["mcp"]["command"][-1] == "--api-key=${env:STRIPE_API_KEY}"

@@ -2,11 +2,12 @@
 
 The dialects (each looked up in its client's documentation):
 
-* ``mcpServers`` object: Claude Desktop, Claude Code (``.mcp.json``; ``type`` stdio | http
-  | sse), Cursor, Windsurf (``serverUrl``), Gemini CLI (``url`` is the old HTTP+SSE
-  transport, ``httpUrl`` streamable HTTP; ``timeout`` in ms; ``includeTools`` and
-  ``excludeTools``), Cline (``type`` streamableHttp; ``autoApprove``), Roo Code
-  (``alwaysAllow``, ``disabledTools``), Kiro (``autoApprove``, ``disabledTools``);
+* ``mcpServers`` object: Claude Desktop, Claude Code (``.mcp.json``, and ``~/.claude.json``
+  with each project's servers under ``projects``; ``type`` stdio | http | sse), Cursor,
+  Windsurf (``serverUrl``), Gemini CLI (``url`` is the old HTTP+SSE transport, ``httpUrl``
+  streamable HTTP; ``timeout`` in ms; ``includeTools`` and ``excludeTools``), Cline
+  (``type`` streamableHttp; ``autoApprove``), Roo Code (``alwaysAllow``,
+  ``disabledTools``), Kiro (``autoApprove``, ``disabledTools``);
 * ``servers`` (VS Code ``.vscode/mcp.json``, with ``inputs``) or ``mcp.servers`` (its
   ``settings.json``), JSON with comments and trailing commas;
 * ``context_servers`` (Zed ``settings.json``, JSONC; ``command`` a string or, in older
@@ -110,6 +111,7 @@ class ClientConfig:
     servers: list[Server]
     workspace: Path
     inputs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
 
 
 def read_client_config(path: Path) -> ClientConfig:
@@ -118,6 +120,9 @@ def read_client_config(path: Path) -> ClientConfig:
     if not isinstance(data, dict):
         raise UsageError(f"{path}: not an MCP config: expected a JSON object")
     dialect, raw = _servers(data, path)
+    notes: list[str] = []
+    if isinstance(raw, dict) and isinstance(data.get("projects"), dict):
+        raw = _with_projects(raw, data["projects"], notes)
     read = _read_list if isinstance(raw, list) else _read_map
     servers = read(raw, dialect, path)
     given = data.get("inputs")
@@ -126,7 +131,22 @@ def read_client_config(path: Path) -> ClientConfig:
         for item in (given if isinstance(given, list) else [])
         if isinstance(item, dict) and "id" in item
     }
-    return ClientConfig(str(path), dialect, servers, workspace_of(path), inputs)
+    return ClientConfig(str(path), dialect, servers, workspace_of(path), inputs, notes)
+
+
+def _with_projects(
+    servers: dict[str, Any], projects: dict[str, Any], notes: list[str]
+) -> dict[str, Any]:
+    """Claude Code's ``~/.claude.json`` keeps each project's own servers under
+    ``projects.PATH.mcpServers``: they are read too; a name already taken is left out."""
+    merged = dict(servers)
+    for folder, project in projects.items():
+        found = project.get("mcpServers") if isinstance(project, dict) else None
+        for name, server in (found if isinstance(found, dict) else {}).items():
+            if name in merged and merged[name] != server:
+                notes.append(f"left out server '{name}' of project {folder}: the name is taken")
+            merged.setdefault(name, server)
+    return merged
 
 
 def workspace_of(path: Path) -> Path:

@@ -78,7 +78,7 @@ def convert(config: ClientConfig, vault: Vault, result: ConfigImport | None = No
             continue
         tables.tables.append(("service", table))
         tables.notes.extend(_notes(server, table["name"], config.source))
-    tables.notes.extend(f"{config.source}: {note}" for note in placeholders.notes)
+    tables.notes.extend(f"{config.source}: {note}" for note in config.notes + placeholders.notes)
     if result is not None:
         result.read.append((config.source, DIALECTS[config.dialect], len(config.servers)))
     return tables
