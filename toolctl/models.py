@@ -365,6 +365,14 @@ class HttpService(_Model):
         return self
 
 
+CLIENT_PLACEHOLDER = re.compile(
+    r"\$\{(?:input:[^}]*|workspaceFolder\w*|workspaceRoot|userHome|pathSeparator|/)\}"
+    r"|\$\{\{[^}]*\}\}"
+)
+"""VS Code's, Cursor's and Continue's own variables, left in a descriptor by hand or by an
+import before they were resolved."""
+
+
 class McpService(_Model):
     """An MCP server: a ``command`` toolctl starts (stdio) or a ``url`` (streamable HTTP,
     or the old HTTP+SSE transport). ``${env:NAME}`` may stand in the command's items, the
@@ -404,6 +412,14 @@ class McpService(_Model):
             raise ValueError("'headers' belong to an HTTP server ('url')")
         if self.command is not None and self.transport is not None:
             raise ValueError("'transport' is for a server reached by 'url'")
+        values = [*(self.command or []), self.url or "", *self.env.values(), *self.headers.values()]
+        for value in values:
+            if found := CLIENT_PLACEHOLDER.search(value):
+                raise ValueError(
+                    f"{found.group()!r} is an MCP client's placeholder, which toolctl does not "
+                    "fill (the server would get it as text): write ${env:NAME}, as "
+                    "'toolctl import mcp-config' does"
+                )
         if self.command is not None and not all(self.command):
             raise ValueError("command items must not be empty")
         return self

@@ -323,3 +323,20 @@ def test_claude_code_user_file_with_project_servers(
         done.stderr
     )
     assert services["stripe"]["mcp"]["command"][-1] == "--api-key=${env:STRIPE_API_KEY}"
+
+
+def test_a_client_placeholder_left_in_a_descriptor_is_an_error(
+    toolctl: Toolctl, tmp_path: Path
+) -> None:
+    """What the importer resolves, `check` refuses when it is written by hand (or was left
+    by an older import): the server would receive '${input:token}' as text."""
+    (tmp_path / "reg").mkdir()
+    (tmp_path / "reg/s.toml").write_text(
+        '[[service]]\nname = "gh"\n[service.mcp]\nurl = "https://h/mcp"\n'
+        'headers = { Authorization = "Bearer ${input:token}" }\n'
+    )
+    done = toolctl("check", "-r", str(tmp_path / "reg"))
+    assert done.returncode == 3
+    assert "'${input:token}' is an MCP client's placeholder, which toolctl does not fill" in (
+        done.stdout + done.stderr
+    )
