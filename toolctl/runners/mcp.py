@@ -35,11 +35,11 @@ if TYPE_CHECKING:
     from toolctl.settings import Settings
 
 KEPT = "mcp-session"
+"""The process-table kind of a kept MCP session (its record is named after the service)."""
 IDLE_TIMEOUT = 600.0
 """Seconds a kept session a run started (``keep_alive``) waits for another call."""
 SLOW_START = 1.0
 """A server that takes longer than this to start gets the keep_alive suggestion."""
-"""The process-table kind of a kept MCP session (its record is named after the service)."""
 
 UPDATE_HINT = "review it with 'toolctl import mcp {service} --update'"
 REFERENCE = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
