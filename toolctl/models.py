@@ -23,7 +23,13 @@ from pydantic import (
 
 from toolctl.arguments import MAX_TIMEOUT
 from toolctl.names import NAME_PATTERN
-from toolctl.runtimes import BY_NAME, SERVICE_SECTIONS, TOOL_SECTIONS, import_dotted
+from toolctl.runtimes import (
+    BY_NAME,
+    MCP_IDLE_TIMEOUT,
+    SERVICE_SECTIONS,
+    TOOL_SECTIONS,
+    import_dotted,
+)
 
 ArgType = Literal["string", "integer", "number", "boolean", "object", "array"]
 InputMode = Literal["json", "none"]
@@ -388,7 +394,7 @@ class McpService(_Model):
     headers: dict[str, str] = {}
     keep_alive: StrictBool = False
     """A run starts a kept session (stdio) that later runs reuse, until ``idle_timeout``."""
-    idle_timeout: float = Field(default=600, ge=0, le=MAX_TIMEOUT)
+    idle_timeout: float = Field(default=MCP_IDLE_TIMEOUT, ge=0, le=MAX_TIMEOUT)
     """Seconds a kept session started by a run waits for the next call before it ends
     (0: until `service down`). `service up` sessions stay until `service down`."""
     connect_timeout: float = Field(default=30, gt=0)
@@ -429,7 +435,7 @@ ServiceState = Literal["active", "disabled"]
 """A disabled service's tools run only with `run --allow-staging`; `check --live` skips it."""
 MCP_DEFAULTS: dict[str, Any] = {
     "transport": None,
-    "idle_timeout": 600,
+    "idle_timeout": MCP_IDLE_TIMEOUT,
     "disabled_tools": [],
     "enabled_tools": None,
     "tool_timeout": None,

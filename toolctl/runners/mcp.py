@@ -27,6 +27,7 @@ from toolctl.errors import (
     UsageError,
 )
 from toolctl.runners.base import Call, Sink, ToolResult, ToolSpec, expand_env, expand_env_map
+from toolctl.runtimes import MCP_IDLE_TIMEOUT
 
 if TYPE_CHECKING:
     from toolctl.mcp import Progress, Session
@@ -36,8 +37,6 @@ if TYPE_CHECKING:
 
 KEPT = "mcp-session"
 """The process-table kind of a kept MCP session (its record is named after the service)."""
-IDLE_TIMEOUT = 600.0
-"""Seconds a kept session a run started (``keep_alive``) waits for another call."""
 SLOW_START = 1.0
 """A server that takes longer than this to start gets the keep_alive suggestion."""
 
@@ -227,7 +226,7 @@ def _suggest_keep_alive(name: str, service: Mapping[str, Any], took: float, sink
     and toolctl starts none that outlives the call unless the registry asks for it."""
     if took <= SLOW_START or not service.get("command") or service.get("keep_alive"):
         return
-    idle = float(service.get("idle_timeout", IDLE_TIMEOUT))
+    idle = float(service.get("idle_timeout", MCP_IDLE_TIMEOUT))
     sink.warning(
         f"MCP server '{name}' took {took:.1f} s to start; keep_alive = true in its "
         f"[service.mcp] keeps it warm between runs (it ends after {idle:g} s without a call), "
@@ -288,7 +287,7 @@ def kept_session(settings: Settings, name: str, service: Mapping[str, Any]) -> K
     record = ProcessTable(settings).get(name)
     wanted = service.get("keep_alive") and service.get("command")
     if (record is None or record.kind != KEPT) and wanted:
-        idle = float(service.get("idle_timeout", IDLE_TIMEOUT))
+        idle = float(service.get("idle_timeout", MCP_IDLE_TIMEOUT))
         record, _ = keep(settings, name, idle=idle or None)
     if record is None or record.kind != KEPT or record.port is None:
         return None
