@@ -253,7 +253,7 @@ def _host_tool(registry: Registry, settings: Settings, name: str, recorder: Reco
     from toolctl.calls import Caller, resolve
     from toolctl.errors import ToolFailed, UsageError
     from toolctl.pulsar.worker import Hosting
-    from toolctl.records import CURRENT_ORIGIN
+    from toolctl.records.context import CURRENT_ORIGIN
 
     spec = resolve(registry, name)
     if spec.runtime == "pulsar":

@@ -47,8 +47,9 @@ from toolctl.errors import TransportUnavailable, UsageError
 from toolctl.processes import ProcessRecord, launch_detached
 from toolctl.pulsar.client import needs_acknowledging, open_client, translate
 from toolctl.pulsar.wire import ERROR_TYPE, decode_request, encode_response, expired
-from toolctl.records import CURRENT_ORIGIN, Origin
-from toolctl.records.recorder import Finished, Hosted, Recorder
+from toolctl.records import Origin
+from toolctl.records.context import CURRENT_ORIGIN, Finished, Hosted
+from toolctl.records.recorder import Recorder
 from toolctl.settings import Settings
 
 Handler = Callable[[dict[str, Any], dict[str, Any], str], Any]

@@ -23,7 +23,6 @@ This module is on every `toolctl run`'s path: it holds only small values.
 
 from __future__ import annotations
 
-from contextvars import ContextVar
 from typing import NamedTuple
 
 CALLERS = ("cli", "batch", "serve", "mcp", "worker", "import")
@@ -63,8 +62,4 @@ class Origin(NamedTuple):
     call_id: str | None = None
 
 
-CURRENT_ORIGIN: ContextVar[Origin | None] = ContextVar("toolctl_origin", default=None)
-"""The origin of the call being served on this thread, for a handler that makes the call
-through ``toolctl.calls`` itself (a worker hosting a registered tool)."""
-
-__all__ = ["CALLERS", "CURRENT_ORIGIN", "OUTCOMES", "Origin", "outcome_of"]
+__all__ = ["CALLERS", "OUTCOMES", "Origin", "outcome_of"]
