@@ -1,136 +1,188 @@
-"""Chat transcripts in the OpenAI chat format, read into the tool calls they hold.
+"""Chat transcripts in the OpenAI chat format (JSON Lines) read as sessions of tool calls.
 
-A transcript file is JSON Lines, one conversation a line: ``{"messages": [...]}`` (an
-``id`` beside it names the conversation). Assistant messages carry ``tool_calls``
-(``{"id", "type": "function", "function": {"name", "arguments": "<JSON string>"}}``), and
-the ``tool`` message answering one names it by ``tool_call_id``; the older
-``function_call`` / ``function`` pair is read too. A call whose answer is an error (a JSON
-object with an ``error`` or ``"success": false``, or text starting with "Error") did not
-succeed. Pure parsing: no I/O but the lines given.
+One line is one conversation: ``{"messages": [...], "tools": [...]}``. Each assistant
+message's ``tool_calls`` (or a legacy ``function_call``) is a call; the user message before
+it is the request in force (the query); the ``tool`` (or legacy ``function``) message that
+answers it says whether it succeeded. The top-level ``tools`` (OpenAI function definitions,
+as OpenAI's fine-tuning format has them; legacy ``functions`` too) are the tools in play.
+
+A tool message says a call failed when its content is a JSON object with ``"success":
+false``, a non-empty ``"error"``, or ``"isError": true`` (MCP's flag), or when the message
+itself carries ``"is_error": true``; it says it succeeded with ``"success": true``, or with
+any other content. A call with no answer has unknown success (``None``).
+
+Pure: the caller opens the file and passes its lines. A line that is not a conversation
+raises ``UsageError`` naming ``origin:line``; blank lines are skipped.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
-from typing import Any, NamedTuple
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from toolctl.errors import UsageError
 
 
-class TranscriptCall(NamedTuple):
-    """One tool call of a conversation, in the order the assistant made them."""
+@dataclass(frozen=True)
+class Call:
+    """One tool call: what was called, with what, under which request, and how it went."""
+
+    tool: str
+    arguments: Mapping[str, Any]
+    call_id: str | None
+    query: str
+    success: bool | None = None
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool in play, as an OpenAI function definition names it."""
 
     name: str
-    arguments: dict[str, Any]
-    call_id: str | None
-    success: bool
-    output: str | None
-    """The tool's answer, when the transcript has it."""
+    description: str = ""
+    parameters: Mapping[str, Any] = field(default_factory=dict)
 
 
-class Transcript(NamedTuple):
-    """One conversation: where it came from (``origin``:line), its id, its tool calls."""
+@dataclass(frozen=True)
+class Transcript:
+    """One conversation: its calls in order and the tools it offered (may be empty)."""
 
     origin: str
     line: int
-    id: str
-    calls: list[TranscriptCall]
-    queries: list[str]
-    """The user's turns, in order."""
+    calls: tuple[Call, ...]
+    tools: tuple[ToolSpec, ...] = ()
+    id: str | None = None
+
+    @property
+    def where(self) -> str:
+        return f"{self.origin}:{self.line}"
 
 
-class TranscriptError(ValueError):
-    """A line that is not a conversation; carries where it is."""
-
-    def __init__(self, origin: str, line: int, reason: str) -> None:
-        super().__init__(f"{origin}:{line}: {reason}")
-        self.origin, self.line, self.reason = origin, line, reason
+class _Bad(ValueError):
+    """What is wrong with one line; turned into a UsageError with origin:line."""
 
 
-def read_transcripts(
-    lines: Iterable[str], origin: str, *, errors: list[TranscriptError] | None = None
-) -> Iterator[Transcript]:
-    """The conversations of JSONL ``lines`` (blank lines skipped). A malformed line raises
-    TranscriptError, or, when ``errors`` is given, is added to it and skipped."""
-    for number, text in enumerate(lines, start=1):
-        if not text.strip():
+def read_transcripts(lines: Iterable[str], origin: str) -> Iterator[Transcript]:
+    """Each non-blank line of ``lines`` as a Transcript; ``origin`` names the source."""
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
             continue
         try:
-            yield _transcript(text, origin, number)
-        except TranscriptError as exc:
-            if errors is None:
-                raise
-            errors.append(exc)
+            yield _transcript(line, origin, number)
+        except _Bad as exc:
+            raise UsageError(
+                f"{origin}:{number}: {exc}",
+                hint='expected one {"messages": [...]} conversation per line (OpenAI chat JSONL)',
+            ) from None
 
 
-def _transcript(text: str, origin: str, number: int) -> Transcript:
+def _transcript(line: str, origin: str, number: int) -> Transcript:
     try:
-        conversation = json.loads(text)
-    except ValueError as exc:
-        raise TranscriptError(origin, number, f"not JSON ({exc})") from None
-    messages = conversation.get("messages") if isinstance(conversation, dict) else None
-    if not isinstance(messages, list):
-        raise TranscriptError(origin, number, 'not a {"messages": [...]} conversation')
-    answers = _answers(messages)
-    calls, queries = [], []
-    for message in messages:
+        document = json.loads(line)
+    except (ValueError, RecursionError) as exc:
+        raise _Bad(f"not JSON ({exc})") from None
+    if not isinstance(document, dict) or not isinstance(document.get("messages"), list):
+        raise _Bad('not a conversation: no "messages" list')
+    calls = _calls(document["messages"])
+    tools = _tools(document.get("tools", document.get("functions")) or [])
+    name = document.get("id")
+    return Transcript(origin, number, calls, tools, name if isinstance(name, str) else None)
+
+
+def _calls(messages: list[Any]) -> tuple[Call, ...]:
+    calls: list[Call] = []
+    pending: dict[str, int] = {}  # call id (or function name, legacy) -> index in calls
+    query = ""
+    for position, message in enumerate(messages, 1):
         if not isinstance(message, dict):
-            continue
-        if message.get("role") == "user" and isinstance(message.get("content"), str):
-            queries.append(message["content"])
-        for call_id, name, arguments in _calls_of(message):
-            answer = answers.get(call_id or f"function:{name}")
-            calls.append(TranscriptCall(name, arguments, call_id, _succeeded(answer), answer))
-    given = conversation.get("id")
-    return Transcript(origin, number, str(given) if given else f"{origin}:{number}", calls, queries)
+            raise _Bad(f"message {position} is not an object")
+        role = message.get("role")
+        if role == "user":
+            query = _text(message.get("content"))
+        elif role == "assistant":
+            for call in _requested(message, position, query):
+                pending[call.call_id or call.tool] = len(calls)
+                calls.append(call)
+        elif role in ("tool", "function"):
+            key = message.get("tool_call_id") if role == "tool" else message.get("name")
+            index = pending.pop(key, None) if isinstance(key, str) else None
+            if index is not None:
+                calls[index] = replace(calls[index], success=_succeeded(message))
+    return tuple(calls)
 
 
-def _calls_of(message: dict[str, Any]) -> Iterator[tuple[str | None, str, dict[str, Any]]]:
-    if message.get("role") != "assistant":
-        return
-    for call in message.get("tool_calls") or []:
-        function = call.get("function") if isinstance(call, dict) else None
-        if isinstance(function, dict) and isinstance(function.get("name"), str):
-            yield call.get("id"), function["name"], _arguments(function.get("arguments"))
-    legacy = message.get("function_call")
-    if isinstance(legacy, dict) and isinstance(legacy.get("name"), str):
-        yield None, legacy["name"], _arguments(legacy.get("arguments"))
+def _requested(message: Mapping[str, Any], position: int, query: str) -> list[Call]:
+    requested = message.get("tool_calls") or []
+    if message.get("function_call"):
+        requested = [{"id": None, "function": message["function_call"]}]
+    if not isinstance(requested, list):
+        raise _Bad(f'message {position}: "tool_calls" is not a list')
+    calls = []
+    for item in requested:
+        function = item.get("function") if isinstance(item, dict) else None
+        if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+            raise _Bad(f"message {position}: a tool call without a function name")
+        call_id = item.get("id")
+        arguments = _arguments(function.get("arguments"), position, function["name"])
+        calls.append(
+            Call(function["name"], arguments, call_id if isinstance(call_id, str) else None, query)
+        )
+    return calls
 
 
-def _arguments(given: Any) -> dict[str, Any]:
-    if isinstance(given, str):
+def _arguments(raw: Any, position: int, name: str) -> Mapping[str, Any]:
+    if raw is None or raw == "":
+        return {}
+    if isinstance(raw, str):
         try:
-            given = json.loads(given) if given.strip() else {}
-        except ValueError:
-            return {}
-    return given if isinstance(given, dict) else {}
+            raw = json.loads(raw)
+        except (ValueError, RecursionError):
+            raise _Bad(f"message {position}: the arguments of '{name}' are not JSON") from None
+    if not isinstance(raw, dict):
+        raise _Bad(f"message {position}: the arguments of '{name}' are not a JSON object")
+    return raw
 
 
-def _answers(messages: list[Any]) -> dict[str, str]:
-    """Each call's answer by its id (legacy ``function`` answers by ``function:NAME``)."""
-    found: dict[str, str] = {}
-    for message in messages:
-        if not isinstance(message, dict):
-            continue
-        content = message.get("content")
-        text = content if isinstance(content, str) else json.dumps(content)
-        if message.get("role") == "tool" and message.get("tool_call_id"):
-            found[str(message["tool_call_id"])] = text
-        elif message.get("role") == "function" and message.get("name"):
-            found.setdefault(f"function:{message['name']}", text)
-    return found
-
-
-def _succeeded(answer: str | None) -> bool:
-    if answer is None:
-        return True
-    stripped = answer.strip()
-    if stripped.lower().startswith("error"):
+def _succeeded(message: Mapping[str, Any]) -> bool:
+    if message.get("is_error") is True:
         return False
-    if stripped.startswith("{"):
-        try:
-            parsed = json.loads(stripped)
-        except ValueError:
-            return True
-        if isinstance(parsed, dict):
-            return not parsed.get("error") and parsed.get("success", True) is not False
-    return True
+    try:
+        answer = json.loads(_text(message.get("content")))
+    except (ValueError, RecursionError):
+        return True
+    if not isinstance(answer, dict):
+        return True
+    if isinstance(answer.get("success"), bool):
+        return bool(answer["success"])
+    return not (answer.get("error") or answer.get("isError") is True)
+
+
+def _text(content: Any) -> str:
+    """Message content as text: a string, or the text parts of a list of parts."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [p.get("text") for p in content if isinstance(p, dict)]
+        return "\n".join(p for p in parts if isinstance(p, str))
+    return ""
+
+
+def _tools(items: Any) -> tuple[ToolSpec, ...]:
+    if not isinstance(items, list):
+        raise _Bad('"tools" is not a list')
+    specs = []
+    for item in items:
+        function = item.get("function", item) if isinstance(item, dict) else None
+        if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+            raise _Bad('a tool in "tools" without a function name')
+        parameters = function.get("parameters")
+        specs.append(
+            ToolSpec(
+                function["name"],
+                str(function.get("description") or ""),
+                parameters if isinstance(parameters, dict) else {},
+            )
+        )
+    return tuple(specs)

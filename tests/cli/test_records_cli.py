@@ -217,25 +217,53 @@ def test_history_import_reads_chat_transcripts_as_sessions(
     toolctl: Toolctl, tmp_path: Path
 ) -> None:
     source = tmp_path / "chats.jsonl"
-    source.write_text("\n".join(json.dumps(t) for t in TRANSCRIPTS) + "\nnot json\n")
+    source.write_text("\n".join(json.dumps(t) for t in TRANSCRIPTS) + "\n")
     done = toolctl("history", "import", str(source), "--json")
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["sessions"] == 2 and json.loads(done.stdout)["calls"] == 3
-    assert "chats.jsonl:3: not JSON" in done.stderr and "(skipped)" in done.stderr
+    assert json.loads(done.stdout) == {"calls": 3, "sessions": 2}
     found = calls(toolctl, "--caller", "import")
     assert [(c["tool"], c["outcome"], c["session"]) for c in reversed(found)] == [
         ("get_weather", "ok", "conv-1"),
         ("book", "failed", "conv-1"),
         ("get_weather", "ok", f"{source}:2"),
     ]
+    assert all("arguments" not in c for c in found)
     assert toolctl("history", "import", str(source)).returncode == 0  # again: replaced
     assert len(calls(toolctl, "--caller", "import")) == 3
     assert json.loads(toolctl("stats", "--json").stdout)["tools"][0]["tool"] == "book"
+
+
+def test_history_import_refuses_a_file_with_a_bad_line(toolctl: Toolctl, tmp_path: Path) -> None:
+    source = tmp_path / "chats.jsonl"
+    source.write_text(json.dumps(TRANSCRIPTS[0]) + "\nnot json\n")
+    refused = toolctl("history", "import", str(source))
+    assert refused.returncode == 2 and "chats.jsonl:2: not JSON" in refused.stderr
+    assert calls(toolctl) == []  # nothing half-imported
     empty = tmp_path / "empty.jsonl"
     empty.write_text("\n")
     refused = toolctl("history", "import", str(empty))
     assert refused.returncode == 2 and "no conversation" in refused.stderr
     assert toolctl("history", "import", str(tmp_path / "none.jsonl")).returncode == 2
+
+
+def test_the_history_reads_back_as_transcripts(toolctl: Toolctl, reg: str, tmp_path: Path) -> None:
+    """What learns from use reads the history as sessions of calls (toolctl.transcripts)."""
+    from toolctl.records.transcripts import history_transcripts
+    from toolctl.settings import Settings
+
+    source = tmp_path / "chats.jsonl"
+    source.write_text(json.dumps(TRANSCRIPTS[0]) + "\n")
+    toolctl("history", "import", str(source), "--record-arguments")
+    toolctl("run", "echo", "-a", "text=x", "-r", reg)
+    (imported, single) = history_transcripts(Settings.load())
+    assert imported.id == "conv-1"
+    assert [(c.tool, c.success, c.call_id) for c in imported.calls] == [
+        ("get_weather", True, "c1"),
+        ("book", False, "c2"),
+    ]
+    assert imported.calls[0].arguments == {"city": "Paris"}
+    assert imported.calls[1].arguments == {"api_key": "***"}
+    assert [c.tool for c in single.calls] == ["echo"]
 
 
 class _Headers(BaseHTTPRequestHandler):

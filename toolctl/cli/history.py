@@ -68,7 +68,8 @@ def import_command(
 ) -> None:
     """Import chat transcripts (OpenAI chat format, JSON Lines: one {"messages": [...]}
     conversation a line, tool calls in "tool_calls") as sessions of calls (caller
-    "import"). Exit codes: 0 ok, 2 unreadable file or no transcript in it."""
+    "import"). Exit codes: 0 ok, 2 unreadable file, a line that is not a conversation
+    (nothing is imported), or no conversation at all."""
     from toolctl.cli import render
     from toolctl.cli.common import settings_for
     from toolctl.cli.recordviews import transcript_lines
@@ -76,8 +77,6 @@ def import_command(
 
     settings = settings_for(None, record_arguments=record_arguments)
     imported = import_transcripts(settings, transcript_lines(file), str(file))
-    for problem in imported.skipped:
-        render.warn(f"{problem} (skipped)")
     if json:
         render.print_json(imported.to_json())
         return

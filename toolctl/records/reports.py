@@ -57,7 +57,9 @@ def check_filter(selected: Filter) -> Filter:
 
 
 @contextmanager
-def _reading(settings: Settings) -> Iterator[sqlite3.Connection | None]:
+def reading(settings: Settings) -> Iterator[sqlite3.Connection | None]:
+    """The history file, read-only, or None when there is none; a file that cannot be
+    read is a ToolctlError naming it."""
     from toolctl.records.history import open_for_reading
 
     path = history_path(settings.state_dir)
@@ -80,7 +82,7 @@ def recent_calls(settings: Settings, selected: Filter, limit: int = 20) -> list[
     from toolctl.records.history import recent
 
     check_filter(selected)
-    with _reading(settings) as db:
+    with reading(settings) as db:
         return [] if db is None else recent(db, selected, limit)
 
 
@@ -107,6 +109,6 @@ def tool_stats(settings: Settings, selected: Filter) -> StatsReport:
     from toolctl.records.history import outcomes
 
     check_filter(selected)
-    with _reading(settings) as db:
+    with reading(settings) as db:
         rows = [] if db is None else list(outcomes(db, selected))
     return StatsReport(summarize(rows), histogram(row[2] for row in rows))
