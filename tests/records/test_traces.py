@@ -143,3 +143,21 @@ def test_an_mcp_call_carries_the_traceparent_in_meta(
     assert outer.attributes["toolctl.runtime"] == "mcp"
     _, trace_id, span_id, flags = done.stdout.strip().split("-")
     assert (trace_id, flags) == (outer.trace_id, "01") and span_id != outer.span_id
+
+
+def test_an_endpoint_that_is_down_costs_one_warning_and_about_a_second(
+    tmp_path: Path, toolctl_process: Toolctl
+) -> None:
+    import socket
+
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {"OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{port}"}
+    done = toolctl_process("run", "traced", "-r", str(registry(tmp_path)), env=env)
+    assert done.returncode == 0 and done.stdout.startswith("00-")
+    (line,) = done.stderr.splitlines()
+    assert line == (
+        f"toolctl: warning: spans could not be sent to http://127.0.0.1:{port}/v1/traces: "
+        "[Errno 111] Connection refused"
+    )

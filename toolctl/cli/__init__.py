@@ -102,8 +102,8 @@ def _write_records() -> None:
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(OSError, ValueError):
             stream.flush()
+    shutdown_all()  # spans first: a warning about them is told with the history's
     flush_all(render.warn)
-    shutdown_all()
 
 
 def _write_crash_report(args: list[str]) -> str:

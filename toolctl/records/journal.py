@@ -134,6 +134,16 @@ class Journal:
                 self._thread.start()
 
 
+_deferred: list[str] = []
+"""Warnings of this process's records that nobody was there to hear yet (flush_all tells)."""
+
+
+def defer_warning(message: str) -> None:
+    """Keep ``message`` for the next ``flush_all`` that has someone to tell."""
+    if message not in _deferred:
+        _deferred.append(message)
+
+
 _journals: dict[Path, Journal] = {}
 _journals_lock = threading.Lock()
 
@@ -167,3 +177,5 @@ def flush_all(warn: Warn | None = None) -> None:
         journal.flush()
         if warn is not None:
             journal.report(warn)
+    while warn is not None and _deferred:
+        warn(_deferred.pop(0))

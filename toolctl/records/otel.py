@@ -11,7 +11,8 @@ variables are honoured (``OTEL_SERVICE_NAME``, ``OTEL_RESOURCE_ATTRIBUTES``,
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import threading
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from opentelemetry import trace
@@ -26,7 +27,11 @@ from toolctl import __version__
 from toolctl.records.tracing import TraceContext
 
 EXPORT_TIMEOUT_S = 5.0
-"""How long a command waits at exit for its spans to reach the endpoint."""
+"""How long one export request may take."""
+FLUSH_WAIT_S = 1.0
+"""How long a command waits at exit for its spans to go out: an endpoint that is down
+costs a run this much, once, not the exporter's retries."""
+LOGGERS = ("opentelemetry",)
 
 
 def traces_endpoint(environ: Mapping[str, str]) -> str:
@@ -57,7 +62,11 @@ class _OtelSpan:
 class OtlpTracer:
     """Starts spans under a caller's context and sends them in batches to the endpoint."""
 
-    def __init__(self, environ: Mapping[str, str]) -> None:
+    def __init__(
+        self, environ: Mapping[str, str], warn: Callable[[str], None] | None = None
+    ) -> None:
+        self.endpoint = traces_endpoint(environ)
+        _quiet_sdk_logs(self.endpoint, warn)
         resource = Resource.create(
             {
                 "service.name": environ.get("OTEL_SERVICE_NAME") or "toolctl",
@@ -65,9 +74,9 @@ class OtlpTracer:
             }
         )
         self.provider = TracerProvider(resource=resource, shutdown_on_exit=False)
-        exporter = OTLPSpanExporter(endpoint=traces_endpoint(environ), timeout=EXPORT_TIMEOUT_S)
+        self.exporter = OTLPSpanExporter(endpoint=self.endpoint, timeout=EXPORT_TIMEOUT_S)
         self.provider.add_span_processor(
-            BatchSpanProcessor(exporter, export_timeout_millis=EXPORT_TIMEOUT_S * 1000)
+            BatchSpanProcessor(self.exporter, export_timeout_millis=EXPORT_TIMEOUT_S * 1000)
         )
         self.tracer = self.provider.get_tracer("toolctl", __version__)
 
@@ -92,5 +101,42 @@ class OtlpTracer:
         return _OtelSpan(span)
 
     def shutdown(self) -> None:
-        self.provider.force_flush(int(EXPORT_TIMEOUT_S * 1000))
+        # force_flush waits out an export's retries whatever its timeout says: wait for it
+        # FLUSH_WAIT_S at most, then shut the exporter, which ends a retry at once
+        flushing = threading.Thread(target=self.provider.force_flush, daemon=True)
+        flushing.start()
+        flushing.join(FLUSH_WAIT_S)
+        self.exporter.shutdown()  # type: ignore[no-untyped-call]
+        flushing.join(FLUSH_WAIT_S)
         self.provider.shutdown()
+
+
+def _reason(message: str) -> str:
+    """The gist of an SDK log line: the OS error when there is one, else its first words."""
+    import re
+
+    found = re.search(r"\[Errno -?\d+\] [^\"')]+", message)
+    if found:
+        return found.group(0).strip()
+    return message.split(" encountered while", 1)[0][:200]
+
+
+def _quiet_sdk_logs(endpoint: str, warn: Callable[[str], None] | None) -> None:
+    """The SDK logs export failures (and retries) through logging, which would reach stderr
+    as several raw lines per batch: they become one warning, once per process."""
+    import logging
+
+    class Once(logging.Handler):
+        told = False
+
+        def emit(self, record: logging.LogRecord) -> None:
+            if record.levelno < logging.WARNING or Once.told:
+                return
+            Once.told = True
+            if warn is not None:
+                warn(f"spans could not be sent to {endpoint}: {_reason(record.getMessage())}")
+
+    for name in LOGGERS:
+        logger = logging.getLogger(name)
+        logger.handlers = [Once()]
+        logger.propagate = False

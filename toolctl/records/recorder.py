@@ -87,9 +87,11 @@ class Recorder:
         metrics: Metrics | None = None,
         warn: Callable[[str], None] | None = None,
     ) -> None:
+        from toolctl.records.journal import defer_warning
+
         self.settings = settings
         self.metrics = metrics
-        self.warn = warn
+        self.warn = warn or defer_warning  # told when the command writes its records
         self.journal = journal_for(settings, warn)
         self.store = settings.records.record_arguments
         self._tracer: Tracer | None = None
@@ -99,7 +101,7 @@ class Recorder:
     def tracer(self) -> Tracer:
         if self._tracer is None:
             try:
-                self._tracer = tracer_for(self.settings)
+                self._tracer = tracer_for(self.settings, self.warn)
             except ImportError:
                 self._complain(
                     "OTEL_EXPORTER_OTLP_ENDPOINT is set but OpenTelemetry is not installed: "

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:  # Protocols cost a `toolctl run` ~0.2 ms each to define: checkers only
@@ -124,8 +124,9 @@ def exporting(environ: Mapping[str, str]) -> bool:
 _tracers: dict[tuple[str, ...], Tracer] = {}
 
 
-def tracer_for(settings: Settings) -> Tracer:
-    """The process's tracer: exporting over OTLP when the variables say so, else ids only."""
+def tracer_for(settings: Settings, warn: Callable[[str], None] | None = None) -> Tracer:
+    """The process's tracer: exporting over OTLP when the variables say so, else ids only.
+    ``warn`` hears, once, that spans could not be sent."""
     environ = settings.environ
     if not exporting(environ):
         return ID_TRACER
@@ -141,7 +142,7 @@ def tracer_for(settings: Settings) -> Tracer:
     if tracer is None:
         from toolctl.records.otel import OtlpTracer
 
-        tracer = _tracers[key] = OtlpTracer(environ)
+        tracer = _tracers[key] = OtlpTracer(environ, warn)
     return tracer
 
 
