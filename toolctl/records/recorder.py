@@ -126,7 +126,11 @@ class Recorder:
             "toolctl.caller": origin.caller,
             "toolctl.session": self.session(origin),
         }
-        span = self.tracer.start(f"execute_tool {tool.name}", parent, attributes)
+        try:
+            span = self.tracer.start(f"execute_tool {tool.name}", parent, attributes)
+        except Exception as exc:  # never into the call: the ids still travel
+            self._complain(f"a call's span was not made: {type(exc).__name__}: {exc}")
+            span = ID_TRACER.start("", parent, {})
         if self.metrics is not None:
             self.metrics.started(tool.name, tool.runtime)
         return Recording(tool, origin, span, arguments)
