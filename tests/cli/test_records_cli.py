@@ -305,3 +305,27 @@ def test_an_http_tool_gets_the_calls_traceparent(
     (call,) = calls(toolctl)
     assert _Headers.seen == [f"00-{call['trace_id']}-{call['span_id']}-01"]
     assert os.environ.get("TRACEPARENT") is None  # the test process itself is untouched
+
+
+def test_eight_toolctl_processes_record_at_once(toolctl: Toolctl, reg: str, tmp_path: Path) -> None:
+    lines = "".join(json.dumps({"text": str(n)}) + "\n" for n in range(40))
+    batches = [
+        subprocess.Popen(
+            [PY, "-m", "toolctl", "run", "echo", "--batch", "-", "-r", reg, "--concurrency", "4"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=tmp_path,
+            env={**os.environ, "TOOLCTL_SESSION": f"p{n}"},
+        )
+        for n in range(8)
+    ]
+    for batch in batches:
+        _, err = batch.communicate(lines, timeout=120)
+        assert batch.returncode == 0 and err == "", err
+    found = calls(toolctl, "--limit", "1000")
+    assert len(found) == 320
+    assert {s: sum(c["session"] == s for c in found) for s in {c["session"] for c in found}} == {
+        f"p{n}": 40 for n in range(8)
+    }
