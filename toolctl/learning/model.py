@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 START = "^"
 ORDER = 3
@@ -39,9 +39,12 @@ class Step(Protocol):
     def success(self) -> bool | None: ...
 
 
-@dataclass(frozen=True)
-class Tally:
-    """How often a tool was called (in a context), and how many of those calls failed."""
+class Tally(NamedTuple):
+    """How often a tool was called (in a context), and how many of those calls failed.
+
+    A NamedTuple rather than a frozen dataclass: learning makes ~10^5 of them, and a
+    NamedTuple is built three times as fast.
+    """
 
     calls: int
     failed: int = 0
@@ -132,15 +135,17 @@ def learn(
             if step.success is False:
                 failed.update(keys)
             seen.append(step.tool)
-    tools: dict[str, Tally] = {}
-    contexts: dict[Context, dict[str, Tally]] = {}
     support: Counter[Context] = Counter()
     for (context, _), n in calls.items():
         support[context] += n
-    for (context, tool), n in sorted(calls.items()):
-        tally = Tally(n, failed.get((context, tool), 0))
+    tools: dict[str, Tally] = {}
+    contexts: dict[Context, dict[str, Tally]] = {}
+    for key, n in calls.items():  # in the order first seen: deterministic; the file sorts
+        context, tool = key
         if not context:
-            tools[tool] = tally
+            tools[tool] = Tally(n, failed.get(key, 0))
         elif len(context) == 1 or support[context] >= min_support:
-            contexts.setdefault(context, {})[tool] = tally
+            if context not in contexts:
+                contexts[context] = {}
+            contexts[context][tool] = Tally(n, failed.get(key, 0))
     return LearnedModel(tools, contexts, count, order, min_support, failure_weight, lexical_weight)

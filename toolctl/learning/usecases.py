@@ -28,6 +28,11 @@ class Learned:
     path: Path
     model: LearnedModel
 
+    def summary(self) -> dict[str, int]:
+        m = self.model
+        counts = {"contexts": len(m.contexts), "proposals": len(m.proposals)}
+        return {"sessions": m.sessions, "calls": m.calls, **counts}
+
 
 @dataclass(frozen=True)
 class NextTools:
