@@ -2,7 +2,8 @@
 
 A tool's document is its name, its description, and each argument's name and description
 (split at ``_``, ``-``, ``.`` and camelCase). Words are lower-cased and lightly stemmed
-(a trailing ``s``, ``es``, ``ed`` or ``ing`` dropped), so "moves" finds ``move``. No model
+(a trailing ``s``, ``es``, ``ed`` or ``ing`` dropped, then a final ``e``), so "moving",
+"moves" and "moved" all find ``move``. No model
 weights: the whole ranking is in this file. Deterministic.
 """
 
@@ -29,8 +30,9 @@ def words(text: str) -> list[str]:
 def _stem(word: str) -> str:
     for suffix in _SUFFIXES:
         if len(word) > len(suffix) + 2 and word.endswith(suffix):
-            return word[: -len(suffix)]
-    return word
+            word = word[: -len(suffix)]
+            break
+    return word[:-1] if len(word) > 3 and word.endswith("e") else word
 
 
 def tool_text(name: str, description: str, parameters: Mapping[str, Any]) -> str:
@@ -59,7 +61,7 @@ class BM25:
 
     def scores(self, query: str, names: Iterable[str] | None = None) -> dict[str, float]:
         """BM25 of ``query`` for each document (or just ``names``); 0.0 shares no word."""
-        asked = set(words(query)) & self._idf.keys()
+        asked = sorted(set(words(query)) & self._idf.keys())  # sorted: the same sum every run
         found: dict[str, float] = {}
         for name in self._terms if names is None else names:
             terms = self._terms.get(name)
