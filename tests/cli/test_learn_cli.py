@@ -134,6 +134,20 @@ def test_recommend_after_ranks_the_next_tools(toolctl: Toolctl, setup: tuple[Pat
     ranked = json.loads(done.stdout)["next"]
     assert next(r["name"] for r in ranked) == "ls" and len(ranked) == 3
     assert ranked == sorted(ranked, key=lambda r: -r["score"])
+    same = toolctl(
+        "recommend",
+        "--after",
+        "cd",
+        "--query",
+        "list what is in docs",
+        "--top",
+        "3",
+        "--format",
+        "json",
+        "--registry",
+        str(reg),
+    )
+    assert same.stdout == done.stdout
 
     def score(*query: str) -> float:
         done = toolctl(
@@ -230,6 +244,10 @@ def test_recommend_after_without_a_learned_file_and_with_an_unknown_tool(
     [
         ([], "give --action (the toolkit graph) or --after (the next tools)"),
         (["--action", "browse", "--after", "cd"], "--action and --after cannot be combined"),
+        (
+            ["--after", "cd", "--format", "dot"],
+            "--format dot draws --action results; --after prints table or json",
+        ),
     ],
 )
 def test_recommend_needs_one_kind_of_start(

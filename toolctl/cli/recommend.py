@@ -66,7 +66,8 @@ def recommend_command(
     if after or not action:
         from toolctl.cli.recommend_next import recommend_after
 
-        return recommend_after(action, after, query, top, settings_for(registry, strict), json)
+        settings = settings_for(registry, strict)
+        return recommend_after(action, after, query, top, settings, format.value, json)
 
     from toolctl.cli import render
     from toolctl.cli.common import open_registry

@@ -15,6 +15,7 @@ def recommend_after(
     query: str,
     top: int,
     settings: Settings,
+    format: str,
     as_json: bool,
 ) -> None:
     """Blend the learned transitions, the toolkit graph and the request; only tools in force.
@@ -31,6 +32,8 @@ def recommend_after(
         raise UsageError("--action and --after cannot be combined")
     if not after:
         raise UsageError("give --action (the toolkit graph) or --after (the next tools)")
+    if format in ("dot", "mermaid"):
+        raise UsageError(f"--format {format} draws --action results; --after prints table or json")
     result = recommend_next(open_registry(settings), after, query, top)
     for name in result.unknown:
         render.warn(f"tool '{name}' is not in force; used as context only")
@@ -38,7 +41,7 @@ def recommend_after(
         render.note(
             "no learned file on the search path (`toolctl graph learn`): graph and query only"
         )
-    if as_json:
+    if as_json or format == "json":
         return render.print_json(result.to_json())
     rows = [[str(i), s.name, f"{s.score:.4f}"] for i, s in enumerate(result.ranked, 1)]
     render.print_table(["RANK", "TOOL", "SCORE"], rows, color=settings.color)

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from toolctl.errors import RegistryError, UsageError
-from toolctl.learning.model import Context, LearnedModel, Proposal, Tally
+from toolctl.learning.model import LearnedModel, Proposal, Tally
 
 FORMAT = 1
 _BARE = re.compile(r"^[A-Za-z0-9_-]+$")
@@ -118,8 +118,3 @@ def loads(text: str, origin: str) -> LearnedModel:
 
 def _read_tallies(table: Any) -> dict[str, Tally]:
     return {tool: Tally(int(v["calls"]), int(v.get("failed", 0))) for tool, v in table.items()}
-
-
-def context_key(context: Context) -> str:
-    """A context as the learned file writes it: names joined by one space."""
-    return " ".join(context)
