@@ -23,7 +23,13 @@ from pydantic import (
 
 from toolctl.arguments import MAX_TIMEOUT
 from toolctl.names import NAME_PATTERN
-from toolctl.runtimes import BY_NAME, SERVICE_SECTIONS, TOOL_SECTIONS, import_dotted
+from toolctl.runtimes import (
+    BY_NAME,
+    MCP_IDLE_TIMEOUT,
+    SERVICE_SECTIONS,
+    TOOL_SECTIONS,
+    import_dotted,
+)
 
 ArgType = Literal["string", "integer", "number", "boolean", "object", "array"]
 InputMode = Literal["json", "none"]
@@ -365,16 +371,39 @@ class HttpService(_Model):
         return self
 
 
+CLIENT_PLACEHOLDER = re.compile(
+    r"\$\{(?:input:[^}]*|workspaceFolder\w*|workspaceRoot|userHome|pathSeparator|/)\}"
+    r"|\$\{\{[^}]*\}\}"
+)
+"""VS Code's, Cursor's and Continue's own variables, left in a descriptor by hand or by an
+import before they were resolved."""
+
+
 class McpService(_Model):
-    """An MCP server: a ``command`` toolctl starts (stdio) or a streamable HTTP ``url``."""
+    """An MCP server: a ``command`` toolctl starts (stdio) or a ``url`` (streamable HTTP,
+    or the old HTTP+SSE transport). ``${env:NAME}`` may stand in the command's items, the
+    URL, env values and headers."""
 
     command: list[str] | None = Field(default=None, min_length=1)
     env: dict[str, str] = {}
     cwd: str | None = None
     url: str | None = None
+    transport: Literal["http", "sse"] | None = None
+    """How ``url`` is reached: "http" streamable HTTP, "sse" the old HTTP+SSE transport;
+    unset, streamable HTTP, then HTTP+SSE when the server refuses it with a 4xx."""
     headers: dict[str, str] = {}
     keep_alive: StrictBool = False
+    """A run starts a kept session (stdio) that later runs reuse, until ``idle_timeout``."""
+    idle_timeout: float = Field(default=MCP_IDLE_TIMEOUT, ge=0, le=MAX_TIMEOUT)
+    """Seconds a kept session started by a run waits for the next call before it ends
+    (0: until `service down`). `service up` sessions stay until `service down`."""
     connect_timeout: float = Field(default=30, gt=0)
+    disabled_tools: list[str] = []
+    """Tools `import mcp` writes disabled (a client config's ``disabledTools``)."""
+    enabled_tools: list[str] | None = None
+    """When set, `import mcp` writes every other tool disabled (``enabled_tools``)."""
+    tool_timeout: float | None = Field(default=None, gt=0, le=MAX_TIMEOUT)
+    """The ``timeout`` `import mcp` gives each tool (a client config's per-call timeout)."""
 
     @model_validator(mode="after")
     def _command_or_url(self) -> McpService:
@@ -387,15 +416,38 @@ class McpService(_Model):
                 raise ValueError("'env' and 'cwd' belong to a stdio server ('command')")
         if self.command is not None and self.headers:
             raise ValueError("'headers' belong to an HTTP server ('url')")
+        if self.command is not None and self.transport is not None:
+            raise ValueError("'transport' is for a server reached by 'url'")
+        values = [*(self.command or []), self.url or "", *self.env.values(), *self.headers.values()]
+        for value in values:
+            if found := CLIENT_PLACEHOLDER.search(value):
+                raise ValueError(
+                    f"{found.group()!r} is an MCP client's placeholder, which toolctl does not "
+                    "fill (the server would get it as text): write ${env:NAME}, as "
+                    "'toolctl import mcp-config' does"
+                )
         if self.command is not None and not all(self.command):
             raise ValueError("command items must not be empty")
         return self
+
+
+ServiceState = Literal["active", "disabled"]
+"""A disabled service's tools run only with `run --allow-staging`; `check --live` skips it."""
+MCP_DEFAULTS: dict[str, Any] = {
+    "transport": None,
+    "idle_timeout": MCP_IDLE_TIMEOUT,
+    "disabled_tools": [],
+    "enabled_tools": None,
+    "tool_timeout": None,
+}
+"""[service.mcp] fields left out of the cached data at their defaults (locks stay the same)."""
 
 
 class _ServiceHead(_Model):
     name: str = Field(pattern=NAME_PATTERN, validation_alias=AliasChoices("name", "id"))
     title: str | None = None
     description: str = ""
+    state: ServiceState = "active"
 
 
 if TYPE_CHECKING:
@@ -491,4 +543,9 @@ def normalise(kind: str, model: BaseModel) -> dict[str, Any]:
         data["runtime"] = model.runtime_section  # None until the index resolves the service
     elif isinstance(model, Service):
         data["transport"] = model.transport
+        mcp = data.get("mcp")
+        if isinstance(mcp, dict):
+            for key, default in MCP_DEFAULTS.items():
+                if mcp.get(key) == default:
+                    del mcp[key]
     return data

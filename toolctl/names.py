@@ -13,3 +13,22 @@ def fold(name: str) -> str:
     ``read.file`` and ``read-file`` all fold to ``read-file``.
     """
     return name.casefold().replace("_", "-").replace(".", "-")  # translate() is 4x slower
+
+
+FUNCTION_NAME = r"^[A-Za-z0-9_-]{1,64}$"
+"""What OpenAI accepts as a function name (a registry name may also hold '.' and be longer)."""
+
+
+def function_name(name: str) -> str | None:
+    """The name a tool goes by where only ``FUNCTION_NAME`` is accepted (OpenAI's function
+    calling): the name itself when it fits, else the name with each ``.`` as ``_``
+    (``everything.echo`` → ``everything_echo``); None for a name over 64 characters.
+
+    The rule is reversible in the registry: ``.``, ``_`` and ``-`` fold alike, so no two
+    names in force can map to one function name, and a function name leads back to the one
+    tool in force whose name maps to it (``toolctl run`` and ``serve`` accept it).
+    """
+    import re
+
+    mapped = name.replace(".", "_")
+    return mapped if re.match(FUNCTION_NAME, mapped) else None

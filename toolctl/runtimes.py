@@ -13,6 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
+MCP_IDLE_TIMEOUT = 600.0
+"""Seconds a kept MCP session a run started waits for another call (``idle_timeout``)."""
+
 
 class Runtime(NamedTuple):
     """One runtime: its descriptor sections, its runner, its listing column."""

@@ -23,3 +23,16 @@ def check_runnable(tool_data: Mapping[str, Any], allow_staging: bool) -> None:
         f"tool '{tool_data['name']}' is {state}, not active; it does not run by default",
         hint='pass --allow-staging to run it anyway, or set state = "active"',
     )
+
+
+def check_service_runnable(tool: str, service: Mapping[str, Any], allow_staging: bool) -> None:
+    """Refuse a tool whose service is disabled (a client config had the server off),
+    unless ``allow_staging``."""
+    if service.get("state", "active") == "active" or allow_staging:
+        return
+    raise UsageError(
+        f"tool '{tool}' runs on service '{service['name']}', which is {service['state']}; "
+        "it does not run by default",
+        hint=f'pass --allow-staging to run it anyway, or set state = "active" in service '
+        f"'{service['name']}'",
+    )

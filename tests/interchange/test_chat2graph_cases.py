@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import Toolctl
 from tests.interchange.test_shared_data import SHARED
 from toolctl.graph import Toolkit, recommend
 from toolctl.interchange import read_import
@@ -62,3 +63,21 @@ def test_separate_chains_stay_the_default_and_do_differ() -> None:
     for case in CASES:
         if case["hops"] == 0:  # without hops only the start's own Call edges count
             assert answer(kit, case) == expected(case)
+
+
+def test_an_action_naming_an_undefined_tool_points_at_as_loaded(
+    toolctl: Toolctl, tmp_path: Path
+) -> None:
+    config = tmp_path / "agent.yml"
+    config.write_text(
+        "tools:\n  - {name: Known, type: LOCAL_TOOL, module_path: app.tools}\n"
+        "actions:\n  - {name: act, tools: [{name: Known}, {name: Phantom}]}\n"
+    )
+    refused = toolctl("import", "chat2graph", str(config), "-r", str(tmp_path / "reg"))
+    assert refused.returncode == 3
+    assert "action 'act' calls unknown tool 'Phantom'" in refused.stderr
+    assert "'toolctl import chat2graph --as-loaded' imports the file as it does" in refused.stderr
+    loaded = toolctl(
+        "import", "chat2graph", str(config), "--as-loaded", "-r", str(tmp_path / "reg")
+    )
+    assert loaded.returncode == 0, loaded.stderr

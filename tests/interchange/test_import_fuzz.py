@@ -74,3 +74,42 @@ def test_strict_schemas_of_any_shape_are_made_or_refused() -> None:
         schema = {"type": "object", "properties": {"p": schema_junk(chance)}}
         with contextlib.suppress(NotStrict):
             strict_schema(schema)
+
+
+CONFIG_KEYS = [
+    "mcpServers", "servers", "context_servers", "mcp_servers", "inputs", "mcp", "command",
+    "args", "env", "url", "httpUrl", "serverUrl", "type", "headers", "disabled", "enabled",
+    "disabledTools", "enabled_tools", "includeTools", "timeout", "tool_timeout_sec",
+    "startup_timeout_ms", "connectionTimeout", "cwd", "transport", "requestOptions",
+    "bearer_token_env_var", "env_vars", "env_http_headers", "name", "source", "path", "id",
+]  # fmt: skip
+CONFIG_LEAVES: list[Any] = [
+    None, True, 0, -1, 1e9, "", "npx", "sse", "http", "http://h/sse?key=abcdefghij0123456789",
+    "${input:x}", "${workspaceFolder}", "${A:-b}", "$B", "${{ secrets.C }}", "${file:/x}",
+    "Bearer sk-proj-0123456789abcdefghij", "-e", "--token", "K=v", [], {},
+]  # fmt: skip
+
+
+def config_junk(chance: random.Random, depth: int = 0) -> Any:
+    roll = chance.random()
+    if depth > 4 or roll < 0.25:
+        return chance.choice(CONFIG_LEAVES)
+    if roll < 0.45:
+        return [config_junk(chance, depth + 1) for _ in range(chance.randint(0, 4))]
+    keys = CONFIG_KEYS if chance.random() < 0.8 else ["a b", "Sérvér", "x"]
+    return {
+        chance.choice(keys): config_junk(chance, depth + 1) for _ in range(chance.randint(1, 5))
+    }
+
+
+def test_random_client_configs_never_crash_an_import(tmp_path: Path) -> None:
+    from toolctl.interchange.client_configs import read_client_config
+    from toolctl.interchange.mcp_config import convert
+    from toolctl.interchange.secrets import Vault
+
+    chance = random.Random("mcp-config")
+    for attempt in range(500):
+        path = tmp_path / f"{attempt}.json"
+        path.write_text(json.dumps(config_junk(chance)))
+        with contextlib.suppress(ToolctlError):
+            convert(read_client_config(path), Vault())

@@ -102,21 +102,18 @@ tools = ["tell-joke"]
 """
 
 
-def test_openai_functions_are_sorted_valid_json_schema_and_skip_bad_names() -> None:
+def test_openai_functions_are_sorted_valid_json_schema_and_map_dotted_names() -> None:
     tools, services, _ = registry_data(SAMPLE)
     exported = export("openai", tools, services)
     names = [f["function"]["name"] for f in exported.data]
-    assert names == ["free-form", "tell-joke", "word-count"]
-    assert exported.notes == [
-        "left out tool 'dotted.name': OpenAI function names allow only letters, digits, "
-        "'_' and '-', at most 64"
-    ]
+    assert names == ["dotted_name", "free-form", "tell-joke", "word-count"]
+    assert exported.notes == []
     for function in exported.data:
         assert function["type"] == "function"
         assert set(function["function"]) == {"name", "description", "parameters"}
         jsonschema.Draft202012Validator.check_schema(function["function"]["parameters"])
         jsonschema.Draft7Validator.check_schema(function["function"]["parameters"])
-    word_count = exported.data[2]["function"]["parameters"]
+    word_count = exported.data[3]["function"]["parameters"]
     assert word_count["required"] == ["text"]
     assert word_count["properties"]["mode"] == {
         "type": "string",
@@ -243,7 +240,13 @@ def test_trustgraph_import_leaves_out_other_tool_types_and_refuses_junk(tmp_path
     imported = read_import("trustgraph", [write(tmp_path, "items.json", items)])
     assert [e.definition.name for e in imported.entries] == ["tell-joke"]
     assert len(imported.notes) == 2
-    assert "of type 'knowledge-query': it queries TrustGraph's knowledge graph" in imported.notes[0]
+    assert imported.notes[0].endswith(
+        "left out 1 config item(s) that are not tools, tool services or MCP servers: prompt (1)"
+    )
+    assert imported.notes[1].endswith(
+        "left out 1 tool(s) of type 'knowledge-query': it queries TrustGraph's knowledge "
+        "graph, so each runs only inside TrustGraph: ask"
+    )
     with pytest.raises(UsageError, match="holds nothing toolctl can import"):
         read_import("trustgraph", [write(tmp_path, "none.json", items[:2])])
     with pytest.raises(UsageError, match="not valid JSON"):

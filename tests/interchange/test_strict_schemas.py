@@ -21,6 +21,7 @@ from toolctl.interchange.functions import (
     STRICT_FORMATS,
     STRICT_KEYWORDS,
     NotStrict,
+    strict_functions,
     strict_schema,
 )
 
@@ -104,7 +105,7 @@ def test_strict_export_keeps_every_rule_or_says_why_not() -> None:
     assert by_name["free-form"]["strict"]  # it lists its properties: extra keys now refused
     assert [n.split("'")[1] for n in notes if "without strict" in n] == ["too-loose"]
     assert any("minLength" in n for n in notes)
-    assert any("dotted.name" in n for n in notes)  # its name is still refused, as before
+    assert "dotted_name" in by_name  # its name, mapped as names.function_name says
 
 
 def test_optional_properties_become_nullable_and_defaults_move_to_the_description() -> None:
@@ -192,3 +193,19 @@ def test_cli_strict_flag_and_unchanged_default(tmp_path: Path, toolctl: Toolctl)
     wrong = toolctl("export", "--format", "mcp", "--strict-schemas", "-r", str(registry))
     assert wrong.returncode == 2
     assert "--strict-schemas is for --format openai only" in wrong.stderr
+
+
+def test_a_tool_without_arguments_is_strict() -> None:
+    """A zero-argument tool (an MCP server's ``"properties": {}``) is a strict empty object;
+    ``{"type": "object"}`` alone still says nothing about its keys, so it is not."""
+    assert strict_schema({"type": "object", "properties": {}}) == {
+        "type": "object",
+        "properties": {},
+        "required": [],
+        "additionalProperties": False,
+    }
+    functions, notes = strict_functions(
+        [{"name": "everything.get-tiny-image", "schema": {"type": "object", "properties": {}}}]
+    )
+    assert functions[0]["function"]["strict"] is True and notes == []
+    assert functions[0]["function"]["name"] == "everything_get-tiny-image"

@@ -34,8 +34,33 @@ def test_tg_show_config_output_with_its_version_line(tmp_path: Path) -> None:
     path.write_text("Version: 7\n" + json.dumps(DUMP, indent=4))
     imported = read_import("trustgraph", [path])
     assert sorted((e.definition.kind, e.definition.name) for e in imported.entries) == EXPECTED
-    assert any("left out config item 'prompt/system'" in n for n in imported.notes)
-    assert any("'ask' of type 'prompt'" in n for n in imported.notes)
+    assert any("not tools, tool services or MCP servers: prompt (1)" in n for n in imported.notes)
+    assert any("of type 'prompt': it renders a TrustGraph prompt" in n for n in imported.notes)
+
+
+def test_a_configurator_dump_is_summed_up_per_type(tmp_path: Path) -> None:
+    """A TrustGraph configurator dump holds prompts, flows and blueprints by the dozen:
+    one line per type of what is left out, not one per item."""
+    dump = {
+        **DUMP,
+        "prompt": {f"p{n}": json.dumps(f"text {n}") for n in range(40)},
+        "flow": {f"f{n}": json.dumps({"class": "x"}) for n in range(20)},
+        "flow-blueprint": {f"b{n}": json.dumps({}) for n in range(26)},
+        "tool": {
+            **DUMP["tool"],
+            **{f"kq{n}": json.dumps({"type": "knowledge-query"}) for n in range(12)},
+        },
+    }
+    path = tmp_path / "dump.json"
+    path.write_text(json.dumps(dump))
+    imported = read_import("trustgraph", [path])
+    assert len(imported.notes) == 3  # the items, the knowledge-query tools, the prompt one
+    assert imported.notes[0].endswith(
+        "left out 86 config item(s) that are not tools, tool services or MCP servers: "
+        "flow (20), flow-blueprint (26), prompt (40)"
+    )
+    assert "left out 12 tool(s) of type 'knowledge-query'" in imported.notes[1]
+    assert imported.notes[1].endswith("kq9, ...")
 
 
 def test_workspace_config_export(tmp_path: Path) -> None:

@@ -108,3 +108,21 @@ def probe_url(probe_argv: list[str]) -> Iterator[str]:
     port = free_port()
     env = {"PROBE_TRANSPORT": "http", "PROBE_PORT": str(port)}
     yield from serve_http(probe_argv, env, port)
+
+
+@pytest.fixture
+def probe_sse_url(probe_argv: list[str]) -> Iterator[str]:
+    """The probe over the old HTTP+SSE transport (SDK 1.x and 2.x): its /sse endpoint."""
+    port = free_port()
+    env = {"PROBE_TRANSPORT": "sse", "PROBE_PORT": str(port)}
+    for url in serve_http(probe_argv, env, port):
+        yield url.removesuffix("/mcp") + "/sse"
+
+
+@pytest.fixture
+def everything_sse_url() -> Iterator[str]:
+    """The TypeScript reference server over the old HTTP+SSE transport."""
+    require(EVERYTHING, "@modelcontextprotocol/server-everything")
+    port = free_port()
+    for url in serve_http([node(), str(EVERYTHING), "sse"], {"PORT": str(port)}, port):
+        yield url.removesuffix("/mcp") + "/sse"

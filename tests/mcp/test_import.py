@@ -228,7 +228,6 @@ def test_mcp_config_writes_services_without_secrets(toolctl: Toolctl, tmp_path: 
         ({"mcpServers": {"a": {"command": ["x"]}}}, "'command' is not a non-empty string"),
         ({"mcpServers": {"a": {"command": "x", "args": "y"}}}, "'args' is not a list"),
         ({"mcpServers": {"a": {}}}, "neither 'command'"),
-        ({"mcpServers": {"a": {"type": "sse", "url": "http://h/sse"}}}, "HTTP+SSE"),
         ({"mcpServers": {"a": {"url": "ftp://h"}}}, "url must be absolute"),
     ],
 )
@@ -282,17 +281,25 @@ def test_chat2graph_mcp_groups_become_services(toolctl: Toolctl, tmp_path: Path)
     config.write_text(
         "tools:\n"
         "  - {name: FileTool, type: MCP, mcp_transport_config: {transport_type: STDIO,"
-        " command: npx, args: [server-filesystem, .], env: {API_TOKEN: abc123, MODE: x}}}\n"
-        "  - {name: Web, type: MCP, mcp_transport_config: {transport_type: SSE, url: 'http://h/sse'}}\n"
+        " command: npx, args: [server-filesystem, ., --token, sbp_0123456789abcdefXYZ0123],"
+        " env: {API_TOKEN: abc123, MODE: x}}}\n"
+        "  - {name: Web, type: MCP, mcp_transport_config: {transport_type: SSE,"
+        " url: 'http://h/sse?key=k1k2k3k4k5'}}\n"
+        "  - {name: Sock, type: MCP, mcp_transport_config: {transport_type: WEBSOCKET}}\n"
         "actions:\n  - {name: act, tools: [{name: FileTool}]}\n"
     )
     done = toolctl("import", "chat2graph", str(config), "-r", str(tmp_path / "reg"))
     assert done.returncode == 0, done.stderr
-    assert "left out MCP server 'Web' (SSE)" in done.stderr
-    assert "export API_TOKEN before" in done.stderr
+    assert "left out MCP server 'Sock': WEBSOCKET" in done.stderr
+    assert (
+        "secrets were not copied; export before running the MCP servers' tools: "
+        "FILE_TOOL_API_TOKEN, FILE_TOOL_TOKEN, WEB_KEY" in done.stderr
+    )  # one line for all of them
     service = (tmp_path / "reg/services/FileTool.toml").read_text()
-    assert 'command = [\n    "npx",' in service or '"npx", "server-filesystem"' in service
     assert "abc123" not in service and 'MODE = "x"' in service
+    assert "sbp_" not in service and '"${env:FILE_TOOL_TOKEN}"' in service
+    web = (tmp_path / "reg/services/Web.toml").read_text()
+    assert 'transport = "sse"' in web and "k1k2k3" not in web
 
 
 def test_check_live_reports_drift_vanished_new_and_unreachable(
@@ -329,3 +336,57 @@ def test_check_live_reports_drift_vanished_new_and_unreachable(
     strict = toolctl("check", "--live", "--strict", "-r", str(reg), "--json")
     problems = json.loads(strict.stdout)["problems"]
     assert {p["code"]: p["severity"] for p in problems}["mcp-unreachable"] == "error"
+
+
+def test_disabled_tools_and_timeout_of_the_service_apply_to_import_mcp(
+    toolctl: Toolctl, tmp_path: Path
+) -> None:
+    document = {
+        "service": [
+            {
+                "name": "probe",
+                "mcp": {
+                    "command": ["env", "PROBE_DESCRIPTION=${env:DESC}", sys.executable, str(PROBE)],
+                    "disabled_tools": ["fail"],
+                    "tool_timeout": 12,
+                },
+            },
+            {"name": "off", "state": "disabled", "mcp": {"command": ["/nonexistent/server"]}},
+            {"name": "only", "mcp": {"command": [sys.executable, str(PROBE)], "enabled_tools": []}},
+        ]
+    }
+    (tmp_path / "reg").mkdir()
+    (tmp_path / "reg/services.toml").write_text(tomli_w.dumps(document))
+    reg = str(tmp_path / "reg")
+    env = {"DESC": "Said by an argument."}  # ${env:} in a command item is filled in
+    done = toolctl("import", "mcp", "probe", "-r", reg, "--tool", "echo", "--tool", "fail", env=env)
+    assert done.returncode == 0, done.stderr
+    assert "1 tool(s) written disabled, as service 'probe' says" in done.stderr
+    fail = (tmp_path / "reg/tools/probe.fail.toml").read_text()
+    assert 'state = "disabled"' in fail and "timeout = 12" in fail
+    echo = (tmp_path / "reg/tools/probe.echo.toml").read_text()
+    assert 'state = "' not in echo and 'description = "Said by an argument."' in echo
+    refused = toolctl("run", "probe.fail", "-r", reg, "--arg", "message=x", env=env)
+    assert refused.returncode == 2 and "is disabled, not active" in refused.stderr
+    forced = toolctl(
+        "run", "probe.fail", "-r", reg, "--arg", "message=x", "--allow-staging", env=env
+    )
+    assert forced.returncode == 1  # it ran, and failed as the probe's fail tool does
+    assert toolctl("run", "probe.echo", "-r", reg, "--arg", "text=y", env=env).stdout == "y\n"
+    only = toolctl("import", "mcp", "only", "-r", reg, "--tool", "echo", "--json")
+    assert only.returncode == 0, only.stderr
+    assert 'state = "disabled"' in (tmp_path / "reg/tools/only.echo.toml").read_text()
+    live = toolctl("check", "--live", "-r", reg, env=env)
+    assert "'off'" not in live.stdout  # a disabled service is not connected to
+
+
+def test_a_tool_on_a_disabled_service_does_not_run(toolctl: Toolctl, tmp_path: Path) -> None:
+    document = {
+        "service": [{"name": "off", "state": "disabled", "mcp": {"command": ["x"]}}],
+        "tool": [{"name": "off.t", "service": "off", "mcp": {"name": "t"}}],
+    }
+    (tmp_path / "reg").mkdir()
+    (tmp_path / "reg/all.toml").write_text(tomli_w.dumps(document))
+    done = toolctl("run", "off.t", "-r", str(tmp_path / "reg"))
+    assert done.returncode == 2
+    assert "runs on service 'off', which is disabled" in done.stderr

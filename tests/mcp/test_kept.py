@@ -19,9 +19,13 @@ from tests.conftest import Toolctl
 from tests.mcp.conftest import PROBE
 
 
-def kept_registry(root: Path, env: dict[str, str], *, keep_alive: bool = False) -> Path:
+def kept_registry(
+    root: Path, env: dict[str, str], *, keep_alive: bool = False, idle: float | None = None
+) -> Path:
     argv = [sys.executable, str(PROBE)]
-    service = {"command": argv, "env": env, "keep_alive": keep_alive}
+    service: dict[str, object] = {"command": argv, "env": env, "keep_alive": keep_alive}
+    if idle is not None:
+        service["idle_timeout"] = idle
     (root / "reg").mkdir(parents=True, exist_ok=True)
     (root / "reg/s.toml").write_text(
         tomli_w.dumps({"service": [{"name": "probe", "mcp": service}]})
@@ -157,3 +161,35 @@ def test_only_stdio_services_are_kept(toolctl: Toolctl, tmp_path: Path) -> None:
     done = toolctl("service", "up", "web", "-r", str(tmp_path / "reg"))
     assert done.returncode == 2
     assert "not a stdio MCP service" in done.stderr
+
+
+def test_a_session_a_run_kept_ends_after_its_idle_timeout(
+    toolctl: Toolctl, tmp_path: Path, down: list[Path]
+) -> None:
+    pids = tmp_path / "pids"
+    reg = kept_registry(tmp_path, {"PROBE_PID_FILE": str(pids)}, keep_alive=True, idle=1)
+    assert toolctl("import", "mcp", "probe", "-r", str(reg), "--tool", "echo").returncode == 0
+    down.append(reg)
+    for text in ("one", "two"):
+        ran = toolctl("run", "probe.echo", "-r", str(reg), "--arg", f"text={text}")
+        assert ran.returncode == 0, ran.stderr
+    [row] = json.loads(toolctl("service", "status", "-r", str(reg), "--json").stdout)
+    server = [int(p) for p in pids.read_text().split()]
+    for pid in [row["pid"], *server]:  # a second of quiet: the keeper and its server end
+        assert any(gone(pid) for _ in range(3)), pid  # 5 s each: the server's close grace
+    assert json.loads(toolctl("service", "status", "-r", str(reg), "--json").stdout) == []
+    again = toolctl("run", "probe.echo", "-r", str(reg), "--arg", "text=three")
+    assert again.returncode == 0 and again.stdout.strip() == "three"  # a new one, kept again
+    [new] = json.loads(toolctl("service", "status", "-r", str(reg), "--json").stdout)
+    assert new["pid"] != row["pid"]
+
+
+def test_a_slow_start_suggests_keep_alive(toolctl: Toolctl, tmp_path: Path) -> None:
+    reg = kept_registry(tmp_path, {"PROBE_START_DELAY": "1.2"})
+    assert toolctl("import", "mcp", "probe", "-r", str(reg), "--tool", "echo").returncode == 0
+    ran = toolctl("run", "probe.echo", "-r", str(reg), "--arg", "text=slow")
+    assert ran.returncode == 0, ran.stderr
+    assert "MCP server 'probe' took" in ran.stderr
+    assert "keep_alive = true in its [service.mcp] keeps it warm between runs" in ran.stderr
+    assert "(it ends after 600 s without a call)" in ran.stderr
+    assert json.loads(toolctl("service", "status", "-r", str(reg), "--json").stdout) == []

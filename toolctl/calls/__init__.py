@@ -7,7 +7,8 @@ The API::
 
     call(settings, registry, name, arguments=None, *, pairs=(), timeout=None, user=None,
          sink=None) -> ToolResult
-        One call. ``name`` is a tool name (first wins; unknown: NotFound, exit 4) or a
+        One call. ``name`` is a tool name (first wins; unknown: NotFound, exit 4; a tool's
+        function name as an OpenAI export spells it, ``a_b`` for ``a.b``, is accepted) or a
         ToolSpec from ``resolve``. ``arguments`` is a JSON object; ``pairs`` are ``--arg
         k=v`` strings converted to the declared types. Arguments are validated before
         anything runs (InvalidArguments, exit 2). ``timeout`` defaults to the tool's,
@@ -59,6 +60,7 @@ from toolctl.runners.base import NO_SINK, Call, Event, Sink, ToolResult, ToolSpe
 if TYPE_CHECKING:
     from toolctl.calls.cancel import Cancel
     from toolctl.registry.index import Registry
+    from toolctl.registry.loader import Definition
     from toolctl.runners.base import Runner
     from toolctl.settings import Settings
 
@@ -79,9 +81,12 @@ def resolve(registry: Registry, name: str, *, allow_staging: bool = False) -> To
 
     A tool whose ``state`` is not "active" is refused unless ``allow_staging``.
     """
-    from toolctl.tool_state import check_runnable
+    from toolctl.tool_state import check_runnable, check_service_runnable
 
-    tool = registry.resolve("tool", name)
+    try:
+        tool = registry.resolve("tool", name)
+    except NotFound:
+        tool = _by_function_name(registry, name)
     check_runnable(tool.data, allow_staging)
     service = None
     if tool.data.get("service"):
@@ -93,12 +98,24 @@ def resolve(registry: Registry, name: str, *, allow_staging: bool = False) -> To
                 + (f" ({exc.hint})" if exc.hint else ""),
                 hint="run 'toolctl check'",
             ) from exc
+        check_service_runnable(tool.name, service, allow_staging)
     runtime = tool.data.get("runtime")
     if not runtime:
         raise RegistryError(f"tool '{name}' has no runtime", hint="run 'toolctl check'")
     return ToolSpec(
         name=tool.name, runtime=runtime, data=tool.data, service=service, source=Path(tool.file)
     )
+
+
+def _by_function_name(registry: Registry, name: str) -> Definition:
+    """The tool in force whose function name (``names.function_name``: what an OpenAI export
+    calls it) is ``name``, so a model's function call resolves; else NotFound."""
+    from toolctl.names import function_name
+
+    holder = registry.confusable_with("tool", name)
+    if holder is not None and holder.name != name and function_name(holder.name) == name:
+        return holder
+    raise NotFound("tool", name, registry.suggest("tool", name))
 
 
 def tools_in_force(registry: Registry) -> list[ToolSpec]:

@@ -165,9 +165,11 @@ def import_command(
     pinned tool each (name: prefix + the server's name); a name taken or confusable is
     refused and listed while the others import (exit 3 when any was refused). `--update`
     prints a diff per changed tool and exits 3 unless --yes rewrote the pins.
-    `import mcp-config FILE...` reads Claude Desktop / Claude Code / Cursor / VS Code
-    server configs: literal env values and credential headers become ${env:NAME}
-    references, and the variables to export are listed.
+    `import mcp-config FILE...` reads the MCP server configs of Claude Desktop, Claude Code,
+    Cursor, VS Code, Windsurf, Gemini CLI, Codex, Continue, Zed, Cline, Roo Code and Kiro:
+    each secret (in env, headers, arguments or the URL) becomes its own ${env:NAME}
+    reference, and the variables to set are listed; a server that cannot be read is
+    listed (exit 3) while the others import.
 
     Names other systems use that toolctl does not accept become slugs (the original is
     kept as the title). Same rules as `register`: a name taken anywhere on the search
@@ -246,6 +248,8 @@ def _mcp_import(
     else:
         for w in written:
             render.note(f"imported tool '{w.name}' into {render.display_path(w.path)}")
+        for note in plan.notes:
+            render.note(note)
         if plan.present:
             render.note(
                 f"{len(plan.present)} tool(s) already imported from '{service}' "
@@ -304,34 +308,27 @@ def _mcp_update(settings: Settings, service: str, *, accept: bool, as_json: bool
 
 def _mcp_config(settings: Settings, files: list[Path], *, as_json: bool) -> None:
     from toolctl.cli import render
-    from toolctl.interchange import Imported, check_landing
-    from toolctl.interchange.entries import validate
-    from toolctl.interchange.mcp import read_config
-    from toolctl.registry.writer import register
+    from toolctl.interchange.mcp_config import import_client_configs
 
-    converted = []
-    exports: dict[str, str] = {}
-    for file in files:
-        tables, needed = read_config(file)
-        converted.append(tables)
-        exports |= {k: v for k, v in needed.items() if k not in exports}
-    imported: Imported = validate(converted)
-    for note in [*imported.notes, *check_landing(imported, settings)]:
+    done = import_client_configs(settings, files)
+    for source, dialect, count in done.read:
+        render.note(f"{render.display_path(Path(source))}: {count} server(s), read as {dialect}")
+    for note in done.notes:
         render.warn(note)
-    written = register(imported.entries, settings)
     if as_json:
+        written = [{"name": w.name, "file": render.display_path(w.path)} for w in done.written]
         render.print_json(
-            {
-                "imported": [
-                    {"name": w.name, "file": render.display_path(w.path)} for w in written
-                ],
-                "export": sorted(exports),
-            }
+            {"imported": written, "export": sorted(done.exports), "refused": done.refused}
         )
-        return
-    for w in written:
-        render.note(f"imported service '{w.name}' into {render.display_path(w.path)}")
-    if exports:
-        render.note("export these variables before running its tools (values not copied):")
-        for variable, where in sorted(exports.items()):
+    else:
+        for w in done.written:
+            render.note(f"imported service '{w.name}' into {render.display_path(w.path)}")
+        for variable, where in done.exports.items():
             render.write_stdout(f"export {variable}=...   # {where}\n")
+    if done.exports and not as_json:
+        render.note(f"set before running their tools (not copied): {' '.join(done.exports)}")
+    if done.refused:
+        raise RegistryError(
+            f"{len(done.refused)} server(s) not imported ({len(done.written)} imported)",
+            details=done.refused,
+        )

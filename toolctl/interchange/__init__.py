@@ -10,6 +10,7 @@ rules as `toolctl register`.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -176,4 +177,11 @@ def read_import(format: str, files: Sequence[Path], *, as_loaded: bool = False) 
             f"{empty[0].source} holds nothing toolctl can import as {format}{why}",
             details=reasons if len(reasons) > 1 else [],
         )
-    return validate(converted)
+    imported = validate(converted)
+    if format == "chat2graph" and not as_loaded:
+        hint = (
+            "Chat2Graph's own loader drops an action's reference to a tool it does not "
+            "define: 'toolctl import chat2graph --as-loaded' imports the file as it does"
+        )
+        return dataclasses.replace(imported, hint=hint)
+    return imported

@@ -21,8 +21,9 @@ it with a small shim that imports the class and calls its ``function`` with the 
 arguments, which works where Chat2Graph is importable and the function needs no injected
 services. An ``MCP`` tool is an MCP server (a tool group): it becomes a service with
 ``[service.mcp]`` (``STDIO``: command, args, env; ``STREAMABLE_HTTP``: url), whose tools
-arrive with ``toolctl import mcp SERVICE``; the old HTTP+SSE transport is left out with a
-note. Call edges to an MCP group are dropped (an edge names a tool, not a server).
+arrive with ``toolctl import mcp SERVICE`` (``SSE``: the old HTTP+SSE transport); secrets are
+decided on per value as for `import mcp-config`. Call edges to an MCP group are dropped (an
+edge names a tool, not a server).
 """
 
 from __future__ import annotations
@@ -212,10 +213,12 @@ def _action(raw: Any, name: str, left_out: set[str], source: str) -> dict[str, A
 def _mcp_services(
     raws: list[Any], source: str, notes: list[str]
 ) -> list[tuple[str, dict[str, Any]]]:
-    """Each ``MCP`` tool (a server) as a ``[service.mcp]`` table, once per name."""
-    from toolctl.interchange.mcp import secret_references
+    """Each ``MCP`` tool (a server) as a ``[service.mcp]`` table, once per name; secrets
+    (by name or shape, in env, arguments or the URL) become ``${env:...}`` references."""
+    from toolctl.interchange.secrets import Vault
 
     services: dict[str, tuple[str, dict[str, Any]]] = {}
+    vault = Vault()
     for raw in raws:
         if not isinstance(raw, dict) or raw.get("type") != "MCP":
             continue
@@ -223,31 +226,9 @@ def _mcp_services(
         if name in services:
             continue
         config = raw.get("mcp_transport_config")
-        config = config if isinstance(config, dict) else {}
-        transport = str(config.get("transport_type", "STDIO")).upper()
-        section: dict[str, Any]
-        if transport == "STDIO" and isinstance(config.get("command"), str):
-            args = config.get("args") or []
-            env = config.get("env") or {}
-            if not isinstance(args, list) or not isinstance(env, dict):
-                raise UsageError(f"{source}: MCP tool '{name}': args must be a list, env a map")
-            exports: dict[str, str] = {}
-            section = {
-                "command": [config["command"], *(str(a) for a in args)],
-                "env": secret_references(name, env, exports, every=False),
-            }
-            for variable in sorted(exports):
-                notes.append(
-                    f"{source}: MCP server '{name}': a credential was not copied; "
-                    f"export {variable} before running its tools"
-                )
-        elif transport == "STREAMABLE_HTTP" and isinstance(config.get("url"), str):
-            section = {"url": config["url"]}
-        else:
-            notes.append(
-                f"{source}: left out MCP server '{name}' ({transport}): toolctl's MCP client "
-                "speaks stdio and streamable HTTP, not the old HTTP+SSE or WebSocket transports"
-            )
+        section = _mcp_section(name, config if isinstance(config, dict) else {}, vault, source)
+        if isinstance(section, str):
+            notes.append(f"{source}: left out MCP server '{name}': {section}")
             continue
         table = {"description": raw.get("desc") or raw.get("description"), "mcp": clean(section)}
         services[name] = ("service", clean(named(table, name)))
@@ -255,4 +236,32 @@ def _mcp_services(
             f"{source}: MCP server '{name}' became service '{slug(name)}': import its tools "
             f"with 'toolctl import mcp {slug(name)}'; Call edges to it are dropped"
         )
+    if vault.exports:
+        notes.append(
+            f"{source}: secrets were not copied; export before running the MCP servers' "
+            f"tools: {', '.join(sorted(vault.exports))}"
+        )
     return list(services.values())
+
+
+def _mcp_section(
+    name: str, config: dict[str, Any], vault: Any, source: str
+) -> dict[str, Any] | str:
+    """A server's ``[service.mcp]``, or why it has none (a transport toolctl lacks)."""
+    from toolctl.interchange.secrets import Scope, rewrite, rewrite_args, rewrite_map
+
+    scope = Scope(slug(name), name, vault)
+    transport = str(config.get("transport_type", "STDIO")).upper()
+    if transport == "STDIO" and isinstance(config.get("command"), str):
+        args = config.get("args") or []
+        env = config.get("env") or {}
+        if not isinstance(args, list) or not isinstance(env, dict):
+            raise UsageError(f"{source}: MCP tool '{name}': args must be a list, env a map")
+        return {
+            "command": [config["command"], *rewrite_args([str(a) for a in args], scope)],
+            "env": rewrite_map({str(k): str(v) for k, v in env.items()}, scope, "env"),
+        }
+    if transport in ("STREAMABLE_HTTP", "SSE") and isinstance(config.get("url"), str):
+        url = rewrite(config["url"], scope, None, "url")
+        return {"url": url, "transport": "sse" if transport == "SSE" else "http"}
+    return f"{transport}: toolctl's MCP client speaks stdio, streamable HTTP and HTTP+SSE"

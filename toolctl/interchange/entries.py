@@ -30,6 +30,8 @@ class Imported:
 
     entries: list[Entry]
     notes: list[str]
+    hint: str | None = None
+    """What to try when the entries are refused where they land (``check_landing``)."""
 
 
 def read_text(path: Path) -> str:
@@ -122,6 +124,7 @@ def check_landing(imported: Imported, settings: Settings) -> list[str]:
         raise RegistryError(
             f"{len(errors)} problem(s) with the registry the import lands in; nothing was imported",
             details=errors,
+            hint=imported.hint if any("unknown tool" in e for e in errors) else None,
         )
     return warnings
 

@@ -1,4 +1,12 @@
-"""Tools as LLM function definitions: OpenAI ``tools`` entries and an MCP ``tools/list``."""
+"""Tools as LLM function definitions: OpenAI ``tools`` entries and an MCP ``tools/list``.
+
+OpenAI accepts function names of ``^[a-zA-Z0-9_-]{1,64}$``; a registry name may hold ``.``
+(``everything.echo``, the default for tools `import mcp` writes). Such a name is exported
+under ``names.function_name``: each ``.`` becomes ``_``. Names in force never fold alike,
+so no two tools map to one name (a collision would be refused, both named in a note),
+and ``toolctl run`` and ``serve`` take the mapped name back to the tool. A name over 64
+characters is left out with a note.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +15,9 @@ import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-OPENAI_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+from toolctl.names import FUNCTION_NAME, function_name
+
+OPENAI_NAME = re.compile(FUNCTION_NAME)
 """What OpenAI accepts as a function name (toolctl names may also hold '.' and be longer)."""
 
 
@@ -30,15 +40,24 @@ def openai_functions(tools: Sequence[Mapping[str, Any]]) -> tuple[list[dict[str,
 def iter_openai(tools: Iterable[Mapping[str, Any]], notes: list[str]) -> Iterator[dict[str, Any]]:
     """``openai_functions`` one tool at a time, in the order given; a tool left out adds a
     note to ``notes``."""
+    given: dict[str, str] = {}
     for tool in tools:
-        if not OPENAI_NAME.match(tool["name"]):
+        name = function_name(tool["name"])
+        if name is None:
             notes.append(
-                f"left out tool '{tool['name']}': OpenAI function names allow only letters, "
-                "digits, '_' and '-', at most 64"
+                f"left out tool '{tool['name']}': OpenAI function names are at most 64 "
+                "letters, digits, '_' and '-'"
+            )
+            continue
+        first = given.setdefault(name, tool["name"])
+        if first != tool["name"]:
+            notes.append(
+                f"left out tool '{tool['name']}': its function name '{name}' is "
+                f"already that of tool '{first}'"
             )
             continue
         function = {
-            "name": tool["name"],
+            "name": name,
             "description": tool.get("description") or "",
             "parameters": input_schema(tool),
         }
@@ -118,9 +137,12 @@ def iter_strict(
 
 def strict_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     """``schema`` in OpenAI's strict subset: every property required (optional ones may be
-    null), ``additionalProperties: false`` on every object, no unsupported keyword."""
+    null), ``additionalProperties: false`` on every object, no unsupported keyword. A tool
+    that takes no arguments (``"properties": {}``) is a strict empty object."""
     if schema.get("type") != "object":
         raise NotStrict("the parameters' root is not an object")
+    if schema.get("properties") == {} and schema.get("additionalProperties", False) is False:
+        schema = {**schema, "additionalProperties": False}  # no argument: nothing else either
     return _strict(schema, "parameters", 1)
 
 

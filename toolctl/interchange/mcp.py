@@ -1,5 +1,4 @@
-"""MCP in: a server's live tools as pinned ``[[tool]]`` entries, and the MCP server configs of
-Claude Desktop, Claude Code, Cursor and VS Code as ``[[service]]`` entries.
+"""MCP in: a server's live tools as pinned ``[[tool]]`` entries (client configs: ``mcp_config``).
 
 No I/O with servers here: the caller lists the tools (and computes each one's pin with
 ``toolctl.mcp.pin_of``) and hands them in. Every name goes through ``register``'s rules,
@@ -24,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from toolctl.errors import RegistryError, UsageError
-from toolctl.interchange.entries import Tables, _validate_one, clean, read_json
+from toolctl.interchange.entries import Tables, _validate_one, clean
 from toolctl.interchange.slugs import MAX_LENGTH, slug
 from toolctl.names import NAME_PATTERN, fold
 from toolctl.registry.writer import Entry
@@ -67,10 +66,18 @@ class McpImport:
 
 
 def tool_table(
-    service: str, name: str, tool: Mapping[str, Any], pin: str, *, renamed: bool
+    service: str,
+    name: str,
+    tool: Mapping[str, Any],
+    pin: str,
+    *,
+    renamed: bool,
+    section: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The ``[[tool]]`` table of one live tool (``renamed``: its name is not prefix + its
-    remote name, which then becomes the title)."""
+    remote name, which then becomes the title). The service's ``section`` says which tools
+    are written disabled (``disabled_tools``, or all but its ``enabled_tools``) and the
+    ``timeout`` they get (``tool_timeout``), as the client config it came from did."""
     remote = str(tool["name"])
     schema = tool.get("inputSchema")
     mcp: dict[str, Any] = {"name": remote, "pin": pin}
@@ -85,6 +92,14 @@ def tool_table(
     elif isinstance(title, str) and title:
         table["title"] = title
     table |= {"description": tool.get("description"), "service": service, "mcp": mcp}
+    section = section or {}
+    allowed = section.get("enabled_tools")
+    if remote in (section.get("disabled_tools") or []) or (
+        allowed is not None and remote not in allowed
+    ):
+        table["state"] = "disabled"
+    if section.get("tool_timeout"):
+        table["timeout"] = section["tool_timeout"]
     return clean(table)
 
 
@@ -102,6 +117,8 @@ def plan_import(
 
     prefix = f"{service}." if prefix is None else prefix
     registry = Registry.open(settings, full=True)
+    held = registry.definitions("service", service)
+    section = held[0].data.get("mcp") if held else None
     plan = McpImport()
     batch: dict[str, str] = {}
     chosen = [
@@ -138,12 +155,19 @@ def plan_import(
         if earlier != remote:
             plan.refused.append(f"{shown}: confusable with '{earlier}' offered by the same server")
             continue
-        table = tool_table(service, name, tool, pin, renamed=name != prefix + remote)
+        renamed = name != prefix + remote
+        table = tool_table(service, name, tool, pin, renamed=renamed, section=section)
         found, problems = _validate_one(Tables(f"{service}/{remote}", [("tool", table)]))
         if problems:
             plan.refused.append(f"{shown}: " + "; ".join(p.split(": ", 1)[-1] for p in problems))
             continue
         plan.entries += found
+    off = [e.definition.name for e in plan.entries if e.table.get("state") == "disabled"]
+    if off:
+        plan.notes.append(
+            f"{len(off)} tool(s) written disabled, as service '{service}' says "
+            f"(disabled_tools/enabled_tools): {', '.join(off)}"
+        )
     return plan
 
 
@@ -268,103 +292,3 @@ def apply_update(settings: Settings, changes: Sequence[Change]) -> list[str]:
             os.replace(temporary, path)
         rewritten.append(str(path))
     return rewritten
-
-
-# -- mcp-config files ----------------------------------------------------------------------
-
-SECRET_KEY = re.compile(r"(?i)(key|token|secret|passw|auth|credential|cookie|session)")
-
-
-def convert_config(data: Any, source: str) -> tuple[Tables, dict[str, str]]:
-    """A Claude Desktop / Claude Code / Cursor (``mcpServers``) or VS Code (``servers``)
-    config → ``[[service]]`` tables; returns them and the variables to export (NAME →
-    where its value was)."""
-    if not isinstance(data, dict):
-        raise UsageError(f"{source}: not an MCP config: expected a JSON object")
-    servers = data.get("mcpServers", data.get("servers"))
-    if servers is None and isinstance(data.get("mcp"), dict):  # VS Code settings.json
-        servers = data["mcp"].get("servers")
-    if not isinstance(servers, dict):
-        raise UsageError(
-            f"{source}: no 'mcpServers' (Claude, Cursor) or 'servers' (VS Code) object"
-        )
-    result = Tables(source)
-    exports: dict[str, str] = {}
-    for foreign, server in servers.items():
-        if not isinstance(server, dict):
-            result.problems.append(f"server '{foreign}' is not a JSON object")
-            continue
-        section, trouble = _server_section(str(foreign), server, exports)
-        if trouble:
-            result.problems.append(f"server '{foreign}': {trouble}")
-            continue
-        name = slug(str(foreign))
-        table: dict[str, Any] = {"name": name, "mcp": section}
-        if name != foreign:
-            table["title"] = str(foreign)
-        result.tables.append(("service", table))
-    return result, exports
-
-
-def _server_section(
-    foreign: str, server: Mapping[str, Any], exports: dict[str, str]
-) -> tuple[dict[str, Any], str]:
-    kind = server.get("type", server.get("transport"))
-    if "command" in server:
-        command = server["command"]
-        args = server.get("args") or []
-        if not isinstance(command, str) or not command:
-            return {}, "'command' is not a non-empty string"
-        if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
-            return {}, "'args' is not a list of strings"
-        section: dict[str, Any] = {"command": [command, *args]}
-        env = server.get("env") or {}
-        if not isinstance(env, dict):
-            return {}, "'env' is not an object"
-        section["env"] = secret_references(foreign, env, exports, every=True)
-        if isinstance(server.get("cwd"), str):
-            section["cwd"] = server["cwd"]
-        return clean(section), ""
-    if "url" in server or "serverUrl" in server:
-        url = server.get("url", server.get("serverUrl"))
-        if kind == "sse":
-            return {}, "the old HTTP+SSE transport ('type': 'sse') is not supported"
-        if not isinstance(url, str):
-            return {}, "'url' is not a string"
-        headers = server.get("headers") or {}
-        if not isinstance(headers, dict):
-            return {}, "'headers' is not an object"
-        section = {"url": url, "headers": secret_references(foreign, headers, exports, every=False)}
-        return clean(section), ""
-    return {}, "neither 'command' (stdio) nor 'url' (streamable HTTP)"
-
-
-def secret_references(
-    foreign: str, values: Mapping[str, Any], exports: dict[str, str], *, every: bool
-) -> dict[str, str]:
-    """Literal values as ``${env:NAME}`` references (every env value; headers that carry
-    a credential): no secret is copied into the registry."""
-    out = {}
-    for key, value in values.items():
-        text = str(value)
-        if "${env:" in text or (not every and not SECRET_KEY.search(str(key))):
-            out[str(key)] = text
-            continue
-        for inner in re.findall(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}", text):
-            exports.setdefault(inner, f"server '{foreign}', {key}")  # ${VAR} (Claude Code)
-        if re.fullmatch(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}", text):
-            out[str(key)] = "${env:" + text[2:]
-            continue
-        variable = _variable(foreign, str(key))
-        out[str(key)] = "${env:" + variable + "}"
-        exports.setdefault(variable, f"server '{foreign}', {key}")
-    return out
-
-
-def _variable(foreign: str, key: str) -> str:
-    base = key if re.fullmatch(r"[A-Z_][A-Z0-9_]*", key) else f"{foreign}_{key}"
-    return re.sub(r"[^A-Za-z0-9]+", "_", base).strip("_").upper() or "MCP_SECRET"
-
-
-def read_config(path: Path) -> tuple[Tables, dict[str, str]]:
-    return convert_config(read_json(path), str(path))

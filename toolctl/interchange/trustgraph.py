@@ -207,18 +207,41 @@ def convert(data: Any, source: str) -> Tables:
         for kind, name, value in classified
         if kind == "mcp"
     }
+    others: dict[str, int] = {}
+    internal: dict[str, list[str]] = {}
     for kind, name, value in classified:
         if kind == "tool-service":
             _service(value, name, result)
         elif kind == "tool":
-            _tool(value, name, result, remote)
+            _tool(value, name, result, remote, internal)
         elif kind == "mcp":
             _mcp_server(value, name, result)
         else:
-            result.notes.append(
-                f"{source}: left out config item '{kind}/{name}': not a tool or tool service"
-            )
+            others[kind] = others.get(kind, 0) + 1
+    result.notes.extend(_summary(source, others, internal))
     return result
+
+
+def _summary(
+    source: str, others: Mapping[str, int], internal: Mapping[str, list[str]]
+) -> list[str]:
+    """One line for the items that are not tools (a configurator dump holds prompts, flows
+    and blueprints by the dozen), one per type of tool that runs only inside TrustGraph."""
+    notes = []
+    if others:
+        counts = ", ".join(f"{kind} ({n})" for kind, n in sorted(others.items()))
+        total = sum(others.values())
+        notes.append(
+            f"{source}: left out {total} config item(s) that are not tools, tool services "
+            f"or MCP servers: {counts}"
+        )
+    for kind, names in sorted(internal.items()):
+        shown = ", ".join(names[:LISTED]) + (", ..." if len(names) > LISTED else "")
+        notes.append(
+            f"{source}: left out {len(names)} tool(s) of type '{kind}': it "
+            f"{INTERNAL_TYPES[kind]}, so each runs only inside TrustGraph: {shown}"
+        )
+    return notes
 
 
 def _items(data: Any, source: str) -> list[dict[str, Any]]:
@@ -332,9 +355,8 @@ def _mcp_server(value: dict[str, Any], name: str, result: Tables) -> None:
     result.tables.append(("service", named({"mcp": mcp}, foreign)))
 
 
-def _tool(
-    value: dict[str, Any], name: str, result: Tables, remote: Mapping[str, str] | None = None
-) -> None:
+def _tool(value: dict[str, Any], name: str, result: Tables, remote: Mapping[str, str],
+          internal: dict[str, list[str]]) -> None:  # fmt: skip
     foreign = str(value.get("name") or name)
     kind = value.get("type")
     if not isinstance(kind, str):
@@ -342,12 +364,9 @@ def _tool(
     elif kind == "tool-service":
         result.tables.append(("tool", _tool_table(value, foreign)))
     elif kind in INTERNAL_TYPES:
-        result.notes.append(
-            f"{result.source}: left out tool '{foreign}' of type '{kind}': it "
-            f"{INTERNAL_TYPES[str(kind)]}, so it runs only inside TrustGraph"
-        )
+        internal.setdefault(kind, []).append(foreign)
     elif kind == "mcp-tool":
-        result.tables.append(("tool", _mcp_tool_table(value, foreign, remote or {})))
+        result.tables.append(("tool", _mcp_tool_table(value, foreign, remote)))
     else:
         result.problems.append(
             f"tool '{foreign}' has TrustGraph type {kind!r}, which TrustGraph does not know"

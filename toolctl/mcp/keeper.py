@@ -7,7 +7,9 @@ to ``127.0.0.1:PORT`` sends one JSON line ``{"token", "op": "list"|"call", ...}`
 JSON lines back (``{"progress": ...}`` while a call runs, then ``{"result": ...}`` or
 ``{"error": ...}``). A random token, kept in a file only its owner can read, keeps other
 local users out. A server that dies is restarted once (a timeout that ended it does not
-count); when it dies again every caller is told so (exit 5) until ``service down``.
+count); when it dies again every caller is told so (exit 5) until ``service down``. A
+session a run started (``keep_alive``) ends by itself after ``idle_timeout`` seconds
+without a call; one ``service up`` started stays until ``service down``.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import socketserver
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,8 +34,9 @@ if TYPE_CHECKING:
     from toolctl.mcp.session import Progress, Session
 
 SPEC_VARIABLE = "TOOLCTL_MCP_KEEP"
-"""The keeper's instructions (JSON: argv, cwd, secret variable names, port, token file,
-ready file, connect timeout), passed in its environment and removed before the server starts."""
+"""The keeper's instructions (JSON: argv with its ``${env:NAME}`` unexpanded, cwd, the names
+of the secret variables, port, token file, ready file, connect timeout), passed in its
+environment and removed before the server starts."""
 MAX_LINE = 64 * 1024 * 1024
 
 
@@ -168,12 +171,36 @@ class Keeper:
         self.restarts = 0
         self.failure: ToolctlError | None = None
         self.expected_end = False
+        self.busy = 0
+        self.last_call = time.monotonic()
+
+    @contextlib.contextmanager
+    def serving(self) -> Iterator[None]:
+        """Around one caller's request: the idle clock starts again when the last one ends."""
+        with self.lock:
+            self.busy += 1
+        try:
+            yield
+        finally:
+            with self.lock:
+                self.busy -= 1
+                self.last_call = time.monotonic()
+
+    def idle_watch(self, stop: threading.Event, idle: float) -> None:
+        """End the kept session (``stop``) after ``idle`` seconds without a call."""
+        while not stop.wait(min(idle / 4, 1.0)):
+            with self.lock:
+                quiet = self.busy == 0 and time.monotonic() - self.last_call >= idle
+            if quiet:
+                _log(f"no call for {idle:g} s: ending the kept session")
+                stop.set()
 
     def start(self) -> None:
         from toolctl.mcp.session import connect_stdio
 
+        argv = [_expanded(str(item), self.environ) for item in self.spec["argv"]]
         self.session = connect_stdio(
-            self.spec["argv"],
+            argv,
             env=self.environ,
             cwd=self.spec.get("cwd"),
             secrets=self.secrets,
@@ -256,6 +283,15 @@ class Keeper:
         send({"result": result})
 
 
+def _expanded(item: str, environ: Mapping[str, str]) -> str:
+    """A command item with its ``${env:NAME}`` filled in (the caller checked they are set)."""
+    import re
+
+    return re.sub(
+        r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}", lambda m: environ.get(m.group(1), ""), item
+    )
+
+
 def _log(message: str) -> None:
     sys.stdout.write(f"{time.strftime('%H:%M:%S')} keeper: {message}\n")
     sys.stdout.flush()
@@ -289,7 +325,8 @@ def main() -> int:
                 request = json.loads(self.rfile.readline(MAX_LINE))
                 if not isinstance(request, dict) or request.get("token") != token:
                     return  # a stranger: say nothing
-                keeper.handle(request, send)
+                with keeper.serving():
+                    keeper.handle(request, send)
             except ToolctlError as exc:
                 with contextlib.suppress(OSError):
                     send({"error": _error_json(exc)})
@@ -306,6 +343,9 @@ def main() -> int:
         _log(f"serving on 127.0.0.1:{spec['port']}")
         watcher = threading.Thread(target=keeper.watch, args=(stop,), daemon=True)
         watcher.start()
+        if spec.get("idle_timeout"):
+            idle = float(spec["idle_timeout"])
+            threading.Thread(target=keeper.idle_watch, args=(stop, idle), daemon=True).start()
         import signal
 
         signal.signal(signal.SIGTERM, lambda *_: stop.set())
@@ -313,6 +353,7 @@ def main() -> int:
         server.shutdown()
     if keeper.session is not None:
         keeper.session.close()
+    Path(spec["token_file"]).unlink(missing_ok=True)
     return 0 if keeper.failure is None else keeper.failure.exit_code
 
 

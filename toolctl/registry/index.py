@@ -31,8 +31,9 @@ from toolctl.names import KINDS, fold
 from toolctl.registry.loader import Definition, FileStat, Problem, walk
 from toolctl.settings import Settings
 
-CACHE_FORMAT = "4"  # 2: confusables quarantined, nan/inf and deep nesting refused; 3: delivery;
-# 4: precedence keys, references and attached problems, for a re-index of a few files
+CACHE_FORMAT = "5"  # 2: confusables quarantined, nan/inf and deep nesting refused; 3: delivery;
+# 4: precedence keys, references and attached problems, for a re-index of a few files;
+# 5: a service's state, [service.mcp] transport, idle_timeout, tool lists and tool_timeout
 RACY_NS = 2_000_000_000
 
 

@@ -12,6 +12,7 @@ pipe). The timeout covers start, handshake and call; on expiry the client sends
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Mapping
@@ -25,7 +26,8 @@ from toolctl.errors import (
     TransportUnavailable,
     UsageError,
 )
-from toolctl.runners.base import Call, ToolResult, ToolSpec, expand_env_map
+from toolctl.runners.base import Call, Sink, ToolResult, ToolSpec, expand_env, expand_env_map
+from toolctl.runtimes import MCP_IDLE_TIMEOUT
 
 if TYPE_CHECKING:
     from toolctl.mcp import Progress, Session
@@ -35,8 +37,11 @@ if TYPE_CHECKING:
 
 KEPT = "mcp-session"
 """The process-table kind of a kept MCP session (its record is named after the service)."""
+SLOW_START = 1.0
+"""A server that takes longer than this to start gets the keep_alive suggestion."""
 
 UPDATE_HINT = "review it with 'toolctl import mcp {service} --update'"
+REFERENCE = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 class PinDrift(RegistryError):
@@ -86,10 +91,14 @@ class McpRunner:
         if service.get("url"):
             from toolctl.mcp.http import safe_url
 
-            plan["url"] = safe_url(str(service["url"]))
+            plan["url"] = safe_url(expand_env(str(service["url"]), self.settings, mask=True))
+            if service.get("transport"):
+                plan["mcp_transport"] = service["transport"]
             plan["headers"] = expand_env_map(service.get("headers") or {}, self.settings, mask=True)
         else:
-            plan["argv"] = list(service["command"])
+            plan["argv"] = [
+                expand_env(str(a), self.settings, mask=True) for a in service["command"]
+            ]
             plan["env"] = expand_env_map(service.get("env") or {}, self.settings, mask=True)
             if service.get("cwd"):
                 plan["cwd"] = service["cwd"]
@@ -112,7 +121,7 @@ class McpRunner:
         section = _section(tool)
         started = time.perf_counter()
         deadline = time.monotonic() + call.timeout
-        live = self._session(tool, call.timeout)
+        live = self._session(tool, call.timeout, call.sink)
         remote = str(section["name"])
         definition = live.tools.get(remote)
         if definition is None:
@@ -173,7 +182,7 @@ class McpRunner:
 
     # -- the session ----------------------------------------------------------------------
 
-    def _session(self, tool: ToolSpec, timeout: float) -> _Live:
+    def _session(self, tool: ToolSpec, timeout: float, sink: Sink) -> _Live:
         name = _service_name(tool)
         with self._lock:  # batch threads wait for the one that connects
             if self._closed:
@@ -182,7 +191,7 @@ class McpRunner:
                 raise Interrupted("the call was stopped")
             live = self._live.get(name)
             if live is None:
-                live = self._connect(tool, timeout)
+                live = self._connect(tool, timeout, sink)
                 self._live[name] = live
             return live
 
@@ -192,15 +201,17 @@ class McpRunner:
                 del self._live[name]
         live.session.kill()
 
-    def _connect(self, tool: ToolSpec, timeout: float) -> _Live:
+    def _connect(self, tool: ToolSpec, timeout: float, sink: Sink) -> _Live:
         service = _service(tool)
         name = _service_name(tool)
         budget = min(float(service.get("connect_timeout") or timeout), timeout)
         session: Session | KeptSession | None = kept_session(self.settings, name, service)
         if session is None:
+            started = time.perf_counter()
             session = connect(
                 self.settings, name, service, _service_dir(self.settings, name), budget
             )
+            _suggest_keep_alive(name, service, time.perf_counter() - started, sink)
         try:
             tools = {str(each["name"]): each for each in session.list_tools(budget)}
         except BaseException:
@@ -209,22 +220,45 @@ class McpRunner:
         return _Live(session, tools)
 
 
+def _suggest_keep_alive(name: str, service: Mapping[str, Any], took: float, sink: Sink) -> None:
+    """A stdio server slow to start (``npx`` fetching a package): say how to keep it warm.
+    Not on by default: a kept session is a background process holding the server's secrets,
+    and toolctl starts none that outlives the call unless the registry asks for it."""
+    if took <= SLOW_START or not service.get("command") or service.get("keep_alive"):
+        return
+    idle = float(service.get("idle_timeout", MCP_IDLE_TIMEOUT))
+    sink.warning(
+        f"MCP server '{name}' took {took:.1f} s to start; keep_alive = true in its "
+        f"[service.mcp] keeps it warm between runs (it ends after {idle:g} s without a call), "
+        f"or 'toolctl service up {name}' until 'toolctl service down {name}'"
+    )
+
+
 def connect(
     settings: Settings, name: str, service: Mapping[str, Any], base: Path, timeout: float
 ) -> Session:
     """A session with the MCP server ``service`` (its ``[service.mcp]``), handshake done."""
-    from toolctl.mcp import connect_http, connect_stdio
+    from toolctl.mcp import connect_stdio
 
     if service.get("url"):
+        from toolctl.mcp.http import safe_url
+        from toolctl.mcp.sse import connect_remote
+
         headers = expand_env_map(service.get("headers") or {}, settings)
-        return connect_http(str(service["url"]), headers=headers, timeout=timeout)
+        url = expand_env(str(service["url"]), settings)
+        shown = safe_url(expand_env(str(service["url"]), settings, mask=True))
+        transport = service.get("transport")
+        return connect_remote(
+            url, headers=headers, timeout=timeout, transport=transport, shown=shown
+        )
     from toolctl.descriptor_env import descriptor_cwd
 
     env = service.get("env") or {}
     expanded = expand_env_map(env, settings)  # a missing variable: exit 2
+    argv = [expand_env(str(item), settings) for item in service["command"]]
     secrets = [expanded[key] for key, value in env.items() if "${env:" in value and expanded[key]]
+    secrets += [argv[n] for n, item in enumerate(service["command"]) if "${env:" in str(item)]
     cwd = descriptor_cwd(f"service '{name}'", base, service.get("cwd"))
-    argv = [str(item) for item in service["command"]]
     try:
         return connect_stdio(
             argv,
@@ -253,7 +287,8 @@ def kept_session(settings: Settings, name: str, service: Mapping[str, Any]) -> K
     record = ProcessTable(settings).get(name)
     wanted = service.get("keep_alive") and service.get("command")
     if (record is None or record.kind != KEPT) and wanted:
-        record, _ = keep(settings, name)
+        idle = float(service.get("idle_timeout", MCP_IDLE_TIMEOUT))
+        record, _ = keep(settings, name, idle=idle or None)
     if record is None or record.kind != KEPT or record.port is None:
         return None
     token = _token_file(settings, name, record.port)
@@ -266,11 +301,12 @@ def kept_session(settings: Settings, name: str, service: Mapping[str, Any]) -> K
         ) from exc
 
 
-def keep(settings: Settings, name: str) -> tuple[ProcessRecord, bool]:
+def keep(settings: Settings, name: str, *, idle: float | None = None) -> tuple[ProcessRecord, bool]:
     """Start the kept session of stdio MCP service ``name`` unless it runs; (record, started).
 
     A background process (``toolctl.mcp.keeper``) in the process table, named after the
-    service, holds the server's session and relays calls from 127.0.0.1:PORT.
+    service, holds the server's session and relays calls from 127.0.0.1:PORT; with
+    ``idle``, it ends after that many seconds without a call.
     """
     import json
     import sys
@@ -294,6 +330,8 @@ def keep(settings: Settings, name: str) -> tuple[ProcessRecord, bool]:
         return current, False
     env = service.get("env") or {}
     expanded = expand_env_map(env, settings)  # a missing variable: exit 2
+    for item in service["command"]:
+        expand_env(str(item), settings)  # the same for the command's items
     port = free_port()
     token_file = _token_file(settings, name, port)
     for stale in token_file.parent.glob(f"{token_file.name.split('.')[0]}.*.token"):
@@ -302,15 +340,19 @@ def keep(settings: Settings, name: str) -> tuple[ProcessRecord, bool]:
     timeout = float(service.get("connect_timeout") or 30)
     spec = {
         "name": name,
-        "argv": [str(item) for item in service["command"]],
+        "argv": [str(item) for item in service["command"]],  # ${env:} expanded by the keeper
         "cwd": descriptor_cwd(
             f"service '{name}'", Path(definition.file).parent, service.get("cwd")
         ),
-        "secrets": [key for key, value in env.items() if "${env:" in value],
+        "secrets": sorted(
+            {key for value in env.values() for key in REFERENCE.findall(value)}
+            | {key for item in service["command"] for key in REFERENCE.findall(str(item))}
+        ),
         "port": port,
         "token_file": str(token_file),
         "ready": str(table.ready_path(name)),
         "connect_timeout": timeout,
+        "idle_timeout": idle,
     }
     record, started = launch(
         settings,
@@ -436,7 +478,11 @@ def live_check(settings: Settings, *, strict: bool = False) -> list[LiveFinding]
     from toolctl.registry.index import Registry
 
     registry = Registry.open(settings, full=True)
-    services = [d for d in registry.winners("service") if isinstance(d.data.get("mcp"), dict)]
+    services = [  # a disabled service is not connected to (its client config had it off)
+        d
+        for d in registry.winners("service")
+        if isinstance(d.data.get("mcp"), dict) and d.data.get("state", "active") == "active"
+    ]
     tools = [d for d in registry.winners("tool") if isinstance(d.data.get("mcp"), dict)]
 
     def listed(service: Any) -> list[dict[str, Any]] | ToolctlError:

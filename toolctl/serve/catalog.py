@@ -114,6 +114,7 @@ class Catalog:
         self.lock = threading.Lock()
         self._print = fingerprint(settings)
         self._resolved: dict[str, ToolSpec] = {}
+        self._mapped: tuple[Snapshot | None, dict[str, str]] = (None, {})
         self.registry = Registry.open(settings, full=True)
         self.registry.ensure_usable()
         self.snapshot = select(self.registry, selection)
@@ -160,6 +161,19 @@ class Catalog:
         with self.lock:
             close = self.registry.suggest("tool", name, limit=10)
         return [n for n in close if n in self.snapshot.tools][:3]
+
+    def canonical(self, name: str) -> str:
+        """``name``, or the served tool whose function name it is (``a_b`` for ``a.b``, as an
+        OpenAI export spells it), so a model's function call reaches the tool."""
+        snapshot = self.snapshot
+        if name in snapshot.tools:
+            return name
+        if self._mapped[0] is not snapshot:
+            from toolctl.names import function_name
+
+            mapped = {function_name(n): n for n in snapshot.tools if "." in n}
+            self._mapped = (snapshot, {k: v for k, v in mapped.items() if k is not None})
+        return self._mapped[1].get(name, name)
 
     def served(self, name: str) -> bool:
         """Whether ``name`` is a served tool, looking at the disk again if it is not (yet)."""

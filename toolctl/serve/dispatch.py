@@ -101,6 +101,7 @@ class Dispatcher:
             )
         self._admitted += 1
         try:
+            name = self.catalog.canonical(name)  # a function name OpenAI export gave it
             known = name in self.catalog.snapshot.tools  # else look at the disk again
             if not known and not await anyio.to_thread.run_sync(self.catalog.served, name):
                 raise NotFound("tool", name, self.catalog.suggest(name))

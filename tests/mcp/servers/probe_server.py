@@ -3,9 +3,10 @@
 Tools: echo (its description comes from PROBE_DESCRIPTION: the rug-pull), fail (raises),
 hang, flood (writes endless bytes to stdout), exit_now (dies mid-call), ask_sampling (asks
 the client for sampling mid-call), progress (reports progress), picture (an image).
-Environment: PROBE_PID_FILE (write our pid and a helper child's pid there: a process tree),
+Environment: PROBE_START_DELAY (seconds to sleep before serving), PROBE_PID_FILE (write our pid and a helper child's pid there: a process tree),
 PROBE_STDERR (written to stderr at start), PROBE_EXIT (exit with that code at start),
-PROBE_TRANSPORT=http with PROBE_PORT (streamable HTTP instead of stdio), PROBE_PAGE_SIZE
+PROBE_TRANSPORT=http or sse with PROBE_PORT (streamable HTTP at /mcp, or the old HTTP+SSE
+transport at /sse, instead of stdio), PROBE_PAGE_SIZE
 (tools/list in pages of that many tools, with nextCursor), PROBE_EXTRA_TOOLS (comma-separated
 names of more tools that echo: a homoglyph of another tool, a name another server offers).
 On stdio, a filter in front of the SDK can make it an older or a newer server:
@@ -43,6 +44,10 @@ else:
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+if os.environ.get("PROBE_START_DELAY"):  # a server slow to start (npx fetching a package)
+    import time
+
+    time.sleep(float(os.environ["PROBE_START_DELAY"]))
 if os.environ.get("PROBE_STDERR"):
     sys.stderr.write(os.environ["PROBE_STDERR"] + "\n")
     sys.stderr.flush()
@@ -233,7 +238,14 @@ def _event_store() -> Any:
 
 
 if __name__ == "__main__":
-    if os.environ.get("PROBE_TRANSPORT") == "http":
+    if os.environ.get("PROBE_TRANSPORT") == "sse":  # the old HTTP+SSE transport (/sse)
+        port = int(os.environ["PROBE_PORT"])
+        if SDK == 2:
+            server.run("sse", host="127.0.0.1", port=port)
+        else:
+            server.settings.host, server.settings.port = "127.0.0.1", port
+            server.run("sse")
+    elif os.environ.get("PROBE_TRANSPORT") == "http":
         port = int(os.environ["PROBE_PORT"])
         if SDK == 2:
             server.run(

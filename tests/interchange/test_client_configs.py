@@ -1,0 +1,342 @@
+"""`toolctl import mcp-config` on client configs shaped like the real ones (written for these
+tests, one per dialect, in ``data/clients``): every dialect read, no secret copied wherever
+it stood, settings kept, client variables resolved, nothing dropped without a word."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import Toolctl
+
+DATA = Path(__file__).parent / "data/clients"
+FILES = sorted(p.relative_to(DATA).as_posix() for p in DATA.rglob("*") if p.is_file())
+SHAPES_ONLY = [
+    "AKIAIOSFODNN7EXAMPLE",  # an AWS key id: AWS_ACCESS_KEY_ID names an id, the shape says key
+    "Zx9Kq2Lm8Np4Rt6Vw1Yb3Cd5Ef7Gh0Jk",  # entropy, after a flag ("--license") with no hint
+    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9",  # a JWT in a header ("X-Session") with no hint
+    "BSAtestonlyQw3rTy7UiOp9AsDfGhJkL0",
+]
+
+
+def secrets_in(text: str) -> set[str]:
+    """Every test secret in a file: the TESTONLY tokens and the ones above."""
+    found = set(re.findall(r"[A-Za-z0-9_.:-]*TESTONLY[A-Za-z0-9_-]*", text))
+    return found | {s for s in SHAPES_ONLY if s in text}
+
+
+@pytest.fixture
+def clients(tmp_path: Path) -> Path:
+    shutil.copytree(DATA, tmp_path / "clients")
+    return tmp_path / "clients"
+
+
+def imported(toolctl: Toolctl, reg: Path, *files: Path) -> tuple[Any, dict[str, dict[str, Any]]]:
+    done = toolctl("import", "mcp-config", *map(str, files), "-r", str(reg), "--json")
+    services = {}
+    for path in sorted((reg / "services").glob("*.toml")):
+        for table in tomllib.loads(path.read_text())["service"]:
+            services[table["name"]] = table
+    return done, services
+
+
+def test_every_dialect_imports_and_no_secret_is_written(
+    toolctl: Toolctl, clients: Path, tmp_path: Path
+) -> None:
+    planted = set().union(*(secrets_in((DATA / f).read_text()) for f in FILES))
+    assert len(planted) >= 25  # one in each place: env, headers, args, URLs, docker -e...
+    for relative in FILES:
+        reg = tmp_path / "reg" / relative.replace("/", "_")
+        done = toolctl("import", "mcp-config", str(clients / relative), "-r", str(reg))
+        assert done.returncode in (0, 3), done.stderr
+        assert "Traceback" not in done.stderr
+        written = "".join(p.read_text() for p in reg.rglob("*.toml"))
+        assert written, relative
+        shown = written + done.stdout + done.stderr
+        leaked = {s for s in planted if s in shown}
+        assert not leaked, f"{relative}: {leaked}"
+        assert "testonly" not in shown.lower(), relative  # not even a part of one
+        assert toolctl("check", "-r", str(reg)).returncode == 0, relative
+
+
+def test_claude_desktop_secrets_by_name_and_shape_each_get_their_own_variable(
+    toolctl: Toolctl, clients: Path, tmp_path: Path
+) -> None:
+    done, services = imported(
+        toolctl, tmp_path / "reg", clients / "claude-desktop/claude_desktop_config.json"
+    )
+    assert done.returncode == 0, done.stderr
+    env = services["gdrive"]["mcp"]["env"]
+    assert env["NODE_ENV"] == "production"  # a setting stays a value
+    assert env["GOOGLE_CLIENT_ID"].endswith(".apps.googleusercontent.com")
+    # two servers, two different secrets under one key: two variables
+    assert env["GOOGLE_CLIENT_SECRET"] == "${env:GDRIVE_GOOGLE_CLIENT_SECRET}"
+    gmail = services["gmail"]["mcp"]["env"]
+    assert gmail["GOOGLE_CLIENT_SECRET"] == "${env:GMAIL_GOOGLE_CLIENT_SECRET}"
+    assert gmail["FASTMCP_LOG_LEVEL"] == "ERROR"
+    assert services["supabase"]["mcp"]["command"][-2:] == [
+        "--access-token",
+        "${env:SUPABASE_ACCESS_TOKEN}",
+    ]
+    assert "--project-ref=abcdefghijklmnopqrst" in services["supabase"]["mcp"]["command"]
+    docker = services["github-docker"]["mcp"]["command"]
+    assert (
+        "GITHUB_PERSONAL_ACCESS_TOKEN=${env:GITHUB_DOCKER_GITHUB_PERSONAL_ACCESS_TOKEN}" in docker
+    )
+    assert "SLACK_BOT_TOKEN=${env:GITHUB_DOCKER_SLACK_BOT_TOKEN}" in docker
+    assert "GITHUB_TOOLSETS" in docker  # -e NAME alone passes a variable through: kept
+    postgres = services["postgres"]["mcp"]["command"][-1]
+    assert postgres == "postgresql://analyst:${env:POSTGRES_PASSWORD}@localhost:5432/sales"
+    aws = services["aws-docs"]["mcp"]["env"]
+    assert aws == {
+        "AWS_ACCESS_KEY_ID": "${env:AWS_DOCS_AWS_ACCESS_KEY_ID}",
+        "AWS_REGION": "eu-west-1",
+        "KEY_PATH": "/home/me/.ssh/id_ed25519",
+    }
+    assert services["exa"]["mcp"]["command"][-2:] == [
+        "--tools=web_search",
+        "--api-key=${env:EXA_API_KEY}",
+    ]
+    assert services["remote-bridge"]["mcp"]["command"][-2:] == [
+        "--header",
+        "Authorization: Bearer ${env:REMOTE_BRIDGE_AUTHORIZATION}",
+    ]
+    report = json.loads(done.stdout)
+    assert "GITHUB_PERSONAL_ACCESS_TOKEN" in report["export"]
+    assert len(report["export"]) == 11
+
+
+def test_one_summary_line_lists_the_variables_to_set(
+    toolctl: Toolctl, clients: Path, tmp_path: Path
+) -> None:
+    done = toolctl(
+        "import", "mcp-config", str(clients / "project/.mcp.json"), "-r", str(tmp_path / "r")
+    )
+    assert done.returncode == 0, done.stderr
+    summary = [line for line in done.stderr.splitlines() if "set before running" in line]
+    assert summary == [
+        "toolctl: set before running their tools (not copied): CONTEXT7_API_KEY "
+        "DATABASE_URL LINEAR_AUTHORIZATION SENTRY_TOKEN"
+    ]
+    assert "export SENTRY_TOKEN=...   # server 'sentry', header Authorization" in done.stdout
+
+
+def test_claude_code_references_keep_the_non_secret_parts(
+    toolctl: Toolctl, clients: Path, tmp_path: Path
+) -> None:
+    done, services = imported(toolctl, tmp_path / "reg", clients / "project/.mcp.json")
+    assert done.returncode == 0, done.stderr
+    sentry = services["sentry"]["mcp"]
+    assert sentry["headers"] == {"Authorization": "Bearer ${env:SENTRY_TOKEN}"}
+    assert sentry["transport"] == "http"
+    linear = services["linear"]["mcp"]
+    assert linear["transport"] == "sse"
+    assert linear["headers"]["Authorization"] == "Bearer ${env:LINEAR_AUTHORIZATION}"
+    assert services["db"]["mcp"]["command"][-1] == "${env:DATABASE_URL}"
+    assert "has a default toolctl does not apply; DATABASE_URL must be set" in done.stderr
+    assert services["db"]["mcp"]["env"] == {"LOG_LEVEL": "info"}
+
+
+def test_vscode_jsonc_inputs_and_workspace_folder(
+    toolctl: Toolctl, clients: Path, tmp_path: Path
+) -> None:
+    done, services = imported(toolctl, tmp_path / "reg", clients / "project/.vscode/mcp.json")
+    assert done.returncode == 0, done.stderr
+    github = services["github"]["mcp"]
+    assert github["headers"] == {"Authorization": "Bearer ${env:GITHUB_TOKEN}"}
+    assert services["perplexity"]["mcp"]["env"] == {"PERPLEXITY_API_KEY": "${env:PERPLEXITY_KEY}"}
+    files = services["files"]["mcp"]["command"]
+    assert files[-1] == str(clients / "project")  # the folder holding .vscode/
+    assert services["legacy"]["mcp"] == {"url": "http://localhost:8931/sse", "transport": "sse"}
+    text = toolctl(
+        "import", "mcp-config", str(clients / "project/.vscode/mcp.json"),
+        "-r", str(tmp_path / "again"),
+    ).stdout  # fmt: skip
+    assert (
+        "export GITHUB_TOKEN=...   # server 'github', header Authorization: VS Code input "
+        "'github-token' (a password): GitHub Personal Access Token" in text
+    )
+    assert "'envFile' not imported: toolctl does not read env files" in done.stderr
+    assert "${input:" not in (tmp_path / "reg/services/github.toml").read_text()
+
+
+def test_gemini_url_is_sse_and_http_url_streamable(
+    toolctl: Toolctl, clients: Path, tmp_path: Path
+) -> None:
+    done, services = imported(toolctl, tmp_path / "reg", clients / "project/.gemini/settings.json")
+    assert done.returncode == 0, done.stderr
+    assert "read as Gemini CLI" in done.stderr
+    assert services["legacy-sse"]["mcp"] == {
+        "url": "http://localhost:8080/sse",
+        "transport": "sse",
+        "tool_timeout": 30.0,  # 30000 ms
+    }
+    remote = services["remote"]["mcp"]
+    assert remote["transport"] == "http"
+    assert remote["headers"] == {"Authorization": "Bearer ${env:REMOTE_TOKEN}"}
+    assert remote["enabled_tools"] == ["fetch", "search"]
+    local = services["local"]
+    assert local["description"] == "Project tools"
+    assert local["mcp"]["env"] == {
+        "API_KEY": "${env:MY_API_TOKEN}",
+        "DATABASE_URL": "sqlite:///data.db",
+    }
+    assert local["mcp"]["cwd"] == str(clients / "project/mcp-servers/python")
+    assert local["mcp"]["disabled_tools"] == ["dangerous_tool"]
+    assert "'trust' not imported: toolctl never asks before a call" in done.stderr
+
+
+def test_codex_toml(toolctl: Toolctl, clients: Path, tmp_path: Path) -> None:
+    done, services = imported(toolctl, tmp_path / "reg", clients / "home/.codex/config.toml")
+    assert done.returncode == 0, done.stderr
+    context7 = services["context7"]["mcp"]
+    assert context7["connect_timeout"] == 20 and context7["tool_timeout"] == 45
+    assert context7["env"] == {"CONTEXT7_API_KEY": "${env:CONTEXT7_API_KEY}", "LOG": "warn"}
+    assert services["figma"]["mcp"]["headers"] == {
+        "X-Figma-Region": "us-east-1",
+        "X-Team": "${env:FIGMA_TEAM}",
+        "Authorization": "Bearer ${env:FIGMA_OAUTH_TOKEN}",
+    }
+    chrome = services["chrome_devtools"]
+    assert chrome["state"] == "disabled"
+    assert chrome["mcp"]["enabled_tools"] == ["open", "screenshot"]
+    assert chrome["mcp"]["disabled_tools"] == ["open"]
+    assert services["shell"]["mcp"]["env"] == {"LANG": "${env:LANG}"}
+    assert services["shell"]["mcp"]["connect_timeout"] == 5
+
+
+def test_continue_yaml(toolctl: Toolctl, clients: Path, tmp_path: Path) -> None:
+    path = clients / "project/.continue/mcpServers/playwright.yaml"
+    done, services = imported(toolctl, tmp_path / "reg", path)
+    assert done.returncode == 0, done.stderr
+    assert services["browser-search"]["title"] == "Browser search"
+    assert services["Tavily"]["mcp"]["env"] == {"TAVILY_API_KEY": "${env:TAVILY_API_KEY}"}
+    docs = services["remote-docs"]["mcp"]
+    assert docs["transport"] == "sse"
+    assert docs["headers"] == {"Authorization": "Bearer ${env:REMOTE_DOCS_AUTHORIZATION}"}
+    assert services["Streaming"]["mcp"]["connect_timeout"] == 20  # 20000 ms
+
+
+def test_zed_context_servers_old_and_new(toolctl: Toolctl, clients: Path, tmp_path: Path) -> None:
+    done, services = imported(toolctl, tmp_path / "reg", clients / "project/.zed/settings.json")
+    assert done.returncode == 0, done.stderr
+    assert services["old-style"]["state"] == "disabled"
+    assert services["old-style"]["mcp"]["command"] == ["/usr/local/bin/my-context-server", "run"]
+    assert services["old-style"]["mcp"]["env"] == {"SECRET_KEY": "${env:OLD_STYLE_SECRET_KEY}"}
+    assert "left out server 'postgres-context-server': a Zed extension starts it" in done.stderr
+    assert services["remote"]["mcp"]["url"] == "https://zed.example.com/mcp"
+
+
+def test_cline_roo_kiro_windsurf_states_tools_and_timeouts(
+    toolctl: Toolctl, clients: Path, tmp_path: Path
+) -> None:
+    done, roo = imported(toolctl, tmp_path / "roo", clients / "project/.roo/mcp.json")
+    assert done.returncode == 0, done.stderr
+    assert roo["local-tools"]["mcp"]["tool_timeout"] == 120  # seconds in Roo Code
+    assert roo["local-tools"]["mcp"]["disabled_tools"] == ["delete_file"]
+    assert roo["local-tools"]["mcp"]["cwd"] == str(clients / "project/servers/local-tools")
+    assert roo["remote"]["state"] == "disabled"
+    assert (
+        "'alwaysAllow' not imported" in done.stderr and "'watchPaths' not imported" in done.stderr
+    )
+    done, kiro = imported(toolctl, tmp_path / "kiro", clients / "project/.kiro/settings/mcp.json")
+    assert kiro["api-server"]["mcp"]["tool_timeout"] == 90  # milliseconds in Kiro
+    assert kiro["api-server"]["mcp"]["headers"]["X-Custom-Header"] == "value"
+    assert kiro["aws-docs"]["mcp"]["env"]["AWS_PROFILE"] == "${env:AWS_PROFILE}"
+    assert "'autoApprove' not imported" in done.stderr
+    path = clients / "home/.codeium/windsurf/mcp_config.json"
+    done, windsurf = imported(toolctl, tmp_path / "windsurf", path)
+    assert windsurf["github"]["state"] == "disabled"
+    assert windsurf["github"]["mcp"]["disabled_tools"] == ["delete_repository", "push_files"]
+    assert windsurf["figma"]["mcp"]["url"] == "https://mcp.figma.com/mcp"
+    assert "transport" not in windsurf["figma"]["mcp"]  # serverUrl: either, found at run time
+
+
+def test_one_bad_server_never_refuses_the_others(
+    toolctl: Toolctl, clients: Path, tmp_path: Path
+) -> None:
+    done, services = imported(toolctl, tmp_path / "reg", clients / "cline/cline_mcp_settings.json")
+    assert done.returncode == 3
+    assert sorted(services) == ["events", "remote", "weather"]
+    assert services["weather"]["mcp"]["tool_timeout"] == 120
+    assert services["events"]["mcp"] == {
+        "url": "https://cline.example.com/sse?token=${env:EVENTS_TOKEN}",
+        "transport": "sse",
+    }
+    assert services["remote"]["mcp"]["transport"] == "http"
+    assert "server 'broken': neither 'command' (stdio) nor 'url'" in done.stderr
+    assert "1 server(s) not imported (3 imported)" in done.stderr
+
+
+def test_cursor_urls_keep_what_is_not_secret(
+    toolctl: Toolctl, clients: Path, tmp_path: Path
+) -> None:
+    done, services = imported(toolctl, tmp_path / "reg", clients / "project/.cursor/mcp.json")
+    assert done.returncode == 0, done.stderr
+    assert services["smithery-exa"]["mcp"]["url"] == (
+        "https://server.smithery.ai/exa/mcp?api_key=${env:SMITHERY_EXA_API_KEY}"
+        "&profile=quiet-owl-3x1"
+    )
+    assert services["zapier"]["mcp"]["url"] == (
+        "https://actions.zapier.com/mcp/${env:ZAPIER_SECRET}/sse"
+    )
+    notes = services["notes"]["mcp"]
+    assert notes["command"][1] == str(clients / "project/tools/notes-server.js")
+    assert notes["command"][2:] == ["--license", "${env:NOTES_LICENSE}"]
+    assert notes["env"]["NOTES_DIR"] == str(clients / "project/notes")
+    assert services["jwt-api"]["mcp"]["headers"] == {"X-Session": "${env:JWT_API_X_SESSION}"}
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "message"),
+    [
+        ("mcp.json", "{ not json at all", "tried JSON and JSONC (Claude Desktop"),
+        ("config.toml", "[mcp_servers.x\ncommand=", "TOML (Codex) and YAML (Continue)"),
+        ("c.yaml", "mcpServers: [\n", "not an MCP client config toolctl can read"),
+        ("settings.json", '{"theme": "x"}', "'context_servers' (Zed) or 'mcp_servers' (Codex)"),
+    ],
+)
+def test_an_unreadable_file_is_one_line_naming_what_was_tried(
+    toolctl: Toolctl, tmp_path: Path, name: str, text: str, message: str
+) -> None:
+    (tmp_path / name).write_text(text)
+    done = toolctl("import", "mcp-config", str(tmp_path / name), "-r", str(tmp_path / "reg"))
+    assert done.returncode == 2, done.stderr
+    assert message in done.stderr
+    assert done.stderr.count("toolctl: error:") == 1 and "Traceback" not in done.stderr
+
+
+def test_claude_code_user_file_with_project_servers(
+    toolctl: Toolctl, clients: Path, tmp_path: Path
+) -> None:
+    done, services = imported(toolctl, tmp_path / "reg", clients / "home/.claude.json")
+    assert done.returncode == 0, done.stderr
+    assert sorted(services) == ["memory", "stripe"]
+    assert services["memory"]["mcp"]["command"][0] == "npx"  # the user-scope one came first
+    assert "left out server 'memory' of project /home/me/work/api: the name is taken" in (
+        done.stderr
+    )
+    assert services["stripe"]["mcp"]["command"][-1] == "--api-key=${env:STRIPE_API_KEY}"
+
+
+def test_a_client_placeholder_left_in_a_descriptor_is_an_error(
+    toolctl: Toolctl, tmp_path: Path
+) -> None:
+    """What the importer resolves, `check` refuses when it is written by hand (or was left
+    by an older import): the server would receive '${input:token}' as text."""
+    (tmp_path / "reg").mkdir()
+    (tmp_path / "reg/s.toml").write_text(
+        '[[service]]\nname = "gh"\n[service.mcp]\nurl = "https://h/mcp"\n'
+        'headers = { Authorization = "Bearer ${input:token}" }\n'
+    )
+    done = toolctl("check", "-r", str(tmp_path / "reg"))
+    assert done.returncode == 3
+    assert "'${input:token}' is an MCP client's placeholder, which toolctl does not fill" in (
+        done.stdout + done.stderr
+    )

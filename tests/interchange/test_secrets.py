@@ -1,0 +1,106 @@
+"""What `import mcp-config` and `import chat2graph` take for a secret, by name and by shape,
+and how each becomes its own variable while the rest of the value stays."""
+
+from __future__ import annotations
+
+import pytest
+
+from toolctl.interchange.secrets import (
+    Scope,
+    Vault,
+    rewrite,
+    rewrite_args,
+    rewrite_url,
+    secret_name,
+    secret_spans,
+)
+
+NOT_SECRETS = [
+    "@modelcontextprotocol/server-github", "@upstash/context7-mcp", "mcp-server-fetch",
+    "ghcr.io/github/github-mcp-server", "--local-timezone=America/New_York", "/Users/me/app",
+    "GITHUB_PERSONAL_ACCESS_TOKEN", "123e4567-e89b-12d3-a456-426614174000", "mcp/github",
+    "server-everything-2025-11-25", "@playwright/mcp@latest", "https://api.githubcopilot.com/mcp/",
+    "--project-ref=abcdefghijklmnopqrst", "postgresql://localhost/mydb", "dist/index.js",
+    "@browserbasehq/mcp-server-browserbase", "gpt-4o-mini-2024-07-18", "mcp-atlassian==0.11.9",
+    "io.github.modelcontextprotocol.servers", "--features=docs,account,database", "us-east-1",
+    "1234567890-abcdefg.apps.googleusercontent.com", "sqlite:///data.db",
+]  # fmt: skip
+SECRETS = [
+    "sbp_0123456789abcdef0123456789abcdef01234567", "ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8",
+    "github_pat_11ABCDEFG0123456789_abcdefghijklmnop", "sk-proj-abcDEF1234567890ghiJKL",
+    "sk-ant-api03-abcdefghijklmnop1234", "xoxb-1234567890-abcdefghij", "AKIAIOSFODNN7EXAMPLE",
+    "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+    "a8f5f167f44f4964e6c998dee827110c1234abcd", "Zx9Kq2Lm8Np4Rt6Vw1Yb3Cd5Ef7Gh0Jk",
+    "glpat-abcdefghij0123456789", "hf_abcdefghijklmnopqrstuvwxyz012345",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("text", NOT_SECRETS)
+def test_what_is_not_a_secret_by_its_shape(text: str) -> None:
+    assert secret_spans(text) == []
+
+
+@pytest.mark.parametrize("text", SECRETS)
+def test_what_is_a_secret_by_its_shape(text: str) -> None:
+    assert secret_spans(text) == [(0, len(text))]
+
+
+@pytest.mark.parametrize(
+    ("name", "secret"),
+    [
+        ("GITHUB_PERSONAL_ACCESS_TOKEN", True), ("apiKey", True), ("X-API-Key", True),
+        ("Authorization", True), ("DB_PASSWORD", True), ("GOOGLE_CLIENT_SECRET", True),
+        ("access-token", True), ("KEY_PATH", False), ("TOKEN_URL", False), ("AUTH_TYPE", False),
+        ("AWS_ACCESS_KEY_ID", False), ("NODE_ENV", False), ("MONKEY", False), ("", False),
+    ],
+)  # fmt: skip
+def test_what_is_a_secret_by_its_name(name: str, secret: bool) -> None:
+    assert secret_name(name) is secret
+
+
+def scope(service: str = "svc", vault: Vault | None = None) -> Scope:
+    return Scope(service, service, vault or Vault())
+
+
+def test_the_parts_that_are_not_secret_stay() -> None:
+    s = scope("remote")
+    assert (
+        rewrite("Bearer abc.def", s, "Authorization", "h") == "Bearer ${env:REMOTE_AUTHORIZATION}"
+    )
+    assert rewrite("Bearer ${env:MINE}", s, "Authorization", "h") == "Bearer ${env:MINE}"
+    assert rewrite("production", s, "NODE_ENV", "env") == "production"
+    assert rewrite("/home/me/key.pem", s, "PRIVATE_KEY", "env") == "/home/me/key.pem"
+    assert rewrite_url("postgres://u:pw@db:5432/x?sslmode=require", s, "u") == (
+        "postgres://u:${env:REMOTE_PASSWORD}@db:5432/x?sslmode=require"
+    )
+    assert rewrite_url("https://h/mcp?apiKey=k9k9k9&region=eu", s, "u") == (
+        "https://h/mcp?apiKey=${env:REMOTE_API_KEY}&region=eu"
+    )
+    assert rewrite_url("http://[::1", s, "u") == "http://[::1"
+
+
+def test_variables_distinct_per_server_and_value() -> None:
+    vault = Vault()
+    one, two = scope("gdrive", vault), scope("gmail", vault)
+    assert rewrite("a1", one, "GOOGLE_CLIENT_SECRET", "e") == "${env:GDRIVE_GOOGLE_CLIENT_SECRET}"
+    assert rewrite("b2", two, "GOOGLE_CLIENT_SECRET", "e") == "${env:GMAIL_GOOGLE_CLIENT_SECRET}"
+    # the same value twice in one server: one variable; another value: another variable
+    assert rewrite("a1", one, "GOOGLE_CLIENT_SECRET", "e") == "${env:GDRIVE_GOOGLE_CLIENT_SECRET}"
+    assert rewrite("c3", one, "GOOGLE_CLIENT_SECRET", "e") == "${env:GDRIVE_GOOGLE_CLIENT_SECRET_2}"
+    # a name that starts with the service's is not prefixed twice
+    assert rewrite("x", scope("github"), "GITHUB_TOKEN", "e") == "${env:GITHUB_TOKEN}"
+
+
+def test_arguments_in_every_form() -> None:
+    s = scope("srv")
+    args = [
+        "run", "-e", "API_TOKEN=t0k3n", "--env", "MODE=fast", "--access-token", "v4lue",
+        "--api-key=k3y", "-H", "Authorization: Bearer b34r3r", "LOG_LEVEL=debug",
+        "--name", "plain", "sk-proj-abcDEF1234567890ghiJKL",
+    ]  # fmt: skip
+    assert rewrite_args(args, s) == [
+        "run", "-e", "API_TOKEN=${env:SRV_API_TOKEN}", "--env", "MODE=fast", "--access-token",
+        "${env:SRV_ACCESS_TOKEN}", "--api-key=${env:SRV_API_KEY}", "-H",
+        "Authorization: Bearer ${env:SRV_AUTHORIZATION}", "LOG_LEVEL=debug", "--name", "plain",
+        "${env:SRV_SECRET}",
+    ]  # fmt: skip

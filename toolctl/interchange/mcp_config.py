@@ -1,0 +1,160 @@
+"""`toolctl import mcp-config`: MCP client configs → ``[[service]]`` entries, no secret copied.
+
+Each server of each file (read by ``client_configs``, in any dialect) becomes one service
+with ``[service.mcp]``. Client placeholders become ``${env:NAME}`` (``placeholders``);
+then every value, wherever it stands (env, headers, arguments, the URL), is decided on by
+``secrets``: a secret becomes its own variable, a setting stays as it is. A server the
+client keeps off is a ``disabled`` service; the tools it keeps off are written down for
+`import mcp` to write disabled; its per-call timeout becomes ``tool_timeout``, its start-up
+timeout ``connect_timeout``. What has no equivalent is named in a note. A server that
+cannot be read, or would not be a valid service, is listed and left out; the others in
+its file are imported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from toolctl.interchange.client_configs import DIALECTS, ClientConfig, Server, read_client_config
+from toolctl.interchange.entries import Imported, Tables, _validate_one, clean
+from toolctl.interchange.placeholders import Placeholders
+from toolctl.interchange.secrets import Scope, Vault, rewrite, rewrite_args, rewrite_map
+from toolctl.interchange.slugs import slug
+from toolctl.registry.writer import Written
+from toolctl.settings import Settings
+
+
+@dataclass
+class ConfigImport:
+    """What an import of client configs wrote, left out, noted, and asks the user to export."""
+
+    written: list[Written] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    exports: dict[str, str] = field(default_factory=dict)
+    """Each variable to export before the services run, and where its value was."""
+    read: list[tuple[str, str, int]] = field(default_factory=list)
+    """Each file read: its name, the dialect it was read as, how many servers it has."""
+
+
+def import_client_configs(settings: Settings, files: Sequence[Path]) -> ConfigImport:
+    """Read, convert, check and register the servers of ``files``; see the module doc."""
+    from toolctl.interchange.entries import check_landing, validate
+    from toolctl.registry.writer import register
+
+    result = ConfigImport()
+    vault = Vault()
+    converted = [convert(read_client_config(path), vault, result) for path in files]
+    imported: Imported = validate(converted)
+    result.notes += [*imported.notes, *check_landing(imported, settings)]
+    if imported.entries:
+        result.written = register(imported.entries, settings)
+    result.exports = dict(sorted(vault.exports.items()))
+    return result
+
+
+def convert(config: ClientConfig, vault: Vault, result: ConfigImport | None = None) -> Tables:
+    """One config's servers as service tables; refused servers go to ``result.refused``."""
+    tables = Tables(config.source)
+    placeholders = Placeholders(
+        config.workspace, Path.home(), config.inputs, bare_dollar=config.dialect == "gemini"
+    )
+    refused = result.refused if result is not None else tables.problems
+    for server in config.servers:
+        if server.skip:
+            tables.notes.append(f"{config.source}: left out server '{server.name}': {server.skip}")
+            continue
+        if server.problem:
+            refused.append(f"{config.source}: server '{server.name}'{_phrase(server.problem)}")
+            continue
+        table = _service_table(server, placeholders, vault, config)
+        _, problems = _validate_one(Tables(config.source, [("service", table)]))
+        if problems:
+            why = "; ".join(p.split(": ", 1)[-1] for p in problems)
+            refused.append(f"{config.source}: server '{server.name}': {why}")
+            continue
+        tables.tables.append(("service", table))
+        tables.notes.extend(_notes(server, table["name"], config.source))
+    tables.notes.extend(f"{config.source}: {note}" for note in config.notes + placeholders.notes)
+    if result is not None:
+        result.read.append((config.source, DIALECTS[config.dialect], len(config.servers)))
+    return tables
+
+
+def _phrase(problem: str) -> str:
+    return f" {problem}" if problem.startswith("is ") else f": {problem}"
+
+
+def _service_table(
+    server: Server, placeholders: Placeholders, vault: Vault, config: ClientConfig
+) -> dict[str, Any]:
+    name = slug(server.name)
+    section = _section(server, placeholders, Scope(name, server.name, vault), config.workspace)
+    section |= {
+        "connect_timeout": server.connect_timeout,
+        "tool_timeout": server.tool_timeout,
+        "disabled_tools": sorted(set(server.disabled_tools)),
+    }
+    if server.enabled_tools is not None:  # even empty, an allow-list says: no tool enabled
+        section["enabled_tools"] = sorted(set(server.enabled_tools))
+    table: dict[str, Any] = {"name": name}
+    if name != server.name:
+        table["title"] = server.name
+    table["description"] = server.description
+    table["state"] = "disabled" if server.disabled else None
+    table["mcp"] = {k: v for k, v in section.items() if k == "enabled_tools" or clean({k: v})}
+    return clean(table)
+
+
+def _section(
+    server: Server, placeholders: Placeholders, scope: Scope, workspace: Path
+) -> dict[str, Any]:
+    """How to reach the server: client placeholders resolved, then every secret hidden."""
+
+    def text(value: str, where: str) -> str:
+        return placeholders.translate(value, scope, where)
+
+    if server.command is not None:
+        args = [text(a, f"argument {n}") for n, a in enumerate(server.args, start=1)]
+        env = {k: text(v, f"env {k}") for k, v in server.env.items()}
+        return {
+            "command": [text(server.command, "command"), *rewrite_args(args, scope)],
+            "env": rewrite_map(env, scope, "env"),
+            "cwd": _cwd(text(server.cwd, "cwd"), workspace) if server.cwd else None,
+        }
+    headers = {k: text(v, f"header {k}") for k, v in server.headers.items()}
+    return {
+        "url": rewrite(text(server.url or "", "url"), scope, None, "url"),
+        "transport": server.transport,
+        "headers": rewrite_map(headers, scope, "header"),
+    }
+
+
+def _cwd(cwd: str, workspace: Path) -> str:
+    """A client's cwd is relative to its workspace; toolctl's to the registry file: absolute."""
+    return str((workspace / Path(cwd).expanduser()).resolve())
+
+
+def _notes(server: Server, name: str, source: str) -> list[str]:
+    said = f"{source}: server '{server.name}'"
+    notes = []
+    if server.disabled:
+        notes.append(f"{said} is disabled there: service '{name}' is written disabled")
+    tools = sorted(set(server.disabled_tools))
+    if tools or server.enabled_tools is not None:
+        kept = (
+            f"only {', '.join(sorted(set(server.enabled_tools)))} enabled"
+            if server.enabled_tools is not None
+            else ""
+        )
+        off = f"{', '.join(tools)} disabled" if tools else ""
+        notes.append(
+            f"{said}: {' and '.join(x for x in (kept, off) if x)}; "
+            f"'toolctl import mcp {name}' writes its tools so"
+        )
+    for key, why in sorted(server.unmapped.items()):
+        notes.append(f"{said}: '{key}' not imported: {why}")
+    return notes

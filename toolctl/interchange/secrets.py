@@ -1,0 +1,286 @@
+"""Secrets in imported server configs: found per value, wherever it stands, never copied.
+
+A value is a secret by its **name** (the env key, header, flag or query parameter it is the
+value of: TOKEN, SECRET, KEY, PASSWORD, AUTH, CREDENTIAL... unless the name says it is
+something about the secret, such as ``KEY_PATH`` or ``TOKEN_URL``) or by its **shape**
+(a known token prefix such as ``sk-``, ``ghp_``, ``github_pat_``, ``xoxb-``, ``sbp_`` or
+``AKIA``; a JWT; a long string of high entropy). Each secret becomes its own
+``${env:SERVICE_NAME}`` reference: two servers' values never share a variable, the same
+value within one server keeps one, and the parts that are not secret stay (``Bearer
+${env:X}``, ``postgres://user:${env:X}@host/db``, ``?api_key=${env:X}&region=eu``).
+A value that is not a secret is kept as it is (``NODE_ENV = "production"``).
+
+The :class:`Vault` names the variables and remembers where each came from, for the one
+line that tells the user what to export; it keeps a hash of each value, never the value.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit, urlunsplit
+
+SECRET_WORDS = frozenset(
+    {
+        "TOKEN", "TOKENS", "SECRET", "SECRETS", "KEY", "KEYS", "APIKEY", "APITOKEN",
+        "AUTHTOKEN", "ACCESSTOKEN", "PASSWORD", "PASSWD", "PASSPHRASE", "PASS", "PWD",
+        "AUTH", "AUTHORIZATION", "CREDENTIAL", "CREDENTIALS", "CREDS", "COOKIE", "PAT",
+        "BEARER", "SIG", "SIGNATURE", "DSN",
+    }
+)  # fmt: skip
+"""Words of a name that say its value is a secret."""
+ABOUT_WORDS = frozenset(
+    {
+        "TYPE", "MODE", "METHOD", "URL", "URI", "ENDPOINT", "HOST", "HOSTNAME", "PORT",
+        "PATH", "FILE", "FILENAME", "DIR", "DIRECTORY", "ENABLED", "DISABLED", "REQUIRED",
+        "HEADER", "SCOPE", "SCOPES", "PROVIDER", "ID", "NAME", "USER", "USERNAME", "REGION",
+        "EXPIRY", "EXPIRES", "TTL", "TIMEOUT", "VERSION", "FORMAT", "LENGTH", "SERVER",
+        "DOMAIN", "ISSUER", "AUDIENCE", "ENV", "VAR", "STORE", "LOCATION",
+    }
+)  # fmt: skip
+"""A last word that makes the value something *about* a secret, not the secret."""
+PREFIXES = re.compile(
+    r"(?<![A-Za-z0-9_-])(?:"
+    r"sk-(?:ant-|proj-|or-v1-)?[A-Za-z0-9_-]{16,}|[sr]k_(?:live|test)_[A-Za-z0-9]{16,}"
+    r"|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|glpat-[A-Za-z0-9_-]{20,}"
+    r"|xox[abposr]-[A-Za-z0-9-]{10,}|xapp-[A-Za-z0-9-]{10,}|sbp_[A-Za-z0-9]{16,}"
+    r"|(?:AKIA|ASIA)[A-Z0-9]{16}|AIza[A-Za-z0-9_-]{35}|ya29\.[A-Za-z0-9_-]{20,}"
+    r"|hf_[A-Za-z0-9]{20,}|npm_[A-Za-z0-9]{20,}|pypi-[A-Za-z0-9_-]{20,}"
+    r"|lin_api_[A-Za-z0-9]{20,}|ntn_[A-Za-z0-9]{20,}|secret_[A-Za-z0-9]{20,}"
+    r"|shp(?:at|ss|ca|pa)_[A-Fa-f0-9]{20,}|SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}"
+    r"|dop_v1_[a-f0-9]{32,}|figd_[A-Za-z0-9_-]{20,}|glsa_[A-Za-z0-9_]{20,}|dapi[a-f0-9]{32}"
+    r"|tvly-[A-Za-z0-9-]{16,}|pplx-[A-Za-z0-9]{20,}|gsk_[A-Za-z0-9]{20,}|r8_[A-Za-z0-9]{20,}"
+    r"|fc-[a-f0-9]{32}|xkeysib-[A-Za-z0-9-]{20,}|apify_api_[A-Za-z0-9]{20,}"
+    r"|ctx7sk-[A-Za-z0-9-]{16,}"
+    r"|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"  # a JWT
+    r")(?![A-Za-z0-9_-])"
+)
+"""Tokens whose prefix says what they are (OpenAI, Anthropic, Stripe, GitHub, GitLab, Slack,
+Supabase, AWS, Google, Hugging Face, npm, PyPI, Linear, Notion, Shopify, SendGrid,
+DigitalOcean, Figma, Grafana, Databricks, Tavily, Perplexity, Groq, Replicate, Firecrawl,
+Brevo, Apify, Context7) and JWTs."""
+CANDIDATE = re.compile(r"[A-Za-z0-9+/=_\-.~]{20,}")
+UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+SCHEMES = ("Bearer ", "bearer ", "Basic ", "Token ", "token ", "Bot ", "ApiKey ", "Api-Key ")
+"""The parts of an Authorization value that are not the secret."""
+PLAIN_VALUES = frozenset({"", "true", "false", "yes", "no", "on", "off", "none", "null"})
+REFERENCE = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def words(name: str) -> list[str]:
+    """``apiKey``, ``X-API-Key``, ``api_key`` → their words, upper case."""
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name)
+    return [w.upper() for w in re.split(r"[^A-Za-z0-9]+", spaced) if w]
+
+
+def secret_name(name: str | None) -> bool:
+    """Whether the value of ``name`` (an env key, header, flag, query parameter) is a secret."""
+    parts = words(name or "")
+    return bool(parts) and parts[-1] not in ABOUT_WORDS and any(w in SECRET_WORDS for w in parts)
+
+
+def entropy(text: str) -> float:
+    """Shannon entropy in bits per character."""
+    counts = Counter(text)
+    return -sum(n / len(text) * math.log2(n / len(text)) for n in counts.values())
+
+
+def random_looking(token: str) -> bool:
+    """A long token of high entropy that is not a UUID, a path, a file name or words."""
+    if UUID.match(token) or token.startswith(("/", "./", "~")) or "//" in token:
+        return False
+    if not (re.search(r"[0-9]", token) and re.search(r"[A-Za-z]", token)):
+        return False
+    if re.fullmatch(r"[0-9a-fA-F]+", token):
+        return len(token) >= 32 and entropy(token) >= 3.4
+    if re.search(r"[A-Za-z]{5,}[-_./][A-Za-z]{3,}", token) and not re.search(
+        r"[A-Z].*[A-Z]", token
+    ):
+        return False  # words joined: a package, a host, a file name
+    return entropy(token) >= 4.0
+
+
+def secret_spans(text: str) -> list[tuple[int, int]]:
+    """Where in ``text`` secrets stand by their shape (prefix, JWT or entropy)."""
+    spans = [m.span() for m in PREFIXES.finditer(text)]
+    for match in CANDIDATE.finditer(text):
+        token = match.group().strip(".=")
+        start = match.start() + match.group().index(token) if token else match.start()
+        inside = any(a <= start < b for a, b in spans)
+        if token and not inside and random_looking(token):
+            spans.append((start, start + len(token)))
+    return sorted(spans)
+
+
+def plain(value: str) -> bool:
+    """A value that cannot be a secret whatever its name says: a flag value, a path."""
+    text = value.strip()
+    return (
+        text.lower() in PLAIN_VALUES
+        or text.startswith(("/", "~/", "./", "../"))
+        or bool(re.match(r"^[A-Za-z]:[\\/]", text))
+    )
+
+
+def variable_word(name: str | None) -> str:
+    """The name part of a variable: the value's own name in upper snake case."""
+    text = "_".join(words(name or ""))
+    return text if len(text) > 2 else "SECRET"
+
+
+@dataclass
+class Vault:
+    """The variables an import asks for: ``exports`` maps each to where its value was."""
+
+    exports: dict[str, str] = field(default_factory=dict)
+    _owners: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+    def variable(self, service: str, name: str | None, value: str, where: str) -> str:
+        """The variable for secret ``value`` of ``service``: ``SERVICE_NAME``, unless the
+        name already starts with the service's (``GITHUB_TOKEN`` of ``github``); the same
+        value within one service keeps its variable, another value gets ``_2``..."""
+        prefix = "_".join(words(service)) or "MCP"
+        word = variable_word(name)
+        base = word if word == prefix or word.startswith(prefix + "_") else f"{prefix}_{word}"
+        digest = hashlib.sha256(value.encode()).hexdigest()
+        for candidate in [base, *(f"{base}_{n}" for n in range(2, 1000))]:
+            owner = self._owners.setdefault(candidate, (service, digest))
+            if owner == (service, digest):
+                self.exports.setdefault(candidate, where)
+                return candidate
+        raise ValueError(f"too many secrets named {base}")  # pragma: no cover
+
+    def ask(self, variable: str, where: str) -> None:
+        """The user's own variable, which the config already read from the environment."""
+        self.exports.setdefault(variable, where)
+
+
+@dataclass
+class Scope:
+    """Where values are rewritten: a service's name (for variables) and the vault."""
+
+    service: str
+    foreign: str
+    vault: Vault
+
+    def hide(self, secret: str, name: str | None, where: str) -> str:
+        variable = self.vault.variable(
+            self.service, name, secret, f"server '{self.foreign}', {where}"
+        )
+        return "${env:" + variable + "}"
+
+
+def rewrite(value: str, scope: Scope, name: str | None, where: str) -> str:
+    """``value`` with every secret in its literal parts replaced by a reference; the
+    ``${env:...}`` references already in it stay (and are asked for)."""
+    for variable in REFERENCE.findall(value):
+        scope.vault.ask(variable, f"server '{scope.foreign}', {where}")
+    pieces = REFERENCE.split(value)
+    out = []
+    for index, piece in enumerate(pieces):
+        if index % 2:  # a variable's name, from the split's group
+            out.append("${env:" + piece + "}")
+        else:
+            out.append(_literal(piece, scope, name, where, whole=len(pieces) == 1))
+    return "".join(out)
+
+
+def _literal(text: str, scope: Scope, name: str | None, where: str, *, whole: bool) -> str:
+    if not text:
+        return text
+    if secret_name(name) and not plain(text):
+        scheme = next((s for s in SCHEMES if text.startswith(s)), "")
+        rest = text[len(scheme) :]
+        if not rest.strip():
+            return text
+        if re.match(r"^[a-z][a-z0-9+.-]*://", rest) and whole:
+            return scheme + rewrite_url(rest, scope, where)
+        return scheme + scope.hide(rest, name, where)
+    if re.match(r"^[a-z][a-z0-9+.-]*://\S+$", text):
+        return rewrite_url(text, scope, where)
+    return _shaped(text, scope, name, where)
+
+
+def _shaped(text: str, scope: Scope, name: str | None, where: str) -> str:
+    for start, end in reversed(secret_spans(text)):
+        text = text[:start] + scope.hide(text[start:end], name, where) + text[end:]
+    return text
+
+
+def rewrite_url(url: str, scope: Scope, where: str) -> str:
+    """A URL with its password, secret query values and secret-shaped path parts hidden."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # "http://[::1": not a URL after all; its shape still counts
+        return _shaped(url, scope, None, where)
+    netloc = parts.netloc
+    before = (parts.netloc, parts.path, parts.query)
+    if "@" in netloc:
+        userinfo, _, host = netloc.rpartition("@")
+        user, colon, password = userinfo.partition(":")
+        if password and "${env:" not in password:
+            password = scope.hide(password, "PASSWORD", f"{where} (URL password)")
+        elif not colon and secret_spans(user):
+            user = scope.hide(user, "KEY", f"{where} (URL user)")
+        netloc = f"{user}{colon}{password}@{host}"
+    path = "/".join(
+        scope.hide(segment, "SECRET", f"{where} (URL path)")
+        if segment and secret_spans(segment) == [(0, len(segment))]
+        else segment
+        for segment in parts.path.split("/")
+    )
+    query = "&".join(_query_pair(pair, scope, where) for pair in parts.query.split("&"))
+    if (netloc, path, query if parts.query else "") == before:
+        return url  # nothing hidden: the URL exactly as written (urlunsplit normalises)
+    return urlunsplit((parts.scheme, netloc, path, query if parts.query else "", parts.fragment))
+
+
+def _query_pair(pair: str, scope: Scope, where: str) -> str:
+    key, equals, value = pair.partition("=")
+    if not equals or not value or "${env:" in value:
+        return pair
+    if (secret_name(key) and not plain(value)) or secret_spans(value) == [(0, len(value))]:
+        return f"{key}={scope.hide(value, key, f'{where} (URL query {key})')}"
+    return pair
+
+
+def rewrite_map(values: Mapping[str, str], scope: Scope, where: str) -> dict[str, str]:
+    """Env variables or headers: each value decided by its name and its shape."""
+    return {key: rewrite(value, scope, key, f"{where} {key}") for key, value in values.items()}
+
+
+ENV_OPTIONS = ("-e", "--env")
+HEADER_OPTIONS = ("-H", "--header")
+
+
+def rewrite_args(args: list[str], scope: Scope) -> list[str]:
+    """Command arguments: ``--token X``, ``--token=X``, ``-e KEY=X`` (docker, podman),
+    ``--header "Authorization: Bearer X"`` (mcp-remote), ``KEY=X``, and any argument by shape."""
+    out: list[str] = []
+    previous = ""
+    for position, arg in enumerate(args, start=1):
+        where = f"argument {position}"
+        if previous in ENV_OPTIONS and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", arg):
+            key, _, value = arg.partition("=")
+            out.append(f"{key}={rewrite(value, scope, key, where)}")
+        elif previous in HEADER_OPTIONS and ":" in arg:
+            header, _, value = arg.partition(":")
+            space = value[: len(value) - len(value.lstrip())]
+            hidden = rewrite(value.lstrip(), scope, header.strip(), where)
+            out.append(f"{header}:{space}{hidden}")
+        elif arg.startswith("-") and "=" in arg:
+            flag, _, value = arg.partition("=")
+            out.append(f"{flag}={rewrite(value, scope, flag.lstrip('-'), where)}")
+        elif re.match(r"^[A-Z_][A-Z0-9_]*=", arg):
+            key, _, value = arg.partition("=")
+            out.append(f"{key}={rewrite(value, scope, key, where)}")
+        elif previous.startswith("-") and not arg.startswith("-"):
+            out.append(rewrite(arg, scope, previous.lstrip("-"), where))
+        else:
+            out.append(rewrite(arg, scope, None, where))
+        previous = arg if arg.startswith("-") and "=" not in arg else ""
+    return out
