@@ -2,10 +2,12 @@
 
     cli/, serve/                 on top (cli may import serve; serve never imports cli)
     calls.py                     under them
-    the rooms                    registry/, graph.py, interchange/, runners/, pulsar/,
-                                 mcp/, processes/: among themselves only along ROOMS
+    the rooms                    registry/, graph.py, interchange/, learning/, runners/,
+                                 pulsar/, mcp/, processes/, records/: among themselves only
+                                 along ROOMS
     the foundation               errors, settings, models, runtimes, names, arguments,
-                                 tool_state, descriptor_env, imports and the package root
+                                 tool_state, descriptor_env, imports, transcripts and the
+                                 package root
                                  (``__version__``)
 
 A module may import its own room, anything lower, and the rooms listed for it; nothing
@@ -47,6 +49,7 @@ ROOMS: dict[str, set[str]] = {
     "records": set(),  # history, metrics, traces: under everything that makes calls
     "registry": {"graph"},
     "interchange": {"registry", "graph"},
+    "learning": {"registry", "graph"},  # learned next-tool scores over the tools in force
     "pulsar": {"processes", "records"},  # the embedded broker and detached workers are
     # launched; a worker records the calls it serves
     "mcp": {"processes"},  # kept MCP sessions are background processes
