@@ -49,7 +49,8 @@ ROOMS: dict[str, set[str]] = {
     "records": set(),  # history, metrics, traces: under everything that makes calls
     "registry": {"graph"},
     "interchange": {"registry", "graph"},
-    "learning": {"registry", "graph"},  # learned next-tool scores over the tools in force
+    "learning": {"registry", "graph", "records"},  # next-tool scores over the tools in
+    # force, learned from transcripts or the run history
     "pulsar": {"processes", "records"},  # the embedded broker and detached workers are
     # launched; a worker records the calls it serves
     "mcp": {"processes"},  # kept MCP sessions are background processes
