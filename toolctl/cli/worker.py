@@ -302,9 +302,11 @@ class Stopping:
 
     def handle(self, signum: int, _frame: object) -> None:
         if self.event.is_set():
-            import os
+            from toolctl.cli import _exit
 
-            os._exit(128 + signum)  # skips the pulsar client's teardown, which could abort
+            # at once, skipping the pulsar client's teardown (which could abort), but with
+            # the calls' records written (a stop may deliver SIGTERM twice in a row)
+            _exit(128 + signum)
         self.signal = signum
         self.event.set()
 
