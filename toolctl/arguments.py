@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -19,6 +20,10 @@ MAX_DEPTH = 64
 """How deeply an argument value may nest (JSON output and validation recurse)."""
 MAX_TIMEOUT = 86_400.0
 """The longest timeout a call may have, in seconds (one day)."""
+DEFAULT_TIMEOUT = 60.0
+"""A tool's timeout when neither its descriptor nor a project or user default sets one."""
+PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_-]*)\}")
+"""``{name}`` in a command item (group 1), or the ``{{``/``}}`` that stand for a brace."""
 _TRUE = {"true", "1", "yes", "on"}
 _FALSE = {"false", "0", "no", "off"}
 
@@ -123,6 +128,13 @@ def check_timeout(value: Any, origin: str) -> float:
             f"{MAX_TIMEOUT:g}, got {value!r}"
         )
     return seconds
+
+
+def tool_timeout(data: Mapping[str, Any], default: float | None) -> Any:
+    """A tool's own timeout; ``default`` (toolctl.toml or config.toml) stands in for one
+    left at DEFAULT_TIMEOUT (the descriptor keeps no trace of whether it was written)."""
+    seconds = data.get("timeout", DEFAULT_TIMEOUT)
+    return default if default is not None and seconds == DEFAULT_TIMEOUT else seconds
 
 
 MAX_OUTPUT_LIMIT = 1024**3

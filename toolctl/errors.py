@@ -63,14 +63,24 @@ class NotFound(ToolctlError):
     exit_code = 4
 
     def __init__(
-        self, kind: str, name: str, suggestions: Sequence[str] = (), *, hint: str | None = None
+        self,
+        kind: str,
+        name: str,
+        suggestions: Sequence[str] = (),
+        *,
+        hint: str | None = None,
+        searched: Sequence[object] = (),
     ) -> None:
         if suggestions:
             hint = f"did you mean: {', '.join(suggestions)}?"
+        if searched:
+            where = f"searched {', '.join(map(str, searched))}"
+            hint = f"{hint} ({where})" if hint else where
         super().__init__(f"{kind} '{name}' not found", hint=hint)
         self.kind = kind
         self.name = name
         self.suggestions = list(suggestions)
+        self.searched = [str(directory) for directory in searched]
 
 
 class TransportUnavailable(ToolctlError):

@@ -11,6 +11,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from toolctl.project import CONFIG_FILE, Project, find_project, read_config
+
 DEFAULT_PULSAR_URL = "pulsar://localhost:6650"
 DEFAULT_HISTORY_CALLS = 100_000
 """Calls the run history keeps (the oldest go first): ~30 MB of SQLite, read in well
@@ -97,6 +99,28 @@ class Settings(NamedTuple):
     user: str
     environ: Mapping[str, str]
     records: RecordSettings = RecordSettings()
+    config_dir: Path = Path()
+    project: Project | None = None
+    """The ``toolctl.toml`` in force (found walking up from the working directory)."""
+    ignored_project: Path | None = None
+    """A ``toolctl.toml`` skipped because another user owns it (commands warn)."""
+    sources: tuple[str, ...] = ()
+    """Where each directory of ``search_path`` comes from: ``--registry``,
+    ``TOOLCTL_REGISTRY``, ``project`` or ``user``."""
+    default_timeout: float | None = None
+    """Seconds for a tool that sets no timeout of its own (toolctl.toml, config.toml)."""
+
+    @property
+    def user_registry(self) -> Path:
+        """``${XDG_DATA_HOME}/toolctl/registry``: read and written outside a project."""
+        return self.data_dir / "registry"
+
+    @property
+    def config_files(self) -> tuple[Path, ...]:
+        """The configuration files in force, the one that wins first."""
+        user = self.config_dir / CONFIG_FILE
+        files = [self.project.file] if self.project else []
+        return (*files, *([user] if user.is_file() else []))
 
     @classmethod
     def load(
@@ -109,31 +133,40 @@ class Settings(NamedTuple):
         user: str | None = None,
         environ: Mapping[str, str] | None = None,
         record_arguments: bool = False,
+        cwd: Path | None = None,
     ) -> Settings:
         env = dict(os.environ if environ is None else environ)
         data_dir = _xdg(env, "XDG_DATA_HOME", ".local/share")
-        explicit = bool(registry)
-        if registry:
-            dirs = [Path(d) for d in registry]
-        elif env.get("TOOLCTL_REGISTRY"):
-            dirs = [Path(d) for d in env["TOOLCTL_REGISTRY"].split(os.pathsep) if d]
-        else:
-            dirs = [Path("registry"), data_dir / "registry"]
+        config_dir = _xdg(env, "XDG_CONFIG_HOME", ".config")
+        found = find_project(_working_directory(cwd))
+        project = found.project
+        defaults = read_config(config_dir / CONFIG_FILE)
+        if project is not None:
+            defaults = project.defaults.over(defaults)
+        dirs, sources = _search_path(registry, env, project, data_dir / "registry")
         return cls(
-            search_path=tuple(_absolute(d) for d in dirs),
-            explicit_registry=explicit,
+            search_path=dirs,
+            explicit_registry=bool(registry),
             strict=strict or _truthy(env.get("TOOLCTL_STRICT")),
             data_dir=data_dir,
             state_dir=_xdg(env, "XDG_STATE_HOME", ".local/state"),
             cache_dir=_xdg(env, "XDG_CACHE_HOME", ".cache"),
-            pulsar_url=pulsar_url or env.get("TOOLCTL_PULSAR_URL") or DEFAULT_PULSAR_URL,
-            container_engine=env.get("TOOLCTL_CONTAINER_ENGINE") or None,
+            pulsar_url=pulsar_url
+            or env.get("TOOLCTL_PULSAR_URL")
+            or defaults.pulsar_url
+            or DEFAULT_PULSAR_URL,
+            container_engine=env.get("TOOLCTL_CONTAINER_ENGINE") or defaults.container_engine,
             log_json=env.get("TOOLCTL_LOG", "").strip().lower() == "json",
             verbose=verbose,
             color="NO_COLOR" not in env and env.get("TERM") != "dumb",
             user=user or _login_name(env),
             environ=env,
             records=_records(env, record_arguments),
+            config_dir=config_dir,
+            project=project,
+            ignored_project=found.ignored,
+            sources=sources,
+            default_timeout=defaults.timeout,
         )
 
     def __repr__(self) -> str:  # the environment holds secrets: never in a repr
@@ -144,6 +177,34 @@ class Settings(NamedTuple):
 def _records(env: Mapping[str, str], record_arguments: bool) -> RecordSettings:
     records = RecordSettings.from_environ(env)
     return records._replace(record_arguments=True) if record_arguments else records
+
+
+def _working_directory(cwd: Path | None) -> Path | None:
+    try:
+        return Path(os.path.abspath(cwd or os.getcwd()))
+    except OSError:  # the working directory was removed: no project to be in
+        return None
+
+
+def _search_path(
+    registry: Sequence[str | Path],
+    env: Mapping[str, str],
+    project: Project | None,
+    user_registry: Path,
+) -> tuple[tuple[Path, ...], tuple[str, ...]]:
+    """The registry directories, highest precedence first, and where each comes from:
+    --registry, else TOOLCTL_REGISTRY, else the project's then the user registry."""
+    if registry:
+        dirs = [_absolute(Path(d)) for d in registry]
+        return tuple(dirs), ("--registry",) * len(dirs)
+    if env.get("TOOLCTL_REGISTRY"):
+        dirs = [_absolute(Path(d)) for d in env["TOOLCTL_REGISTRY"].split(os.pathsep) if d]
+        return tuple(dirs), ("TOOLCTL_REGISTRY",) * len(dirs)
+    if project is None:
+        return (user_registry,), ("user",)
+    dirs = list(project.registries)
+    user = [user_registry] if project.user_registry and user_registry not in dirs else []
+    return (*dirs, *user), ("project",) * len(dirs) + ("user",) * len(user)
 
 
 def _absolute(path: Path) -> Path:

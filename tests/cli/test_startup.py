@@ -71,6 +71,7 @@ TOOLCTL_MODULES = {
     "toolctl.descriptor_env",
     "toolctl.errors",
     "toolctl.names",
+    "toolctl.project",
     "toolctl.registry",
     "toolctl.registry.index",
     "toolctl.registry.loader",

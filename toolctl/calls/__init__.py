@@ -137,7 +137,7 @@ def _by_function_name(registry: Registry, name: str) -> Definition:
     holder = registry.confusable_with("tool", name)
     if holder is not None and holder.name != name and function_name(holder.name) == name:
         return holder
-    raise NotFound("tool", name, registry.suggest("tool", name))
+    raise registry.not_found("tool", name)
 
 
 def tools_in_force(registry: Registry) -> list[ToolSpec]:
@@ -164,12 +164,14 @@ def build_arguments(
     return arguments
 
 
-def call_timeout(tool: ToolSpec, timeout: float | None) -> float:
-    """The call's timeout: ``timeout`` if given, else the tool's; a finite number of seconds
-    in (0, MAX_TIMEOUT], else a UsageError (exit 2) for every runtime."""
+def call_timeout(tool: ToolSpec, timeout: float | None, default: float | None = None) -> float:
+    """The call's timeout: ``timeout`` if given, else the tool's (``default``, the project's
+    or user's, for a tool that sets none); a finite number of seconds in (0, MAX_TIMEOUT],
+    else a UsageError (exit 2) for every runtime."""
     if timeout is not None:
         return tool_args.check_timeout(timeout, "--timeout")
-    return tool_args.check_timeout(tool.data.get("timeout", 60), f"tool '{tool.name}': timeout")
+    seconds = tool_args.tool_timeout(tool.data, default)
+    return tool_args.check_timeout(seconds, f"tool '{tool.name}': timeout")
 
 
 def call_max_output(tool: ToolSpec, max_output: int | None) -> int:
@@ -239,7 +241,7 @@ class Caller:
         return Call(
             tool,
             build_arguments(tool, arguments, pairs),
-            call_timeout(tool, timeout),
+            call_timeout(tool, timeout, self.settings.default_timeout),
             user or self.settings.user,
             sink or NO_SINK,
             call_max_output(tool, max_output),
@@ -376,7 +378,7 @@ class Caller:
         template = Call(
             tool,
             {},
-            call_timeout(tool, timeout),
+            call_timeout(tool, timeout, self.settings.default_timeout),
             user or self.settings.user,
             max_output=call_max_output(tool, max_output),
         )

@@ -16,6 +16,9 @@ import typer
 from toolctl import __version__
 
 COMMAND_MODULES = {
+    "init": "init",
+    "new": "new",
+    "where": "where",
     "register": "register",
     "unregister": "register",
     "list": "listing",

@@ -17,8 +17,8 @@ RegistryOption = Annotated[
         "--registry",
         "-r",
         metavar="DIR",
-        help="Registry directory; repeat for a search path (first wins). "
-        "Default: $TOOLCTL_REGISTRY, else ./registry then the user registry.",
+        help="Registry directory; repeat for a search path (first wins). Default: "
+        "$TOOLCTL_REGISTRY, else the project's (toolctl.toml) then the user registry.",
     ),
 ]
 StrictOption = Annotated[
@@ -56,11 +56,17 @@ def require_directories(settings: Settings) -> None:
     """A directory named with --registry must exist: a typo must not read as 'empty'."""
     from toolctl.cli import render
 
+    if settings.ignored_project is not None:
+        render.warn(
+            f"ignoring {render.display_path(settings.ignored_project)}: another user owns it"
+        )
     if settings.explicit_registry:
         for directory in settings.search_path:
-            if not directory.is_dir():
+            if not directory.is_dir() and directory != settings.user_registry:
                 raise UsageError(
-                    f"registry directory {render.display_path(directory)} does not exist"
+                    f"registry directory {render.display_path(directory)} does not exist",
+                    hint=f"create it (mkdir -p {render.display_path(directory)}), or leave "
+                    "out --registry: `toolctl where` shows the registry in force",
                 )
 
 

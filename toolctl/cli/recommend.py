@@ -100,7 +100,7 @@ def _refuse_unknown(result: Recommendation, reg: Registry) -> None:
     for problem in problems:
         render.warn(f"{problem}; skipped")
     if not result.actions:
-        raise first
+        raise reg.not_found("action", first.name)
 
 
 def _print_tables(result: Recommendation, threshold: float, settings: Settings) -> None:

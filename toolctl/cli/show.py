@@ -38,7 +38,8 @@ def show_command(
         by_kind.setdefault(definition.kind, []).append(definition)
     if not by_kind:
         suggestions = [s for k in kinds for s in reg.suggest(k, name)]
-        raise NotFound(kinds[0] if len(kinds) == 1 else "name", name, suggestions[:3])
+        kind = kinds[0] if len(kinds) == 1 else "name"
+        raise NotFound(kind, name, suggestions[:3], searched=settings.search_path)
     if len(by_kind) > 1:
         raise UsageError(
             f"'{name}' names a {' and a '.join(by_kind)}", hint=f"pass --kind {'|'.join(by_kind)}"

@@ -88,7 +88,7 @@ class Registry:
         """The definition in force for (kind, name), or NotFound with close matches."""
         found = self.definitions(kind, name)
         if not found:
-            raise NotFound(kind, name, self.suggest(kind, name))
+            raise self.not_found(kind, name)
         holder = self.confusable_with(kind, name)
         if holder is not None:  # only the holder of a folded name is in force
             raise NameConflict(
@@ -98,6 +98,10 @@ class Registry:
                 hint="rename one of them",
             )
         return found[0]
+
+    def not_found(self, kind: str, name: str) -> NotFound:
+        """The error for a name nothing defines: close matches, and where toolctl looked."""
+        return NotFound(kind, name, self.suggest(kind, name), searched=self.settings.search_path)
 
     def suggest(self, kind: str, name: str, limit: int = 3) -> list[str]:
         import difflib

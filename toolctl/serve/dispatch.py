@@ -25,6 +25,7 @@ from typing import Any
 
 import anyio
 
+from toolctl.arguments import DEFAULT_TIMEOUT, tool_timeout
 from toolctl.calls import Caller
 from toolctl.calls.cancel import Cancel
 from toolctl.errors import (
@@ -132,7 +133,8 @@ class Dispatcher:
 
     async def _run(self, name: str, arguments: dict[str, Any], origin: Origin) -> ToolResult:
         tool = self.catalog.snapshot.tools.get(name, {})
-        limit = float(tool.get("timeout") or 60) + GUARD_SECONDS
+        default = self.caller.settings.default_timeout
+        limit = float(tool_timeout(tool, default) or DEFAULT_TIMEOUT) + GUARD_SECONDS
         if self.pipelined.get(name, True):
             future = self._submit(name, arguments, origin)
             self.pipelined[name] = future is not None

@@ -1,0 +1,36 @@
+"""`toolctl init [DIR]`: make a directory a toolctl project (toolctl.toml and its registry)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+
+def install(app: typer.Typer) -> None:
+    app.command("init")(init_command)
+
+
+def init_command(
+    directory: Annotated[
+        Path, typer.Argument(metavar="[DIR]", help="The project's directory.", show_default=False)
+    ] = Path("."),
+) -> None:
+    """Make DIR (default: here) a project: toolctl.toml and a registry/ directory.
+
+    From DIR and every directory below it, toolctl then reads registry/ first (then the
+    user registry) and `register` writes there. A directory that is a project already is
+    left as it is.
+    """
+    from toolctl.cli import render
+    from toolctl.registry.scaffold import init_project
+
+    made = init_project(directory)
+    if not made.created:
+        render.note(f"{render.display_path(made.file)} exists already; nothing changed")
+        return
+    render.note(
+        f"created {render.display_path(made.file)} and {render.display_path(made.registry)}/: "
+        "`toolctl register` now writes there"
+    )

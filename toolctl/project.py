@@ -1,0 +1,188 @@
+"""Where toolctl's configuration lives: the project and the user's config file.
+
+A *project* is a directory holding ``toolctl.toml``, found walking up from the working
+directory the way git, uv and ruff find theirs. It names the project's registry
+directories (relative to itself) and defaults; ``${XDG_CONFIG_HOME}/toolctl/config.toml``
+holds the user's defaults. Only ``Settings`` reads these (it passes the environment in).
+They are read on every command, so they are checked by hand here, not through pydantic.
+
+A ``toolctl.toml`` owned by another user (not root) is ignored, as git ignores a
+repository another user owns: a file planted in a shared directory such as /tmp would
+otherwise put its registry first on the search path of everyone working below it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from toolctl.errors import UsageError
+
+PROJECT_FILE = "toolctl.toml"
+CONFIG_FILE = "config.toml"
+DEFAULT_REGISTRY = "registry"
+"""The registry directory of a project whose toolctl.toml names none (and `init`'s)."""
+
+
+class Defaults(NamedTuple):
+    """Values a command uses when no flag or TOOLCTL_* variable gives one."""
+
+    pulsar_url: str | None = None
+    container_engine: str | None = None
+    timeout: float | None = None
+    """Seconds for a tool whose descriptor leaves ``timeout`` at its default."""
+
+    def over(self, lower: Defaults) -> Defaults:
+        """These defaults, each unset one taken from ``lower``."""
+        return Defaults(
+            self.pulsar_url if self.pulsar_url is not None else lower.pulsar_url,
+            self.container_engine if self.container_engine is not None else lower.container_engine,
+            self.timeout if self.timeout is not None else lower.timeout,
+        )
+
+
+class Project(NamedTuple):
+    """A ``toolctl.toml``: its registry directories (absolute) and defaults."""
+
+    file: Path
+    registries: tuple[Path, ...]
+    user_registry: bool
+    defaults: Defaults
+
+    @property
+    def root(self) -> Path:
+        return self.file.parent
+
+
+class Found(NamedTuple):
+    """What the walk up from the working directory found."""
+
+    project: Project | None
+    ignored: Path | None = None
+    """A toolctl.toml skipped because another user owns it."""
+
+
+def find_project(start: Path | None) -> Found:
+    """The nearest ``toolctl.toml`` at or above ``start`` that the current user may trust."""
+    if start is None:
+        return Found(None)
+    for directory in (start, *start.parents):
+        candidate = directory / PROJECT_FILE
+        try:
+            info = candidate.stat()
+        except OSError:
+            continue
+        if not candidate.is_file():
+            continue
+        if info.st_uid not in (os.getuid(), 0):
+            return Found(None, candidate)
+        return Found(read_project(candidate))
+    return Found(None)
+
+
+_PROJECT_KEYS = {"registry": {"paths", "user"}, "defaults": set(Defaults._fields)}
+
+
+def read_project(file: Path) -> Project:
+    """Parse and check a ``toolctl.toml``; UsageError naming the file and key otherwise."""
+    document = _read(file)
+    _known_keys(file, document, _PROJECT_KEYS)
+    registry = document.get("registry", {})
+    paths = registry.get("paths", [DEFAULT_REGISTRY])
+    if not isinstance(paths, list) or not paths or not all(isinstance(p, str) and p for p in paths):
+        raise UsageError(f"{file}: registry.paths must be a list of directory names")
+    user = registry.get("user", True)
+    if not isinstance(user, bool):
+        raise UsageError(f"{file}: registry.user must be true or false")
+    registries = tuple(_absolute(file.parent / Path(p).expanduser()) for p in paths)
+    return Project(file, registries, user, _defaults(file, document.get("defaults", {})))
+
+
+def read_config(file: Path) -> Defaults:
+    """The user's defaults from ``config.toml``; none when the file does not exist."""
+    if not file.is_file():
+        return Defaults()
+    document = _read(file)
+    _known_keys(file, document, {"defaults": set(Defaults._fields)})
+    return _defaults(file, document.get("defaults", {}))
+
+
+def _read(file: Path) -> dict[str, Any]:
+    import tomllib
+
+    try:
+        with open(file, "rb") as handle:
+            return tomllib.load(handle)
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"{file}: TOML syntax error: {exc}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{file}: unreadable: {exc}") from None
+
+
+def _known_keys(file: Path, document: Mapping[str, Any], known: Mapping[str, set[str]]) -> None:
+    for table, value in document.items():
+        if table not in known:
+            raise UsageError(f"{file}: unknown table [{table}]{_did_you_mean(table, known)}")
+        if not isinstance(value, dict):
+            raise UsageError(f"{file}: '{table}' must be a table: write [{table}]")
+        for key in value:
+            if key not in known[table]:
+                hint = _did_you_mean(key, known[table])
+                raise UsageError(f"{file}: unknown key '{key}' in [{table}]{hint}")
+
+
+def _did_you_mean(word: str, choices: Any) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(word, sorted(choices), n=1)
+    return f"; did you mean '{close[0]}'?" if close else f"; expected {', '.join(sorted(choices))}"
+
+
+def _defaults(file: Path, table: Mapping[str, Any]) -> Defaults:
+    for key in ("pulsar_url", "container_engine"):
+        if key in table and not (isinstance(table[key], str) and table[key]):
+            raise UsageError(f"{file}: defaults.{key} must be a non-empty string")
+    timeout = table.get("timeout")
+    if timeout is not None and (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, int | float)
+        or not 0 < timeout <= 86400
+    ):
+        raise UsageError(f"{file}: defaults.timeout must be seconds above 0, at most 86400")
+    return Defaults(
+        table.get("pulsar_url"),
+        table.get("container_engine"),
+        float(timeout) if timeout is not None else None,
+    )
+
+
+def project_text(registry: str = DEFAULT_REGISTRY) -> str:
+    """What ``toolctl init`` writes: the keys a project may set, the defaults commented."""
+    return (
+        "# This directory is a toolctl project: toolctl finds this file from any directory\n"
+        "# below it (docs/reference/configuration.md).\n"
+        "\n"
+        "[registry]\n"
+        "# Registry directories, relative to this file, first wins; `register` writes to the\n"
+        "# first. The user registry is read after them unless user = false.\n"
+        f"paths = [{_quoted(registry)}]\n"
+        "user = true\n"
+        "\n"
+        "[defaults]\n"
+        '# pulsar_url = "pulsar://localhost:6650"\n'
+        '# container_engine = "podman"      # or "docker"; default: the first that answers\n'
+        "# timeout = 60                     # seconds, for tools that set no timeout\n"
+    )
+
+
+def _quoted(text: str) -> str:
+    import json
+
+    return json.dumps(text)
+
+
+def _absolute(path: Path) -> Path:
+    # Absolute but not resolved: a symlinked registry keeps the name the user gave it.
+    return Path(os.path.abspath(path))
