@@ -60,7 +60,7 @@ def test_register_refuses_taken_and_confusable_names(tmp_path: Path, toolctl: To
         tmp_path,
         {
             "reg/tools.toml": tool("read-file"),
-            "new/same.toml": tool("read-file"),
+            "new/same.toml": tool("read-file", "another tool"),
             "new/alike.toml": tool("Read_File"),
         },
     )
@@ -87,8 +87,8 @@ def test_register_writes_into_the_first_writable_directory(
     done = toolctl("register", "new.toml", "-r", "reg", "-r", "other", "--json")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == [
-        {"kind": "tool", "name": "fresh", "file": "reg/tools/fresh.toml"},
-        {"kind": "group", "name": "g", "file": "reg/groups/g.toml"},
+        {"kind": "tool", "name": "fresh", "file": "reg/tools/fresh.toml", "action": "registered"},
+        {"kind": "group", "name": "g", "file": "reg/groups/g.toml", "action": "registered"},
     ]
     shown = json.loads(toolctl("show", "fresh", "--json", "-r", "reg").stdout)
     assert shown["descriptor"]["description"] == "a tool"

@@ -211,7 +211,7 @@ def import_command(
         )
         return
     for w in written:
-        render.note(f"imported {w.kind} '{w.name}' into {render.display_path(w.path)}")
+        render.note(render.written(w, "imported", "into"))
 
 
 def _live(settings: Settings, service: str) -> list[tuple[dict[str, Any], str]]:
@@ -247,7 +247,7 @@ def _mcp_import(
         )
     else:
         for w in written:
-            render.note(f"imported tool '{w.name}' into {render.display_path(w.path)}")
+            render.note(render.written(w, "imported", "into"))
         for note in plan.notes:
             render.note(note)
         if plan.present:

@@ -16,29 +16,54 @@ def install(app: typer.Typer) -> None:
 
 
 def register_command(
-    files: Annotated[list[Path], typer.Argument(metavar="FILE...", help="Descriptor files.")],
+    files: Annotated[
+        list[Path] | None,
+        typer.Argument(
+            metavar="[FILE]...",
+            help="Descriptor files (default: those in the current directory).",
+            show_default=False,
+        ),
+    ] = None,
     registry: RegistryOption = None,
+    replace: Annotated[
+        bool,
+        typer.Option(
+            "--replace",
+            help="Update a definition of the same name in the directory register writes to.",
+        ),
+    ] = False,
     json: JsonOption = False,
 ) -> None:
-    """Validate descriptors and write each entry into the first writable registry directory.
+    """Validate descriptors and write each entry into the registry directory in force
+    (`toolctl where` shows it), paths relative to the file rewritten to point where they did.
 
-    A name already taken anywhere on the search path, or confusable with one, is refused
-    (exit 3) and nothing is written.
+    A definition already in force is left unchanged (exit 0). A name taken anywhere on the
+    search path, or confusable with one, is refused (exit 3) and nothing is written;
+    --replace updates one held by the directory register writes to.
     """
     from toolctl.cli import render
     from toolctl.cli.common import require_directories
-    from toolctl.registry.writer import read_entries, register
+    from toolctl.registry.writer import descriptor_files, read_entries, register
 
     settings = settings_for(registry)
     require_directories(settings)  # a --registry typo must not become a new registry
-    written = register(read_entries(files), settings)
+    chosen = files or descriptor_files(Path.cwd())
+    written = register(read_entries(chosen), settings, replace=replace)
     if json:
         render.print_json(
-            [{"kind": w.kind, "name": w.name, "file": render.display_path(w.path)} for w in written]
+            [
+                {
+                    "kind": w.kind,
+                    "name": w.name,
+                    "file": render.display_path(w.path),
+                    "action": w.action,
+                }
+                for w in written
+            ]
         )
         return
     for w in written:
-        render.note(f"registered {w.kind} '{w.name}' in {render.display_path(w.path)}")
+        render.note(render.written(w))
 
 
 def unregister_command(

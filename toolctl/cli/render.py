@@ -28,6 +28,15 @@ def display_path(file: str | Path) -> str:
     return text if relative.startswith("..") else relative
 
 
+def written(entry: Any, verb: str = "registered", into: str = "in") -> str:
+    """The line for what `register` or an import did with one entry (a ``Written``)."""
+    where = display_path(entry.path)
+    if entry.action == "unchanged":
+        return f"unchanged {entry.kind} '{entry.name}' in {where} (already in force)"
+    verb = "replaced" if entry.action == "replaced" else verb
+    return f"{verb} {entry.kind} '{entry.name}' {into} {where}"
+
+
 def relativise(message: str) -> str:
     """Shorten absolute paths below the working directory inside a message."""
     return message.replace(os.getcwd() + os.sep, "")

@@ -36,9 +36,13 @@ class Entry:
 
 @dataclass(frozen=True)
 class Written:
+    """What `register` did with one entry: ``registered`` it (a new file), ``replaced``
+    the definition in ``path``, or left it ``unchanged`` (the same definition is in force)."""
+
     kind: str
     name: str
     path: Path
+    action: str = "registered"
 
 
 def read_entries(files: Sequence[Path]) -> list[Entry]:
@@ -64,6 +68,31 @@ def read_entries(files: Sequence[Path]) -> list[Entry]:
     return entries
 
 
+def descriptor_files(directory: Path) -> list[Path]:
+    """The descriptor files of a directory (what `register` takes with no FILE): each
+    ``*.toml`` whose tables are all [[tool]], [[service]], [[action]] or [[group]], so
+    ``toolctl.toml``, ``pyproject.toml`` and the like are passed over."""
+    import tomllib
+
+    from toolctl.names import KINDS
+
+    found = []
+    for path in sorted(directory.glob("*.toml")):
+        try:
+            document = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            found.append(path)  # read_entries says what is wrong with it
+            continue
+        if document and set(document) <= set(KINDS):
+            found.append(path)
+    if not found:
+        raise UsageError(
+            f"no descriptor files in {directory}",
+            hint="pass FILE..., or make one with `toolctl new tool NAME`",
+        )
+    return found
+
+
 def target_directory(settings: Settings) -> Path:
     """The first writable directory on the search path (created if its parent allows)."""
     for directory in settings.search_path:
@@ -83,45 +112,41 @@ def _existing_parent(path: Path) -> Path:
     return path
 
 
-def register(entries: Sequence[Entry], settings: Settings) -> list[Written]:
-    """Write every entry, or none of them if any name is taken or any target is unusable."""
+def register(
+    entries: Sequence[Entry], settings: Settings, *, replace: bool = False
+) -> list[Written]:
+    """Write every entry, or none of them if any name is taken or any target is unusable.
+
+    An entry whose definition is already in force, the same but for how its paths are
+    spelt, is left ``unchanged``; with ``replace``, one that differs from the definition
+    in the directory register writes to replaces it. Anything else holding the name (an
+    earlier or later directory, a look-alike) refuses the batch: first wins decides.
+    """
     target = target_directory(settings)
     with locked(target):
         registry = Registry.open(settings, full=True)
-        _refuse_conflicts(entries, registry)
-        plan = [_plan(target, entry) for entry in entries]
-        written: list[Written] = []
+        _refuse_clashes(entries)
+        plan = [_plan(target, entry, registry, settings, replace) for entry in entries]
+        done: list[tuple[Written, bytes | None]] = []
         try:
-            for entry, path in plan:
-                written.append(_write(entry, path))
+            for entry, written in plan:
+                if written.action != "unchanged":
+                    done.append(_write(_for_file(entry, written.path, settings), written))
+                else:
+                    done.append((written, None))
         except OSError as exc:
-            for done in written:  # all or nothing: take back what this batch wrote
-                done.path.unlink(missing_ok=True)
+            _take_back(done)
             raise RegistryError(
                 f"cannot write {exc.filename or target}: {exc.strerror or exc}; "
                 "nothing was registered"
             ) from None
-        return written
+        return [written for written, _ in done]
 
 
-def _refuse_conflicts(entries: Sequence[Entry], registry: Registry) -> None:
+def _refuse_clashes(entries: Sequence[Entry]) -> None:
     seen: dict[tuple[str, str], Definition] = {}
     for entry in entries:
         new = entry.definition
-        taken = registry.definitions(new.kind, new.name)
-        if taken:
-            holder = taken[0]
-            raise NameConflict(
-                f"{new.kind} '{new.name}' is already defined in {holder.file}:{holder.line}",
-                hint="first definition wins; pick another name",
-            )
-        similar = registry.confusable_with(new.kind, new.name)
-        if similar is not None:
-            raise NameConflict(
-                f"{new.kind} '{new.name}' is confusable with '{similar.name}' "
-                f"defined in {similar.file}:{similar.line}",
-                hint="names equal up to case and - _ . are refused",
-            )
         earlier = seen.setdefault((new.kind, fold(new.name)), new)
         if earlier is not new:
             raise NameConflict(
@@ -130,9 +155,79 @@ def _refuse_conflicts(entries: Sequence[Entry], registry: Registry) -> None:
             )
 
 
-def _plan(target: Path, entry: Entry) -> tuple[Entry, Path]:
-    """Where an entry goes; refuses (before anything is written) what cannot be written."""
-    kind, name = entry.definition.kind, entry.definition.name
+def _plan(
+    target: Path, entry: Entry, registry: Registry, settings: Settings, replace: bool
+) -> tuple[Entry, Written]:
+    """What to do with an entry; refuses (before anything is written) what cannot be done."""
+    new = entry.definition
+    taken = registry.definitions(new.kind, new.name)
+    similar = registry.confusable_with(new.kind, new.name)
+    if taken and similar is None and same_definition(new, taken[0]):
+        return entry, Written(new.kind, new.name, Path(taken[0].file), "unchanged")
+    if similar is not None:
+        raise NameConflict(
+            f"{new.kind} '{new.name}' is confusable with '{similar.name}' "
+            f"defined in {similar.file}:{similar.line}",
+            hint="names equal up to case and - _ . are refused",
+        )
+    if taken:
+        holder = Path(taken[0].file)
+        _refuse_taken(new, taken[0], target, settings, replace)
+        return entry, Written(new.kind, new.name, holder, "replaced")
+    return entry, Written(new.kind, new.name, _new_path(target, new.kind, new.name))
+
+
+def same_definition(new: Definition, old: Definition) -> bool:
+    """Whether two definitions say the same, their file-relative paths made absolute."""
+    from toolctl.registry.paths import absolute
+
+    def comparable(definition: Definition) -> dict[str, Any]:
+        base = Path(os.path.abspath(definition.file)).parent
+        data = absolute(definition.kind, definition.data, base)
+        return {k: v for k, v in data.items() if k != "runtime"}  # the index resolves it
+
+    return new.kind == old.kind and comparable(new) == comparable(old)
+
+
+def _refuse_taken(
+    new: Definition, holder: Definition, target: Path, settings: Settings, replace: bool
+) -> None:
+    """NameConflict unless ``replace`` may update ``holder``: a file of ``target`` holding
+    that one entry."""
+    where = f"{holder.file}:{holder.line}"
+    if not Path(holder.file).is_relative_to(target):
+        before = _index_of(Path(holder.file), settings) < settings.search_path.index(target)
+        place = "an earlier" if before else "a later"
+        raise NameConflict(
+            f"{new.kind} '{new.name}' is already defined in {where}, {place} registry "
+            f"directory than {target} (where register writes)",
+            hint="first definition wins; pick another name"
+            + (" or change it there" if before else ", or unregister that one first"),
+        )
+    if not replace:
+        raise NameConflict(
+            f"{new.kind} '{new.name}' is already defined in {where}, differently",
+            hint="first definition wins: pass --replace to update it, or pick another name",
+        )
+    parsed = parse_file(holder.file)
+    others = sum(len(tables) for tables in parsed.raw.values()) - 1
+    if others or parsed.problems:
+        raise RegistryError(
+            f"cannot replace {new.kind} '{new.name}': {holder.file} defines {others} other "
+            f"entr{'y' if others == 1 else 'ies'} besides it",
+            hint="edit that file by hand",
+        )
+
+
+def _index_of(file: Path, settings: Settings) -> int:
+    for index, root in enumerate(settings.search_path):
+        if file.is_relative_to(root):
+            return index
+    return len(settings.search_path)
+
+
+def _new_path(target: Path, kind: str, name: str) -> Path:
+    """Where a new entry goes; refuses (before anything is written) what cannot be written."""
     directory = target / f"{kind}s"
     if os.path.lexists(directory) and not directory.is_dir():
         raise RegistryError(
@@ -145,27 +240,53 @@ def _plan(target: Path, entry: Entry) -> tuple[Entry, Path]:
             f"cannot register {kind} '{name}': {path} is a dangling symlink",
             hint="remove it; nothing was registered",
         )
-    return entry, _free_path(directory, name)
+    return _free_path(directory, name)
 
 
-def _write(entry: Entry, path: Path) -> Written:
+def _for_file(entry: Entry, path: Path, settings: Settings) -> Entry:
+    """The entry with the paths it gives relative to its file rewritten for ``path``."""
+    from toolctl.registry.paths import rewrite
+
+    definition = entry.definition
+    source = Path(os.path.abspath(definition.file)).parent
+    project = settings.project.root if settings.project else None
+    table = rewrite(definition.kind, entry.table, source, path.parent, project)
+    return Entry(definition, table)
+
+
+def _take_back(done: Sequence[tuple[Written, bytes | None]]) -> None:
+    """All or nothing: undo what this batch wrote (new files removed, old contents back)."""
+    for written, old in done:
+        if written.action == "registered":
+            written.path.unlink(missing_ok=True)
+        elif written.action == "replaced" and old is not None:
+            written.path.write_bytes(old)
+
+
+def _write(entry: Entry, written: Written) -> tuple[Written, bytes | None]:
+    """Write one entry's file (a new one, or in place of the one it replaces); returns
+    what was there before."""
     import tomli_w
 
-    kind, name = entry.definition.kind, entry.definition.name
+    kind, name, path = written.kind, written.name, written.path
     directory = path.parent
     directory.mkdir(parents=True, exist_ok=True)
     content = tomli_w.dumps({kind: [entry.table]}).encode()
+    old = path.read_bytes() if written.action == "replaced" else None
     temporary = directory / f".{name}.{os.getpid()}.tmp"
     try:
         with open(temporary, "wb") as handle:
             handle.write(content)
             handle.flush()
             os.fsync(handle.fileno())
-        os.link(temporary, path)  # never replaces a file, even one written by hand
+        if old is None:
+            os.link(temporary, path)  # never replaces a file, even one written by hand
+        else:
+            os.replace(temporary, path)
     finally:
         temporary.unlink(missing_ok=True)
     _fsync_directory(directory)
-    return Written(kind, name, path)
+    return written, old
 
 
 def _free_path(directory: Path, name: str) -> Path:
