@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -21,6 +22,15 @@ def install(app: typer.Typer) -> None:
 
 
 def check_command(
+    files: Annotated[
+        list[Path] | None,
+        typer.Argument(
+            metavar="[FILE]...",
+            help="Check these descriptor files against the registry in force, as `register` "
+            "would take them, writing nothing.",
+            show_default=False,
+        ),
+    ] = None,
     registry: RegistryOption = None,
     strict: StrictOption = False,
     format: Annotated[
@@ -42,19 +52,29 @@ def check_command(
         ),
     ] = False,
 ) -> None:
-    """Check every descriptor: syntax, fields, references, names, the toolkit graph.
+    """Check every descriptor: syntax, fields, references, names, the toolkit graph, and
+    what would stop one from running here.
 
-    Shadowed names and symlinks leaving a registry directory are warnings, errors under
-    --strict; --strict also compares with toolctl.lock when there is one. Exit 0 when
-    clean, 3 otherwise.
+    A {placeholder} naming no argument is an error. Shadowed names, symlinks leaving a
+    registry directory, an executable not on PATH, a missing cwd and a container image
+    not present locally (asked of the engine, never pulled) are warnings, errors under
+    --strict; --strict also compares with toolctl.lock when there is one. With FILE...,
+    only those files are checked, against the registry in force. Exit 0 when clean, 3
+    otherwise.
     """
     from toolctl.cli import render
     from toolctl.cli.common import require_directories
+    from toolctl.registry.candidates import check_files
     from toolctl.registry.check import run_check
+    from toolctl.runners.container import LocalImages
 
     settings = settings_for(registry, strict)
     require_directories(settings)
-    result = run_check(settings, locked=locked)
+    images = LocalImages(settings)
+    if files:
+        result = check_files(files, settings, images=images)
+    else:
+        result = run_check(settings, locked=locked, images=images)
     if live:
         from dataclasses import replace
 
@@ -75,6 +95,8 @@ def check_command(
                 typer.echo(f"::{finding.severity} file={where},line={finding.line}::{message}")
             else:
                 typer.echo(f"{where}:{finding.line}: {finding.severity}: {message}")
+        for note in result.notes:
+            render.note(note)
         render.note(result.summary())
     if not result.ok:
         from toolctl.errors import RegistryError

@@ -9,6 +9,7 @@ from typing import Any
 from toolctl.registry.index import Registry
 from toolctl.registry.lint import SHADOW
 from toolctl.registry.loader import Problem
+from toolctl.registry.runnable import MACHINE_CODES, ImageLookup, runnable_problems
 from toolctl.settings import Settings
 
 
@@ -26,6 +27,8 @@ class CheckResult:
     findings: list[Finding]
     files: int
     definitions: int
+    notes: tuple[str, ...] = ()
+    """What was not checked, and why (no container engine to ask for images)."""
 
     @property
     def errors(self) -> int:
@@ -63,14 +66,19 @@ class CheckResult:
                 }
                 for f in self.findings
             ],
+            "notes": list(self.notes),
         }
 
 
-def run_check(settings: Settings, *, locked: bool = False) -> CheckResult:
+def run_check(
+    settings: Settings, *, locked: bool = False, images: ImageLookup | None = None
+) -> CheckResult:
     """Refresh the index from every file and report its problems (shadows are errors if strict).
 
     ``locked`` (or --strict when a ``toolctl.lock`` exists) also compares the names in
-    force with the lock; every difference is an error.
+    force with the lock; every difference is an error. What would stop a definition in
+    force from running on this machine is reported too (``registry.runnable``; container
+    images through ``images``).
     """
     from toolctl.errors import RegistryError
     from toolctl.registry.lockfile import LOCK_CODE, LOCK_FILE, compare, find_lock
@@ -78,14 +86,13 @@ def run_check(settings: Settings, *, locked: bool = False) -> CheckResult:
     registry = Registry.open(settings, full=True)
     findings = []
     for report in registry.reports():
-        severity = report.problem.severity
-        if settings.strict and report.code == SHADOW:
-            severity = "error"
-        p = report.problem
-        findings.append(Finding(severity, report.code, p.file, p.line, p.message))
+        findings.append(as_finding(report.code, report.problem, settings.strict))
     for p in outside_links(registry, settings):
         severity = "error" if settings.strict else p.severity
         findings.append(Finding(severity, LINK, p.file, p.line, p.message))
+    in_force = (d for kind in ("tool", "service") for d in registry.iter_winners(kind))
+    for code, p in runnable_problems(in_force, settings.environ, images):
+        findings.append(as_finding(code, p, settings.strict))
     lock = find_lock(settings)
     if locked and lock is None:
         raise RegistryError(
@@ -97,7 +104,19 @@ def run_check(settings: Settings, *, locked: bool = False) -> CheckResult:
             for p in compare(registry, lock)
         ]
     files, definitions = registry.counts()
-    return CheckResult(findings, files, definitions)
+    return CheckResult(findings, files, definitions, image_notes(images))
+
+
+def as_finding(code: str, problem: Problem, strict: bool) -> Finding:
+    """A problem as `check` reports it; --strict makes shadows and machine problems errors."""
+    severity = problem.severity
+    if strict and (code == SHADOW or code in MACHINE_CODES):
+        severity = "error"
+    return Finding(severity, code, problem.file, problem.line, problem.message)
+
+
+def image_notes(images: ImageLookup | None) -> tuple[str, ...]:
+    return (images.note,) if images is not None and images.note else ()
 
 
 LINK = "symlink"

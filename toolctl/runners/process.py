@@ -32,6 +32,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import IO, Any, NamedTuple
 
+from toolctl.arguments import PLACEHOLDER
 from toolctl.descriptor_env import descriptor_cwd as descriptor_cwd
 from toolctl.errors import (
     Interrupted,
@@ -43,7 +44,7 @@ from toolctl.errors import (
 )
 from toolctl.runners.base import ToolResult
 
-_PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_-]*)\}")
+_PLACEHOLDER = PLACEHOLDER
 STDERR_TAIL = 4000
 
 

@@ -1,0 +1,150 @@
+"""`toolctl check FILE...`: descriptor files checked against the registry in force, as
+`register` would take them, with nothing written (for pre-commit and CI).
+
+A file outside every registry directory is a *candidate*: its definitions are checked
+for syntax and fields, for names (taken by a different definition: `register` refuses it,
+unless ``--replace`` may update it in the directory register writes to; look-alikes),
+for what they name (services, tools, actions: in the files or in force), and for what
+would stop them from running. A file inside a registry directory is already part of the
+registry: it gets the registry's own check, limited to that file.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from toolctl.errors import RegistryError, UsageError
+from toolctl.names import fold
+from toolctl.registry.check import CheckResult, Finding, as_finding, image_notes, run_check
+from toolctl.registry.index import Registry
+from toolctl.registry.lint import confusable, in_force_problems, shadow
+from toolctl.registry.loader import Definition, Problem, parse_file
+from toolctl.registry.runnable import ImageLookup, runnable_problems
+from toolctl.settings import Settings
+
+
+def check_files(
+    files: Sequence[Path], settings: Settings, *, images: ImageLookup | None = None
+) -> CheckResult:
+    """Every problem of ``files`` as `check` reports them (see the module docstring)."""
+    for file in files:
+        if not file.is_file():
+            raise UsageError(f"no such descriptor file: {file}")
+    paths = [os.path.abspath(file) for file in files]
+    roots = [os.path.realpath(root) for root in settings.search_path]
+    inside = {p for p in paths if any(_below(os.path.realpath(p), r) for r in roots)}
+    findings: list[Finding] = []
+    definitions, notes = 0, list(image_notes(images))
+    if inside:
+        whole = run_check(settings, images=images)
+        real = {os.path.realpath(p) for p in inside}
+        findings += [f for f in whole.findings if os.path.realpath(f.file) in real]
+        notes = list(whole.notes)
+    candidates: list[Definition] = []
+    for path in (p for p in paths if p not in inside):
+        parsed = parse_file(path)
+        findings += [as_finding("parse", p, settings.strict) for p in parsed.problems]
+        candidates += parsed.definitions
+    if candidates:
+        registry = Registry.open(settings, full=True)
+        found = _names(candidates, registry, _writes_to(settings))
+        found += _references(candidates, registry)
+        found += runnable_problems(candidates, settings.environ, images)
+        findings += [as_finding(code, p, settings.strict) for code, p in found]
+        notes = list(dict.fromkeys([*notes, *image_notes(images)]))
+    definitions = len(candidates) + sum(_count(p) for p in inside)
+    return CheckResult(findings, len(files), definitions, tuple(notes))
+
+
+def _below(path: str, root: str) -> bool:
+    return os.path.commonpath([path, root]) == root
+
+
+def _count(path: str) -> int:
+    return len(parse_file(path).definitions)
+
+
+def _writes_to(settings: Settings) -> Path | None:
+    from toolctl.registry.writer import target_directory
+
+    try:
+        return target_directory(settings)
+    except RegistryError:
+        return None
+
+
+def _names(
+    candidates: Iterable[Definition], registry: Registry, writes_to: Path | None
+) -> list[tuple[str, Problem]]:
+    """Names clashing inside the files, taken in the registry, or look-alikes of either."""
+    from toolctl.registry.writer import same_definition
+
+    found: list[tuple[str, Problem]] = []
+    seen: dict[tuple[str, str], Definition] = {}
+    for new in candidates:
+        earlier = seen.setdefault((new.kind, fold(new.name)), new)
+        if earlier is not new:
+            if earlier.name == new.name:
+                found.append(("shadow", shadow(new, earlier)))
+            else:
+                found.append(("confusable", confusable(new, earlier)))
+            continue
+        similar = registry.confusable_with(new.kind, new.name)
+        if similar is not None:
+            found.append(("confusable", confusable(new, similar)))
+            continue
+        taken = registry.definitions(new.kind, new.name)
+        if taken and not same_definition(new, taken[0]):
+            found.append(("taken", _taken(new, taken[0], writes_to)))
+    return found
+
+
+def _taken(new: Definition, holder: Definition, writes_to: Path | None) -> Problem:
+    where = f"{holder.file}:{holder.line}"
+    if writes_to is not None and Path(holder.file).is_relative_to(writes_to):
+        message = (
+            f"{new.kind} '{new.name}' differs from the one in force at {where}: "
+            "`register --replace` would update it"
+        )
+        return Problem("warning", new.file, new.line, message)
+    message = (
+        f"{new.kind} '{new.name}' is already defined in {where}: first definition wins, "
+        "so `register` refuses it; pick another name"
+    )
+    return Problem("error", new.file, new.line, message)
+
+
+class _Either:
+    """What a name means to a candidate: the candidates' own definition, else the one in
+    force in the registry (the ``InForce`` and ``Container`` that lint's rules take)."""
+
+    def __init__(self, kind: str, candidates: Iterable[Definition], registry: Registry) -> None:
+        self.kind = kind
+        self.own: dict[str, Definition] = {}
+        for definition in candidates:
+            if definition.kind == kind:
+                self.own.setdefault(definition.name, definition)
+        self.registry = registry
+
+    def get(self, name: str, /) -> Definition | None:
+        if name in self.own:
+            return self.own[name]
+        found = self.registry.definitions(self.kind, name) if name else []
+        return found[0] if found else None
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and self.get(name) is not None
+
+
+def _references(candidates: list[Definition], registry: Registry) -> list[tuple[str, Problem]]:
+    """The services, tools and actions each candidate names, in the files or in force."""
+    services = _Either("service", candidates, registry)
+    tools = _Either("tool", candidates, registry)
+    actions = _Either("action", candidates, registry)
+    found: list[tuple[str, Problem]] = []
+    for definition in candidates:
+        for attached in in_force_problems(definition, services, tools, actions):
+            found.append((attached.code, attached.problem))
+    return found

@@ -1,0 +1,167 @@
+"""What `check` finds that would stop a definition from running, on this machine.
+
+* a ``{placeholder}`` in a command that names no argument (an error: `run` would pass the
+  text ``{name}`` on as it is);
+* a command whose executable is not on PATH (or, given as a path, not there);
+* a ``cwd`` that does not exist;
+* a container image that the engine does not hold locally (asked of the engine's local
+  store only: nothing is pulled, no network is touched).
+
+The last three depend on the machine `check` runs on, so they are warnings (errors under
+--strict) and never stored in the index. The image question goes to the container runtime,
+which the registry does not import: the caller passes an ``ImageLookup``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any, Protocol
+
+from toolctl.arguments import PLACEHOLDER
+from toolctl.registry.loader import Definition, Problem
+
+MACHINE_CODES = frozenset({"executable", "cwd", "image"})
+"""Codes of the problems that depend on this machine: warnings, errors under --strict."""
+
+
+class ImageLookup(Protocol):
+    """Whether the engine (the descriptor's, else the one in force) holds ``image``
+    locally; None when no engine answers (the check is skipped, with ``note``)."""
+
+    note: str | None
+
+    def __call__(self, image: str, engine: str | None) -> bool | None: ...
+
+
+def runnable_problems(
+    definitions: Iterable[Definition],
+    environ: Mapping[str, str],
+    images: ImageLookup | None = None,
+) -> list[tuple[str, Problem]]:
+    """(code, problem) for every definition that cannot run as written, in order."""
+    found: list[tuple[str, Problem]] = []
+    paths: dict[tuple[str, str], str | None] = {}
+    for definition in definitions:
+        for section, key in _COMMANDS.get(definition.kind, ()):
+            table = definition.data.get(section)
+            if not isinstance(table, dict) or not table.get(key):
+                continue
+            command = list(table[key])
+            if definition.kind == "tool":
+                found += _placeholders(definition, command)
+            base = Path(os.path.abspath(definition.file)).parent
+            cwd = _cwd(definition, table, base, found)
+            if section == "container":
+                found += _image(definition, table, images)
+            else:
+                found += _executable(definition, command, cwd, table, environ, paths)
+    return found
+
+
+_COMMANDS = {
+    "tool": (("local", "command"), ("container", "command")),
+    "service": (("http", "start"), ("mcp", "command")),
+}
+"""(section, key) of each command a definition may give, by kind."""
+
+
+def _warning(definition: Definition, message: str) -> Problem:
+    return Problem("warning", definition.file, definition.line, message)
+
+
+def _label(definition: Definition) -> str:
+    return f"{definition.kind} '{definition.name}'"
+
+
+def _cwd(
+    definition: Definition,
+    table: Mapping[str, Any],
+    base: Path,
+    found: list[tuple[str, Problem]],
+) -> Path | None:
+    """The directory the command runs in (None: the caller's); a missing one is reported."""
+    value = table.get("cwd")
+    if not isinstance(value, str):
+        return None
+    directory = Path(os.path.normpath(base / value))
+    if not directory.is_dir():
+        message = (
+            f"{_label(definition)}: working directory {directory} does not exist "
+            "(a relative cwd is relative to the file that defines it)"
+        )
+        found.append(("cwd", _warning(definition, message)))
+    return directory
+
+
+def _placeholders(definition: Definition, command: list[str]) -> list[tuple[str, Problem]]:
+    declared = set(definition.data.get("schema", {}).get("properties", {}))
+    found = []
+    for item in command:
+        for match in PLACEHOLDER.finditer(item):
+            name = match.group(1)
+            if name is None or name in declared:
+                continue
+            if match.start() and item[match.start() - 1] == "$":
+                continue  # ${NAME}: a shell's or a script's own, not toolctl's
+            inside = "" if match.group(0) == item else f" (in command item {item!r})"
+            message = (
+                f"{_label(definition)}: {{{name}}}{inside} names no argument, so `run` would "
+                "pass it on as it is: declare the argument, or write {{ and }} for a brace"
+            )
+            found.append(
+                ("placeholder", Problem("error", definition.file, definition.line, message))
+            )
+    return found
+
+
+def _executable(
+    definition: Definition,
+    command: list[str],
+    cwd: Path | None,
+    table: Mapping[str, Any],
+    environ: Mapping[str, str],
+    cache: dict[tuple[str, str], str | None],
+) -> list[tuple[str, Problem]]:
+    program = command[0]
+    if PLACEHOLDER.search(program) or "${env:" in program:
+        return []  # known only when the tool runs
+    if os.sep in program:
+        path = Path(program) if os.path.isabs(program) else (cwd or Path.cwd()) / program
+        if os.path.isfile(path) and os.access(path, os.X_OK):
+            return []
+        where = f"{path} is not an executable file"
+    else:
+        search = _search_path(table, environ)
+        if (program, search) not in cache:
+            cache[(program, search)] = shutil.which(program, path=search)
+        if cache[(program, search)] is not None:
+            return []
+        where = f"'{program}' is not on PATH"
+    message = f"{_label(definition)}: cannot run its command: {where}"
+    return [("executable", _warning(definition, message))]
+
+
+def _search_path(table: Mapping[str, Any], environ: Mapping[str, str]) -> str:
+    """The PATH the command is looked up on: the descriptor's own ``env`` may set it."""
+    own = (table.get("env") or {}).get("PATH")
+    if isinstance(own, str) and "${env:" not in own:
+        return own
+    return environ.get("PATH", os.defpath)
+
+
+def _image(
+    definition: Definition, table: Mapping[str, Any], images: ImageLookup | None
+) -> list[tuple[str, Problem]]:
+    if images is None:
+        return []
+    image = str(table["image"])
+    if images(image, table.get("engine")) is not False:
+        return []
+    message = (
+        f"{_label(definition)}: image {image} is not present locally (toolctl never pulls: "
+        f"pull or build it first)"
+    )
+    return [("image", _warning(definition, message))]
