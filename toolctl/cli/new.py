@@ -1,0 +1,41 @@
+"""`toolctl new tool NAME`: a descriptor to edit (and for a local tool, its script)."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated
+
+import typer
+
+
+class Runtime(StrEnum):
+    local = "local"
+    http = "http"
+    container = "container"
+    mcp = "mcp"
+
+
+def install(app: typer.Typer) -> None:
+    new = typer.Typer(help="Scaffold a descriptor to edit.", no_args_is_help=True)
+    new.command("tool")(new_tool_command)
+    app.add_typer(new, name="new")
+
+
+def new_tool_command(
+    name: Annotated[str, typer.Argument(metavar="NAME", help="The tool's name.")],
+    runtime: Annotated[
+        Runtime, typer.Option("--runtime", help="How the tool runs.")
+    ] = Runtime.local,
+) -> None:
+    """Write NAME.toml here, with the fields the runtime needs, and for a local tool
+    NAME.py, a script that reads its arguments as JSON on stdin: edit them, then
+    `toolctl register` and `toolctl run NAME`.
+    """
+    from pathlib import Path
+
+    from toolctl.cli import render
+    from toolctl.registry.scaffold import new_tool
+
+    made = new_tool(name, runtime.value, Path.cwd())
+    shown = " and ".join(render.display_path(path) for path in made.files)
+    render.note(f"created {shown}; edit, then: toolctl register && {made.run}")

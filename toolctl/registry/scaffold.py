@@ -1,0 +1,188 @@
+"""Starting points: `toolctl new tool` (a descriptor, and for a local tool its script) and
+`toolctl init` (a project's ``toolctl.toml``).
+
+Each descriptor holds the fields its runtime needs, commented for the person who edits
+it, and works as written: a first tool is one command, an edit, `register` and `run`.
+Nothing is ever overwritten.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from toolctl.errors import UsageError
+from toolctl.names import NAME_PATTERN
+from toolctl.project import DEFAULT_REGISTRY, PROJECT_FILE, project_text
+
+RUNTIMES = ("local", "http", "container", "mcp")
+"""The runtimes `new tool` scaffolds (Pulsar tools go through a service: see the docs)."""
+
+_HEAD = """\
+# {name}: a toolctl tool ({runtime}). Edit it, then
+#   toolctl check {file}
+#   toolctl register {file}
+#   toolctl run {name}{example}
+# Every field: docs/reference/descriptors.md
+
+[[tool]]
+name = "{name}"
+description = "Say hello to someone"   # what an agent reads to decide whether to call it
+timeout = 10                           # seconds (default 60)
+"""
+
+_ARGUMENT = """
+[[tool.arguments]]                     # one table per argument the caller supplies
+name = "{argument}"
+type = "string"                        # string, integer, number, boolean, object, array
+description = "{description}"
+required = false
+default = "{default}"
+"""
+
+_SECTIONS = {
+    "local": """
+[tool.local]                           # a subprocess, started without a shell
+command = ["python3", "{script}"]
+cwd = "."                              # relative to this file; register keeps it pointing here
+input = "json"                         # the arguments as one JSON object on stdin
+""",
+    "http": """
+[tool.http]                            # one HTTP request per call
+url = "http://127.0.0.1:8000/{name}"   # change to your endpoint
+method = "POST"                        # POST sends the arguments as a JSON body, GET as a query
+""",
+    "container": """
+[tool.container]                       # `podman run` / `docker run`, no network, read-only root
+image = "docker.io/library/busybox:latest"   # toolctl never pulls: `podman pull` it first
+command = ["echo", "Hello, {{who}}!"]  # each {{argument}} fills one argv item, never a shell
+input = "none"                         # arguments go into the command, not to stdin
+""",
+    "mcp": """
+service = "{name}-server"              # the MCP server below runs this tool
+[tool.mcp]
+name = "echo"                          # the server's own name for the tool
+""",
+}
+
+_MCP_SERVICE = """
+# The MCP server. `toolctl import mcp {name}-server` lists every tool it offers and
+# writes each with a pin of its definition, so a server that changes a tool is refused.
+[[service]]
+name = "{name}-server"
+description = "The MCP reference server (needs Node.js for npx)"
+[service.mcp]
+command = ["npx", "-y", "@modelcontextprotocol/server-everything"]
+"""
+
+_SCRIPT = '''\
+#!/usr/bin/env python3
+"""{name}: a toolctl tool. toolctl sends the arguments as one JSON object on stdin; what
+this prints on stdout is the result (plain text, or JSON that `run --json` parses); a
+non-zero exit status means the tool failed."""
+
+import json
+import sys
+
+arguments = json.load(sys.stdin)
+print(f"Hello, {{arguments['who']}}!")
+'''
+
+
+@dataclass(frozen=True)
+class Created:
+    """The files a scaffold wrote, and how to run what it made."""
+
+    files: list[Path]
+    run: str
+
+
+def new_tool(name: str, runtime: str, directory: Path) -> Created:
+    """Write ``NAME.toml`` (and ``NAME.py`` for a local tool) into ``directory``."""
+    if not re.match(NAME_PATTERN, name):
+        raise UsageError(
+            f"invalid tool name {name!r}",
+            hint="use letters, digits, '-', '_' and '.', starting with a letter or digit",
+        )
+    if runtime not in RUNTIMES:
+        raise UsageError(f"unknown runtime '{runtime}': expected one of {', '.join(RUNTIMES)}")
+    descriptor = directory / f"{name}.toml"
+    script = directory / f"{_module_name(name)}.py"
+    files = {descriptor: _descriptor(name, runtime, script.name)}
+    if runtime == "local":
+        files[script] = _SCRIPT.format(name=name)
+    _refuse_existing(files)
+    for path, text in files.items():
+        _write_new(path, text)
+    if runtime == "local":
+        script.chmod(0o755)
+    return Created(list(files), f"toolctl run {name}{_example(runtime)}")
+
+
+def _descriptor(name: str, runtime: str, script: str) -> str:
+    example = _example(runtime)
+    text = _HEAD.format(name=name, runtime=runtime, file=f"{name}.toml", example=example)
+    if runtime == "mcp":
+        text = text.replace("Say hello to someone", "Echo a message back (the server's echo)")
+    text += _SECTIONS[runtime].format(name=name, script=script)
+    if runtime == "mcp":
+        text += _ARGUMENT.format(
+            argument="message", description="What to echo", default="Hello from MCP"
+        )
+        return text + _MCP_SERVICE.format(name=name)
+    return text + _ARGUMENT.format(argument="who", description="Who to greet", default="world")
+
+
+def _example(runtime: str) -> str:
+    return " --arg message=hi" if runtime == "mcp" else " --arg who=you"
+
+
+def _module_name(name: str) -> str:
+    return re.sub(r"\W", "_", name)
+
+
+def _refuse_existing(files: dict[Path, str]) -> None:
+    for path in files:
+        if os.path.lexists(path):
+            raise UsageError(
+                f"{path} already exists; nothing was written",
+                hint="pick another name or move that file away",
+            )
+
+
+def _write_new(path: Path, text: str) -> None:
+    try:
+        with open(path, "x") as handle:
+            handle.write(text)
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+@dataclass(frozen=True)
+class Initialised:
+    """What `toolctl init` found or made."""
+
+    file: Path
+    registry: Path
+    created: bool
+
+
+def init_project(directory: Path) -> Initialised:
+    """Make ``directory`` a project: ``toolctl.toml`` and its registry directory. A
+    directory that is one already is left as it is."""
+    file = directory / PROJECT_FILE
+    registry = directory / DEFAULT_REGISTRY
+    if os.path.lexists(file):
+        from toolctl.project import read_project
+
+        return Initialised(file, read_project(file).registries[0], created=False)
+    if not directory.is_dir():
+        raise UsageError(f"no such directory: {directory}")
+    _write_new(file, project_text())
+    try:
+        registry.mkdir(exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"cannot create {registry}: {exc.strerror or exc}") from None
+    return Initialised(file, registry, created=True)
