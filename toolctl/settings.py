@@ -138,12 +138,13 @@ class Settings(NamedTuple):
         env = dict(os.environ if environ is None else environ)
         data_dir = _xdg(env, "XDG_DATA_HOME", ".local/share")
         config_dir = _xdg(env, "XDG_CONFIG_HOME", ".config")
-        found = find_project(_working_directory(cwd))
+        here = _working_directory(cwd)
+        found = find_project(here)
         project = found.project
         defaults = read_config(config_dir / CONFIG_FILE)
         if project is not None:
             defaults = project.defaults.over(defaults)
-        dirs, sources = _search_path(registry, env, project, data_dir / "registry")
+        dirs, sources = _search_path(registry, env, project, data_dir / "registry", here)
         return cls(
             search_path=dirs,
             explicit_registry=bool(registry),
@@ -191,14 +192,17 @@ def _search_path(
     env: Mapping[str, str],
     project: Project | None,
     user_registry: Path,
+    here: Path | None,
 ) -> tuple[tuple[Path, ...], tuple[str, ...]]:
     """The registry directories, highest precedence first, and where each comes from:
     --registry, else TOOLCTL_REGISTRY, else the project's then the user registry."""
+    base = here or Path()
     if registry:
-        dirs = [_absolute(Path(d)) for d in registry]
+        dirs = [_absolute(base / Path(d).expanduser()) for d in registry]
         return tuple(dirs), ("--registry",) * len(dirs)
     if env.get("TOOLCTL_REGISTRY"):
-        dirs = [_absolute(Path(d)) for d in env["TOOLCTL_REGISTRY"].split(os.pathsep) if d]
+        variable = env["TOOLCTL_REGISTRY"].split(os.pathsep)
+        dirs = [_absolute(base / Path(d).expanduser()) for d in variable if d]
         return tuple(dirs), ("TOOLCTL_REGISTRY",) * len(dirs)
     if project is None:
         return (user_registry,), ("user",)
@@ -209,4 +213,4 @@ def _search_path(
 
 def _absolute(path: Path) -> Path:
     # Absolute but not resolved: a symlinked registry keeps the name the user gave it.
-    return Path(os.path.abspath(path.expanduser()))
+    return Path(os.path.abspath(path))

@@ -1,0 +1,285 @@
+"""`check` catches what cannot run (placeholders, executables, cwd, container images) and
+`check FILE...` checks descriptor files against the registry in force, writing nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Toolctl, write_files
+
+LITERAL = """
+[[tool]]
+name = "say"
+description = "echo a text"
+[tool.local]
+command = ["echo", "{text}"]
+input = "none"
+"""
+
+CANNOT_RUN = """
+[[tool]]
+name = "ghost"
+description = "an executable nobody installed"
+[tool.local]
+command = ["no-such-program-anywhere", "x"]
+
+[[tool]]
+name = "lost"
+description = "a working directory that is gone"
+[tool.local]
+command = ["true"]
+cwd = "gone"
+
+[[tool]]
+name = "relative"
+description = "a script beside the file, not executable"
+[tool.local]
+command = ["./script.sh"]
+cwd = "."
+
+[[tool]]
+name = "shell"
+description = "a shell's own ${HOME} is not a placeholder; {{braces}} are literal"
+[tool.local]
+command = ["sh", "-c", "echo ${HOME} {{braces}} {{text}}"]
+input = "none"
+
+[[service]]
+name = "api"
+description = "a managed service whose program is missing"
+[service.http]
+start = ["no-such-server", "--port", "{port}"]
+"""
+
+
+def test_a_placeholder_naming_no_argument_is_an_error(tmp_path: Path, toolctl: Toolctl) -> None:
+    write_files(tmp_path, {"reg/say.toml": LITERAL})
+    done = toolctl("check", "-r", "reg")
+    assert done.returncode == 3
+    assert (
+        "reg/say.toml:1: error: tool 'say': {text} names no argument, so `run` would pass it "
+        "on as it is: declare the argument, or write {{ and }} for a brace"
+    ) in done.stdout
+    fixed = LITERAL + '[[tool.arguments]]\nname = "text"\n'
+    write_files(tmp_path, {"reg/say.toml": fixed})
+    assert toolctl("check", "--strict", "-r", "reg").returncode == 0
+
+
+def test_what_cannot_run_here_is_a_warning_and_an_error_when_strict(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    write_files(tmp_path, {"reg/tools.toml": CANNOT_RUN, "reg/script.sh": "echo hi\n"})
+    done = toolctl("check", "-r", "reg", "--json")
+    assert done.returncode == 0, done.stdout
+    problems = [(p["code"], p["severity"], p["message"]) for p in json.loads(done.stdout)["problems"]]
+    assert problems == [
+        (
+            "executable",
+            "warning",
+            "tool 'ghost': cannot run its command: 'no-such-program-anywhere' is not on PATH",
+        ),
+        (
+            "cwd",
+            "warning",
+            f"tool 'lost': working directory {tmp_path}/reg/gone does not exist "
+            "(a relative cwd is relative to the file that defines it)",
+        ),
+        (
+            "executable",
+            "warning",
+            f"tool 'relative': cannot run its command: {tmp_path}/reg/script.sh is not an "
+            "executable file",
+        ),
+        (
+            "executable",
+            "warning",
+            "service 'api': cannot run its command: 'no-such-server' is not on PATH",
+        ),
+    ]
+    strict = toolctl("check", "--strict", "-r", "reg")
+    assert strict.returncode == 3
+    assert strict.stdout.count(": error: ") == 4
+    (tmp_path / "reg" / "script.sh").chmod(0o755)
+    (tmp_path / "reg" / "gone").mkdir()
+    fewer = json.loads(toolctl("check", "-r", "reg", "--json").stdout)
+    assert [p["code"] for p in fewer["problems"]] == ["executable", "executable"]
+    # the PATH that counts is the caller's (and a descriptor's own env may set one)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name in ("no-such-program-anywhere", "no-such-server"):
+        (bin_dir / name).write_text("#!/bin/sh\n")
+        (bin_dir / name).chmod(0o755)
+    path = f"{bin_dir}{os.pathsep}{os.environ['PATH']}"
+    assert toolctl("check", "--strict", "-r", "reg", env={"PATH": path}).returncode == 0
+
+
+CONTAINERS = """
+[[tool]]
+name = "here"
+description = "the sample image, present locally"
+[tool.container]
+image = "localhost/toolctl-busybox:latest"
+command = ["true"]
+
+[[tool]]
+name = "absent"
+description = "an image nobody pulled"
+[tool.container]
+image = "localhost/toolctl-never-built:1"
+command = ["true"]
+"""
+
+
+def engine_or_skip() -> str:
+    for name in ("podman", "docker"):
+        if shutil.which(name):
+            return name
+    if os.environ.get("TOOLCTL_REQUIRE_ENGINES") == "1":
+        pytest.fail("no container engine")
+    pytest.skip("no container engine")
+
+
+def test_a_container_image_not_present_locally_is_a_warning(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    engine_or_skip()
+    write_files(tmp_path, {"reg/c.toml": CONTAINERS})
+    done = toolctl("check", "-r", "reg", "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    problems = [(p["code"], p["message"]) for p in report["problems"]]
+    if problems and "toolctl-busybox" in problems[0][1]:
+        pytest.skip("the sample image is not built (scripts/setup-podman.sh)")
+    assert problems == [
+        (
+            "image",
+            "tool 'absent': image localhost/toolctl-never-built:1 is not present locally "
+            "(toolctl never pulls: pull or build it first)",
+        )
+    ]
+    assert report["notes"] == []
+    assert toolctl("check", "--strict", "-r", "reg").returncode == 3
+
+
+def test_without_an_engine_images_are_not_checked_and_it_says_so(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    write_files(tmp_path, {"reg/c.toml": CONTAINERS})
+    empty = tmp_path / "nothing-on-path"
+    empty.mkdir()
+    done = toolctl("check", "--strict", "-r", "reg", env={"PATH": str(empty)})
+    assert done.returncode == 0, done.stdout
+    assert "toolctl: container images not checked: no container engine" in done.stderr
+
+
+TAKEN = """
+[[tool]]
+name = "word-count"
+description = "in the registry"
+[tool.local]
+command = ["true"]
+
+[[service]]
+name = "svc"
+description = "a Pulsar service in force"
+[service.pulsar]
+request_queue = "non-persistent://tg/request/svc"
+response_queue = "non-persistent://tg/response/svc"
+"""
+
+CANDIDATES = """
+[[tool]]
+name = "word-count"
+description = "a different definition of a name in force"
+[tool.local]
+command = ["true"]
+
+[[tool]]
+name = "Word_Count2"
+description = "fine"
+[tool.local]
+command = ["true"]
+
+[[tool]]
+name = "uses-svc"
+description = "names a service in force"
+service = "svc"
+
+[[tool]]
+name = "uses-nothing"
+description = "names a service nowhere"
+service = "nowhere"
+
+[[group]]
+name = "mine"
+tools = ["uses-svc", "word-count", "missing"]
+"""
+
+
+def test_check_files_against_the_registry_in_force_writes_nothing(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    write_files(tmp_path, {"reg/taken.toml": TAKEN, "new.toml": CANDIDATES})
+    before = sorted(str(p) for p in tmp_path.rglob("*") if p.is_file())
+    done = toolctl("check", "new.toml", "-r", "reg")
+    assert done.returncode == 3
+    lines = done.stdout.splitlines()
+    assert lines == [
+        "new.toml:1: warning: tool 'word-count' differs from the one in force at "
+        "reg/taken.toml:1: `register --replace` would update it",
+        "new.toml:18: error: tool 'uses-nothing' names unknown service 'nowhere'",
+        "new.toml:23: error: group 'mine' names unknown tool 'missing'",
+    ]
+    assert done.stderr.endswith("check failed: 2 error(s), 1 warning(s) in 1 file(s), 5 definition(s)\n")
+    assert sorted(str(p) for p in tmp_path.rglob("*") if p.is_file() and "cache" not in str(p)) == [
+        p for p in before if "cache" not in p
+    ]
+    # a name in force held by a directory register does not write to is refused outright
+    write_files(tmp_path, {"mine/.keep": ""})
+    elsewhere = toolctl("check", "new.toml", "-r", "mine", "-r", "reg")
+    assert "new.toml:1: error: tool 'word-count' is already defined in reg/taken.toml:1" in (
+        elsewhere.stdout
+    )
+
+
+def test_check_files_finds_look_alikes_and_clashes(tmp_path: Path, toolctl: Toolctl) -> None:
+    alike = '[[tool]]\nname = "Word.Count"\n[tool.local]\ncommand = ["true"]\n'
+    twice = '[[tool]]\nname = "x"\n[tool.local]\ncommand = ["true"]\n' * 2
+    same = TAKEN.split("[[service]]")[0]
+    write_files(
+        tmp_path,
+        {"reg/taken.toml": TAKEN, "alike.toml": alike, "twice.toml": twice, "same.toml": same},
+    )
+    done = toolctl("check", "alike.toml", "twice.toml", "-r", "reg")
+    assert done.returncode == 3
+    assert (
+        "alike.toml:1: error: tool 'Word.Count' is confusable with 'word-count' (reg/taken.toml:1)"
+    ) in done.stdout
+    assert "twice.toml:5: warning: tool 'x' is shadowed by twice.toml:1" in done.stdout
+    unchanged = toolctl("check", "same.toml", "--strict", "-r", "reg")
+    assert unchanged.returncode == 0, unchanged.stdout  # register would leave it unchanged
+    syntax = toolctl("check", "broken.toml", "-r", "reg")
+    assert syntax.returncode == 2 and "no such descriptor file: broken.toml" in syntax.stderr
+    write_files(tmp_path, {"broken.toml": "[[tool]\n"})
+    broken = toolctl("check", "broken.toml", "-r", "reg")
+    assert broken.returncode == 3 and "broken.toml:1: error: TOML syntax error" in broken.stdout
+
+
+def test_check_a_file_inside_the_registry_is_the_registry_check_of_that_file(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    write_files(
+        tmp_path,
+        {"reg/a.toml": TAKEN, "reg/b.toml": LITERAL, "reg/c.toml": TAKEN.split("[[service]]")[0]},
+    )
+    only_b = toolctl("check", "reg/b.toml", "-r", "reg")
+    assert only_b.returncode == 3
+    assert all(line.startswith("reg/b.toml:") for line in only_b.stdout.splitlines())
+    only_c = toolctl("check", "reg/c.toml", "-r", "reg")
+    assert only_c.returncode == 0
+    assert "reg/c.toml:1: warning: tool 'word-count' is shadowed by reg/a.toml:1" in only_c.stdout

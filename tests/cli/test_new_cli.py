@@ -1,0 +1,55 @@
+"""`toolctl new tool`: a descriptor with what its runtime needs, checked clean as written
+(the runtimes that reach something are run in tests/runners/*/test_scaffold.py and
+tests/mcp/test_scaffold.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Toolctl
+
+
+@pytest.mark.parametrize("runtime", ["local", "http", "container", "mcp"])
+def test_each_scaffold_validates_and_names_what_to_do_next(
+    tmp_path: Path, toolctl: Toolctl, runtime: str
+) -> None:
+    made = toolctl("new", "tool", "hello", "--runtime", runtime)
+    assert made.returncode == 0, made.stderr
+    expected = ["hello.py", "hello.toml"] if runtime == "local" else ["hello.toml"]
+    assert sorted(p.name for p in tmp_path.iterdir() if p.is_file()) == expected
+    text = (tmp_path / "hello.toml").read_text()
+    assert text.startswith(f"# hello: a toolctl tool ({runtime}). Edit it, then\n")
+    checked = toolctl("check", "hello.toml", "--json")
+    report = json.loads(checked.stdout)
+    assert [p for p in report["problems"] if p["severity"] == "error"] == [], report
+    assert "toolctl register && toolctl run hello --arg" in made.stderr
+
+
+def test_a_local_scaffold_runs_as_written(tmp_path: Path, toolctl: Toolctl) -> None:
+    assert toolctl("new", "tool", "greet").returncode == 0
+    assert (tmp_path / "greet.py").stat().st_mode & 0o111
+    assert toolctl("check", "--strict", "greet.toml").returncode == 0
+    assert toolctl("register", "greet.toml").returncode == 0
+    done = toolctl("run", "greet", "--arg", "who=you", "--json")
+    assert json.loads(done.stdout)["output"] == "Hello, you!"
+
+
+def test_new_never_overwrites_and_refuses_bad_names(tmp_path: Path, toolctl: Toolctl) -> None:
+    (tmp_path / "hello.py").write_text("mine\n")
+    taken = toolctl("new", "tool", "hello")
+    assert taken.returncode == 2
+    assert "hello.py already exists; nothing was written" in taken.stderr
+    assert not (tmp_path / "hello.toml").exists()
+    assert (tmp_path / "hello.py").read_text() == "mine\n"
+    bad = toolctl("new", "tool", "-x")
+    assert bad.returncode == 2
+    worse = toolctl("new", "tool", "no spaces")
+    assert worse.returncode == 2 and "invalid tool name 'no spaces'" in worse.stderr
+    dotted = toolctl("new", "tool", "text.upper")
+    assert dotted.returncode == 0, dotted.stderr
+    assert (tmp_path / "text_upper.py").is_file()  # a module name for the script
+    unknown = toolctl("new", "tool", "x", "--runtime", "pulsar")
+    assert unknown.returncode == 2

@@ -1,0 +1,255 @@
+"""The first ten minutes (issue 20) through the real CLI: a first tool, where the registry
+lives, register keeping paths and being re-runnable, and what `where` and `init` say."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from tests.conftest import Toolctl, write_files
+
+HERE_TOOL = """
+[[tool]]
+name = "here"
+description = "Print the directory it runs in"
+[tool.local]
+command = ["python3", "-c", "import os; print(os.getcwd())"]
+cwd = "{cwd}"
+input = "none"
+"""
+
+
+def test_a_first_tool_registered_anywhere_runs_from_anywhere(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    made = toolctl("new", "tool", "hello", cwd=work)
+    assert made.returncode == 0, made.stderr
+    assert sorted(p.name for p in work.iterdir()) == ["hello.py", "hello.toml"]
+    assert "toolctl register" in made.stderr
+    registered = toolctl("register", cwd=work)
+    assert registered.returncode == 0, registered.stderr
+    user = Path(os.environ["XDG_DATA_HOME"]) / "toolctl" / "registry"
+    assert f"registered tool 'hello' in {user}/tools/hello.toml" in registered.stderr
+    again = toolctl("register", cwd=work)  # a CI set-up step run twice
+    assert again.returncode == 0, again.stderr
+    assert "unchanged tool 'hello'" in again.stderr
+    ran = toolctl("run", "hello", cwd=Path("/"))
+    assert (ran.returncode, ran.stdout) == (0, "Hello, world!\n"), ran.stderr
+    named = toolctl("run", "hello", "--arg", "who=Ada", cwd=tmp_path)
+    assert named.stdout == "Hello, Ada!\n"
+
+
+def test_not_found_names_the_directories_searched(tmp_path: Path, toolctl: Toolctl) -> None:
+    write_files(tmp_path, {"p/toolctl.toml": "[registry]\npaths = ['reg']\n"})
+    user = Path(os.environ["XDG_DATA_HOME"]) / "toolctl" / "registry"
+    missing = toolctl("run", "nope", cwd=tmp_path / "p")
+    assert missing.returncode == 4
+    assert missing.stderr == f"toolctl: error: tool 'nope' not found; searched reg, {user}\n"
+    shown = toolctl("show", "nope", cwd=tmp_path)
+    assert shown.returncode == 4
+    assert "searched home/data/toolctl/registry" in shown.stderr  # shown relative to here
+
+
+def test_a_project_is_read_and_written_from_its_subdirectories(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    init = toolctl("init", cwd=project)
+    assert init.returncode == 0, init.stderr
+    assert (project / "toolctl.toml").is_file() and (project / "registry").is_dir()
+    assert toolctl("init", cwd=project).stderr.endswith("exists already; nothing changed\n")
+    deep = project / "src" / "deep"
+    deep.mkdir(parents=True)
+    write_files(deep, {"t.toml": HERE_TOOL.format(cwd=".")})
+    done = toolctl("register", "t.toml", cwd=deep)
+    assert done.returncode == 0, done.stderr
+    written = project / "registry" / "tools" / "here.toml"
+    assert f"registered tool 'here' in {written}" in done.stderr
+    # inside the project the path stays relative (the project may move as a whole)
+    assert 'cwd = "../../src/deep"' in written.read_text()
+    assert toolctl("run", "here", cwd=deep).stdout == f"{deep}\n"
+    assert toolctl("run", "here", cwd=project).stdout == f"{deep}\n"
+    outside = toolctl("run", "here", cwd=tmp_path)
+    assert outside.returncode == 4  # the project's tools are the project's
+
+
+def test_register_outside_a_project_keeps_a_relative_cwd_pointing_where_it_did(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    write_files(tmp_path, {"src/t.toml": HERE_TOOL.format(cwd="../data"), "data/.keep": ""})
+    assert toolctl("register", "src/t.toml").returncode == 0
+    user = Path(os.environ["XDG_DATA_HOME"]) / "toolctl" / "registry"
+    assert f'cwd = "{tmp_path}/data"' in (user / "tools" / "here.toml").read_text()
+    assert toolctl("run", "here", cwd=Path("/")).stdout == f"{tmp_path}/data\n"
+    # the same file again is the same definition, however its path is spelt
+    assert "unchanged" in toolctl("register", "src/t.toml").stderr
+
+
+def test_register_replace_updates_only_the_directory_it_writes_to(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    def tool(description: str) -> str:
+        return f'[[tool]]\nname = "t"\ndescription = "{description}"\n[tool.local]\ncommand = ["true"]\n'
+
+    write_files(
+        tmp_path,
+        {
+            "v1.toml": tool("one"),
+            "v2.toml": tool("two"),
+            "high/held.toml": tool("held above"),
+            "multi.toml": tool("one") + '[[group]]\nname = "g"\ntools = ["t"]\n',
+        },
+    )
+    (tmp_path / "reg").mkdir()
+    assert toolctl("register", "v1.toml", "-r", "reg").returncode == 0
+    refused = toolctl("register", "v2.toml", "-r", "reg")
+    assert refused.returncode == 3
+    assert "tool 't' is already defined in reg/tools/t.toml:1, differently" in refused.stderr
+    assert "pass --replace" in refused.stderr
+    replaced = toolctl("register", "v2.toml", "--replace", "-r", "reg", "--json")
+    assert replaced.returncode == 0, replaced.stderr
+    assert json.loads(replaced.stdout) == [
+        {"action": "replaced", "file": "reg/tools/t.toml", "kind": "tool", "name": "t"}
+    ]
+    shown = json.loads(toolctl("show", "t", "--json", "-r", "reg").stdout)
+    assert shown["descriptor"]["description"] == "two"
+    assert sorted(p.name for p in (tmp_path / "reg").rglob("*.toml")) == ["t.toml"]
+
+    # a later directory holds the name: --replace never writes a shadow over it
+    (tmp_path / "low").mkdir()
+    later = toolctl("register", "v2.toml", "--replace", "-r", "low", "-r", "high")
+    assert later.returncode == 3
+    assert "already defined in high/held.toml:1, a later registry directory" in later.stderr
+    assert "unregister that one first" in later.stderr
+    assert not list((tmp_path / "low").rglob("*.toml"))
+    # the first directory holds it itself: that one is updated
+    own = toolctl("register", "v1.toml", "--replace", "-r", "high", "-r", "low")
+    assert own.returncode == 0
+    assert "replaced tool 't' in high/held.toml" in own.stderr
+
+    # a file holding other entries is not rewritten (its comments and layout would go)
+    (tmp_path / "m").mkdir()
+    assert toolctl("register", "multi.toml", "-r", "m").returncode == 0
+    write_files(tmp_path, {"m/both.toml": tool("x").replace('"t"', '"u"') + tool("y").replace('"t"', '"v"')})
+    write_files(tmp_path, {"u2.toml": tool("changed").replace('"t"', '"u"')})
+    multi = toolctl("register", "u2.toml", "--replace", "-r", "m")
+    assert multi.returncode == 3
+    assert "m/both.toml defines 1 other entry besides it" in multi.stderr
+
+
+def test_register_with_no_file_takes_the_descriptors_here(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    write_files(
+        tmp_path,
+        {
+            "a.toml": '[[tool]]\nname = "a"\n[tool.local]\ncommand = ["true"]\n',
+            "pyproject.toml": "[project]\nname = 'x'\n",
+            "toolctl.toml": "[registry]\npaths = ['reg']\n",
+        },
+    )
+    done = toolctl("register", "--json")
+    assert done.returncode == 0, done.stderr
+    assert [w["name"] for w in json.loads(done.stdout)] == ["a"]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    nothing = toolctl("register", cwd=empty)
+    assert nothing.returncode == 2
+    assert "no descriptor files in" in nothing.stderr and "toolctl new tool" in nothing.stderr
+
+
+def test_where_shows_the_search_path_and_what_register_writes(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    write_files(tmp_path, {"p/toolctl.toml": "[defaults]\ntimeout = 30\n", "p/registry/.keep": ""})
+    (tmp_path / "p" / "sub").mkdir()
+    found = toolctl("where", "--json", cwd=tmp_path / "p" / "sub")
+    assert found.returncode == 0, found.stderr
+    data = json.loads(found.stdout)
+    user = Path(os.environ["XDG_DATA_HOME"]) / "toolctl"
+    config = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
+    assert data == {
+        "project": f"{tmp_path}/p/toolctl.toml",
+        "ignored_project": None,
+        "search_path": [
+            {"path": f"{tmp_path}/p/registry", "source": "project", "exists": True},
+            {"path": f"{user}/registry", "source": "user", "exists": False},
+        ],
+        "register_writes_to": f"{tmp_path}/p/registry",
+        "config_files": [f"{tmp_path}/p/toolctl.toml"],
+        "user_config": f"{config}/toolctl/config.toml",
+        "data_dir": str(user),
+        "cache_dir": os.environ["XDG_CACHE_HOME"] + "/toolctl",
+        "state_dir": os.environ["XDG_STATE_HOME"] + "/toolctl",
+        "defaults": {"pulsar_url": "pulsar://localhost:6650", "container_engine": None, "timeout": 30.0},
+    }
+    text = toolctl("where", cwd=tmp_path).stdout
+    assert "project: (none: outside a project)" in text
+    assert f"  1. {user}/registry  (user, not created yet)" in text
+    assert f"register writes to: {user}/registry" in text
+    variable = toolctl("where", "--json", cwd=tmp_path / "p", env={"TOOLCTL_REGISTRY": "/x:/y"})
+    assert [d["source"] for d in json.loads(variable.stdout)["search_path"]] == [
+        "TOOLCTL_REGISTRY",
+        "TOOLCTL_REGISTRY",
+    ]
+
+
+def test_a_missing_registry_directory_says_what_to_do(tmp_path: Path, toolctl: Toolctl) -> None:
+    typo = toolctl("register", "x.toml", "-r", "regsitry")
+    assert typo.returncode == 2
+    assert "registry directory regsitry does not exist; create it (mkdir -p regsitry)" in typo.stderr
+    # the user registry is made on first use, named or not
+    user = Path(os.environ["XDG_DATA_HOME"]) / "toolctl" / "registry"
+    write_files(tmp_path, {"x.toml": '[[tool]]\nname = "x"\n[tool.local]\ncommand = ["true"]\n'})
+    done = toolctl("register", "x.toml", "-r", str(user))
+    assert done.returncode == 0, done.stderr
+    assert (user / "tools" / "x.toml").is_file()
+
+
+def test_a_project_default_timeout_applies_to_tools_that_set_none(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    slow = '[[tool]]\nname = "slow"\n[tool.local]\ncommand = ["sleep", "5"]\ninput = "none"\n'
+    write_files(tmp_path, {"toolctl.toml": "[defaults]\ntimeout = 0.5\n", "registry/t.toml": slow})
+    done = toolctl("run", "slow")
+    assert done.returncode == 124, done.stderr
+    assert "0.5 s timeout" in done.stderr
+
+
+def test_replace_never_touches_an_earlier_directory_register_cannot_write(
+    tmp_path: Path,
+) -> None:
+    """A read-only directory first on the path (a shared registry): register writes to the
+    next one, and a name the read-only one holds stays its, --replace or not."""
+    import shutil
+    import subprocess
+    import sys
+
+    import pytest
+
+    tool = '[[tool]]\nname = "t"\ndescription = "{}"\n[tool.local]\ncommand = ["true"]\n'
+    write_files(tmp_path, {"shared/t.toml": tool.format("shared"), "mine.toml": tool.format("mine")})
+    (tmp_path / "own").mkdir()
+    script = (
+        f"mount --bind {tmp_path}/shared {tmp_path}/shared && "
+        f"mount -o remount,bind,ro {tmp_path}/shared && "
+        f'exec {sys.executable} -m toolctl register mine.toml --replace -r shared -r own'
+    )
+    if shutil.which("unshare") is None:
+        pytest.skip("no unshare to mount a read-only directory")
+    done = subprocess.run(
+        ["unshare", "-m", "sh", "-c", script], cwd=tmp_path, capture_output=True, text=True
+    )
+    if "mount" in done.stderr and done.returncode != 3:
+        pytest.skip(f"cannot mount a read-only directory here: {done.stderr.strip()}")
+    assert done.returncode == 3, done.stderr
+    assert (
+        "tool 't' is already defined in shared/t.toml:1, an earlier registry directory than "
+        "own (where register writes)"
+    ) in done.stderr
+    assert "change it there" in done.stderr
+    assert not list((tmp_path / "own").rglob("*.toml"))
