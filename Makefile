@@ -6,9 +6,14 @@ BIN := $(VENV)/bin
 
 .PHONY: install compile test lint docs demo bench clean mcp-servers pulsar-start pulsar-stop pulsar-status serve-clients
 
+# The distribution was called "toolctl" before it became toolctl-cli (that name on PyPI is
+# someone else's): an older checkout's install and its egg-info go first, or its entry
+# points would register every runtime twice.
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip uninstall --quiet --yes toolctl 2>/dev/null || true
+	rm -rf toolctl.egg-info
 	$(PY) -m pip install --quiet -e '.[dev]' --config-settings editable_mode=compat
 	touch $@
 

@@ -24,7 +24,9 @@ if TYPE_CHECKING:
     from toolctl.settings import Settings
 
 ENTRY_POINT_GROUP = "toolctl.runners"
-OWN_DISTRIBUTION = "toolctl"
+OWN_DISTRIBUTION = "toolctl-cli"
+"""This project's distribution (pyproject.toml): not "toolctl", an unrelated placeholder on
+PyPI whose entry points, were it installed, must not rank as toolctl's own."""
 
 
 class Registrant(NamedTuple):
