@@ -67,7 +67,20 @@ class BrokerLayout:
 def layout(settings: Settings, port: int | None = None, data: Path | None = None) -> BrokerLayout:
     """The broker's port and data directory: the options given, else the defaults."""
     directory = Path(data).expanduser().absolute() if data else settings.state_dir / "broker"
-    return BrokerLayout(port or DEFAULT_PORT, directory)
+    return BrokerLayout(port or _loopback_port(settings.pulsar_url) or DEFAULT_PORT, directory)
+
+
+def _loopback_port(url: str) -> int | None:
+    """The port of a Pulsar URL in force on this machine (--pulsar-url, TOOLCTL_PULSAR_URL,
+    toolctl.toml), so the broker listens where `run` and `worker` will look for it."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return None
+    return port if parts.hostname in ("localhost", "127.0.0.1", "::1") else None
 
 
 def binary() -> str:
