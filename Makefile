@@ -63,7 +63,7 @@ lint: install
 	$(BIN)/ruff format --check toolctl tests bench plugins scripts
 	$(BIN)/mypy
 
-# The README's command reference, regenerated from the commands' --help.
+# The command reference (docs/reference/cli.md), regenerated from the commands' --help.
 docs: install
 	$(PY) scripts/cli_reference.py --write
 

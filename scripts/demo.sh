@@ -22,7 +22,15 @@ cleanup() {
 trap cleanup EXIT
 
 if [ -t 1 ]; then bold=$'\033[1m' plain=$'\033[0m'; else bold='' plain=''; fi
-step() { printf '\n%s$ toolctl %s%s\n' "$bold" "$*" "$plain"; toolctl "$@"; }
+# each argument as a shell would need it, so a step can be pasted as shown
+quoted() {
+    local out=() a
+    for a in "$@"; do
+        if [[ "$a" =~ ^[A-Za-z0-9_./:=@%+,-]+$ ]]; then out+=("$a"); else out+=("'${a//\'/\'\\\'\'}'"); fi
+    done
+    printf '%s' "${out[*]}"
+}
+step() { printf '\n%s$ toolctl %s%s\n' "$bold" "$(quoted "$@")" "$plain"; toolctl "$@"; }
 
 step check --strict
 step list
@@ -117,3 +125,9 @@ step service down --all
 step history --limit 5
 step stats
 echo; echo "demo done: everything it started is stopped."
+echo
+echo "The toolctl it ran is $(command -v toolctl). To have it in every shell, either put it on your PATH:"
+echo "  export PATH=\"$PWD/.venv/bin:\$PATH\"     # e.g. in ~/.bashrc"
+echo "or install it for your user (see Install in README.md):"
+echo "  uv tool install $PWD     # or: pipx install $PWD"
+echo "Then, from any directory: toolctl new tool hello && toolctl register && toolctl run hello"

@@ -42,6 +42,7 @@ FOUNDATION = {
     "tool_state",
     "imports",
     "transcripts",
+    "project",
 }
 ROOMS: dict[str, set[str]] = {
     "graph": set(),

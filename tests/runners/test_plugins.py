@@ -126,7 +126,7 @@ def test_a_plugin_cannot_take_over_a_builtin_runtime(
     )
     done = toolctl_process("run", "hi", "-r", "reg", env={"PYTHONPATH": str(tmp_path / "site")})
     assert (done.returncode, done.stdout) == (0, "hi\n")
-    assert "toolctl (toolctl.runners.local:LocalRunner) is used" in done.stderr
+    assert "toolctl-cli (toolctl.runners.local:LocalRunner) is used" in done.stderr
     assert "aaa-local (aaa_local:GreetRunner) ignored" in done.stderr
 
 

@@ -25,7 +25,7 @@ def check_command(
     files: Annotated[
         list[Path] | None,
         typer.Argument(
-            metavar="[FILE]...",
+            metavar="FILE...",
             help="Check these descriptor files against the registry in force, as `register` "
             "would take them, writing nothing.",
             show_default=False,

@@ -14,7 +14,7 @@ def install(app: typer.Typer) -> None:
 
 def init_command(
     directory: Annotated[
-        Path, typer.Argument(metavar="[DIR]", help="The project's directory.", show_default=False)
+        Path, typer.Argument(metavar="DIR", help="The project's directory.", show_default=False)
     ] = Path("."),
 ) -> None:
     """Make DIR (default: here) a project: toolctl.toml and a registry/ directory.

@@ -19,7 +19,7 @@ def register_command(
     files: Annotated[
         list[Path] | None,
         typer.Argument(
-            metavar="[FILE]...",
+            metavar="FILE...",
             help="Descriptor files (default: those in the current directory).",
             show_default=False,
         ),

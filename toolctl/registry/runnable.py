@@ -45,6 +45,8 @@ def runnable_problems(
     found: list[tuple[str, Problem]] = []
     paths: dict[tuple[str, str], str | None] = {}
     for definition in definitions:
+        if definition.data.get("state") == "disabled":
+            continue  # never run: whether it could is nobody's concern
         for section, key in _COMMANDS.get(definition.kind, ()):
             table = definition.data.get(section)
             if not isinstance(table, dict) or not table.get(key):
