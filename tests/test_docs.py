@@ -61,7 +61,9 @@ class Command:
 
 
 def blocks(text: str) -> list[Block]:
-    return [Block(m["lang"], m["body"], (m["directive"] or "").strip()) for m in BLOCK.finditer(text)]
+    return [
+        Block(m["lang"], m["body"], (m["directive"] or "").strip()) for m in BLOCK.finditer(text)
+    ]
 
 
 def commands(body: str) -> list[Command]:
@@ -172,7 +174,9 @@ def start_in(tmp_path: Path, home: Path, text: str) -> Path:
         for name in SAMPLE:
             source = ROOT / name
             if source.is_dir():
-                shutil.copytree(source, project / name, ignore=shutil.ignore_patterns("__pycache__"))
+                shutil.copytree(
+                    source, project / name, ignore=shutil.ignore_patterns("__pycache__")
+                )
             else:
                 project.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(source, project / name)

@@ -76,7 +76,9 @@ def test_what_cannot_run_here_is_a_warning_and_an_error_when_strict(
     write_files(tmp_path, {"reg/tools.toml": CANNOT_RUN, "reg/script.sh": "echo hi\n"})
     done = toolctl("check", "-r", "reg", "--json")
     assert done.returncode == 0, done.stdout
-    problems = [(p["code"], p["severity"], p["message"]) for p in json.loads(done.stdout)["problems"]]
+    problems = [
+        (p["code"], p["severity"], p["message"]) for p in json.loads(done.stdout)["problems"]
+    ]
     assert problems == [
         (
             "executable",
@@ -235,7 +237,9 @@ def test_check_files_against_the_registry_in_force_writes_nothing(
         "new.toml:18: error: tool 'uses-nothing' names unknown service 'nowhere'",
         "new.toml:23: error: group 'mine' names unknown tool 'missing'",
     ]
-    assert done.stderr.endswith("check failed: 2 error(s), 1 warning(s) in 1 file(s), 5 definition(s)\n")
+    assert done.stderr.endswith(
+        "check failed: 2 error(s), 1 warning(s) in 1 file(s), 5 definition(s)\n"
+    )
     assert sorted(str(p) for p in tmp_path.rglob("*") if p.is_file() and "cache" not in str(p)) == [
         p for p in before if "cache" not in p
     ]

@@ -134,16 +134,16 @@ def test_register_replace_updates_only_the_directory_it_writes_to(
     # a file holding other entries is not rewritten (its comments and layout would go)
     (tmp_path / "m").mkdir()
     assert toolctl("register", "multi.toml", "-r", "m").returncode == 0
-    write_files(tmp_path, {"m/both.toml": tool("x").replace('"t"', '"u"') + tool("y").replace('"t"', '"v"')})
+    write_files(
+        tmp_path, {"m/both.toml": tool("x").replace('"t"', '"u"') + tool("y").replace('"t"', '"v"')}
+    )
     write_files(tmp_path, {"u2.toml": tool("changed").replace('"t"', '"u"')})
     multi = toolctl("register", "u2.toml", "--replace", "-r", "m")
     assert multi.returncode == 3
     assert "m/both.toml defines 1 other entry besides it" in multi.stderr
 
 
-def test_register_with_no_file_takes_the_descriptors_here(
-    tmp_path: Path, toolctl: Toolctl
-) -> None:
+def test_register_with_no_file_takes_the_descriptors_here(tmp_path: Path, toolctl: Toolctl) -> None:
     write_files(
         tmp_path,
         {
@@ -185,7 +185,11 @@ def test_where_shows_the_search_path_and_what_register_writes(
         "data_dir": str(user),
         "cache_dir": os.environ["XDG_CACHE_HOME"] + "/toolctl",
         "state_dir": os.environ["XDG_STATE_HOME"] + "/toolctl",
-        "defaults": {"pulsar_url": "pulsar://localhost:6650", "container_engine": None, "timeout": 30.0},
+        "defaults": {
+            "pulsar_url": "pulsar://localhost:6650",
+            "container_engine": None,
+            "timeout": 30.0,
+        },
     }
     text = toolctl("where", cwd=tmp_path).stdout
     assert "project: (none: outside a project)" in text
@@ -201,7 +205,9 @@ def test_where_shows_the_search_path_and_what_register_writes(
 def test_a_missing_registry_directory_says_what_to_do(tmp_path: Path, toolctl: Toolctl) -> None:
     typo = toolctl("register", "x.toml", "-r", "regsitry")
     assert typo.returncode == 2
-    assert "registry directory regsitry does not exist; create it (mkdir -p regsitry)" in typo.stderr
+    assert (
+        "registry directory regsitry does not exist; create it (mkdir -p regsitry)" in typo.stderr
+    )
     # the user registry is made on first use, named or not
     user = Path(os.environ["XDG_DATA_HOME"]) / "toolctl" / "registry"
     write_files(tmp_path, {"x.toml": '[[tool]]\nname = "x"\n[tool.local]\ncommand = ["true"]\n'})
@@ -232,12 +238,14 @@ def test_replace_never_touches_an_earlier_directory_register_cannot_write(
     import pytest
 
     tool = '[[tool]]\nname = "t"\ndescription = "{}"\n[tool.local]\ncommand = ["true"]\n'
-    write_files(tmp_path, {"shared/t.toml": tool.format("shared"), "mine.toml": tool.format("mine")})
+    write_files(
+        tmp_path, {"shared/t.toml": tool.format("shared"), "mine.toml": tool.format("mine")}
+    )
     (tmp_path / "own").mkdir()
     script = (
         f"mount --bind {tmp_path}/shared {tmp_path}/shared && "
         f"mount -o remount,bind,ro {tmp_path}/shared && "
-        f'exec {sys.executable} -m toolctl register mine.toml --replace -r shared -r own'
+        f"exec {sys.executable} -m toolctl register mine.toml --replace -r shared -r own"
     )
     if shutil.which("unshare") is None:
         pytest.skip("no unshare to mount a read-only directory")
