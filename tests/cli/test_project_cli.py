@@ -51,6 +51,11 @@ def test_not_found_names_the_directories_searched(tmp_path: Path, toolctl: Toolc
     shown = toolctl("show", "nope", cwd=tmp_path)
     assert shown.returncode == 4
     assert "searched home/data/toolctl/registry" in shown.stderr  # shown relative to here
+    (tmp_path / "registry").mkdir()  # read by default before projects: say how to read it
+    legacy = toolctl("run", "nope", cwd=tmp_path)
+    assert legacy.stderr.endswith(
+        "; ./registry is read in a project: `toolctl init` makes one\n"
+    ), legacy.stderr
 
 
 def test_a_project_is_read_and_written_from_its_subdirectories(

@@ -66,7 +66,7 @@ def check_command(
     from toolctl.cli.common import require_directories
     from toolctl.registry.candidates import check_files
     from toolctl.registry.check import run_check
-    from toolctl.runners.container import LocalImages
+    from toolctl.runners.images import LocalImages
 
     settings = settings_for(registry, strict)
     require_directories(settings)

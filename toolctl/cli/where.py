@@ -38,6 +38,7 @@ def where_command(registry: RegistryOption = None, json: JsonOption = False) -> 
     lines += [f"  {file}" for file in found.config_files] or ["  (none)"]
     if found.user_config not in found.config_files:
         lines.append(f"  ({found.user_config} would hold your defaults)")
-    lines += [f"{key}: {value}" for key, value in found.defaults.items() if value is not None]
+    shown = {k: f"{v:g} s" if isinstance(v, float) else v for k, v in found.defaults.items()}
+    lines += [f"{key}: {value}" for key, value in shown.items() if value is not None]
     lines += [f"data: {found.data_dir}", f"cache: {found.cache_dir}", f"state: {found.state_dir}"]
     typer.echo("\n".join(lines))

@@ -101,7 +101,13 @@ class Registry:
 
     def not_found(self, kind: str, name: str) -> NotFound:
         """The error for a name nothing defines: close matches, and where toolctl looked."""
-        return NotFound(kind, name, self.suggest(kind, name), searched=self.settings.search_path)
+        searched = self.settings.search_path
+        error = NotFound(kind, name, self.suggest(kind, name), searched=searched)
+        here = Path(os.path.abspath("registry"))
+        if self.settings.project is None and here not in searched and here.is_dir():
+            # ./registry was read by default before projects: say how to read it again
+            error.hint = f"{error.hint}; ./registry is read in a project: `toolctl init` makes one"
+        return error
 
     def suggest(self, kind: str, name: str, limit: int = 3) -> list[str]:
         import difflib

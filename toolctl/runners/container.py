@@ -34,7 +34,7 @@ PROBE_TIMEOUT = 5.0
 REMOVE_TIMEOUT = 30.0
 INSTALL_HINT = "install podman or docker, or set TOOLCTL_CONTAINER_ENGINE to one that works"
 _ENGINE_ERROR = ("Error:", "Error response from daemon", "docker:")
-_MISSING_IMAGE = ("image not known", "No such image", "not found locally", "manifest unknown")
+MISSING_IMAGE = ("image not known", "No such image", "not found locally", "manifest unknown")
 _ENGINE_VARIABLES = ("CONTAINER", "DOCKER_", "PODMAN_", "XDG_", "LD_", "REGISTRY_AUTH")
 """Prefixes of variables docker or podman read, which a secret must not be named."""
 _NO_DAEMON = ("Cannot connect to the Docker daemon", "Is the docker daemon running")
@@ -302,7 +302,7 @@ def _which(command: str, settings: Settings) -> str | None:
 
 def _raise_unavailable(tool: ToolSpec, image: str, engine: Engine, message: str) -> None:
     """The engine could not start the container: say why and what to do."""
-    if any(marker in message for marker in _MISSING_IMAGE):
+    if any(marker in message for marker in MISSING_IMAGE):
         raise TransportUnavailable(
             f"image '{image}' of tool '{tool.name}' is not available to {engine.kind}",
             hint=f"pull, build or import it first (toolctl never pulls), e.g. "
@@ -372,53 +372,3 @@ def _after(
         then(text)
 
     return call
-
-
-class LocalImages:
-    """Whether an engine holds an image locally: `check`'s ``ImageLookup``
-    (``toolctl.registry.runnable``). ``<engine> image inspect`` reads the local store only,
-    so nothing is pulled and no network is touched. No engine: None, and ``note`` says so.
-    """
-
-    def __init__(self, settings: Settings) -> None:
-        self.settings = settings
-        self.note: str | None = None
-        self._runner = ContainerRunner(settings)
-        self._engines: dict[str | None, Engine | None] = {}
-        self._answers: dict[tuple[str, str], bool | None] = {}
-
-    def __call__(self, image: str, engine: str | None) -> bool | None:
-        if engine not in self._engines:
-            try:
-                self._engines[engine] = self._runner.engine_for({"engine": engine})
-            except (TransportUnavailable, UsageError) as exc:
-                self._engines[engine] = None
-                self.note = f"container images not checked: {exc.message}"
-        found = self._engines[engine]
-        if found is None:
-            return None
-        if (found.path, image) not in self._answers:
-            self._answers[(found.path, image)] = self._inspect(found, image)
-        return self._answers[(found.path, image)]
-
-    def _inspect(self, engine: Engine, image: str) -> bool | None:
-        argv = [engine.path, "image", "inspect", "--format", "{{.Id}}", "--", image]
-        try:
-            done = subprocess.run(
-                argv,
-                stdin=subprocess.DEVNULL,
-                capture_output=True,
-                text=True,
-                env=dict(self.settings.environ),
-                timeout=REMOVE_TIMEOUT,
-            )
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            self.note = f"container images not checked: {engine.kind} did not answer ({exc})"
-            return None
-        if done.returncode == 0:
-            return True
-        if any(marker in done.stderr for marker in _MISSING_IMAGE):
-            return False
-        last = (done.stderr.strip().splitlines() or ["no message"])[-1]
-        self.note = f"container images not checked: {engine.kind} image inspect failed: {last}"
-        return None
