@@ -139,9 +139,10 @@ class Settings(NamedTuple):
         data_dir = _xdg(env, "XDG_DATA_HOME", ".local/share")
         config_dir = _xdg(env, "XDG_CONFIG_HOME", ".config")
         here = _working_directory(cwd)
-        found = find_project(here)
+        cache_dir = _xdg(env, "XDG_CACHE_HOME", ".cache")
+        found = find_project(here, cache_dir)
         project = found.project
-        defaults = read_config(config_dir / CONFIG_FILE)
+        defaults = read_config(config_dir / CONFIG_FILE, cache_dir)
         if project is not None:
             defaults = project.defaults.over(defaults)
         dirs, sources = _search_path(registry, env, project, data_dir / "registry", here)
@@ -151,7 +152,7 @@ class Settings(NamedTuple):
             strict=strict or _truthy(env.get("TOOLCTL_STRICT")),
             data_dir=data_dir,
             state_dir=_xdg(env, "XDG_STATE_HOME", ".local/state"),
-            cache_dir=_xdg(env, "XDG_CACHE_HOME", ".cache"),
+            cache_dir=cache_dir,
             pulsar_url=pulsar_url
             or env.get("TOOLCTL_PULSAR_URL")
             or defaults.pulsar_url

@@ -148,6 +148,23 @@ def test_run_of_an_unknown_tool_says_so_without_loading_more(tmp_path: Path) -> 
     assert {m for m in modules if m.split(".")[0] == "toolctl"} <= TOOLCTL_MODULES
 
 
+def test_run_inside_a_project_reads_its_toolctl_toml_without_tomllib(tmp_path: Path) -> None:
+    registry = echo_registry(tmp_path)
+    project = tmp_path / "toolctl.toml"
+    project.write_text(f'[registry]\npaths = ["{registry.name}"]\nuser = false\n')
+    past = time.time() - 60  # as old as a checked-out project is: its parsed copy is kept
+    os.utime(project, (past, past))
+    argv = ("run", "echo", "--arg", "text=hi")
+    loaded_by(tmp_path, *argv)  # the first run parses it and keeps a copy
+    code, out, modules = loaded_by(tmp_path, *argv)
+    assert (code, out) == (0, '{"text": "hi"}\n')
+    assert heavy(modules) == set()
+    project.write_text('[registry]\npaths = ["elsewhere"]\nuser = false\n')
+    os.utime(project, (past + 1, past + 1))  # an edit is seen, however old it looks
+    code, out, _ = loaded_by(tmp_path, *argv)
+    assert (code, out) == (4, "")
+
+
 HTTP = """
 [[tool]]
 name = "far"
