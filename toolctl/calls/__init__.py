@@ -32,7 +32,11 @@ The API::
         server, a worker): ``.call``, ``.describe``, ``.batch`` as above without the first
         two parameters, and ``.close()`` (also a context manager). Thread-safe.
         ``.call(..., cancel=Cancel())`` can be ended from another thread, its processes
-        killed (``toolctl.calls.cancel``).
+        killed (``toolctl.calls.cancel``). ``.submit(call, runner)`` sends a prepared call
+        through a runner that pipelines (``.pipeline(runtime)``: Pulsar) without waiting;
+        ``run --batch`` and the servers both send pipelined calls this way, with the same
+        start and done events as ``.call``. ``.close(drain=S)`` (a server stopping) first
+        waits up to S seconds for the calls in flight to end.
 
 The ``sink`` (``toolctl.runners.base.Sink``) hears the call's ``start`` and ``done``
 events and whatever the runner shows while it works (output as it arrives, a child's
@@ -58,14 +62,17 @@ from toolctl.errors import NotFound, RegistryError, ToolctlError, interruption
 from toolctl.runners.base import NO_SINK, Call, Event, Sink, ToolResult, ToolSpec
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future
+
     from toolctl.calls.cancel import Cancel
     from toolctl.registry.index import Registry
     from toolctl.registry.loader import Definition
-    from toolctl.runners.base import Runner
+    from toolctl.runners.base import Pipelined, Runner
     from toolctl.settings import Settings
 
 __all__ = [
     "Caller",
+    "Submitted",
     "batch",
     "call",
     "describe",
@@ -176,6 +183,18 @@ def done_event(
     return event
 
 
+class Submitted:
+    """A pipelined call on its way: ``finish`` reports how it ended (its done event)."""
+
+    __slots__ = ("call", "future", "started")
+
+    def __init__(self, call: Call, future: Future[ToolResult], started: float) -> None:
+        self.call, self.future, self.started = call, future, started
+
+    def finish(self, result: ToolResult | None, error: BaseException | None = None) -> None:
+        self.call.sink.event(done_event(self.call.tool, result, self.started, error))
+
+
 class Caller:
     """Calls by name over runners loaded once and kept open until ``close``."""
 
@@ -258,6 +277,25 @@ class Caller:
         call.sink.event(done_event(call.tool, result, started))
         return result
 
+    def pipeline(self, runtime: str, sink: Sink = NO_SINK) -> Pipelined | None:
+        """The runner of ``runtime`` if it takes calls without a thread (Pulsar), else None."""
+        from toolctl.runners.base import Pipelined
+
+        runner = self.runner(runtime, sink)
+        return runner if isinstance(runner, Pipelined) else None
+
+    def submit(self, call: Call, runner: Pipelined) -> Submitted:
+        """Send a prepared call through its pipelining runner, reporting its start; the
+        caller awaits ``.future`` and reports the end with ``.finish``."""
+        call.sink.event(start_event(call.tool))
+        started = time.perf_counter()
+        try:
+            future = runner.submit(call)
+        except ToolctlError as exc:
+            call.sink.event(done_event(call.tool, None, started, exc))
+            raise
+        return Submitted(call, future, started)
+
     def describe(
         self,
         name: str | ToolSpec,
@@ -326,13 +364,20 @@ class Caller:
                     self._runners[runtime] = runner
         return runner
 
-    def close(self) -> None:
-        """Close every runner (ending calls still in flight), then reap what they left."""
+    def close(self, drain: float | None = None) -> None:
+        """Close every runner (ending calls still in flight), then reap what they left.
+
+        ``drain`` (a server stopping): first wait up to that many seconds for the calls in
+        flight to end (a cancelled call cleans up: its container is removed), then reap
+        even if one never ends.
+        """
+        if drain is not None:
+            _wait_idle(drain)
         with self._lock:
             runners, self._runners = list(self._runners.values()), {}
         for runner in runners:
             runner.close()
-        _sweep(self.settings)
+        _sweep(self.settings, force=drain is not None)
 
 
 def call(
@@ -404,7 +449,8 @@ _swept = True
 """No call has run since the last sweep: nothing of the calls' doing can be left."""
 _before: set[int] = set()
 """This process's descendants when the first call in flight began: not the calls' doing."""
-_in_flight_lock = threading.Lock()
+_in_flight_lock = threading.Condition()
+_sweeping = threading.Lock()
 
 
 class _reaping:
@@ -428,26 +474,36 @@ class _reaping:
         global _in_flight
         with _in_flight_lock:
             _in_flight -= 1
+            _in_flight_lock.notify_all()
         _sweep(self.settings)
 
 
-def _sweep(settings: Settings) -> None:
+def _wait_idle(timeout: float) -> bool:
+    """Wait up to ``timeout`` seconds until no call is in flight; whether none is."""
+    with _in_flight_lock:
+        return _in_flight_lock.wait_for(lambda: _in_flight == 0, timeout)
+
+
+def _sweep(settings: Settings, *, force: bool = False) -> None:
     """Kill and reap what the calls left behind, unless a call is still in flight.
 
     Spared: whatever ran below this process before the first call in flight began (a
     test's fixtures, a server's own helpers) and the background processes toolctl keeps
     on purpose (managed services started by a call). Only the first sweep after calls
     ran does anything: what a library user starts between calls is not the calls' doing.
+    ``force`` sweeps even while a call is in flight (a server that stops has waited).
+    One sweep at a time: a server that stops waits for the sweep its last call began.
     """
     global _swept
-    with _in_flight_lock:
-        if _in_flight or _swept:
-            return
-        _swept = True
-        before = set(_before)
-    from toolctl.runners.process import kill_descendants
+    with _sweeping:
+        with _in_flight_lock:
+            if (_in_flight and not force) or _swept:
+                return
+            _swept = True
+            before = set(_before)
+        from toolctl.runners.process import kill_descendants
 
-    kill_descendants(lambda: before | _background_pids(settings))
+        kill_descendants(lambda: before | _background_pids(settings))
 
 
 def _background_pids(settings: Settings) -> set[int]:

@@ -2,8 +2,9 @@
 
 Both front doors (MCP, REST) come through ``Dispatcher.call``. A call runs on a worker
 thread through ``toolctl.calls.Caller`` (resolve, validate, runner, events), runners kept
-open between calls; a tool whose runner pipelines (Pulsar) is sent with ``submit`` from the
-event loop instead, with no thread. When the awaiting task is cancelled (an MCP
+open between calls; a tool whose runner pipelines (Pulsar) is sent with ``Caller.submit``
+from the event loop instead, with no thread (the path ``run --batch`` takes, with the same
+start and done events). When the awaiting task is cancelled (an MCP
 ``notifications/cancelled``, a client gone, shutdown) the call is cancelled too, which kills
 the processes it started (``toolctl.calls.cancel``). The runner's own timeout is the tool's;
 a guard a little later catches a runner that hangs.
@@ -21,15 +22,18 @@ from typing import Any
 
 import anyio
 
-from toolctl.calls import Caller
+from toolctl.calls import Caller, Submitted
 from toolctl.calls.cancel import Cancel
 from toolctl.errors import NotFound, TimedOut, ToolctlError, TransportUnavailable
-from toolctl.runners.base import Pipelined, Sink, ToolResult
+from toolctl.runners.base import Sink, ToolResult
 from toolctl.serve.catalog import Catalog, Selection
 from toolctl.settings import Settings
 
 GUARD_SECONDS = 5.0
 """How long past the tool's timeout the guard waits for its runner to give up by itself."""
+DRAIN_SECONDS = 10.0
+"""How long a stopping server waits for its cancelled calls to clean up (a container to be
+removed) before it reaps what is left and ends."""
 
 LogLine = Callable[[dict[str, Any]], None]
 
@@ -63,20 +67,21 @@ class Dispatcher:
         self._cancels: set[Cancel] = set()
         self.pipelined: dict[str, bool] = {}
         """Tools whose runner takes calls without a thread (Pulsar): no thread hop for them."""
-        self._pipelines: dict[str, Pipelined | None] = {}
         self._results = _Results()
 
     @property
     def in_flight(self) -> int:
         return self._admitted
 
-    async def call(self, name: str, arguments: dict[str, Any], *, via: str) -> ToolResult:
+    async def call(
+        self, name: str, arguments: dict[str, Any], *, via: str, user: str | None = None
+    ) -> ToolResult:
         """One call, waiting for a slot; raises ToolctlError as ``Caller.call`` does (NotFound,
         InvalidArguments, TimedOut, TransportUnavailable, Interrupted), or QueueFull."""
         started = time.perf_counter()
         outcome: dict[str, Any] = {"event": "call", "tool": name, "via": via}
         try:
-            result = await self._admit(name, arguments)
+            result = await self._admit(name, arguments, user)
         except ToolctlError as exc:
             outcome.update(status="error", error=type(exc).__name__, exit_code=exc.exit_code)
             raise
@@ -93,7 +98,7 @@ class Dispatcher:
             outcome["duration_ms"] = round((time.perf_counter() - started) * 1000, 3)
             self._log(outcome)
 
-    async def _admit(self, name: str, arguments: dict[str, Any]) -> ToolResult:
+    async def _admit(self, name: str, arguments: dict[str, Any], user: str | None) -> ToolResult:
         if self._admitted >= self.concurrency + self.queue:
             raise QueueFull(
                 f"{self._admitted} calls running or queued, the most this server takes",
@@ -106,25 +111,29 @@ class Dispatcher:
             if not known and not await anyio.to_thread.run_sync(self.catalog.served, name):
                 raise NotFound("tool", name, self.catalog.suggest(name))
             async with self._slots:
-                return await self._run(name, arguments)
+                return await self._run(name, arguments, user)
         finally:
             self._admitted -= 1
 
-    async def _run(self, name: str, arguments: dict[str, Any]) -> ToolResult:
+    async def _run(self, name: str, arguments: dict[str, Any], user: str | None) -> ToolResult:
         tool = self.catalog.snapshot.tools.get(name, {})
         limit = float(tool.get("timeout") or 60) + GUARD_SECONDS
         if self.pipelined.get(name, True):
-            future = self._submit(name, arguments)
-            self.pipelined[name] = future is not None
-            if future is not None:
-                return await self._results.wait(future, name, limit)
+            submitted = self._submit(name, arguments, user)
+            self.pipelined[name] = submitted is not None
+            if submitted is not None:
+                return await self._results.wait(submitted, name, limit)
         cancel = Cancel()
         self._cancels.add(cancel)
         try:
             with anyio.fail_after(limit):
                 return await anyio.to_thread.run_sync(
                     lambda: self.caller.call(
-                        self.catalog.resolve(name), arguments, sink=self._sink, cancel=cancel
+                        self.catalog.resolve(name),
+                        arguments,
+                        user=user,
+                        sink=self._sink,
+                        cancel=cancel,
                     ),
                     abandon_on_cancel=True,
                     limiter=self._limiter,
@@ -138,16 +147,14 @@ class Dispatcher:
         finally:
             self._cancels.discard(cancel)
 
-    def _submit(self, name: str, arguments: dict[str, Any]) -> Future[ToolResult] | None:
+    def _submit(self, name: str, arguments: dict[str, Any], user: str | None) -> Submitted | None:
         """Send the call without waiting when its runner pipelines (Pulsar); else None."""
         tool = self.catalog.resolve(name)
-        if tool.runtime not in self._pipelines:  # asked once per runtime, not per call
-            found = self.caller.runner(tool.runtime, self._sink)
-            self._pipelines[tool.runtime] = found if isinstance(found, Pipelined) else None
-        runner = self._pipelines[tool.runtime]
+        runner = self.caller.pipeline(tool.runtime, self._sink)
         if runner is None:
             return None
-        return runner.submit(self.caller.prepare(tool, arguments, sink=self._sink))
+        prepared = self.caller.prepare(tool, arguments, user=user, sink=self._sink)
+        return self.caller.submit(prepared, runner)
 
     def cancel_all(self) -> int:
         """Cancel every running call (shutdown past its grace): their processes are killed."""
@@ -156,9 +163,11 @@ class Dispatcher:
             cancel.cancel()
         return len(running)
 
-    def close(self) -> None:
-        """Close the runners (ending calls still in flight) and reap what calls left."""
-        self.caller.close()
+    def close(self, drain: float = DRAIN_SECONDS) -> None:
+        """Cancel what still runs, wait up to ``drain`` seconds for it to clean up, close the
+        runners and reap whatever the calls left (a tool's ``setsid`` grandchildren)."""
+        self.cancel_all()
+        self.caller.close(drain=drain)
 
 
 def open_dispatcher(
@@ -192,19 +201,27 @@ class _Results:
         self._done: deque[tuple[Future[ToolResult], asyncio.Future[ToolResult]]] = deque()
         self._woken = False
 
-    async def wait(self, future: Future[ToolResult], name: str, limit: float) -> ToolResult:
-        """The result of ``future``; TimedOut past ``limit``; cancelling drops the call."""
+    async def wait(self, submitted: Submitted, name: str, limit: float) -> ToolResult:
+        """The call's result, its end reported; TimedOut past ``limit``; cancelling drops it."""
         loop = asyncio.get_running_loop()
         waiter: asyncio.Future[ToolResult] = loop.create_future()
         guard = loop.call_later(limit, _expire, waiter)
+        future = submitted.future
         future.add_done_callback(lambda done: self._completed(loop, done, waiter))
         try:
-            return await waiter
+            result = await waiter
         except TimeoutError:
-            raise TimedOut(f"tool '{name}' ran past its timeout") from None
+            error = TimedOut(f"tool '{name}' ran past its timeout")
+            submitted.finish(None, error)
+            raise error from None
+        except BaseException as exc:
+            submitted.finish(None, exc)
+            raise
         finally:
             guard.cancel()
             future.cancel()
+        submitted.finish(result)
+        return result
 
     def _completed(
         self,
