@@ -48,7 +48,12 @@ NEVER_ON_THE_RUN_PATH = (
     "toolctl.pulsar",
     "toolctl.mcp",
     "toolctl.interchange",
-    "toolctl.processes",
+    "toolctl.processes.launching",
+    "toolctl.processes.probing",
+    "toolctl.processes.ready",
+    "toolctl.processes.services",
+    "toolctl.processes.stopping",
+    "toolctl.processes.table",
 )
 """Loaded by other commands, by a cold index or by other runtimes, never by this run."""
 
@@ -64,6 +69,8 @@ TOOLCTL_MODULES = {
     "toolctl.descriptor_env",
     "toolctl.errors",
     "toolctl.names",
+    "toolctl.processes",  # the package loads its modules on first use
+    "toolctl.processes.lifetime",  # run's signals
     "toolctl.registry",
     "toolctl.registry.index",
     "toolctl.registry.loader",

@@ -28,8 +28,8 @@ COMMAND_MODULES = {
     "broker": "broker",
     "recommend": "recommend",
     "graph": "graph",
-    "export": "interchange",
-    "import": "interchange",
+    "export": "export",
+    "import": "importing",
     "mcp": "mcp",
     "serve": "serve",
 }

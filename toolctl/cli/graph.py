@@ -7,8 +7,7 @@ from typing import Annotated
 
 import typer
 
-from toolctl.cli.common import JsonOption, RegistryOption, StrictOption, settings_for
-from toolctl.registry.toolkit import load_toolkit
+from toolctl.cli.common import JsonOption, RegistryOption, StrictOption, reporter, settings_for
 
 
 class Format(StrEnum):
@@ -40,21 +39,15 @@ def graph_command(
     Edges to unknown actions or tools are left out; `toolctl check` reports them.
     Exit 4 when --group names no group.
     """
-    import sys
-
     from toolctl.cli import render
-    from toolctl.cli.common import open_registry
-    from toolctl.graph import describe
+    from toolctl.registry.toolkit import draw_toolkit
 
-    reg = open_registry(settings_for(registry, strict), full=True)
-    toolkit = load_toolkit(reg)
-    if group is not None:
-        reg.resolve("group", group)  # NotFound with close matches
-    drawing = toolkit.drawing() if group is None else toolkit.narrowed(group)
+    settings = settings_for(registry, strict)
+    drawn = draw_toolkit(settings, reporter(settings), group)
     chosen = Format.json if json else format
     if chosen is Format.json:
-        render.print_json(describe(toolkit, drawing))
+        render.print_json(drawn.to_json())
     elif chosen is Format.mermaid:
-        sys.stdout.write(render.draw_mermaid(drawing))
+        render.write_stdout(render.draw_mermaid(drawn.drawing))
     else:
-        sys.stdout.write(render.draw_dot(drawing))
+        render.write_stdout(render.draw_dot(drawn.drawing))

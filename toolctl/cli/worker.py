@@ -2,36 +2,18 @@
 
 from __future__ import annotations
 
-import signal
-import sys
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated
 
 import typer
 
-from toolctl.cli.common import RegistryOption, StrictOption, settings_for
-
-if TYPE_CHECKING:
-    from toolctl.pulsar.worker import Hosting, Log
-    from toolctl.registry.index import Registry
-    from toolctl.settings import Settings
-
-PulsarUrlOption = Annotated[
-    str | None,
-    typer.Option(
-        "--pulsar-url",
-        metavar="URL",
-        help="Pulsar broker (default $TOOLCTL_PULSAR_URL or pulsar://localhost:6650).",
-    ),
-]
-TOOL_TOPIC = "non-persistent://tg/{side}/{name}"
-"""Where `worker --tool NAME` serves: TrustGraph's own DynamicToolService topic layout."""
-DRAIN_GRACE = 10.0
-"""Seconds a stopping worker gives the calls in flight to answer."""
+from toolctl.cli.common import (
+    PulsarUrlOption,
+    ReadyFileOption,
+    RegistryOption,
+    StrictOption,
+    reporter,
+    settings_for,
+)
 
 
 def install(app: typer.Typer) -> None:
@@ -68,7 +50,7 @@ def worker_command(
     verbose: Annotated[
         bool, typer.Option("--verbose", "-v", help="Log every call on stderr.")
     ] = False,
-    ready_file: Annotated[Path | None, typer.Option(hidden=True)] = None,
+    ready_file: ReadyFileOption = None,
     registry: RegistryOption = None,
     strict: StrictOption = False,
 ) -> None:
@@ -79,189 +61,26 @@ def worker_command(
     Exit codes: 0 stopped, 2 bad handler or options, 4 unknown service or tool,
     5 broker unreachable.
     """
-    from toolctl.cli import render
+    from toolctl.cli import render, views
     from toolctl.errors import UsageError
+    from toolctl.serve import worker
 
     if (service is None) == (tool is None):
         raise UsageError("give a SERVICE or --tool NAME (one of them)")
     settings = settings_for(registry, strict, pulsar_url=pulsar_url)
-    target = Target(service, tool, handler, concurrency, verbose)
+    target = worker.Target(service, tool, handler, concurrency, verbose)
     if stop:
-        from toolctl.cli.service import report_stop
-        from toolctl.processes import stop as stop_process
-
-        # SIGTERM lets it drain for DRAIN_GRACE s; SIGKILL a little after that
-        stopped = stop_process(settings, target.name, DRAIN_GRACE + 2)
-        report_stop(stopped, f"stopped {target.label}", f"{target.label}: not running")
+        stopped = worker.stop_worker(settings, target)
+        views.report_stop(stopped, f"stopped {target.label}", f"{target.label}: not running")
     elif detach:
-        from toolctl.pulsar.worker import start_detached
-
-        command = target.argv(settings, explicit_registry=bool(registry), strict=strict)
-        record, started = start_detached(settings, target.name, command)
+        explicit = bool(registry)
+        record, started = worker.start_worker(
+            settings, target, explicit_registry=explicit, strict=strict
+        )
         how = "started" if started else "already running"
-        log = render.display_path(record.log)
-        render.note(f"{target.label} {how} (pid {record.pid}, log {log})")
-    else:
-        _serve(settings, target, ready_file)
-
-
-@dataclass(frozen=True)
-class Target:
-    """What one `toolctl worker` line hosts, and how."""
-
-    service: str | None
-    tool: str | None
-    handler: str | None
-    concurrency: int
-    verbose: bool
-
-    @property
-    def name(self) -> str:
-        """Its name in the process table (what `service status` lists)."""
-        return f"worker:{self.service}" if self.service else f"worker:tool:{self.tool}"
-
-    @property
-    def label(self) -> str:
-        return f"worker {self.service or f'--tool {self.tool}'}"
-
-    def argv(self, settings: Settings, *, explicit_registry: bool, strict: bool) -> list[str]:
-        """The command line of the same worker in the foreground, for --detach."""
-        command = [sys.executable, "-m", "toolctl", "worker"]
-        command += [self.service] if self.service else ["--tool", str(self.tool)]
-        command += ["--handler", self.handler] if self.handler else []
-        command += ["--concurrency", str(self.concurrency), "--pulsar-url", settings.pulsar_url]
-        command += ["--verbose"] if self.verbose else []
-        command += ["--strict"] if strict else []
-        for directory in settings.search_path if explicit_registry else ():
-            command += ["--registry", str(directory)]
-        return command
-
-
-def _serve(settings: Settings, target: Target, ready_file: Path | None) -> None:
-    """Serve in the foreground until SIGTERM (exit 0) or Ctrl-C (exit 130)."""
-    from toolctl.cli import render
-    from toolctl.errors import ToolctlError
-    from toolctl.processes import report_failure, report_ready
-    from toolctl.pulsar.worker import Worker
-
-    try:
-        hosting = _hosting(settings, target)
-        log = _logger(target.label)
-        worker = Worker(
-            hosting, settings.pulsar_url, target.concurrency, log, verbose=target.verbose
-        )
-        worker.start()
-    except ToolctlError as exc:
-        if ready_file is not None:  # a detached worker: the one who started it reads this
-            report_failure(ready_file, exc)
-        raise
-    with stop_signals() as stopping:
-        if ready_file is not None:
-            report_ready(ready_file)
         render.note(
-            f"{target.label}: serving {hosting.origin} on {hosting.request_queue} "
-            f"(subscription {hosting.subscription}, {target.concurrency} in flight) "
-            f"at {settings.pulsar_url}; Ctrl-C or SIGTERM stops it"
+            f"{target.label} {how} (pid {record.pid}, log {render.display_path(record.log)})"
         )
-        stopping.wait_forever()
-        drained = worker.stop(DRAIN_GRACE)
-    log("stopped" if drained else f"stopped; calls still running after {DRAIN_GRACE:g} s")
-    if stopping.signal == signal.SIGINT:
-        from toolctl.errors import Interrupted
-
-        raise Interrupted("interrupted", quiet=True)  # stopped cleanly; the log said so
-
-
-def _hosting(settings: Settings, target: Target) -> Hosting:
-    """What the worker serves: the service's handler, or a registered tool's runner."""
-    from toolctl.cli.common import open_registry
-    from toolctl.errors import UsageError
-    from toolctl.pulsar.worker import handler_roots, host_service
-
-    registry = open_registry(settings)
-    if target.service is None:
-        return _host_tool(registry, settings, str(target.tool))
-    definition = registry.resolve("service", target.service)
-    section = definition.data.get("pulsar")
-    if not section:
-        raise UsageError(
-            f"service '{target.service}' is not a Pulsar service",
-            hint="a worker hosts [service.pulsar]",
-        )
-    roots = handler_roots(Path(definition.file), settings.search_path)
-    return host_service(target.service, section, roots, target.handler)
-
-
-def _host_tool(registry: Registry, settings: Settings, name: str) -> Hosting:
-    """A registered local, HTTP or container tool, called through calls.py as the handler."""
-    from toolctl.calls import Caller, resolve
-    from toolctl.errors import ToolFailed, UsageError
-    from toolctl.pulsar.worker import Hosting
-
-    spec = resolve(registry, name)
-    if spec.runtime == "pulsar":
-        service = spec.data.get("service")
-        raise UsageError(
-            f"tool '{name}' already runs on Pulsar (service '{service}')",
-            hint=f"host its service: 'toolctl worker {service}'",
-        )
-    caller = Caller(settings, registry)
-    caller.runner(spec.runtime)  # a runtime nobody provides fails now, not at the first call
-
-    def invoke(config: dict[str, Any], arguments: dict[str, Any], user: str) -> str:
-        result = caller.call(spec, arguments, user=user)
-        if not result.success:
-            raise ToolFailed(result.error or "the tool failed")
-        return str(result.output)
-
-    return Hosting(
-        name,
-        TOOL_TOPIC.format(side="request", name=name),
-        TOOL_TOPIC.format(side="response", name=name),
-        invoke,
-        f"tool '{name}' ({spec.runtime})",
-        caller.close,
-    )
-
-
-def _logger(label: str) -> Log:
-    import time
-
-    def log(message: str) -> None:
-        stamp = time.strftime("%Y-%m-%d %H:%M:%S")
-        sys.stderr.write(f"{stamp} toolctl {label}: {message}\n")
-        sys.stderr.flush()
-
-    return log
-
-
-class Stopping:
-    """Set by SIGTERM or SIGINT; a second signal ends the process at once."""
-
-    def __init__(self) -> None:
-        self.event = threading.Event()
-        self.signal: int | None = None
-
-    def handle(self, signum: int, _frame: object) -> None:
-        if self.event.is_set():
-            import os
-
-            os._exit(128 + signum)  # skips the pulsar client's teardown, which could abort
-        self.signal = signum
-        self.event.set()
-
-    def wait_forever(self) -> None:
-        while not self.event.wait(0.5):  # a timeout keeps the main thread responsive
-            pass
-
-
-@contextmanager
-def stop_signals() -> Iterator[Stopping]:
-    """Turn SIGTERM and SIGINT into a Stopping event for the duration of the block."""
-    stopping = Stopping()
-    previous = {sig: signal.signal(sig, stopping.handle) for sig in (signal.SIGTERM, signal.SIGINT)}
-    try:
-        yield stopping
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+    else:
+        log = render.timestamped(target.label)
+        worker.run_worker(settings, reporter(settings), target, log, ready_file)

@@ -66,6 +66,23 @@ class CheckResult:
         }
 
 
+def check(settings: Settings, *, locked: bool = False, live: bool = False) -> CheckResult:
+    """`toolctl check`: ``run_check``, and with ``live`` what every MCP service says now
+    (``live_check``: changed pins, vanished tools, tools not imported, unreachable servers)."""
+    from toolctl.registry import require_directories
+
+    require_directories(settings)
+    result = run_check(settings, locked=locked)
+    if not live:
+        return result
+    from dataclasses import replace
+
+    from toolctl.runners.mcp import live_check
+
+    found = [Finding(*each) for each in live_check(settings, strict=settings.strict)]
+    return replace(result, findings=[*result.findings, *found])
+
+
 def run_check(settings: Settings, *, locked: bool = False) -> CheckResult:
     """Refresh the index from every file and report its problems (shadows are errors if strict).
 
