@@ -69,7 +69,7 @@ TEST_WORKERS ?= auto
 
 # pulsar_cluster needs a real Apache Pulsar (`make pulsar-start`); without one it says so and
 # passes. With one it takes ~10 minutes (2,000 calls of a 0.1 s handler, four times).
-BENCHES ?= registry registry_scale run_local http_batch pulsar_client recommend mcp_client mcp_run mcp_warm pulsar_cluster
+BENCHES ?= registry registry_scale run_local http_batch pulsar_client recommend learn_bfcl mcp_client mcp_run mcp_warm pulsar_cluster
 
 # Each benchmark prints ratios measured side by side in one run; `make bench BENCHES=recommend`.
 bench: compile

@@ -30,6 +30,8 @@ def reference() -> str:
 def _walk(cmd: Any, path: list[str]) -> list[tuple[list[str], Any]]:
     found: list[tuple[list[str], Any]] = []
     if getattr(cmd, "commands", None):
+        if getattr(cmd, "invoke_without_command", False):  # `graph` draws; `graph learn` too
+            found.append((path, cmd))
         for name in sorted(cmd.commands):
             found += _walk(cmd.commands[name], [*path, name])
     else:

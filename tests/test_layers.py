@@ -2,16 +2,18 @@
 
     cli/, serve/                 on top (cli may import serve; serve never imports cli)
     calls/                       under them
-    the rooms                    registry/, graph.py, interchange/, runners/, pulsar/,
-                                 mcp/, processes/: among themselves only along ROOMS
+    the rooms                    registry/, graph.py, interchange/, learning/, runners/,
+                                 pulsar/, mcp/, processes/, records/: among themselves only
+                                 along ROOMS
     the foundation               errors, settings, models, runtimes, names, arguments,
-                                 tool_state, descriptor_env, imports, reporting and the
-                                 package root (``__version__``)
+                                 tool_state, descriptor_env, imports, transcripts, reporting
+                                 and the package root (``__version__``)
 
 The front door is thin: a command parses, makes one use-case call, renders. So cli/ may
 import from the rooms only the modules in USE_CASES (the use-case functions, and the types
 of what they return); the rest of what it calls is calls/ and serve/. No command module
-imports another (what commands share lives in ``cli/common.py``, ``render``, ``views``).
+imports another (a command module is one of ``cli.app.COMMAND_MODULES``; what they share
+lives in the others: ``cli/common.py``, ``render``, ``views``).
 
 A module may import its own room, anything lower, and the rooms listed for it; nothing
 that runs back up. The rule holds for *every* import: a lazy import inside a function
@@ -30,6 +32,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
+from toolctl.cli.app import COMMAND_MODULES
 
 PACKAGE = ROOT / "toolctl"
 FOUNDATION = {
@@ -44,14 +47,19 @@ FOUNDATION = {
     "schemas",
     "tool_state",
     "imports",
+    "transcripts",
     "reporting",
 }
 ROOMS: dict[str, set[str]] = {
     "graph": set(),
     "processes": set(),
+    "records": set(),  # history, metrics, traces: under everything that makes calls
     "registry": {"graph"},
     "interchange": {"registry", "graph", "mcp"},  # `import mcp` lists a server's tools
-    "pulsar": {"processes"},  # the embedded broker and detached workers are launched
+    "learning": {"registry", "graph", "records"},  # next-tool scores over the tools in
+    # force, learned from transcripts or the run history
+    "pulsar": {"processes", "records"},  # the embedded broker and detached workers are
+    # launched; a worker records the calls it serves
     "mcp": {"processes"},  # kept MCP sessions are background processes
     "runners": {"registry", "processes", "pulsar", "mcp"},  # a runner wraps its client
 }
@@ -66,20 +74,24 @@ USE_CASES = {
     "toolctl.interchange.flows",  # export, import
     "toolctl.pulsar.broker",  # broker start, status, stop
     "toolctl.processes.lifetime",  # run's signals (the servers' are in serve/)
+    "toolctl.learning.usecases",  # graph learn, graph evaluate, recommend --after
+    "toolctl.learning.store",  # graph --learned: the learned file
+    "toolctl.learning.draw",  # graph --learned, --format svg|png: DOT, Graphviz
+    "toolctl.records.reports",  # history, stats
+    "toolctl.records.transcripts",  # history import
+    "toolctl.records.journal",  # the calls' records written at exit (cli/__init__)
+    "toolctl.records.tracing",
     # the types of what the use cases return, and the Sink a terminal implements
     "toolctl.registry.index",
     "toolctl.registry.loader",
     "toolctl.graph",
     "toolctl.runners.base",
+    "toolctl.records.history",
+    "toolctl.records.stats",
 }
 """What cli/ may import from the rooms: every command's work is one of these calls."""
-SHARED_BY_COMMANDS = {
-    "toolctl.cli",
-    "toolctl.cli.common",
-    "toolctl.cli.render",
-    "toolctl.cli.views",
-}
-"""The cli/ modules a command module may import (``cli.jsonstream`` goes through render)."""
+COMMANDS = {f"toolctl.cli.{name}" for name in COMMAND_MODULES.values()}
+"""The command modules: each installs commands of its own and imports no other."""
 UNTIL_THE_FLOOR_MOVES = {
     ("toolctl/registry/check.py", "toolctl.runners.mcp"),  # live_check -> mcp/
     ("toolctl/interchange/flows.py", "toolctl.runners.mcp"),  # live_tools -> mcp/
@@ -178,11 +190,7 @@ def front_door_allows(module: str, target: str) -> bool:
     """Whether cli module ``module`` may import ``target`` (see the module docstring)."""
     room = room_of(target)
     if room == "cli":
-        return (
-            module in ("toolctl.cli", "toolctl.cli.app")
-            or target in SHARED_BY_COMMANDS
-            or (module in SHARED_BY_COMMANDS and target == "toolctl.cli.jsonstream")
-        )
+        return module in ("toolctl.cli", "toolctl.cli.app") or target not in COMMANDS
     return room in FOUNDATION or room in ("calls", "serve") or target in USE_CASES
 
 
@@ -209,7 +217,7 @@ def test_the_front_door_rule_catches_a_command_importing_another_or_a_room() -> 
     assert front_door_allows("toolctl.cli.serve", "toolctl.serve.http")
     assert front_door_allows("toolctl.cli.check", "toolctl.registry.check")
     assert front_door_allows("toolctl.cli.render", "toolctl.cli.jsonstream")
-    assert not front_door_allows("toolctl.cli.run", "toolctl.cli.jsonstream")
+    assert front_door_allows("toolctl.cli.service", "toolctl.cli.views")
 
 
 def test_the_rule_catches_a_lazy_import_that_runs_up() -> None:

@@ -14,17 +14,23 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, TypeAlias
 
-from toolctl.errors import ToolctlError, TransportLost
+from toolctl.errors import InvalidArguments, ToolctlError, TransportLost
 from toolctl.runners.base import Call, Pipelined, Runner, ToolResult
 
 if TYPE_CHECKING:
     from toolctl.calls import Caller, Submitted
+    from toolctl.records import Origin
 
 Pending: TypeAlias = "Submitted | ToolResult"
 
 
 def run_batch(
-    caller: Caller, runner: Runner, template: Call, lines: Iterable[str], concurrency: int = 1
+    caller: Caller,
+    runner: Runner,
+    template: Call,
+    lines: Iterable[str],
+    concurrency: int,
+    origin: Origin,
 ) -> Iterator[ToolResult]:
     """Yield one result per non-blank line, in input order, with a bounded window in flight.
 
@@ -35,9 +41,9 @@ def run_batch(
     """
     lost: list[TransportLost] = []
     if isinstance(runner, Pipelined):
-        yield from _pipelined(caller, runner, template, lines, concurrency, lost)
+        yield from _pipelined(caller, runner, template, lines, concurrency, lost, origin)
     else:
-        yield from _threaded(caller, template, lines, concurrency, lost)
+        yield from _threaded(caller, template, lines, concurrency, lost, origin)
     if lost:
         raise lost[-1]
 
@@ -105,6 +111,7 @@ def _threaded(
     lines: Iterable[str],
     concurrency: int,
     lost: list[TransportLost],
+    origin: Origin,
 ) -> Iterator[ToolResult]:
     ordered = _Ordered(lines, concurrency)
 
@@ -113,7 +120,7 @@ def _threaded(
         try:
             while (item := ordered.take()) is not None:
                 place, number, line = item
-                ordered.put(place, _one(caller, template, number, line, lost))
+                ordered.put(place, _one(caller, template, number, line, lost, origin))
         except BaseException as exc:  # a bug in a worker: re-raised in the main thread
             error = exc
         finally:
@@ -131,17 +138,18 @@ def _pipelined(
     lines: Iterable[str],
     concurrency: int,
     lost: list[TransportLost],
+    origin: Origin,
 ) -> Iterator[ToolResult]:
     """Calls sent from this thread through ``Caller.submit`` (the one pipelined path, the
     servers' too), ``concurrency`` of them in flight."""
     window: deque[tuple[int, Pending]] = deque()
     for number, line in _numbered(lines):
-        call = _arguments(template, number, line)
+        call = _arguments(template, number, line, caller, origin)
         if isinstance(call, ToolResult):
             window.append((number, call))
         else:
             try:
-                window.append((number, caller.submit(call, runner)))
+                window.append((number, caller.submit(runner, call, origin)))
             except ToolctlError as exc:
                 window.append((number, _failed(template, f"line {number}: {exc}", exc, lost)))
         if len(window) >= concurrency:
@@ -154,8 +162,11 @@ def _numbered(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
     return ((n, line) for n, line in enumerate(lines, start=1) if line.strip())
 
 
-def _arguments(template: Call, number: int, line: str) -> Call | ToolResult:
-    """The line's call, arguments validated, or the failed result that stands for the line."""
+def _arguments(
+    template: Call, number: int, line: str, caller: Caller, origin: Origin
+) -> Call | ToolResult:
+    """The line's call, arguments validated, or the failed result that stands for the line
+    (invalid arguments are recorded as a refused call; a line that is not JSON is not)."""
     from toolctl.arguments import MAX_DEPTH
     from toolctl.calls import build_arguments
 
@@ -168,23 +179,36 @@ def _arguments(template: Call, number: int, line: str) -> Call | ToolResult:
         given = json.loads(line)
         if not isinstance(given, dict):
             raise ValueError("not a JSON object")
+    except RecursionError:
+        return _failed(template, f"line {number}: nests deeper than {MAX_DEPTH} levels")
+    except ValueError as exc:
+        return _failed(template, f"line {number}: not a JSON object of arguments ({exc})")
+    try:
         return template._replace(arguments=build_arguments(template.tool, given))
     except RecursionError:
         return _failed(template, f"line {number}: nests deeper than {MAX_DEPTH} levels")
     except ValueError as exc:
         return _failed(template, f"line {number}: not a JSON object of arguments ({exc})")
+    except InvalidArguments as exc:
+        caller.refused(template.tool, given, exc, origin)
+        return _failed(template, f"line {number}: {exc}")
     except ToolctlError as exc:
         return _failed(template, f"line {number}: {exc}")
 
 
 def _one(
-    caller: Caller, template: Call, number: int, line: str, lost: list[TransportLost]
+    caller: Caller,
+    template: Call,
+    number: int,
+    line: str,
+    lost: list[TransportLost],
+    origin: Origin,
 ) -> ToolResult:
-    call = _arguments(template, number, line)
+    call = _arguments(template, number, line, caller, origin)
     if isinstance(call, ToolResult):
         return call
     try:
-        return caller.execute(call)
+        return caller.execute(call, origin)
     except ToolctlError as exc:
         return _failed(template, f"line {number}: {exc}", exc, lost)
 

@@ -1,4 +1,7 @@
-"""`toolctl graph`: the whole toolkit (or one group of it) as DOT, Mermaid or JSON."""
+"""`toolctl graph`: the whole toolkit (or one group of it, or the learned graph) drawn.
+
+`graph learn` and `graph evaluate` live in cli/learn.py and are added to this group.
+"""
 
 from __future__ import annotations
 
@@ -14,15 +17,24 @@ class Format(StrEnum):
     dot = "dot"
     mermaid = "mermaid"
     json = "json"
+    svg = "svg"
+    png = "png"
 
 
 def install(app: typer.Typer) -> None:
-    app.command("graph")(graph_command)
+    from toolctl.cli import learn
+
+    group = typer.Typer(name="graph", invoke_without_command=True, no_args_is_help=False)
+    group.callback()(graph_command)
+    learn.install(group)
+    app.add_typer(group)
 
 
 def graph_command(
+    ctx: typer.Context,
     format: Annotated[
-        Format, typer.Option("--format", "-f", help="dot (Graphviz), mermaid, or json.")
+        Format,
+        typer.Option("--format", "-f", help="dot, mermaid, json, or svg/png (through Graphviz)."),
     ] = Format.dot,
     group: Annotated[
         str | None,
@@ -30,6 +42,9 @@ def graph_command(
             "--group", "-g", metavar="GROUP", help="Only this group's tools and their callers."
         ),
     ] = None,
+    learned: Annotated[
+        bool, typer.Option("--learned", help="The learned graph (`graph learn`), edge widths.")
+    ] = False,
     registry: RegistryOption = None,
     strict: StrictOption = False,
     json: JsonOption = False,
@@ -37,8 +52,16 @@ def graph_command(
     """Draw the toolkit: actions, the tools they call (scores on edges), and the groups.
 
     Edges to unknown actions or tools are left out; `toolctl check` reports them.
-    Exit 4 when --group names no group.
+    --learned draws the learned transitions instead (dot, svg or png). svg and png need
+    Graphviz's `dot` (exit 5 without it). Exit 4 when --group names no group.
     """
+    if ctx.invoked_subcommand is not None:
+        return
+    if learned:
+        from toolctl.cli.picture import draw_learned
+
+        return draw_learned(format.value, registry, json)
+
     from toolctl.cli import render
     from toolctl.registry.toolkit import draw_toolkit
 
@@ -49,5 +72,9 @@ def graph_command(
         render.print_json(drawn.to_json())
     elif chosen is Format.mermaid:
         render.write_stdout(render.draw_mermaid(drawn.drawing))
-    else:
+    elif chosen is Format.dot:
         render.write_stdout(render.draw_dot(drawn.drawing))
+    else:
+        from toolctl.cli.picture import write_picture
+
+        write_picture(render.draw_dot(drawn.drawing), chosen.value, settings)

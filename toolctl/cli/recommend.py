@@ -23,9 +23,9 @@ def install(app: typer.Typer) -> None:
 
 def recommend_command(
     action: Annotated[
-        list[str],
+        list[str] | None,
         typer.Option("--action", "-a", metavar="NAME", help="A start action; repeat for several."),
-    ],
+    ] = None,
     hops: Annotated[
         int, typer.Option(min=0, help="Rounds of Next edges to follow from the starts.")
     ] = 0,
@@ -36,21 +36,34 @@ def recommend_command(
     format: Annotated[
         Format, typer.Option("--format", "-f", help="table, json, dot or mermaid.")
     ] = Format.table,
+    after: Annotated[
+        list[str] | None,
+        typer.Option("--after", metavar="TOOL", help="A tool just called; repeat, oldest first."),
+    ] = None,
+    query: Annotated[
+        str, typer.Option("--query", "-q", metavar="TEXT", help="With --after: the request.")
+    ] = "",
+    top: Annotated[int, typer.Option(min=1, help="With --after: how many tools.")] = 5,
     registry: RegistryOption = None,
     strict: StrictOption = False,
     json: JsonOption = False,
 ) -> None:
-    """Recommend actions and tools by a bounded BFS over the toolkit graph (Chat2Graph).
+    """Recommend actions and tools by a bounded BFS over the toolkit graph (Chat2Graph),
+    or, with --after, the next tools from the learned file (`graph learn`).
 
     Keeps the start actions, then for --hops rounds the actions a Next edge scoring at
     least --threshold leads to, then the tools their Call edges scoring at least
     --threshold name. Exit 0 when a start action exists (unknown ones are warned about),
     4 when none does, 2 for a bad option.
     """
+    settings = settings_for(registry, strict)
+    if after or not action:
+        from toolctl.cli.recommend_next import recommend_after
+
+        return recommend_after(action, after, query, top, settings, format.value, json)
     from toolctl.cli import render
     from toolctl.registry.toolkit import recommend_tools
 
-    settings = settings_for(registry, strict)
     result = recommend_tools(settings, reporter(settings), action, hops, threshold)
     chosen = Format.json if json else format
     if chosen is Format.json:

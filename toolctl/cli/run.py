@@ -92,6 +92,14 @@ def run_command(
             "--verbose", "-v", help="Log each call on stderr (TOOLCTL_LOG=json for JSON lines)."
         ),
     ] = False,
+    record_arguments: Annotated[
+        bool,
+        typer.Option(
+            "--record-arguments",
+            help="Keep the arguments and output in the run history, secrets masked "
+            "(also TOOLCTL_RECORD_ARGUMENTS=1).",
+        ),
+    ] = False,
     registry: RegistryOption = None,
     strict: StrictOption = False,
     json: JsonOption = False,
@@ -102,15 +110,24 @@ def run_command(
     unavailable, 124 timed out, 130 interrupted, 143 terminated.
     """
     from toolctl import calls
-    from toolctl.cli import render
+    from toolctl.cli import _write_records, render
     from toolctl.cli.common import open_registry
     from toolctl.errors import ToolFailed, UsageError
     from toolctl.processes.lifetime import Lifetime
 
     cap = tool_args.parse_size(max_output, "--max-output") if max_output is not None else None
-    settings = settings_for(registry, strict, verbose=verbose, pulsar_url=pulsar_url, user=user)
+    settings = settings_for(
+        registry,
+        strict,
+        verbose=verbose,
+        pulsar_url=pulsar_url,
+        user=user,
+        record_arguments=record_arguments,
+    )
     sink = render.TerminalSink(settings, show_output=not json, events=verbose)
-    with Lifetime(raising=True), calls.Caller(settings, open_registry(settings)) as caller:
+    caller = calls.Caller(settings, open_registry(settings), origin=calls.cli_origin(settings))
+    with Lifetime(raising=True) as lifetime, caller:
+        lifetime.at_once(_write_records)  # a second signal ends at once, records written
         spec = calls.resolve(caller.registry, name, allow_staging=allow_staging)
         if batch is not None:
             if arg or args:

@@ -50,6 +50,16 @@ def worker_command(
     verbose: Annotated[
         bool, typer.Option("--verbose", "-v", help="Log every call on stderr.")
     ] = False,
+    metrics_port: Annotated[
+        int | None,
+        typer.Option(
+            "--metrics-port",
+            metavar="PORT",
+            min=0,
+            max=65535,
+            help="Serve Prometheus metrics at http://127.0.0.1:PORT/metrics.",
+        ),
+    ] = None,
     ready_file: ReadyFileOption = None,
     registry: RegistryOption = None,
     strict: StrictOption = False,
@@ -68,7 +78,7 @@ def worker_command(
     if (service is None) == (tool is None):
         raise UsageError("give a SERVICE or --tool NAME (one of them)")
     settings = settings_for(registry, strict, pulsar_url=pulsar_url)
-    target = worker.Target(service, tool, handler, concurrency, verbose)
+    target = worker.Target(service, tool, handler, concurrency, verbose, metrics_port)
     if stop:
         stopped = worker.stop_worker(settings, target)
         views.report_stop(stopped, f"stopped {target.label}", f"{target.label}: not running")

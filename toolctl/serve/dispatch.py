@@ -8,6 +8,10 @@ start and done events). When the awaiting task is cancelled (an MCP
 ``notifications/cancelled``, a client gone, shutdown) the call is cancelled too, which kills
 the processes it started (``toolctl.calls.cancel``). The runner's own timeout is the tool's;
 a guard a little later catches a runner that hangs.
+
+Every call is recorded (``toolctl.records``): its span continues the client's
+``traceparent``, its history row names the door (``serve`` for REST, ``mcp``) and the MCP
+session, and the server's Prometheus metrics count it (``Dispatcher.metrics``, /metrics).
 """
 
 from __future__ import annotations
@@ -24,7 +28,16 @@ import anyio
 
 from toolctl.calls import Caller, Submitted
 from toolctl.calls.cancel import Cancel
-from toolctl.errors import NotFound, TimedOut, ToolctlError, TransportUnavailable
+from toolctl.errors import (
+    InvalidArguments,
+    NotFound,
+    TimedOut,
+    ToolctlError,
+    TransportUnavailable,
+)
+from toolctl.records import Origin
+from toolctl.records.metrics import Metrics
+from toolctl.records.recorder import Recorder
 from toolctl.runners.base import Sink, ToolResult
 from toolctl.serve.catalog import Catalog, Selection
 from toolctl.settings import Settings
@@ -73,15 +86,26 @@ class Dispatcher:
     def in_flight(self) -> int:
         return self._admitted
 
+    @property
+    def metrics(self) -> Metrics | None:
+        return self.caller.recorder.metrics
+
     async def call(
-        self, name: str, arguments: dict[str, Any], *, via: str, user: str | None = None
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        *,
+        via: str,
+        origin: Origin | None = None,
+        user: str | None = None,
     ) -> ToolResult:
         """One call, waiting for a slot; raises ToolctlError as ``Caller.call`` does (NotFound,
-        InvalidArguments, TimedOut, TransportUnavailable, Interrupted), or QueueFull."""
+        InvalidArguments, TimedOut, TransportUnavailable, Interrupted), or QueueFull.
+        ``origin`` says who called (default: caller "serve")."""
         started = time.perf_counter()
         outcome: dict[str, Any] = {"event": "call", "tool": name, "via": via}
         try:
-            result = await self._admit(name, arguments, user)
+            result = await self._admit(name, arguments, origin or self.caller.origin, user)
         except ToolctlError as exc:
             outcome.update(status="error", error=type(exc).__name__, exit_code=exc.exit_code)
             raise
@@ -98,7 +122,9 @@ class Dispatcher:
             outcome["duration_ms"] = round((time.perf_counter() - started) * 1000, 3)
             self._log(outcome)
 
-    async def _admit(self, name: str, arguments: dict[str, Any], user: str | None) -> ToolResult:
+    async def _admit(
+        self, name: str, arguments: dict[str, Any], origin: Origin, user: str | None
+    ) -> ToolResult:
         if self._admitted >= self.concurrency + self.queue:
             raise QueueFull(
                 f"{self._admitted} calls running or queued, the most this server takes",
@@ -111,15 +137,17 @@ class Dispatcher:
             if not known and not await anyio.to_thread.run_sync(self.catalog.served, name):
                 raise NotFound("tool", name, self.catalog.suggest(name))
             async with self._slots:
-                return await self._run(name, arguments, user)
+                return await self._run(name, arguments, origin, user)
         finally:
             self._admitted -= 1
 
-    async def _run(self, name: str, arguments: dict[str, Any], user: str | None) -> ToolResult:
+    async def _run(
+        self, name: str, arguments: dict[str, Any], origin: Origin, user: str | None
+    ) -> ToolResult:
         tool = self.catalog.snapshot.tools.get(name, {})
         limit = float(tool.get("timeout") or 60) + GUARD_SECONDS
         if self.pipelined.get(name, True):
-            submitted = self._submit(name, arguments, user)
+            submitted = self._submit(name, arguments, origin, user)
             self.pipelined[name] = submitted is not None
             if submitted is not None:
                 return await self._results.wait(submitted, name, limit)
@@ -134,6 +162,7 @@ class Dispatcher:
                         user=user,
                         sink=self._sink,
                         cancel=cancel,
+                        origin=origin,
                     ),
                     abandon_on_cancel=True,
                     limiter=self._limiter,
@@ -147,14 +176,20 @@ class Dispatcher:
         finally:
             self._cancels.discard(cancel)
 
-    def _submit(self, name: str, arguments: dict[str, Any], user: str | None) -> Submitted | None:
+    def _submit(
+        self, name: str, arguments: dict[str, Any], origin: Origin, user: str | None
+    ) -> Submitted | None:
         """Send the call without waiting when its runner pipelines (Pulsar); else None."""
         tool = self.catalog.resolve(name)
         runner = self.caller.pipeline(tool.runtime, self._sink)
         if runner is None:
             return None
-        prepared = self.caller.prepare(tool, arguments, user=user, sink=self._sink)
-        return self.caller.submit(prepared, runner)
+        try:
+            prepared = self.caller.prepare(tool, arguments, user=user, sink=self._sink)
+        except InvalidArguments as exc:
+            self.caller.refused(tool, arguments, exc, origin)
+            raise
+        return self.caller.submit(runner, prepared, origin)
 
     def cancel_all(self) -> int:
         """Cancel every running call (shutdown past its grace): their processes are killed."""
@@ -165,9 +200,15 @@ class Dispatcher:
 
     def close(self, drain: float = DRAIN_SECONDS) -> None:
         """Cancel what still runs, wait up to ``drain`` seconds for it to clean up, close the
-        runners and reap whatever the calls left (a tool's ``setsid`` grandchildren)."""
+        runners, reap whatever the calls left (a tool's ``setsid`` grandchildren) and write
+        the calls' records still waiting."""
         self.cancel_all()
         self.caller.close(drain=drain)
+        from toolctl.records.journal import flush_all
+        from toolctl.records.tracing import shutdown_all
+
+        flush_all(lambda message: self._log({"event": "warning", "message": message}))
+        shutdown_all()
 
 
 def open_dispatcher(
@@ -177,12 +218,21 @@ def open_dispatcher(
     concurrency: int,
     queue: int,
     log: LogLine | None = None,
+    recorder: Recorder | None = None,
 ) -> Dispatcher:
-    """The catalog of ``selection``, a caller onto its registry, the dispatcher over both."""
+    """The catalog of ``selection``, a caller onto its registry, the dispatcher over both;
+    the calls recorded by ``recorder`` (default: one with the server's metrics)."""
     catalog = Catalog(settings, selection)
+
+    def warn(message: str) -> None:
+        if log is not None:
+            log({"event": "warning", "message": message})
+
+    if recorder is None:
+        recorder = Recorder(settings, metrics=Metrics(), warn=warn)
     return Dispatcher(
         catalog,
-        Caller(settings, catalog.registry),
+        Caller(settings, catalog.registry, recorder=recorder, origin=Origin("serve")),
         concurrency=concurrency,
         queue=queue,
         log=log,

@@ -94,7 +94,7 @@ class HttpServer:
         import asyncio
 
         from toolctl.processes.lifetime import Lifetime
-        from toolctl.serve.front import open_front
+        from toolctl.serve.front import open_front, write_records
 
         config = self.config
         dispatcher = open_front(
@@ -108,6 +108,7 @@ class HttpServer:
         server = self._server(dispatcher)
         with Lifetime(clean={signal.SIGTERM}) as lifetime:
             lifetime.at_once(dispatcher.cancel_all)
+            lifetime.at_once(lambda: write_records(self.reporter.warn))
             with asyncio.Runner(loop_factory=event_loop_factory()) as runner:
                 runner.run(self._serve(server, dispatcher, lifetime))
         if not server.started:

@@ -39,7 +39,7 @@ class StdioServer:
         import anyio
 
         from toolctl.processes.lifetime import Lifetime
-        from toolctl.serve.front import open_front
+        from toolctl.serve.front import open_front, write_records
         from toolctl.serve.mcp_server import ToolServer, serve_stdio
 
         config = self.config
@@ -48,6 +48,7 @@ class StdioServer:
         )
         with Lifetime() as lifetime:
             lifetime.at_once(dispatcher.cancel_all)
+            lifetime.at_once(lambda: write_records(self.reporter.warn))
             try:
                 anyio.run(lambda: serve_stdio(ToolServer(dispatcher), lifetime=lifetime))
             finally:

@@ -19,7 +19,9 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from toolctl.processes import ProcessRecord, Stopped
-    from toolctl.pulsar.worker import Hosting, Log
+    from toolctl.pulsar.worker import Hosting, Log, Worker
+    from toolctl.records import Origin
+    from toolctl.records.recorder import Recorder
     from toolctl.registry.index import Registry
     from toolctl.reporting import Reporter
     from toolctl.settings import Settings
@@ -39,6 +41,7 @@ class Target:
     handler: str | None
     concurrency: int
     verbose: bool
+    metrics_port: int | None = None
 
     @property
     def name(self) -> str:
@@ -56,6 +59,8 @@ class Target:
         command += ["--handler", self.handler] if self.handler else []
         command += ["--concurrency", str(self.concurrency), "--pulsar-url", settings.pulsar_url]
         command += ["--verbose"] if self.verbose else []
+        if self.metrics_port is not None:
+            command += ["--metrics-port", str(self.metrics_port)]
         command += ["--strict"] if strict else []
         for directory in settings.search_path if explicit_registry else ():
             command += ["--registry", str(directory)]
@@ -87,18 +92,27 @@ def run_worker(
     from toolctl.processes import report_failure, report_ready
     from toolctl.processes.lifetime import Lifetime
     from toolctl.pulsar.worker import Worker
+    from toolctl.serve.front import write_records
 
     try:
-        hosting = _hosting(settings, reporter, target)
+        recorder = _recorder(settings, target, log)
+        hosting = _hosting(settings, reporter, target, recorder)
         worker = Worker(
-            hosting, settings.pulsar_url, target.concurrency, log, verbose=target.verbose
+            hosting,
+            settings.pulsar_url,
+            target.concurrency,
+            log,
+            verbose=target.verbose,
+            recorder=recorder,
         )
         worker.start()
+        metrics_server = _serve_metrics(recorder, target, hosting.request_queue, worker)
     except ToolctlError as exc:
         if ready_file is not None:  # a detached worker: the one who started it reads this
             report_failure(ready_file, exc)
         raise
     with Lifetime(clean={signal.SIGTERM}) as lifetime:
+        lifetime.at_once(lambda: write_records(log))  # a stop may send SIGTERM twice
         if ready_file is not None:
             report_ready(ready_file)
         reporter.note(
@@ -108,11 +122,45 @@ def run_worker(
         )
         lifetime.wait()
         drained = worker.stop(DRAIN_GRACE)
+        if metrics_server is not None:
+            metrics_server.shutdown()
     log("stopped" if drained else f"stopped; calls still running after {DRAIN_GRACE:g} s")
     lifetime.ended(quiet=True)  # stopped cleanly; the log said so
 
 
-def _hosting(settings: Settings, reporter: Reporter, target: Target) -> Hosting:
+def _recorder(settings: Settings, target: Target, log: Log) -> Recorder:
+    """The worker's recorder, with Prometheus metrics when --metrics-port asks for them."""
+    from toolctl.records.recorder import Recorder
+
+    metrics = None
+    if target.metrics_port is not None:
+        from toolctl.records.metrics import Metrics
+
+        metrics = Metrics()
+    return Recorder(settings, metrics=metrics, warn=log)
+
+
+def _serve_metrics(recorder: Recorder, target: Target, queue: str, worker: Worker) -> Any:
+    """The /metrics server on 127.0.0.1:--metrics-port (None without the option)."""
+    metrics = recorder.metrics
+    if metrics is None or target.metrics_port is None:
+        return None
+    from toolctl.errors import TransportUnavailable
+    from toolctl.records.metrics import serve_metrics
+
+    metrics.watch_backlog(queue, worker.backlog)
+    try:
+        server, _ = serve_metrics(metrics, "127.0.0.1", target.metrics_port)
+    except OSError as exc:
+        worker.stop(0)
+        raise TransportUnavailable(
+            f"--metrics-port {target.metrics_port}: cannot listen: {exc.strerror}",
+            hint="is the port taken?",
+        ) from exc
+    return server
+
+
+def _hosting(settings: Settings, reporter: Reporter, target: Target, recorder: Recorder) -> Hosting:
     """What the worker serves: the service's handler, or a registered tool."""
     from toolctl.errors import UsageError
     from toolctl.pulsar.worker import handler_roots, host_service
@@ -120,7 +168,7 @@ def _hosting(settings: Settings, reporter: Reporter, target: Target) -> Hosting:
 
     registry = open_registry(settings, reporter)
     if target.service is None:
-        return _host_tool(settings, registry, str(target.tool), target.concurrency)
+        return _host_tool(settings, registry, str(target.tool), target.concurrency, recorder)
     definition = registry.resolve("service", target.service)
     section = definition.data.get("pulsar")
     if not section:
@@ -132,12 +180,15 @@ def _hosting(settings: Settings, reporter: Reporter, target: Target) -> Hosting:
     return host_service(target.service, section, roots, target.handler)
 
 
-def _host_tool(settings: Settings, registry: Registry, name: str, concurrency: int) -> Hosting:
+def _host_tool(
+    settings: Settings, registry: Registry, name: str, concurrency: int, recorder: Recorder
+) -> Hosting:
     """A registered local, HTTP or container tool, each request one call through the serve
-    Dispatcher (run on the worker's event loop: the handler is async)."""
+    Dispatcher, recorded under the request's origin (its trace and id)."""
     from toolctl.calls import resolve
     from toolctl.errors import ToolFailed, UsageError
-    from toolctl.pulsar.worker import Hosting
+    from toolctl.pulsar.worker import WORKER, Hosting
+    from toolctl.records.context import CURRENT_ORIGIN
     from toolctl.serve.catalog import Selection
     from toolctl.serve.dispatch import open_dispatcher
 
@@ -149,14 +200,21 @@ def _host_tool(settings: Settings, registry: Registry, name: str, concurrency: i
             hint=f"host its service: 'toolctl worker {service}'",
         )
     selected = Selection(tools=(name,))
-    dispatcher = open_dispatcher(settings, selected, concurrency=concurrency, queue=concurrency)
+    dispatcher = open_dispatcher(
+        settings, selected, concurrency=concurrency, queue=concurrency, recorder=recorder
+    )
     dispatcher.caller.runner(spec.runtime)  # a runtime nobody provides fails now, not later
 
-    async def invoke(config: dict[str, Any], arguments: dict[str, Any], user: str) -> str:
-        result = await dispatcher.call(name, arguments, via="pulsar", user=user)
+    async def call(arguments: dict[str, Any], user: str, origin: Origin) -> str:
+        result = await dispatcher.call(name, arguments, via="pulsar", origin=origin, user=user)
         if not result.success:
             raise ToolFailed(result.error or "the tool failed")
         return str(result.output)
+
+    def invoke(config: dict[str, Any], arguments: dict[str, Any], user: str) -> Any:
+        # the origin is the worker thread's (set per request); the call runs on the
+        # worker's event loop, whose context does not carry it
+        return call(arguments, user, CURRENT_ORIGIN.get() or WORKER)
 
     return Hosting(
         name,
@@ -165,4 +223,5 @@ def _host_tool(settings: Settings, registry: Registry, name: str, concurrency: i
         invoke,
         f"tool '{name}' ({spec.runtime})",
         dispatcher.close,
+        recorded=True,
     )

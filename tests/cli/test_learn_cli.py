@@ -1,0 +1,378 @@
+"""graph learn, graph evaluate, recommend --after and graph --learned, through the real CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT, Toolctl, write_files
+from tests.learning.support import registry_toml, write_transcripts
+
+ACTIONS = """
+[[action]]
+name = "browse"
+description = "Look around the file system"
+tools = [{ tool = "cd", score = 0.9 }, { tool = "ls", score = 0.6 }]
+next = [{ action = "read", score = 0.7 }]
+
+[[action]]
+name = "read"
+tools = [{ tool = "cat" }, { tool = "grep", score = 0.5 }]
+"""
+
+
+@pytest.fixture
+def setup(tmp_path: Path) -> tuple[Path, Path]:
+    """A registry with the transcripts' tools and two actions, and the transcripts."""
+    write_files(tmp_path / "reg", {"tools.toml": registry_toml(), "actions.toml": ACTIONS})
+    return tmp_path / "reg", write_transcripts(tmp_path / "chat.jsonl")
+
+
+def test_learn_writes_a_stable_file_beside_the_registry_and_changes_no_descriptor(
+    toolctl: Toolctl, toolctl_process: Toolctl, setup: tuple[Path, Path]
+) -> None:
+    reg, chat = setup
+    before = {p.name: p.read_bytes() for p in reg.glob("*.toml")}
+    done = toolctl("graph", "learn", "--from-transcripts", str(chat), "--registry", str(reg))
+    assert done.returncode == 0, done.stderr
+    assert "learned 40 sessions" in done.stderr and "toolctl.learned" in done.stderr
+    learned = reg / "toolctl.learned"
+    first = learned.read_bytes()
+    assert (
+        b"\n[next.cd]\n" in first
+        and b'[next."^ cd"]' in first
+        and b"[[proposed.call]]" in first
+        and b"[[proposed.next]]" in first
+    )
+    assert {p.name: p.read_bytes() for p in reg.glob("*.toml")} == before
+    again = toolctl_process(
+        "graph",
+        "learn",
+        "--from-transcripts",
+        str(chat),
+        "--registry",
+        str(reg),
+        "--json",
+        env={"PYTHONHASHSEED": "12345"},
+    )
+    assert again.returncode == 0, again.stderr
+    assert learned.read_bytes() == first  # byte for byte, another process, another hash seed
+    summary = json.loads(again.stdout)
+    assert summary["sessions"] == 40 and summary["proposals"] > 0
+    assert summary["path"].endswith("toolctl.learned")
+
+
+def test_learn_to_another_file_and_from_stdin(
+    toolctl: Toolctl, setup: tuple[Path, Path], tmp_path: Path
+) -> None:
+    reg, chat = setup
+    done = toolctl(
+        "graph",
+        "learn",
+        "--from-transcripts",
+        "-",
+        "--out",
+        str(tmp_path / "out.learned"),
+        "--registry",
+        str(reg),
+        input=chat.read_text(),
+    )
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "out.learned").read_text().startswith("# Learned by `toolctl graph learn`")
+    assert not (reg / "toolctl.learned").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            [],
+            "toolctl: error: nothing to learn from: the run history has no calls yet; run some "
+            "tools, 'toolctl history import FILE', or give --from-transcripts FILE",
+        ),
+        (
+            ["--from-transcripts", "missing.jsonl"],
+            "toolctl: error: cannot read transcripts missing.jsonl",
+        ),
+        (["--from-transcripts", "bad.jsonl"], "toolctl: error: bad.jsonl:2: not JSON"),
+    ],
+)
+def test_learn_refuses_what_it_cannot_read(
+    toolctl: Toolctl, setup: tuple[Path, Path], tmp_path: Path, args: list[str], message: str
+) -> None:
+    reg, _ = setup
+    (tmp_path / "bad.jsonl").write_text('{"messages": []}\n{"messages": [\n')
+    done = toolctl("graph", "learn", *args, "--registry", str(reg))
+    assert done.returncode == 2
+    assert done.stderr.startswith(message)
+    assert "Traceback" not in done.stderr and not (reg / "toolctl.learned").exists()
+
+
+def learned(toolctl: Toolctl, reg: Path, chat: Path) -> None:
+    done = toolctl("graph", "learn", "--from-transcripts", str(chat), "--registry", str(reg))
+    assert done.returncode == 0, done.stderr
+
+
+def test_recommend_after_ranks_the_next_tools(toolctl: Toolctl, setup: tuple[Path, Path]) -> None:
+    reg, chat = setup
+    learned(toolctl, reg, chat)
+    done = toolctl(
+        "recommend",
+        "--after",
+        "cd",
+        "--query",
+        "list what is in docs",
+        "--top",
+        "3",
+        "--json",
+        "--registry",
+        str(reg),
+    )
+    assert done.returncode == 0, done.stderr
+    ranked = json.loads(done.stdout)["next"]
+    assert next(r["name"] for r in ranked) == "ls" and len(ranked) == 3
+    assert ranked == sorted(ranked, key=lambda r: -r["score"])
+    same = toolctl(
+        "recommend",
+        "--after",
+        "cd",
+        "--query",
+        "list what is in docs",
+        "--top",
+        "3",
+        "--format",
+        "json",
+        "--registry",
+        str(reg),
+    )
+    assert same.stdout == done.stdout
+
+    def score(*query: str) -> float:
+        done = toolctl(
+            "recommend",
+            "--after",
+            "authenticate_twitter",
+            *query,
+            "--top",
+            "9",
+            "--registry",
+            str(reg),
+        )
+        assert done.returncode == 0 and done.stdout.startswith("RANK  TOOL")
+        return {row.split()[1]: float(row.split()[2]) for row in done.stdout.splitlines()[1:]}[
+            "post_tweet"
+        ]
+
+    assert score("--query", "tweet the news") > score()
+
+
+def test_recommend_suggests_only_tools_in_force(
+    toolctl: Toolctl, setup: tuple[Path, Path], tmp_path: Path
+) -> None:
+    reg, _chat = setup
+    # history favours two names that are not in force: a look-alike of ls and a tool never registered
+    calls = "".join(
+        json.dumps(
+            {
+                "messages": [
+                    {"role": "user", "content": "list"},
+                    *(
+                        {
+                            "role": "assistant",
+                            "tool_calls": [
+                                {"id": f"{i}{n}", "function": {"name": n, "arguments": "{}"}}
+                            ],
+                        }
+                        for i, n in enumerate(["cd", "LS", "cd", "gone"])
+                    ),
+                ]
+            }
+        )
+        + "\n"
+        for _ in range(30)
+    )
+    (tmp_path / "biased.jsonl").write_text(calls)
+    write_files(
+        reg, {"zz-lookalike.toml": '[[tool]]\nname = "LS"\n[tool.local]\ncommand = ["true"]\n'}
+    )
+    learned(toolctl, reg, tmp_path / "biased.jsonl")
+    assert "\nLS = { calls = 30," in (reg / "toolctl.learned").read_text()
+    done = toolctl("recommend", "--after", "cd", "--top", "20", "--json", "--registry", str(reg))
+    assert done.returncode == 0, done.stderr
+    names = [r["name"] for r in json.loads(done.stdout)["next"]]
+    assert "LS" not in names and "gone" not in names
+    assert sorted(names) == sorted(
+        [
+            "authenticate_twitter",
+            "cat",
+            "cd",
+            "comment",
+            "get_user_stats",
+            "grep",
+            "ls",
+            "mv",
+            "post_tweet",
+        ]
+    )
+
+
+def test_recommend_after_without_a_learned_file_and_with_an_unknown_tool(
+    toolctl: Toolctl, setup: tuple[Path, Path]
+) -> None:
+    reg, _ = setup
+    done = toolctl(
+        "recommend",
+        "--after",
+        "nope",
+        "--query",
+        "search for errors in the log",
+        "--top",
+        "1",
+        "--registry",
+        str(reg),
+    )
+    assert done.returncode == 0, done.stderr
+    assert "tool 'nope' is not in force; used as context only" in done.stderr
+    assert "no learned file" in done.stderr
+    assert done.stdout.split("\n")[1].split()[1] == "grep"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ([], "give --action (the toolkit graph) or --after (the next tools)"),
+        (["--action", "browse", "--after", "cd"], "--action and --after cannot be combined"),
+        (
+            ["--after", "cd", "--format", "dot"],
+            "--format dot draws --action results; --after prints table or json",
+        ),
+    ],
+)
+def test_recommend_needs_one_kind_of_start(
+    toolctl: Toolctl, setup: tuple[Path, Path], args: list[str], message: str
+) -> None:
+    reg, _ = setup
+    done = toolctl("recommend", *args, "--registry", str(reg))
+    assert done.returncode == 2 and done.stderr == f"toolctl: error: {message}\n"
+
+
+def test_a_broken_learned_file_is_a_registry_error(
+    toolctl: Toolctl, setup: tuple[Path, Path]
+) -> None:
+    reg, _ = setup
+    (reg / "toolctl.learned").write_text("format = 1\n[tools\n")
+    done = toolctl("recommend", "--after", "cd", "--registry", str(reg))
+    assert done.returncode == 3
+    assert "toolctl.learned: not a learned file" in done.stderr and "graph learn" in done.stderr
+
+
+def test_evaluate_prints_recall_against_the_baselines(
+    toolctl: Toolctl, setup: tuple[Path, Path]
+) -> None:
+    _, chat = setup
+    done = toolctl("graph", "evaluate", str(chat), "--folds", "4", "--top", "3")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].split() == ["MODEL", "RECALL@1", "RECALL@3", "LIST", "SIZE"]
+    assert [line.split()[0] for line in lines[1:]] == ["learned", "transition", "popularity"]
+    assert "4 folds" in done.stderr
+    as_json = toolctl("graph", "evaluate", str(chat), "--folds", "4", "--top", "3", "--json")
+    document = json.loads(as_json.stdout)
+    assert document["folds"] == 4 and [m["name"] for m in document["models"]] == [
+        "learned",
+        "transition",
+        "popularity",
+    ]
+    table = {line.split()[0]: float(line.split()[2]) for line in lines[1:]}
+    assert table == {
+        m["name"]: pytest.approx(m["recall"]["3"], abs=1e-3) for m in document["models"]
+    }
+
+
+def test_evaluate_refuses_bad_folds(toolctl: Toolctl, setup: tuple[Path, Path]) -> None:
+    _, chat = setup
+    assert toolctl("graph", "evaluate", str(chat), "--folds", "1").returncode == 2
+    done = toolctl("graph", "evaluate", str(chat), "--folds", "41")
+    assert (
+        done.returncode == 2 and "--folds must be between 2 and the 40 conversations" in done.stderr
+    )
+
+
+def test_graph_learned_draws_the_learned_transitions(
+    toolctl: Toolctl, setup: tuple[Path, Path]
+) -> None:
+    reg, chat = setup
+    missing = toolctl("graph", "--learned", "--registry", str(reg))
+    assert missing.returncode == 4 and "run `toolctl graph learn` first" in missing.stderr
+    learned(toolctl, reg, chat)
+    done = toolctl("graph", "--learned", "--registry", str(reg))
+    assert done.returncode == 0 and done.stdout.startswith("digraph learned {")
+    assert '"authenticate_twitter" -> "post_tweet"' in done.stdout and "penwidth=" in done.stdout
+    assert (
+        toolctl("graph", "--learned", "--format", "mermaid", "--registry", str(reg)).returncode == 2
+    )
+    static = toolctl("graph", "--registry", str(reg))  # the toolkit drawing is unchanged
+    assert static.returncode == 0 and static.stdout.startswith("digraph toolkit {")
+
+
+def need_dot() -> None:
+    if shutil.which("dot") is None:
+        if os.environ.get("TOOLCTL_REQUIRE_ENGINES") == "1":
+            pytest.fail("Graphviz 'dot' is absent; TOOLCTL_REQUIRE_ENGINES=1 needs it")
+        pytest.skip("Graphviz 'dot' is absent (scripts/setup-graphviz.sh installs it)")
+
+
+def test_graph_svg_and_png_through_graphviz(toolctl: Toolctl, setup: tuple[Path, Path]) -> None:
+    need_dot()
+    reg, chat = setup
+    learned(toolctl, reg, chat)
+    svg = toolctl("graph", "--learned", "--format", "svg", "--registry", str(reg))
+    assert svg.returncode == 0 and "<svg" in svg.stdout and "post_tweet" in svg.stdout
+    toolkit_svg = toolctl("graph", "--format", "svg", "--registry", str(reg))
+    assert toolkit_svg.returncode == 0 and "browse" in toolkit_svg.stdout
+    png = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "toolctl",
+            "graph",
+            "--learned",
+            "--format",
+            "png",
+            "--registry",
+            str(reg),
+        ],
+        capture_output=True,
+        timeout=60,
+        cwd=ROOT,
+        check=False,
+    )
+    assert png.returncode == 0 and png.stdout.startswith(b"\x89PNG\r\n")
+
+
+def test_svg_without_graphviz_is_exit_5(
+    toolctl: Toolctl, setup: tuple[Path, Path], tmp_path: Path
+) -> None:
+    reg, _ = setup
+    empty = tmp_path / "empty-bin"
+    empty.mkdir()
+    done = toolctl("graph", "--format", "svg", "--registry", str(reg), env={"PATH": str(empty)})
+    assert done.returncode == 5
+    assert done.stderr.startswith("toolctl: error: Graphviz 'dot' not found on PATH")
+
+
+def test_learn_reads_the_run_history_by_default(toolctl: Toolctl, setup: tuple[Path, Path]) -> None:
+    """Without --from-transcripts: the run history's sessions (here imported transcripts,
+    caller "import"; calls made through toolctl count the same way)."""
+    reg, chat = setup
+    assert toolctl("history", "import", str(chat)).returncode == 0
+    done = toolctl("graph", "learn", "--registry", str(reg))
+    assert done.returncode == 0, done.stderr
+    assert "learned 40 sessions" in done.stderr
+    assert b"\n[next.cd]\n" in (reg / "toolctl.learned").read_bytes()

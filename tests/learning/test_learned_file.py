@@ -1,0 +1,85 @@
+"""toolctl.learning.learned_file and store: the reviewable TOML file, byte-stable, round-tripped."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from toolctl.errors import RegistryError, UsageError
+from toolctl.learning.learned_file import dumps, loads
+from toolctl.learning.model import Proposal, learn
+from toolctl.learning.store import read_learned, write_learned
+from toolctl.transcripts import Call
+
+
+def calls(run: str, failed: str = "") -> list[Call]:
+    return [Call(n, {}, None, "", n not in failed.split()) for n in run.split()]
+
+
+DATA = [calls("cd ls cat"), calls("cd ls read.me", failed="read.me"), calls("cd ls cat")]
+
+
+def test_the_file_is_sorted_toml_that_reads_back_to_the_same_model() -> None:
+    model = learn(DATA, lexical_weight=0.35)
+    text = dumps(model)
+    document = tomllib.loads(text)
+    assert document["format"] == 1 and document["lexical_weight"] == 0.35
+    # 3 of 3 + 3 + 2 + 0.25 (the failed read.me counts a quarter)
+    assert document["tools"]["cd"] == {"calls": 3, "failed": 0, "score": 0.3636}
+    assert document["next"]["ls"]["read.me"] == {"calls": 1, "failed": 1, "score": 0.1111}
+    assert list(document["next"]) == sorted(document["next"])
+    assert '[next."cd ls"]' in text and '"read.me" = {' in text
+    again = loads(text, "f")
+    assert again == model and dumps(again) == text
+
+
+def test_the_same_sessions_in_another_order_of_arrival_give_the_same_bytes() -> None:
+    assert dumps(learn(DATA)) == dumps(learn(list(reversed(DATA))))
+
+
+def test_proposals_are_written_with_the_current_score_for_review() -> None:
+    model = learn(DATA)
+    from dataclasses import replace
+
+    model = replace(
+        model,
+        proposals=(
+            Proposal("call", "browse", "cd", 1.0, 0.5),
+            Proposal("next", "browse", "read", 0.25),
+        ),
+    )
+    text = dumps(model)
+    assert '[[proposed.call]]\nfrom = "browse"\nto = "cd"\nscore = 1.0\ncurrent = 0.5\n' in text
+    assert '[[proposed.next]]\nfrom = "browse"\nto = "read"\nscore = 0.25\n' in text
+    assert loads(text, "f").proposals == model.proposals
+
+
+def test_a_name_with_a_space_cannot_be_learned() -> None:
+    with pytest.raises(UsageError, match="has a space"):
+        dumps(learn([calls("a"), [Call("two words", {}, None, "", True)]]))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "format = 2\n",
+        "not toml [",
+        "format = 1\n",
+        "format = 1\nsessions = 'x'\norder=1\nmin_support=1\nfailure_weight=0.1\nlexical_weight=0.1\n",
+    ],
+)
+def test_a_file_that_is_not_a_learned_file_is_a_registry_error(text: str) -> None:
+    with pytest.raises(RegistryError, match=r"^x/toolctl.learned: not a learned file"):
+        loads(text, "x/toolctl.learned")
+
+
+def test_writing_is_atomic_and_reading_a_missing_file_is_a_usage_error(tmp_path: Path) -> None:
+    path = tmp_path / "reg" / "toolctl.learned"
+    write_learned(path, dumps(learn(DATA)))
+    write_learned(path, dumps(learn(DATA[:1])))
+    assert read_learned(path).sessions == 1
+    assert [p.name for p in path.parent.iterdir()] == ["toolctl.learned"]  # no temp file left
+    with pytest.raises(UsageError, match="cannot read the learned file"):
+        read_learned(tmp_path / "missing")

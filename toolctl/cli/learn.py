@@ -1,0 +1,90 @@
+"""`toolctl graph learn` and `toolctl graph evaluate`: next-tool scores learned from use."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from toolctl.cli.common import JsonOption, RegistryOption, StrictOption, settings_for
+
+
+def install(group: typer.Typer) -> None:
+    group.command("learn")(learn_command)
+    group.command("evaluate")(evaluate_command)
+
+
+def learn_command(
+    transcripts: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--from-transcripts",
+            metavar="FILE",
+            help="OpenAI chat JSONL ('-': stdin); repeat. Default: the run history.",
+        ),
+    ] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out", "-o", metavar="FILE", help="Default: the registry's toolctl.learned."
+        ),
+    ] = None,
+    registry: RegistryOption = None,
+    strict: StrictOption = False,
+    json: JsonOption = False,
+) -> None:
+    """Learn next-tool scores from sessions of calls and write the learned file: the run
+    history's (`toolctl history`: calls made through toolctl and imported transcripts), or
+    the --from-transcripts files'.
+
+    Also proposes Call/Next edge scores for the registry's actions (never written into a
+    descriptor). Exit 2 for an unreadable or malformed transcript (file:line).
+    """
+    from toolctl.cli import render
+    from toolctl.cli.common import open_registry
+    from toolctl.learning.usecases import learn_from_history, learn_from_transcripts
+
+    reg = open_registry(settings_for(registry, strict))
+    if transcripts:
+        done = learn_from_transcripts(transcripts, reg, out)
+    else:
+        done = learn_from_history(reg, out)
+    summary = done.summary()
+    if json:
+        render.print_json({**summary, "path": render.display_path(done.path)})
+    else:
+        render.note(
+            f"learned {summary['sessions']} sessions, {summary['calls']} calls: "
+            f"{summary['contexts']} contexts, {summary['proposals']} proposed edge scores "
+            f"-> {render.display_path(done.path)}"
+        )
+
+
+def evaluate_command(
+    files: Annotated[list[Path], typer.Argument(metavar="FILE...", help="OpenAI chat JSONL.")],
+    folds: Annotated[int, typer.Option(min=2, help="Conversation i is in fold i mod N.")] = 5,
+    top: Annotated[int, typer.Option(min=1, help="The length K of each ranked list.")] = 5,
+    json: JsonOption = False,
+) -> None:
+    """Recall@K of the next call on held-out conversations: the learned blend against
+    popularity-only and transition-only baselines, N-fold cross-validated.
+
+    Exit 2 for a malformed transcript or more folds than conversations.
+    """
+    from toolctl.cli import render
+    from toolctl.learning.usecases import evaluate_files
+
+    result = evaluate_files(files, folds, top)
+    if json:
+        return render.print_json(result.to_json())
+    ks = sorted({k for k in (1, 3, top) if k <= top})
+    header = ["MODEL", *(f"RECALL@{k}" for k in ks), "LIST SIZE"]
+    rows = [
+        [s.model, *(f"{s.recall(k):.3f}" for k in ks), f"{s.list_size:.2f}"] for s in result.scores
+    ]
+    render.print_table(header, rows, color=False)
+    render.note(
+        f"{result.scores[0].calls} calls in {result.conversations} conversations, "
+        f"{folds} folds; lexical weight per fold: {list(result.weights)}"
+    )

@@ -1,0 +1,74 @@
+"""The learned graph drawn: tools as nodes, learned transitions as edges as wide as they are likely.
+
+An edge X → Y is drawn when Y took at least ``MIN_SHARE`` of what followed X (success-
+weighted), labelled with that share; its line width grows with it. ``^`` is a session's
+start. Graphviz (``dot``) turns DOT into SVG or PNG; it is run without a shell, with only
+``PATH`` in its environment, and never outlives the call.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+
+from toolctl.errors import ToolFailed, TransportUnavailable
+from toolctl.learning.model import START, LearnedModel
+
+MIN_SHARE = 0.05
+GRAPHVIZ_TIMEOUT = 60.0
+
+
+def learned_dot(model: LearnedModel, min_share: float = MIN_SHARE) -> str:
+    """The model's first-order transitions as Graphviz DOT, sorted, byte-stable."""
+    edges = []
+    for context in sorted(model.contexts):
+        if len(context) != 1:
+            continue
+        weights = model.weights(context)
+        total = sum(weights.values())
+        for tool, weight in sorted(weights.items()):
+            share = weight / total if total else 0.0
+            if share >= min_share:
+                edges.append((context[0], tool, share))
+    nodes = sorted({n for source, target, _ in edges for n in (source, target)} - {START})
+    lines = ["digraph learned {", "  rankdir=LR;", "  node [shape=ellipse];"]
+    if any(source == START for source, _, _ in edges):
+        lines.append(f'  {_id(START)} [label="start", shape=point, width=0.2];')
+    lines += [f"  {_id(name)} [label={_id(name)}];" for name in nodes]
+    lines += [
+        f'  {_id(s)} -> {_id(t)} [label="{share:.2f}", penwidth={0.5 + 6 * share:.2f}];'
+        for s, t, share in edges
+    ]
+    return "\n".join([*lines, "}"]) + "\n"
+
+
+def _id(name: str) -> str:
+    return json.dumps(name)  # a DOT double-quoted id: JSON's escapes are DOT's
+
+
+def graphviz(dot: str, format: str, path: str | None = None) -> bytes:
+    """``dot -T<format>`` of the DOT text; exit 5 without Graphviz, 1 when it fails."""
+    program = shutil.which("dot", path=path)
+    if program is None:
+        raise TransportUnavailable(
+            "Graphviz 'dot' not found on PATH",
+            hint="install Graphviz (Debian: apt-get install graphviz), or use --format dot",
+        )
+    try:
+        done = subprocess.run(
+            [program, f"-T{format}"],
+            input=dot.encode(),
+            capture_output=True,
+            timeout=GRAPHVIZ_TIMEOUT,
+            env={"PATH": path or ""},
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise ToolFailed(f"Graphviz 'dot' took more than {GRAPHVIZ_TIMEOUT:.0f} s") from None
+    except OSError as exc:
+        raise TransportUnavailable(f"cannot run Graphviz 'dot': {exc.strerror or exc}") from None
+    if done.returncode != 0:
+        reason = done.stderr.decode(errors="replace").strip().splitlines()
+        raise ToolFailed(f"Graphviz 'dot' failed: {reason[0] if reason else done.returncode}")
+    return done.stdout

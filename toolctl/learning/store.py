@@ -1,0 +1,65 @@
+"""Where the learned file lives, and reading and writing it (atomically).
+
+The learned file is ``toolctl.learned`` in a registry directory, beside ``toolctl.lock``:
+learned from the use of that registry's tools, reviewed and versioned with it. Its name does
+not end in ``.toml``, so the registry walk never reads it as descriptors. `graph learn`
+writes it into the directory `register` writes to; `recommend` reads the one of the first
+directory on the search path that has one, as `check` finds the lock.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from toolctl.errors import UsageError
+from toolctl.learning.learned_file import loads
+from toolctl.learning.model import LearnedModel
+from toolctl.settings import Settings
+
+LEARNED_FILE = "toolctl.learned"
+
+
+def default_learned_path(settings: Settings) -> Path:
+    """Where `graph learn` writes: the registry directory `register` writes to."""
+    from toolctl.registry.writer import target_directory
+
+    return target_directory(settings) / LEARNED_FILE
+
+
+def find_learned(settings: Settings) -> Path | None:
+    """The learned file of the first registry directory on the search path that has one."""
+    for directory in settings.search_path:
+        candidate = directory / LEARNED_FILE
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def read_learned(path: Path) -> LearnedModel:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read the learned file {path}: {_reason(exc)}") from None
+    return loads(text, str(path))
+
+
+def write_learned(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` all at once: a reader sees the old file or the new one."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(prefix=".learned-", dir=path.parent)
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8") as out:
+                out.write(text)
+            os.replace(temporary, path)
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise
+    except OSError as exc:
+        raise UsageError(f"cannot write the learned file {path}: {_reason(exc)}") from None
+
+
+def _reason(exc: Exception) -> str:
+    return exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)

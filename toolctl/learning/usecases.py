@@ -1,0 +1,157 @@
+"""The learning commands' work, one function each: learn, evaluate, rank the next tools, draw.
+
+``learn_graph`` takes any iterable of sessions (transcripts' calls now; the run history's
+sessions when it exists), so every source of calls learns the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from toolctl.errors import UsageError
+from toolctl.learning.blend import Scored, rank_next
+from toolctl.learning.bm25 import tool_text
+from toolctl.learning.model import LEXICAL_WEIGHT, LearnedModel, Step, learn
+from toolctl.transcripts import Transcript, read_transcripts
+
+if TYPE_CHECKING:
+    from toolctl.graph import Toolkit
+    from toolctl.learning.evaluate import Evaluation
+    from toolctl.registry.index import Registry
+
+
+@dataclass(frozen=True)
+class Learned:
+    path: Path
+    model: LearnedModel
+
+    def summary(self) -> dict[str, int]:
+        m = self.model
+        counts = {"contexts": len(m.contexts), "proposals": len(m.proposals)}
+        return {"sessions": m.sessions, "calls": m.calls, **counts}
+
+
+@dataclass(frozen=True)
+class NextTools:
+    """The ranked next tools; ``learned`` is the file read (None: none was found)."""
+
+    ranked: tuple[Scored, ...]
+    learned: Path | None
+    unknown: tuple[str, ...]
+
+    def to_json(self) -> dict[str, object]:
+        return {"next": [{"name": s.name, "score": round(s.score, 4)} for s in self.ranked]}
+
+
+def read_files(paths: Sequence[Path]) -> list[Transcript]:
+    """Every conversation of the transcript files (``-`` is standard input), in order."""
+    found: list[Transcript] = []
+    for path in paths:
+        found += _read_one(path)
+    return found
+
+
+def _read_one(path: Path) -> Iterator[Transcript]:
+    import sys
+
+    if str(path) == "-":
+        yield from read_transcripts(sys.stdin, "<stdin>")
+        return
+    try:
+        with path.open(encoding="utf-8") as lines:
+            yield from list(read_transcripts(lines, str(path)))
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise UsageError(f"cannot read transcripts {path}: {reason}") from None
+
+
+def learn_graph(
+    sessions: Iterable[Sequence[Step]],
+    registry: Registry,
+    *,
+    out: Path | None = None,
+    lexical_weight: float | None = None,
+) -> Learned:
+    """Learn from ``sessions``, propose edge scores for the registry's actions, write the file."""
+    from toolctl.learning.learned_file import dumps
+    from toolctl.learning.proposals import propose
+    from toolctl.learning.store import default_learned_path, write_learned
+
+    weight = LEXICAL_WEIGHT if lexical_weight is None else lexical_weight
+    model = learn(sessions, lexical_weight=weight)
+    toolkit = _toolkit(registry)
+    if toolkit is not None:
+        model = replace(model, proposals=propose(toolkit, model))
+    path = out or default_learned_path(registry.settings)
+    write_learned(path, dumps(model))
+    return Learned(path, model)
+
+
+def learn_from_transcripts(paths: Sequence[Path], registry: Registry, out: Path | None) -> Learned:
+    """``learn_graph`` over transcript files, its lexical weight cross-validated on them."""
+    from toolctl.learning.evaluate import tuned_weight
+
+    transcripts = read_files(paths)
+    weight = tuned_weight(transcripts)
+    return learn_graph((t.calls for t in transcripts), registry, out=out, lexical_weight=weight)
+
+
+def learn_from_history(registry: Registry, out: Path | None) -> Learned:
+    """``learn_graph`` over the run history's sessions (``toolctl.records``: the calls made
+    through toolctl, and transcripts imported with `history import`)."""
+    from toolctl.records.transcripts import history_transcripts
+
+    transcripts = list(history_transcripts(registry.settings))
+    if not any(t.calls for t in transcripts):
+        raise UsageError(
+            "nothing to learn from: the run history has no calls yet",
+            hint="run some tools, 'toolctl history import FILE', or give --from-transcripts FILE",
+        )
+    return learn_graph((t.calls for t in transcripts), registry, out=out)
+
+
+def evaluate_files(paths: Sequence[Path], folds: int, top: int) -> Evaluation:
+    from toolctl.learning.evaluate import evaluate
+
+    transcripts = read_files(paths)
+    if not any(t.calls for t in transcripts):
+        raise UsageError("no tool calls in the transcripts: nothing to evaluate")
+    return evaluate(transcripts, folds, top)
+
+
+def recommend_next(
+    registry: Registry, after: Sequence[str], query: str, top: int, learned: Path | None = None
+) -> NextTools:
+    """The ``top`` tools in force most likely to be called after ``after``."""
+    from toolctl.learning.store import find_learned, read_learned
+
+    if top < 1:
+        raise UsageError("--top must be at least 1")
+    path = learned or find_learned(registry.settings)
+    model = read_learned(path) if path else learn([])
+    candidates = tools_in_force(registry)
+    best = rank_next(model, after, candidates, query=query, toolkit=_toolkit(registry), top=top)
+    unknown = tuple(name for name in dict.fromkeys(after) if name not in candidates)
+    return NextTools(tuple(best), path, unknown)
+
+
+def tools_in_force(registry: Registry) -> dict[str, str]:
+    """Each tool in force and its text for BM25. Only winners count: a shadowed definition
+    or a look-alike of an earlier name (quarantined by the index) is never suggested."""
+    texts: dict[str, str] = {}
+    for definition in registry.iter_winners("tool"):
+        data = definition.data
+        description = str(data.get("description") or "")
+        texts[definition.name] = tool_text(definition.name, description, data.get("schema") or {})
+    return texts
+
+
+def _toolkit(registry: Registry) -> Toolkit | None:
+    from toolctl.registry.toolkit import load_toolkit
+
+    if not registry.names_of("action"):
+        return None
+    return load_toolkit(registry)
