@@ -112,7 +112,7 @@ def run_command(
     from toolctl import calls
     from toolctl.cli import _write_records, render
     from toolctl.cli.common import open_registry
-    from toolctl.errors import ToolFailed, UsageError
+    from toolctl.errors import ToolFailed
     from toolctl.processes.lifetime import Lifetime
 
     cap = tool_args.parse_size(max_output, "--max-output") if max_output is not None else None
@@ -130,15 +130,11 @@ def run_command(
         lifetime.at_once(_write_records)  # a second signal ends at once, records written
         spec = calls.resolve(caller.registry, name, allow_staging=allow_staging)
         if batch is not None:
-            if arg or args:
-                raise UsageError("--batch reads the arguments from its lines; drop --arg/--args")
-            _batch(caller, spec, batch, concurrency, timeout, sink, cap)
-            return
+            return _batch(caller, spec, batch, bool(arg or args), concurrency, timeout, sink, cap)
         given = tool_args.read_args_option(args) if args is not None else None
         if dry_run:
             plan = caller.describe(spec, given, pairs=arg or [], timeout=timeout)
-            render.print_plan(spec.name, plan, as_json=json)
-            return
+            return render.print_plan(spec.name, plan, as_json=json)
         result = caller.call(
             spec, given, pairs=arg or [], timeout=timeout, sink=sink, max_output=cap
         )
@@ -151,17 +147,21 @@ def _batch(
     caller: "Caller",
     spec: "ToolSpec",
     lines: str,
+    given: bool,
     concurrency: int,
     timeout: float | None,
     sink: "TerminalSink",
     cap: int | None,
 ) -> None:
-    """One call per line of ``lines`` (a file, or - for stdin), results as JSON lines."""
+    """One call per line of ``lines`` (a file, or - for stdin), results as JSON lines;
+    ``given``: arguments given on the command line too, which a batch refuses."""
     import gc
 
     from toolctl.cli import render
-    from toolctl.errors import ToolFailed
+    from toolctl.errors import ToolFailed, UsageError
 
+    if given:
+        raise UsageError("--batch reads the arguments from its lines; drop --arg/--args")
     gc.freeze()  # what start-up built lives to the end: keep it out of every GC pass
     results = caller.batch(
         spec,
