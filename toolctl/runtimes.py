@@ -35,6 +35,9 @@ class Runtime(NamedTuple):
     not_managed: tuple[str, str] = ("", "")
     """What ``service up`` says (message, hint) of such a service toolctl does not start;
     formatted with ``name`` and the keys of the service's section."""
+    local_images: str | None = None
+    """``module:Factory`` of what `check` asks whether an image is present locally
+    (``registry.runnable.ImageLookup``), for a runtime that runs images."""
 
 
 def _http_endpoint(section: Mapping[str, Any]) -> str:
@@ -44,7 +47,10 @@ def _http_endpoint(section: Mapping[str, Any]) -> str:
 RUNTIMES: tuple[Runtime, ...] = (
     Runtime("local", "toolctl.runners.local:LocalRunner", "toolctl.models:LocalRuntime"),
     Runtime(
-        "container", "toolctl.runners.container:ContainerRunner", "toolctl.models:ContainerRuntime"
+        "container",
+        "toolctl.runners.container:ContainerRunner",
+        "toolctl.models:ContainerRuntime",
+        local_images="toolctl.runners.images:LocalImages",
     ),
     Runtime(
         "pulsar",

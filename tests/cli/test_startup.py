@@ -48,7 +48,12 @@ NEVER_ON_THE_RUN_PATH = (
     "toolctl.pulsar",
     "toolctl.mcp",
     "toolctl.interchange",
-    "toolctl.processes",
+    "toolctl.processes.launching",
+    "toolctl.processes.probing",
+    "toolctl.processes.ready",
+    "toolctl.processes.services",
+    "toolctl.processes.stopping",
+    "toolctl.processes.table",
     "opentelemetry",
     "prometheus_client",
     "google.protobuf",
@@ -72,6 +77,8 @@ TOOLCTL_MODULES = {
     "toolctl.errors",
     "toolctl.names",
     "toolctl.project",
+    "toolctl.processes",  # the package loads its modules on first use
+    "toolctl.processes.lifetime",  # run's signals
     "toolctl.registry",
     "toolctl.registry.index",
     "toolctl.registry.loader",

@@ -30,10 +30,14 @@ The API::
 
     Caller(settings, registry, *, recorder=None, origin=Origin())  — the same calls over
         runners kept open between calls (a server, a worker): ``.call``, ``.describe``,
-        ``.batch`` as above without the first two parameters, ``.submit`` (a pipelined
-        call's Future), and ``.close()`` (also a context manager). Thread-safe.
-        ``.call(..., cancel=Cancel())`` can be ended from another thread, its processes
-        killed (``toolctl.calls.cancel``).
+        ``.batch`` as above without the first two parameters, and ``.close()`` (also a
+        context manager). Thread-safe. ``.call(..., cancel=Cancel())`` can be ended from
+        another thread, its processes killed (``toolctl.calls.cancel``).
+        ``.submit(runner, call)`` sends a prepared call through a runner that pipelines
+        (``.pipeline(runtime)``: Pulsar) without waiting; ``run --batch`` and the servers
+        both send pipelined calls this way, with the same start and done events and the
+        same record as ``.call``. ``.close(drain=S)`` (a server stopping) first waits up
+        to S seconds for the calls in flight to end.
 
 Every call that reaches its runner, or is refused for invalid arguments, leaves a record
 (``toolctl.records``): a span whose ``traceparent`` the runner passes on to the tool, a row
@@ -88,6 +92,7 @@ CLI = Origin()
 
 __all__ = [
     "Caller",
+    "Submitted",
     "batch",
     "call",
     "describe",
@@ -198,6 +203,18 @@ def done_event(
     else:
         event.update(success=False, duration_ms=_ms(started), error=type(error).__name__)
     return event
+
+
+class Submitted:
+    """A pipelined call on its way: ``finish`` reports how it ended (its done event)."""
+
+    __slots__ = ("call", "future", "started")
+
+    def __init__(self, call: Call, future: Future[ToolResult], started: float) -> None:
+        self.call, self.future, self.started = call, future, started
+
+    def finish(self, result: ToolResult | None, error: BaseException | None = None) -> None:
+        self.call.sink.event(done_event(self.call.tool, result, self.started, error))
 
 
 class Caller:
@@ -315,19 +332,28 @@ class Caller:
         recording = self.recorder.begin(tool, arguments or {}, origin or self.origin)
         self.recorder.end(recording, error=error)
 
-    def submit(
-        self, runner: Pipelined, call: Call, origin: Origin | None = None
-    ) -> Future[ToolResult]:
-        """Send a prepared call through a runner that pipelines (Pulsar) and return its
-        Future at once; the call is recorded when the Future settles."""
+    def pipeline(self, runtime: str, sink: Sink = NO_SINK) -> Pipelined | None:
+        """The runner of ``runtime`` if it takes calls without a thread (Pulsar), else None."""
+        runner = self.runner(runtime, sink)
+        return runner if isinstance(runner, Pipelined) else None
+
+    def submit(self, runner: Pipelined, call: Call, origin: Origin | None = None) -> Submitted:
+        """Send a prepared call through a runner that pipelines (Pulsar) without waiting,
+        reporting its start: the one pipelined path (``run --batch``, the servers). The
+        caller awaits ``.future`` and reports the end with ``.finish``; the call is
+        recorded when the Future settles."""
         recording = self.recorder.begin(call.tool, call.arguments, origin or self.origin)
+        call = call._replace(traceparent=recording.traceparent)
+        call.sink.event(start_event(call.tool))
+        started = time.perf_counter()
         try:
-            future = runner.submit(call._replace(traceparent=recording.traceparent))
+            future = runner.submit(call)
         except ToolctlError as exc:
+            call.sink.event(done_event(call.tool, None, started, exc))
             self.recorder.end(recording, error=exc)
             raise
         future.add_done_callback(lambda done: self._settled(recording, done))
-        return future
+        return Submitted(call, future, started)
 
     def _settled(self, recording: Recording, future: Future[ToolResult]) -> None:
         if future.cancelled():
@@ -411,13 +437,20 @@ class Caller:
                     self._runners[runtime] = runner
         return runner
 
-    def close(self) -> None:
-        """Close every runner (ending calls still in flight), then reap what they left."""
+    def close(self, drain: float | None = None) -> None:
+        """Close every runner (ending calls still in flight), then reap what they left.
+
+        ``drain`` (a server stopping): first wait up to that many seconds for the calls in
+        flight to end (a cancelled call cleans up: its container is removed), then reap
+        even if one never ends.
+        """
+        if drain is not None:
+            _wait_idle(drain)
         with self._lock:
             runners, self._runners = list(self._runners.values()), {}
         for runner in runners:
             runner.close()
-        _sweep(self.settings)
+        _sweep(self.settings, force=drain is not None)
 
 
 def call(
@@ -504,7 +537,8 @@ _swept = True
 """No call has run since the last sweep: nothing of the calls' doing can be left."""
 _before: set[int] = set()
 """This process's descendants when the first call in flight began: not the calls' doing."""
-_in_flight_lock = threading.Lock()
+_in_flight_lock = threading.Condition()
+_sweeping = threading.Lock()
 
 
 class _reaping:
@@ -528,26 +562,36 @@ class _reaping:
         global _in_flight
         with _in_flight_lock:
             _in_flight -= 1
+            _in_flight_lock.notify_all()
         _sweep(self.settings)
 
 
-def _sweep(settings: Settings) -> None:
+def _wait_idle(timeout: float) -> bool:
+    """Wait up to ``timeout`` seconds until no call is in flight; whether none is."""
+    with _in_flight_lock:
+        return _in_flight_lock.wait_for(lambda: _in_flight == 0, timeout)
+
+
+def _sweep(settings: Settings, *, force: bool = False) -> None:
     """Kill and reap what the calls left behind, unless a call is still in flight.
 
     Spared: whatever ran below this process before the first call in flight began (a
     test's fixtures, a server's own helpers) and the background processes toolctl keeps
     on purpose (managed services started by a call). Only the first sweep after calls
     ran does anything: what a library user starts between calls is not the calls' doing.
+    ``force`` sweeps even while a call is in flight (a server that stops has waited).
+    One sweep at a time: a server that stops waits for the sweep its last call began.
     """
     global _swept
-    with _in_flight_lock:
-        if _in_flight or _swept:
-            return
-        _swept = True
-        before = set(_before)
-    from toolctl.runners.process import kill_descendants
+    with _sweeping:
+        with _in_flight_lock:
+            if (_in_flight and not force) or _swept:
+                return
+            _swept = True
+            before = set(_before)
+        from toolctl.runners.process import kill_descendants
 
-    kill_descendants(lambda: before | _background_pids(settings))
+        kill_descendants(lambda: before | _background_pids(settings))
 
 
 def _background_pids(settings: Settings) -> set[int]:

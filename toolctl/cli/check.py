@@ -62,49 +62,13 @@ def check_command(
     only those files are checked, against the registry in force. Exit 0 when clean, 3
     otherwise.
     """
-    from toolctl.cli import render
-    from toolctl.cli.common import require_directories
-    from toolctl.registry.candidates import check_files
-    from toolctl.registry.check import run_check
-    from toolctl.runners.images import LocalImages
+    from toolctl.cli.views import print_findings
+    from toolctl.registry.check import check
 
     settings = settings_for(registry, strict)
-    require_directories(settings)
-    images = LocalImages(settings)
-    if files:
-        result = check_files(files, settings, images=images)
-    else:
-        result = run_check(settings, locked=locked, images=images)
-    if live:
-        from dataclasses import replace
-
-        from toolctl.registry.check import Finding
-        from toolctl.runners.mcp import live_check
-
-        found = [Finding(*each) for each in live_check(settings, strict=settings.strict)]
-        result = replace(result, findings=[*result.findings, *found])
-    chosen = Format.json if json else format
-    if chosen is Format.json:
-        render.print_json(result.to_json(render.display_path))
-    else:
-        for finding in result.findings:
-            where = render.display_path(finding.file)
-            message = render.relativise(finding.message)
-            if chosen is Format.github:
-                where, message = _escape(where, True), _escape(message, False)
-                typer.echo(f"::{finding.severity} file={where},line={finding.line}::{message}")
-            else:
-                typer.echo(f"{where}:{finding.line}: {finding.severity}: {message}")
-        for note in result.notes:
-            render.note(note)
-        render.note(result.summary())
+    result = check(settings, files=files or [], locked=locked, live=live)
+    print_findings(result, "json" if json else format.value)
     if not result.ok:
         from toolctl.errors import RegistryError
 
         raise RegistryError("the registry has errors", quiet=True)  # the findings said so
-
-
-def _escape(text: str, is_property: bool) -> str:
-    """GitHub workflow-command escaping (``%``, CR and LF; also ``:`` and ``,`` in properties)."""
-    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-    return text.replace(":", "%3A").replace(",", "%2C") if is_property else text

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from toolctl.cli.common import JsonOption, RegistryOption, kind_of, settings_for
+from toolctl.cli.common import JsonOption, RegistryOption, settings_for
 
 
 def install(app: typer.Typer) -> None:
@@ -42,28 +42,14 @@ def register_command(
     --replace updates one held by the directory register writes to.
     """
     from toolctl.cli import render
-    from toolctl.cli.common import require_directories
-    from toolctl.registry.writer import descriptor_files, read_entries, register
+    from toolctl.registry.writer import register_files
 
-    settings = settings_for(registry)
-    require_directories(settings)  # a --registry typo must not become a new registry
-    chosen = files or descriptor_files(Path.cwd())
-    written = register(read_entries(chosen), settings, replace=replace)
+    written = register_files(files or [], settings_for(registry), replace=replace)
     if json:
-        render.print_json(
-            [
-                {
-                    "kind": w.kind,
-                    "name": w.name,
-                    "file": render.display_path(w.path),
-                    "action": w.action,
-                }
-                for w in written
-            ]
-        )
+        render.print_json([{**w.to_json(), "file": render.display_path(w.path)} for w in written])
         return
     for w in written:
-        render.note(render.written(w))
+        render.note(w.describe())
 
 
 def unregister_command(
@@ -73,6 +59,7 @@ def unregister_command(
 ) -> None:
     """Remove the file that defines KIND NAME (only a file holding just that entry)."""
     from toolctl.cli import render
+    from toolctl.registry.query import kind_of
     from toolctl.registry.writer import unregister
 
     removed, now = unregister(kind_of(kind), name, settings_for(registry))

@@ -28,15 +28,6 @@ def display_path(file: str | Path) -> str:
     return text if relative.startswith("..") else relative
 
 
-def written(entry: Any, verb: str = "registered", into: str = "in") -> str:
-    """The line for what `register` or an import did with one entry (a ``Written``)."""
-    where = display_path(entry.path)
-    if entry.action == "unchanged":
-        return f"unchanged {entry.kind} '{entry.name}' in {where} (already in force)"
-    verb = "replaced" if entry.action == "replaced" else verb
-    return f"{verb} {entry.kind} '{entry.name}' {into} {where}"
-
-
 def relativise(message: str) -> str:
     """Shorten absolute paths below the working directory inside a message."""
     return message.replace(os.getcwd() + os.sep, "")
@@ -414,6 +405,50 @@ class WaitSpinner:
 def spinner(message: str, *, color: bool) -> WaitSpinner:
     """A WaitSpinner that shows only when stderr is a terminal and colour is allowed."""
     return WaitSpinner(message, enabled=fancy(sys.stderr, color))
+
+
+class TerminalReporter:
+    """The CLI's Reporter (``toolctl.reporting``): notes and warnings as ``toolctl:`` lines
+    on stderr (paths below the working directory shortened), a spinner for a long wait."""
+
+    def __init__(self, *, color: bool = True) -> None:
+        self.color = color
+
+    def note(self, message: str) -> None:
+        note(message)
+
+    def warn(self, message: str) -> None:
+        warn(message)
+
+    def progress(self, message: str) -> WaitSpinner:
+        return spinner(message, color=self.color)
+
+
+def replay(lines: Iterable[tuple[bool, str]]) -> None:
+    """Lines a use case left for people, in order: data to stdout, notes to stderr."""
+    for data, text in lines:
+        write_stdout(text) if data else note(text)
+
+
+def log_line(line: dict[str, Any]) -> None:
+    """A server's log: one JSON line per call on stderr (never the arguments)."""
+    import time
+
+    stamped = {"ts": round(time.time(), 3), **line}
+    sys.stderr.write(json.dumps(stamped, sort_keys=True) + "\n")
+    sys.stderr.flush()
+
+
+def timestamped(label: str) -> Any:
+    """A worker's log: ``DATE TIME toolctl LABEL: message`` lines on stderr."""
+    import time
+
+    def log(message: str) -> None:
+        stamp = time.strftime("%Y-%m-%d %H:%M:%S")
+        sys.stderr.write(f"{stamp} {PROG} {label}: {message}\n")
+        sys.stderr.flush()
+
+    return log
 
 
 class TerminalSink(Sink):

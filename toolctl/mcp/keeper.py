@@ -1,7 +1,7 @@
 """Kept sessions: one MCP server session held open in a background process that later
 ``toolctl run``s reuse over a loopback socket.
 
-The keeper (``python -m toolctl.mcp.keeper``, started through ``processes.launch``) starts
+The keeper (``python -m toolctl.mcp.keeper``, started through ``processes.launching``) starts
 the stdio server, finishes the handshake, reports ready and then relays: each connection
 to ``127.0.0.1:PORT`` sends one JSON line ``{"token", "op": "list"|"call", ...}`` and reads
 JSON lines back (``{"progress": ...}`` while a call runs, then ``{"result": ...}`` or

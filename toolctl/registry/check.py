@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from toolctl.registry.index import Registry
@@ -68,6 +69,46 @@ class CheckResult:
             ],
             "notes": list(self.notes),
         }
+
+
+def check(
+    settings: Settings,
+    *,
+    files: Sequence[Path] = (),
+    locked: bool = False,
+    live: bool = False,
+) -> CheckResult:
+    """`toolctl check`: ``run_check`` (or, given ``files``, ``check_files``: those files
+    against the registry in force), container images asked of the engine in force, and with
+    ``live`` what every MCP service says now (``live_check``: changed pins, vanished tools,
+    tools not imported, unreachable servers)."""
+    from toolctl.registry import require_directories
+
+    require_directories(settings)
+    images = local_images(settings)
+    if files:
+        from toolctl.registry.candidates import check_files
+
+        result = check_files(files, settings, images=images)
+    else:
+        result = run_check(settings, locked=locked, images=images)
+    if not live:
+        return result
+    from dataclasses import replace
+
+    from toolctl.runners.mcp import live_check
+
+    found = [Finding(*each) for each in live_check(settings, strict=settings.strict)]
+    return replace(result, findings=[*result.findings, *found])
+
+
+def local_images(settings: Settings) -> ImageLookup | None:
+    """The container runtime's answer to "is this image here?" (its row of the table of
+    runtimes names it: the registry does not import runners)."""
+    from toolctl.runtimes import BY_NAME, import_dotted
+
+    target = BY_NAME["container"].local_images
+    return import_dotted(target)(settings) if target else None
 
 
 def run_check(

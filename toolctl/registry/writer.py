@@ -44,6 +44,28 @@ class Written:
     path: Path
     action: str = "registered"
 
+    def to_json(self) -> dict[str, str]:
+        return {"kind": self.kind, "name": self.name, "file": str(self.path), "action": self.action}
+
+    def describe(self, verb: str = "registered", into: str = "in") -> str:
+        """One line saying what was done (``verb`` for a new entry: "imported" for imports)."""
+        if self.action == "unchanged":
+            return f"unchanged {self.kind} '{self.name}' in {self.path} (already in force)"
+        verb = "replaced" if self.action == "replaced" else verb
+        return f"{verb} {self.kind} '{self.name}' {into} {self.path}"
+
+
+def register_files(
+    files: Sequence[Path], settings: Settings, *, replace: bool = False
+) -> list[Written]:
+    """`toolctl register`: every entry of ``files`` (default: the descriptor files of the
+    working directory) written, or none (see ``register``)."""
+    from toolctl.registry import require_directories
+
+    require_directories(settings)  # a --registry typo must not become a new registry
+    chosen = files or descriptor_files(Path.cwd())
+    return register(read_entries(chosen), settings, replace=replace)
+
 
 def read_entries(files: Sequence[Path]) -> list[Entry]:
     """Validate descriptor files; any problem refuses the whole batch, listing every one."""
