@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from toolctl.graph import Recommendation
     from toolctl.registry.check import CheckResult
     from toolctl.registry.loader import Definition
+    from toolctl.registry.locations import Locations
     from toolctl.registry.query import Shown
 
 
@@ -150,3 +151,23 @@ def _uptime(seconds: float) -> str:
     if hours:
         return f"{hours}h{minutes:02d}m"
     return f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
+
+
+def print_locations(found: Locations) -> None:
+    """`where`: the project, the search path in order, where register writes, the config."""
+    lines = [f"project: {found.project or '(none: outside a project)'}"]
+    if found.ignored_project is not None:
+        lines.append(f"  ignored: {found.ignored_project} (another user owns it)")
+    lines.append("search path (first wins):")
+    for number, directory in enumerate(found.search_path, start=1):
+        missing = "" if directory.exists else ", not created yet"
+        lines.append(f"  {number}. {directory.path}  ({directory.source}{missing})")
+    lines.append(f"register writes to: {found.writes_to or '(no writable directory)'}")
+    lines.append("config files:")
+    lines += [f"  {file}" for file in found.config_files] or ["  (none)"]
+    if found.user_config not in found.config_files:
+        lines.append(f"  ({found.user_config} would hold your defaults)")
+    shown = {k: f"{v:g} s" if isinstance(v, float) else v for k, v in found.defaults.items()}
+    lines += [f"{key}: {value}" for key, value in shown.items() if value is not None]
+    lines += [f"data: {found.data_dir}", f"cache: {found.cache_dir}", f"state: {found.state_dir}"]
+    typer.echo("\n".join(lines))
