@@ -6,19 +6,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from toolctl.findings import Finding
 from toolctl.registry.index import Registry
 from toolctl.registry.lint import SHADOW
-from toolctl.registry.loader import Problem
 from toolctl.settings import Settings
-
-
-@dataclass(frozen=True)
-class Finding:
-    severity: str
-    code: str
-    file: str
-    line: int
-    message: str
 
 
 @dataclass(frozen=True)
@@ -73,29 +64,22 @@ def run_check(settings: Settings, *, locked: bool = False) -> CheckResult:
     force with the lock; every difference is an error.
     """
     from toolctl.errors import RegistryError
-    from toolctl.registry.lockfile import LOCK_CODE, LOCK_FILE, compare, find_lock
+    from toolctl.registry.lockfile import LOCK_FILE, compare, find_lock
 
     registry = Registry.open(settings, full=True)
-    findings = []
-    for report in registry.reports():
-        severity = report.problem.severity
-        if settings.strict and report.code == SHADOW:
-            severity = "error"
-        p = report.problem
-        findings.append(Finding(severity, report.code, p.file, p.line, p.message))
-    for p in outside_links(registry, settings):
-        severity = "error" if settings.strict else p.severity
-        findings.append(Finding(severity, LINK, p.file, p.line, p.message))
+    findings = [
+        found._replace(severity="error") if settings.strict and found.code == SHADOW else found
+        for found in registry.findings()
+    ]
+    for found in outside_links(registry, settings):
+        findings.append(found._replace(severity="error") if settings.strict else found)
     lock = find_lock(settings)
     if locked and lock is None:
         raise RegistryError(
             f"--locked: no {LOCK_FILE} on the search path", hint="run 'toolctl lock' first"
         )
     if lock is not None and (locked or settings.strict):
-        findings += [
-            Finding(p.severity, LOCK_CODE, p.file, p.line, p.message)
-            for p in compare(registry, lock)
-        ]
+        findings += compare(registry, lock)
     files, definitions = registry.counts()
     return CheckResult(findings, files, definitions)
 
@@ -103,7 +87,7 @@ def run_check(settings: Settings, *, locked: bool = False) -> CheckResult:
 LINK = "symlink"
 
 
-def outside_links(registry: Registry, settings: Settings) -> list[Problem]:
+def outside_links(registry: Registry, settings: Settings) -> list[Finding]:
     """Registry files that a symlink (of the file or a directory above it) places outside
     their registry directory: such a file can change without the directory changing."""
     import os
@@ -120,5 +104,5 @@ def outside_links(registry: Registry, settings: Settings) -> list[Problem]:
             real = os.path.realpath(file)
         if os.path.commonpath([real, roots[root]]) != roots[root]:
             message = f"symlink leaves the registry directory: the file is {real}"
-            found.append(Problem("warning", file, 1, message))
+            found.append(Finding("warning", LINK, file, 1, message))
     return found
