@@ -1,22 +1,43 @@
-"""Every background process toolctl starts: one table, one launch, one stop, one probe.
+"""Every background process toolctl starts: one table, one launch, one stop, one probe; and
+the reaper (``reaper``: no process a call started outlives it).
 
-Managed services, the embedded broker and detached workers (and next, kept MCP sessions
-and ``serve --detach``) are all launched with ``launch`` and stopped with ``stop``, under
-the table's per-name lock. This room imports nothing above models, errors and settings.
+Managed services, the embedded broker, detached workers, kept MCP sessions and
+``serve --detach`` are all launched with ``launch`` and stopped with ``stop``, under the
+table's per-name lock. This room imports nothing above models, errors and settings.
+
+The names below load their module on first use (PEP 562): `toolctl run` imports
+``processes.reaper`` for every call, and must not pay ~6 ms for the launcher, the table
+and the probe it never uses. (Hence no module is named like a function it exports: a
+submodule imported later would hide the function of the same name.)
 """
 
-from toolctl.processes.launch import StartFailed, launch, launch_detached
-from toolctl.processes.probe import Health, free_port, probe
-from toolctl.processes.ready import (
-    Healthy,
-    Ready,
-    ReadyFile,
-    ReportedFailure,
-    report_failure,
-    report_ready,
-)
-from toolctl.processes.stop import Stopped, stop
-from toolctl.processes.table import ProcessRecord, ProcessTable, State
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from toolctl.processes.launching import StartFailed, launch, launch_detached
+    from toolctl.processes.probing import Health, free_port, probe
+    from toolctl.processes.ready import (
+        Healthy,
+        Ready,
+        ReadyFile,
+        ReportedFailure,
+        report_failure,
+        report_ready,
+    )
+    from toolctl.processes.stopping import Stopped, stop
+    from toolctl.processes.table import ProcessRecord, ProcessTable, State
+
+_HOMES = {
+    "launching": ("StartFailed", "launch", "launch_detached"),
+    "probing": ("Health", "free_port", "probe"),
+    "ready": ("Healthy", "Ready", "ReadyFile", "ReportedFailure", "report_failure", "report_ready"),
+    "stopping": ("Stopped", "stop"),
+    "table": ("ProcessRecord", "ProcessTable", "State"),
+}
+_HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
 
 __all__ = [
     "Health",
@@ -37,3 +58,12 @@ __all__ = [
     "report_ready",
     "stop",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _HOME_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value

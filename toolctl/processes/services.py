@@ -17,10 +17,10 @@ from typing import Any
 
 from toolctl.descriptor_env import descriptor_cwd, expand_env_map
 from toolctl.errors import TransportUnavailable, UsageError
-from toolctl.processes.launch import StartFailed, launch
-from toolctl.processes.probe import HOST, Health, free_port, probe
+from toolctl.processes.launching import StartFailed, launch
+from toolctl.processes.probing import HOST, Health, free_port, probe
 from toolctl.processes.ready import Healthy
-from toolctl.processes.stop import Stopped, stop
+from toolctl.processes.stopping import Stopped, stop
 from toolctl.processes.table import ProcessRecord, ProcessTable
 from toolctl.settings import Settings
 

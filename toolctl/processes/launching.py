@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from toolctl.errors import Interrupted, ToolctlError, TransportUnavailable
-from toolctl.processes.probe import Health, probe
+from toolctl.processes.probing import Health, probe
 from toolctl.processes.ready import Healthy, Ready, ReadyFile, ReportedFailure, read_report
-from toolctl.processes.stop import stop_locked, terminate
+from toolctl.processes.stopping import stop_locked, terminate
 from toolctl.processes.table import ProcessRecord, ProcessTable, log_tail
 from toolctl.settings import Settings
 
