@@ -58,10 +58,13 @@ def check_command(
     if live:
         from dataclasses import replace
 
-        from toolctl.registry.check import Finding
-        from toolctl.runners.mcp import live_check
+        from toolctl.mcp.live import live_check
+        from toolctl.registry.index import Registry
 
-        found = [Finding(*each) for each in live_check(settings, strict=settings.strict)]
+        reg = Registry.open(settings, full=True)
+        found = live_check(
+            settings, reg.winners("service"), reg.winners("tool"), strict=settings.strict
+        )
         result = replace(result, findings=[*result.findings, *found])
     chosen = Format.json if json else format
     if chosen is Format.json:

@@ -49,9 +49,9 @@ def up_command(
     settings = settings_for(registry, strict)
     definition = open_registry(settings).resolve("service", name)
     if definition.data.get("transport") == "mcp":
-        from toolctl.runners.mcp import keep
+        from toolctl.mcp.kept import keep
 
-        record, started = keep(settings, name)
+        record, started = keep(settings, definition)
         how = "started" if started else "already running"
         render.note(
             f"kept session of MCP service '{name}' {how} at {record.url} "
