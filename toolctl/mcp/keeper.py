@@ -1,7 +1,7 @@
 """Kept sessions: one MCP server session held open in a background process that later
 ``toolctl run``s reuse over a loopback socket.
 
-The keeper (``python -m toolctl.mcp.keeper``, started through ``processes.launch``) starts
+The keeper (``python -m toolctl.mcp.keeper``, started through ``processes.launching``) starts
 the stdio server, finishes the handshake, reports ready and then relays: each connection
 to ``127.0.0.1:PORT`` sends one JSON line ``{"token", "op": "list"|"call", ...}`` and reads
 JSON lines back (``{"progress": ...}`` while a call runs, then ``{"result": ...}`` or
@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from toolctl.arguments import DEFAULT_TIMEOUT
 from toolctl.errors import TimedOut, ToolctlError, TransportUnavailable
 from toolctl.mcp.wire import ServerError
 
@@ -259,7 +260,7 @@ class Keeper:
 
     def handle(self, request: Mapping[str, Any], send: Callable[[dict[str, Any]], None]) -> None:
         session = self.current()
-        timeout = float(request.get("timeout", 60))
+        timeout = float(request.get("timeout", DEFAULT_TIMEOUT))
         if request.get("op") == "list":
             send({"result": session.list_tools(timeout)})
             return

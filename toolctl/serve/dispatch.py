@@ -21,6 +21,7 @@ from typing import Any
 
 import anyio
 
+from toolctl.arguments import DEFAULT_TIMEOUT
 from toolctl.calls import Caller
 from toolctl.calls.cancel import Cancel
 from toolctl.errors import NotFound, TimedOut, ToolctlError, TransportUnavailable
@@ -112,7 +113,7 @@ class Dispatcher:
 
     async def _run(self, name: str, arguments: dict[str, Any]) -> ToolResult:
         tool = self.catalog.snapshot.tools.get(name, {})
-        limit = float(tool.get("timeout") or 60) + GUARD_SECONDS
+        limit = float(tool.get("timeout") or DEFAULT_TIMEOUT) + GUARD_SECONDS
         if self.pipelined.get(name, True):
             future = self._submit(name, arguments)
             self.pipelined[name] = future is not None
