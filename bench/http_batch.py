@@ -9,6 +9,8 @@ measures, alternately, ``--rounds`` times, with the same calls at the same concu
 
   toolctl CLI      ``toolctl run stats --batch FILE --concurrency C`` as a subprocess,
                    every result line checked; and a one-line batch, its start-up
+  no-history CLI   the same with TOOLCTL_HISTORY=0: the ratio is what the run history
+                   (a row per call, written by a background thread) costs a batch
   toolctl library  ``Caller.batch`` in this process: the same path without start-up
   baseline CLI     with ``--baseline DIR``: the CLI of another checkout (e.g. /work/main)
   httpx floor      C threads sharing one bare ``httpx.Client`` (``client.post(json=...)``)
@@ -300,13 +302,22 @@ def wrk_ceiling(url: str, concurrency: int, directory: Path, pid: int) -> Sample
     return Sample(requests, seconds, children_cpu() - cpu, server_cpu(pid) - served)
 
 
-ROWS = ("toolctl CLI", "baseline CLI", "toolctl library", "httpx floor", "raw floor", "wrk")
+ROWS = (
+    "toolctl CLI",
+    "no-history CLI",
+    "baseline CLI",
+    "toolctl library",
+    "httpx floor",
+    "raw floor",
+    "wrk",
+)
 
 
 def measure(options: argparse.Namespace) -> dict[str, Series]:
     """Every row (and the start-ups), measured in turn, ``options.rounds`` times."""
     calls, concurrency, pick = options.calls, options.concurrency, options.baseline
-    series = {name: Series() for name in (*ROWS, "toolctl start-up", "baseline start-up")}
+    starts = ("toolctl start-up", "no-history start-up", "baseline start-up")
+    series = {name: Series() for name in (*ROWS, *starts)}
     with (
         tempfile.TemporaryDirectory(prefix="toolctl-http-bench-") as tmp,
         text_server(options.server) as (url, pid),
@@ -314,7 +325,13 @@ def measure(options: argparse.Namespace) -> dict[str, Series]:
         registry, batch, single, env = write_setup(Path(tmp), url, calls)
         base_env = {**env, "PYTHONPATH": str(Path(pick or ".").resolve())}
         base_env["XDG_CACHE_HOME"] = str(Path(tmp) / "cache-baseline")
-        clis = {"toolctl": env, **({"baseline": base_env} if pick else {})}
+        # the same CLI with its run history off (TOOLCTL_HISTORY=0): what the history costs
+        no_history = {**env, "TOOLCTL_HISTORY": "0"}
+        clis = {
+            "toolctl": env,
+            "no-history": no_history,
+            **({"baseline": base_env} if pick else {}),
+        }
         bodies = [{"text": f"{TEXT} {n}"} for n in range(calls)]
         floors = {
             "toolctl library": library_batch(registry, batch, concurrency, env, calls),
@@ -357,7 +374,7 @@ def report(options: argparse.Namespace, series: dict[str, Series], load: tuple[f
     print("  (1 core: the calls/s of a client with a whole core to itself, 1e6 / its CPU per call)")
     if "wrk" not in series:
         print("  wrk not found (apt-get install wrk): no server ceiling")
-    for name in ("toolctl", "baseline"):
+    for name in ("toolctl", "no-history", "baseline"):
         if f"{name} start-up" in series:
             started = series[f"{name} start-up"].samples
             spent = statistics.median(s.wall for s in started)
@@ -379,6 +396,11 @@ def _ratios(rates: dict[str, float]) -> None:
     )
     if "baseline CLI" in rates:
         print(f"  toolctl CLI / baseline CLI {cli / rates['baseline CLI']:.2f}")
+    if "no-history CLI" in rates:
+        print(
+            f"  toolctl CLI / no-history CLI {cli / rates['no-history CLI']:.2f}"
+            " (run history on/off)"
+        )
     if "wrk" in rates:
         print(f"  goal / server ceiling {GOAL / rates['wrk']:.2f}")
     verdict = "meets" if cli >= GOAL else "misses"

@@ -7,7 +7,9 @@ is its CLI library:
 
 * the floor: the same bare script that first imports typer (``import typer`` is most of
   toolctl's own start-up, and the tool's spawn and Python's start are in the bare script);
-* ``python -c "import typer"`` and ``python -c pass`` on their own.
+* ``python -c "import typer"`` and ``python -c pass`` on their own;
+* the same ``toolctl run`` with its run history off (TOOLCTL_HISTORY=0): the ratio on/off
+  is what writing the call's history row costs a run.
 
 toolctl runs byte-compiled, as an installed package is (``compileall`` first: the
 environment may set PYTHONDONTWRITEBYTECODE, and compiling toolctl's modules at every
@@ -51,6 +53,7 @@ sys.stdout.write(done.stdout.decode())
 """
 BARE_NAME = "bare python + subprocess"
 FLOOR_NAME = "floor: bare + import typer"
+NO_HISTORY = "toolctl run, TOOLCTL_HISTORY=0"
 
 
 def compiled_copy(checkout: Path, work: Path) -> Path:
@@ -86,13 +89,19 @@ def main() -> None:
             BARE_NAME: [sys.executable, str(work / "bare.py")],
             FLOOR_NAME: [sys.executable, str(work / "floor.py")],
             "toolctl run": run,
+            NO_HISTORY: run,
         }
-        envs = {"toolctl run": {"XDG_CACHE_HOME": str(work / "cache")}}
+        state = {"XDG_STATE_HOME": str(work / "state")}  # the bench's own run history
+        envs = {
+            "toolctl run": {"XDG_CACHE_HOME": str(work / "cache"), **state},
+            NO_HISTORY: {"XDG_CACHE_HOME": str(work / "cache"), **state, "TOOLCTL_HISTORY": "0"},
+        }
         if options.baseline:
             commands["toolctl run (baseline)"] = run
             envs["toolctl run (baseline)"] = {
                 "PYTHONPATH": str(compiled_copy(Path(options.baseline).resolve(), work)),
                 "XDG_CACHE_HOME": str(work / "cache-baseline"),
+                **state,
             }
         load = os.getloadavg()
         wall, cpu = alternate_cpu(commands, repeat=options.repeat, env={"NO_COLOR": "1"}, envs=envs)
@@ -106,6 +115,8 @@ def main() -> None:
                     for k, v in times.items()
                 ],
             )
+            on, off = times["toolctl run"], times[NO_HISTORY]
+            print(f"  run history on / off: {on / off:.3f}")
         print(f"\n  load average (1 min) {load[0]:.2f} before, {after[0]:.2f} after")
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -10,10 +10,12 @@ toolctl worker hosting a trivial handler (as bench/pulsar_client.py does), then 
     since it leaves the cores to the server; and a few lines of asyncio in this process making
     exactly ``--calls`` calls, every answer checked. calls/s of each, against (b) the
     library's own batch of ``--calls`` calls in this process with the same concurrency; the
-    ratio (a)/(b) (target: at least 0.5). A bare Starlette app on the same uvicorn stack,
-    answering /run_tool without calling anything, is measured by both generators too: the
-    ceiling this HTTP stack sets on these cores. With ``--baseline DIR`` the same server from
-    another checkout is measured as well. Rounds alternate; figures are medians.
+    ratio (a)/(b) (target: at least 0.5). The same server with its run history off
+    (TOOLCTL_HISTORY=0) beside it: the ratio is what the history costs. A bare Starlette
+    app on the same uvicorn stack, answering /run_tool without calling anything, is
+    measured by both generators too: the ceiling this HTTP stack sets on these cores.
+    With ``--baseline DIR`` the same server from another checkout is measured as well.
+    Rounds alternate; figures are medians.
 (c) MCP ``tools/call`` over stdio through the official SDK client against `toolctl mcp
     serve`, one call at a time; p50, against (d) a direct library call with a warm runner;
     the ratio (c)/(d) (target: at most 2).
@@ -167,17 +169,21 @@ def wrk_batch(wrk: str, script: Path, url: str, seconds: int, concurrency: int) 
 
 @contextmanager
 def running_serve(
-    registry: Path, pulsar_url: str, concurrency: int, tree: Path = ROOT
+    registry: Path,
+    pulsar_url: str,
+    concurrency: int,
+    tree: Path = ROOT,
+    extra_env: dict[str, str] | None = None,
 ) -> Iterator[tuple[str, int]]:
     """`toolctl serve` of the checkout ``tree`` (its package first on the path)."""
-    ready = registry.parent / f"serve-{tree.name}.ready"
+    ready = registry.parent / f"serve-{tree.name}-{len(extra_env or {})}.ready"
     ready.unlink(missing_ok=True)
     port = free_port()
     command = [sys.executable, "-m", "toolctl", "serve", "--port", str(port)]
     command += ["--ready-file", str(ready)]
     command += ["--registry", str(registry), "--pulsar-url", pulsar_url]
     command += ["--concurrency", str(concurrency), "--queue", "4096"]
-    env = {**os.environ, "PYTHONPATH": str(tree)}
+    env = {**os.environ, "PYTHONPATH": str(tree), **(extra_env or {})}
     child = subprocess.Popen(command, cwd=tree, env=env, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 60
@@ -444,6 +450,14 @@ def rest_report(options: argparse.Namespace, rates: dict[str, float], wrk: bool)
                     f"{base:8.0f} calls/s, ratio {base / library:.2f}",
                 )
             )
+        if f"no history, {client}" in rates:
+            off = rates[f"no history, {client}"]
+            rows.append(
+                (
+                    "  with history off (TOOLCTL_HISTORY=0)",
+                    f"{off:8.0f} calls/s; with it on at {rate / off:.2f} of that",
+                )
+            )
         rows.append(
             (f"  bare Starlette app, {client}", f"{rates[f'bare app, {client}']:8.0f} calls/s")
         )
@@ -483,6 +497,11 @@ def main() -> None:
             registry = project / "registry"
             base, pid = servers.enter_context(running_serve(registry, url, options.concurrency))
             urls = {"serve": base}
+            urls["no history"] = servers.enter_context(  # TOOLCTL_HISTORY=0: its cost
+                running_serve(
+                    registry, url, options.concurrency, extra_env={"TOOLCTL_HISTORY": "0"}
+                )
+            )[0]
             if options.baseline:
                 tree = Path(options.baseline).resolve()
                 urls["baseline"] = servers.enter_context(

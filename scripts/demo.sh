@@ -2,8 +2,10 @@
 # make demo: the main job on the embedded defaults, against the sample registry in registry/.
 # Checks the registry, lists it, runs one tool of each runtime (local, managed HTTP service,
 # MCP server with a pin refusal, container, Pulsar through the embedded broker and a
-# worker), recommends tools from the toolkit graph, and stops everything it started. State and cache live in a temporary
-# directory, so the demo neither sees nor disturbs your own services.
+# worker), recommends tools from the toolkit graph, serves the registry (REST, MCP,
+# /metrics), shows the run history and `toolctl stats` of the demo's own calls, and stops
+# everything it started. State and cache live in a temporary directory, so the demo neither
+# sees nor disturbs your own services or history.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -100,8 +102,18 @@ async def main() -> None:
         print((await session.call_tool("reverse", {"text": "served over MCP"})).content[0].text)
 anyio.run(main)
 PY
+printf '\n%s$ GET /metrics (Prometheus; the calls served so far)%s\n' "$bold" "$plain"
+python3 - "http://127.0.0.1:$serve_port/metrics" <<'PY'
+import sys, urllib.request
+text = urllib.request.urlopen(sys.argv[1]).read().decode()
+print("\n".join(line for line in text.splitlines() if line.startswith("toolctl_tool_calls_total")))
+PY
 step service status
 step service down serve
 
 step service down --all
+
+# every call above left a record: the run history, and what it says about each tool
+step history --limit 5
+step stats
 echo; echo "demo done: everything it started is stopped."

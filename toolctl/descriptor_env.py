@@ -28,6 +28,18 @@ def expand_env(value: str, settings: Settings, *, mask: bool = False) -> str:
     return "".join(out) + rest
 
 
+def env_names(value: str) -> list[str]:
+    """The variables ``value`` names with ``${env:NAME}``, in order."""
+    names, rest = [], value
+    while (start := rest.find("${env:")) != -1:
+        end = rest.find("}", start)
+        if end == -1:
+            break
+        names.append(rest[start + 6 : end])
+        rest = rest[end + 1 :]
+    return names
+
+
 def expand_env_map(
     values: Mapping[str, str], settings: Settings, *, mask: bool = False
 ) -> dict[str, str]:

@@ -9,9 +9,50 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 DEFAULT_PULSAR_URL = "pulsar://localhost:6650"
+DEFAULT_HISTORY_CALLS = 100_000
+"""Calls the run history keeps (the oldest go first): ~30 MB of SQLite, read in well
+under a second by `toolctl stats`."""
+DEFAULT_HISTORY_DAYS = 90.0
+"""Days the run history keeps a call."""
+
+
+class RecordSettings(NamedTuple):
+    """What every call leaves behind (``toolctl.records``), from TOOLCTL_* variables.
+
+    ``history`` (TOOLCTL_HISTORY=0 turns it off), ``record_arguments``
+    (TOOLCTL_RECORD_ARGUMENTS=1 or ``--record-arguments``: arguments and output stored,
+    secrets masked), the bounds (TOOLCTL_HISTORY_MAX_CALLS, TOOLCTL_HISTORY_MAX_DAYS) and
+    the session calls belong to (TOOLCTL_SESSION).
+    """
+
+    history: bool = True
+    record_arguments: bool = False
+    max_calls: int = DEFAULT_HISTORY_CALLS
+    max_days: float = DEFAULT_HISTORY_DAYS
+    session: str | None = None
+
+    @classmethod
+    def from_environ(cls, env: Mapping[str, str]) -> RecordSettings:
+        history = (env.get("TOOLCTL_HISTORY") or "1").strip().lower()
+        return cls(
+            history=history not in {"0", "false", "no", "off"},
+            record_arguments=_truthy(env.get("TOOLCTL_RECORD_ARGUMENTS")),
+            max_calls=_number(env.get("TOOLCTL_HISTORY_MAX_CALLS"), DEFAULT_HISTORY_CALLS, int),
+            max_days=_number(env.get("TOOLCTL_HISTORY_MAX_DAYS"), DEFAULT_HISTORY_DAYS, float),
+            session=(env.get("TOOLCTL_SESSION") or "").strip()[:200] or None,
+        )
+
+
+def _number(value: str | None, default: Any, kind: type) -> Any:
+    """A positive number from a variable; a missing or malformed one is the default."""
+    try:
+        number = kind(value) if value else default
+    except ValueError:
+        return default
+    return number if number > 0 else default
 
 
 def _truthy(value: str | None) -> bool:
@@ -55,6 +96,7 @@ class Settings(NamedTuple):
     color: bool
     user: str
     environ: Mapping[str, str]
+    records: RecordSettings = RecordSettings()
 
     @classmethod
     def load(
@@ -66,6 +108,7 @@ class Settings(NamedTuple):
         pulsar_url: str | None = None,
         user: str | None = None,
         environ: Mapping[str, str] | None = None,
+        record_arguments: bool = False,
     ) -> Settings:
         env = dict(os.environ if environ is None else environ)
         data_dir = _xdg(env, "XDG_DATA_HOME", ".local/share")
@@ -90,11 +133,17 @@ class Settings(NamedTuple):
             color="NO_COLOR" not in env and env.get("TERM") != "dumb",
             user=user or _login_name(env),
             environ=env,
+            records=_records(env, record_arguments),
         )
 
     def __repr__(self) -> str:  # the environment holds secrets: never in a repr
         shown = ", ".join(f"{k}={v!r}" for k, v in self._asdict().items() if k != "environ")
         return f"Settings({shown})"
+
+
+def _records(env: Mapping[str, str], record_arguments: bool) -> RecordSettings:
+    records = RecordSettings.from_environ(env)
+    return records._replace(record_arguments=True) if record_arguments else records
 
 
 def _absolute(path: Path) -> Path:

@@ -91,7 +91,11 @@ def test_learn_to_another_file_and_from_stdin(
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        ([], "toolctl: error: nothing to learn from; give --from-transcripts FILE"),
+        (
+            [],
+            "toolctl: error: nothing to learn from: the run history has no calls yet; run some "
+            "tools, 'toolctl history import FILE', or give --from-transcripts FILE",
+        ),
         (
             ["--from-transcripts", "missing.jsonl"],
             "toolctl: error: cannot read transcripts missing.jsonl",
@@ -361,3 +365,14 @@ def test_svg_without_graphviz_is_exit_5(
     done = toolctl("graph", "--format", "svg", "--registry", str(reg), env={"PATH": str(empty)})
     assert done.returncode == 5
     assert done.stderr.startswith("toolctl: error: Graphviz 'dot' not found on PATH")
+
+
+def test_learn_reads_the_run_history_by_default(toolctl: Toolctl, setup: tuple[Path, Path]) -> None:
+    """Without --from-transcripts: the run history's sessions (here imported transcripts,
+    caller "import"; calls made through toolctl count the same way)."""
+    reg, chat = setup
+    assert toolctl("history", "import", str(chat)).returncode == 0
+    done = toolctl("graph", "learn", "--registry", str(reg))
+    assert done.returncode == 0, done.stderr
+    assert "learned 40 sessions" in done.stderr
+    assert b"\n[next.cd]\n" in (reg / "toolctl.learned").read_bytes()

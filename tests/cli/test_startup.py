@@ -56,6 +56,13 @@ NEVER_ON_THE_RUN_PATH = (
     "toolctl.processes.services",
     "toolctl.processes.stopping",
     "toolctl.processes.table",
+    "opentelemetry",
+    "prometheus_client",
+    "google.protobuf",
+    "toolctl.records.otel",
+    "toolctl.records.metrics",
+    "toolctl.records.masking",
+    "toolctl.records.stats",
 )
 """Loaded by other commands, by a cold index or by other runtimes, never by this run."""
 
@@ -79,6 +86,11 @@ TOOLCTL_MODULES = {
     "toolctl.registry.index.database",
     "toolctl.registry.index.reader",
     "toolctl.registry.loader",
+    "toolctl.records",
+    "toolctl.records.history",
+    "toolctl.records.journal",
+    "toolctl.records.recorder",
+    "toolctl.records.tracing",
     "toolctl.runners",
     "toolctl.runners.base",
     "toolctl.runners.local",

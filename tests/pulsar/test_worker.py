@@ -205,6 +205,23 @@ def test_a_registered_local_tool_is_hosted_with_tool(
     assert "tool-service-error: tool 'upper-" in invalid.stderr
     assert "argument 'text' must be string" in invalid.stderr
     assert toolctl("worker", "--tool", f"upper-{suffix}", "--stop").returncode == 0
+    # both sides recorded each call, the worker's in the trace of the caller's
+    deadline = time.monotonic() + 30  # the stopped worker writes its history as it exits
+    while time.monotonic() < deadline:
+        history = json.loads(toolctl("history", "--json").stdout)["calls"]
+        if len(history) == 4:
+            break
+        time.sleep(0.1)
+    callers = sorted((c["caller"], c["tool"], c["outcome"]) for c in history)
+    assert callers == [
+        ("cli", "remote-upper", "failed"),
+        ("cli", "remote-upper", "ok"),
+        ("worker", f"upper-{suffix}", "invalid"),
+        ("worker", f"upper-{suffix}", "ok"),
+    ]
+    by_trace = {(c["caller"], c["outcome"]): c["trace_id"] for c in history}
+    assert by_trace[("cli", "ok")] == by_trace[("worker", "ok")]
+    assert by_trace[("cli", "failed")] == by_trace[("worker", "invalid")]
 
 
 def test_the_sample_joke_service(toolctl: Toolctl, pulsar_url: str, tmp_path: Path) -> None:

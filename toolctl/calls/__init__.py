@@ -28,11 +28,19 @@ The API::
         ``allow_staging``; ``call``/``describe``/``batch`` by name never allow it (pass a
         ToolSpec resolved with ``allow_staging=True`` to run one).
 
-    Caller(settings, registry)  — the same calls over runners kept open between calls (a
-        server, a worker): ``.call``, ``.describe``, ``.batch`` as above without the first
-        two parameters, and ``.close()`` (also a context manager). Thread-safe.
+    Caller(settings, registry, *, recorder=None, origin=Origin())  — the same calls over
+        runners kept open between calls (a server, a worker): ``.call``, ``.describe``,
+        ``.batch`` as above without the first two parameters, ``.submit`` (a pipelined
+        call's Future), and ``.close()`` (also a context manager). Thread-safe.
         ``.call(..., cancel=Cancel())`` can be ended from another thread, its processes
         killed (``toolctl.calls.cancel``).
+
+Every call that reaches its runner, or is refused for invalid arguments, leaves a record
+(``toolctl.records``): a span whose ``traceparent`` the runner passes on to the tool, a row
+in the run history (written off the call's path), and the metrics of a server or worker
+that passes a Recorder with them. ``origin`` (``toolctl.records.Origin``) says who called,
+in which session and trace; a call's own ``origin=`` overrides the caller's. A batch is one
+session.
 
 The ``sink`` (``toolctl.runners.base.Sink``) hears the call's ``start`` and ``done``
 events and whatever the runner shows while it works (output as it arrives, a child's
@@ -54,16 +62,30 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolctl import arguments as tool_args
-from toolctl.errors import NotFound, RegistryError, ToolctlError, interruption
+from toolctl.errors import (
+    Interrupted,
+    InvalidArguments,
+    NotFound,
+    RegistryError,
+    ToolctlError,
+    interruption,
+)
 from toolctl.processes.reaper import Reaping, sweep
-from toolctl.runners.base import NO_SINK, Call, Event, Sink, ToolResult, ToolSpec
+from toolctl.records import Origin
+from toolctl.records.recorder import Recorder, Recording
+from toolctl.runners.base import NO_SINK, Call, Event, Pipelined, Sink, ToolResult, ToolSpec
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future
+
     from toolctl.calls.cancel import Cancel
     from toolctl.registry.index import Registry
     from toolctl.registry.loader import Definition
     from toolctl.runners.base import Runner
     from toolctl.settings import Settings
+
+CLI = Origin()
+"""A call from the command line (``toolctl run``): the default origin of a Caller."""
 
 __all__ = [
     "Caller",
@@ -184,9 +206,18 @@ def done_event(
 class Caller:
     """Calls by name over runners loaded once and kept open until ``close``."""
 
-    def __init__(self, settings: Settings, registry: Registry) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        registry: Registry,
+        *,
+        recorder: Recorder | None = None,
+        origin: Origin = CLI,
+    ) -> None:
         self.settings = settings
         self.registry = registry
+        self.recorder = recorder if recorder is not None else Recorder(settings)
+        self.origin = origin
         self._runners: dict[str, Runner] = {}
         self._lock = threading.Lock()
 
@@ -230,38 +261,83 @@ class Caller:
         sink: Sink | None = None,
         cancel: Cancel | None = None,
         max_output: int | None = None,
+        origin: Origin | None = None,
     ) -> ToolResult:
         """One call (see the module docstring); ``cancel`` lets another thread end it."""
-        prepared = self.prepare(
-            name,
-            arguments,
-            pairs=pairs,
-            timeout=timeout,
-            user=user,
-            sink=sink,
-            max_output=max_output,
-        )
+        tool = name if isinstance(name, ToolSpec) else resolve(self.registry, name)
+        try:
+            prepared = self.prepare(
+                tool,
+                arguments,
+                pairs=pairs,
+                timeout=timeout,
+                user=user,
+                sink=sink,
+                max_output=max_output,
+            )
+        except InvalidArguments as exc:
+            self.refused(tool, arguments, exc, origin)
+            raise
         with Reaping(self.settings):
             if cancel is None:
-                return self.execute(prepared)
+                return self.execute(prepared, origin)
             with cancel.running():
-                return self.execute(prepared)
+                return self.execute(prepared, origin)
 
-    def execute(self, call: Call) -> ToolResult:
-        """Run a prepared call through its runner, reporting start and done to its sink."""
+    def execute(self, call: Call, origin: Origin | None = None) -> ToolResult:
+        """Run a prepared call through its runner, reporting start and done to its sink,
+        recording it (``origin``, else the caller's)."""
         runner = self.runner(call.tool.runtime, call.sink)
+        recording = self.recorder.begin(call.tool, call.arguments, origin or self.origin)
+        call = call._replace(traceparent=recording.traceparent)
         call.sink.event(start_event(call.tool))
         started = time.perf_counter()
         try:
             result = runner.run(call)
         except ToolctlError as exc:
             call.sink.event(done_event(call.tool, None, started, exc))
+            self.recorder.end(recording, error=exc)
             raise
         except KeyboardInterrupt as exc:
             call.sink.event(done_event(call.tool, None, started, exc))
-            raise interruption(exc, "interrupted; the call was stopped") from exc
+            error = interruption(exc, "interrupted; the call was stopped")
+            self.recorder.end(recording, error=error)
+            raise error from exc
         call.sink.event(done_event(call.tool, result, started))
+        self.recorder.end(recording, result)
         return result
+
+    def refused(
+        self,
+        tool: ToolSpec,
+        arguments: Mapping[str, Any] | None,
+        error: ToolctlError,
+        origin: Origin | None = None,
+    ) -> None:
+        """Record a call refused before it ran: its arguments were invalid (exit 2)."""
+        recording = self.recorder.begin(tool, arguments or {}, origin or self.origin)
+        self.recorder.end(recording, error=error)
+
+    def submit(
+        self, runner: Pipelined, call: Call, origin: Origin | None = None
+    ) -> Future[ToolResult]:
+        """Send a prepared call through a runner that pipelines (Pulsar) and return its
+        Future at once; the call is recorded when the Future settles."""
+        recording = self.recorder.begin(call.tool, call.arguments, origin or self.origin)
+        try:
+            future = runner.submit(call._replace(traceparent=recording.traceparent))
+        except ToolctlError as exc:
+            self.recorder.end(recording, error=exc)
+            raise
+        future.add_done_callback(lambda done: self._settled(recording, done))
+        return future
+
+    def _settled(self, recording: Recording, future: Future[ToolResult]) -> None:
+        if future.cancelled():
+            self.recorder.end(recording, error=Interrupted("cancelled"))
+            return
+        error = future.exception()
+        self.recorder.end(recording, future.result() if error is None else None, error)
 
     def describe(
         self,
@@ -295,8 +371,10 @@ class Caller:
         user: str | None = None,
         sink: Sink | None = None,
         max_output: int | None = None,
+        origin: Origin | None = None,
     ) -> Iterator[ToolResult]:
-        """One call per JSON line, in input order (see the module docstring)."""
+        """One call per JSON line, in input order (see the module docstring); the batch is
+        one session (TOOLCTL_SESSION, else a new one)."""
         from toolctl.calls.batching import run_batch
 
         tool = name if isinstance(name, ToolSpec) else resolve(self.registry, name)
@@ -312,7 +390,12 @@ class Caller:
         with Reaping(self.settings):
             try:
                 yield from run_batch(
-                    self, runner, template._replace(sink=events), lines, concurrency
+                    self,
+                    runner,
+                    template._replace(sink=events),
+                    lines,
+                    concurrency,
+                    origin or batch_origin(self.settings),
                 )
             except KeyboardInterrupt as exc:
                 runner.close()  # ends every call in flight
@@ -387,6 +470,21 @@ def batch(
         yield from caller.batch(
             name, lines, concurrency=concurrency, timeout=timeout, user=user, sink=sink
         )
+
+
+def cli_origin(settings: Settings) -> Origin:
+    """A call from the command line, inside the trace of whoever started toolctl: the
+    ``TRACEPARENT`` of its environment (a tool that runs toolctl gets one from toolctl)."""
+    return Origin("cli", None, settings.environ.get("TRACEPARENT"))
+
+
+def batch_origin(settings: Settings) -> Origin:
+    """A batch's calls: caller "batch", one session (TOOLCTL_SESSION, else a new id), in
+    the trace of the environment's ``TRACEPARENT``."""
+    import uuid
+
+    session = settings.records.session or f"batch-{uuid.uuid4().hex[:16]}"
+    return Origin("batch", session, settings.environ.get("TRACEPARENT"))
 
 
 class _EventsOnly(Sink):

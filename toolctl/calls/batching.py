@@ -16,17 +16,23 @@ from collections.abc import Iterable, Iterator
 from concurrent.futures import Future
 from typing import TYPE_CHECKING
 
-from toolctl.errors import ToolctlError, TransportLost
+from toolctl.errors import InvalidArguments, ToolctlError, TransportLost
 from toolctl.runners.base import Call, Pipelined, Runner, ToolResult
 
 if TYPE_CHECKING:
     from toolctl.calls import Caller
+    from toolctl.records import Origin
 
 Pending = Future[ToolResult] | ToolResult
 
 
 def run_batch(
-    caller: Caller, runner: Runner, template: Call, lines: Iterable[str], concurrency: int = 1
+    caller: Caller,
+    runner: Runner,
+    template: Call,
+    lines: Iterable[str],
+    concurrency: int,
+    origin: Origin,
 ) -> Iterator[ToolResult]:
     """Yield one result per non-blank line, in input order, with a bounded window in flight.
 
@@ -37,9 +43,9 @@ def run_batch(
     """
     lost: list[TransportLost] = []
     if isinstance(runner, Pipelined):
-        yield from _pipelined(runner, template, lines, concurrency, lost)
+        yield from _pipelined(caller, runner, template, lines, concurrency, lost, origin)
     else:
-        yield from _threaded(caller, template, lines, concurrency, lost)
+        yield from _threaded(caller, template, lines, concurrency, lost, origin)
     if lost:
         raise lost[-1]
 
@@ -107,6 +113,7 @@ def _threaded(
     lines: Iterable[str],
     concurrency: int,
     lost: list[TransportLost],
+    origin: Origin,
 ) -> Iterator[ToolResult]:
     ordered = _Ordered(lines, concurrency)
 
@@ -115,7 +122,7 @@ def _threaded(
         try:
             while (item := ordered.take()) is not None:
                 place, number, line = item
-                ordered.put(place, _one(caller, template, number, line, lost))
+                ordered.put(place, _one(caller, template, number, line, lost, origin))
         except BaseException as exc:  # a bug in a worker: re-raised in the main thread
             error = exc
         finally:
@@ -127,24 +134,26 @@ def _threaded(
 
 
 def _pipelined(
+    caller: Caller,
     runner: Pipelined,
     template: Call,
     lines: Iterable[str],
     concurrency: int,
     lost: list[TransportLost],
+    origin: Origin,
 ) -> Iterator[ToolResult]:
     from toolctl.calls import start_event
 
     window: deque[tuple[int, float, Pending]] = deque()
     for number, line in _numbered(lines):
-        call = _arguments(template, number, line)
+        call = _arguments(template, number, line, caller, origin)
         started = time.perf_counter()
         if isinstance(call, ToolResult):
             window.append((number, started, call))
         else:
             template.sink.event(start_event(template.tool))
             try:
-                window.append((number, started, runner.submit(call)))
+                window.append((number, started, caller.submit(runner, call, origin)))
             except ToolctlError as exc:
                 failed = _failed(template, f"line {number}: {exc}", exc, lost)
                 window.append((number, started, failed))
@@ -158,8 +167,11 @@ def _numbered(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
     return ((n, line) for n, line in enumerate(lines, start=1) if line.strip())
 
 
-def _arguments(template: Call, number: int, line: str) -> Call | ToolResult:
-    """The line's call, arguments validated, or the failed result that stands for the line."""
+def _arguments(
+    template: Call, number: int, line: str, caller: Caller, origin: Origin
+) -> Call | ToolResult:
+    """The line's call, arguments validated, or the failed result that stands for the line
+    (invalid arguments are recorded as a refused call; a line that is not JSON is not)."""
     from toolctl.arguments import MAX_DEPTH
     from toolctl.calls import build_arguments
 
@@ -172,23 +184,36 @@ def _arguments(template: Call, number: int, line: str) -> Call | ToolResult:
         given = json.loads(line)
         if not isinstance(given, dict):
             raise ValueError("not a JSON object")
+    except RecursionError:
+        return _failed(template, f"line {number}: nests deeper than {MAX_DEPTH} levels")
+    except ValueError as exc:
+        return _failed(template, f"line {number}: not a JSON object of arguments ({exc})")
+    try:
         return template._replace(arguments=build_arguments(template.tool, given))
     except RecursionError:
         return _failed(template, f"line {number}: nests deeper than {MAX_DEPTH} levels")
     except ValueError as exc:
         return _failed(template, f"line {number}: not a JSON object of arguments ({exc})")
+    except InvalidArguments as exc:
+        caller.refused(template.tool, given, exc, origin)
+        return _failed(template, f"line {number}: {exc}")
     except ToolctlError as exc:
         return _failed(template, f"line {number}: {exc}")
 
 
 def _one(
-    caller: Caller, template: Call, number: int, line: str, lost: list[TransportLost]
+    caller: Caller,
+    template: Call,
+    number: int,
+    line: str,
+    lost: list[TransportLost],
+    origin: Origin,
 ) -> ToolResult:
-    call = _arguments(template, number, line)
+    call = _arguments(template, number, line, caller, origin)
     if isinstance(call, ToolResult):
         return call
     try:
-        return caller.execute(call)
+        return caller.execute(call, origin)
     except ToolctlError as exc:
         return _failed(template, f"line {number}: {exc}", exc, lost)
 

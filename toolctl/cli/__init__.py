@@ -48,11 +48,13 @@ def _resume_collector() -> None:
 
 
 def _exit(code: int) -> NoReturn:
-    """Flush what we printed, then leave at once (see the module docstring)."""
+    """Flush what we printed and the calls' records, then leave at once (see the module
+    docstring)."""
     for stream in (sys.stdout, sys.stderr):
         # a reader that went away (`toolctl list | head -1`) leaves nothing to say
         with contextlib.suppress(OSError, ValueError):
             stream.flush()
+    _write_records()
     os._exit(code)
 
 
@@ -83,7 +85,25 @@ def dispatch(args: list[str]) -> int:
         report = _write_crash_report(args)
         render.error(f"internal error: {type(exc).__name__}: {exc}; full report in {report}")
         return EXIT_INTERNAL
+    finally:
+        _write_records()
     return 0
+
+
+def _write_records() -> None:
+    """Write the calls' records once the command's output is out (see toolctl.records):
+    the run history, then the spans still held, when the command made calls at all."""
+    if "toolctl.records.journal" not in sys.modules:
+        return
+    from toolctl.cli import render
+    from toolctl.records.journal import flush_all
+    from toolctl.records.tracing import shutdown_all
+
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    shutdown_all()  # spans first: a warning about them is told with the history's
+    flush_all(render.warn)
 
 
 def _write_crash_report(args: list[str]) -> str:

@@ -32,6 +32,8 @@ COMMAND_MODULES = {
     "import": "interchange",
     "mcp": "mcp",
     "serve": "serve",
+    "history": "history",
+    "stats": "stats",
 }
 """Every command name and the module under toolctl.cli that installs it."""
 

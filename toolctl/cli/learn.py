@@ -19,7 +19,9 @@ def learn_command(
     transcripts: Annotated[
         list[Path] | None,
         typer.Option(
-            "--from-transcripts", metavar="FILE", help="OpenAI chat JSONL ('-': stdin); repeat."
+            "--from-transcripts",
+            metavar="FILE",
+            help="OpenAI chat JSONL ('-': stdin); repeat. Default: the run history.",
         ),
     ] = None,
     out: Annotated[
@@ -32,20 +34,22 @@ def learn_command(
     strict: StrictOption = False,
     json: JsonOption = False,
 ) -> None:
-    """Learn next-tool scores from sessions of calls and write the learned file.
+    """Learn next-tool scores from sessions of calls and write the learned file: the run
+    history's (`toolctl history`: calls made through toolctl and imported transcripts), or
+    the --from-transcripts files'.
 
     Also proposes Call/Next edge scores for the registry's actions (never written into a
     descriptor). Exit 2 for an unreadable or malformed transcript (file:line).
     """
     from toolctl.cli import render
     from toolctl.cli.common import open_registry
-    from toolctl.errors import UsageError
-    from toolctl.learning.usecases import learn_from_transcripts
+    from toolctl.learning.usecases import learn_from_history, learn_from_transcripts
 
-    if not transcripts:
-        raise UsageError("nothing to learn from", hint="give --from-transcripts FILE")
     reg = open_registry(settings_for(registry, strict))
-    done = learn_from_transcripts(transcripts, reg, out)
+    if transcripts:
+        done = learn_from_transcripts(transcripts, reg, out)
+    else:
+        done = learn_from_history(reg, out)
     summary = done.summary()
     if json:
         render.print_json({**summary, "path": render.display_path(done.path)})

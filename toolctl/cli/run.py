@@ -106,6 +106,14 @@ def run_command(
             "--verbose", "-v", help="Log each call on stderr (TOOLCTL_LOG=json for JSON lines)."
         ),
     ] = False,
+    record_arguments: Annotated[
+        bool,
+        typer.Option(
+            "--record-arguments",
+            help="Keep the arguments and output in the run history, secrets masked "
+            "(also TOOLCTL_RECORD_ARGUMENTS=1).",
+        ),
+    ] = False,
     registry: RegistryOption = None,
     strict: StrictOption = False,
     json: JsonOption = False,
@@ -121,9 +129,18 @@ def run_command(
     from toolctl.errors import ToolFailed, UsageError
 
     cap = tool_args.parse_size(max_output, "--max-output") if max_output is not None else None
-    settings = settings_for(registry, strict, verbose=verbose, pulsar_url=pulsar_url, user=user)
+    settings = settings_for(
+        registry,
+        strict,
+        verbose=verbose,
+        pulsar_url=pulsar_url,
+        user=user,
+        record_arguments=record_arguments,
+    )
     sink = render.TerminalSink(settings, show_output=not json, events=verbose)
-    with sigterm_interrupts(), calls.Caller(settings, open_registry(settings)) as caller:
+    origin = calls.cli_origin(settings)
+    registry_ = open_registry(settings)
+    with sigterm_interrupts(), calls.Caller(settings, registry_, origin=origin) as caller:
         spec = calls.resolve(caller.registry, name, allow_staging=allow_staging)
         if batch is not None:
             if arg or args:

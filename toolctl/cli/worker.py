@@ -16,7 +16,8 @@ import typer
 from toolctl.cli.common import RegistryOption, StrictOption, settings_for
 
 if TYPE_CHECKING:
-    from toolctl.pulsar.worker import Hosting, Log
+    from toolctl.pulsar.worker import Hosting, Log, Worker
+    from toolctl.records.recorder import Recorder
     from toolctl.registry.index import Registry
     from toolctl.settings import Settings
 
@@ -68,6 +69,16 @@ def worker_command(
     verbose: Annotated[
         bool, typer.Option("--verbose", "-v", help="Log every call on stderr.")
     ] = False,
+    metrics_port: Annotated[
+        int | None,
+        typer.Option(
+            "--metrics-port",
+            metavar="PORT",
+            min=0,
+            max=65535,
+            help="Serve Prometheus metrics at http://127.0.0.1:PORT/metrics.",
+        ),
+    ] = None,
     ready_file: Annotated[Path | None, typer.Option(hidden=True)] = None,
     registry: RegistryOption = None,
     strict: StrictOption = False,
@@ -85,7 +96,7 @@ def worker_command(
     if (service is None) == (tool is None):
         raise UsageError("give a SERVICE or --tool NAME (one of them)")
     settings = settings_for(registry, strict, pulsar_url=pulsar_url)
-    target = Target(service, tool, handler, concurrency, verbose)
+    target = Target(service, tool, handler, concurrency, verbose, metrics_port)
     if stop:
         from toolctl.cli.service import report_stop
         from toolctl.processes import stop as stop_process
@@ -114,6 +125,7 @@ class Target:
     handler: str | None
     concurrency: int
     verbose: bool
+    metrics_port: int | None = None
 
     @property
     def name(self) -> str:
@@ -131,6 +143,8 @@ class Target:
         command += ["--handler", self.handler] if self.handler else []
         command += ["--concurrency", str(self.concurrency), "--pulsar-url", settings.pulsar_url]
         command += ["--verbose"] if self.verbose else []
+        if self.metrics_port is not None:
+            command += ["--metrics-port", str(self.metrics_port)]
         command += ["--strict"] if strict else []
         for directory in settings.search_path if explicit_registry else ():
             command += ["--registry", str(directory)]
@@ -145,12 +159,19 @@ def _serve(settings: Settings, target: Target, ready_file: Path | None) -> None:
     from toolctl.pulsar.worker import Worker
 
     try:
-        hosting = _hosting(settings, target)
         log = _logger(target.label)
+        recorder = _recorder(settings, target, log)
+        hosting = _hosting(settings, target, recorder)
         worker = Worker(
-            hosting, settings.pulsar_url, target.concurrency, log, verbose=target.verbose
+            hosting,
+            settings.pulsar_url,
+            target.concurrency,
+            log,
+            verbose=target.verbose,
+            recorder=recorder,
         )
         worker.start()
+        metrics_server = _serve_metrics(recorder, target, hosting.request_queue, worker)
     except ToolctlError as exc:
         if ready_file is not None:  # a detached worker: the one who started it reads this
             report_failure(ready_file, exc)
@@ -165,6 +186,8 @@ def _serve(settings: Settings, target: Target, ready_file: Path | None) -> None:
         )
         stopping.wait_forever()
         drained = worker.stop(DRAIN_GRACE)
+        if metrics_server is not None:
+            metrics_server.shutdown()
     log("stopped" if drained else f"stopped; calls still running after {DRAIN_GRACE:g} s")
     if stopping.signal == signal.SIGINT:
         from toolctl.errors import Interrupted
@@ -172,7 +195,39 @@ def _serve(settings: Settings, target: Target, ready_file: Path | None) -> None:
         raise Interrupted("interrupted", quiet=True)  # stopped cleanly; the log said so
 
 
-def _hosting(settings: Settings, target: Target) -> Hosting:
+def _recorder(settings: Settings, target: Target, log: Log) -> Recorder:
+    """The worker's recorder, with Prometheus metrics when --metrics-port asks for them."""
+    from toolctl.records.recorder import Recorder
+
+    metrics = None
+    if target.metrics_port is not None:
+        from toolctl.records.metrics import Metrics
+
+        metrics = Metrics()
+    return Recorder(settings, metrics=metrics, warn=log)
+
+
+def _serve_metrics(recorder: Recorder, target: Target, queue: str, worker: Worker) -> Any:
+    """The /metrics server on 127.0.0.1:--metrics-port (None without the option)."""
+    metrics = recorder.metrics
+    if metrics is None or target.metrics_port is None:
+        return None
+    from toolctl.errors import TransportUnavailable
+    from toolctl.records.metrics import serve_metrics
+
+    metrics.watch_backlog(queue, worker.backlog)
+    try:
+        server, _ = serve_metrics(metrics, "127.0.0.1", target.metrics_port)
+    except OSError as exc:
+        worker.stop(0)
+        raise TransportUnavailable(
+            f"--metrics-port {target.metrics_port}: cannot listen: {exc.strerror}",
+            hint="is the port taken?",
+        ) from exc
+    return server
+
+
+def _hosting(settings: Settings, target: Target, recorder: Recorder) -> Hosting:
     """What the worker serves: the service's handler, or a registered tool's runner."""
     from toolctl.cli.common import open_registry
     from toolctl.errors import UsageError
@@ -180,7 +235,7 @@ def _hosting(settings: Settings, target: Target) -> Hosting:
 
     registry = open_registry(settings)
     if target.service is None:
-        return _host_tool(registry, settings, str(target.tool))
+        return _host_tool(registry, settings, str(target.tool), recorder)
     definition = registry.resolve("service", target.service)
     section = definition.data.get("pulsar")
     if not section:
@@ -192,11 +247,13 @@ def _hosting(settings: Settings, target: Target) -> Hosting:
     return host_service(target.service, section, roots, target.handler)
 
 
-def _host_tool(registry: Registry, settings: Settings, name: str) -> Hosting:
-    """A registered local, HTTP or container tool, called through calls.py as the handler."""
+def _host_tool(registry: Registry, settings: Settings, name: str, recorder: Recorder) -> Hosting:
+    """A registered local, HTTP or container tool, called through calls.py as the handler
+    (which records the call, under the request's origin)."""
     from toolctl.calls import Caller, resolve
     from toolctl.errors import ToolFailed, UsageError
     from toolctl.pulsar.worker import Hosting
+    from toolctl.records.context import CURRENT_ORIGIN
 
     spec = resolve(registry, name)
     if spec.runtime == "pulsar":
@@ -205,11 +262,11 @@ def _host_tool(registry: Registry, settings: Settings, name: str) -> Hosting:
             f"tool '{name}' already runs on Pulsar (service '{service}')",
             hint=f"host its service: 'toolctl worker {service}'",
         )
-    caller = Caller(settings, registry)
+    caller = Caller(settings, registry, recorder=recorder)
     caller.runner(spec.runtime)  # a runtime nobody provides fails now, not at the first call
 
     def invoke(config: dict[str, Any], arguments: dict[str, Any], user: str) -> str:
-        result = caller.call(spec, arguments, user=user)
+        result = caller.call(spec, arguments, user=user, origin=CURRENT_ORIGIN.get())
         if not result.success:
             raise ToolFailed(result.error or "the tool failed")
         return str(result.output)
@@ -221,6 +278,7 @@ def _host_tool(registry: Registry, settings: Settings, name: str) -> Hosting:
         invoke,
         f"tool '{name}' ({spec.runtime})",
         caller.close,
+        recorded=True,
     )
 
 
@@ -244,9 +302,11 @@ class Stopping:
 
     def handle(self, signum: int, _frame: object) -> None:
         if self.event.is_set():
-            import os
+            from toolctl.cli import _exit
 
-            os._exit(128 + signum)  # skips the pulsar client's teardown, which could abort
+            # at once, skipping the pulsar client's teardown (which could abort), but with
+            # the calls' records written (a stop may deliver SIGTERM twice in a row)
+            _exit(128 + signum)
         self.signal = signum
         self.event.set()
 

@@ -99,6 +99,20 @@ def learn_from_transcripts(paths: Sequence[Path], registry: Registry, out: Path 
     return learn_graph((t.calls for t in transcripts), registry, out=out, lexical_weight=weight)
 
 
+def learn_from_history(registry: Registry, out: Path | None) -> Learned:
+    """``learn_graph`` over the run history's sessions (``toolctl.records``: the calls made
+    through toolctl, and transcripts imported with `history import`)."""
+    from toolctl.records.transcripts import history_transcripts
+
+    transcripts = list(history_transcripts(registry.settings))
+    if not any(t.calls for t in transcripts):
+        raise UsageError(
+            "nothing to learn from: the run history has no calls yet",
+            hint="run some tools, 'toolctl history import FILE', or give --from-transcripts FILE",
+        )
+    return learn_graph((t.calls for t in transcripts), registry, out=out)
+
+
 def evaluate_files(paths: Sequence[Path], folds: int, top: int) -> Evaluation:
     from toolctl.learning.evaluate import evaluate
 

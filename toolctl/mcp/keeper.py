@@ -106,6 +106,7 @@ class KeptSession:
         timeout: float,
         *,
         on_progress: Callable[[Progress], None] | None = None,
+        meta: Mapping[str, str] | None = None,
     ) -> dict[str, Any]:
         from toolctl.mcp.session import Progress
 
@@ -119,6 +120,7 @@ class KeptSession:
             "arguments": dict(arguments),
             "timeout": timeout,
             "progress": on_progress is not None,
+            "meta": dict(meta or {}),
         }
         result: dict[str, Any] = self._exchange(request, timeout, progress)
         return result
@@ -276,12 +278,20 @@ class Keeper:
                 request.get("arguments") or {},
                 timeout,
                 on_progress=progress if request.get("progress") else None,
+                meta=_meta(request.get("meta")),
             )
         except TimedOut:
             with self.lock:
                 self.expected_end = True
             raise
         send({"result": result})
+
+
+def _meta(given: Any) -> dict[str, str] | None:
+    """The ``_meta`` a caller asked to send (its traceparent): string values only."""
+    if not isinstance(given, dict):
+        return None
+    return {str(k): v for k, v in given.items() if isinstance(v, str)} or None
 
 
 def _expanded(item: str, environ: Mapping[str, str]) -> str:

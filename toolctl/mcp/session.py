@@ -193,14 +193,19 @@ class Session:
         timeout: float,
         *,
         on_progress: OnProgress | None = None,
+        meta: Mapping[str, str] | None = None,
     ) -> dict[str, Any]:
-        """The raw ``tools/call`` result. On timeout: cancelled sent, server ended, TimedOut."""
+        """The raw ``tools/call`` result. On timeout: cancelled sent, server ended, TimedOut.
+
+        ``meta`` goes into the request's ``_meta`` (the caller's ``traceparent``)."""
         with self._id_lock:
             request_id = next(self._ids)
         params: dict[str, Any] = {"name": name, "arguments": dict(arguments)}
+        if meta:
+            params["_meta"] = dict(meta)
         token = f"toolctl-{request_id}"
         if on_progress is not None:
-            params["_meta"] = {"progressToken": token}
+            params["_meta"] = {**params.get("_meta", {}), "progressToken": token}
             self._progress[token] = on_progress
         if self.modern:
             params["_meta"] = {**params.get("_meta", {}), **_META}

@@ -183,7 +183,9 @@ class Channel:
         )
         self._thread.start()
 
-    def send(self, body: bytes, call: PendingCall, timeout: float) -> str:
+    def send(
+        self, body: bytes, call: PendingCall, timeout: float, traceparent: str | None = None
+    ) -> str:
         """Send one request, due in ``timeout`` s; its answers go to ``call``. Returns its id."""
         call_id = fresh_id()
         if self._lost and not self._reachable():
@@ -196,7 +198,7 @@ class Channel:
             self._producer.send_async(
                 body,
                 None if len(body) < 64 * 1024 else self._sent(call_id),
-                properties=request_properties(call_id, timeout),
+                properties=request_properties(call_id, timeout, traceparent),
             )
         except self._pulsar.PulsarException as exc:
             self._pending.pop(call_id, None)

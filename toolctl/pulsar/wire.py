@@ -9,9 +9,10 @@ serialises its dataclasses with ``json.dumps`` and its default separators:
   "end_of_stream": bool}`` with the request's ``id``; a stream is several responses, the
   last with ``end_of_stream`` true.
 
-toolctl adds one message property to a request, ``deadline``: when its caller gives up,
-in milliseconds since the epoch. A TrustGraph worker ignores properties it does not know;
-toolctl's worker skips a request whose deadline has passed.
+toolctl adds two message properties to a request: ``deadline``, when its caller gives up
+(milliseconds since the epoch), and ``traceparent``, the caller's W3C trace context. A
+TrustGraph worker ignores properties it does not know; toolctl's worker skips a request
+whose deadline has passed and continues the caller's trace.
 """
 
 from __future__ import annotations
@@ -30,9 +31,20 @@ DEADLINE = "deadline"
 """The request property: when the caller gives up, in ms since the epoch (wall clock)."""
 
 
-def request_properties(call_id: str, timeout: float) -> dict[str, str]:
-    """A request's message properties: its ``id``, and its ``deadline`` ``timeout`` s away."""
-    return {"id": call_id, DEADLINE: str(int((time.time() + timeout) * 1000))}
+TRACEPARENT = "traceparent"
+"""The request property carrying the caller's W3C trace context (the worker's span
+continues its trace); TrustGraph workers ignore it as they ignore ``deadline``."""
+
+
+def request_properties(
+    call_id: str, timeout: float, traceparent: str | None = None
+) -> dict[str, str]:
+    """A request's message properties: its ``id``, its ``deadline`` ``timeout`` s away, and
+    the caller's ``traceparent`` when it has one."""
+    properties = {"id": call_id, DEADLINE: str(int((time.time() + timeout) * 1000))}
+    if traceparent:
+        properties[TRACEPARENT] = traceparent
+    return properties
 
 
 def expired(properties: Mapping[str, str], now: float | None = None) -> bool:

@@ -17,6 +17,13 @@ Delivery: at most once (TrustGraph's way) acknowledges a persistent request when
 taken; at least once acknowledges it only after its answer is sent, so the broker gives
 the requests of a worker that died (or whose link was cut) to another worker. A request
 whose ``deadline`` property has passed is acknowledged and skipped: its caller gave up.
+
+Every request served is recorded (``toolctl.records``, caller ``worker``): a span that
+continues the request's ``traceparent`` property, a history row, and the worker's metrics
+(`worker --metrics-port`), with the backlog it sees on a persistent request queue: the
+requests published after the last one it took (NaN where it cannot tell: a non-persistent
+topic keeps no backlog). A hosting whose handler calls through ``toolctl.calls``
+(``recorded``: `worker --tool`) is recorded there instead, under the same origin.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import inspect
+import math
 import re
 import sys
 import threading
@@ -39,6 +47,9 @@ from toolctl.errors import TransportUnavailable, UsageError
 from toolctl.processes import ProcessRecord, launch_detached
 from toolctl.pulsar.client import needs_acknowledging, open_client, translate
 from toolctl.pulsar.wire import ERROR_TYPE, decode_request, encode_response, expired
+from toolctl.records import Origin
+from toolctl.records.context import CURRENT_ORIGIN, Finished, Hosted
+from toolctl.records.recorder import Recorder
 from toolctl.settings import Settings
 
 Handler = Callable[[dict[str, Any], dict[str, Any], str], Any]
@@ -51,6 +62,7 @@ SYNC_SEND_BYTES = 64 * 1024
 """Answers at least this big are sent synchronously, so one over the broker's limit is seen."""
 AT_LEAST_ONCE = "at-least-once"
 NACK_DELAY_MS = 1000
+WORKER = Origin("worker")
 
 
 @dataclass(frozen=True)
@@ -64,6 +76,8 @@ class Hosting:
     origin: str
     close: Callable[[], None] = lambda: None
     delivery: str = "at-most-once"
+    recorded: bool = False
+    """The handler records its calls itself (through ``toolctl.calls``)."""
 
     @property
     def subscription(self) -> str:
@@ -138,10 +152,19 @@ class Worker:
     """Serves one Hosting with ``concurrency`` calls in flight, until ``stop``."""
 
     def __init__(
-        self, hosting: Hosting, url: str, concurrency: int, log: Log, *, verbose: bool = False
+        self,
+        hosting: Hosting,
+        url: str,
+        concurrency: int,
+        log: Log,
+        *,
+        verbose: bool = False,
+        recorder: Recorder | None = None,
     ) -> None:
         self.hosting, self.url, self.concurrency, self.log = hosting, url, concurrency, log
         self.verbose = verbose
+        self.recorder = recorder
+        self._last_taken: Any = None
         self._client: Any = None
         self._consumer: Any = None
         self._producer: Any = None
@@ -250,6 +273,7 @@ class Worker:
         """Serve one request, acknowledging it as its service's delivery says."""
         properties = message.properties()
         call_id = properties.get("id")
+        self._last_taken = message.message_id()
         if expired(properties):
             if self.verbose:
                 self.log(f"call {call_id} skipped: its caller gave up (past its deadline)")
@@ -257,8 +281,9 @@ class Worker:
             return
         if not self._at_least_once:
             self._ack(message)  # at most once: taken is taken
+        origin = Origin("worker", None, properties.get("traceparent"), call_id)
         try:
-            self._handle(call_id, message.data(), message if self._at_least_once else None)
+            self._handle(call_id, message.data(), message if self._at_least_once else None, origin)
         except Exception as exc:  # the producer itself failed: the caller will time out
             self.log(f"could not answer a call: {type(exc).__name__}: {exc}")
             if self._at_least_once:
@@ -277,30 +302,67 @@ class Worker:
             else:
                 self._consumer.negative_acknowledge(message)  # another try, later
 
-    def _handle(self, call_id: str | None, body: bytes, request: Any = None) -> None:
-        """Answer one request: the handler's text or chunks, or its error.
+    def _handle(
+        self,
+        call_id: str | None,
+        body: bytes,
+        request: Any = None,
+        origin: Origin = WORKER,
+    ) -> None:
+        """Answer one request: the handler's text or chunks, or its error, and record it.
 
         With ``request`` (at least once), it is acknowledged once the last answer is stored.
         """
         if not call_id:
             self.log(f"ignored a request without an id on {self.hosting.request_queue}")
             return
+        recording = None
+        sent = 0
         try:
             config, arguments, user = decode_request(body)
-            answer = self._invoke(config, arguments, user)
-            if isinstance(answer, str):
-                self._send(call_id, encode_response(answer), request)
-            else:
-                for chunk in answer:
-                    self._send(call_id, encode_response(chunk, end_of_stream=False))
-                self._send(call_id, encode_response(""), request)
+            if self.recorder is not None and not self.hosting.recorded:
+                hosted = Hosted(self.hosting.name, "pulsar")
+                recording = self.recorder.begin(hosted, arguments, origin)
+            token = CURRENT_ORIGIN.set(origin)
+            try:
+                answer = self._invoke(config, arguments, user)
+                if isinstance(answer, str):
+                    sent = len(answer)
+                    self._send(call_id, encode_response(answer), request)
+                else:
+                    for chunk in answer:
+                        sent += len(chunk)
+                        self._send(call_id, encode_response(chunk, end_of_stream=False))
+                    self._send(call_id, encode_response(""), request)
+            finally:
+                CURRENT_ORIGIN.reset(token)
         except Exception as exc:
             reason = str(exc) or type(exc).__name__
             self.log(f"call {call_id} failed: {reason}")
             self._send(call_id, encode_response(error=(ERROR_TYPE, reason)), request)
+            self._recorded(recording, Finished(False, error=reason))
             return
+        self._recorded(recording, Finished(True, exit_code=0), sent)
         if self.verbose:
             self.log(f"call {call_id} from {user}: answered")
+
+    def _recorded(self, recording: Any, finished: Finished, sent: int = 0) -> None:
+        if recording is not None and self.recorder is not None:
+            self.recorder.end(recording, finished, sent_bytes=sent)
+
+    def backlog(self) -> float:
+        """Requests published on a persistent request queue after the last one this worker
+        took (same ledger); NaN when that cannot be told."""
+        consumer, taken = self._consumer, self._last_taken
+        if consumer is None or taken is None:
+            return math.nan
+        try:
+            last = consumer.get_last_message_id()
+            if last.ledger_id() != taken.ledger_id():
+                return math.nan
+            return float(max(0, last.entry_id() - taken.entry_id()))
+        except Exception:
+            return math.nan
 
     def _invoke(self, config: dict[str, Any], arguments: dict[str, Any], user: str) -> Any:
         """The handler's answer as text, or as an iterator of text chunks."""

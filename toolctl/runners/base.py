@@ -161,8 +161,10 @@ NO_SINK = Sink()
 
 
 class Call(NamedTuple):
-    """One call as a runner sees it: what to run, with what, for how long, for whom, and
-    how many bytes of output its result may hold (``max_output``)."""
+    """One call as a runner sees it: what to run, with what, for how long, for whom, how
+    many bytes of output its result may hold (``max_output``), and the W3C ``traceparent``
+    of its span, which the runner passes on to the tool (an HTTP header, a Pulsar message
+    property, MCP ``_meta``, ``TRACEPARENT`` in a process's environment)."""
 
     tool: ToolSpec
     arguments: dict[str, Any]
@@ -170,6 +172,7 @@ class Call(NamedTuple):
     user: str
     sink: Sink = NO_SINK
     max_output: int = DEFAULT_MAX_OUTPUT
+    traceparent: str | None = None
 
 
 @runtime_checkable

@@ -95,7 +95,7 @@ class ContainerRunner:
         tool, arguments, sink = call.tool, call.arguments, call.sink
         section = tool.data["container"]
         engine = self.engine_for(section)
-        invocation = self._invocation(tool, arguments, engine)
+        invocation = self._invocation(tool, arguments, engine, call.traceparent)
         stdin = json.dumps(arguments).encode() if section["input"] == "json" else None
         waiting = sink.waiting(f"running '{tool.name}' in a {engine.kind} container")
         with self._lock:
@@ -152,7 +152,13 @@ class ContainerRunner:
                 self._detected = detect_engine(self.settings)
             return self._detected
 
-    def _invocation(self, tool: ToolSpec, arguments: dict[str, Any], engine: Engine) -> Invocation:
+    def _invocation(
+        self,
+        tool: ToolSpec,
+        arguments: dict[str, Any],
+        engine: Engine,
+        traceparent: str | None = None,
+    ) -> Invocation:
         section = tool.data["container"]
         name = f"toolctl-{tool.name[:40]}-{uuid.uuid4().hex[:8]}"
         argv = [engine.path, "run", "--rm", "--name", name, "--pull", "never"]
@@ -175,6 +181,8 @@ class ContainerRunner:
                 argv += ["-e", key]
             else:
                 argv += ["-e", f"{key}={value}"]
+        if traceparent:
+            argv += ["-e", f"TRACEPARENT={traceparent}"]
         declared = frozenset(tool.data["schema"].get("properties", {}))
         allowed = frozenset(tool.data.get("allow_option", ()))
         command = render_argv(section["command"], arguments, declared, allowed)

@@ -75,6 +75,8 @@ class HttpRunner:
         section = _section(tool)
         headers = expand_env_map(section["headers"], self.settings)  # a missing secret: exit 2
         check_headers(tool.name, headers)
+        if call.traceparent and not any(k.lower() == "traceparent" for k in headers):
+            headers["traceparent"] = call.traceparent
         url = self._url(tool)  # may start the managed service
         started = time.perf_counter()
         answer = self._send(

@@ -35,6 +35,8 @@ class LocalRunner:
         tool, arguments, sink = call.tool, call.arguments, call.sink
         section = tool.data["local"]
         env = {**self.settings.environ, **expand_env_map(section["env"], self.settings)}
+        if call.traceparent:
+            env["TRACEPARENT"] = call.traceparent
         stdin = json.dumps(arguments).encode() if section["input"] == "json" else None
         done = run_process(
             self._argv(tool, arguments),

@@ -133,7 +133,10 @@ class McpRunner:
             call.sink.stderr(f"{tool.name}: progress {update.progress:g}{total}{message}\n")
 
         try:
-            result = live.session.call_tool(remote, call.arguments, left, on_progress=progress)
+            meta = {"traceparent": call.traceparent} if call.traceparent else None
+            result = live.session.call_tool(
+                remote, call.arguments, left, on_progress=progress, meta=meta
+            )
         except ServerError as exc:
             duration = round((time.perf_counter() - started) * 1000, 3)
             return ToolResult(

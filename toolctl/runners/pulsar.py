@@ -101,7 +101,7 @@ class PulsarRunner:
         started = time.monotonic()
         channel = self._channel(tool, timeout)
         waited = Waited()
-        call_id = channel.send(_request(call), waited, timeout)
+        call_id = channel.send(_request(call), waited, timeout, call.traceparent)
         try:
             answer = _collect(waited.box, started + timeout, call.sink)
         except TimeoutError:
@@ -129,7 +129,7 @@ class PulsarRunner:
         submitted = _Submitted(
             time.monotonic() + timeout, lambda: self._unanswered(tool, channel, timeout)
         )
-        channel.send(_request(call), submitted, timeout)
+        channel.send(_request(call), submitted, timeout, call.traceparent)
         return submitted.future
 
     def close(self) -> None:

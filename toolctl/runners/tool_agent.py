@@ -41,9 +41,10 @@ class ToolAgentRunner:
     def run(self, call: Call) -> ToolResult:
         router, tool_id = _target(call.tool)
         body = json.dumps({"tool_id": tool_id, "params": call.arguments}).encode()
-        request = urllib.request.Request(
-            f"{router}/run_tool", body, {"Content-Type": "application/json"}
-        )
+        headers = {"Content-Type": "application/json"}
+        if call.traceparent:
+            headers["traceparent"] = call.traceparent
+        request = urllib.request.Request(f"{router}/run_tool", body, headers)
         started = time.monotonic()
         try:
             with urllib.request.urlopen(request, timeout=call.timeout) as response:

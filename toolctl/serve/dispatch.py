@@ -7,6 +7,10 @@ event loop instead, with no thread. When the awaiting task is cancelled (an MCP
 ``notifications/cancelled``, a client gone, shutdown) the call is cancelled too, which kills
 the processes it started (``toolctl.calls.cancel``). The runner's own timeout is the tool's;
 a guard a little later catches a runner that hangs.
+
+Every call is recorded (``toolctl.records``): its span continues the client's
+``traceparent``, its history row names the door (``serve`` for REST, ``mcp``) and the MCP
+session, and the server's Prometheus metrics count it (``Dispatcher.metrics``, /metrics).
 """
 
 from __future__ import annotations
@@ -24,7 +28,16 @@ import anyio
 from toolctl.arguments import DEFAULT_TIMEOUT
 from toolctl.calls import Caller
 from toolctl.calls.cancel import Cancel
-from toolctl.errors import NotFound, TimedOut, ToolctlError, TransportUnavailable
+from toolctl.errors import (
+    InvalidArguments,
+    NotFound,
+    TimedOut,
+    ToolctlError,
+    TransportUnavailable,
+)
+from toolctl.records import Origin
+from toolctl.records.metrics import Metrics
+from toolctl.records.recorder import Recorder
 from toolctl.runners.base import Pipelined, Sink, ToolResult
 from toolctl.serve.catalog import Catalog, Selection
 from toolctl.settings import Settings
@@ -71,13 +84,20 @@ class Dispatcher:
     def in_flight(self) -> int:
         return self._admitted
 
-    async def call(self, name: str, arguments: dict[str, Any], *, via: str) -> ToolResult:
+    @property
+    def metrics(self) -> Metrics | None:
+        return self.caller.recorder.metrics
+
+    async def call(
+        self, name: str, arguments: dict[str, Any], *, via: str, origin: Origin | None = None
+    ) -> ToolResult:
         """One call, waiting for a slot; raises ToolctlError as ``Caller.call`` does (NotFound,
-        InvalidArguments, TimedOut, TransportUnavailable, Interrupted), or QueueFull."""
+        InvalidArguments, TimedOut, TransportUnavailable, Interrupted), or QueueFull.
+        ``origin`` says who called (default: caller "serve")."""
         started = time.perf_counter()
         outcome: dict[str, Any] = {"event": "call", "tool": name, "via": via}
         try:
-            result = await self._admit(name, arguments)
+            result = await self._admit(name, arguments, origin or self.caller.origin)
         except ToolctlError as exc:
             outcome.update(status="error", error=type(exc).__name__, exit_code=exc.exit_code)
             raise
@@ -94,7 +114,7 @@ class Dispatcher:
             outcome["duration_ms"] = round((time.perf_counter() - started) * 1000, 3)
             self._log(outcome)
 
-    async def _admit(self, name: str, arguments: dict[str, Any]) -> ToolResult:
+    async def _admit(self, name: str, arguments: dict[str, Any], origin: Origin) -> ToolResult:
         if self._admitted >= self.concurrency + self.queue:
             raise QueueFull(
                 f"{self._admitted} calls running or queued, the most this server takes",
@@ -107,15 +127,15 @@ class Dispatcher:
             if not known and not await anyio.to_thread.run_sync(self.catalog.served, name):
                 raise NotFound("tool", name, self.catalog.suggest(name))
             async with self._slots:
-                return await self._run(name, arguments)
+                return await self._run(name, arguments, origin)
         finally:
             self._admitted -= 1
 
-    async def _run(self, name: str, arguments: dict[str, Any]) -> ToolResult:
+    async def _run(self, name: str, arguments: dict[str, Any], origin: Origin) -> ToolResult:
         tool = self.catalog.snapshot.tools.get(name, {})
         limit = float(tool.get("timeout") or DEFAULT_TIMEOUT) + GUARD_SECONDS
         if self.pipelined.get(name, True):
-            future = self._submit(name, arguments)
+            future = self._submit(name, arguments, origin)
             self.pipelined[name] = future is not None
             if future is not None:
                 return await self._results.wait(future, name, limit)
@@ -125,7 +145,11 @@ class Dispatcher:
             with anyio.fail_after(limit):
                 return await anyio.to_thread.run_sync(
                     lambda: self.caller.call(
-                        self.catalog.resolve(name), arguments, sink=self._sink, cancel=cancel
+                        self.catalog.resolve(name),
+                        arguments,
+                        sink=self._sink,
+                        cancel=cancel,
+                        origin=origin,
                     ),
                     abandon_on_cancel=True,
                     limiter=self._limiter,
@@ -139,7 +163,9 @@ class Dispatcher:
         finally:
             self._cancels.discard(cancel)
 
-    def _submit(self, name: str, arguments: dict[str, Any]) -> Future[ToolResult] | None:
+    def _submit(
+        self, name: str, arguments: dict[str, Any], origin: Origin
+    ) -> Future[ToolResult] | None:
         """Send the call without waiting when its runner pipelines (Pulsar); else None."""
         tool = self.catalog.resolve(name)
         if tool.runtime not in self._pipelines:  # asked once per runtime, not per call
@@ -148,7 +174,12 @@ class Dispatcher:
         runner = self._pipelines[tool.runtime]
         if runner is None:
             return None
-        return runner.submit(self.caller.prepare(tool, arguments, sink=self._sink))
+        try:
+            prepared = self.caller.prepare(tool, arguments, sink=self._sink)
+        except InvalidArguments as exc:
+            self.caller.refused(tool, arguments, exc, origin)
+            raise
+        return self.caller.submit(runner, prepared, origin)
 
     def cancel_all(self) -> int:
         """Cancel every running call (shutdown past its grace): their processes are killed."""
@@ -158,8 +189,14 @@ class Dispatcher:
         return len(running)
 
     def close(self) -> None:
-        """Close the runners (ending calls still in flight) and reap what calls left."""
+        """Close the runners (ending calls still in flight) and reap what calls left; write
+        the calls' records still waiting."""
         self.caller.close()
+        from toolctl.records.journal import flush_all
+        from toolctl.records.tracing import shutdown_all
+
+        flush_all(lambda message: self._log({"event": "warning", "message": message}))
+        shutdown_all()
 
 
 def open_dispatcher(
@@ -172,9 +209,15 @@ def open_dispatcher(
 ) -> Dispatcher:
     """The catalog of ``selection``, a caller onto its registry, the dispatcher over both."""
     catalog = Catalog(settings, selection)
+
+    def warn(message: str) -> None:
+        if log is not None:
+            log({"event": "warning", "message": message})
+
+    recorder = Recorder(settings, metrics=Metrics(), warn=warn)
     return Dispatcher(
         catalog,
-        Caller(settings, catalog.registry),
+        Caller(settings, catalog.registry, recorder=recorder, origin=Origin("serve")),
         concurrency=concurrency,
         queue=queue,
         log=log,

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import uuid
 import weakref
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
@@ -26,6 +27,7 @@ from pydantic import PrivateAttr
 
 from toolctl import __version__
 from toolctl.errors import NotFound, RegistryError, ToolctlError
+from toolctl.records import Origin
 from toolctl.runners.base import ToolResult
 from toolctl.serve.dispatch import Dispatcher
 
@@ -50,6 +52,8 @@ class ToolServer:
         self.server.request_handlers[types.CallToolRequest] = self._call
         self._sessions: weakref.WeakSet[ServerSession] = weakref.WeakSet()
         self._listed: tuple[dict[str, Any], _Listing] | None = None
+        self.stdio_session = f"mcp-{uuid.uuid4().hex[:16]}"
+        """The session of every call over stdio (one client per process)."""
 
     def initialization_options(self) -> Any:
         return self.server.create_initialization_options(
@@ -67,8 +71,11 @@ class ToolServer:
     async def _call(self, request: types.CallToolRequest) -> types.ServerResult:
         self._sessions.add(self.server.request_context.session)
         name = request.params.name
+        origin = self._origin()
         try:
-            result = await self.dispatcher.call(name, request.params.arguments or {}, via="mcp")
+            result = await self.dispatcher.call(
+                name, request.params.arguments or {}, via="mcp", origin=origin
+            )
         except NotFound as exc:
             raise McpError(
                 types.ErrorData(code=types.INVALID_PARAMS, message=f"Unknown tool: {exc}")
@@ -78,6 +85,23 @@ class ToolServer:
         except ToolctlError as exc:
             return types.ServerResult(_failed(str(exc)))
         return types.ServerResult(call_result(result))
+
+    def _origin(self) -> Origin:
+        """Who makes this tools/call: its MCP session (the ``Mcp-Session-Id`` over HTTP, the
+        process's over stdio), its ``traceparent`` (``_meta``, else the HTTP header), its
+        request id."""
+        context = self.server.request_context
+        meta = context.meta.model_extra if context.meta is not None else None
+        traceparent = (meta or {}).get("traceparent")
+        session = self.stdio_session
+        http = context.request
+        headers = getattr(http, "headers", None)
+        if headers is not None:
+            session = headers.get("mcp-session-id") or session
+            traceparent = traceparent or headers.get("traceparent")
+        if not isinstance(traceparent, str):
+            traceparent = None
+        return Origin("mcp", session, traceparent, str(context.request_id))
 
     async def watch(self, interval: float = POLL_SECONDS) -> None:
         """Poll the registry; on a changed listing tell every session that listed tools."""

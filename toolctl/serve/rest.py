@@ -1,5 +1,6 @@
-"""The REST routes: tool_agent's /health, /tools and /run_tool, plus /recommend and
-/openapi.json. Each handler parses, makes one call, and shapes the answer."""
+"""The REST routes: tool_agent's /health, /tools and /run_tool, plus /recommend,
+/openapi.json and /metrics (Prometheus). Each handler parses, makes one call, and shapes
+the answer; /run_tool continues the client's ``traceparent``."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from starlette.routing import Route
 
 from toolctl import __version__
 from toolctl.errors import ToolctlError, UsageError
+from toolctl.records import Origin
 from toolctl.runtimes import BY_NAME
 from toolctl.serve.dispatch import Dispatcher
 from toolctl.serve.gateway import failure_body, json_body, read_json
@@ -35,8 +37,9 @@ def routes(dispatcher: Dispatcher) -> list[Route]:
             tool_id, params = _run_request(await read_json(request))
         except ValueError as exc:
             return json_body({"success": False, "error": str(exc), "exit_code": 2}, 400)
+        origin = Origin("serve", None, request.headers.get("traceparent"))
         try:
-            result = await dispatcher.call(tool_id, params, via="rest")
+            result = await dispatcher.call(tool_id, params, via="rest", origin=origin)
         except ToolctlError as exc:
             status, body = failure_body(exc)
             return json_body(body, status)
@@ -50,6 +53,12 @@ def routes(dispatcher: Dispatcher) -> list[Route]:
             return json_body({"error": body["error"]}, status)
         return json_body(document)
 
+    async def metrics(request: Request) -> Response:
+        from toolctl.records.metrics import CONTENT_TYPE
+
+        exposition = dispatcher.metrics.exposition() if dispatcher.metrics else b""
+        return Response(exposition, headers={"Content-Type": CONTENT_TYPE})
+
     async def openapi(request: Request) -> Response:
         from toolctl.serve.openapi import document
 
@@ -61,6 +70,7 @@ def routes(dispatcher: Dispatcher) -> list[Route]:
         Route("/run_tool", run_tool, methods=["POST"]),
         Route("/recommend", recommend, methods=["GET"]),
         Route("/openapi.json", openapi, methods=["GET"]),
+        Route("/metrics", metrics, methods=["GET"]),
     ]
 
 

@@ -406,3 +406,25 @@ def test_named_engine_missing_is_transport_unavailable(toolctl: Toolctl, registr
     assert "container engine '/nonexistent/podman' (TOOLCTL_CONTAINER_ENGINE) not found" in (
         done.stderr
     )
+
+
+def test_a_container_tool_gets_the_calls_traceparent(
+    podman: str, toolctl: Toolctl, tmp_path: Path
+) -> None:
+    write_files(
+        tmp_path / "tp",
+        {
+            "t.toml": f"""
+            [[tool]]
+            name = "ct-traced"
+            [tool.container]
+            image = "{IMAGE}"
+            command = ["sh", "-c", "echo $TRACEPARENT"]
+            input = "none"
+            """
+        },
+    )
+    done = toolctl("run", "ct-traced", "-r", str(tmp_path / "tp"))
+    assert done.returncode == 0, done.stderr
+    (call,) = json.loads(toolctl("history", "--json").stdout)["calls"]
+    assert done.stdout == f"00-{call['trace_id']}-{call['span_id']}-01\n"

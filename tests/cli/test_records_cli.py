@@ -1,0 +1,331 @@
+"""`toolctl history`, `toolctl stats`, `history import` and what `run` leaves in the history."""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import Toolctl, write_files
+
+PY = sys.executable
+TOOLS = f"""
+[[tool]]
+name = "echo"
+description = "Answers its arguments"
+[tool.local]
+command = ["{PY}", "-c", "import sys; sys.stdout.write(sys.stdin.read())"]
+[[tool.arguments]]
+name = "text"
+[[tool.arguments]]
+name = "password"
+required = false
+
+[[tool]]
+name = "leaky"
+description = "Prints the secret it is given"
+[tool.local]
+command = ["{PY}", "-c", "import os; print('key is', os.environ['KEY'])"]
+input = "none"
+env = {{ KEY = "${{env:LEAKY_SECRET}}" }}
+
+[[tool]]
+name = "fail"
+description = "Always fails"
+[tool.local]
+command = ["{PY}", "-c", "import sys; sys.exit('no')"]
+input = "none"
+"""
+
+
+@pytest.fixture
+def reg(tmp_path: Path) -> str:
+    write_files(tmp_path, {"reg/tools.toml": TOOLS})
+    return str(tmp_path / "reg")
+
+
+def calls(toolctl: Toolctl, *args: str) -> list[dict[str, Any]]:
+    done = toolctl("history", "--json", *args)
+    assert done.returncode == 0, done.stderr
+    found: list[dict[str, Any]] = json.loads(done.stdout)["calls"]
+    return found
+
+
+def test_every_run_leaves_a_row(toolctl: Toolctl, reg: str) -> None:
+    assert toolctl("run", "echo", "-a", "text=one", "-r", reg).returncode == 0
+    assert toolctl("run", "fail", "-r", reg).returncode == 1
+    assert toolctl("run", "echo", "-a", "text=two", "-r", reg).returncode == 0
+    assert toolctl("run", "echo", "-a", "nope=1", "-r", reg).returncode == 2  # refused
+    assert toolctl("run", "nothere", "-r", reg).returncode == 4  # no tool: no row
+    found = calls(toolctl)
+    assert [(c["tool"], c["outcome"], c["exit_code"]) for c in found] == [
+        ("echo", "invalid", 2),
+        ("echo", "ok", 0),
+        ("fail", "failed", 1),
+        ("echo", "ok", 0),
+    ]
+    assert found[0]["error"] == "InvalidArguments"
+    found = found[1:]
+    first = found[-1]
+    assert first["caller"] == "cli" and first["runtime"] == "local"
+    assert first["bytes_in"] == len('{"text":"one"}') and first["bytes_out"] > 0
+    assert len(first["trace_id"]) == 32 and first["duration_ms"] > 0
+    assert "arguments" not in first and "output" not in first
+    assert found[1]["error"] == "tool_failed"
+    assert [c["tool"] for c in calls(toolctl, "--outcome", "failed")] == ["fail"]
+    assert len(calls(toolctl, "--tool", "echo", "--limit", "1")) == 1
+    assert calls(toolctl, "--since", "1h")[1:] == found and calls(toolctl, "--until", "1h") == []
+
+
+def test_stats_per_tool_and_a_histogram(toolctl: Toolctl, reg: str) -> None:
+    for _ in range(3):
+        toolctl("run", "echo", "-a", "text=x", "-r", reg)
+    toolctl("run", "fail", "-r", reg)
+    report = json.loads(toolctl("stats", "--json").stdout)
+    assert report["calls"] == 4
+    echo, fail = report["tools"]
+    assert (echo["tool"], echo["calls"], echo["success_rate"]) == ("echo", 3, 1.0)
+    assert (fail["tool"], fail["calls"], fail["success_rate"]) == ("fail", 1, 0.0)
+    assert echo["p50"] <= echo["p95"] <= echo["p99"] <= echo["slowest"]
+    assert sum(b["calls"] for b in report["histogram"]) == 4
+    shown = toolctl("stats")
+    assert shown.returncode == 0
+    assert shown.stdout.splitlines()[0].split() == [
+        "TOOL", "RUNTIME", "CALLS", "OK", "P50", "MS", "P95", "MS", "P99", "MS", "SLOWEST", "MS"
+    ]  # fmt: skip
+    assert "latency" in shown.stdout and "#" in shown.stdout
+    assert json.loads(toolctl("stats", "--json", "--tool", "fail").stdout)["calls"] == 1
+
+
+def test_no_history_yet_and_history_off(toolctl: Toolctl, reg: str, tmp_path: Path) -> None:
+    assert calls(toolctl) == []
+    assert "no calls recorded yet" in toolctl("stats").stderr
+    done = toolctl("run", "echo", "-a", "text=x", "-r", reg, env={"TOOLCTL_HISTORY": "0"})
+    assert done.returncode == 0
+    assert calls(toolctl) == []
+    assert not list((tmp_path / "home").rglob("history.sqlite3"))
+
+
+def test_bad_filters_are_usage_errors(toolctl: Toolctl) -> None:
+    for args, text in (
+        (("--since", "yesterday"), "--since 'yesterday'"),
+        (("--outcome", "great"), "unknown outcome 'great'"),
+        (("--caller", "me"), "unknown caller 'me'"),
+    ):
+        done = toolctl("history", *args)
+        assert done.returncode == 2 and text in done.stderr, done.stderr
+        assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+
+
+def test_arguments_and_output_only_when_asked_and_masked(toolctl: Toolctl, reg: str) -> None:
+    env = {"LEAKY_SECRET": "s3cr3t-value-42"}
+    toolctl("run", "leaky", "-r", reg, env=env)
+    toolctl("run", "echo", "-a", "text=hi", "-a", "password=p4ss", "-r", reg)
+    assert all("arguments" not in c and "output" not in c for c in calls(toolctl))
+    toolctl("run", "leaky", "-r", reg, "--record-arguments", env=env)
+    toolctl("run", "echo", "-a", "text=hi", "-a", "password=p4ss", "-r", reg,
+            env={"TOOLCTL_RECORD_ARGUMENTS": "1"})  # fmt: skip
+    echo, leaky = calls(toolctl, "--limit", "2")
+    assert json.loads(echo["arguments"]) == {"password": "***", "text": "hi"}
+    assert "p4ss" not in echo["output"] and '"text": "hi"' in echo["output"]
+    assert leaky["output"] == "key is ***" and "s3cr3t" not in json.dumps(leaky)
+
+
+def test_a_batch_is_one_session(toolctl: Toolctl, reg: str) -> None:
+    lines = "".join(json.dumps({"text": str(n)}) + "\n" for n in range(3))
+    bad = lines + '{"text": 1}\nnot json\n'  # a refused line is recorded, a broken one not
+    toolctl("run", "echo", "--batch", "-", "-r", reg, "--concurrency", "2", input=bad)
+    assert [c["exit_code"] for c in calls(toolctl, "--outcome", "invalid")] == [2]
+    toolctl("run", "echo", "--batch", "-", "-r", reg, input=lines, env={"TOOLCTL_SESSION": "s1"})
+    found = calls(toolctl, "--caller", "batch")
+    sessions = [c["session"] for c in found]
+    assert len(found) == 7 and sessions[:3] == ["s1"] * 3
+    assert len(set(sessions[3:])) == 1 and sessions[3].startswith("batch-")
+    assert len(calls(toolctl, "--session", "s1")) == 3
+
+
+def test_a_full_disk_costs_one_warning_and_the_call_goes_on(
+    toolctl_process: Toolctl, reg: str, tmp_path: Path
+) -> None:
+    past = time.time() - 60  # written a minute ago: the warm index is trusted, not rebuilt
+    for path in (Path(reg), Path(reg) / "tools.toml"):
+        os.utime(path, (past, past))
+    assert toolctl_process("run", "echo", "-a", "text=warm", "-r", reg).returncode == 0
+
+    def small_files() -> None:  # writing past 2 KiB fails as on a full disk (EFBIG)
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (2048, 2048))
+
+    done = subprocess.run(
+        [PY, "-m", "toolctl", "run", "echo", "-a", "text=hi", "-r", reg],
+        capture_output=True, text=True, cwd=tmp_path, preexec_fn=small_files, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0 and done.stdout == '{"text": "hi"}\n'
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("toolctl: warning: the run history at ") and "TOOLCTL_HISTORY=0" in line
+
+
+TRANSCRIPTS = [
+    {
+        "id": "conv-1",
+        "messages": [
+            {"role": "user", "content": "weather in Paris, then book"},
+            {
+                "role": "assistant",
+                "tool_calls": [
+                    {
+                        "id": "c1",
+                        "type": "function",
+                        "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
+                    },
+                ],
+            },
+            {"role": "tool", "tool_call_id": "c1", "content": "sunny"},
+            {
+                "role": "assistant",
+                "tool_calls": [
+                    {
+                        "id": "c2",
+                        "type": "function",
+                        "function": {"name": "book", "arguments": '{"api_key": "k"}'},
+                    },
+                ],
+            },
+            {"role": "tool", "tool_call_id": "c2", "content": '{"error": "no seats"}'},
+        ],
+    },
+    {
+        "messages": [
+            {"role": "assistant", "function_call": {"name": "get_weather", "arguments": "{}"}}
+        ]
+    },
+]
+
+
+def test_history_import_reads_chat_transcripts_as_sessions(
+    toolctl: Toolctl, tmp_path: Path
+) -> None:
+    source = tmp_path / "chats.jsonl"
+    source.write_text("\n".join(json.dumps(t) for t in TRANSCRIPTS) + "\n")
+    done = toolctl("history", "import", str(source), "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"calls": 3, "sessions": 2}
+    found = calls(toolctl, "--caller", "import")
+    assert [(c["tool"], c["outcome"], c["session"]) for c in reversed(found)] == [
+        ("get_weather", "ok", "conv-1"),
+        ("book", "failed", "conv-1"),
+        ("get_weather", "ok", f"{source}:2"),
+    ]
+    assert all("arguments" not in c for c in found)
+    assert toolctl("history", "import", str(source)).returncode == 0  # again: replaced
+    assert len(calls(toolctl, "--caller", "import")) == 3
+    assert json.loads(toolctl("stats", "--json").stdout)["tools"][0]["tool"] == "book"
+
+
+def test_history_import_refuses_a_file_with_a_bad_line(toolctl: Toolctl, tmp_path: Path) -> None:
+    source = tmp_path / "chats.jsonl"
+    source.write_text(json.dumps(TRANSCRIPTS[0]) + "\nnot json\n")
+    refused = toolctl("history", "import", str(source))
+    assert refused.returncode == 2 and "chats.jsonl:2: not JSON" in refused.stderr
+    assert calls(toolctl) == []  # nothing half-imported
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n")
+    refused = toolctl("history", "import", str(empty))
+    assert refused.returncode == 2 and "no conversation" in refused.stderr
+    assert toolctl("history", "import", str(tmp_path / "none.jsonl")).returncode == 2
+
+
+def test_the_history_reads_back_as_transcripts(toolctl: Toolctl, reg: str, tmp_path: Path) -> None:
+    """What learns from use reads the history as sessions of calls (toolctl.transcripts)."""
+    from toolctl.records.transcripts import history_transcripts
+    from toolctl.settings import Settings
+
+    source = tmp_path / "chats.jsonl"
+    source.write_text(json.dumps(TRANSCRIPTS[0]) + "\n")
+    toolctl("history", "import", str(source), "--record-arguments")
+    toolctl("run", "echo", "-a", "text=x", "-r", reg)
+    (imported, single) = history_transcripts(Settings.load())
+    assert imported.id == "conv-1"
+    assert [(c.tool, c.success, c.call_id) for c in imported.calls] == [
+        ("get_weather", True, "c1"),
+        ("book", False, "c2"),
+    ]
+    assert imported.calls[0].arguments == {"city": "Paris"}
+    assert imported.calls[1].arguments == {"api_key": "***"}
+    assert [c.tool for c in single.calls] == ["echo"]
+
+
+class _Headers(BaseHTTPRequestHandler):
+    seen: list[str] = []  # noqa: RUF012 - the test's record of requests
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self.seen.append(self.headers.get("traceparent") or "")
+        body = b'{"ok": true}'
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def header_server() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Headers)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def test_an_http_tool_gets_the_calls_traceparent(
+    toolctl: Toolctl, tmp_path: Path, header_server: str
+) -> None:
+    write_files(
+        tmp_path,
+        {"web/t.toml": f'[[tool]]\nname = "web"\n[tool.http]\nurl = "{header_server}/x"\n'},
+    )
+    _Headers.seen.clear()
+    assert toolctl("run", "web", "-r", str(tmp_path / "web")).returncode == 0
+    (call,) = calls(toolctl)
+    assert _Headers.seen == [f"00-{call['trace_id']}-{call['span_id']}-01"]
+    assert os.environ.get("TRACEPARENT") is None  # the test process itself is untouched
+
+
+def test_eight_toolctl_processes_record_at_once(toolctl: Toolctl, reg: str, tmp_path: Path) -> None:
+    lines = "".join(json.dumps({"text": str(n)}) + "\n" for n in range(40))
+    batches = [
+        subprocess.Popen(
+            [PY, "-m", "toolctl", "run", "echo", "--batch", "-", "-r", reg, "--concurrency", "4"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=tmp_path,
+            env={**os.environ, "TOOLCTL_SESSION": f"p{n}"},
+        )
+        for n in range(8)
+    ]
+    for batch in batches:
+        _, err = batch.communicate(lines, timeout=120)
+        assert batch.returncode == 0 and err == "", err
+    found = calls(toolctl, "--limit", "1000")
+    assert len(found) == 320
+    assert {s: sum(c["session"] == s for c in found) for s in {c["session"] for c in found}} == {
+        f"p{n}": 40 for n in range(8)
+    }

@@ -1,0 +1,176 @@
+"""The run history file: rows in and out, bounds, many writers at once, a writer killed."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from toolctl.records import history
+from toolctl.records.history import CallRecord, Filter
+from toolctl.records.journal import Journal, flush_all, journal_for
+from toolctl.settings import Settings
+
+
+def record(tool: str = "echo", when: float = 1_000_000.0, **fields: object) -> CallRecord:
+    base = CallRecord(when, tool, "local", "cli", None, "ok", 0, 12.5)
+    return base._replace(**fields)  # type: ignore[arg-type]
+
+
+def test_rows_come_back_newest_first_and_filtered(tmp_path: Path) -> None:
+    path = tmp_path / "history.sqlite3"
+    rows = [
+        record("a", 10.0),
+        record("b", 20.0, outcome="failed", exit_code=1, caller="serve"),
+        record("a", 30.0, session="s1", trace_id="ab" * 16),
+    ]
+    assert history.write(path, rows, max_calls=100, max_days=1e6) == 3
+    db = history.open_for_reading(path)
+    assert db is not None
+    assert [r.time for r in history.recent(db, Filter(), 10)] == [30.0, 20.0, 10.0]
+    assert history.recent(db, Filter(tool="a"), 1) == [rows[2]]
+    assert history.recent(db, Filter(outcome="failed"), 10) == [rows[1]]
+    assert history.recent(db, Filter(caller="serve", since=15.0, until=25.0), 10) == [rows[1]]
+    assert history.recent(db, Filter(session="s1"), 10) == [rows[2]]
+    assert rows[2].to_json()["trace_id"] == "ab" * 16 and "arguments" not in rows[2].to_json()
+    assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_no_history_file_reads_as_no_calls(tmp_path: Path) -> None:
+    assert history.open_for_reading(tmp_path / "none.sqlite3") is None
+    assert not (tmp_path / "none.sqlite3").exists()
+
+
+def test_the_count_bound_keeps_the_newest(tmp_path: Path) -> None:
+    path = tmp_path / "history.sqlite3"
+    for start in range(0, 300, 7):  # batches that cross the pruning points at odd places
+        batch = [record("t", float(n)) for n in range(start, min(start + 7, 300))]
+        history.write(path, batch, max_calls=50, max_days=1e6)
+    db = history.open_for_reading(path)
+    assert db is not None
+    kept = [r.time for r in history.recent(db, Filter(), 1000)]
+    assert 50 <= len(kept) <= 55  # pruned every 5 rows: never more than 1.1x the bound
+    assert kept[0] == 299.0 and kept == sorted(kept, reverse=True)
+    assert min(kept) >= 300 - len(kept)
+
+
+def test_the_age_bound_drops_old_calls(tmp_path: Path) -> None:
+    path = tmp_path / "history.sqlite3"
+    now = time.time()
+    old = [record("old", now - 40 * 86400) for _ in range(9)]
+    db = history.open_for_writing(path)
+    history.append(db, old, max_calls=100, max_days=30, now=now)
+    history.append(db, [record("new", now)], max_calls=100, max_days=30, now=now)  # 10th row
+    assert history.count(db) == 1 and history.recent(db, Filter(), 5)[0].tool == "new"
+
+
+WRITER = """
+import sys, time
+from pathlib import Path
+from toolctl.records.history import CallRecord
+from toolctl.records.journal import Journal
+path, name, count = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+journal = Journal(path, 1_000_000, 365.0)
+for n in range(count):
+    journal.add(CallRecord(time.time(), name, "local", "cli", None, "ok", 0, float(n)))
+    if n % 25 == 24:
+        journal.flush()  # many short transactions, interleaved with the other writers
+journal.close()
+assert journal.failure is None, journal.failure
+"""
+
+
+def test_eight_processes_write_at_once(tmp_path: Path) -> None:
+    path = tmp_path / "state" / "history.sqlite3"
+    writers = [
+        subprocess.Popen([sys.executable, "-c", WRITER, str(path), f"w{n}", "250"])
+        for n in range(8)
+    ]
+    assert [w.wait(timeout=120) for w in writers] == [0] * 8
+    db = history.open_for_reading(path)
+    assert db is not None
+    assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    per_writer = dict(db.execute("SELECT tool, count(*) FROM calls GROUP BY tool").fetchall())
+    assert per_writer == {f"w{n}": 250 for n in range(8)}
+
+
+KILLED = """
+import sys, time
+from pathlib import Path
+from toolctl.records import history
+from toolctl.records.history import CallRecord
+db = history.open_for_writing(Path(sys.argv[1]))
+batch = 0
+while True:  # big transactions: a SIGKILL lands inside one most of the time
+    rows = [CallRecord(time.time(), f"b{batch}", "local", "cli", None, "ok", 0, 1.0,
+                       output="x" * 2000) for _ in range(200)]
+    history.append(db, rows, max_calls=10_000_000, max_days=365.0)
+    batch += 1
+"""
+
+
+def test_a_writer_killed_mid_write_leaves_whole_batches(tmp_path: Path) -> None:
+    path = tmp_path / "history.sqlite3"
+    writer = subprocess.Popen([sys.executable, "-c", KILLED, str(path)])
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            db = history.open_for_reading(path) if path.exists() else None
+            rows = history.count(db) if db is not None else 0
+            if db is not None:
+                db.close()
+            if rows >= 1000:
+                break
+            time.sleep(0.05)
+        os.kill(writer.pid, signal.SIGKILL)
+    finally:
+        writer.kill()
+        writer.wait()
+    db = history.open_for_writing(path)  # recovers the log the killed writer left
+    assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    sizes = db.execute("SELECT count(*) FROM calls GROUP BY tool").fetchall()
+    assert sizes and {n for (n,) in sizes} == {200}  # each batch whole or absent
+    history.append(db, [record("after")], max_calls=10_000_000, max_days=365.0)
+    assert history.recent(db, Filter(tool="after"), 1)[0].tool == "after"
+
+
+def test_a_history_that_cannot_be_written_warns_once(tmp_path: Path) -> None:
+    path = tmp_path / "history.sqlite3"
+    path.mkdir()  # a directory where the file belongs: SQLite cannot open it
+    journal = Journal(path, 100, 30.0)
+    warnings: list[str] = []
+    journal.warn = warnings.append
+    for _ in range(3):
+        journal.add(record())
+        journal.flush()
+    assert len(warnings) == 1 and "cannot be written" in warnings[0]
+    assert "TOOLCTL_HISTORY=0" in warnings[0] and journal.dropped == 2
+
+
+def test_the_writer_thread_writes_without_a_flush(tmp_path: Path) -> None:
+    settings = Settings.load(environ={"XDG_STATE_HOME": str(tmp_path), "HOME": str(tmp_path)})
+    journal = journal_for(settings)
+    assert journal is not None
+    journal.add(record("threaded"))
+    deadline = time.monotonic() + 30
+    path = tmp_path / "toolctl" / "history.sqlite3"
+    while time.monotonic() < deadline:
+        try:
+            db = history.open_for_reading(path)
+            if db is not None and history.count(db, Filter(tool="threaded")):
+                break
+        except sqlite3.Error:
+            pass
+        time.sleep(0.05)
+    else:
+        raise AssertionError("the writer thread wrote nothing")
+    flush_all()
+
+
+def test_history_off_gives_no_journal(tmp_path: Path) -> None:
+    settings = Settings.load(environ={"HOME": str(tmp_path), "TOOLCTL_HISTORY": "0"})
+    assert journal_for(settings) is None

@@ -1,0 +1,64 @@
+"""Secrets out of stored arguments and output: descriptor variables, names, shapes."""
+
+from __future__ import annotations
+
+from toolctl.records.masking import MASK, descriptor_secrets, mask_text, mask_value
+
+TOOL = {"local": {"env": {"API_KEY": "${env:SERVICE_KEY}", "MODE": "fast"}}}
+SERVICE = {"http": {"headers": {"Authorization": "Bearer ${env:SERVICE_TOKEN}"}}}
+ENVIRON = {"SERVICE_KEY": "k3y-v4lue-123", "SERVICE_TOKEN": "tok-abc-999", "OTHER": "visible"}
+
+
+def test_the_values_a_descriptor_passes_are_masked_wherever_they_appear() -> None:
+    secrets = descriptor_secrets((TOOL, SERVICE), ENVIRON)
+    assert secrets == {"k3y-v4lue-123", "tok-abc-999"}
+    text = "used k3y-v4lue-123 and tok-abc-999, not visible"
+    assert mask_text(text, secrets) == f"used {MASK} and {MASK}, not visible"
+
+
+def test_values_under_secret_names_are_masked_at_any_depth() -> None:
+    arguments = {
+        "query": "weather",
+        "Password": "hunter2",
+        "nested": {"api_key": "abc", "client-secret": 7, "count": 3, "x_auth_token": "t"},
+        "list": [{"authorization": "Basic Zm9vOmJhcg=="}],
+        "empty_password": "",
+    }
+    assert mask_value(arguments) == {
+        "query": "weather",
+        "Password": MASK,
+        "nested": {"api_key": MASK, "client-secret": MASK, "count": 3, "x_auth_token": MASK},
+        "list": [{"authorization": MASK}],
+        "empty_password": "",
+    }
+
+
+def test_credential_shapes_are_masked_in_text() -> None:
+    samples = [
+        "AKIAIOSFODNN7EXAMPLE",
+        "ghp_" + "a1B2" * 9,
+        "github_pat_" + "x" * 40,
+        "xoxb-1234567890-abcdefghij",
+        "sk-proj-" + "Z" * 30,
+        "AIza" + "S" * 35,
+        "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+        "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----",
+    ]
+    for sample in samples:
+        masked = mask_text(f"before {sample} after")
+        assert sample not in masked and masked.startswith("before ") and masked.endswith(" after")
+    assert mask_text("Authorization: Bearer abcdefgh12345678") == f"Authorization: Bearer {MASK}"
+    assert mask_text("postgres://me:s3cret@db:5432/x") == f"postgres://me:{MASK}@db:5432/x"
+    assert (
+        mask_text("a plain sentence with a skeleton key") == "a plain sentence with a skeleton key"
+    )
+
+
+def test_secret_values_of_the_arguments_are_masked_in_text_too() -> None:
+    from toolctl.records.masking import secret_values
+
+    arguments = {"user": "ada", "password": "p4ss-word", "nested": [{"api_key": 123456}]}
+    assert secret_values(arguments) == {"p4ss-word", "123456"}
+    assert mask_text('{"login": "ok", "pass": 1}') == '{"login": "ok", "pass": 1}'
+    assert mask_text("password=hunter2&x=1") == f"password={MASK}&x=1"
+    assert mask_text('{"api_key": "abc123"}') == f'{{"api_key": "{MASK}"}}'

@@ -1,0 +1,48 @@
+"""`toolctl stats`: per tool, calls, success rate, p50/p95/p99 and the slowest; a histogram."""
+
+from __future__ import annotations
+
+import typer
+
+from toolctl.cli.common import JsonOption
+from toolctl.cli.recordviews import (
+    CallerFilter,
+    OutcomeFilter,
+    SessionFilter,
+    SinceFilter,
+    ToolFilter,
+    UntilFilter,
+)
+
+
+def install(app: typer.Typer) -> None:
+    app.command("stats")(stats_command)
+
+
+def stats_command(
+    tool: ToolFilter = None,
+    outcome: OutcomeFilter = None,
+    caller: CallerFilter = None,
+    session: SessionFilter = None,
+    since: SinceFilter = None,
+    until: UntilFilter = None,
+    json: JsonOption = False,
+) -> None:
+    """Summarise the run history per tool (calls, success rate, latency percentiles in
+    ms, the slowest call) and draw the latency histogram of the selected calls.
+    Exit codes: 0 ok, 2 bad option."""
+    from toolctl.cli import render
+    from toolctl.cli.common import settings_for
+    from toolctl.cli.recordviews import STATS_COLUMNS, print_histogram, selection, stats_rows
+    from toolctl.records.reports import tool_stats
+
+    settings = settings_for(None)
+    report = tool_stats(settings, selection(tool, outcome, caller, session, since, until))
+    if json:
+        render.print_json(report.to_json())
+        return
+    if not report.tools:
+        render.note("no calls recorded yet (see 'toolctl history --help')")
+        return
+    render.print_table(STATS_COLUMNS, stats_rows(report.tools), color=settings.color)
+    print_histogram(report.bins, color=settings.color)

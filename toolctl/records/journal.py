@@ -1,0 +1,181 @@
+"""The records of this process on their way to the run history, written off the call's path.
+
+A call's record is appended to a list in memory (no I/O, no SQLite). A writer thread,
+started by the first record, writes what has gathered every ``PERIOD`` seconds (or once
+``BATCH`` records wait) in one transaction; ``flush_all`` writes the rest synchronously,
+and the command line calls it once its output is out, so a single `toolctl run` opens
+SQLite after the result is printed, never between the call and its result.
+
+Writing never fails a call: the first error (a read-only or full disk, a file another
+program locked for too long) is reported once, through ``warn`` or by ``flush_all``, and
+this process stops writing history. A program using toolctl as a library gets what is
+left written at its normal exit (``atexit``).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from toolctl.records.history import CallRecord
+
+if TYPE_CHECKING:
+    from toolctl.settings import Settings
+
+PERIOD = 1.0
+"""Seconds between the writer thread's writes: a server's calls go in batches."""
+BATCH = 512
+"""Records that wake the writer before its period is over."""
+IDLE_PERIODS = 30
+"""Periods without a record after which the writer thread ends (the next record starts one)."""
+MAX_PENDING = 100_000
+"""Records held while writes fail or lag; past this, new ones are dropped (and counted)."""
+
+Warn = Callable[[str], None]
+
+
+class Journal:
+    """Records waiting to be written to one history file."""
+
+    def __init__(self, path: Path, max_calls: int, max_days: float) -> None:
+        self.path = path
+        self.max_calls, self.max_days = max_calls, max_days
+        self.warn: Warn | None = None
+        self.failure: str | None = None
+        self._reported = False
+        self._pending: list[CallRecord] = []
+        # re-entrant: a signal handler that flushes may interrupt this very thread
+        self._lock = threading.RLock()  # the pending list
+        self._writing = threading.RLock()  # the connection: one write at a time
+        self._wake = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._db: sqlite3.Connection | None = None
+        self.dropped = 0
+
+    def add(self, record: CallRecord) -> None:
+        """Queue one record (never blocks on I/O, never raises)."""
+        with self._lock:
+            if self.failure is not None or len(self._pending) >= MAX_PENDING:
+                self.dropped += 1
+                return
+            self._pending.append(record)
+            waiting = len(self._pending)
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._run, name="toolctl-history", daemon=True
+                )
+                self._thread.start()
+        if waiting >= BATCH:
+            self._wake.set()
+
+    def flush(self) -> None:
+        """Write every record queued so far (on the caller's thread)."""
+        with self._writing:
+            with self._lock:
+                batch, self._pending = self._pending, []
+            if not batch or self.failure is not None:
+                return
+            try:
+                from toolctl.records import history
+
+                if self._db is None:
+                    self._db = history.open_for_writing(self.path)
+                history.append(self._db, batch, max_calls=self.max_calls, max_days=self.max_days)
+            except (sqlite3.Error, OSError) as exc:
+                self._fail(exc, len(batch))
+
+    def close(self) -> None:
+        """Write what is queued and close the file (the writer thread ends by itself)."""
+        self.flush()
+        with self._writing:
+            if self._db is not None:
+                self._db.close()
+                self._db = None
+
+    def _fail(self, exc: BaseException, lost: int) -> None:
+        reason = str(exc) or type(exc).__name__
+        with self._lock:
+            self.failure = (
+                f"the run history at {self.path} cannot be written ({reason}); "
+                f"{lost} call record(s) lost, the calls themselves went on; "
+                "TOOLCTL_HISTORY=0 turns the history off"
+            )
+            self._pending.clear()
+        if self.warn is not None:
+            self.report(self.warn)
+
+    def report(self, warn: Warn) -> None:
+        """Tell ``warn`` of the failure, once per process."""
+        with self._lock:
+            if self.failure is None or self._reported:
+                return
+            self._reported = True
+            message = self.failure
+        warn(message)
+
+    def _run(self) -> None:
+        idle = 0
+        while self.failure is None and idle < IDLE_PERIODS:
+            self._wake.wait(PERIOD)
+            self._wake.clear()
+            with self._lock:
+                idle = 0 if self._pending else idle + 1
+            self.flush()
+        with self._lock:  # the next record starts a new thread
+            self._thread = None
+            if self._pending:  # one came in as this thread decided to end
+                self._wake.set()
+                self._thread = threading.Thread(
+                    target=self._run, name="toolctl-history", daemon=True
+                )
+                self._thread.start()
+
+
+_deferred: list[str] = []
+"""Warnings of this process's records that nobody was there to hear yet (flush_all tells)."""
+
+
+def defer_warning(message: str) -> None:
+    """Keep ``message`` for the next ``flush_all`` that has someone to tell."""
+    if message not in _deferred:
+        _deferred.append(message)
+
+
+_journals: dict[Path, Journal] = {}
+_journals_lock = threading.Lock()
+
+
+def journal_for(settings: Settings, warn: Warn | None = None) -> Journal | None:
+    """This process's journal of the settings' history, or None when the history is off."""
+    options = settings.records
+    if not options.history:
+        return None
+    from toolctl.records.history import history_path
+
+    path = history_path(settings.state_dir)
+    with _journals_lock:
+        journal = _journals.get(path)
+        if journal is None:
+            if not _journals:  # a library user's process: write what is left at exit
+                import atexit
+
+                atexit.register(flush_all)
+            journal = _journals[path] = Journal(path, options.max_calls, options.max_days)
+    if warn is not None:
+        journal.warn = warn
+    return journal
+
+
+def flush_all(warn: Warn | None = None) -> None:
+    """Write every journal's queued records; ``warn`` hears of a history that failed."""
+    with _journals_lock:
+        journals = list(_journals.values())
+    for journal in journals:
+        journal.flush()
+        if warn is not None:
+            journal.report(warn)
+    while warn is not None and _deferred:
+        warn(_deferred.pop(0))

@@ -1,0 +1,133 @@
+"""Secrets out of what the history stores: arguments and output, when they are stored at all.
+
+Three nets, each replacing what it catches with ``***``:
+
+* the values of the variables a tool's descriptor passes with ``${env:NAME}`` (its
+  service's too): the same secrets `--dry-run` masks, wherever they turn up;
+* values under a secret-sounding key (``password``, ``api_key``, ``authorization``,
+  ``token``, ... in any case, with ``-`` or ``_``), at any depth of the arguments;
+* text shaped like a credential: ``Bearer`` tokens, JWTs, PEM private keys, URLs with a
+  password, and the key formats of the big providers (AWS, GitHub, GitLab, Slack,
+  OpenAI/Anthropic-style ``sk-`` keys, Google API keys, Stripe).
+
+Masking is a net, not a guarantee: a secret of no known shape under an innocent name gets
+through, which is why nothing is stored unless asked for.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from toolctl.descriptor_env import env_names
+
+MASK = "***"
+MIN_SECRET = 4
+"""Shorter variable values are not hunted for in text (they would mask every ``a``)."""
+
+SECRET_KEY = re.compile(
+    r"(pass(word|wd|phrase)?|secret|token|api[-_]?key|apikey|access[-_]?key|private[-_]?key|"
+    r"auth(orization)?|credentials?|cookie|session[-_]?id|signature|client[-_]?secret)$",
+    re.IGNORECASE,
+)
+"""A key whose value is a secret: the name ends in one of these words."""
+
+SHAPES = [
+    re.compile(p)
+    for p in (
+        r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(-----END [A-Z ]*PRIVATE KEY-----|$)",
+        r"(?i)\b(bearer|basic|token)\s+[A-Za-z0-9._~+/=-]{8,}",
+        r"\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*",
+        r"\b(AKIA|ASIA)[0-9A-Z]{16}\b",
+        r"\bgh[pousr]_[A-Za-z0-9]{30,}\b",
+        r"\bgithub_pat_[A-Za-z0-9_]{30,}\b",
+        r"\bglpat-[A-Za-z0-9_-]{20,}\b",
+        r"\bxox[abposr]-[A-Za-z0-9-]{10,}",
+        r"\bsk-[A-Za-z0-9_-]{20,}",
+        r"\b(sk|rk)_(live|test)_[A-Za-z0-9]{16,}\b",
+        r"\bAIza[0-9A-Za-z_-]{35}\b",
+    )
+]
+KEY_VALUE = re.compile(
+    r"""(?i)(["']?[\w-]*(?:password|passwd|secret|token|api[-_]?key|apikey|access[-_]?key|"""
+    r"""private[-_]?key|authorization|credentials?)["']?\s*[:=]\s*["']?)([^"'\s,;&}]+)"""
+)
+"""``password=...``, ``"api_key": "..."`` in text: the value after a secret-sounding key."""
+URL_PASSWORD = re.compile(r"(\b[a-z][a-z0-9+.-]*://[^/\s:@]+:)([^@\s/]+)(@)", re.IGNORECASE)
+
+
+def descriptor_secrets(
+    descriptors: Iterable[Mapping[str, Any] | None], environ: Mapping[str, str]
+) -> frozenset[str]:
+    """The values of every variable the descriptors name with ``${env:NAME}``."""
+    names: set[str] = set()
+    for descriptor in descriptors:
+        if descriptor:
+            names.update(_names_in(descriptor))
+    return frozenset(environ[name] for name in names if len(environ.get(name) or "") >= MIN_SECRET)
+
+
+def _names_in(value: Any) -> Iterable[str]:
+    if isinstance(value, str):
+        if "${env:" in value:
+            yield from env_names(value)
+    elif isinstance(value, Mapping):
+        for item in value.values():
+            yield from _names_in(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _names_in(item)
+
+
+def mask_text(text: str, secrets: Iterable[str] = ()) -> str:
+    """``text`` with the given secret values and credential-shaped strings masked."""
+    for secret in sorted(secrets, key=len, reverse=True):
+        if secret in text:
+            text = text.replace(secret, MASK)
+    for shape in SHAPES:
+        text = shape.sub(_masked_match, text)
+    text = KEY_VALUE.sub(_masked_value, text)
+    return URL_PASSWORD.sub(rf"\g<1>{MASK}\g<3>", text)
+
+
+def _masked_value(match: re.Match[str]) -> str:
+    value = match.group(2)
+    if value == MASK or value.lower() in {"bearer", "basic", "token"}:
+        return match.group(0)  # masked already, or a scheme whose token the shapes masked
+    return match.group(1) + MASK
+
+
+def secret_values(value: Any, key: str | None = None) -> set[str]:
+    """The strings a value holds under secret-sounding keys (to be masked in output too)."""
+    found: set[str] = set()
+    if key is not None and SECRET_KEY.search(key) and isinstance(value, str | int):
+        text = str(value)
+        if len(text) >= MIN_SECRET and not isinstance(value, bool):
+            found.add(text)
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            found |= secret_values(v, str(k))
+    elif isinstance(value, list | tuple):
+        for item in value:
+            found |= secret_values(item, key)
+    return found
+
+
+def _masked_match(match: re.Match[str]) -> str:
+    word = match.group(1) if match.re.pattern.startswith(r"(?i)\b(bearer") else None
+    return f"{word} {MASK}" if word else MASK
+
+
+def mask_value(value: Any, secrets: Iterable[str] = (), key: str | None = None) -> Any:
+    """A JSON value with secrets masked: everything under a secret-sounding key, and the
+    secret values and shapes inside every string."""
+    if key is not None and SECRET_KEY.search(key) and value not in (None, "", [], {}):
+        return MASK
+    if isinstance(value, str):
+        return mask_text(value, secrets)
+    if isinstance(value, Mapping):
+        return {k: mask_value(v, secrets, str(k)) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [mask_value(item, secrets) for item in value]
+    return value

@@ -1,0 +1,114 @@
+"""The use cases of `toolctl history` and `toolctl stats`: read the run history, summarise it.
+
+Reading never creates or changes the history file: with no history yet, there are no calls.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from toolctl.errors import ToolctlError, UsageError
+from toolctl.records import CALLERS, OUTCOMES
+from toolctl.records.history import CallRecord, Filter, history_path
+from toolctl.records.stats import Bin, ToolStats, histogram, summarize
+
+if TYPE_CHECKING:
+    from toolctl.settings import Settings
+
+_SPAN = re.compile(r"^(\d+(?:\.\d+)?)\s*(s|m|h|d|w)$")
+_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+def parse_when(text: str, option: str, now: float | None = None) -> float:
+    """A point in time: ``30m``, ``2h``, ``7d``, ``1w`` ago, or an ISO date or date-time
+    (local time unless it names its zone); UsageError naming ``option`` otherwise."""
+    now = time.time() if now is None else now
+    given = text.strip()
+    span = _SPAN.match(given.lower())
+    if span:
+        return now - float(span.group(1)) * _SECONDS[span.group(2)]
+    try:
+        return datetime.fromisoformat(given).timestamp()
+    except ValueError:
+        raise UsageError(
+            f"{option} {text!r}: expected a span ago (30m, 2h, 7d, 1w) or an ISO date "
+            "(2026-11-25, 2026-11-25T14:00)"
+        ) from None
+
+
+def check_filter(selected: Filter) -> Filter:
+    """``selected``, or a UsageError for an outcome or caller that cannot exist."""
+    outcomes = sorted(set(OUTCOMES.values()))
+    if selected.outcome is not None and selected.outcome not in outcomes:
+        raise UsageError(
+            f"unknown outcome {selected.outcome!r}: expected one of {', '.join(outcomes)}"
+        )
+    if selected.caller is not None and selected.caller not in CALLERS:
+        raise UsageError(
+            f"unknown caller {selected.caller!r}: expected one of {', '.join(CALLERS)}"
+        )
+    return selected
+
+
+@contextmanager
+def reading(settings: Settings) -> Iterator[sqlite3.Connection | None]:
+    """The history file, read-only, or None when there is none; a file that cannot be
+    read is a ToolctlError naming it."""
+    from toolctl.records.history import open_for_reading
+
+    path = history_path(settings.state_dir)
+    db = None
+    try:
+        db = open_for_reading(path)
+        yield db
+    except sqlite3.Error as exc:
+        raise ToolctlError(
+            f"cannot read the run history at {path}: {exc}",
+            hint="move the file away to start a new history",
+        ) from None
+    finally:
+        if db is not None:
+            db.close()
+
+
+def recent_calls(settings: Settings, selected: Filter, limit: int = 20) -> list[CallRecord]:
+    """The ``limit`` most recent calls of the selection, newest first."""
+    from toolctl.records.history import recent
+
+    check_filter(selected)
+    with reading(settings) as db:
+        return [] if db is None else recent(db, selected, limit)
+
+
+class StatsReport(NamedTuple):
+    """Per-tool statistics and the latency histogram of the selected calls."""
+
+    tools: list[ToolStats]
+    bins: list[Bin]
+
+    @property
+    def calls(self) -> int:
+        return sum(tool.calls for tool in self.tools)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "calls": self.calls,
+            "tools": [tool.to_json() for tool in self.tools],
+            "histogram": [b.to_json() for b in self.bins],
+        }
+
+
+def tool_stats(settings: Settings, selected: Filter) -> StatsReport:
+    """Statistics of the selected calls, by tool, with their latency histogram."""
+    from toolctl.records.history import outcomes
+
+    check_filter(selected)
+    with reading(settings) as db:
+        rows = [] if db is None else list(outcomes(db, selected))
+    return StatsReport(summarize(rows), histogram(row[2] for row in rows))

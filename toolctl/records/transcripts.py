@@ -1,0 +1,139 @@
+"""Chat transcripts and the run history, both ways.
+
+``import_transcripts`` (`toolctl history import FILE`): each conversation of an OpenAI chat
+JSONL file (read by ``toolctl.transcripts``) becomes one session of calls, caller
+``import``, runtime ``transcript``, in the order the assistant made them; its session is the
+conversation's ``id``, else ``FILE:LINE``; importing the same conversation again replaces
+its calls. A transcript has no times: the calls are stamped with the import's time, a
+microsecond apart, in order. A call the transcript says failed is ``failed``; one with no
+answer counts as ``ok``. Arguments are kept only when the history keeps them
+(``--record-arguments`` or TOOLCTL_RECORD_ARGUMENTS=1), masked. A line that is not a
+conversation refuses the whole file (exit 2, naming file:line): nothing is half-imported.
+
+``history_transcripts``: the other way, the history's sessions as Transcripts, for what
+learns from use (`graph learn`): one per session, calls in order; a call outside any
+session is a transcript of its own.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from toolctl.errors import ToolctlError, UsageError
+from toolctl.records.history import CallRecord, Filter
+
+if TYPE_CHECKING:
+    from toolctl.settings import Settings
+    from toolctl.transcripts import Transcript
+
+
+class Imported(NamedTuple):
+    """What an import wrote."""
+
+    sessions: int
+    calls: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"sessions": self.sessions, "calls": self.calls}
+
+
+def import_transcripts(settings: Settings, lines: Iterable[str], origin: str) -> Imported:
+    """Read OpenAI chat JSONL ``lines`` (from ``origin``) into the history."""
+    import sqlite3
+
+    from toolctl.records import history
+    from toolctl.transcripts import read_transcripts
+
+    transcripts = list(read_transcripts(lines, origin))  # a bad line: UsageError, exit 2
+    if not transcripts:
+        raise UsageError(f"{origin}: no conversation in it")
+    rows = _rows(transcripts, settings, time.time())
+    path = history.history_path(settings.state_dir)
+    try:
+        db = history.open_for_writing(path)
+        try:
+            sessions = sorted({_session(t) for t in transcripts})
+            db.executemany("DELETE FROM calls WHERE session = ?", [(s,) for s in sessions])
+            history.append(
+                db,
+                rows,
+                max_calls=max(settings.records.max_calls, len(rows)),
+                max_days=settings.records.max_days,
+            )
+        finally:
+            db.close()
+    except (sqlite3.Error, OSError) as exc:
+        raise ToolctlError(f"cannot write the run history at {path}: {exc}") from None
+    return Imported(len(transcripts), len(rows))
+
+
+def _session(transcript: Transcript) -> str:
+    return transcript.id or f"{transcript.origin}:{transcript.line}"
+
+
+def _rows(transcripts: list[Transcript], settings: Settings, now: float) -> list[CallRecord]:
+    from toolctl.records.masking import mask_value
+
+    keep = settings.records.record_arguments
+    rows: list[CallRecord] = []
+    for transcript in transcripts:
+        for call in transcript.calls:
+            failed = call.success is False
+            arguments = json.dumps(dict(call.arguments), sort_keys=True)
+            rows.append(
+                CallRecord(
+                    now + len(rows) * 1e-6,
+                    call.tool,
+                    "transcript",
+                    "import",
+                    _session(transcript),
+                    "failed" if failed else "ok",
+                    1 if failed else 0,
+                    0.0,
+                    len(arguments.encode()),
+                    call_id=call.call_id,
+                    error="tool_failed" if failed else None,
+                    arguments=json.dumps(mask_value(dict(call.arguments)), sort_keys=True)
+                    if keep
+                    else None,
+                )
+            )
+    return rows
+
+
+def history_transcripts(settings: Settings, selected: Filter | None = None) -> Iterator[Transcript]:
+    """The history's sessions (of the selection) as Transcripts, oldest session first."""
+    from toolctl.records.history import COLUMNS
+    from toolctl.records.reports import reading
+    from toolctl.transcripts import Call, Transcript
+
+    where, values = (selected or Filter()).where()
+    query = f"SELECT {', '.join(COLUMNS)} FROM calls{where} ORDER BY session, time, id"
+    with reading(settings) as db:
+        rows = [] if db is None else [CallRecord(*row) for row in db.execute(query, values)]
+    sessions: dict[str, list[CallRecord]] = {}
+    for row in rows:
+        sessions.setdefault(row.session or f"call:{row.trace_id}:{row.span_id}", []).append(row)
+    for number, (session, calls) in enumerate(
+        sorted(sessions.items(), key=lambda item: item[1][0].time), start=1
+    ):
+        yield Transcript(
+            "history",
+            number,
+            tuple(
+                Call(c.tool, _arguments(c.arguments), c.call_id, "", c.outcome == "ok")
+                for c in calls
+            ),
+            id=session,
+        )
+
+
+def _arguments(stored: str | None) -> dict[str, Any]:
+    try:
+        parsed = json.loads(stored) if stored else {}
+    except ValueError:
+        return {}
+    return parsed if isinstance(parsed, dict) else {}
