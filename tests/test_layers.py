@@ -1,13 +1,19 @@
 """The import rule of DESIGN.md "Architecture", checked statically (with ast, nothing imported).
 
     cli/, serve/                 on top (cli may import serve; serve never imports cli)
-    calls.py                     under them
+    calls/                       under them
     the rooms                    registry/, graph.py, interchange/, learning/, runners/,
                                  pulsar/, mcp/, processes/, records/: among themselves only
                                  along ROOMS
     the foundation               errors, settings, models, runtimes, names, arguments,
-                                 findings, tool_state, descriptor_env, imports, transcripts
-                                 and the package root (``__version__``)
+                                 findings, tool_state, descriptor_env, imports, transcripts,
+                                 reporting and the package root (``__version__``)
+
+The front door is thin: a command parses, makes one use-case call, renders. So cli/ may
+import from the rooms only the modules in USE_CASES (the use-case functions, and the types
+of what they return); the rest of what it calls is calls/ and serve/. No command module
+imports another (a command module is one of ``cli.app.COMMAND_MODULES``; what they share
+lives in the others: ``cli/common.py``, ``render``, ``views``).
 
 A module may import its own room, anything lower, and the rooms listed for it; nothing
 that runs back up. The rule holds for *every* import: a lazy import inside a function
@@ -26,6 +32,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
+from toolctl.cli.app import COMMAND_MODULES
 
 PACKAGE = ROOT / "toolctl"
 FOUNDATION = {
@@ -42,13 +49,16 @@ FOUNDATION = {
     "tool_state",
     "imports",
     "transcripts",
+    "reporting",
 }
 ROOMS: dict[str, set[str]] = {
     "graph": set(),
     "processes": set(),
     "records": set(),  # history, metrics, traces: under everything that makes calls
-    "registry": {"graph"},
-    "interchange": {"registry", "graph"},
+    # check --live: what MCP servers offer now, asked of mcp/ with the entries it resolved
+    # (mcp/ never imports the registry, so the edge runs one way)
+    "registry": {"graph", "mcp"},
+    "interchange": {"registry", "graph", "mcp"},  # `import mcp` lists a server's tools
     "learning": {"registry", "graph", "records"},  # next-tool scores over the tools in
     # force, learned from transcripts or the run history
     "pulsar": {"processes", "records"},  # the embedded broker and detached workers are
@@ -58,6 +68,34 @@ ROOMS: dict[str, set[str]] = {
     "runners": {"processes", "pulsar", "mcp"},
 }
 TOP = {"__main__": {"cli"}, "cli": {"serve", "calls"}, "serve": {"calls"}, "calls": set()}
+USE_CASES = {
+    "toolctl.registry",  # open_registry (run, before its calls)
+    "toolctl.registry.check",  # check
+    "toolctl.registry.lockfile",  # lock
+    "toolctl.registry.query",  # list, show
+    "toolctl.registry.toolkit",  # graph, recommend
+    "toolctl.registry.writer",  # register, unregister
+    "toolctl.interchange.flows",  # export, import
+    "toolctl.pulsar.broker",  # broker start, status, stop
+    "toolctl.processes.lifetime",  # run's signals (the servers' are in serve/)
+    "toolctl.learning.usecases",  # graph learn, graph evaluate, recommend --after
+    "toolctl.learning.store",  # graph --learned: the learned file
+    "toolctl.learning.draw",  # graph --learned, --format svg|png: DOT, Graphviz
+    "toolctl.records.reports",  # history, stats
+    "toolctl.records.transcripts",  # history import
+    "toolctl.records.journal",  # the calls' records written at exit (cli/__init__)
+    "toolctl.records.tracing",
+    # the types of what the use cases return, and the Sink a terminal implements
+    "toolctl.registry.index",
+    "toolctl.registry.loader",
+    "toolctl.graph",
+    "toolctl.runners.base",
+    "toolctl.records.history",
+    "toolctl.records.stats",
+}
+"""What cli/ may import from the rooms: every command's work is one of these calls."""
+COMMANDS = {f"toolctl.cli.{name}" for name in COMMAND_MODULES.values()}
+"""The command modules: each installs commands of its own and imports no other."""
 
 
 def room_of(module: str) -> str:
@@ -93,8 +131,12 @@ def imports(path: Path) -> list[tuple[int, str]]:
     return imports_in(path.read_text(), package)
 
 
-def imports_in(text: str, package: str) -> list[tuple[int, str]]:
-    """(line, toolctl module) of every import in ``text``, a module of ``package``."""
+def imports_in(text: str, package: str, *, modules: bool = False) -> list[tuple[int, str]]:
+    """(line, toolctl module) of every import in ``text``, a module of ``package``.
+
+    ``from X import Y`` counts as importing X (it runs X), unless Y is a module of the
+    toolctl root (``from toolctl import arguments``), or with ``modules`` any module or
+    package of toolctl (``from toolctl.pulsar import broker``: the front door's rule)."""
     found = []
     for node in ast.walk(ast.parse(text)):
         if isinstance(node, ast.Import):
@@ -107,11 +149,18 @@ def imports_in(text: str, package: str) -> list[tuple[int, str]]:
             # `from toolctl import arguments` imports the module toolctl.arguments
             found += [
                 (node.lineno, f"{base}.{alias.name}")
-                if (PACKAGE / f"{alias.name}.py").exists() and base == "toolctl"
+                if _is_module(base, alias.name, anywhere=modules)
                 else (node.lineno, base)
                 for alias in node.names
             ]
     return [(line, name) for line, name in found if name.split(".")[0] == "toolctl"]
+
+
+def _is_module(base: str, name: str, *, anywhere: bool) -> bool:
+    if not anywhere:
+        return (PACKAGE / f"{name}.py").exists() and base == "toolctl"
+    folder = ROOT.joinpath(*base.split("."))
+    return (folder / f"{name}.py").exists() or (folder / name / "__init__.py").exists()
 
 
 SOURCES = sorted(PACKAGE.rglob("*.py"))
@@ -126,12 +175,47 @@ def test_every_room_is_placed() -> None:
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_no_import_runs_back_up(path: Path) -> None:
     source = room_of(module_name(path))
+    where = str(path.relative_to(ROOT))
     wrong = [
-        f"{path.relative_to(ROOT)}:{line}: {source} imports {name}"
+        f"{where}:{line}: {source} imports {name}"
         for line, name in imports(path)
         if not allowed(source, room_of(name))
     ]
     assert not wrong, "\n".join(wrong)
+
+
+def front_door_allows(module: str, target: str) -> bool:
+    """Whether cli module ``module`` may import ``target`` (see the module docstring)."""
+    room = room_of(target)
+    if room == "cli":
+        return module in ("toolctl.cli", "toolctl.cli.app") or target not in COMMANDS
+    return room in FOUNDATION or room in ("calls", "serve") or target in USE_CASES
+
+
+CLI = [path for path in SOURCES if room_of(module_name(path)) == "cli"]
+
+
+@pytest.mark.parametrize("path", CLI, ids=lambda p: str(p.relative_to(ROOT)))
+def test_commands_call_use_cases_and_not_each_other(path: Path) -> None:
+    module = module_name(path)
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    wrong = [
+        f"{path.relative_to(ROOT)}:{line}: {module} imports {name}"
+        for line, name in imports_in(path.read_text(), package, modules=True)
+        if not front_door_allows(module, name)
+    ]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_front_door_rule_catches_a_command_importing_another_or_a_room() -> None:
+    assert not front_door_allows("toolctl.cli.serve", "toolctl.cli.mcp")
+    assert not front_door_allows("toolctl.cli.broker", "toolctl.cli.service")
+    assert not front_door_allows("toolctl.cli.service", "toolctl.processes.services")
+    assert not front_door_allows("toolctl.cli.importing", "toolctl.runners.mcp")
+    assert front_door_allows("toolctl.cli.serve", "toolctl.serve.http")
+    assert front_door_allows("toolctl.cli.check", "toolctl.registry.check")
+    assert front_door_allows("toolctl.cli.render", "toolctl.cli.jsonstream")
+    assert front_door_allows("toolctl.cli.service", "toolctl.cli.views")
 
 
 def test_the_rule_catches_a_lazy_import_that_runs_up() -> None:

@@ -97,24 +97,70 @@ class Interrupted(ToolctlError):
     """The user pressed Ctrl-C; whatever was started has been stopped."""
 
     exit_code = 130
+    signal = 2  # SIGINT
+    word = "interrupted"
 
 
 class Terminated(Interrupted):
     """toolctl got SIGTERM; whatever was started has been stopped, as for Ctrl-C."""
 
     exit_code = 143
+    signal = 15  # SIGTERM
+    word = "terminated"
 
 
-class TerminateSignal(KeyboardInterrupt):
-    """SIGTERM turned into an exception in the main thread (by the CLI), caught where
-    Ctrl-C is, so one clean-up path serves both."""
+class HungUp(Interrupted):
+    """toolctl got SIGHUP (its terminal went away); whatever was started has been stopped."""
+
+    exit_code = 129
+    signal = 1  # SIGHUP
+    word = "hung up"
+
+
+class QuitSignalled(Interrupted):
+    """toolctl got SIGQUIT; whatever was started has been stopped."""
+
+    exit_code = 131
+    signal = 3  # SIGQUIT
+    word = "quit"
+
+
+STOPPED_BY: dict[int, type[Interrupted]] = {
+    cls.signal: cls for cls in (Interrupted, Terminated, HungUp, QuitSignalled)
+}
+"""The error a command stopped by each signal ends with: exit 128 + the signal's number."""
+
+
+class StopSignal(KeyboardInterrupt):
+    """A stopping signal (SIGINT, SIGTERM, SIGHUP, SIGQUIT) turned into an exception in the
+    main thread (``toolctl.processes.lifetime``), caught where Ctrl-C is, so one clean-up
+    path serves them all."""
+
+    def __init__(self, signum: int = 2) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def signal_of(cause: BaseException) -> int:
+    """The signal that ``cause`` stands for: SIGINT unless it says otherwise."""
+    if isinstance(cause, StopSignal):
+        return cause.signum
+    if isinstance(cause, Interrupted):
+        return cause.signal
+    return 2
+
+
+def stopped_by(signum: int, message: str | None = None, *, quiet: bool = False) -> Interrupted:
+    """The error for a command ``signum`` stopped; ``message`` defaults to its word."""
+    cls = STOPPED_BY.get(signum, Interrupted)
+    return cls(message or cls.word, quiet=quiet)
 
 
 def interruption(cause: BaseException, message: str) -> Interrupted:
-    """The error that ends a call stopped by ``cause``: Terminated for SIGTERM, else Interrupted."""
-    if isinstance(cause, TerminateSignal | Terminated):
-        return Terminated(message.replace("interrupted", "terminated", 1))
-    return Interrupted(message)
+    """The error that ends a call stopped by ``cause`` (Ctrl-C, or a signal the lifetime
+    turned into StopSignal): "interrupted" in ``message`` becomes the signal's own word."""
+    cls = STOPPED_BY.get(signal_of(cause), Interrupted)
+    return cls(message.replace("interrupted", cls.word, 1))
 
 
 EXIT_INTERNAL = 70

@@ -79,8 +79,9 @@ TOOLCTL_MODULES = {
     "toolctl.errors",
     "toolctl.findings",
     "toolctl.names",
-    "toolctl.processes",
-    "toolctl.processes.reaper",
+    "toolctl.processes",  # the package loads its modules on first use
+    "toolctl.processes.lifetime",  # run's signals
+    "toolctl.processes.reaper",  # no process a call started outlives it
     "toolctl.registry",
     "toolctl.registry.index",
     "toolctl.registry.index.database",

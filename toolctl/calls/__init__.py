@@ -30,10 +30,14 @@ The API::
 
     Caller(settings, registry, *, recorder=None, origin=Origin())  — the same calls over
         runners kept open between calls (a server, a worker): ``.call``, ``.describe``,
-        ``.batch`` as above without the first two parameters, ``.submit`` (a pipelined
-        call's Future), and ``.close()`` (also a context manager). Thread-safe.
-        ``.call(..., cancel=Cancel())`` can be ended from another thread, its processes
-        killed (``toolctl.calls.cancel``).
+        ``.batch`` as above without the first two parameters, and ``.close()`` (also a
+        context manager). Thread-safe. ``.call(..., cancel=Cancel())`` can be ended from
+        another thread, its processes killed (``toolctl.calls.cancel``).
+        ``.submit(runner, call)`` sends a prepared call through a runner that pipelines
+        (``.pipeline(runtime)``: Pulsar) without waiting; ``run --batch`` and the servers
+        both send pipelined calls this way, with the same start and done events and the
+        same record as ``.call``. ``.close(drain=S)`` (a server stopping) first waits up
+        to S seconds for the calls in flight to end.
 
 Every call that reaches its runner, or is refused for invalid arguments, leaves a record
 (``toolctl.records``): a span whose ``traceparent`` the runner passes on to the tool, a row
@@ -70,7 +74,7 @@ from toolctl.errors import (
     ToolctlError,
     interruption,
 )
-from toolctl.processes.reaper import Reaping, sweep
+from toolctl.processes.reaper import Reaping, sweep, wait_idle
 from toolctl.records import Origin
 from toolctl.records.recorder import Recorder, Recording
 from toolctl.runners.base import NO_SINK, Call, Event, Pipelined, Sink, ToolResult, ToolSpec
@@ -89,6 +93,7 @@ CLI = Origin()
 
 __all__ = [
     "Caller",
+    "Submitted",
     "batch",
     "call",
     "describe",
@@ -201,6 +206,18 @@ def done_event(
     else:
         event.update(success=False, duration_ms=_ms(started), error=type(error).__name__)
     return event
+
+
+class Submitted:
+    """A pipelined call on its way: ``finish`` reports how it ended (its done event)."""
+
+    __slots__ = ("call", "future", "started")
+
+    def __init__(self, call: Call, future: Future[ToolResult], started: float) -> None:
+        self.call, self.future, self.started = call, future, started
+
+    def finish(self, result: ToolResult | None, error: BaseException | None = None) -> None:
+        self.call.sink.event(done_event(self.call.tool, result, self.started, error))
 
 
 class Caller:
@@ -318,19 +335,28 @@ class Caller:
         recording = self.recorder.begin(tool, arguments or {}, origin or self.origin)
         self.recorder.end(recording, error=error)
 
-    def submit(
-        self, runner: Pipelined, call: Call, origin: Origin | None = None
-    ) -> Future[ToolResult]:
-        """Send a prepared call through a runner that pipelines (Pulsar) and return its
-        Future at once; the call is recorded when the Future settles."""
+    def pipeline(self, runtime: str, sink: Sink = NO_SINK) -> Pipelined | None:
+        """The runner of ``runtime`` if it takes calls without a thread (Pulsar), else None."""
+        runner = self.runner(runtime, sink)
+        return runner if isinstance(runner, Pipelined) else None
+
+    def submit(self, runner: Pipelined, call: Call, origin: Origin | None = None) -> Submitted:
+        """Send a prepared call through a runner that pipelines (Pulsar) without waiting,
+        reporting its start: the one pipelined path (``run --batch``, the servers). The
+        caller awaits ``.future`` and reports the end with ``.finish``; the call is
+        recorded when the Future settles."""
         recording = self.recorder.begin(call.tool, call.arguments, origin or self.origin)
+        call = call._replace(traceparent=recording.traceparent)
+        call.sink.event(start_event(call.tool))
+        started = time.perf_counter()
         try:
-            future = runner.submit(call._replace(traceparent=recording.traceparent))
+            future = runner.submit(call)
         except ToolctlError as exc:
+            call.sink.event(done_event(call.tool, None, started, exc))
             self.recorder.end(recording, error=exc)
             raise
         future.add_done_callback(lambda done: self._settled(recording, done))
-        return future
+        return Submitted(call, future, started)
 
     def _settled(self, recording: Recording, future: Future[ToolResult]) -> None:
         if future.cancelled():
@@ -414,13 +440,20 @@ class Caller:
                     self._runners[runtime] = runner
         return runner
 
-    def close(self) -> None:
-        """Close every runner (ending calls still in flight), then reap what they left."""
+    def close(self, drain: float | None = None) -> None:
+        """Close every runner (ending calls still in flight), then reap what they left.
+
+        ``drain`` (a server stopping): first wait up to that many seconds for the calls in
+        flight to end (a cancelled call cleans up: its container is removed), then reap
+        even if one never ends.
+        """
+        if drain is not None:
+            wait_idle(drain)
         with self._lock:
             runners, self._runners = list(self._runners.values()), {}
         for runner in runners:
             runner.close()
-        sweep(self.settings)
+        sweep(self.settings, force=drain is not None)
 
 
 def call(

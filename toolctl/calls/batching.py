@@ -10,20 +10,18 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from collections import deque
 from collections.abc import Iterable, Iterator
-from concurrent.futures import Future
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeAlias
 
 from toolctl.errors import InvalidArguments, ToolctlError, TransportLost
 from toolctl.runners.base import Call, Pipelined, Runner, ToolResult
 
 if TYPE_CHECKING:
-    from toolctl.calls import Caller
+    from toolctl.calls import Caller, Submitted
     from toolctl.records import Origin
 
-Pending = Future[ToolResult] | ToolResult
+Pending: TypeAlias = "Submitted | ToolResult"
 
 
 def run_batch(
@@ -142,21 +140,18 @@ def _pipelined(
     lost: list[TransportLost],
     origin: Origin,
 ) -> Iterator[ToolResult]:
-    from toolctl.calls import start_event
-
-    window: deque[tuple[int, float, Pending]] = deque()
+    """Calls sent from this thread through ``Caller.submit`` (the one pipelined path, the
+    servers' too), ``concurrency`` of them in flight."""
+    window: deque[tuple[int, Pending]] = deque()
     for number, line in _numbered(lines):
         call = _arguments(template, number, line, caller, origin)
-        started = time.perf_counter()
         if isinstance(call, ToolResult):
-            window.append((number, started, call))
+            window.append((number, call))
         else:
-            template.sink.event(start_event(template.tool))
             try:
-                window.append((number, started, caller.submit(runner, call, origin)))
+                window.append((number, caller.submit(runner, call, origin)))
             except ToolctlError as exc:
-                failed = _failed(template, f"line {number}: {exc}", exc, lost)
-                window.append((number, started, failed))
+                window.append((number, _failed(template, f"line {number}: {exc}", exc, lost)))
         if len(window) >= concurrency:
             yield _settle(template, *window.popleft(), lost)
     while window:
@@ -218,19 +213,15 @@ def _one(
         return _failed(template, f"line {number}: {exc}", exc, lost)
 
 
-def _settle(
-    template: Call, number: int, started: float, pending: Pending, lost: list[TransportLost]
-) -> ToolResult:
-    """The result of a pending call; a Future of a pipelined call also reports its end."""
-    from toolctl.calls import done_event
-
+def _settle(template: Call, number: int, pending: Pending, lost: list[TransportLost]) -> ToolResult:
+    """The result of a pending call; a pipelined one also reports its end."""
     if isinstance(pending, ToolResult):
         return pending
     try:
-        result = pending.result()
+        result = pending.future.result()
     except ToolctlError as exc:
         result = _failed(template, f"line {number}: {exc}", exc, lost)
-    template.sink.event(done_event(template.tool, result, started))
+    pending.finish(result)
     return result
 
 

@@ -35,7 +35,7 @@ class Cancel:
     def __init__(self) -> None:
         self._event = threading.Event()
         self._thread: int | None = None
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # a signal handler on the same thread may cancel too
 
     @property
     def cancelled(self) -> bool:

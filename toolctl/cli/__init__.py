@@ -61,7 +61,7 @@ def _exit(code: int) -> NoReturn:
 def dispatch(args: list[str]) -> int:
     """Run one command line; returns the exit code instead of raising."""
     from toolctl.cli import render
-    from toolctl.errors import EXIT_INTERNAL, Interrupted, Terminated, TerminateSignal, ToolctlError
+    from toolctl.errors import EXIT_INTERNAL, ToolctlError, signal_of, stopped_by
 
     try:
         from toolctl.cli.app import command
@@ -75,10 +75,10 @@ def dispatch(args: list[str]) -> int:
         if not exc.quiet:
             render.error(str(exc), exc.details)
         return exc.exit_code
-    except KeyboardInterrupt as exc:
-        terminated = isinstance(exc, TerminateSignal)
-        render.error("terminated" if terminated else "interrupted")
-        return (Terminated if terminated else Interrupted).exit_code
+    except KeyboardInterrupt as exc:  # Ctrl-C, or a signal the command's lifetime raised
+        stopped = stopped_by(signal_of(exc))
+        render.error(stopped.message)
+        return stopped.exit_code
     except BrokenPipeError:
         return 1
     except Exception as exc:  # an unexpected bug: one line and a report, never a traceback

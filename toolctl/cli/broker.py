@@ -2,19 +2,12 @@
 
 from __future__ import annotations
 
-import signal
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated
 
 import typer
 
-from toolctl.cli.common import JsonOption
-
-if TYPE_CHECKING:
-    from toolctl.cli.worker import Stopping
-    from toolctl.processes.table import ProcessRecord
-    from toolctl.pulsar.broker import BrokerLayout
-    from toolctl.settings import Settings
+from toolctl.cli.common import JsonOption, reporter
 
 
 def install(app: typer.Typer) -> None:
@@ -48,84 +41,32 @@ def start_command(
     Without --detach it runs until Ctrl-C or SIGTERM. Exit codes: 0 running, 5 it could not
     start (port taken, data directory in use).
     """
-    from toolctl.cli.worker import stop_signals
     from toolctl.pulsar import broker
     from toolctl.settings import Settings
 
     settings = Settings.load()
     where = broker.layout(settings, port, data)
-    if detach:
-        _start(settings, where)
-        return
-    with stop_signals() as stopping:
-        record = _start(settings, where)
-        if record is not None:
-            _foreground(settings, record, stopping)
-
-
-def _start(settings: Settings, where: BrokerLayout) -> ProcessRecord | None:
-    """Start the broker and print its URL; the record, or None if it was already running."""
-    from toolctl.cli import render
-    from toolctl.pulsar import broker
-
-    record, started = broker.start(settings, where)
-    if not started:
-        render.note(f"the broker is already running (pid {record.pid})")
-        typer.echo(record.url)
-        return None
-    render.note(f"broker started (pid {record.pid}, data {where.data_dir}, log {record.log})")
-    typer.echo(record.url)
-    return record
-
-
-def _foreground(settings: Settings, record: ProcessRecord, stopping: Stopping) -> None:
-    """Wait for a signal (then stop the broker) or for the broker to end by itself."""
-    from toolctl.cli import render
-    from toolctl.errors import TransportUnavailable
-    from toolctl.pulsar import broker
-
-    render.note("running in the foreground; Ctrl-C or SIGTERM stops it")
-    status = None
-    while not stopping.event.wait(0.2) and (status := broker.exit_status(record.pid)) is None:
-        pass
-    broker.stop_broker(settings)
-    if status not in (None, 0, -signal.SIGTERM, -signal.SIGINT, -signal.SIGKILL):
-        raise TransportUnavailable(
-            f"the broker exited with status {status}", hint=f"see its log {record.log}"
-        )
-    render.note("broker stopped")
-    if stopping.signal == signal.SIGINT:
-        from toolctl.errors import Interrupted
-
-        raise Interrupted("interrupted", quiet=True)  # stopped cleanly; the note said so
+    broker.run_broker(settings, reporter(), where, detach=detach, announce=typer.echo)
 
 
 def status_command(json: JsonOption = False) -> None:
     """Whether the broker runs, and where. Exit codes: 0 running, 5 not running."""
     from toolctl.cli import render
-    from toolctl.pulsar import broker
+    from toolctl.pulsar.broker import broker_status
     from toolctl.settings import Settings
 
-    record = broker.running(Settings.load())
-    answering = record is not None and broker.answers(record, 1)
-    status: dict[str, Any] = {"running": record is not None, "answering": answering}
-    if record is not None:
-        status |= {
-            "url": record.url,
-            "pid": record.pid,
-            "port": record.port,
-            "data": broker.data_dir_of(record),
-            "log": record.log,
-        }
+    status = broker_status(Settings.load())
     if json:
         render.print_json(status)
-    elif record is None:
+    elif not status["running"]:
         typer.echo("broker: not running")
     else:
-        state = "running" if answering else "running, not answering"
-        fields = [("state", state), ("url", str(record.url)), ("pid", str(record.pid))]
-        render.print_fields("broker", [*fields, ("data", str(status["data"])), ("log", record.log)])
-    if not answering:
+        state = "running" if status["answering"] else "running, not answering"
+        fields = [("state", state), ("url", str(status["url"])), ("pid", str(status["pid"]))]
+        render.print_fields(
+            "broker", [*fields, ("data", str(status["data"])), ("log", status["log"])]
+        )
+    if not status["answering"]:
         from toolctl.errors import TransportUnavailable
 
         raise TransportUnavailable("the broker does not answer", quiet=True)  # printed above
@@ -133,7 +74,7 @@ def status_command(json: JsonOption = False) -> None:
 
 def stop_command() -> None:
     """Stop the broker toolctl started; stopping one that is not running succeeds."""
-    from toolctl.cli.service import report_stop
+    from toolctl.cli.views import report_stop
     from toolctl.pulsar import broker
     from toolctl.settings import Settings
 

@@ -48,44 +48,12 @@ def check_command(
     --strict; --strict also compares with toolctl.lock when there is one. Exit 0 when
     clean, 3 otherwise.
     """
-    from toolctl.cli import render
-    from toolctl.cli.common import require_directories
-    from toolctl.registry.check import run_check
+    from toolctl.cli.views import print_findings
+    from toolctl.registry.check import check
 
-    settings = settings_for(registry, strict)
-    require_directories(settings)
-    result = run_check(settings, locked=locked)
-    if live:
-        from dataclasses import replace
-
-        from toolctl.mcp.live import live_check
-        from toolctl.registry.index import Registry
-
-        reg = Registry.open(settings, full=True)
-        found = live_check(
-            settings, reg.winners("service"), reg.winners("tool"), strict=settings.strict
-        )
-        result = replace(result, findings=[*result.findings, *found])
-    chosen = Format.json if json else format
-    if chosen is Format.json:
-        render.print_json(result.to_json(render.display_path))
-    else:
-        for finding in result.findings:
-            where = render.display_path(finding.file)
-            message = render.relativise(finding.message)
-            if chosen is Format.github:
-                where, message = _escape(where, True), _escape(message, False)
-                typer.echo(f"::{finding.severity} file={where},line={finding.line}::{message}")
-            else:
-                typer.echo(f"{where}:{finding.line}: {finding.severity}: {message}")
-        render.note(result.summary())
+    result = check(settings_for(registry, strict), locked=locked, live=live)
+    print_findings(result, "json" if json else format.value)
     if not result.ok:
         from toolctl.errors import RegistryError
 
         raise RegistryError("the registry has errors", quiet=True)  # the findings said so
-
-
-def _escape(text: str, is_property: bool) -> str:
-    """GitHub workflow-command escaping (``%``, CR and LF; also ``:`` and ``,`` in properties)."""
-    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-    return text.replace(":", "%3A").replace(",", "%2C") if is_property else text

@@ -1,15 +1,18 @@
-"""Options every command shares, and the one way commands get Settings and the Registry."""
+"""Options more than one command takes, and the one way commands get Settings, a Registry
+and a Reporter. (No command module imports another: what they share lives here.)"""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from toolctl.errors import UsageError
-from toolctl.registry.index import Registry
 from toolctl.settings import Settings
+
+if TYPE_CHECKING:
+    from toolctl.cli.render import TerminalReporter
+    from toolctl.registry.index import Registry
 
 RegistryOption = Annotated[
     list[Path] | None,
@@ -29,44 +32,60 @@ StrictOption = Annotated[
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON (sorted, byte-stable).")]
+PulsarUrlOption = Annotated[
+    str | None,
+    typer.Option(
+        "--pulsar-url",
+        metavar="URL",
+        help="Pulsar broker (default $TOOLCTL_PULSAR_URL or pulsar://localhost:6650).",
+    ),
+]
+ReadyFileOption = Annotated[Path | None, typer.Option(hidden=True)]
 
-KIND_NAMES = {"tools": "tool", "services": "service", "actions": "action", "groups": "group"}
+# what a server serves (`serve`, `mcp serve`)
+GroupOption = Annotated[
+    list[str] | None,
+    typer.Option("--group", "-g", metavar="GROUP", help="Serve this group's tools."),
+]
+ToolOption = Annotated[
+    list[str] | None,
+    typer.Option("--tool", "-t", metavar="NAME", help="Serve this tool."),
+]
+ActionOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--action",
+        "-a",
+        metavar="ACTION",
+        help="Serve the tools `recommend` gives from this start action.",
+    ),
+]
+HopsOption = Annotated[int, typer.Option(min=0, help="With --action: rounds of Next edges.")]
+ThresholdOption = Annotated[
+    float, typer.Option(min=0.0, max=1.0, help="With --action: lowest edge score followed.")
+]
+ConcurrencyOption = Annotated[
+    int, typer.Option(min=1, max=1024, help="Calls running at once; more wait in a queue.")
+]
+ServedPulsarOption = Annotated[
+    str | None,
+    typer.Option("--pulsar-url", metavar="URL", help="Pulsar broker for Pulsar tools."),
+]
 
 
 def settings_for(registry: list[Path] | None, strict: bool = False, **extra: object) -> Settings:
     return Settings.load(registry or (), strict=strict, **extra)  # type: ignore[arg-type]
 
 
-def open_registry(settings: Settings, *, full: bool = False, warn: bool = True) -> Registry:
+def reporter(settings: Settings | None = None) -> TerminalReporter:
+    """Where a use case reports: ``toolctl:`` lines on stderr."""
+    from toolctl.cli.render import TerminalReporter
+
+    return TerminalReporter(color=settings.color if settings is not None else True)
+
+
+def open_registry(settings: Settings, *, full: bool = False) -> Registry:
     """The registry, after warning about skipped files and enforcing --strict."""
-    from toolctl.cli import render
+    from toolctl.registry import open_registry
 
-    require_directories(settings)
-    registry = Registry.open(settings, full=full)
-    if warn:
-        for problem in registry.skipped():
-            render.warn(
-                f"{render.display_path(problem.file)}:{problem.line}: {problem.message} (skipped)"
-            )
-    registry.ensure_usable()
-    return registry
-
-
-def require_directories(settings: Settings) -> None:
-    """A directory named with --registry must exist: a typo must not read as 'empty'."""
-    from toolctl.cli import render
-
-    if settings.explicit_registry:
-        for directory in settings.search_path:
-            if not directory.is_dir():
-                raise UsageError(
-                    f"registry directory {render.display_path(directory)} does not exist"
-                )
-
-
-def kind_of(word: str) -> str:
-    """'tools' or 'tool' -> 'tool'; anything else is a usage error."""
-    kind = KIND_NAMES.get(word, word)
-    if kind not in KIND_NAMES.values():
-        raise UsageError(f"unknown kind '{word}': expected one of {', '.join(KIND_NAMES)}")
-    return kind
+    return open_registry(settings, reporter(settings), full=full)

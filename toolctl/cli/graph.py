@@ -10,8 +10,7 @@ from typing import Annotated
 
 import typer
 
-from toolctl.cli.common import JsonOption, RegistryOption, StrictOption, settings_for
-from toolctl.registry.toolkit import load_toolkit
+from toolctl.cli.common import JsonOption, RegistryOption, StrictOption, reporter, settings_for
 
 
 class Format(StrEnum):
@@ -56,8 +55,6 @@ def graph_command(
     --learned draws the learned transitions instead (dot, svg or png). svg and png need
     Graphviz's `dot` (exit 5 without it). Exit 4 when --group names no group.
     """
-    import sys
-
     if ctx.invoked_subcommand is not None:
         return
     if learned:
@@ -66,22 +63,18 @@ def graph_command(
         return draw_learned(format.value, registry, json)
 
     from toolctl.cli import render
-    from toolctl.cli.common import open_registry
-    from toolctl.graph import describe
+    from toolctl.registry.toolkit import draw_toolkit
 
-    reg = open_registry(settings_for(registry, strict), full=True)
-    toolkit = load_toolkit(reg)
-    if group is not None:
-        reg.resolve("group", group)  # NotFound with close matches
-    drawing = toolkit.drawing() if group is None else toolkit.narrowed(group)
+    settings = settings_for(registry, strict)
+    drawn = draw_toolkit(settings, reporter(settings), group)
     chosen = Format.json if json else format
     if chosen is Format.json:
-        render.print_json(describe(toolkit, drawing))
+        render.print_json(drawn.to_json())
     elif chosen is Format.mermaid:
-        sys.stdout.write(render.draw_mermaid(drawing))
+        render.write_stdout(render.draw_mermaid(drawn.drawing))
     elif chosen is Format.dot:
-        sys.stdout.write(render.draw_dot(drawing))
+        render.write_stdout(render.draw_dot(drawn.drawing))
     else:
         from toolctl.cli.picture import write_picture
 
-        write_picture(render.draw_dot(drawing), chosen.value, reg.settings)
+        write_picture(render.draw_dot(drawn.drawing), chosen.value, settings)

@@ -19,12 +19,9 @@ def lock_command(registry: RegistryOption = None, json: JsonOption = False) -> N
     vanished (exit 3).
     """
     from toolctl.cli import render
-    from toolctl.cli.common import require_directories
-    from toolctl.registry.lockfile import write_lock
+    from toolctl.registry.lockfile import lock
 
-    settings = settings_for(registry)
-    require_directories(settings)
-    path, count = write_lock(settings)
+    path, count = lock(settings_for(registry))
     if json:
         render.print_json({"file": render.display_path(path), "names": count})
         return

@@ -3,16 +3,11 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
-from toolctl.cli.common import JsonOption, RegistryOption, StrictOption, settings_for
-
-if TYPE_CHECKING:
-    from toolctl.graph import Recommendation
-    from toolctl.registry.index import Registry
-    from toolctl.settings import Settings
+from toolctl.cli.common import JsonOption, RegistryOption, StrictOption, reporter, settings_for
 
 
 class Format(StrEnum):
@@ -61,63 +56,22 @@ def recommend_command(
     --threshold name. Exit 0 when a start action exists (unknown ones are warned about),
     4 when none does, 2 for a bad option.
     """
-    import sys
-
+    settings = settings_for(registry, strict)
     if after or not action:
         from toolctl.cli.recommend_next import recommend_after
 
-        settings = settings_for(registry, strict)
         return recommend_after(action, after, query, top, settings, format.value, json)
-
     from toolctl.cli import render
-    from toolctl.cli.common import open_registry
-    from toolctl.graph import recommend
-    from toolctl.registry.toolkit import load_toolkit
+    from toolctl.registry.toolkit import recommend_tools
 
-    settings = settings_for(registry, strict)
-    reg = open_registry(settings)
-    result = recommend(load_toolkit(reg, lazy=True), action, hops, threshold)
-    _refuse_unknown(result, reg)
+    result = recommend_tools(settings, reporter(settings), action, hops, threshold)
     chosen = Format.json if json else format
     if chosen is Format.json:
         render.print_json(result.to_json())
-    elif chosen is Format.dot:
-        sys.stdout.write(render.draw_dot(result.drawing()))
-    elif chosen is Format.mermaid:
-        sys.stdout.write(render.draw_mermaid(result.drawing()))
+    elif chosen is not Format.table:
+        draw = render.draw_dot if chosen is Format.dot else render.draw_mermaid
+        render.write_stdout(draw(result.drawing()))
     else:
-        _print_tables(result, threshold, settings)
+        from toolctl.cli.views import print_recommendation
 
-
-def _refuse_unknown(result: Recommendation, reg: Registry) -> None:
-    """Warn about each unknown start; with none left, fail with the first (exit 4)."""
-    from toolctl.cli import render
-    from toolctl.errors import NotFound
-
-    problems = [NotFound("action", name, reg.suggest("action", name)) for name in result.unknown]
-    if not result.actions:
-        first, *problems = problems
-    for problem in problems:
-        render.warn(f"{problem}; skipped")
-    if not result.actions:
-        raise first
-
-
-def _print_tables(result: Recommendation, threshold: float, settings: Settings) -> None:
-    from toolctl.cli import render
-
-    by_hops = sorted(result.actions, key=lambda a: (a.hops, a.name))
-    rows = [
-        [a.name, str(a.hops), " -> ".join(a.path), a.description.partition("\n")[0]]
-        for a in by_hops
-    ]
-    render.print_table(["ACTION", "HOPS", "PATH", "DESCRIPTION"], rows, color=settings.color)
-    if not result.tools:
-        render.note(f"no Call edge scores {render.score_text(threshold)} or more")
-        return
-    rows = [
-        [t.name, ", ".join(t.called_by), render.score_text(t.score), t.runtime or "?"]
-        for t in result.tools
-    ]
-    typer.echo("")
-    render.print_table(["TOOL", "CALLED BY", "SCORE", "RUNTIME"], rows, color=settings.color)
+        print_recommendation(result, threshold, color=settings.color)

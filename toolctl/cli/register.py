@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from toolctl.cli.common import JsonOption, RegistryOption, kind_of, settings_for
+from toolctl.cli.common import JsonOption, RegistryOption, settings_for
 
 
 def install(app: typer.Typer) -> None:
@@ -26,12 +26,9 @@ def register_command(
     (exit 3) and nothing is written.
     """
     from toolctl.cli import render
-    from toolctl.cli.common import require_directories
-    from toolctl.registry.writer import read_entries, register
+    from toolctl.registry.writer import register_files
 
-    settings = settings_for(registry)
-    require_directories(settings)  # a --registry typo must not become a new registry
-    written = register(read_entries(files), settings)
+    written = register_files(files, settings_for(registry))
     if json:
         render.print_json(
             [{"kind": w.kind, "name": w.name, "file": render.display_path(w.path)} for w in written]
@@ -48,6 +45,7 @@ def unregister_command(
 ) -> None:
     """Remove the file that defines KIND NAME (only a file holding just that entry)."""
     from toolctl.cli import render
+    from toolctl.registry.query import kind_of
     from toolctl.registry.writer import unregister
 
     removed, now = unregister(kind_of(kind), name, settings_for(registry))

@@ -407,6 +407,50 @@ def spinner(message: str, *, color: bool) -> WaitSpinner:
     return WaitSpinner(message, enabled=fancy(sys.stderr, color))
 
 
+class TerminalReporter:
+    """The CLI's Reporter (``toolctl.reporting``): notes and warnings as ``toolctl:`` lines
+    on stderr (paths below the working directory shortened), a spinner for a long wait."""
+
+    def __init__(self, *, color: bool = True) -> None:
+        self.color = color
+
+    def note(self, message: str) -> None:
+        note(message)
+
+    def warn(self, message: str) -> None:
+        warn(message)
+
+    def progress(self, message: str) -> WaitSpinner:
+        return spinner(message, color=self.color)
+
+
+def replay(lines: Iterable[tuple[bool, str]]) -> None:
+    """Lines a use case left for people, in order: data to stdout, notes to stderr."""
+    for data, text in lines:
+        write_stdout(text) if data else note(text)
+
+
+def log_line(line: dict[str, Any]) -> None:
+    """A server's log: one JSON line per call on stderr (never the arguments)."""
+    import time
+
+    stamped = {"ts": round(time.time(), 3), **line}
+    sys.stderr.write(json.dumps(stamped, sort_keys=True) + "\n")
+    sys.stderr.flush()
+
+
+def timestamped(label: str) -> Any:
+    """A worker's log: ``DATE TIME toolctl LABEL: message`` lines on stderr."""
+    import time
+
+    def log(message: str) -> None:
+        stamp = time.strftime("%Y-%m-%d %H:%M:%S")
+        sys.stderr.write(f"{stamp} {PROG} {label}: {message}\n")
+        sys.stderr.flush()
+
+    return log
+
+
 class TerminalSink(Sink):
     """The CLI's Sink (see ``toolctl.runners.base.Sink``): a call's output streamed to
     stdout, a child's stderr to ours, a spinner on a slow start, -v events on stderr.

@@ -5,34 +5,27 @@ times while building it, and string annotations would be compiled and evaluated 
 ``typer.Option(...)`` in them) at each read, ~4 ms of each `toolctl run`.
 """
 
-import signal
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from toolctl import arguments as tool_args
-from toolctl.cli.common import JsonOption, RegistryOption, StrictOption, settings_for
+from toolctl.cli.common import (
+    JsonOption,
+    PulsarUrlOption,
+    RegistryOption,
+    StrictOption,
+    settings_for,
+)
+
+if TYPE_CHECKING:
+    from toolctl.calls import Caller
+    from toolctl.cli.render import TerminalSink
+    from toolctl.runners.base import ToolSpec
 
 
 def install(app: typer.Typer) -> None:
     app.command("run")(run_command)
-
-
-@contextmanager
-def sigterm_interrupts() -> Iterator[None]:
-    """SIGTERM stops the call as Ctrl-C does (everything it started is ended), exit 143."""
-    from toolctl.errors import TerminateSignal
-
-    def terminate(signum: int, frame: object) -> None:
-        raise TerminateSignal()
-
-    previous = signal.signal(signal.SIGTERM, terminate)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 def run_command(
@@ -70,14 +63,7 @@ def run_command(
     user: Annotated[
         str | None, typer.Option(help="User sent to Pulsar services (default: your login name).")
     ] = None,
-    pulsar_url: Annotated[
-        str | None,
-        typer.Option(
-            "--pulsar-url",
-            metavar="URL",
-            help="Pulsar broker (default $TOOLCTL_PULSAR_URL or pulsar://localhost:6650).",
-        ),
-    ] = None,
+    pulsar_url: PulsarUrlOption = None,
     dry_run: Annotated[
         bool,
         typer.Option(
@@ -124,9 +110,10 @@ def run_command(
     unavailable, 124 timed out, 130 interrupted, 143 terminated.
     """
     from toolctl import calls
-    from toolctl.cli import render
+    from toolctl.cli import _write_records, render
     from toolctl.cli.common import open_registry
-    from toolctl.errors import ToolFailed, UsageError
+    from toolctl.errors import ToolFailed
+    from toolctl.processes.lifetime import Lifetime
 
     cap = tool_args.parse_size(max_output, "--max-output") if max_output is not None else None
     settings = settings_for(
@@ -138,35 +125,51 @@ def run_command(
         record_arguments=record_arguments,
     )
     sink = render.TerminalSink(settings, show_output=not json, events=verbose)
-    origin = calls.cli_origin(settings)
-    registry_ = open_registry(settings)
-    with sigterm_interrupts(), calls.Caller(settings, registry_, origin=origin) as caller:
+    caller = calls.Caller(settings, open_registry(settings), origin=calls.cli_origin(settings))
+    with Lifetime(raising=True) as lifetime, caller:
+        lifetime.at_once(_write_records)  # a second signal ends at once, records written
         spec = calls.resolve(caller.registry, name, allow_staging=allow_staging)
         if batch is not None:
-            if arg or args:
-                raise UsageError("--batch reads the arguments from its lines; drop --arg/--args")
-            import gc
-
-            gc.freeze()  # what start-up built lives to the end: keep it out of every GC pass
-            results = caller.batch(
-                spec,
-                render.open_lines(batch),
-                concurrency=concurrency,
-                timeout=timeout,
-                sink=sink,
-                max_output=cap,
-            )
-            if not render.print_results(results):
-                raise ToolFailed("the tool failed", quiet=True)
-            return
+            return _batch(caller, spec, batch, bool(arg or args), concurrency, timeout, sink, cap)
         given = tool_args.read_args_option(args) if args is not None else None
         if dry_run:
             plan = caller.describe(spec, given, pairs=arg or [], timeout=timeout)
-            render.print_plan(spec.name, plan, as_json=json)
-            return
+            return render.print_plan(spec.name, plan, as_json=json)
         result = caller.call(
             spec, given, pairs=arg or [], timeout=timeout, sink=sink, max_output=cap
         )
     render.print_result(result, as_json=json, already_streamed=sink.streamed)
     if not result.success:
+        raise ToolFailed("the tool failed", quiet=True)
+
+
+def _batch(
+    caller: "Caller",
+    spec: "ToolSpec",
+    lines: str,
+    given: bool,
+    concurrency: int,
+    timeout: float | None,
+    sink: "TerminalSink",
+    cap: int | None,
+) -> None:
+    """One call per line of ``lines`` (a file, or - for stdin), results as JSON lines;
+    ``given``: arguments given on the command line too, which a batch refuses."""
+    import gc
+
+    from toolctl.cli import render
+    from toolctl.errors import ToolFailed, UsageError
+
+    if given:
+        raise UsageError("--batch reads the arguments from its lines; drop --arg/--args")
+    gc.freeze()  # what start-up built lives to the end: keep it out of every GC pass
+    results = caller.batch(
+        spec,
+        render.open_lines(lines),
+        concurrency=concurrency,
+        timeout=timeout,
+        sink=sink,
+        max_output=cap,
+    )
+    if not render.print_results(results):
         raise ToolFailed("the tool failed", quiet=True)

@@ -156,7 +156,8 @@ _swept = True
 """No call has run since the last sweep: nothing of the calls' doing can be left."""
 _before: set[int] = set()
 """This process's descendants when the first call in flight began: not the calls' doing."""
-_in_flight_lock = threading.Lock()
+_in_flight_lock = threading.Condition()
+_sweeping = threading.Lock()
 
 
 class Reaping:
@@ -178,24 +179,34 @@ class Reaping:
         global _in_flight
         with _in_flight_lock:
             _in_flight -= 1
+            _in_flight_lock.notify_all()
         sweep(self.settings)
 
 
-def sweep(settings: Settings) -> None:
+def wait_idle(timeout: float) -> bool:
+    """Wait up to ``timeout`` seconds until no call is in flight; whether none is."""
+    with _in_flight_lock:
+        return _in_flight_lock.wait_for(lambda: _in_flight == 0, timeout)
+
+
+def sweep(settings: Settings, *, force: bool = False) -> None:
     """Kill and reap what the calls left behind, unless a call is still in flight.
 
     Spared: whatever ran below this process before the first call in flight began (a
     test's fixtures, a server's own helpers) and the background processes toolctl keeps
     on purpose (managed services started by a call). Only the first sweep after calls
     ran does anything: what a library user starts between calls is not the calls' doing.
+    ``force`` sweeps even while a call is in flight (a server that stops has waited).
+    One sweep at a time: a server that stops waits for the sweep its last call began.
     """
     global _swept
-    with _in_flight_lock:
-        if _in_flight or _swept:
-            return
-        _swept = True
-        before = set(_before)
-    kill_descendants(lambda: before | _background_pids(settings))
+    with _sweeping:
+        with _in_flight_lock:
+            if (_in_flight and not force) or _swept:
+                return
+            _swept = True
+            before = set(_before)
+        kill_descendants(lambda: before | _background_pids(settings))
 
 
 def _background_pids(settings: Settings) -> set[int]:

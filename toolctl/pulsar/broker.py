@@ -5,17 +5,20 @@ keeps its data under ``$XDG_STATE_HOME/toolctl/broker`` (or ``--data``), logs to
 directory's ``logs/broker.log``, and is launched and stopped through ``toolctl.processes``
 as ``broker``, so ``broker status|stop`` and ``service status|down`` find it. Its metrics
 endpoint (on 0.0.0.0:8080 by default) is switched off by an explicit config file.
+``run_broker`` and ``broker_status`` are the work of `toolctl broker start|status`.
 """
 
 from __future__ import annotations
 
 import errno
 import os
+import signal
 import socket
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from toolctl.errors import ToolctlError, TransportUnavailable
 from toolctl.processes import (
@@ -32,6 +35,9 @@ from toolctl.processes import (
 )
 from toolctl.processes.table import is_alive
 from toolctl.settings import Settings
+
+if TYPE_CHECKING:
+    from toolctl.reporting import Reporter
 
 NAME = "broker"
 KIND = "broker"
@@ -210,3 +216,69 @@ def exit_status(pid: int) -> int | None:
     except ChildProcessError:  # not a child of this process, or reaped already
         return None if is_alive(pid) else 0
     return None if done == 0 else os.waitstatus_to_exitcode(status)
+
+
+# -- `toolctl broker start|status`: the commands' work ---------------------------------
+
+
+def run_broker(
+    settings: Settings,
+    reporter: Reporter,
+    where: BrokerLayout,
+    *,
+    detach: bool,
+    announce: Callable[[str], None],
+) -> None:
+    """`toolctl broker start`: start the broker (``announce`` gets its URL) unless it runs;
+    without ``detach``, then wait until a signal (the broker is stopped, SIGTERM exits 0)
+    or until the broker ends by itself (TransportUnavailable unless it ended cleanly)."""
+    if detach:
+        _started(settings, reporter, where, announce)
+        return
+    from toolctl.processes.lifetime import Lifetime
+
+    with Lifetime(clean={signal.SIGTERM}) as lifetime:
+        record = _started(settings, reporter, where, announce)
+        if record is None:
+            return
+        reporter.note("running in the foreground; Ctrl-C or SIGTERM stops it")
+        status = None
+        while not lifetime.stopping.wait(0.2) and (status := exit_status(record.pid)) is None:
+            pass
+        stop_broker(settings)
+        if status not in (None, 0, -signal.SIGTERM, -signal.SIGINT, -signal.SIGKILL):
+            raise TransportUnavailable(
+                f"the broker exited with status {status}", hint=f"see its log {record.log}"
+            )
+        reporter.note("broker stopped")
+        lifetime.ended(quiet=True)  # stopped cleanly; the note said so
+
+
+def _started(
+    settings: Settings, reporter: Reporter, where: BrokerLayout, announce: Callable[[str], None]
+) -> ProcessRecord | None:
+    """Start the broker and announce its URL; its record, or None if it ran already."""
+    record, started = start(settings, where)
+    if not started:
+        reporter.note(f"the broker is already running (pid {record.pid})")
+        announce(str(record.url))
+        return None
+    reporter.note(f"broker started (pid {record.pid}, data {where.data_dir}, log {record.log})")
+    announce(str(record.url))
+    return record
+
+
+def broker_status(settings: Settings) -> dict[str, Any]:
+    """`toolctl broker status`: whether the broker runs and answers, and where."""
+    record = running(settings)
+    answering = record is not None and answers(record, 1)
+    status: dict[str, Any] = {"running": record is not None, "answering": answering}
+    if record is not None:
+        status |= {
+            "url": record.url,
+            "pid": record.pid,
+            "port": record.port,
+            "data": data_dir_of(record),
+            "log": record.log,
+        }
+    return status

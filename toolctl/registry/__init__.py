@@ -1,1 +1,39 @@
-"""The registry: the search path (loader), the first-wins index (index), writes (writer)."""
+"""The registry: the search path (loader), the first-wins index (index), writes (writer).
+
+``open_registry`` is how every command opens it: directories named on the command line
+must exist, skipped files are reported, and ``--strict`` refuses a registry with errors.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from toolctl.registry.index import Registry
+    from toolctl.reporting import Reporter
+    from toolctl.settings import Settings
+
+
+def open_registry(
+    settings: Settings, reporter: Reporter, *, full: bool = False, warn: bool = True
+) -> Registry:
+    """The registry, after warning about skipped files and enforcing --strict."""
+    from toolctl.registry.index import Registry
+
+    require_directories(settings)
+    registry = Registry.open(settings, full=full)
+    if warn:
+        for problem in registry.skipped():
+            reporter.warn(f"{problem.file}:{problem.line}: {problem.message} (skipped)")
+    registry.ensure_usable()
+    return registry
+
+
+def require_directories(settings: Settings) -> None:
+    """A directory named with --registry must exist: a typo must not read as 'empty'."""
+    from toolctl.errors import UsageError
+
+    if settings.explicit_registry:
+        for directory in settings.search_path:
+            if not directory.is_dir():
+                raise UsageError(f"registry directory {directory} does not exist")

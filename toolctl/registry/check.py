@@ -57,6 +57,25 @@ class CheckResult:
         }
 
 
+def check(settings: Settings, *, locked: bool = False, live: bool = False) -> CheckResult:
+    """`toolctl check`: ``run_check``, and with ``live`` what every MCP service says now
+    (``live_check``: changed pins, vanished tools, tools not imported, unreachable servers)."""
+    from toolctl.registry import require_directories
+
+    require_directories(settings)
+    result = run_check(settings, locked=locked)
+    if not live:
+        return result
+    from dataclasses import replace
+
+    from toolctl.mcp.live import live_check
+
+    registry = Registry.open(settings, full=True)
+    services, tools = registry.winners("service"), registry.winners("tool")
+    found = live_check(settings, services, tools, strict=settings.strict)
+    return replace(result, findings=[*result.findings, *found])
+
+
 def run_check(settings: Settings, *, locked: bool = False) -> CheckResult:
     """Refresh the index from every file and report its problems (shadows are errors if strict).
 

@@ -70,6 +70,14 @@ def current(registry: Registry, base: Path) -> dict[tuple[str, str], Pin]:
     return pins
 
 
+def lock(settings: Settings) -> tuple[Path, int]:
+    """`toolctl lock`: ``write_lock`` into a registry directory that exists."""
+    from toolctl.registry import require_directories
+
+    require_directories(settings)
+    return write_lock(settings)
+
+
 def write_lock(settings: Settings) -> tuple[Path, int]:
     """Write the lock into the first writable registry directory; returns it and the count."""
     import tomli_w

@@ -1,9 +1,17 @@
-"""Filters over definitions, shared by `list` and anything else that narrows a listing."""
+"""Reading the registry for people: `list` (filters, a table's rows) and `show`."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from toolctl.registry import open_registry
+
+if TYPE_CHECKING:
+    from toolctl.registry.index import Registry
+    from toolctl.registry.loader import Definition
+    from toolctl.reporting import Reporter
+    from toolctl.settings import Settings
 
 
 def matches(
@@ -22,3 +30,162 @@ def matches(
         haystack = " ".join([data["name"], data.get("description") or "", *data.get("tags", [])])
         return word.casefold() in haystack.casefold()
     return True
+
+
+KIND_NAMES = {"tools": "tool", "services": "service", "actions": "action", "groups": "group"}
+
+
+def kind_of(word: str) -> str:
+    """'tools' or 'tool' -> 'tool'; anything else is a usage error."""
+    from toolctl.errors import UsageError
+
+    kind = KIND_NAMES.get(word, word)
+    if kind not in KIND_NAMES.values():
+        raise UsageError(f"unknown kind '{word}': expected one of {', '.join(KIND_NAMES)}")
+    return kind
+
+
+class Table(NamedTuple):
+    """A listing as a table: its column names and its rows of cells, streamed."""
+
+    columns: list[str]
+    rows: Iterator[list[str]]
+
+
+def list_table(
+    settings: Settings,
+    reporter: Reporter,
+    word: str,
+    *,
+    category: str | None = None,
+    runtime: str | None = None,
+    search: str | None = None,
+) -> Table:
+    """`toolctl list` as a table: the definitions of a kind in force, filtered, one row each."""
+    registry = open_registry(settings, reporter, full=True)
+    kind = kind_of(word)
+    if kind == "tool" and search is None:  # the fields a row shows, no descriptor decoded
+        fields = registry.iter_winner_fields("tool", _TOOL_FIELDS, strings=True)
+        return Table(COLUMNS["tool"][0], _tool_rows(fields, category, runtime))
+    columns, row = COLUMNS[kind]
+    found = _matching(registry, kind, category, runtime, search)
+    return Table(columns, (row(d.data) for d in found))
+
+
+def list_definitions(
+    settings: Settings,
+    reporter: Reporter,
+    word: str,
+    *,
+    category: str | None = None,
+    runtime: str | None = None,
+    search: str | None = None,
+) -> Iterator[Definition]:
+    """`toolctl list --json`: the definitions of a kind in force, filtered, streamed (a
+    registry of 100,000 tools is never held whole)."""
+    registry = open_registry(settings, reporter, full=True)
+    return _matching(registry, kind_of(word), category, runtime, search)
+
+
+def _matching(
+    registry: Registry, kind: str, category: str | None, runtime: str | None, word: str | None
+) -> Iterator[Definition]:
+    return (
+        d
+        for d in registry.iter_winners(kind)
+        if matches(d.data, category=category, runtime=runtime, word=word)
+    )
+
+
+def _tool_row(data: Mapping[str, Any]) -> list[str]:
+    return [
+        data["name"],
+        (data.get("runtime") or "?")
+        + (f" ({data['state']})" if data.get("state", "active") != "active" else ""),
+        data.get("category") or "",
+        data["description"],
+    ]
+
+
+_TOOL_FIELDS = ("state", "category", "description")
+
+
+def _tool_rows(
+    found: Iterable[tuple[str, str | None, list[Any]]], category: str | None, runtime: str | None
+) -> Iterator[list[str]]:
+    """``_tool_row`` of each tool from the few fields it shows (a table of 100,000 tools
+    decodes no descriptor whole); ``state`` is absent when "active"."""
+    every = category is None and runtime is None
+    for name, runs_on, (state, group, description) in found:
+        if every or matches(
+            {"category": group, "runtime": runs_on}, category=category, runtime=runtime
+        ):
+            shown = (runs_on or "?") + (f" ({state})" if state not in (None, "active") else "")
+            yield [name, shown, group or "", description]
+
+
+def _service_row(data: Mapping[str, Any]) -> list[str]:
+    from toolctl.runtimes import BY_NAME
+
+    runtime = data["transport"]  # a service's runtime, as its normalised data names it
+    row = BY_NAME.get(runtime)
+    where = row.endpoint(data[runtime]) if row else ""
+    return [data["name"], runtime, where, data["description"]]
+
+
+def _action_row(data: Mapping[str, Any]) -> list[str]:
+    return [
+        data["name"],
+        ", ".join(e["tool"] for e in data["tools"]),
+        ", ".join(e["action"] for e in data["next"]),
+        data["description"],
+    ]
+
+
+def _group_row(data: Mapping[str, Any]) -> list[str]:
+    return [data["name"], ", ".join(data["tools"]), data["description"]]
+
+
+COLUMNS: dict[str, tuple[list[str], Callable[[Mapping[str, Any]], list[str]]]] = {
+    "tool": (["NAME", "RUNTIME", "CATEGORY", "DESCRIPTION"], _tool_row),
+    "service": (["NAME", "TRANSPORT", "ENDPOINT", "DESCRIPTION"], _service_row),
+    "action": (["NAME", "CALLS", "NEXT", "DESCRIPTION"], _action_row),
+    "group": (["NAME", "TOOLS", "DESCRIPTION"], _group_row),
+}
+"""Each kind's table: its columns and how a definition's data becomes a row."""
+
+
+class Shown(NamedTuple):
+    """`toolctl show`: the definition in force, the ones it shadows, and for a group its
+    tools in usage order."""
+
+    winner: Definition
+    shadowed: list[Definition]
+    ordered: list[str]
+
+
+def show(settings: Settings, reporter: Reporter, name: str, kind: str | None = None) -> Shown:
+    """The definition of ``name`` in force (of ``kind``, or of whichever kind has it) and
+    every definition it shadows; NotFound with close matches, UsageError if two kinds do."""
+    from toolctl.errors import NotFound, UsageError
+    from toolctl.names import KINDS
+
+    registry = open_registry(settings, reporter)
+    kinds = [kind_of(kind)] if kind else list(KINDS)
+    by_kind: dict[str, list[Definition]] = {}
+    for definition in registry.find(name, kinds):
+        by_kind.setdefault(definition.kind, []).append(definition)
+    if not by_kind:
+        suggestions = [s for k in kinds for s in registry.suggest(k, name)]
+        raise NotFound(kinds[0] if len(kinds) == 1 else "name", name, suggestions[:3])
+    if len(by_kind) > 1:
+        raise UsageError(
+            f"'{name}' names a {' and a '.join(by_kind)}", hint=f"pass --kind {'|'.join(by_kind)}"
+        )
+    ((winner, *shadowed),) = by_kind.values()
+    ordered: list[str] = []
+    if winner.kind == "group":
+        from toolctl.graph import usage_ordered
+
+        ordered = usage_ordered(winner.data)
+    return Shown(winner, shadowed, ordered)

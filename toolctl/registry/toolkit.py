@@ -1,13 +1,18 @@
-"""The toolkit graph read from the registry cache: what `graph` draws and `recommend` searches."""
+"""The toolkit graph read from the registry cache: what `graph` draws and `recommend` searches
+(``draw_toolkit`` and ``recommend_tools``, the two commands' work)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from toolctl.registry import open_registry
 
 if TYPE_CHECKING:
-    from toolctl.graph import Toolkit
+    from toolctl.graph import Drawing, Recommendation, Toolkit
     from toolctl.registry.index import Registry
+    from toolctl.reporting import Reporter
+    from toolctl.settings import Settings
 
 
 def load_toolkit(registry: Registry, *, lazy: bool = False) -> Toolkit:
@@ -63,3 +68,48 @@ class IndexedActions(Mapping[str, Mapping[str, Any]]):
 
     def __len__(self) -> int:
         return len(self._names)
+
+
+class Drawn(NamedTuple):
+    """`toolctl graph`: the toolkit and the part of it to draw."""
+
+    toolkit: Toolkit
+    drawing: Drawing
+
+    def to_json(self) -> dict[str, Any]:
+        from toolctl.graph import describe
+
+        return describe(self.toolkit, self.drawing)
+
+
+def draw_toolkit(settings: Settings, reporter: Reporter, group: str | None = None) -> Drawn:
+    """The whole toolkit, or ``group``'s tools and their callers (NotFound, with close
+    matches, for a group that does not exist)."""
+    registry = open_registry(settings, reporter, full=True)
+    toolkit = load_toolkit(registry)
+    if group is None:
+        return Drawn(toolkit, toolkit.drawing())
+    registry.resolve("group", group)
+    return Drawn(toolkit, toolkit.narrowed(group))
+
+
+def recommend_tools(
+    settings: Settings, reporter: Reporter, starts: Sequence[str], hops: int, threshold: float
+) -> Recommendation:
+    """`toolctl recommend`: the bounded BFS from ``starts`` (Chat2Graph). An unknown start
+    beside known ones is warned about and skipped; with none known, NotFound for the first."""
+    from toolctl.errors import NotFound
+    from toolctl.graph import recommend
+
+    registry = open_registry(settings, reporter)
+    result = recommend(load_toolkit(registry, lazy=True), starts, hops, threshold)
+    problems = [
+        NotFound("action", name, registry.suggest("action", name)) for name in result.unknown
+    ]
+    if not result.actions:
+        first, *problems = problems
+    for problem in problems:
+        reporter.warn(f"{problem}; skipped")
+    if not result.actions:
+        raise first
+    return result

@@ -41,6 +41,14 @@ class Written:
     path: Path
 
 
+def register_files(files: Sequence[Path], settings: Settings) -> list[Written]:
+    """`toolctl register`: every entry of ``files`` written, or none (see ``register``)."""
+    from toolctl.registry import require_directories
+
+    require_directories(settings)  # a --registry typo must not become a new registry
+    return register(read_entries(files), settings)
+
+
 def read_entries(files: Sequence[Path]) -> list[Entry]:
     """Validate descriptor files; any problem refuses the whole batch, listing every one."""
     entries: list[Entry] = []

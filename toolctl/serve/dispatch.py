@@ -2,8 +2,9 @@
 
 Both front doors (MCP, REST) come through ``Dispatcher.call``. A call runs on a worker
 thread through ``toolctl.calls.Caller`` (resolve, validate, runner, events), runners kept
-open between calls; a tool whose runner pipelines (Pulsar) is sent with ``submit`` from the
-event loop instead, with no thread. When the awaiting task is cancelled (an MCP
+open between calls; a tool whose runner pipelines (Pulsar) is sent with ``Caller.submit``
+from the event loop instead, with no thread (the path ``run --batch`` takes, with the same
+start and done events). When the awaiting task is cancelled (an MCP
 ``notifications/cancelled``, a client gone, shutdown) the call is cancelled too, which kills
 the processes it started (``toolctl.calls.cancel``). The runner's own timeout is the tool's;
 a guard a little later catches a runner that hangs.
@@ -26,7 +27,7 @@ from typing import Any
 import anyio
 
 from toolctl.arguments import DEFAULT_TIMEOUT
-from toolctl.calls import Caller
+from toolctl.calls import Caller, Submitted
 from toolctl.calls.cancel import Cancel
 from toolctl.errors import (
     InvalidArguments,
@@ -38,12 +39,15 @@ from toolctl.errors import (
 from toolctl.records import Origin
 from toolctl.records.metrics import Metrics
 from toolctl.records.recorder import Recorder
-from toolctl.runners.base import Pipelined, Sink, ToolResult
+from toolctl.runners.base import Sink, ToolResult
 from toolctl.serve.catalog import Catalog, Selection
 from toolctl.settings import Settings
 
 GUARD_SECONDS = 5.0
 """How long past the tool's timeout the guard waits for its runner to give up by itself."""
+DRAIN_SECONDS = 10.0
+"""How long a stopping server waits for its cancelled calls to clean up (a container to be
+removed) before it reaps what is left and ends."""
 
 LogLine = Callable[[dict[str, Any]], None]
 
@@ -77,7 +81,6 @@ class Dispatcher:
         self._cancels: set[Cancel] = set()
         self.pipelined: dict[str, bool] = {}
         """Tools whose runner takes calls without a thread (Pulsar): no thread hop for them."""
-        self._pipelines: dict[str, Pipelined | None] = {}
         self._results = _Results()
 
     @property
@@ -89,7 +92,13 @@ class Dispatcher:
         return self.caller.recorder.metrics
 
     async def call(
-        self, name: str, arguments: dict[str, Any], *, via: str, origin: Origin | None = None
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        *,
+        via: str,
+        origin: Origin | None = None,
+        user: str | None = None,
     ) -> ToolResult:
         """One call, waiting for a slot; raises ToolctlError as ``Caller.call`` does (NotFound,
         InvalidArguments, TimedOut, TransportUnavailable, Interrupted), or QueueFull.
@@ -97,7 +106,7 @@ class Dispatcher:
         started = time.perf_counter()
         outcome: dict[str, Any] = {"event": "call", "tool": name, "via": via}
         try:
-            result = await self._admit(name, arguments, origin or self.caller.origin)
+            result = await self._admit(name, arguments, origin or self.caller.origin, user)
         except ToolctlError as exc:
             outcome.update(status="error", error=type(exc).__name__, exit_code=exc.exit_code)
             raise
@@ -114,7 +123,9 @@ class Dispatcher:
             outcome["duration_ms"] = round((time.perf_counter() - started) * 1000, 3)
             self._log(outcome)
 
-    async def _admit(self, name: str, arguments: dict[str, Any], origin: Origin) -> ToolResult:
+    async def _admit(
+        self, name: str, arguments: dict[str, Any], origin: Origin, user: str | None
+    ) -> ToolResult:
         if self._admitted >= self.concurrency + self.queue:
             raise QueueFull(
                 f"{self._admitted} calls running or queued, the most this server takes",
@@ -127,18 +138,20 @@ class Dispatcher:
             if not known and not await anyio.to_thread.run_sync(self.catalog.served, name):
                 raise NotFound("tool", name, self.catalog.suggest(name))
             async with self._slots:
-                return await self._run(name, arguments, origin)
+                return await self._run(name, arguments, origin, user)
         finally:
             self._admitted -= 1
 
-    async def _run(self, name: str, arguments: dict[str, Any], origin: Origin) -> ToolResult:
+    async def _run(
+        self, name: str, arguments: dict[str, Any], origin: Origin, user: str | None
+    ) -> ToolResult:
         tool = self.catalog.snapshot.tools.get(name, {})
         limit = float(tool.get("timeout") or DEFAULT_TIMEOUT) + GUARD_SECONDS
         if self.pipelined.get(name, True):
-            future = self._submit(name, arguments, origin)
-            self.pipelined[name] = future is not None
-            if future is not None:
-                return await self._results.wait(future, name, limit)
+            submitted = self._submit(name, arguments, origin, user)
+            self.pipelined[name] = submitted is not None
+            if submitted is not None:
+                return await self._results.wait(submitted, name, limit)
         cancel = Cancel()
         self._cancels.add(cancel)
         try:
@@ -147,6 +160,7 @@ class Dispatcher:
                     lambda: self.caller.call(
                         self.catalog.resolve(name),
                         arguments,
+                        user=user,
                         sink=self._sink,
                         cancel=cancel,
                         origin=origin,
@@ -164,18 +178,15 @@ class Dispatcher:
             self._cancels.discard(cancel)
 
     def _submit(
-        self, name: str, arguments: dict[str, Any], origin: Origin
-    ) -> Future[ToolResult] | None:
+        self, name: str, arguments: dict[str, Any], origin: Origin, user: str | None
+    ) -> Submitted | None:
         """Send the call without waiting when its runner pipelines (Pulsar); else None."""
         tool = self.catalog.resolve(name)
-        if tool.runtime not in self._pipelines:  # asked once per runtime, not per call
-            found = self.caller.runner(tool.runtime, self._sink)
-            self._pipelines[tool.runtime] = found if isinstance(found, Pipelined) else None
-        runner = self._pipelines[tool.runtime]
+        runner = self.caller.pipeline(tool.runtime, self._sink)
         if runner is None:
             return None
         try:
-            prepared = self.caller.prepare(tool, arguments, sink=self._sink)
+            prepared = self.caller.prepare(tool, arguments, user=user, sink=self._sink)
         except InvalidArguments as exc:
             self.caller.refused(tool, arguments, exc, origin)
             raise
@@ -188,10 +199,12 @@ class Dispatcher:
             cancel.cancel()
         return len(running)
 
-    def close(self) -> None:
-        """Close the runners (ending calls still in flight) and reap what calls left; write
+    def close(self, drain: float = DRAIN_SECONDS) -> None:
+        """Cancel what still runs, wait up to ``drain`` seconds for it to clean up, close the
+        runners, reap whatever the calls left (a tool's ``setsid`` grandchildren) and write
         the calls' records still waiting."""
-        self.caller.close()
+        self.cancel_all()
+        self.caller.close(drain=drain)
         from toolctl.records.journal import flush_all
         from toolctl.records.tracing import shutdown_all
 
@@ -206,15 +219,18 @@ def open_dispatcher(
     concurrency: int,
     queue: int,
     log: LogLine | None = None,
+    recorder: Recorder | None = None,
 ) -> Dispatcher:
-    """The catalog of ``selection``, a caller onto its registry, the dispatcher over both."""
+    """The catalog of ``selection``, a caller onto its registry, the dispatcher over both;
+    the calls recorded by ``recorder`` (default: one with the server's metrics)."""
     catalog = Catalog(settings, selection)
 
     def warn(message: str) -> None:
         if log is not None:
             log({"event": "warning", "message": message})
 
-    recorder = Recorder(settings, metrics=Metrics(), warn=warn)
+    if recorder is None:
+        recorder = Recorder(settings, metrics=Metrics(), warn=warn)
     return Dispatcher(
         catalog,
         Caller(settings, catalog.registry, recorder=recorder, origin=Origin("serve")),
@@ -236,19 +252,27 @@ class _Results:
         self._done: deque[tuple[Future[ToolResult], asyncio.Future[ToolResult]]] = deque()
         self._woken = False
 
-    async def wait(self, future: Future[ToolResult], name: str, limit: float) -> ToolResult:
-        """The result of ``future``; TimedOut past ``limit``; cancelling drops the call."""
+    async def wait(self, submitted: Submitted, name: str, limit: float) -> ToolResult:
+        """The call's result, its end reported; TimedOut past ``limit``; cancelling drops it."""
         loop = asyncio.get_running_loop()
         waiter: asyncio.Future[ToolResult] = loop.create_future()
         guard = loop.call_later(limit, _expire, waiter)
+        future = submitted.future
         future.add_done_callback(lambda done: self._completed(loop, done, waiter))
         try:
-            return await waiter
+            result = await waiter
         except TimeoutError:
-            raise TimedOut(f"tool '{name}' ran past its timeout") from None
+            error = TimedOut(f"tool '{name}' ran past its timeout")
+            submitted.finish(None, error)
+            raise error from None
+        except BaseException as exc:
+            submitted.finish(None, exc)
+            raise
         finally:
             guard.cancel()
             future.cancel()
+        submitted.finish(result)
+        return result
 
     def _completed(
         self,

@@ -78,7 +78,8 @@ def build_app(dispatcher: Dispatcher, tools: ToolServer, options: GatewayOptions
             finally:
                 dispatcher.cancel_all()
                 group.cancel_scope.cancel()
-        dispatcher.close()
+        # the cancelled calls clean up (a container is removed), then what they left is reaped
+        await anyio.to_thread.run_sync(dispatcher.close)
 
     routes = [*rest.routes(dispatcher), Route("/mcp", _Endpoint(mcp_endpoint))]
     app = Starlette(routes=routes, lifespan=lifespan)

@@ -16,7 +16,7 @@ import sys
 import uuid
 import weakref
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 import anyio
 from mcp import types
@@ -34,6 +34,8 @@ from toolctl.serve.dispatch import Dispatcher
 if TYPE_CHECKING:
     from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
     from mcp.shared.message import SessionMessage
+
+    from toolctl.processes.lifetime import Lifetime
 
     Incoming = MemoryObjectReceiveStream[SessionMessage | Exception]
     Outgoing = MemoryObjectSendStream[SessionMessage]
@@ -160,30 +162,39 @@ def _failed(message: str, output: str = "") -> types.CallToolResult:
     return types.CallToolResult(content=content, isError=True)
 
 
-async def serve_stdio(tools: ToolServer, *, interval: float = POLL_SECONDS) -> None:
-    """Serve on stdin/stdout until stdin closes; in-flight calls are then cancelled (their
-    processes killed). File descriptor 1 is pointed at stderr first, so nothing but
-    protocol (no stray print, no child's output) can reach stdout."""
+async def serve_stdio(
+    tools: ToolServer, *, interval: float = POLL_SECONDS, lifetime: Lifetime | None = None
+) -> None:
+    """Serve on stdin/stdout until stdin closes, or until the ``lifetime``'s first signal;
+    in-flight calls are then cancelled (their processes killed). File descriptor 1 is
+    pointed at stderr first, so nothing but protocol (no stray print, no child's output)
+    can reach stdout."""
+    import asyncio
     from io import TextIOWrapper
 
     protocol = anyio.wrap_file(os.fdopen(os.dup(1), "wb"))
     os.dup2(2, 1)
     sys.stdout = sys.stderr
-    stdin = anyio.wrap_file(TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace"))
-    async with _stdio(stdin, protocol) as (read, write), anyio.create_task_group() as group:
-        group.start_soon(tools.watch, interval)
-        await tools.server.run(read, write, tools.initialization_options())
-        group.cancel_scope.cancel()
+    stdin = TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
+    with anyio.CancelScope() as stopping:
+        if lifetime is not None:
+            loop = asyncio.get_running_loop()
+            lifetime.on_stop(lambda _signum: loop.call_soon_threadsafe(stopping.cancel))
+        async with _stdio(stdin, protocol) as (read, write), anyio.create_task_group() as group:
+            group.start_soon(tools.watch, interval)
+            await tools.server.run(read, write, tools.initialization_options())
+            group.cancel_scope.cancel()
 
 
 @contextlib.asynccontextmanager
 async def _stdio(
-    stdin: anyio.AsyncFile[str], stdout: anyio.AsyncFile[bytes]
+    stdin: TextIO, stdout: anyio.AsyncFile[bytes]
 ) -> AsyncIterator[tuple[Incoming, Outgoing]]:
-    """The SDK's stdio transport (``mcp.server.stdio``), with one difference: a message is
-    serialised as the model it holds, not through the ``JSONRPCMessage`` union around it.
-    The bytes are the same; the union costs ~7x more, which for a 10,000-tool list is
-    ~240 ms of the server's ~300 (and grows faster than the list)."""
+    """The SDK's stdio transport (``mcp.server.stdio``), with two differences: a message is
+    serialised as the model it holds, not through the ``JSONRPCMessage`` union around it
+    (the bytes are the same; the union costs ~7x more, which for a 10,000-tool list is
+    ~240 ms of the server's ~300, and grows faster than the list); and a line is read on a
+    thread the server may abandon, so a signal stops it without waiting for stdin."""
     from mcp.shared.message import SessionMessage
 
     read_writer, read = anyio.create_memory_object_stream[SessionMessage | Exception](0)
@@ -191,7 +202,7 @@ async def _stdio(
 
     async def reader() -> None:
         async with read_writer:
-            async for line in stdin:
+            while line := await anyio.to_thread.run_sync(stdin.readline, abandon_on_cancel=True):
                 try:
                     message = types.JSONRPCMessage.model_validate_json(line)
                 except Exception as exc:  # the session answers it as the SDK's would

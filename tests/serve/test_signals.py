@@ -1,0 +1,188 @@
+"""The servers stopped by every signal a terminal or supervisor sends, and `mcp serve` by
+stdin closing, with calls in flight: nothing they started is left (a local tool's
+``setsid`` grandchild, a container), and they end with the documented code.
+
+`mcp serve`: SIGTERM 143, SIGINT 130, SIGHUP 129, SIGQUIT 131; stdin closed 0.
+`serve`: SIGTERM drains (a call past the grace is cancelled and answered 503) and exits
+0; SIGHUP ends it with 129.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.conftest import write_files
+from tests.runners.container.conftest import IMAGE, leftovers, podman, use_podman
+from tests.runners.test_lifetimes import gone, markers, spawner, survivors
+from tests.serve.serve_support import StartServe, wait_for
+
+__all__ = ["leftovers", "podman", "use_podman"]  # the container tests' fixtures, used here
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="needs /proc")
+
+CONTAINER = f"""
+[[tool]]
+name = "ct-signalled"
+timeout = 120
+[tool.container]
+image = "{IMAGE}"
+command = ["sh", "-c", "trap '' TERM; sleep 120"]
+input = "none"
+"""
+
+
+def spawning_registry(tmp_path: Path) -> tuple[Path, tuple[str, str, str]]:
+    """A registry whose tool ``spawner`` leaves two grandchildren and then sleeps."""
+    marks = markers()
+    registry = write_files(tmp_path / "reg", {"t.toml": spawner(marks, then="sleep {last}")})
+    return registry, marks
+
+
+def mcp_serve(registry: Path) -> subprocess.Popen[str]:
+    child = subprocess.Popen(
+        [sys.executable, "-m", "toolctl", "mcp", "serve", "--registry", str(registry)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=registry.parent,
+        env=dict(os.environ),
+    )
+    hello = {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    }
+    send(child, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello})
+    send(child, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+    return child
+
+
+def send(child: subprocess.Popen[str], message: dict[str, Any]) -> None:
+    assert child.stdin is not None
+    child.stdin.write(json.dumps(message) + "\n")
+    child.stdin.flush()
+
+
+def call(child: subprocess.Popen[str], tool: str) -> None:
+    params = {"name": tool, "arguments": {}}
+    send(child, {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": params})
+
+
+def ended(child: subprocess.Popen[str]) -> tuple[int, str]:
+    try:
+        _, stderr = child.communicate(timeout=60)
+    finally:
+        child.kill()
+        child.wait()
+    return child.returncode, stderr
+
+
+STOPPING = [
+    pytest.param(signal.SIGTERM, 143, id="TERM"),
+    pytest.param(signal.SIGINT, 130, id="INT"),
+    pytest.param(signal.SIGHUP, 129, id="HUP"),
+    pytest.param(signal.SIGQUIT, 131, id="QUIT"),
+]
+
+
+@pytest.mark.parametrize(("signum", "code"), STOPPING)
+def test_mcp_serve_stopped_by_a_signal_leaves_no_grandchild(
+    tmp_path: Path, signum: int, code: int
+) -> None:
+    registry, marks = spawning_registry(tmp_path)
+    child = mcp_serve(registry)
+    call(child, "spawner")
+    assert started(marks)  # the tool's last sleep and both grandchildren
+    child.send_signal(signum)
+    returncode, stderr = ended(child)
+    assert returncode == code, stderr
+    assert "Traceback" not in stderr
+    assert gone(marks) == []
+
+
+def test_mcp_serve_whose_stdin_closes_leaves_no_grandchild(tmp_path: Path) -> None:
+    registry, marks = spawning_registry(tmp_path)
+    child = mcp_serve(registry)
+    call(child, "spawner")
+    assert started(marks)
+    assert child.stdin is not None
+    child.stdin.close()
+    child.stdin = None  # closed: communicate() has nothing more to send
+    returncode, stderr = ended(child)
+    assert returncode == 0, stderr
+    assert gone(marks) == []
+
+
+@pytest.mark.parametrize(("signum", "code"), STOPPING[:2])
+def test_mcp_serve_stopped_by_a_signal_leaves_no_container(
+    podman: str,
+    tmp_path: Path,
+    leftovers: Callable[[str], list[str]],
+    signum: int,
+    code: int,
+) -> None:
+    registry = write_files(tmp_path / "reg", {"t.toml": CONTAINER})
+    child = mcp_serve(registry)
+    call(child, "ct-signalled")
+    assert wait_for(lambda: leftovers("toolctl-ct-signalled-") != [], seconds=60)
+    child.send_signal(signum)
+    returncode, stderr = ended(child)
+    assert returncode == code, stderr
+    assert leftovers("toolctl-ct-signalled-") == []
+
+
+def post_spawner(url: str, answers: list[httpx.Response]) -> None:
+    with contextlib.suppress(httpx.HTTPError):  # a server that ends answers nothing
+        answers.append(httpx.post(f"{url}/run_tool", json={"tool_id": "spawner"}, timeout=60))
+
+
+def test_serve_drains_on_sigterm_answers_503_and_exits_0(serve: StartServe, tmp_path: Path) -> None:
+    registry, marks = spawning_registry(tmp_path)
+    served = serve("--grace", "1", "--registry", str(registry))
+    answers: list[httpx.Response] = []
+    caller = threading.Thread(target=post_spawner, args=(served.url, answers))
+    caller.start()
+    assert started(marks)
+    assert served.stop(signal.SIGTERM, timeout=60) == 0, served.log.read_text()
+    caller.join(timeout=30)
+    assert [a.status_code for a in answers] == [503]
+    assert answers[0].json()["success"] is False
+    assert "cancelled" in answers[0].json()["error"]
+    assert gone(marks) == []
+    assert "Traceback" not in served.log.read_text()
+
+
+def test_serve_stopped_by_sighup_exits_129_and_leaves_nothing(
+    serve: StartServe, tmp_path: Path
+) -> None:
+    registry, marks = spawning_registry(tmp_path)
+    served = serve("--grace", "1", "--registry", str(registry))
+    threading.Thread(target=post_spawner, args=(served.url, []), daemon=True).start()
+    assert started(marks)
+    assert served.stop(signal.SIGHUP, timeout=60) == 129, served.log.read_text()
+    assert "toolctl: error: hung up" in served.log.read_text()
+    assert gone(marks) == []
+
+
+def started(marks: tuple[str, str, str]) -> bool:
+    """Whether the tool's three sleeps (its last one and both grandchildren) run, once they
+    do or a minute has passed (a server starts slowly on a loaded machine)."""
+
+    def sleeping() -> bool:
+        lines = [found.split(": ", 1)[1] for found in survivors(marks)]
+        return all(any(line.startswith(f"sleep {mark}") for line in lines) for mark in marks)
+
+    return wait_for(sleeping, seconds=60)

@@ -1,0 +1,82 @@
+"""`toolctl export`: the tools in force as OpenAI functions, an MCP tools/list or TrustGraph
+config items."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated
+
+import typer
+
+from toolctl.cli.common import RegistryOption, StrictOption, reporter, settings_for
+
+
+class ExportFormat(StrEnum):
+    openai = "openai"
+    mcp = "mcp"
+    trustgraph = "trustgraph"
+
+
+def install(app: typer.Typer) -> None:
+    app.command("export")(export_command)
+
+
+def export_command(
+    format: Annotated[
+        ExportFormat,
+        typer.Option(
+            "--format",
+            "-f",
+            help="openai (function definitions), mcp (a tools/list result) or trustgraph "
+            "(config items for tg-put-config-item).",
+        ),
+    ],
+    group: Annotated[
+        str | None, typer.Option("--group", "-g", metavar="GROUP", help="Only this group's tools.")
+    ] = None,
+    strict_schemas: Annotated[
+        bool,
+        typer.Option(
+            "--strict-schemas",
+            help='openai: schemas OpenAI\'s strict mode accepts, each function "strict": true; '
+            "tools that cannot be made strict are listed on stderr.",
+        ),
+    ] = False,
+    as_commands: Annotated[
+        bool,
+        typer.Option(
+            "--as-commands",
+            help="trustgraph: print 'tg-put-config-item --type T --key K --value JSON' lines.",
+        ),
+    ] = False,
+    registry: RegistryOption = None,
+    strict: StrictOption = False,
+) -> None:
+    """Print the tools in force as JSON another system loads, sorted by name.
+
+    Tools that cannot be expressed (a name OpenAI refuses; for TrustGraph, tools not on a
+    Pulsar service) are left out with a warning. Exit 4 for an unknown --group, 2 when a
+    group has nothing TrustGraph can take.
+    """
+    from toolctl.cli import render
+    from toolctl.interchange.flows import Streamed, export_tools
+
+    settings = settings_for(registry, strict)
+    exported = export_tools(
+        settings,
+        reporter(settings),
+        format.value,
+        group=group,
+        strict_schemas=strict_schemas,
+        commands=as_commands,
+    )
+    if isinstance(exported, Streamed):  # its notes are complete once its items are out
+        render.print_json_list(exported.items, exported.key)
+    for note in exported.notes:
+        render.warn(note)
+    if isinstance(exported, Streamed):
+        return
+    if isinstance(exported.data, str):
+        render.write_stdout(exported.data)
+    else:
+        render.print_json(exported.data)

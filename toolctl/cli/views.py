@@ -1,0 +1,150 @@
+"""How the commands show what their use case returned: definitions, findings, a
+recommendation, background processes. (``render`` has the general parts: JSON, tables,
+notes and errors.)"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+from toolctl.cli import render
+
+if TYPE_CHECKING:
+    from toolctl.graph import Recommendation
+    from toolctl.registry.check import CheckResult
+    from toolctl.registry.loader import Definition
+    from toolctl.registry.query import Shown
+
+
+def definition_rows(found: Iterable[Definition]) -> Iterator[dict[str, Any]]:
+    """``{"kind": kind, **data, "file": relpath, "line": line}``, made in the decoded data
+    itself rather than in a copy of each row (`list --json`)."""
+    paths: dict[str, str] = {}  # ten tools to a file: one relpath per file
+    for d in found:
+        row = d.data
+        row.setdefault("kind", d.kind)
+        row["file"] = paths.get(d.file) or paths.setdefault(d.file, render.display_path(d.file))
+        row["line"] = d.line
+        yield row
+
+
+def print_definition(shown: Shown, *, as_json: bool) -> None:
+    """`show`: the definition in force, where it lives and what it shadows."""
+    winner, shadowed = shown.winner, shown.shadowed
+    if as_json:
+        render.print_json(
+            {
+                "kind": winner.kind,
+                "name": winner.name,
+                "descriptor": winner.data,
+                "file": render.display_path(winner.file),
+                "line": winner.line,
+                "shadowed": [
+                    {"file": render.display_path(d.file), "line": d.line} for d in shadowed
+                ],
+            }
+        )
+        return
+    where = f"{render.display_path(winner.file)}:{winner.line}"
+    if winner.kind == "group":
+        fields = render.group_fields(winner.data, shown.ordered)
+    else:
+        fields = render.flatten(
+            {k: v for k, v in winner.data.items() if k not in ("schema", "name")}
+        )
+    if winner.data.get("title"):  # the name in the system it came from, first
+        fields = [("title", winner.data["title"]), *(f for f in fields if f[0] != "title")]
+    fields += [("shadows", f"{render.display_path(d.file)}:{d.line}") for d in shadowed]
+    render.print_fields(f"{winner.kind} {winner.name}  ({where})", fields)
+
+
+def print_findings(result: CheckResult, format: str) -> None:
+    """`check`: JSON, GitHub workflow annotations, or ``file:line: severity: message``."""
+    if format == "json":
+        render.print_json(result.to_json(render.display_path))
+        return
+    for finding in result.findings:
+        where = render.display_path(finding.file)
+        message = render.relativise(finding.message)
+        if format == "github":
+            where, message = _escape(where, True), _escape(message, False)
+            typer.echo(f"::{finding.severity} file={where},line={finding.line}::{message}")
+        else:
+            typer.echo(f"{where}:{finding.line}: {finding.severity}: {message}")
+    render.note(result.summary())
+
+
+def _escape(text: str, is_property: bool) -> str:
+    """GitHub workflow-command escaping (``%``, CR and LF; also ``:`` and ``,`` in properties)."""
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return text.replace(":", "%3A").replace(",", "%2C") if is_property else text
+
+
+def print_recommendation(result: Recommendation, threshold: float, *, color: bool) -> None:
+    """`recommend` as tables: the actions by hops, then the tools their Call edges name."""
+    by_hops = sorted(result.actions, key=lambda a: (a.hops, a.name))
+    rows = [
+        [a.name, str(a.hops), " -> ".join(a.path), a.description.partition("\n")[0]]
+        for a in by_hops
+    ]
+    render.print_table(["ACTION", "HOPS", "PATH", "DESCRIPTION"], rows, color=color)
+    if not result.tools:
+        render.note(f"no Call edge scores {render.score_text(threshold)} or more")
+        return
+    rows = [
+        [t.name, ", ".join(t.called_by), render.score_text(t.score), t.runtime or "?"]
+        for t in result.tools
+    ]
+    typer.echo("")
+    render.print_table(["TOOL", "CALLED BY", "SCORE", "RUNTIME"], rows, color=color)
+
+
+def report_stop(stopped: Any, done: str, absent: str | None) -> None:
+    """Say on stderr what a stop (``processes.Stopped``) did: stopped (pid), found a stale
+    record, or nothing ran."""
+    record = stopped.record
+    if record is not None and stopped.stale:
+        render.warn(
+            f"dropped the stale record of {record.kind} '{record.name}': pid {record.pid} "
+            "now belongs to another process; nothing was stopped"
+        )
+    elif record is not None and stopped.stopped:
+        render.note(f"{done} (pid {record.pid})")
+        if stopped.survivors:
+            pids = ", ".join(str(pid) for pid in stopped.survivors)
+            render.warn(f"{record.kind} '{record.name}': still running after SIGKILL: {pids}")
+    elif absent is not None:
+        render.note(absent)
+
+
+def process_json(record: Any) -> dict[str, Any]:
+    """A background process (``processes.ProcessRecord``) as `service status --json` shows it."""
+    shown = {k: v for k, v in record.to_json().items() if k not in ("start_time", "boot_id")}
+    return {**shown, "uptime_s": round(time.time() - record.started, 1)}
+
+
+PROCESS_COLUMNS = ["KIND", "NAME", "PID", "URL", "UPTIME", "LOG"]
+
+
+def process_row(record: Any) -> list[str]:
+    where = record.url or (f"port {record.port}" if record.port else "")
+    return [
+        record.kind,
+        record.name,
+        str(record.pid),
+        where,
+        _uptime(time.time() - record.started),
+        render.display_path(record.log),
+    ]
+
+
+def _uptime(seconds: float) -> str:
+    whole = max(0, int(seconds))
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours}h{minutes:02d}m"
+    return f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"

@@ -1,0 +1,270 @@
+"""`toolctl export` and `toolctl import`, the whole flow of each: the library calls behind
+the two commands.
+
+Every import goes read → check where it would land → register, under `register`'s
+first-wins and look-alike rules, whatever it reads: TrustGraph, Chat2Graph or tool_agent
+files, the live tools of a registered MCP server (``import mcp SERVICE``, and ``--update``
+which diffs and re-pins them), or MCP client configs (``import mcp-config``). Warnings go
+to the reporter as they arise; what the import did comes back as an ``ImportDone``: the
+JSON document, the lines for people (in order, notes and data), and the error the command
+ends with when something was refused (the rest is imported all the same).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from toolctl.errors import RegistryError, ToolctlError, UsageError
+from toolctl.interchange import Exported, Streamed, export, export_streamed
+from toolctl.registry import open_registry
+
+if TYPE_CHECKING:
+    from toolctl.reporting import Reporter
+    from toolctl.settings import Settings
+
+__all__ = ["Exported", "ImportDone", "ImportOptions", "Streamed", "export_tools", "import_files"]
+
+ShowPath = Callable[[Path], str]
+"""How the caller shows a file's path (relative to the working directory, say)."""
+
+EXPORTED = ("description", "schema", "annotations")
+"""The fields of a tool the streamed exports read (``interchange.functions``)."""
+
+
+def export_tools(
+    settings: Settings,
+    reporter: Reporter,
+    format: str,
+    *,
+    group: str | None = None,
+    strict_schemas: bool = False,
+    commands: bool = False,
+) -> Exported | Streamed:
+    """The tools in force (or ``group``'s) in ``format``, sorted by name. Streamed (one
+    tool at a time, its notes complete once the items are read) unless a group, command
+    lines or a format that needs every tool at once (trustgraph) asks for all of them."""
+    registry = open_registry(settings, reporter, full=True)
+    if group is None and not commands:
+        tools_in_order = (  # only what an export reads: no descriptor decoded whole
+            {"name": name, **dict(zip(EXPORTED, values, strict=True))}
+            for name, _, values in registry.iter_winner_fields("tool", EXPORTED)
+        )
+        streamed = export_streamed(format, tools_in_order, strict_schemas=strict_schemas)
+        if streamed is not None:
+            return streamed
+    chosen = registry.resolve("group", group).data if group is not None else None
+    tools = {d.name: d.data for d in registry.winners("tool")}
+    services = {d.name: d.data for d in registry.winners("service")}
+    return export(format, tools, services, chosen, strict_schemas=strict_schemas, commands=commands)
+
+
+@dataclass
+class ImportDone:
+    """What an import did. ``document(show_path)`` is the JSON to print; ``lines`` what
+    people read instead, in order (``(True, text)`` data for stdout, ``(False, text)`` a
+    note for stderr); ``error`` what the command ends with after either (a refusal)."""
+
+    document: Callable[[ShowPath], Any]
+    lines: list[tuple[bool, str]] = field(default_factory=list)
+    error: ToolctlError | None = None
+
+    def note(self, text: str) -> None:
+        self.lines.append((False, text))
+
+    def data(self, text: str) -> None:
+        self.lines.append((True, text))
+
+
+@dataclass(frozen=True)
+class ImportOptions:
+    """The options of `toolctl import` beyond the format and the files."""
+
+    as_loaded: bool = False
+    prefix: str | None = None
+    globs: tuple[str, ...] = ()
+    update: bool = False
+    accept: bool = False
+
+
+def import_files(
+    settings: Settings,
+    reporter: Reporter,
+    format: str,
+    files: Sequence[Path],
+    options: ImportOptions | None = None,
+) -> ImportDone:
+    """`toolctl import FORMAT FILE...` (``mcp``: the one SERVICE); see the module doc."""
+    options = options or ImportOptions()
+    _check_options(format, files, options)
+    if format == "mcp":
+        service = str(files[0])
+        if options.update:
+            return _mcp_update(settings, service, accept=options.accept)
+        return _mcp_import(settings, reporter, service, options)
+    if format == "mcp-config":
+        return _mcp_config(settings, reporter, files)
+    return _entries(settings, reporter, format, files, as_loaded=options.as_loaded)
+
+
+def _check_options(format: str, files: Sequence[Path], options: ImportOptions) -> None:
+    mcp_only = {
+        "--prefix": options.prefix is not None,
+        "--tool": bool(options.globs),
+        "--update": options.update,
+    }
+    if format != "mcp":
+        for option, given in {**mcp_only, "--yes": options.accept}.items():
+            if given:
+                raise UsageError(f"{option} is for 'toolctl import mcp SERVICE' only")
+    if options.accept and not options.update:
+        raise UsageError("--yes accepts the changes of --update: give both")
+    if format == "mcp" and len(files) != 1:
+        raise UsageError("'toolctl import mcp' takes one SERVICE", hint="import mcp SERVICE")
+
+
+def _entries(
+    settings: Settings, reporter: Reporter, format: str, files: Sequence[Path], *, as_loaded: bool
+) -> ImportDone:
+    """TrustGraph, Chat2Graph or tool_agent files: all of it registered, or nothing."""
+    from toolctl.interchange import check_landing, read_import
+    from toolctl.registry.writer import register
+
+    imported = read_import(format, files, as_loaded=as_loaded)
+    for note in [*imported.notes, *check_landing(imported, settings)]:
+        reporter.warn(note)
+    written = register(imported.entries, settings)
+    done = ImportDone(
+        lambda show: [{"kind": w.kind, "name": w.name, "file": show(w.path)} for w in written]
+    )
+    for w in written:
+        done.note(f"imported {w.kind} '{w.name}' into {w.path}")
+    return done
+
+
+def _live(settings: Settings, service: str) -> list[tuple[dict[str, Any], str]]:
+    """The tools the MCP service offers now, each with its pin."""
+    from toolctl.mcp import pin_of
+    from toolctl.mcp.live import live_tools
+    from toolctl.registry.index import Registry
+
+    definition = Registry.open(settings).resolve("service", service)
+    return [(tool, pin_of(tool)) for tool in live_tools(settings, definition)]
+
+
+def _mcp_import(
+    settings: Settings, reporter: Reporter, service: str, options: ImportOptions
+) -> ImportDone:
+    """The live tools of ``service``, one pinned tool each; a refused name does not stop
+    the others (it is listed, and the import ends with exit 3)."""
+    from toolctl.interchange import Imported, check_landing
+    from toolctl.interchange.mcp import plan_import
+    from toolctl.registry.writer import register
+
+    live = _live(settings, service)
+    plan = plan_import(settings, service, live, prefix=options.prefix, globs=options.globs)
+    written = []
+    if plan.entries:
+        for note in check_landing(Imported(plan.entries, []), settings):
+            reporter.warn(note)
+        written = register(plan.entries, settings)
+    done = ImportDone(
+        lambda show: {
+            "imported": [{"name": w.name, "file": show(w.path)} for w in written],
+            "refused": plan.refused,
+            "present": plan.present,
+        }
+    )
+    for w in written:
+        done.note(f"imported tool '{w.name}' into {w.path}")
+    for note in plan.notes:
+        done.note(note)
+    if plan.present:
+        done.note(
+            f"{len(plan.present)} tool(s) already imported from '{service}' "
+            f"(see 'toolctl import mcp {service} --update')"
+        )
+    if plan.refused:
+        done.error = RegistryError(
+            f"{len(plan.refused)} tool(s) of service '{service}' refused "
+            f"({len(written)} imported): first definition wins",
+            details=plan.refused,
+            hint="import them under another --prefix, or rename the tool that holds the name",
+        )
+    return done
+
+
+def _mcp_update(settings: Settings, service: str, *, accept: bool) -> ImportDone:
+    """A diff of every pinned tool of ``service`` that changed; with ``accept``, re-pinned."""
+    from toolctl.interchange.mcp import apply_update, plan_update
+
+    changes, same = plan_update(settings, service, _live(settings, service))
+    done = ImportDone(
+        lambda show: {
+            "unchanged": same,
+            "changed": [
+                {"name": c.name, "remote": c.remote, "fields": c.fields, "diff": c.diff}
+                for c in changes
+            ],
+            "accepted": accept,
+        }
+    )
+    for change in changes:
+        if change.table is None:
+            done.data(
+                f"{change.name} ({change.remote}): vanished from the server; "
+                f"'toolctl unregister tool {change.name}' removes it\n"
+            )
+        else:
+            done.data(
+                f"{change.name} ({change.remote}): {', '.join(change.fields)} changed\n"
+                + "".join(f"  {line}\n" for line in change.diff)
+            )
+    if not changes:
+        done.note(f"all {same} pinned tool(s) of '{service}' match the server")
+    elif not accept:
+        done.error = RegistryError(
+            f"{len(changes)} tool(s) of service '{service}' changed since they were pinned",
+            hint=f"review the diff, then 'toolctl import mcp {service} --update --yes'",
+        )
+    else:
+        try:
+            files = apply_update(settings, changes)
+        except ToolctlError as exc:  # the diff is still shown, then this error
+            done.error = exc
+        else:
+            done.note(f"rewrote {len(files)} pin(s) of service '{service}'")
+    return done
+
+
+def _mcp_config(settings: Settings, reporter: Reporter, files: Sequence[Path]) -> ImportDone:
+    """The servers of MCP client configs as services, each secret its own ${env:NAME}."""
+    from toolctl.interchange.mcp_config import import_client_configs
+
+    result = import_client_configs(settings, files)
+    for source, dialect, count in result.read:
+        reporter.note(f"{os.path.normpath(source)}: {count} server(s), read as {dialect}")
+    for note in result.notes:
+        reporter.warn(note)
+    done = ImportDone(
+        lambda show: {
+            "imported": [{"name": w.name, "file": show(w.path)} for w in result.written],
+            "export": sorted(result.exports),
+            "refused": result.refused,
+        }
+    )
+    for w in result.written:
+        done.note(f"imported service '{w.name}' into {w.path}")
+    for variable, where in result.exports.items():
+        done.data(f"export {variable}=...   # {where}\n")
+    if result.exports:
+        done.note(f"set before running their tools (not copied): {' '.join(result.exports)}")
+    if result.refused:
+        done.error = RegistryError(
+            f"{len(result.refused)} server(s) not imported ({len(result.written)} imported)",
+            details=result.refused,
+        )
+    return done

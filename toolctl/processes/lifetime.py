@@ -1,0 +1,101 @@
+"""The lifetime of a long-running command: what SIGTERM, SIGINT, SIGHUP and SIGQUIT do to it.
+
+Every command that runs until it is stopped (``run``, ``serve``, ``mcp serve``,
+``worker``, ``broker start`` in the foreground) holds one ``Lifetime`` while it works:
+
+* the **first** of those signals stops it cleanly. The lifetime records which one, sets
+  ``stopping`` and runs the ``on_stop`` callbacks (from the signal handler: they only flag
+  or hand work to a loop, e.g. ``loop.call_soon_threadsafe``). A command that does its
+  work in the main thread (``run``) asks for the signal ``raising``: it arrives there as
+  ``StopSignal``, a KeyboardInterrupt, so the one Ctrl-C clean-up path ends whatever the
+  call started. The command then stops taking work, drains or cancels what runs and
+  kills every process it started;
+* a **second** ends the process at once, exit 128 + its number, after the ``at_once``
+  callbacks (quick ones: a SIGKILL, never a wait);
+* ``ended()`` then raises what the command ends with: nothing for a signal in ``clean``
+  (a server or worker stopped by SIGTERM exits 0), else the Interrupted of that signal:
+  130 SIGINT, 143 SIGTERM, 129 SIGHUP, 131 SIGQUIT.
+
+Handlers are installed on entry and the previous ones put back on exit; off the main
+thread (where Python allows no handler) the lifetime only waits.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+import threading
+from collections.abc import Callable, Iterable
+from types import FrameType
+
+from toolctl.errors import StopSignal, stopped_by
+
+SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT)
+"""What a terminal, a supervisor or a user sends to stop a command."""
+
+
+class Lifetime:
+    """The signal handling of one long-running command (see the module docstring)."""
+
+    def __init__(self, *, raising: bool = False, clean: Iterable[int] = ()) -> None:
+        self.raising = raising
+        self.clean = frozenset(clean)
+        self.signum: int | None = None
+        self.stopping = threading.Event()
+        self._on_stop: list[Callable[[int], object]] = []
+        self._at_once: list[Callable[[], object]] = []
+        self._previous: dict[int, object] = {}
+
+    def on_stop(self, callback: Callable[[int], object]) -> None:
+        """Run ``callback(signum)`` when the first signal comes (at once if it came)."""
+        self._on_stop.append(callback)
+        if self.signum is not None:
+            callback(self.signum)
+
+    def at_once(self, callback: Callable[[], object]) -> None:
+        """Run ``callback()`` just before a second signal ends the process."""
+        self._at_once.append(callback)
+
+    def __enter__(self) -> Lifetime:
+        if threading.current_thread() is threading.main_thread():
+            self._previous = {number: signal.signal(number, self._handle) for number in SIGNALS}
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        for number, handler in self._previous.items():
+            signal.signal(number, handler)  # type: ignore[arg-type]
+        self._previous = {}
+
+    def _handle(self, signum: int, _frame: FrameType | None) -> None:
+        if self.signum is not None:
+            self._end_at_once(signum)
+        self.signum = signum
+        self.stopping.set()
+        for callback in self._on_stop:
+            callback(signum)
+        if self.raising:
+            raise StopSignal(signum)
+
+    def _end_at_once(self, signum: int) -> None:
+        for callback in self._at_once:
+            with contextlib.suppress(Exception):
+                callback()
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(OSError, ValueError):
+                stream.flush()
+        os._exit(128 + signum)  # skips teardown that could hang (a Pulsar client's)
+
+    def wait(self, poll: float = 0.5) -> int:
+        """Block until the first signal; its number. (The timeout keeps the main thread
+        running Python often enough for the handler to run promptly.)"""
+        while not self.stopping.wait(poll):
+            pass
+        assert self.signum is not None
+        return self.signum
+
+    def ended(self, message: str | None = None, *, quiet: bool = False) -> None:
+        """Raise what the command ends with after its clean stop (see the module docstring)."""
+        if self.signum is not None and self.signum not in self.clean:
+            raise stopped_by(self.signum, message, quiet=quiet)

@@ -1,0 +1,95 @@
+"""What every door opens first: the selection it serves and the dispatcher over it.
+
+``serve`` (HTTP), ``mcp serve`` (stdio) and ``worker --tool`` (Pulsar) each serve a
+selection of the registry through one ``Dispatcher``; ``open_front`` opens it as a command
+does (skipped files warned about, ``--strict`` enforced), reports the selection's warnings,
+and turns the MCP SDK's and uvicorn's logging into one stderr line per message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from toolctl.serve.catalog import Selection
+
+if TYPE_CHECKING:
+    from toolctl.reporting import Reporter
+    from toolctl.serve.dispatch import Dispatcher, LogLine
+    from toolctl.settings import Settings
+
+
+def selection(
+    group: list[str] | None,
+    tool: list[str] | None,
+    action: list[str] | None,
+    hops: int,
+    threshold: float,
+) -> Selection:
+    """The tools to serve: a group's, named ones, or what ``recommend`` gives from actions
+    (``hops`` and ``threshold`` go with ``action`` only: UsageError otherwise)."""
+    from toolctl.errors import UsageError
+
+    if (hops or threshold != 0.5) and not action:
+        raise UsageError("--hops and --threshold go with --action")
+    return Selection(tuple(group or ()), tuple(tool or ()), tuple(action or ()), hops, threshold)
+
+
+def open_front(
+    settings: Settings,
+    reporter: Reporter,
+    chosen: Selection,
+    concurrency: int,
+    queue: int | None = None,
+    log: LogLine | None = None,
+) -> Dispatcher:
+    """The dispatcher for a server, after the warnings a command gives about the registry."""
+    from toolctl.registry import open_registry
+    from toolctl.serve.dispatch import open_dispatcher
+
+    open_registry(settings, reporter, full=True)  # warns about skipped files, --strict
+    dispatcher = open_dispatcher(
+        settings,
+        chosen,
+        concurrency=concurrency,
+        queue=64 * concurrency if queue is None else queue,
+        log=log,
+    )
+    for warning in dispatcher.catalog.snapshot.warnings:
+        reporter.warn(warning)
+    sdk_logs_as_lines()
+    import gc
+
+    gc.freeze()  # what start-up built lives to the end: keep it out of every GC pass
+    return dispatcher
+
+
+def write_records(warn: Callable[[str], None]) -> None:
+    """Write the calls' records still held (spans, then history rows), when calls were made:
+    what a second signal does before it ends the process at once."""
+    import sys
+
+    if "toolctl.records.journal" not in sys.modules:
+        return
+    from toolctl.records.journal import flush_all
+    from toolctl.records.tracing import shutdown_all
+
+    shutdown_all()
+    flush_all(warn)
+
+
+def sdk_logs_as_lines() -> None:
+    """The MCP SDK's and uvicorn's warnings as one stderr line each, never a traceback."""
+    import logging
+
+    class OneLine(logging.Formatter):
+        def format(self, record: logging.LogRecord) -> str:
+            return f"toolctl: {record.name}: {record.getMessage()}"
+
+    handler = logging.StreamHandler()
+    handler.setFormatter(OneLine())
+    for name in ("mcp", "uvicorn"):
+        logger = logging.getLogger(name)
+        logger.handlers = [handler]
+        logger.setLevel(logging.WARNING)
+        logger.propagate = False

@@ -1,0 +1,238 @@
+"""`toolctl serve`: the HTTP door, a config and a server as uvicorn builds them.
+
+``HttpConfig`` is what the server needs (where it listens, what it lets in, what it
+serves); ``HttpServer(config, reporter, log).run()`` serves until a signal. The process's
+lifetime (``toolctl.processes.lifetime``), not uvicorn, owns the signals: the first stops
+taking connections and gives the calls in flight ``grace`` seconds, then cancels what
+still runs (its processes killed; the client gets 503), ends what is left (an idle event
+stream), reaps what the calls left and returns: exit 0 for SIGTERM, 130, 129 and 131 for
+SIGINT, SIGHUP and SIGQUIT. A second signal ends the process at once. ``start_detached``
+runs the same server in the background.
+"""
+
+from __future__ import annotations
+
+import signal
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from toolctl.serve.catalog import Selection
+
+if TYPE_CHECKING:
+    import asyncio
+
+    import uvicorn
+
+    from toolctl.processes import ProcessRecord
+    from toolctl.processes.lifetime import Lifetime
+    from toolctl.reporting import Reporter
+    from toolctl.serve.dispatch import Dispatcher, LogLine
+    from toolctl.serve.gateway import GatewayOptions
+    from toolctl.settings import Settings
+
+CLEAN_UP = 10.0
+"""Seconds past the grace that the cancelled calls get to clean up (a container removed,
+a pipe a grandchild held drained) and answer, before what is left is ended."""
+
+
+@dataclass(frozen=True)
+class HttpConfig:
+    """Everything `toolctl serve` needs: what it serves, where and for whom, how many calls."""
+
+    settings: Settings
+    selection: Selection
+    options: GatewayOptions
+    concurrency: int = 8
+    queue: int = 64
+    grace: float = 3.0
+    ready_file: Path | None = None
+
+
+def gateway_options(
+    settings: Settings, host: str, port: int, token_env: str | None, origins: tuple[str, ...]
+) -> GatewayOptions:
+    """Where to listen and what to let in, the bearer token read from ``$token_env``;
+    UsageError when the variable is empty, or when a non-loopback ``host`` has no token."""
+    from toolctl.errors import UsageError
+    from toolctl.serve.gateway import GatewayOptions, is_loopback
+
+    token = None
+    if token_env is not None:
+        token = settings.environ.get(token_env, "")
+        if not token:
+            raise UsageError(f"--token-env {token_env}: the variable is not set or empty")
+    elif not is_loopback(host):
+        raise UsageError(
+            f"binding {host} exposes the tools beyond this machine without a token",
+            hint="pass --token-env NAME (a variable holding the bearer token), or bind 127.0.0.1",
+        )
+    return GatewayOptions(host, port, token, allow_origins=origins)
+
+
+class HttpServer:
+    """Serves an HttpConfig until a signal (see the module docstring)."""
+
+    def __init__(self, config: HttpConfig, reporter: Reporter, log: LogLine | None = None) -> None:
+        self.config, self.reporter, self.log = config, reporter, log
+
+    def run(self) -> None:
+        """Serve; a detached server reports why it could not start in its ready file."""
+        from toolctl.errors import ToolctlError
+
+        try:
+            self._run()
+        except ToolctlError as exc:
+            if self.config.ready_file is not None:  # the one who started it reads this
+                from toolctl.processes import report_failure
+
+                report_failure(self.config.ready_file, exc)
+            raise
+
+    def _run(self) -> None:
+        import asyncio
+
+        from toolctl.processes.lifetime import Lifetime
+        from toolctl.serve.front import open_front, write_records
+
+        config = self.config
+        dispatcher = open_front(
+            config.settings,
+            self.reporter,
+            config.selection,
+            config.concurrency,
+            config.queue,
+            log=self.log,
+        )
+        server = self._server(dispatcher)
+        with Lifetime(clean={signal.SIGTERM}) as lifetime:
+            lifetime.at_once(dispatcher.cancel_all)
+            lifetime.at_once(lambda: write_records(self.reporter.warn))
+            with asyncio.Runner(loop_factory=event_loop_factory()) as runner:
+                runner.run(self._serve(server, dispatcher, lifetime))
+        if not server.started:
+            from toolctl.errors import TransportUnavailable
+
+            raise TransportUnavailable(
+                f"could not listen on {config.options.host}:{config.options.port}",
+                hint="is the port taken?",
+            )
+        lifetime.ended()
+
+    def _server(self, dispatcher: Dispatcher) -> uvicorn.Server:
+        import uvicorn
+
+        from toolctl.serve.gateway import build_app
+        from toolctl.serve.mcp_server import ToolServer
+
+        options = self.config.options
+        app = build_app(dispatcher, ToolServer(dispatcher), options)
+        return _uvicorn_server(
+            uvicorn.Config(
+                app,
+                host=options.host,
+                port=options.port,
+                log_level="warning",
+                access_log=False,
+                timeout_graceful_shutdown=int(self.config.grace + CLEAN_UP + 1),  # a backstop
+                lifespan="on",
+                http=http_protocol(),
+                proxy_headers=False,  # nothing reads the client's address: no X-Forwarded-*
+            )
+        )
+
+    async def _serve(
+        self, server: uvicorn.Server, dispatcher: Dispatcher, lifetime: Lifetime
+    ) -> None:
+        import asyncio
+
+        loop = asyncio.get_running_loop()
+        draining: list[asyncio.Task[None]] = []
+
+        def stop() -> None:  # on the loop: take no more connections, then drain
+            server.should_exit = True
+            draining.append(loop.create_task(self._drain(server, dispatcher)))
+
+        lifetime.on_stop(lambda _signum: loop.call_soon_threadsafe(stop))
+        serving = asyncio.create_task(server.serve())
+        while not server.started and not serving.done():
+            await asyncio.sleep(0.01)
+        if server.started:
+            host, port = server.servers[0].sockets[0].getsockname()[:2]
+            served = len(dispatcher.catalog.snapshot.tools)
+            self.reporter.note(f"serving {served} tools at {url_of(host, port)}; SIGTERM stops it")
+            if self.config.ready_file is not None:
+                from toolctl.processes import report_ready
+
+                report_ready(self.config.ready_file)
+        await serving
+
+    async def _drain(self, server: uvicorn.Server, dispatcher: Dispatcher) -> None:
+        """The grace for the calls in flight; then cancel what still runs, let the cancelled
+        calls answer, and end the requests left (an MCP client's idle event stream)."""
+        import asyncio
+
+        await asyncio.sleep(self.config.grace)
+        dispatcher.cancel_all()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + CLEAN_UP
+        while dispatcher.in_flight and loop.time() < deadline:
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.1)  # the last answers go out
+        for task in list(server.server_state.tasks):
+            task.cancel()
+
+
+def _uvicorn_server(config: uvicorn.Config) -> uvicorn.Server:
+    """uvicorn's Server without its own signal handlers: the lifetime has them."""
+    import contextlib
+    from collections.abc import Iterator
+
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            yield
+
+    return Server(config)
+
+
+def event_loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
+    """uvloop's event loop when it is installed (a dependency; it roughly halves the
+    event loop's own cost per request), else None: asyncio's own."""
+    try:
+        import uvloop
+    except ImportError:
+        return None
+    return uvloop.new_event_loop
+
+
+def http_protocol() -> type[asyncio.Protocol] | Literal["h11"]:
+    """uvicorn's httptools protocol (httptools, a dependency, is the C HTTP parser) with a
+    response sent in one piece, when httptools imports; else h11."""
+    try:
+        from toolctl.serve.http_protocol import CoalescingHttpToolsProtocol
+    except ImportError:
+        return "h11"
+    return CoalescingHttpToolsProtocol
+
+
+def url_of(host: str, port: int) -> str:
+    return f"http://{f'[{host}]' if ':' in host else host}:{port}"
+
+
+def start_detached(
+    settings: Settings, name: str, host: str, port: int, argv: Callable[[int], list[str]]
+) -> tuple[ProcessRecord, bool]:
+    """`serve --detach`: the same server in the background (``argv(port)``: its command
+    line without --detach), recorded as ``name``; (its record, whether it started now)."""
+    import sys
+
+    from toolctl.processes import free_port
+    from toolctl.serve import detached
+
+    port = port or free_port()
+    command = [sys.executable, "-m", "toolctl", *argv(port)]
+    return detached.start_detached(settings, name, command, url_of(host, port), port)

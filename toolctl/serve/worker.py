@@ -1,0 +1,227 @@
+"""`toolctl worker`: the Pulsar door, hosting a tool service's handler or a registered tool.
+
+``run_worker`` hosts in the foreground until a signal (``toolctl.processes.lifetime``):
+the first stops taking calls and lets those in flight answer (``DRAIN_GRACE``), then
+everything the calls started is ended; SIGTERM exits 0, SIGINT 130 (SIGHUP 129, SIGQUIT
+131), a second signal at once. ``worker --tool NAME`` is the third door onto the serve
+Dispatcher (with ``serve`` and ``mcp serve``): each request is one call through it, with
+its validation, timeout, cancellation and reaping. ``start_worker`` and ``stop_worker``
+run the same worker in the background and stop it.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from toolctl.processes import ProcessRecord, Stopped
+    from toolctl.pulsar.worker import Hosting, Log, Worker
+    from toolctl.records import Origin
+    from toolctl.records.recorder import Recorder
+    from toolctl.registry.index import Registry
+    from toolctl.reporting import Reporter
+    from toolctl.settings import Settings
+
+TOOL_TOPIC = "non-persistent://tg/{side}/{name}"
+"""Where `worker --tool NAME` serves: TrustGraph's own DynamicToolService topic layout."""
+DRAIN_GRACE = 10.0
+"""Seconds a stopping worker gives the calls in flight to answer."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """What one `toolctl worker` line hosts, and how."""
+
+    service: str | None
+    tool: str | None
+    handler: str | None
+    concurrency: int
+    verbose: bool
+    metrics_port: int | None = None
+
+    @property
+    def name(self) -> str:
+        """Its name in the process table (what `service status` lists)."""
+        return f"worker:{self.service}" if self.service else f"worker:tool:{self.tool}"
+
+    @property
+    def label(self) -> str:
+        return f"worker {self.service or f'--tool {self.tool}'}"
+
+    def argv(self, settings: Settings, *, explicit_registry: bool, strict: bool) -> list[str]:
+        """The command line of the same worker in the foreground, for --detach."""
+        command = [sys.executable, "-m", "toolctl", "worker"]
+        command += [self.service] if self.service else ["--tool", str(self.tool)]
+        command += ["--handler", self.handler] if self.handler else []
+        command += ["--concurrency", str(self.concurrency), "--pulsar-url", settings.pulsar_url]
+        command += ["--verbose"] if self.verbose else []
+        if self.metrics_port is not None:
+            command += ["--metrics-port", str(self.metrics_port)]
+        command += ["--strict"] if strict else []
+        for directory in settings.search_path if explicit_registry else ():
+            command += ["--registry", str(directory)]
+        return command
+
+
+def stop_worker(settings: Settings, target: Target) -> Stopped:
+    """Stop the detached worker: SIGTERM lets it drain for DRAIN_GRACE s, SIGKILL after."""
+    from toolctl.processes import stop
+
+    return stop(settings, target.name, DRAIN_GRACE + 2)
+
+
+def start_worker(
+    settings: Settings, target: Target, *, explicit_registry: bool, strict: bool
+) -> tuple[ProcessRecord, bool]:
+    """The same worker in the background, once it serves; (its record, started now)."""
+    from toolctl.pulsar.worker import start_detached
+
+    command = target.argv(settings, explicit_registry=explicit_registry, strict=strict)
+    return start_detached(settings, target.name, command)
+
+
+def run_worker(
+    settings: Settings, reporter: Reporter, target: Target, log: Log, ready_file: Path | None
+) -> None:
+    """Serve in the foreground until a signal (see the module docstring)."""
+    from toolctl.errors import ToolctlError
+    from toolctl.processes import report_failure, report_ready
+    from toolctl.processes.lifetime import Lifetime
+    from toolctl.pulsar.worker import Worker
+    from toolctl.serve.front import write_records
+
+    try:
+        recorder = _recorder(settings, target, log)
+        hosting = _hosting(settings, reporter, target, recorder)
+        worker = Worker(
+            hosting,
+            settings.pulsar_url,
+            target.concurrency,
+            log,
+            verbose=target.verbose,
+            recorder=recorder,
+        )
+        worker.start()
+        metrics_server = _serve_metrics(recorder, target, hosting.request_queue, worker)
+    except ToolctlError as exc:
+        if ready_file is not None:  # a detached worker: the one who started it reads this
+            report_failure(ready_file, exc)
+        raise
+    with Lifetime(clean={signal.SIGTERM}) as lifetime:
+        lifetime.at_once(lambda: write_records(log))  # a stop may send SIGTERM twice
+        if ready_file is not None:
+            report_ready(ready_file)
+        reporter.note(
+            f"{target.label}: serving {hosting.origin} on {hosting.request_queue} "
+            f"(subscription {hosting.subscription}, {target.concurrency} in flight) "
+            f"at {settings.pulsar_url}; Ctrl-C or SIGTERM stops it"
+        )
+        lifetime.wait()
+        drained = worker.stop(DRAIN_GRACE)
+        if metrics_server is not None:
+            metrics_server.shutdown()
+    log("stopped" if drained else f"stopped; calls still running after {DRAIN_GRACE:g} s")
+    lifetime.ended(quiet=True)  # stopped cleanly; the log said so
+
+
+def _recorder(settings: Settings, target: Target, log: Log) -> Recorder:
+    """The worker's recorder, with Prometheus metrics when --metrics-port asks for them."""
+    from toolctl.records.recorder import Recorder
+
+    metrics = None
+    if target.metrics_port is not None:
+        from toolctl.records.metrics import Metrics
+
+        metrics = Metrics()
+    return Recorder(settings, metrics=metrics, warn=log)
+
+
+def _serve_metrics(recorder: Recorder, target: Target, queue: str, worker: Worker) -> Any:
+    """The /metrics server on 127.0.0.1:--metrics-port (None without the option)."""
+    metrics = recorder.metrics
+    if metrics is None or target.metrics_port is None:
+        return None
+    from toolctl.errors import TransportUnavailable
+    from toolctl.records.metrics import serve_metrics
+
+    metrics.watch_backlog(queue, worker.backlog)
+    try:
+        server, _ = serve_metrics(metrics, "127.0.0.1", target.metrics_port)
+    except OSError as exc:
+        worker.stop(0)
+        raise TransportUnavailable(
+            f"--metrics-port {target.metrics_port}: cannot listen: {exc.strerror}",
+            hint="is the port taken?",
+        ) from exc
+    return server
+
+
+def _hosting(settings: Settings, reporter: Reporter, target: Target, recorder: Recorder) -> Hosting:
+    """What the worker serves: the service's handler, or a registered tool."""
+    from toolctl.errors import UsageError
+    from toolctl.pulsar.worker import handler_roots, host_service
+    from toolctl.registry import open_registry
+
+    registry = open_registry(settings, reporter)
+    if target.service is None:
+        return _host_tool(settings, registry, str(target.tool), target.concurrency, recorder)
+    definition = registry.resolve("service", target.service)
+    section = definition.data.get("pulsar")
+    if not section:
+        raise UsageError(
+            f"service '{target.service}' is not a Pulsar service",
+            hint="a worker hosts [service.pulsar]",
+        )
+    roots = handler_roots(Path(definition.file), settings.search_path)
+    return host_service(target.service, section, roots, target.handler)
+
+
+def _host_tool(
+    settings: Settings, registry: Registry, name: str, concurrency: int, recorder: Recorder
+) -> Hosting:
+    """A registered local, HTTP or container tool, each request one call through the serve
+    Dispatcher, recorded under the request's origin (its trace and id)."""
+    from toolctl.calls import resolve
+    from toolctl.errors import ToolFailed, UsageError
+    from toolctl.pulsar.worker import WORKER, Hosting
+    from toolctl.records.context import CURRENT_ORIGIN
+    from toolctl.serve.catalog import Selection
+    from toolctl.serve.dispatch import open_dispatcher
+
+    spec = resolve(registry, name)
+    if spec.runtime == "pulsar":
+        service = spec.data.get("service")
+        raise UsageError(
+            f"tool '{name}' already runs on Pulsar (service '{service}')",
+            hint=f"host its service: 'toolctl worker {service}'",
+        )
+    selected = Selection(tools=(name,))
+    dispatcher = open_dispatcher(
+        settings, selected, concurrency=concurrency, queue=concurrency, recorder=recorder
+    )
+    dispatcher.caller.runner(spec.runtime)  # a runtime nobody provides fails now, not later
+
+    async def call(arguments: dict[str, Any], user: str, origin: Origin) -> str:
+        result = await dispatcher.call(name, arguments, via="pulsar", origin=origin, user=user)
+        if not result.success:
+            raise ToolFailed(result.error or "the tool failed")
+        return str(result.output)
+
+    def invoke(config: dict[str, Any], arguments: dict[str, Any], user: str) -> Any:
+        # the origin is the worker thread's (set per request); the call runs on the
+        # worker's event loop, whose context does not carry it
+        return call(arguments, user, CURRENT_ORIGIN.get() or WORKER)
+
+    return Hosting(
+        name,
+        TOOL_TOPIC.format(side="request", name=name),
+        TOOL_TOPIC.format(side="response", name=name),
+        invoke,
+        f"tool '{name}' ({spec.runtime})",
+        dispatcher.close,
+        recorded=True,
+    )
