@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 BIN := $(VENV)/bin
 
-.PHONY: install compile test lint docs demo bench clean mcp-servers pulsar-start pulsar-stop pulsar-status serve-clients
+.PHONY: install compile check test lint docs demo bench clean mcp-servers pulsar-start pulsar-stop pulsar-status serve-clients
 
 # The distribution was called "toolctl" before it became toolctl-cli (that name on PyPI is
 # someone else's): an older checkout's install and its egg-info go first, or its entry
@@ -54,6 +54,12 @@ $(SERVE_CLIENTS)/node_modules/.installed: $(SERVE_CLIENTS)/package-lock.json
 	else echo "npm not found: the MCP Inspector tests will skip"; fi
 
 serve-clients: $(SERVE_CLIENTS)/node_modules/.installed
+
+# The in-process tier, for the edit-test loop (under a minute): every test but those that need
+# a broker, podman, MCP servers, a server or a toolctl process of their own (tests/conftest.py
+# marks those `integration` by path and fixture). `make test` runs everything, as CI does.
+check: install
+	$(PY) -m pytest -q -n $(TEST_WORKERS) -m "not integration"
 
 test: install mcp-servers serve-clients
 	$(PY) -m pytest -q -n $(TEST_WORKERS)

@@ -19,6 +19,74 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+TESTS = ROOT / "tests"
+
+
+class Needs:
+    """What a marker says a test needs, and how to tell: the test's module (a path below
+    tests/, or a directory ending in /) or a fixture it uses."""
+
+    def __init__(self, what: str, paths: tuple[str, ...] = (), fixtures: tuple[str, ...] = ()):
+        self.what, self.paths, self.fixtures = what, paths, frozenset(fixtures)
+
+    def __call__(self, item: pytest.Item) -> bool:
+        where = item.path.relative_to(TESTS).as_posix()
+        used = getattr(item, "fixturenames", ())  # a test function's; other items have none
+        return where.startswith(self.paths) or not self.fixtures.isdisjoint(used)
+
+
+MCP_SERVER_FIXTURES = (
+    "probe_argv",
+    "everything_argv",
+    "time_argv",
+    "probe_url",
+    "probe_sse_url",
+    "everything_url",
+    "everything_sse_url",
+    "probe_tools",
+)
+OUTSIDE: dict[str, Needs] = {
+    "pulsar": Needs("a Pulsar broker: pulsar-lite or the Apache Pulsar standalone", ("pulsar/",)),
+    "container": Needs(
+        "podman running real containers",
+        ("runners/container/", "serve/test_container_cancel.py"),
+        ("podman",),
+    ),
+    "mcp_servers": Needs(
+        "real MCP servers (the SDK 1.x and 2.x probe, the npm reference servers)",
+        ("mcp/test_kept.py", "mcp/test_sample.py", "mcp/test_import.py", "mcp/test_runtime.py"),
+        MCP_SERVER_FIXTURES,
+    ),
+    "servers": Needs(
+        "a real server: toolctl serve, a managed service, a fixture HTTP server",
+        ("serve/", "processes/", "runners/http/test_managed_services.py"),
+        ("http_server", "https_server", "serve"),
+    ),
+    "process": Needs(
+        "toolctl as a process of its own (signals, exit, start-up)",
+        ("cli/test_startup.py",),
+        ("toolctl_process",),
+    ),
+}
+"""The markers of tests that need a real thing outside the test's own process, set here
+from each test's path and fixtures rather than by hand; each such test is also marked
+``integration``. ``make check`` runs the others (``-m "not integration"``): the in-process
+tier for the edit-test loop. ``make test`` runs everything, as CI does."""
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for name, needs in OUTSIDE.items():
+        config.addinivalue_line("markers", f"{name}: needs {needs.what}")
+    config.addinivalue_line("markers", "integration: needs one of the above (not in make check)")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        needs = [name for name, needed in OUTSIDE.items() if needed(item)]
+        for name in needs:
+            item.add_marker(name)
+        if needs:
+            item.add_marker("integration")
 
 
 @pytest.fixture(autouse=True)

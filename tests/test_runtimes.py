@@ -5,7 +5,7 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
-from toolctl.models import Service, Tool
+from toolctl.models import Service, Tool, normalise
 from toolctl.runtimes import BY_NAME, RUNTIMES, SERVICE_SECTIONS, TOOL_SECTIONS, import_dotted
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,7 +32,7 @@ def test_each_section_of_the_table_is_a_field_of_the_descriptor_models() -> None
         )
 
 
-def test_a_service_s_transport_is_its_section_and_lists_its_endpoint() -> None:
+def test_a_service_s_runtime_is_its_section_and_lists_its_endpoint() -> None:
     service = Service.model_validate(
         {
             "name": "q",
@@ -42,7 +42,8 @@ def test_a_service_s_transport_is_its_section_and_lists_its_endpoint() -> None:
             },
         }
     )
-    assert service.transport == "pulsar"
+    assert service.runtime == "pulsar"
+    assert normalise("service", service)["transport"] == "pulsar"  # as `show --json` prints it
     data = service.model_dump(mode="json")
     assert BY_NAME["pulsar"].endpoint(data["pulsar"]) == "non-persistent://a/b/c"
 

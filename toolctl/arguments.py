@@ -18,12 +18,15 @@ from toolctl.errors import InvalidArguments, RegistryError, UsageError
 
 MAX_DEPTH = 64
 """How deeply an argument value may nest (JSON output and validation recurse)."""
+DEFAULT_TIMEOUT = 60.0
+"""Seconds a call may take when neither its tool's ``timeout`` nor ``--timeout`` says."""
 MAX_TIMEOUT = 86_400.0
 """The longest timeout a call may have, in seconds (one day)."""
-DEFAULT_TIMEOUT = 60.0
-"""A tool's timeout when neither its descriptor nor a project or user default sets one."""
 PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_-]*)\}")
 """``{name}`` in a command item (group 1), or the ``{{``/``}}`` that stand for a brace."""
+DEFAULT_MAX_OUTPUT = 16 * 1024 * 1024
+"""Bytes of a tool's output a result holds unless its ``max_output`` or ``--max-output``
+says (16 MiB)."""
 _TRUE = {"true", "1", "yes", "on"}
 _FALSE = {"false", "0", "no", "off"}
 
@@ -138,6 +141,7 @@ def tool_timeout(data: Mapping[str, Any], default: float | None) -> Any:
 
 
 MAX_OUTPUT_LIMIT = 1024**3
+"""The most output a result may be allowed to hold (``max_output``), in bytes (1 GiB)."""
 _UNITS = {
     **dict.fromkeys(("", "b"), 1),
     **dict.fromkeys(("k", "kb", "kib"), 1024),

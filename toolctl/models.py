@@ -21,7 +21,7 @@ from pydantic import (
     model_validator,
 )
 
-from toolctl.arguments import MAX_TIMEOUT
+from toolctl.arguments import DEFAULT_MAX_OUTPUT, DEFAULT_TIMEOUT, MAX_OUTPUT_LIMIT, MAX_TIMEOUT
 from toolctl.names import NAME_PATTERN
 from toolctl.runtimes import (
     BY_NAME,
@@ -211,10 +211,10 @@ class _ToolHead(_Model):
     state: ToolState = "active"
     category: str | None = None
     tags: list[str] = Field(default_factory=list)
-    timeout: float = Field(default=60, gt=0, le=MAX_TIMEOUT)
+    timeout: float = Field(default=DEFAULT_TIMEOUT, gt=0, le=MAX_TIMEOUT)
     """Seconds; at most a day."""
-    max_output: int = Field(default=16 * 1024 * 1024, gt=0, le=1024**3)
-    """Bytes of output a result holds (``runners.base.DEFAULT_MAX_OUTPUT``); at most 1 GiB."""
+    max_output: int = Field(default=DEFAULT_MAX_OUTPUT, gt=0, le=MAX_OUTPUT_LIMIT)
+    """Bytes of output a result holds (``arguments.DEFAULT_MAX_OUTPUT``); at most 1 GiB."""
 
 
 if TYPE_CHECKING:
@@ -460,14 +460,15 @@ class Service(_ServiceSections):
     """A service tools run through: one runtime's section (Pulsar queues, an HTTP base...)."""
 
     @model_validator(mode="after")
-    def _one_transport(self) -> Service:
+    def _one_runtime(self) -> Service:
         if len(_given(self, SERVICE_SECTIONS)) != 1:
             sections = _either(SERVICE_SECTIONS, "service")
             raise ValueError(f"a service needs exactly one of {sections}")
         return self
 
     @property
-    def transport(self) -> str:
+    def runtime(self) -> str:
+        """The runtime of its one section (kept as ``transport`` in its normalised data)."""
         return _given(self, SERVICE_SECTIONS)[0]
 
 
@@ -530,7 +531,7 @@ def normalise(kind: str, model: BaseModel) -> dict[str, Any]:
         del data["title"]
     if data.get("state") == "active":
         del data["state"]
-    if data.get("max_output") == 16 * 1024 * 1024:
+    if data.get("max_output") == DEFAULT_MAX_OUTPUT:
         del data["max_output"]
     if isinstance(model, Tool):
         data["schema"] = model.argument_schema()
@@ -542,7 +543,7 @@ def normalise(kind: str, model: BaseModel) -> dict[str, Any]:
                 argument.pop("allow_option", None)  # as before unless set
         data["runtime"] = model.runtime_section  # None until the index resolves the service
     elif isinstance(model, Service):
-        data["transport"] = model.transport
+        data["transport"] = model.runtime
         mcp = data.get("mcp")
         if isinstance(mcp, dict):
             for key, default in MCP_DEFAULTS.items():

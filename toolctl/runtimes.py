@@ -1,11 +1,12 @@
 """The table of runtimes: one row per built-in runtime, from which the rest derives.
 
 A row holds a runtime's descriptor sections (``[tool.X]``, ``[service.X]``) and their
-pydantic models, its runner's entry point, and what ``list services`` and ``service up``
-say of it. models.py, registry/lint.py, ``list`` and ``service`` read this table, and
-``toolctl.runners`` finds runners with it, so adding a runtime (an MCP one, say) is its
-own module(s) plus one row here. Rows hold dotted names, never classes: this module sits
-with models and errors at the bottom, loads on every ``toolctl run`` and imports nothing.
+pydantic models, its runner's entry point, its display name, and what ``list services``
+and ``service up`` say of it. models.py, registry/lint.py, ``list``, ``service`` and the
+gateway's ``GET /tools`` read this table, and ``toolctl.runners`` finds runners with it,
+so adding a runtime (an MCP one, say) is its own module(s) plus one row here. Rows hold
+dotted names, never classes: this module sits with models and errors at the bottom, loads
+on every ``toolctl run`` and imports nothing.
 """
 
 from __future__ import annotations
@@ -18,11 +19,13 @@ MCP_IDLE_TIMEOUT = 600.0
 
 
 class Runtime(NamedTuple):
-    """One runtime: its descriptor sections, its runner, its listing column."""
+    """One runtime: its descriptor sections, its runner, its names, its listing column."""
 
     name: str
     runner: str
     """``module:Class`` of its runner: must match its ``toolctl.runners`` entry point."""
+    display_name: str
+    """What a person reads for it (tool_agent's ``GET /tools`` lists runtimes so)."""
     tool_model: str | None = None
     """``module:Model`` of ``[tool.NAME]``, or None when a tool names it only via a service."""
     service_model: str | None = None
@@ -45,16 +48,23 @@ def _http_endpoint(section: Mapping[str, Any]) -> str:
 
 
 RUNTIMES: tuple[Runtime, ...] = (
-    Runtime("local", "toolctl.runners.local:LocalRunner", "toolctl.models:LocalRuntime"),
+    Runtime(
+        "local",
+        "toolctl.runners.local:LocalRunner",
+        "Local subprocess",
+        "toolctl.models:LocalRuntime",
+    ),
     Runtime(
         "container",
         "toolctl.runners.container:ContainerRunner",
+        "Container (docker/podman)",
         "toolctl.models:ContainerRuntime",
         local_images="toolctl.runners.images:LocalImages",
     ),
     Runtime(
         "pulsar",
         "toolctl.runners.pulsar:PulsarRunner",
+        "Apache Pulsar service",
         None,
         "toolctl.models:PulsarService",
         endpoint=lambda section: str(section["request_queue"]),
@@ -66,6 +76,7 @@ RUNTIMES: tuple[Runtime, ...] = (
     Runtime(
         "http",
         "toolctl.runners.http:HttpRunner",
+        "HTTP service",
         "toolctl.models:HttpRuntime",
         "toolctl.models:HttpService",
         tool_needs="path",
@@ -78,6 +89,7 @@ RUNTIMES: tuple[Runtime, ...] = (
     Runtime(
         "mcp",
         "toolctl.runners.mcp:McpRunner",
+        "MCP server",
         "toolctl.models:McpRuntime",
         "toolctl.models:McpService",
         tool_needs="with the server's tool name (toolctl import mcp writes it)",

@@ -43,7 +43,9 @@ NEVER_ON_THE_RUN_PATH = (
     "typer.rich_utils",
     "toolctl.models",
     "toolctl.schemas",
-    "toolctl.registry.indexing",
+    "toolctl.registry.index.parsing",
+    "toolctl.registry.index.build",
+    "toolctl.registry.index.reindex",
     "toolctl.serve",
     "toolctl.pulsar",
     "toolctl.mcp",
@@ -75,12 +77,16 @@ TOOLCTL_MODULES = {
     "toolctl.cli.run",
     "toolctl.descriptor_env",
     "toolctl.errors",
+    "toolctl.findings",
     "toolctl.names",
     "toolctl.project",
     "toolctl.processes",  # the package loads its modules on first use
     "toolctl.processes.lifetime",  # run's signals
+    "toolctl.processes.reaper",  # no process a call started outlives it
     "toolctl.registry",
     "toolctl.registry.index",
+    "toolctl.registry.index.database",
+    "toolctl.registry.index.reader",
     "toolctl.registry.loader",
     "toolctl.records",
     "toolctl.records.history",

@@ -67,7 +67,7 @@ def by_number(number: str) -> Path:
 def test_every_chat2graph_file_imports(path: Path, as_loaded: bool, tmp_path: Path) -> None:
     assert land("chat2graph", [path], tmp_path / "reg", as_loaded=as_loaded) > 0
     registry = Registry.open(Settings.load([tmp_path / "reg"]), full=True)
-    assert [r for r in registry.reports() if r.problem.severity == "error"] == []
+    assert [r for r in registry.findings() if r.severity == "error"] == []
 
 
 @needs_data

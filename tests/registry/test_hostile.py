@@ -7,8 +7,9 @@ import time
 from pathlib import Path
 
 from tests.conftest import write_files
+from toolctl.registry.index.build import build
+from toolctl.registry.index.database import remove_stale_temporaries
 from toolctl.registry.loader import MAX_DEPTH, FileStat, parse_file, refuse_values, walk
-from toolctl.registry.store import build, remove_stale_temporaries
 
 
 def test_refuse_values_bounds_depth_and_numbers() -> None:

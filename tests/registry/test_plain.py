@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from toolctl.models import MODELS, normalise
-from toolctl.registry.indexing import dumps
+from toolctl.registry.index.parsing import dumps
 from toolctl.registry.plain import plain_text, plain_tool
 
 TEXT = st.text(max_size=8)

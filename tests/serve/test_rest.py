@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -46,6 +47,38 @@ def test_health_tools_and_run(serve: StartServe) -> None:
     assert ran.status_code == 200
     assert ran.json()["success"] is True and ran.json()["output"] == "hi"
     assert httpx.post(f"{url}/run_tool", json={"tool_id": "data"}).json()["data"] == {"words": 2}
+
+
+MCP_TOOL = f"""
+[[service]]
+name = "far"
+description = "An MCP server nobody connects to here"
+[service.mcp]
+command = ["{sys.executable}", "-c", "pass"]
+
+[[tool]]
+name = "far.echo"
+description = "An MCP tool"
+service = "far"
+[tool.mcp]
+name = "echo"
+"""
+
+
+def test_tools_names_each_runtime_as_the_table_of_runtimes_does(
+    serve: StartServe, registry: Path
+) -> None:
+    """tool_agent's four runtimes always, in its order; then the others tools use, by their
+    display names (an MCP tool's runtime is "MCP server", not "mcp")."""
+    (registry / "mcp.toml").write_text(MCP_TOOL)
+    table = httpx.get(f"{serve().url}/tools").json()
+    assert table["backend_runtimes"] == [
+        {"backend_runtime": "local", "name": "Local subprocess", "tool_count": 7},
+        {"backend_runtime": "container", "name": "Container (docker/podman)", "tool_count": 0},
+        {"backend_runtime": "http", "name": "HTTP service", "tool_count": 0},
+        {"backend_runtime": "pulsar", "name": "Apache Pulsar service", "tool_count": 0},
+        {"backend_runtime": "mcp", "name": "MCP server", "tool_count": 1},
+    ]
 
 
 @pytest.mark.parametrize(

@@ -54,7 +54,7 @@ No process left behind: the first call makes this process a child subreaper, and
 the last call in flight ends (a single call, a whole batch, a server going idle) every
 process the calls left (a tool's ``setsid`` or ``nohup`` grandchildren) is killed and
 reaped; the managed services toolctl starts on purpose are spared. See
-``toolctl.runners.process``.
+``toolctl.processes.reaper``.
 """
 
 from __future__ import annotations
@@ -74,6 +74,7 @@ from toolctl.errors import (
     ToolctlError,
     interruption,
 )
+from toolctl.processes.reaper import Reaping, sweep, wait_idle
 from toolctl.records import Origin
 from toolctl.records.recorder import Recorder, Recording
 from toolctl.runners.base import NO_SINK, Call, Event, Pipelined, Sink, ToolResult, ToolSpec
@@ -118,19 +119,24 @@ def resolve(registry: Registry, name: str, *, allow_staging: bool = False) -> To
     service = None
     if tool.data.get("service"):
         try:
-            service = registry.resolve("service", tool.data["service"]).data
+            service = registry.resolve("service", tool.data["service"])
         except NotFound as exc:  # the registry is broken, not the command line
             raise RegistryError(
                 f"tool '{tool.name}' names unknown service '{tool.data['service']}'"
                 + (f" ({exc.hint})" if exc.hint else ""),
                 hint="run 'toolctl check'",
             ) from exc
-        check_service_runnable(tool.name, service, allow_staging)
+        check_service_runnable(tool.name, service.data, allow_staging)
     runtime = tool.data.get("runtime")
     if not runtime:
         raise RegistryError(f"tool '{name}' has no runtime", hint="run 'toolctl check'")
     return ToolSpec(
-        name=tool.name, runtime=runtime, data=tool.data, service=service, source=Path(tool.file)
+        tool.name,
+        runtime,
+        tool.data,
+        None if service is None else service.data,
+        Path(tool.file),
+        None if service is None else Path(service.file),
     )
 
 
@@ -182,11 +188,9 @@ def call_timeout(tool: ToolSpec, timeout: float | None, default: float | None = 
 def call_max_output(tool: ToolSpec, max_output: int | None) -> int:
     """Bytes of output the call's result may hold: ``max_output`` if given, else the
     tool's ``max_output``, else DEFAULT_MAX_OUTPUT (16 MiB)."""
-    from toolctl.runners.base import DEFAULT_MAX_OUTPUT
-
     if max_output is not None:
         return max_output
-    return int(tool.data.get("max_output") or DEFAULT_MAX_OUTPUT)
+    return int(tool.data.get("max_output") or tool_args.DEFAULT_MAX_OUTPUT)
 
 
 def start_event(tool: ToolSpec) -> Event:
@@ -292,7 +296,7 @@ class Caller:
         except InvalidArguments as exc:
             self.refused(tool, arguments, exc, origin)
             raise
-        with _reaping(self.settings):
+        with Reaping(self.settings):
             if cancel is None:
                 return self.execute(prepared, origin)
             with cancel.running():
@@ -410,7 +414,7 @@ class Caller:
         )
         events = _EventsOnly(sink or NO_SINK)
         runner = self.runner(tool.runtime, events)
-        with _reaping(self.settings):
+        with Reaping(self.settings):
             try:
                 yield from run_batch(
                     self,
@@ -445,12 +449,12 @@ class Caller:
         even if one never ends.
         """
         if drain is not None:
-            _wait_idle(drain)
+            wait_idle(drain)
         with self._lock:
             runners, self._runners = list(self._runners.values()), {}
         for runner in runners:
             runner.close()
-        _sweep(self.settings, force=drain is not None)
+        sweep(self.settings, force=drain is not None)
 
 
 def call(
@@ -528,80 +532,6 @@ class _EventsOnly(Sink):
 
     def warning(self, message: str) -> None:
         self._sink.warning(message)
-
-
-# -- no process left behind ---------------------------------------------------------------
-
-_in_flight = 0
-_swept = True
-"""No call has run since the last sweep: nothing of the calls' doing can be left."""
-_before: set[int] = set()
-"""This process's descendants when the first call in flight began: not the calls' doing."""
-_in_flight_lock = threading.Condition()
-_sweeping = threading.Lock()
-
-
-class _reaping:
-    """Counts calls in flight; when the last one ends, kills what the calls left behind."""
-
-    def __init__(self, settings: Settings) -> None:
-        self.settings = settings
-
-    def __enter__(self) -> None:
-        global _in_flight, _before, _swept
-        from toolctl.runners.process import become_subreaper, descendants
-
-        become_subreaper()
-        with _in_flight_lock:
-            if _in_flight == 0:
-                _before = set(descendants())
-            _in_flight += 1
-            _swept = False
-
-    def __exit__(self, *exc_info: object) -> None:
-        global _in_flight
-        with _in_flight_lock:
-            _in_flight -= 1
-            _in_flight_lock.notify_all()
-        _sweep(self.settings)
-
-
-def _wait_idle(timeout: float) -> bool:
-    """Wait up to ``timeout`` seconds until no call is in flight; whether none is."""
-    with _in_flight_lock:
-        return _in_flight_lock.wait_for(lambda: _in_flight == 0, timeout)
-
-
-def _sweep(settings: Settings, *, force: bool = False) -> None:
-    """Kill and reap what the calls left behind, unless a call is still in flight.
-
-    Spared: whatever ran below this process before the first call in flight began (a
-    test's fixtures, a server's own helpers) and the background processes toolctl keeps
-    on purpose (managed services started by a call). Only the first sweep after calls
-    ran does anything: what a library user starts between calls is not the calls' doing.
-    ``force`` sweeps even while a call is in flight (a server that stops has waited).
-    One sweep at a time: a server that stops waits for the sweep its last call began.
-    """
-    global _swept
-    with _sweeping:
-        with _in_flight_lock:
-            if (_in_flight and not force) or _swept:
-                return
-            _swept = True
-            before = set(_before)
-        from toolctl.runners.process import kill_descendants
-
-        kill_descendants(lambda: before | _background_pids(settings))
-
-
-def _background_pids(settings: Settings) -> set[int]:
-    """The processes toolctl keeps running on purpose (managed services, broker, workers)."""
-    from toolctl.processes.table import ProcessTable
-
-    try:
-        return {record.pid for record in ProcessTable(settings).all()}
-    except (OSError, ToolctlError):
-        return set()
 
 
 def _ms(started: float) -> float:

@@ -35,9 +35,9 @@ def service_up(settings: Settings, reporter: Reporter, name: str) -> Up:
 
     definition = open_registry(settings, reporter).resolve("service", name)
     if definition.data.get("transport") == "mcp":
-        from toolctl.runners.mcp import keep
+        from toolctl.mcp.kept import keep
 
-        record, started = keep(settings, name)
+        record, started = keep(settings, definition)
         return Up(f"kept session of MCP service '{name}'", record, started)
     _require_managed(definition.data)
     service = ManagedService(name, definition.data["http"], Path(definition.file).parent)
@@ -52,9 +52,9 @@ def _require_managed(service: dict[str, Any]) -> None:
 
     if is_managed(service):
         return
-    transport = service["transport"]
-    message, hint = BY_NAME[transport].not_managed
-    fields = {**(service.get(transport) or {}), "name": service["name"]}
+    runtime = service["transport"]  # a service's runtime, as its normalised data names it
+    message, hint = BY_NAME[runtime].not_managed
+    fields = {**(service.get(runtime) or {}), "name": service["name"]}
     raise UsageError(message.format(**fields), hint=hint.format(**fields) or None)
 
 

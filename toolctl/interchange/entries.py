@@ -115,11 +115,11 @@ def check_landing(imported: Imported, settings: Settings) -> list[str]:
     combined = [*present, *(d for d in new if not registry.definitions(d.kind, d.name))]
     errors: list[str] = []
     warnings: list[str] = []
-    for _code, problem in lint(combined):
-        if problem.file not in sources:
+    for finding in lint(combined):
+        if finding.file not in sources:
             continue
-        line = f"{problem.file}: {problem.message}"
-        (errors if problem.severity == "error" else warnings).append(line)
+        line = f"{finding.file}: {finding.message}"
+        (errors if finding.severity == "error" else warnings).append(line)
     if errors:
         raise RegistryError(
             f"{len(errors)} problem(s) with the registry the import lands in; nothing was imported",

@@ -148,9 +148,11 @@ def _entries(
 def _live(settings: Settings, service: str) -> list[tuple[dict[str, Any], str]]:
     """The tools the MCP service offers now, each with its pin."""
     from toolctl.mcp import pin_of
-    from toolctl.runners.mcp import live_tools
+    from toolctl.mcp.live import live_tools
+    from toolctl.registry.index import Registry
 
-    return [(tool, pin_of(tool)) for tool in live_tools(settings, service)]
+    definition = Registry.open(settings).resolve("service", service)
+    return [(tool, pin_of(tool)) for tool in live_tools(settings, definition)]
 
 
 def _mcp_import(

@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from toolctl.arguments import DEFAULT_TIMEOUT
 from toolctl.errors import TimedOut, ToolctlError, TransportUnavailable
 from toolctl.mcp.wire import ServerError
 
@@ -261,7 +262,7 @@ class Keeper:
 
     def handle(self, request: Mapping[str, Any], send: Callable[[dict[str, Any]], None]) -> None:
         session = self.current()
-        timeout = float(request.get("timeout", 60))
+        timeout = float(request.get("timeout", DEFAULT_TIMEOUT))
         if request.get("op") == "list":
             send({"result": session.list_tools(timeout)})
             return

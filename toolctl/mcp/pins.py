@@ -32,3 +32,21 @@ def diff_tool(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
         for key in set(old) | set(new)
         if key not in old or key not in new or canonical_json(old[key]) != canonical_json(new[key])
     )
+
+
+UPDATE_HINT = "review it with 'toolctl import mcp {service} --update'"
+"""What to do about a pinned tool whose server changed it (format with ``service``)."""
+
+
+def changed_fields(
+    stored: Mapping[str, Any], section: Mapping[str, Any], live: Mapping[str, Any]
+) -> list[str]:
+    """The fields of ``live`` that differ from what the registry kept at import time: the
+    tool's ``stored`` data and its ``[tool.mcp]`` ``section``."""
+    changed = []
+    if str(live.get("description") or "") != str(stored.get("description") or ""):
+        changed.append("description")
+    params = section.get("parameters")
+    if params is not None and live.get("inputSchema") != params:
+        changed.append("inputSchema")
+    return changed

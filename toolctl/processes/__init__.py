@@ -1,14 +1,16 @@
 """Every background process toolctl starts: one table, one launch, one stop, one probe; and
-the one lifetime of a long-running command (``lifetime``: what its signals do).
+the one lifetime of a long-running command (``lifetime``: what its signals do); and the
+reaper (``reaper``: no process a call started outlives it).
 
 Managed services, the embedded broker, detached workers, kept MCP sessions and
 ``serve --detach`` are all launched with ``launch`` and stopped with ``stop``, under the
 table's per-name lock. This room imports nothing above models, errors and settings.
 
 The names below load their module on first use (PEP 562): `toolctl run` imports
-``processes.lifetime`` for its signals, and must not pay ~6 ms for the launcher, the table
-and the probe it never uses. (Hence no module is named like a function it exports: a
-submodule imported later would hide the function of the same name.)
+``processes.lifetime`` for its signals and ``processes.reaper`` for every call, and must
+not pay ~6 ms for the launcher, the table and the probe it never uses. (Hence no module
+is named like a function it exports: a submodule imported later would hide the function
+of the same name.)
 """
 
 from __future__ import annotations

@@ -16,13 +16,17 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from toolctl.errors import RegistryError, UsageError
+from toolctl.findings import Finding
 from toolctl.names import fold
-from toolctl.registry.check import CheckResult, Finding, as_finding, image_notes, run_check
+from toolctl.registry.check import CheckResult, image_notes, run_check, strictened
 from toolctl.registry.index import Registry
 from toolctl.registry.lint import confusable, in_force_problems, shadow
-from toolctl.registry.loader import Definition, Problem, parse_file
+from toolctl.registry.loader import Definition, parse_file
 from toolctl.registry.runnable import ImageLookup, runnable_problems
 from toolctl.settings import Settings
+
+TAKEN = "taken"
+"""The code of a candidate whose name a different definition in force holds."""
 
 
 def check_files(
@@ -45,14 +49,14 @@ def check_files(
     candidates: list[Definition] = []
     for path in (p for p in paths if p not in inside):
         parsed = parse_file(path)
-        findings += [as_finding("parse", p, settings.strict) for p in parsed.problems]
+        findings += [strictened(p, settings.strict) for p in parsed.problems]
         candidates += parsed.definitions
     if candidates:
         registry = Registry.open(settings, full=True)
         found = _names(candidates, registry, _writes_to(settings))
         found += _references(candidates, registry)
         found += runnable_problems(candidates, settings.environ, images)
-        findings += [as_finding(code, p, settings.strict) for code, p in found]
+        findings += [strictened(p, settings.strict) for p in found]
         notes = list(dict.fromkeys([*notes, *image_notes(images)]))
     definitions = len(candidates) + sum(_count(p) for p in inside)
     return CheckResult(findings, len(files), definitions, tuple(notes))
@@ -77,43 +81,43 @@ def _writes_to(settings: Settings) -> Path | None:
 
 def _names(
     candidates: Iterable[Definition], registry: Registry, writes_to: Path | None
-) -> list[tuple[str, Problem]]:
+) -> list[Finding]:
     """Names clashing inside the files, taken in the registry, or look-alikes of either."""
     from toolctl.registry.writer import same_definition
 
-    found: list[tuple[str, Problem]] = []
+    found: list[Finding] = []
     seen: dict[tuple[str, str], Definition] = {}
     for new in candidates:
         earlier = seen.setdefault((new.kind, fold(new.name)), new)
         if earlier is not new:
             if earlier.name == new.name:
-                found.append(("shadow", shadow(new, earlier)))
+                found.append(shadow(new, earlier))
             else:
-                found.append(("confusable", confusable(new, earlier)))
+                found.append(confusable(new, earlier))
             continue
         similar = registry.confusable_with(new.kind, new.name)
         if similar is not None:
-            found.append(("confusable", confusable(new, similar)))
+            found.append(confusable(new, similar))
             continue
         taken = registry.definitions(new.kind, new.name)
         if taken and not same_definition(new, taken[0]):
-            found.append(("taken", _taken(new, taken[0], writes_to)))
+            found.append(_taken(new, taken[0], writes_to))
     return found
 
 
-def _taken(new: Definition, holder: Definition, writes_to: Path | None) -> Problem:
+def _taken(new: Definition, holder: Definition, writes_to: Path | None) -> Finding:
     where = f"{holder.file}:{holder.line}"
     if writes_to is not None and Path(holder.file).is_relative_to(writes_to):
         message = (
             f"{new.kind} '{new.name}' differs from the one in force at {where}: "
             "`register --replace` would update it"
         )
-        return Problem("warning", new.file, new.line, message)
+        return Finding("warning", TAKEN, new.file, new.line, message)
     message = (
         f"{new.kind} '{new.name}' is already defined in {where}: first definition wins, "
         "so `register` refuses it; pick another name"
     )
-    return Problem("error", new.file, new.line, message)
+    return Finding("error", TAKEN, new.file, new.line, message)
 
 
 class _Either:
@@ -138,13 +142,13 @@ class _Either:
         return isinstance(name, str) and self.get(name) is not None
 
 
-def _references(candidates: list[Definition], registry: Registry) -> list[tuple[str, Problem]]:
+def _references(candidates: list[Definition], registry: Registry) -> list[Finding]:
     """The services, tools and actions each candidate names, in the files or in force."""
     services = _Either("service", candidates, registry)
     tools = _Either("tool", candidates, registry)
     actions = _Either("action", candidates, registry)
-    found: list[tuple[str, Problem]] = []
+    found: list[Finding] = []
     for definition in candidates:
         for attached in in_force_problems(definition, services, tools, actions):
-            found.append((attached.code, attached.problem))
+            found.append(attached.finding)
     return found

@@ -7,20 +7,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from toolctl.findings import Finding
 from toolctl.registry.index import Registry
 from toolctl.registry.lint import SHADOW
-from toolctl.registry.loader import Problem
 from toolctl.registry.runnable import MACHINE_CODES, ImageLookup, runnable_problems
 from toolctl.settings import Settings
-
-
-@dataclass(frozen=True)
-class Finding:
-    severity: str
-    code: str
-    file: str
-    line: int
-    message: str
 
 
 @dataclass(frozen=True)
@@ -96,9 +87,11 @@ def check(
         return result
     from dataclasses import replace
 
-    from toolctl.runners.mcp import live_check
+    from toolctl.mcp.live import live_check
 
-    found = [Finding(*each) for each in live_check(settings, strict=settings.strict)]
+    registry = Registry.open(settings, full=True)
+    services, tools = registry.winners("service"), registry.winners("tool")
+    found = live_check(settings, services, tools, strict=settings.strict)
     return replace(result, findings=[*result.findings, *found])
 
 
@@ -122,38 +115,31 @@ def run_check(
     images through ``images``).
     """
     from toolctl.errors import RegistryError
-    from toolctl.registry.lockfile import LOCK_CODE, LOCK_FILE, compare, find_lock
+    from toolctl.registry.lockfile import LOCK_FILE, compare, find_lock
 
     registry = Registry.open(settings, full=True)
-    findings = []
-    for report in registry.reports():
-        findings.append(as_finding(report.code, report.problem, settings.strict))
-    for p in outside_links(registry, settings):
-        severity = "error" if settings.strict else p.severity
-        findings.append(Finding(severity, LINK, p.file, p.line, p.message))
+    findings = [strictened(found, settings.strict) for found in registry.findings()]
+    for found in outside_links(registry, settings):
+        findings.append(found._replace(severity="error") if settings.strict else found)
     in_force = (d for kind in ("tool", "service") for d in registry.iter_winners(kind))
-    for code, p in runnable_problems(in_force, settings.environ, images):
-        findings.append(as_finding(code, p, settings.strict))
+    machine = runnable_problems(in_force, settings.environ, images)
+    findings += [strictened(found, settings.strict) for found in machine]
     lock = find_lock(settings)
     if locked and lock is None:
         raise RegistryError(
             f"--locked: no {LOCK_FILE} on the search path", hint="run 'toolctl lock' first"
         )
     if lock is not None and (locked or settings.strict):
-        findings += [
-            Finding(p.severity, LOCK_CODE, p.file, p.line, p.message)
-            for p in compare(registry, lock)
-        ]
+        findings += compare(registry, lock)
     files, definitions = registry.counts()
     return CheckResult(findings, files, definitions, image_notes(images))
 
 
-def as_finding(code: str, problem: Problem, strict: bool) -> Finding:
-    """A problem as `check` reports it; --strict makes shadows and machine problems errors."""
-    severity = problem.severity
-    if strict and (code == SHADOW or code in MACHINE_CODES):
-        severity = "error"
-    return Finding(severity, code, problem.file, problem.line, problem.message)
+def strictened(found: Finding, strict: bool) -> Finding:
+    """A finding as `check` reports it: --strict makes shadows and machine problems errors."""
+    if strict and (found.code == SHADOW or found.code in MACHINE_CODES):
+        return found._replace(severity="error")
+    return found
 
 
 def image_notes(images: ImageLookup | None) -> tuple[str, ...]:
@@ -163,7 +149,7 @@ def image_notes(images: ImageLookup | None) -> tuple[str, ...]:
 LINK = "symlink"
 
 
-def outside_links(registry: Registry, settings: Settings) -> list[Problem]:
+def outside_links(registry: Registry, settings: Settings) -> list[Finding]:
     """Registry files that a symlink (of the file or a directory above it) places outside
     their registry directory: such a file can change without the directory changing."""
     import os
@@ -180,5 +166,5 @@ def outside_links(registry: Registry, settings: Settings) -> list[Problem]:
             real = os.path.realpath(file)
         if os.path.commonpath([real, roots[root]]) != roots[root]:
             message = f"symlink leaves the registry directory: the file is {real}"
-            found.append(Problem("warning", file, 1, message))
+            found.append(Finding("warning", LINK, file, 1, message))
     return found

@@ -1,7 +1,8 @@
 """Problems that only show across definitions: shadows, confusables, dangling references.
 
-Pure: takes every definition in precedence order, returns problems. `check` prints them;
-the index stores them so ``--strict`` can refuse a registry with errors at no extra cost.
+Pure: takes every definition in precedence order, returns findings (``toolctl.findings``).
+`check` prints them; the index stores them so ``--strict`` can refuse a registry with
+errors at no extra cost.
 
 "Actions nothing links to": toolctl has no operators binding start actions (Chat2Graph
 does), so any action may be a start and "unreachable from every start" cannot be decided.
@@ -15,12 +16,16 @@ from __future__ import annotations
 from collections.abc import Container, Iterable, Mapping
 from typing import Any, NamedTuple, Protocol
 
+from toolctl.findings import Finding
 from toolctl.names import KINDS, fold
-from toolctl.registry.loader import Definition, Problem
+from toolctl.registry.loader import Definition
 from toolctl.runtimes import BY_NAME, TOOL_SECTIONS
 
 SHADOW = "shadow"
-"""Code of the one problem that is a warning normally and an error under --strict."""
+"""Code of the one finding that is a warning normally and an error under --strict."""
+CONFUSABLE, SERVICE, GRAPH, GROUP = "confusable", "service", "graph", "group"
+"""The codes of the other rules: a name confusable with an earlier one, a tool and its
+service, an action's edges (and isolation), a group's members."""
 
 
 def _where(definition: Definition) -> str:
@@ -54,7 +59,8 @@ class InForce(Protocol):
 
 
 def resolve_runtime(tool: Mapping[str, Any], services: InForce) -> str | None:
-    """The runtime a tool runs on; a bare ``service =`` tool runs on its service's transport."""
+    """The runtime a tool runs on; a bare ``service =`` tool runs on its service's runtime
+    (``transport`` in a service's data, as ``show --json`` prints it)."""
     if tool.get("runtime"):
         return str(tool["runtime"])
     service = services.get(tool.get("service") or "")
@@ -62,26 +68,26 @@ def resolve_runtime(tool: Mapping[str, Any], services: InForce) -> str | None:
 
 
 SHADOWS, CONFUSABLES, SERVICES, EDGES, GROUPS, ISOLATED = range(6)
-"""The kinds of cross-definition problem, in the order `lint` reports them: the index
-keeps each problem with its kind and definition so that a re-index of one file can
-recompute the problems of a few definitions and still list them in this order."""
+"""The kinds of cross-definition finding, in the order `lint` reports them: the index
+keeps each finding with its kind and definition so that a re-index of one file can
+recompute the findings of a few definitions and still list them in this order."""
 
 
 class Attached(NamedTuple):
-    """A cross-definition problem with the rule kind that found it and the definition it is on."""
+    """A cross-definition finding with the kind of rule that found it and the definition it
+    is on."""
 
     category: int
     definition: Definition
-    code: str
-    problem: Problem
+    finding: Finding
 
 
 def lint(
     definitions: list[Definition], kept: dict[tuple[str, str], Definition] | None = None
-) -> list[tuple[str, Problem]]:
-    """Every cross-definition problem as (code, problem), in a stable order; ``kept`` is
+) -> list[Finding]:
+    """Every cross-definition finding, in a stable order; ``kept`` is
     ``in_force(definitions)`` when the caller has it already."""
-    return [(found.code, found.problem) for found in lint_attached(definitions, kept)]
+    return [found.finding for found in lint_attached(definitions, kept)]
 
 
 def lint_attached(
@@ -93,13 +99,12 @@ def lint_attached(
     for definition in definitions:
         winner = first[(definition.kind, definition.name)]
         if winner is not definition:
-            found.append(Attached(SHADOWS, definition, SHADOW, shadow(definition, winner)))
+            found.append(Attached(SHADOWS, definition, shadow(definition, winner)))
     seen: dict[tuple[str, str], Definition] = {}
     for (kind, name), definition in first.items():
         holder = seen.setdefault((kind, fold(name)), definition)
         if holder is not definition:
-            problem = confusable(definition, holder)
-            found.append(Attached(CONFUSABLES, definition, "confusable", problem))
+            found.append(Attached(CONFUSABLES, definition, confusable(definition, holder)))
     by_kind: dict[str, dict[str, Definition]] = {k: {} for k in KINDS}
     for (kind, name), definition in (in_force(definitions) if kept is None else kept).items():
         by_kind[kind][name] = definition
@@ -115,23 +120,23 @@ def lint_attached(
     return found
 
 
-def shadow(definition: Definition, winner: Definition) -> Problem:
+def shadow(definition: Definition, winner: Definition) -> Finding:
     """The warning on a definition that an earlier one of its name shadows."""
     message = (
         f"{definition.kind} '{definition.name}' is shadowed by {_where(winner)} "
         "(the first definition wins; this one is never used)"
     )
-    return Problem("warning", definition.file, definition.line, message)
+    return Finding("warning", SHADOW, definition.file, definition.line, message)
 
 
-def confusable(definition: Definition, holder: Definition) -> Problem:
+def confusable(definition: Definition, holder: Definition) -> Finding:
     """The error on a first definition whose name folds to an earlier winner's."""
     message = (
         f"{definition.kind} '{definition.name}' is confusable with '{holder.name}' "
         f"({_where(holder)}); it is quarantined (never run, listed or exported): "
         "rename one of them"
     )
-    return _error(definition, message)
+    return _error(definition, CONFUSABLE, message)
 
 
 def in_force_problems(
@@ -140,25 +145,18 @@ def in_force_problems(
     tools: Container[str],
     actions: Container[str],
 ) -> list[Attached]:
-    """The problems of a definition in force with what it names (services, tools,
+    """The findings of a definition in force with what it names (services, tools,
     actions), given what is in force; the isolation of actions is ``isolated``'s."""
     if definition.kind == "tool":
-        return [
-            Attached(SERVICES, definition, code, p)
-            for code, p in _tool_service(definition, services)
-        ]
+        return [Attached(SERVICES, definition, f) for f in _tool_service(definition, services)]
     if definition.kind == "action":
-        return [
-            Attached(EDGES, definition, code, p)
-            for code, p in _action_edges(definition, tools, actions)
-        ]
+        return [Attached(EDGES, definition, f) for f in _action_edges(definition, tools, actions)]
     if definition.kind == "group":
         return [
             Attached(
                 GROUPS,
                 definition,
-                "group",
-                _error(definition, f"group '{definition.name}' names unknown tool '{name}'"),
+                _error(definition, GROUP, f"group '{definition.name}' names unknown tool '{name}'"),
             )
             for name in definition.data["tools"]
             if name not in tools
@@ -166,82 +164,72 @@ def in_force_problems(
     return []
 
 
-def _error(definition: Definition, message: str) -> Problem:
-    return Problem("error", definition.file, definition.line, message)
+def _error(definition: Definition, code: str, message: str) -> Finding:
+    return Finding("error", code, definition.file, definition.line, message)
 
 
-def _tool_service(tool: Definition, services: InForce) -> list[tuple[str, Problem]]:
+def _tool_service(tool: Definition, services: InForce) -> list[Finding]:
     name = tool.data.get("service")
     if not name:
         return []
     service = services.get(name)
     if service is None:
-        return [("service", _error(tool, f"tool '{tool.name}' names unknown service '{name}'"))]
+        return [_error(tool, SERVICE, f"tool '{tool.name}' names unknown service '{name}'")]
     found = []
-    transport = service.data["transport"]
+    runtime = service.data["transport"]
     own = [section for section in TOOL_SECTIONS if tool.data.get(section)]
     for section in own:
-        if section != transport:
-            message = f"tool '{tool.name}' has [tool.{section}] but service '{name}' is {transport}"
-            found.append(_error(tool, message))
-    needs = BY_NAME[transport].tool_needs if transport in BY_NAME else ""
-    if needs and transport not in own:
-        found.append(
-            _error(
-                tool,
-                f"tool '{tool.name}' uses {transport.upper()} service '{name}': "
-                f"add [tool.{transport}] {needs}",
-            )
+        if section != runtime:
+            message = f"tool '{tool.name}' has [tool.{section}] but service '{name}' is {runtime}"
+            found.append(_error(tool, SERVICE, message))
+    needs = BY_NAME[runtime].tool_needs if runtime in BY_NAME else ""
+    if needs and runtime not in own:
+        message = (
+            f"tool '{tool.name}' uses {runtime.upper()} service '{name}': "
+            f"add [tool.{runtime}] {needs}"
         )
-    params = (service.data.get(transport) or {}).get("config_params")
+        found.append(_error(tool, SERVICE, message))
+    params = (service.data.get(runtime) or {}).get("config_params")
     if params is not None:
         config = tool.data.get("config") or {}
         for param in params:
             if param["required"] and param["name"] not in config:
-                found.append(
-                    _error(
-                        tool,
-                        f"tool '{tool.name}' misses config param '{param['name']}' "
-                        f"that service '{name}' requires",
-                    )
+                message = (
+                    f"tool '{tool.name}' misses config param '{param['name']}' "
+                    f"that service '{name}' requires"
                 )
+                found.append(_error(tool, SERVICE, message))
         declared = {p["name"] for p in params}
         for key in sorted(set(config) - declared):
-            found.append(
-                Problem(
-                    "warning",
-                    tool.file,
-                    tool.line,
-                    f"tool '{tool.name}' sets config '{key}' that service '{name}' "
-                    "does not declare",
-                )
+            message = (
+                f"tool '{tool.name}' sets config '{key}' that service '{name}' does not declare"
             )
-    return [("service", p) for p in found]
+            found.append(Finding("warning", SERVICE, tool.file, tool.line, message))
+    return found
 
 
 def _action_edges(
     action: Definition, tools: Container[str], actions: Container[str]
-) -> list[tuple[str, Problem]]:
+) -> list[Finding]:
     found = []
     for edge in action.data["tools"]:
         if edge["tool"] not in tools:
-            found.append(
-                _error(action, f"action '{action.name}' calls unknown tool '{edge['tool']}'")
-            )
+            message = f"action '{action.name}' calls unknown tool '{edge['tool']}'"
+            found.append(_error(action, GRAPH, message))
         found += _score(action, f"call edge to '{edge['tool']}'", edge["score"])
     for edge in action.data["next"]:
         if edge["action"] not in actions:
-            found.append(
-                _error(action, f"action '{action.name}' leads to unknown action '{edge['action']}'")
-            )
+            message = f"action '{action.name}' leads to unknown action '{edge['action']}'"
+            found.append(_error(action, GRAPH, message))
         found += _score(action, f"next edge to '{edge['action']}'", edge["score"])
-    return [("graph", p) for p in found]
+    return found
 
 
-def _score(action: Definition, edge: str, score: float) -> list[Problem]:
+def _score(action: Definition, edge: str, score: float) -> list[Finding]:
     if 0.0 <= score <= 1.0:
         return []
-    return [_error(action, f"action '{action.name}': {edge} has score {score}, outside [0, 1]")]
+    message = f"action '{action.name}': {edge} has score {score}, outside [0, 1]"
+    return [_error(action, GRAPH, message)]
 
 
 def linked_actions(actions: Iterable[Definition]) -> set[str]:
@@ -264,5 +252,5 @@ def isolated(action: Definition, linked: bool) -> list[Attached]:
         "tool and leads nowhere; add tools = [...] or next = [...], or remove it"
     )
     return [
-        Attached(ISOLATED, action, "graph", Problem("warning", action.file, action.line, message))
+        Attached(ISOLATED, action, Finding("warning", GRAPH, action.file, action.line, message))
     ]

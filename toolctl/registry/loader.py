@@ -1,7 +1,7 @@
 """Registry files to definitions: walking the search path and parsing one TOML file.
 
-A file that does not parse, or an entry that does not validate, becomes a ``Problem`` with
-file and line instead of an exception, so one broken file never hides the rest.
+A file that does not parse, or an entry that does not validate, becomes a ``Finding`` (code
+``parse``) with file and line instead of an exception, so one broken file never hides the rest.
 """
 
 from __future__ import annotations
@@ -11,12 +11,10 @@ import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Literal, NamedTuple
+from typing import Any, NamedTuple
 
+from toolctl.findings import PARSE, Finding, Severity
 from toolctl.names import KINDS
-
-Severity = Literal["error", "warning"]
-
 
 # NamedTuples rather than frozen dataclasses: these modules load on every command, and a
 # frozen dataclass costs ~0.6 ms to define against ~0.1 ms for a NamedTuple.
@@ -32,22 +30,12 @@ class Definition(NamedTuple):
     data: dict[str, Any]
 
 
-class Problem(NamedTuple):
-    """Something `check` reports. ``skipped`` problems also warn on every command."""
-
-    severity: Severity
-    file: str
-    line: int
-    message: str
-    skipped: bool = False
-
-
 class ParsedFile(NamedTuple):
     """One file's valid definitions, its problems, and its raw tables by kind; ``texts``
     holds the index's JSON of each definition that is a plain tool (None for the others)."""
 
     definitions: list[Definition]
-    problems: list[Problem]
+    problems: list[Finding]
     raw: dict[str, list[dict[str, Any]]]
     texts: tuple[str | None, ...] = ()
 
@@ -136,19 +124,19 @@ def parse_file(path: str) -> ParsedFile:
     except FileNotFoundError:
         return ParsedFile([], [], {})  # removed since the walk (an unregister): simply gone
     except (OSError, UnicodeDecodeError) as exc:
-        return ParsedFile([], [Problem("error", path, 1, f"unreadable: {exc}", skipped=True)], {})
+        return ParsedFile([], [_problem("error", path, 1, f"unreadable: {exc}", skipped=True)], {})
     try:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         match = _TOML_LINE.search(str(exc))
         line = int(match.group(1)) if match else 1
-        problem = Problem("error", path, line, f"TOML syntax error: {exc}", skipped=True)
+        problem = _problem("error", path, line, f"TOML syntax error: {exc}", skipped=True)
         return ParsedFile([], [problem], {})
     except RecursionError:
         message = f"nested too deeply to read (toolctl reads up to {MAX_DEPTH} levels)"
-        return ParsedFile([], [Problem("error", path, 1, message, skipped=True)], {})
+        return ParsedFile([], [_problem("error", path, 1, message, skipped=True)], {})
     except ValueError as exc:  # tomllib lets int()'s digit limit through
-        problem = Problem("error", path, 1, f"TOML value error: {exc}", skipped=True)
+        problem = _problem("error", path, 1, f"TOML value error: {exc}", skipped=True)
         return ParsedFile([], [problem], {})
     return parse_document(document, text, path)
 
@@ -159,13 +147,13 @@ def parse_document(document: dict[str, Any], text: str, path: str) -> ParsedFile
 
     definitions: list[Definition] = []
     texts: list[str | None] = []
-    problems: list[Problem] = []
+    problems: list[Finding] = []
     raw: dict[str, list[dict[str, Any]]] = {}
     for key, value in document.items():
         if key not in KINDS:
             expected = ", ".join(f"[[{k}]]" for k in KINDS)
             problems.append(
-                Problem(
+                _problem(
                     "error",
                     path,
                     _key_line(text, key),
@@ -175,7 +163,7 @@ def parse_document(document: dict[str, Any], text: str, path: str) -> ParsedFile
             continue
         if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
             problems.append(
-                Problem(
+                _problem(
                     "error",
                     path,
                     _key_line(text, key),
@@ -195,7 +183,7 @@ def parse_document(document: dict[str, Any], text: str, path: str) -> ParsedFile
             refused = refuse_values(entry)
             if refused is not None:
                 label = _label(key, entry, position)
-                problems.append(Problem("error", path, line, f"{label}: {refused}", skipped=True))
+                problems.append(_problem("error", path, line, f"{label}: {refused}", skipped=True))
                 continue
             from toolctl.models import MODELS
 
@@ -210,7 +198,7 @@ def parse_document(document: dict[str, Any], text: str, path: str) -> ParsedFile
 
 def _validate(
     model: Any, kind: str, entry: dict[str, Any], path: str, line: int, position: int
-) -> Definition | list[Problem]:
+) -> Definition | list[Finding]:
     from pydantic import ValidationError
 
     from toolctl.models import normalise
@@ -220,7 +208,7 @@ def _validate(
     except ValidationError as exc:
         label = _label(kind, entry, position)
         return [
-            Problem("error", path, line, f"{label}: {_describe(error)}", skipped=True)
+            _problem("error", path, line, f"{label}: {_describe(error)}", skipped=True)
             for error in exc.errors()
         ]
     return Definition(kind, validated.name, path, line, normalise(kind, validated))
@@ -274,3 +262,9 @@ def _key_line(text: str, key: str) -> int:
         if pattern.match(line):
             return number
     return 1
+
+
+def _problem(
+    severity: Severity, path: str, line: int, message: str, *, skipped: bool = False
+) -> Finding:
+    return Finding(severity, PARSE, path, line, message, skipped)

@@ -17,9 +17,10 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from toolctl.errors import RegistryError
+from toolctl.findings import Finding
 from toolctl.names import KINDS
 from toolctl.registry.index import Registry
-from toolctl.registry.loader import Definition, Problem
+from toolctl.registry.loader import Definition
 from toolctl.settings import Settings
 
 LOCK_FILE = "toolctl.lock"
@@ -134,19 +135,19 @@ def read_lock(path: Path) -> dict[tuple[str, str], Pin]:
     return pins
 
 
-def compare(registry: Registry, lock: Path) -> list[Problem]:
+def compare(registry: Registry, lock: Path) -> list[Finding]:
     """Every difference between the names in force and the lock, as errors."""
     recorded = read_lock(lock)
     now = current(registry, lock.parent)
     where = {(d.kind, d.name): d for kind in KINDS for d in registry.winners(kind)}
     shown = str(lock)
-    problems: list[Problem] = []
+    problems: list[Finding] = []
     for key in sorted(recorded.keys() | now.keys()):
         kind, name = key
         before, after = recorded.get(key), now.get(key)
         if after is None:
             message = f"{kind} '{name}' is in {LOCK_FILE} but no longer defined"
-            problems.append(Problem("error", shown, 1, message))
+            problems.append(Finding("error", LOCK_CODE, shown, 1, message))
             continue
         definition = where[key]
         if before is None:
@@ -157,5 +158,5 @@ def compare(registry: Registry, lock: Path) -> list[Problem]:
             message = f"{kind} '{name}' changed since {LOCK_FILE} was written"
         else:
             continue
-        problems.append(Problem("error", definition.file, definition.line, message))
+        problems.append(Finding("error", LOCK_CODE, definition.file, definition.line, message))
     return problems

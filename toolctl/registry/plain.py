@@ -15,7 +15,7 @@ import re
 from json.encoder import encode_basestring_ascii as _string
 from typing import Any
 
-from toolctl.arguments import MAX_TIMEOUT
+from toolctl.arguments import DEFAULT_TIMEOUT, MAX_TIMEOUT
 from toolctl.names import NAME_PATTERN
 from toolctl.runtimes import TOOL_SECTIONS
 
@@ -30,7 +30,7 @@ def plain_tool(entry: dict[str, Any]) -> dict[str, Any] | None:
         return None
     name, description = entry.get("name"), entry.get("description", "")
     category, tags = entry.get("category"), entry.get("tags", [])
-    timeout, local = entry.get("timeout", 60), entry.get("local")
+    timeout, local = entry.get("timeout", DEFAULT_TIMEOUT), entry.get("local")
     if not (
         type(name) is str
         and _NAME.fullmatch(name)

@@ -127,10 +127,10 @@ def _tool_rows(
 def _service_row(data: Mapping[str, Any]) -> list[str]:
     from toolctl.runtimes import BY_NAME
 
-    transport = data["transport"]
-    row = BY_NAME.get(transport)
-    where = row.endpoint(data[transport]) if row else ""
-    return [data["name"], transport, where, data["description"]]
+    runtime = data["transport"]  # a service's runtime, as its normalised data names it
+    row = BY_NAME.get(runtime)
+    where = row.endpoint(data[runtime]) if row else ""
+    return [data["name"], runtime, where, data["description"]]
 
 
 def _action_row(data: Mapping[str, Any]) -> list[str]:

@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from toolctl.arguments import PLACEHOLDER
-from toolctl.registry.loader import Definition, Problem
+from toolctl.findings import Finding
+from toolctl.registry.loader import Definition
 
 MACHINE_CODES = frozenset({"executable", "cwd", "image"})
 """Codes of the problems that depend on this machine: warnings, errors under --strict."""
@@ -40,9 +41,9 @@ def runnable_problems(
     definitions: Iterable[Definition],
     environ: Mapping[str, str],
     images: ImageLookup | None = None,
-) -> list[tuple[str, Problem]]:
-    """(code, problem) for every definition that cannot run as written, in order."""
-    found: list[tuple[str, Problem]] = []
+) -> list[Finding]:
+    """A finding for every definition that cannot run as written, in order."""
+    found: list[Finding] = []
     paths: dict[tuple[str, str], str | None] = {}
     for definition in definitions:
         if definition.data.get("state") == "disabled":
@@ -70,8 +71,8 @@ _COMMANDS = {
 """(section, key) of each command a definition may give, by kind."""
 
 
-def _warning(definition: Definition, message: str) -> Problem:
-    return Problem("warning", definition.file, definition.line, message)
+def _warning(definition: Definition, code: str, message: str) -> Finding:
+    return Finding("warning", code, definition.file, definition.line, message)
 
 
 def _label(definition: Definition) -> str:
@@ -82,7 +83,7 @@ def _cwd(
     definition: Definition,
     table: Mapping[str, Any],
     base: Path,
-    found: list[tuple[str, Problem]],
+    found: list[Finding],
 ) -> Path | None:
     """The directory the command runs in (None: the caller's); a missing one is reported."""
     value = table.get("cwd")
@@ -94,11 +95,11 @@ def _cwd(
             f"{_label(definition)}: working directory {directory} does not exist "
             "(a relative cwd is relative to the file that defines it)"
         )
-        found.append(("cwd", _warning(definition, message)))
+        found.append(_warning(definition, "cwd", message))
     return directory
 
 
-def _placeholders(definition: Definition, command: list[str]) -> list[tuple[str, Problem]]:
+def _placeholders(definition: Definition, command: list[str]) -> list[Finding]:
     declared = set(definition.data.get("schema", {}).get("properties", {}))
     found = []
     for item in command:
@@ -113,9 +114,7 @@ def _placeholders(definition: Definition, command: list[str]) -> list[tuple[str,
                 f"{_label(definition)}: {{{name}}}{inside} names no argument, so `run` would "
                 "pass it on as it is: declare the argument, or write {{ and }} for a brace"
             )
-            found.append(
-                ("placeholder", Problem("error", definition.file, definition.line, message))
-            )
+            found.append(Finding("error", "placeholder", definition.file, definition.line, message))
     return found
 
 
@@ -126,7 +125,7 @@ def _executable(
     table: Mapping[str, Any],
     environ: Mapping[str, str],
     cache: dict[tuple[str, str], str | None],
-) -> list[tuple[str, Problem]]:
+) -> list[Finding]:
     program = command[0]
     if PLACEHOLDER.search(program) or "${env:" in program:
         return []  # known only when the tool runs
@@ -143,7 +142,7 @@ def _executable(
             return []
         where = f"'{program}' is not on PATH"
     message = f"{_label(definition)}: cannot run its command: {where}"
-    return [("executable", _warning(definition, message))]
+    return [_warning(definition, "executable", message)]
 
 
 def _search_path(table: Mapping[str, Any], environ: Mapping[str, str]) -> str:
@@ -156,7 +155,7 @@ def _search_path(table: Mapping[str, Any], environ: Mapping[str, str]) -> str:
 
 def _image(
     definition: Definition, table: Mapping[str, Any], images: ImageLookup | None
-) -> list[tuple[str, Problem]]:
+) -> list[Finding]:
     if images is None:
         return []
     image = str(table["image"])
@@ -166,4 +165,4 @@ def _image(
         f"{_label(definition)}: image {image} is not present locally (toolctl never pulls: "
         f"pull or build it first)"
     )
-    return [("image", _warning(definition, message))]
+    return [_warning(definition, "image", message)]

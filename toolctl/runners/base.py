@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
+from toolctl.arguments import DEFAULT_MAX_OUTPUT
 from toolctl.descriptor_env import expand_env as expand_env
 from toolctl.descriptor_env import expand_env_map as expand_env_map
 
@@ -39,6 +40,8 @@ class ToolResult(NamedTuple):
     exit_code: int | None = None
     duration_ms: float = 0.0
     transport: str = ""
+    """The runtime that ran the call (``local``, ``http``...): named ``transport`` on the
+    wire and in every JSON output, as it always was; the code calls it the runtime."""
     truncated: int = 0
     """Bytes of the tool's output dropped past its ``max_output`` (0: none, and then the
     key is left out of ``to_json``, so untruncated results keep their shape)."""
@@ -50,17 +53,17 @@ class ToolResult(NamedTuple):
         return data
 
     @classmethod
-    def from_answer(cls, text: str, *, transport: str, **extra: Any) -> ToolResult:
+    def from_answer(cls, text: str, *, runtime: str, **extra: Any) -> ToolResult:
         """Read a tool's answer: ToolResult-shaped JSON is taken as the result itself, other
         JSON becomes ``data`` (with the text as ``output``), anything else is ``output``."""
         output = text[:-1] if text.endswith("\n") else text
         stripped = output.strip()
         if not stripped.startswith(("{", "[")):
-            return cls(True, output, transport=transport, **extra)
+            return cls(True, output, transport=runtime, **extra)
         try:
             parsed = json.loads(stripped)
         except ValueError:
-            return cls(True, output, transport=transport, **extra)
+            return cls(True, output, transport=runtime, **extra)
         if isinstance(parsed, dict) and parsed and set(parsed) <= _RESULT_KEYS:
             error = parsed.get("error")
             success = bool(parsed.get("success", not error))
@@ -72,25 +75,35 @@ class ToolResult(NamedTuple):
                 else ("" if answer is None else json.dumps(answer)),
                 parsed.get("data"),
                 None if error is None else str(error),
-                transport=transport,
+                transport=runtime,
                 **extra,
             )
-        return cls(True, output, parsed, transport=transport, **extra)
+        return cls(True, output, parsed, transport=runtime, **extra)
 
 
 class ToolSpec(NamedTuple):
-    """A resolved tool: its descriptor, the service it runs through, where it was defined."""
+    """A resolved tool: all its runner needs, so that no runner opens the registry: its
+    descriptor, the service it runs through, and the files that define them."""
 
     name: str
     runtime: str
     data: Mapping[str, Any]
     service: Mapping[str, Any] | None
     source: Path
+    """The file that defines the tool."""
+    service_source: Path | None = None
+    """The file that defines its service (None without one)."""
 
     @property
     def base_dir(self) -> Path:
-        """The directory relative ``cwd`` values in the descriptor are resolved against."""
+        """The directory relative ``cwd`` values in the tool's descriptor are resolved against."""
         return self.source.parent
+
+    @property
+    def service_dir(self) -> Path:
+        """The directory a relative ``cwd`` of its service is resolved against: that of the
+        file defining the service (the tool's own when it has none)."""
+        return (self.service_source or self.source).parent
 
 
 class WaitIndicator(Protocol):
@@ -145,10 +158,6 @@ class Sink:
 
 
 NO_SINK = Sink()
-
-
-DEFAULT_MAX_OUTPUT = 16 * 1024 * 1024
-"""Bytes of a tool's output a result holds unless its descriptor or ``--max-output`` says."""
 
 
 class Call(NamedTuple):

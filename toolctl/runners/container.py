@@ -66,7 +66,7 @@ class Invocation:
 class ContainerRunner:
     """Runs ``[tool.container]`` tools with ``<engine> run``; finds the engine once per runner."""
 
-    transport = "container"
+    runtime = "container"
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -81,7 +81,7 @@ class ContainerRunner:
         engine = self.engine_for(section)
         invocation = self._invocation(tool, arguments, engine)
         return {
-            "transport": self.transport,
+            "transport": self.runtime,
             "engine": engine.kind,
             "image": section["image"],
             "argv": invocation.argv,
@@ -216,7 +216,7 @@ class ContainerRunner:
         if done.returncode == 0:
             return ToolResult.from_answer(
                 done.stdout,
-                transport=self.transport,
+                runtime=self.runtime,
                 exit_code=0,
                 duration_ms=done.duration_ms,
                 truncated=done.dropped,
@@ -235,7 +235,7 @@ class ContainerRunner:
             reason += f": the container was killed, out of memory?{limit}"
         if last:
             reason += f" ({last})" if done.returncode in (126, 127) else f": {last}"
-        return done.failure(reason, self.transport)
+        return done.failure(reason, self.runtime)
 
 
 def detect_engine(settings: Settings) -> Engine:

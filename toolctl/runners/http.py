@@ -17,7 +17,6 @@ import ssl
 import threading
 import time
 from collections.abc import Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import urlencode
 
@@ -29,8 +28,6 @@ from toolctl.settings import Settings
 if TYPE_CHECKING:
     import httpx
 
-    from toolctl.processes.services import ManagedService
-
 MAX_REDIRECTS = 5
 EXCERPT = 200
 _LOOPBACK = ("all://127.0.0.1", "all://localhost", "all://[::1]")
@@ -39,7 +36,7 @@ _LOOPBACK = ("all://127.0.0.1", "all://localhost", "all://[::1]")
 class HttpRunner:
     """Runs ``[tool.http]``: one request per call over a shared keep-alive client."""
 
-    transport = "http"
+    runtime = "http"
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -59,7 +56,7 @@ class HttpRunner:
         if method == "GET" and arguments:
             url += ("&" if "?" in url else "?") + urlencode(_query(arguments))
         plan: dict[str, Any] = {
-            "transport": self.transport,
+            "transport": self.runtime,
             "method": method,
             "url": url,
             "headers": expand_env_map(section["headers"], self.settings, mask=True),
@@ -191,20 +188,14 @@ class HttpRunner:
             return known
         with self._lock:  # batch threads wait for the one that starts the service
             if name not in self._bases:
-                from toolctl.processes.services import ensure_running
+                from toolctl.processes.services import ManagedService, ensure_running
 
-                record, _ = ensure_running(self.settings, self._managed(name, service))
+                # the service's cwd is relative to the file that defines the service
+                managed = ManagedService(name, service, tool.service_dir)
+                record, _ = ensure_running(self.settings, managed)
                 assert record.url is not None
                 self._bases[name] = record.url
             return self._bases[name]
-
-    def _managed(self, name: str, service: Mapping[str, Any]) -> ManagedService:
-        from toolctl.processes.services import ManagedService
-        from toolctl.registry.index import Registry
-
-        # the service's cwd is relative to the file that defines the service
-        source = Path(Registry.open(self.settings).resolve("service", name).file)
-        return ManagedService(name, service, source.parent)
 
     def _planned_url(self, tool: ToolSpec) -> tuple[str, bool, str | None]:
         """URL, whether the service is managed, and its state; starts nothing."""
@@ -406,7 +397,7 @@ def _same_origin(target: httpx.URL, origin: httpx.URL) -> bool:
 
 
 def _success(text: str, duration_ms: float) -> ToolResult:
-    result = ToolResult.from_answer(text, transport=HttpRunner.transport, duration_ms=duration_ms)
+    result = ToolResult.from_answer(text, runtime=HttpRunner.runtime, duration_ms=duration_ms)
     # plain JSON data (not ToolResult-shaped) with an "output" field: that is the observation
     if isinstance(result.data, dict) and result.output == text.rstrip("\n"):
         answer = result.data.get("output")
@@ -430,7 +421,7 @@ def _failure(response: httpx.Response, method: str, url: str, duration_ms: float
     except ValueError:
         data = None
     return ToolResult(
-        False, "", data, reason, duration_ms=duration_ms, transport=HttpRunner.transport
+        False, "", data, reason, duration_ms=duration_ms, transport=HttpRunner.runtime
     )
 
 

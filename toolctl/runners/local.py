@@ -13,7 +13,7 @@ from toolctl.settings import Settings
 class LocalRunner:
     """Runs ``[tool.local] command`` with per-item ``{arg}`` substitution, never a shell."""
 
-    transport = "local"
+    runtime = "local"
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -23,7 +23,7 @@ class LocalRunner:
         tool, arguments = call.tool, call.arguments
         section = tool.data["local"]
         return {
-            "transport": self.transport,
+            "transport": self.runtime,
             "argv": self._argv(tool, arguments),
             "cwd": self._cwd(tool),
             "stdin": "arguments as JSON" if section["input"] == "json" else "none",
@@ -53,10 +53,10 @@ class LocalRunner:
         if done.returncode != 0:
             detail = done.stderr_tail.strip().splitlines()[-1:] if done.stderr_tail else []
             reason = f"exit status {done.returncode}" + (f": {detail[0]}" if detail else "")
-            return done.failure(reason, self.transport)
+            return done.failure(reason, self.runtime)
         return ToolResult.from_answer(
             done.stdout,
-            transport=self.transport,
+            runtime=self.runtime,
             exit_code=0,
             duration_ms=done.duration_ms,
             truncated=done.dropped,

@@ -2,21 +2,13 @@
 
 Shared by the local runner and the container runner (whose child is ``podman run``).
 Never a shell: each argv item is substituted on its own. The child gets its own process
-group, so a timeout or Ctrl-C kills everything in it at once.
-
-A tool may also start processes in sessions of their own (``setsid``, ``nohup sh -c
-'... &'``), out of reach of its group. So toolctl makes itself a *child subreaper*
-(``prctl(PR_SET_CHILD_SUBREAPER)``): such an orphan is re-parented to toolctl instead of
-init, and ``kill_descendants`` walks ``/proc`` (each task's ``children`` list, or every
-``/proc/PID/stat`` where that list is missing) for every process whose parent chain leads
-to toolctl, kills it and reaps it. A cgroup per call would also do, but needs a writable
-cgroup v2 tree, which machines running toolctl (containers, CI) mostly lack.
+group, so a timeout or Ctrl-C kills everything in it at once. What a tool starts outside
+its group (``setsid``) is the reaper's (``toolctl.processes.reaper``).
 """
 
 from __future__ import annotations
 
 import codecs
-import contextlib
 import errno
 import functools
 import json
@@ -26,7 +18,6 @@ import re
 import select
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -143,7 +134,7 @@ class Completed(NamedTuple):
     dropped: int = 0
     """Bytes of stdout past the call's ``max_output``: streamed, if at all, never held."""
 
-    def failure(self, reason: str, transport: str) -> ToolResult:
+    def failure(self, reason: str, runtime: str) -> ToolResult:
         """The failed result of a child that exited non-zero, with what it printed."""
         output = self.stdout.rstrip("\n")
         return ToolResult(
@@ -153,7 +144,7 @@ class Completed(NamedTuple):
             reason,
             self.returncode,
             self.duration_ms,
-            transport,
+            runtime,
             self.dropped,
         )
 
@@ -424,126 +415,3 @@ def _kill_group(child: subprocess.Popen[bytes]) -> None:
     except (ProcessLookupError, PermissionError):
         child.kill()
     child.wait()
-
-
-# -- no process left behind -------------------------------------------------------------
-
-PR_SET_CHILD_SUBREAPER = 36
-_subreaper: bool | None = None
-
-
-def become_subreaper() -> bool:
-    """Make this process the one orphans of its descendants re-parent to (Linux; once)."""
-    global _subreaper
-    if _subreaper is None:
-        _subreaper = False
-        if sys.platform.startswith("linux"):
-            import ctypes
-
-            try:
-                libc = ctypes.CDLL(None, use_errno=True)
-                _subreaper = libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
-            except (OSError, AttributeError):
-                pass
-    return _subreaper
-
-
-def descendants(root: int | None = None) -> dict[int, int]:
-    """Every process below ``root`` (default: this one) and its parent, from /proc."""
-    root = os.getpid() if root is None else root
-    found: dict[int, int] = {}
-    pending = [root]
-    while pending:
-        parent = pending.pop()
-        kids = _children_of(parent)
-        if kids is None:
-            return _scan_descendants(root)
-        for kid in kids:
-            if kid not in found and kid != root:
-                found[kid] = parent
-                pending.append(kid)
-    return found
-
-
-def _children_of(pid: int) -> list[int] | None:
-    """Children of every task of ``pid`` (None when the kernel has no ``children`` lists)."""
-    try:
-        tasks = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return []
-    kids: list[int] = []
-    for task in tasks:
-        try:
-            with open(f"/proc/{pid}/task/{task}/children", "rb") as listing:
-                kids += [int(word) for word in listing.read().split()]
-        except FileNotFoundError:
-            if not os.path.exists(f"/proc/{pid}/task/{task}"):
-                continue  # the thread ended meanwhile
-            return None
-        except OSError:
-            continue
-    return kids
-
-
-def _scan_descendants(root: int) -> dict[int, int]:
-    parents: dict[int, int] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat", "rb") as stat:
-                    fields = stat.read().rsplit(b")", 1)[1].split()
-                parents[int(entry)] = int(fields[1])
-            except (OSError, IndexError, ValueError):
-                continue
-    found: dict[int, int] = {}
-    changed = True
-    while changed:
-        changed = False
-        for pid, parent in parents.items():
-            if pid not in found and (parent == root or parent in found):
-                found[pid] = parent
-                changed = True
-    return found
-
-
-def kill_descendants(spare: Callable[[], set[int]] = set, *, passes: int = 20) -> list[int]:
-    """SIGKILL and reap every descendant but those in ``spare()`` (and their subtrees).
-
-    ``spare`` is asked only when something is left (it may read files): the background
-    processes toolctl starts on purpose, such as managed services. Killing a process can
-    re-parent its own children to us, hence several passes. Returns the pids killed.
-    """
-    killed: list[int] = []
-    spared: set[int] | None = None
-    me = os.getpid()
-    for _ in range(passes):
-        found = descendants(me)
-        if spared is None and found:
-            spared = spare()
-        doomed = [pid for pid in found if not _below(pid, found, spared or set())]
-        _reap(me)
-        if not doomed:
-            break
-        for pid in doomed:
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
-        killed += [pid for pid in doomed if pid not in killed]
-        time.sleep(0.01)
-        _reap(me)
-    return killed
-
-
-def _below(pid: int, parents: Mapping[int, int], spared: set[int]) -> bool:
-    """Whether ``pid`` is spared or lies below a spared process."""
-    while pid in parents:
-        if pid in spared:
-            return True
-        pid = parents[pid]
-    return False
-
-
-def _reap(me: int) -> None:
-    """Collect the exit status of our children that have ended (re-parented orphans too)."""
-    for kid in _children_of(me) or []:
-        with contextlib.suppress(ChildProcessError, OSError):
-            os.waitpid(kid, os.WNOHANG)

@@ -30,7 +30,7 @@ from toolctl.pulsar.wire import decode_response, encode_request
 from toolctl.runners.base import Call, Sink, ToolResult, ToolSpec
 from toolctl.settings import Settings
 
-TRANSPORT = "pulsar"
+RUNTIME = "pulsar"
 
 
 class _Submitted:
@@ -53,9 +53,9 @@ class _Submitted:
         text = "".join(self.chunks)
         took = round((time.monotonic() - self.started) * 1000, 3)
         if response.error is not None:
-            result = ToolResult(False, text, None, response.error, None, took, TRANSPORT)
+            result = ToolResult(False, text, None, response.error, None, took, RUNTIME)
         else:
-            result = ToolResult.from_answer(text, transport=TRANSPORT, duration_ms=took)
+            result = ToolResult.from_answer(text, runtime=RUNTIME, duration_ms=took)
         with suppress(InvalidStateError):  # the caller cancelled it meanwhile
             self.future.set_result(result)
         return True
@@ -71,7 +71,7 @@ class _Submitted:
 class PulsarRunner:
     """Calls TrustGraph tool services; one connection for all calls of this runner."""
 
-    transport = TRANSPORT
+    runtime = RUNTIME
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -85,7 +85,7 @@ class PulsarRunner:
         tool, arguments = call.tool, call.arguments
         request_queue, response_queue = service_queues(tool)
         return {
-            "transport": self.transport,
+            "transport": self.runtime,
             "url": self.url,
             "service": tool.data.get("service"),
             "request_queue": request_queue,
@@ -115,8 +115,8 @@ class PulsarRunner:
         text, error = answer
         took = round((time.monotonic() - started) * 1000, 3)
         if error is not None:
-            return ToolResult(False, text, None, error, None, took, self.transport)
-        return ToolResult.from_answer(text, transport=self.transport, duration_ms=took)
+            return ToolResult(False, text, None, error, None, took, self.runtime)
+        return ToolResult.from_answer(text, runtime=self.runtime, duration_ms=took)
 
     def submit(self, call: Call) -> Future[ToolResult]:
         """Send one call and return at once; what ``run --batch`` pipelines with.

@@ -19,12 +19,12 @@ from toolctl.errors import TimedOut, TransportUnavailable, UsageError
 from toolctl.runners.base import Call, ToolResult, ToolSpec
 from toolctl.settings import Settings
 
-TRANSPORT = "tool-agent"
+RUNTIME = "tool-agent"
 DEFAULT_ROUTER = "http://127.0.0.1:8001"
 
 
 class ToolAgentRunner:
-    transport = TRANSPORT
+    runtime = RUNTIME
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -32,7 +32,7 @@ class ToolAgentRunner:
     def describe(self, call: Call) -> dict[str, Any]:
         router, tool_id = _target(call.tool)
         return {
-            "transport": TRANSPORT,
+            "transport": RUNTIME,
             "url": f"{router}/run_tool",
             "body": {"tool_id": tool_id, "params": call.arguments},
             "timeout": call.timeout,
@@ -53,7 +53,7 @@ class ToolAgentRunner:
             detail = exc.read().decode("utf-8", "replace")
             took = _ms(started)
             error = f"tool_agent router answered HTTP {exc.code}"
-            return ToolResult(False, detail, None, error, None, took, TRANSPORT)
+            return ToolResult(False, detail, None, error, None, took, RUNTIME)
         except TimeoutError as exc:
             raise TimedOut(
                 f"no answer from tool_agent router {router} within {call.timeout:g} s"
@@ -69,7 +69,7 @@ class ToolAgentRunner:
                 hint="start tool_agent (its router listens on port 8001) or set "
                 "options.router in the tool's descriptor",
             ) from exc
-        return ToolResult.from_answer(text, transport=TRANSPORT, duration_ms=_ms(started))
+        return ToolResult.from_answer(text, runtime=RUNTIME, duration_ms=_ms(started))
 
     def close(self) -> None:
         pass

@@ -14,8 +14,14 @@ from starlette.routing import Route
 from toolctl import __version__
 from toolctl.errors import ToolctlError, UsageError
 from toolctl.records import Origin
+from toolctl.runtimes import BY_NAME
 from toolctl.serve.dispatch import Dispatcher
-from toolctl.serve.gateway import RUNTIME_NAMES, failure_body, json_body, read_json
+from toolctl.serve.gateway import failure_body, json_body, read_json
+
+LISTED_RUNTIMES = ("local", "container", "http", "pulsar")
+"""The runtimes ``GET /tools`` always lists, with no tool or many, in tool_agent's order;
+any other runtime (``mcp``, a plugin's) follows when a tool uses it. Their names are the
+table of runtimes' ``display_name``."""
 
 
 def routes(dispatcher: Dispatcher) -> list[Route]:
@@ -103,7 +109,7 @@ def agent_tools(dispatcher: Dispatcher) -> dict[str, Any]:
         for tool in group["tools"]:
             member_of.setdefault(tool, []).append(name)
     table = ProcessTable(catalog.settings)
-    counts: dict[str, int] = dict.fromkeys(RUNTIME_NAMES, 0)
+    counts: dict[str, int] = dict.fromkeys(LISTED_RUNTIMES, 0)
     tools = []
     for name, data in sorted(served.items()):
         runtime = data.get("runtime") or "unknown"
@@ -123,10 +129,16 @@ def agent_tools(dispatcher: Dispatcher) -> dict[str, Any]:
             }
         )
     runtimes = [
-        {"backend_runtime": rt, "name": RUNTIME_NAMES.get(rt, rt), "tool_count": n}
+        {"backend_runtime": rt, "name": display_name(rt), "tool_count": n}
         for rt, n in counts.items()
     ]
     return {"backend_runtimes": runtimes, "groups": groups, "tools": tools}
+
+
+def display_name(runtime: str) -> str:
+    """The table of runtimes' name for ``runtime``; a plugin's runtime goes by its own."""
+    row = BY_NAME.get(runtime)
+    return row.display_name if row else runtime
 
 
 def _recommend(dispatcher: Dispatcher, request: Request) -> dict[str, Any]:

@@ -1,14 +1,10 @@
-"""The index file: its tables, the rows of one registry file, a cold build, publishing.
+"""A cold build of the index: every file parsed, the winners found, everything linted.
 
-A cache file is never changed once it is in place: every build, and every re-index of a
-few files (``toolctl.registry.reindex``), writes a new file beside it and renames it over
-the old one. A process reading the old file keeps a consistent index, two processes
-building at once each publish a whole one, and a re-index may start from a plain copy.
-
-Every definition is kept with its place in precedence order (``seq``, a BLOB that sorts
-bytewise as (root on the search path, relative path, position in the file)), so rows can
-be added and removed for one file while ``ORDER BY seq`` still gives the search-path
-order, and which definition wins can be asked of the index instead of a whole rebuild.
+Also the rows a build and a re-index (``reindex``) both write: every definition is kept
+with its place in precedence order (``seq``, a BLOB that sorts bytewise as (root on the
+search path, relative path, position in the file)), so rows can be added and removed for
+one file while ``ORDER BY seq`` still gives the search-path order, and which definition
+wins can be asked of the index instead of a whole rebuild.
 """
 
 from __future__ import annotations
@@ -17,48 +13,19 @@ import gc
 import os
 import sqlite3
 import struct
-import threading
-import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from toolctl.errors import RegistryError
 from toolctl.names import fold
-from toolctl.registry.index import RACY_NS
+from toolctl.registry.index.database import INDEXES, RACY_NS, SCHEMA, open_target, publish
 from toolctl.registry.loader import Definition, FileStat
 
 if TYPE_CHECKING:
-    from toolctl.registry.indexing import Parsed
+    from toolctl.findings import Finding
+    from toolctl.registry.index.parsing import Parsed
     from toolctl.registry.lint import Attached
-
-
-SCHEMA = """
-CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);
-CREATE TABLE dirs(path TEXT PRIMARY KEY, mtime_ns INTEGER);
-CREATE TABLE files(path TEXT PRIMARY KEY, seq BLOB, root INTEGER, size INTEGER,
-                   mtime_ns INTEGER);
-CREATE TABLE defs(id INTEGER PRIMARY KEY, seq BLOB, kind TEXT, name TEXT, folded TEXT,
-                  file TEXT, line INTEGER, winner INTEGER, runtime TEXT, data TEXT);
-CREATE TABLE refs(def INTEGER, kind TEXT, name TEXT);
-CREATE TABLE problems(id INTEGER PRIMARY KEY, seq BLOB, def INTEGER, origin TEXT, code TEXT,
-                      severity TEXT, file TEXT, line INTEGER, message TEXT, skipped INTEGER);
-"""
-"""``winner`` is 1 for the definition in force (the first of its name, and not confusable
-with an earlier winner); ``refs`` are the names a definition refers to (a tool's service,
-an action's tools and next actions, a group's tools); a lint problem keeps the ``def`` it
-is on, a parse problem has none. ``seq`` orders problems of one file and line."""
-
-INDEXES = """
-CREATE INDEX defs_by_name ON defs(kind, name, seq);
-CREATE INDEX defs_by_folded ON defs(kind, folded, seq);
-CREATE INDEX defs_by_file ON defs(file);
-CREATE INDEX refs_by_target ON refs(kind, name);
-CREATE INDEX refs_by_def ON refs(def);
-CREATE INDEX problems_by_file ON problems(file);
-CREATE INDEX problems_by_def ON problems(def);
-"""  # made after the rows are in: one sort each instead of a b-tree insert per row
 
 
 def file_seq(root: int, relative: str) -> bytes:
@@ -118,8 +85,8 @@ class Rows(NamedTuple):
             self.ids.append(next_id)
             next_id += 1
         self.problems.extend(
-            (parse_problem_seq(n), None, "parse", "parse", *p[:4], int(p.skipped))
-            for n, p in enumerate(parsed.problems)
+            (parse_problem_seq(n), None, "parse", *_columns(f), int(f.skipped))
+            for n, f in enumerate(parsed.problems)
         )
         return next_id
 
@@ -154,17 +121,23 @@ def insert_problems(db: sqlite3.Connection, problems: Iterable[tuple[Any, ...]])
 def lint_rows(
     found: Iterable[Attached], ids: dict[int, tuple[int, bytes]]
 ) -> list[tuple[Any, ...]]:
-    """Problem rows of lint findings; ``ids`` maps ``id()`` of a definition to its row id
-    and seq. Positions count within one (category, definition)."""
+    """Rows of lint findings; ``ids`` maps ``id()`` of a definition to its row id and seq.
+    Positions count within one (category, definition)."""
     rows = []
     previous: tuple[int, int] | None = None
     position = 0
-    for category, definition, code, p in found:
+    for category, definition, finding in found:
         row_id, seq = ids[id(definition)]
         position = position + 1 if previous == (category, row_id) else 0
         previous = (category, row_id)
-        rows.append((lint_problem_seq(category, seq, position), row_id, "lint", code, *p[:4], 0))
+        order = lint_problem_seq(category, seq, position)
+        rows.append((order, row_id, "lint", *_columns(finding), 0))
     return rows
+
+
+def _columns(finding: Finding) -> tuple[str, str, str, int, str]:
+    """The code, severity, file, line and message columns of a finding's row."""
+    return finding.code, finding.severity, finding.file, finding.line, finding.message
 
 
 def write_dirs(
@@ -199,7 +172,7 @@ def build(
     started: int,
 ) -> sqlite3.Connection:
     """Parse every file, find the winners, lint everything, and publish a new cache."""
-    from toolctl.registry.indexing import parse_many
+    from toolctl.registry.index.parsing import parse_many
     from toolctl.registry.lint import in_force, lint_attached, resolve_runtime
 
     rows = Rows.empty()
@@ -228,74 +201,3 @@ def build(
         insert(target, rows)
         target.executescript(INDEXES)
     return publish(target, temporary, path, key)
-
-
-def publish(
-    target: sqlite3.Connection, temporary: Path | None, path: Path | None, key: str
-) -> sqlite3.Connection:
-    """Rename a finished temporary over the cache and open it read-only."""
-    from toolctl.registry.index import connect
-
-    if temporary is None or path is None:
-        return target
-    target.close()
-    os.replace(temporary, path)
-    fresh = connect(path, key)
-    if fresh is not None:
-        return fresh
-    raise RegistryError(f"cannot read the registry cache just written to {path}")
-
-
-def temporary_for(path: Path) -> Path:
-    """A build file next to the cache, one per process and thread (a server may have two
-    threads building at once)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    remove_stale_temporaries(path.parent)
-    thread = threading.get_native_id()
-    temporary = path.with_name(f".{path.name}.t{thread}.{os.getpid()}.tmp")
-    temporary.unlink(missing_ok=True)
-    return temporary
-
-
-def writable(temporary: Path) -> sqlite3.Connection:
-    db = sqlite3.connect(temporary, check_same_thread=False)
-    db.execute("PRAGMA journal_mode = OFF")
-    db.execute("PRAGMA synchronous = OFF")
-    return db
-
-
-def open_target(path: Path | None) -> tuple[sqlite3.Connection, Path | None]:
-    """A fresh database next to the cache file, or in memory if the cache dir is unusable."""
-    if path is not None:
-        try:
-            temporary = temporary_for(path)
-            return writable(temporary), temporary
-        except (OSError, sqlite3.Error):
-            pass
-    return sqlite3.connect(":memory:", check_same_thread=False), None
-
-
-STALE_AFTER_S = 600
-
-
-def remove_stale_temporaries(directory: Path) -> None:
-    """Remove cache files a killed build left: ``.registry-*.<pid>.tmp`` whose pid is gone
-    or that are older than STALE_AFTER_S (a pid may have been reused since)."""
-    for temporary in directory.glob(".registry-*.tmp"):
-        pid = temporary.name.rsplit(".", 2)[-2]
-        try:
-            old = time.time() - temporary.stat().st_mtime > STALE_AFTER_S
-            if old or not (pid.isdigit() and _alive(int(pid))):
-                temporary.unlink()
-        except OSError:
-            continue  # gone already, or not ours to remove
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OverflowError):
-        return True
-    return True

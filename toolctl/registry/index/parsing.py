@@ -14,7 +14,8 @@ import os
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from toolctl.registry.loader import Definition, Problem
+from toolctl.findings import Finding
+from toolctl.registry.loader import Definition
 
 POOL_FROM = 2_000_000
 """Bytes to parse from which a cold build uses a process pool (~20,000 plain tools; below
@@ -26,7 +27,7 @@ class Parsed(NamedTuple):
 
     definitions: list[Definition]
     texts: list[str]
-    problems: list[Problem]
+    problems: list[Finding]
 
 
 def dumps(data: Any) -> str:

@@ -40,8 +40,8 @@ def test_first_definition_wins_and_later_ones_are_kept_as_shadows(tmp_path: Path
     winner, shadow = registry.definitions("tool", "echo")
     assert winner.data["description"] == "first"
     assert shadow.file == str(tmp_path / "b/t.toml")
-    (report,) = registry.reports()
-    assert report.code == "shadow" and report.problem.severity == "warning"
+    (finding,) = registry.findings()
+    assert finding.code == "shadow" and finding.severity == "warning"
     assert registry.error_count(strict=False) == 0
     assert registry.error_count(strict=True) == 1
 
@@ -57,16 +57,16 @@ def test_kinds_have_their_own_namespaces(tmp_path: Path) -> None:
         tmp_path, {"a/t.toml": tool("x") + '[[action]]\nname = "x"\ntools = [{ tool = "x" }]\n'}
     )
     registry = Registry.open(settings(tmp_path / "a"))
-    assert registry.reports() == []
+    assert registry.findings() == []
     assert [d.kind for d in registry.find("x")] == ["tool", "action"]
 
 
 def test_confusable_names_are_errors(tmp_path: Path) -> None:
     write_files(tmp_path, {"a/t.toml": tool("read-file"), "b/t.toml": tool("Read_File")})
     registry = Registry.open(settings(tmp_path / "a", tmp_path / "b"))
-    (report,) = registry.reports()
-    assert report.code == "confusable"
-    assert "'Read_File' is confusable with 'read-file'" in report.problem.message
+    (finding,) = registry.findings()
+    assert finding.code == "confusable"
+    assert "'Read_File' is confusable with 'read-file'" in finding.message
     assert registry.confusable_with("tool", "READ.FILE").name == "read-file"  # type: ignore[union-attr]
 
 
@@ -111,7 +111,7 @@ def test_cross_definition_lint(tmp_path: Path) -> None:
         },
     )
     registry = Registry.open(settings(tmp_path / "a"))
-    messages = sorted(r.problem.message for r in registry.reports())
+    messages = sorted(r.message for r in registry.findings())
     assert messages == sorted(
         [
             "tool 'uses-svc' misses config param 'collection' that service 'svc' requires",

@@ -78,7 +78,7 @@ def assert_same_as_cold(roots: list[Path], tmp_path: Path) -> Settings:
             stale.unlink()
     cold = Registry.open(cold_settings(roots, tmp_path), full=True)
     assert tables(warm) == tables(cold_settings(roots, tmp_path))
-    assert edited.reports() == cold.reports()
+    assert edited.findings() == cold.findings()
     return warm
 
 

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 from toolctl.registry.index import Registry
-from toolctl.registry.indexing import light, parse_for_index, parse_many
+from toolctl.registry.index.parsing import light, parse_for_index, parse_many
 from toolctl.registry.loader import parse_file
 from toolctl.settings import Settings
 
@@ -62,7 +62,7 @@ def test_a_rebuild_after_an_edit_equals_a_cold_build(tmp_path: Path) -> None:
     assert cold.settings.cache_dir != settings.cache_dir
     for kind in ("tool", "service"):
         assert edited.winners(kind) == cold.winners(kind)
-    assert edited.reports() == cold.reports()
-    messages = [r.problem.message for r in edited.reports()]
+    assert edited.findings() == cold.findings()
+    messages = [r.message for r in edited.findings()]
     assert "tool 't5' has [tool.http] but service 'svc' is pulsar" in messages
     assert any("'plain-4' is shadowed by" in m for m in messages)

@@ -25,18 +25,16 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from toolctl.registry.loader import Definition, FileStat
-from toolctl.registry.store import (
+from toolctl.registry.index.build import (
     Rows,
     collector_paused,
     insert,
     insert_problems,
     lint_rows,
-    publish,
-    temporary_for,
-    writable,
     write_dirs,
 )
+from toolctl.registry.index.database import publish, temporary_for, writable
+from toolctl.registry.loader import Definition, FileStat
 
 REINDEX_UP_TO = 0.25
 """Above this share of changed files, a cold build is cheaper than re-indexing."""
@@ -103,7 +101,7 @@ def _apply(
     dirs: Sequence[tuple[str, int | None]],
     started: int,
 ) -> bool:
-    from toolctl.registry.indexing import parse_many
+    from toolctl.registry.index.parsing import parse_many
 
     if db.execute("SELECT value FROM meta WHERE key = 'key'").fetchone() != (key,):
         return False
@@ -236,7 +234,6 @@ def _relint(db: sqlite3.Connection, ids: list[int]) -> None:
     """Runtime and problems of the definitions ``ids``, as a cold build finds them."""
     from toolctl.registry.lint import (
         CONFUSABLES,
-        SHADOW,
         SHADOWS,
         Attached,
         confusable,
@@ -280,10 +277,9 @@ def _relint(db: sqlite3.Connection, ids: list[int]) -> None:
             first(kind, "folded", folded),
         )
         if head_id != row_id:
-            found.append(Attached(SHADOWS, definition, SHADOW, shadow(definition, head)))
+            found.append(Attached(SHADOWS, definition, shadow(definition, head)))
         elif holder_id != row_id:
-            problem = confusable(definition, holder)
-            found.append(Attached(CONFUSABLES, definition, "confusable", problem))
+            found.append(Attached(CONFUSABLES, definition, confusable(definition, holder)))
         if winner:
             found += in_force_problems(definition, services, tools, actions)
             if kind == "action":

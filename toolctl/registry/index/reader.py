@@ -1,9 +1,5 @@
-"""The first-wins index over the search path, cached in SQLite.
-
-Building the index parses every file and runs the cross-definition lint (``store``); the
-result goes to ``$XDG_CACHE_HOME/toolctl/registry-<digest>.sqlite3`` (one per search path)
-so that a lookup in a registry of 100,000 tools costs about what it does in one of ten.
-When files change, only they are re-indexed (``reindex``).
+"""Read access to the index (``Registry``), and keeping it fresh: what is looked at before
+a lookup trusts the cache, and what is rebuilt when it cannot.
 
 Freshness (a deliberate deviation from "stat every file on every call", which alone costs
 ~40 ms per 10,000 files): commands that touch a single name (``show``, ``run``) compare the
@@ -21,27 +17,16 @@ import json
 import os
 import sqlite3
 import time
-import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from toolctl.errors import NameConflict, NotFound, RegistryError
+from toolctl.findings import Finding
 from toolctl.names import KINDS, fold
-from toolctl.registry.loader import Definition, FileStat, Problem, walk
+from toolctl.registry.index.database import RACY_NS, cache_path, connect, path_key
+from toolctl.registry.loader import Definition, FileStat, walk
 from toolctl.settings import Settings
-
-CACHE_FORMAT = "5"  # 2: confusables quarantined, nan/inf and deep nesting refused; 3: delivery;
-# 4: precedence keys, references and attached problems, for a re-index of a few files;
-# 5: a service's state, [service.mcp] transport, idle_timeout, tool lists and tool_timeout
-RACY_NS = 2_000_000_000
-
-
-class Report(NamedTuple):
-    """A problem as `check` reports it; ``code`` says which rule found it."""
-
-    code: str
-    problem: Problem
 
 
 class Registry:
@@ -56,7 +41,7 @@ class Registry:
     def open(cls, settings: Settings, *, full: bool = False) -> Registry:
         """Open the index, rebuilding what changed. ``full`` stats every file first."""
         path = cache_path(settings)
-        db = connect(path, _path_key(settings))
+        db = connect(path, path_key(settings))
         if db is not None and not full and _dirs_unchanged(db):
             return cls(db, settings, complete=False)
         return cls(_refresh(path, db, settings), settings, complete=True)
@@ -178,22 +163,22 @@ class Registry:
         for name, runtime, values in rows:
             yield name, runtime, loads(values)[:-1]
 
-    # -- problems ----------------------------------------------------------------------
+    # -- findings ----------------------------------------------------------------------
 
-    def reports(self) -> list[Report]:
-        """Every problem, in search-path order of files, then by line."""
+    def findings(self) -> list[Finding]:
+        """Every finding, in search-path order of files, then by line."""
         rows = self._db.execute(
-            "SELECT p.code, p.severity, p.file, p.line, p.message, p.skipped FROM problems p "
+            "SELECT p.severity, p.code, p.file, p.line, p.message, p.skipped FROM problems p "
             "LEFT JOIN files f ON f.path = p.file ORDER BY f.seq, p.line, p.seq"
         )
         return [
-            Report(code, Problem(sev, file, line, msg, bool(skip)))
-            for code, sev, file, line, msg, skip in rows
+            Finding(severity, code, file, line, message, bool(skipped))
+            for severity, code, file, line, message, skipped in rows
         ]
 
-    def skipped(self) -> list[Problem]:
-        """Problems that made toolctl skip a file or entry; every command warns about them."""
-        return [r.problem for r in self.reports() if r.problem.skipped]
+    def skipped(self) -> list[Finding]:
+        """Findings that made toolctl skip a file or entry; every command warns about them."""
+        return [finding for finding in self.findings() if finding.skipped]
 
     def counts(self) -> tuple[int, int]:
         """How many files and definitions the index holds."""
@@ -291,27 +276,6 @@ def _definition(
     return Definition(kind, name, file, line, parsed)
 
 
-def _path_key(settings: Settings) -> str:
-    return "\0".join([CACHE_FORMAT, *map(str, settings.search_path)])
-
-
-def cache_path(settings: Settings) -> Path:
-    """One cache per search path; `meta.key` holds the path itself against crc collisions."""
-    digest = zlib.crc32(_path_key(settings).encode()) ^ len(settings.search_path) << 32
-    return settings.cache_dir / f"registry-{digest:012x}.sqlite3"
-
-
-def connect(path: Path, key: str) -> sqlite3.Connection | None:
-    try:
-        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
-        if db.execute("SELECT value FROM meta WHERE key = 'key'").fetchone() != (key,):
-            db.close()
-            return None
-        return db
-    except sqlite3.Error:
-        return None
-
-
 def _dirs_unchanged(db: sqlite3.Connection) -> bool:
     for path, mtime in db.execute("SELECT path, mtime_ns FROM dirs"):
         if mtime is None:
@@ -329,14 +293,14 @@ def _refresh(
     path: Path, old: sqlite3.Connection | None, settings: Settings, only: set[str] | None = None
 ) -> sqlite3.Connection:
     """Walk everything; reuse the cache if nothing changed, re-index the files that did
-    (``reindex``), or build it all again (``store.build``). ``only``: re-index just those
+    (``reindex``), or build it all again (``build``). ``only``: re-index just those
     files, taking the rest as the cache has them (a lookup whose directory times say that
     no file was added or removed); a walk if one of them is gone."""
     started = time.time_ns()
     if only is not None and old is not None:
-        from toolctl.registry.reindex import reindex_only
+        from toolctl.registry.index.reindex import reindex_only
 
-        fresh = reindex_only(path, _path_key(settings), only, started)
+        fresh = reindex_only(path, path_key(settings), only, started)
         if fresh is not None:
             return fresh
     files, dirs = walk(settings.search_path)
@@ -345,16 +309,16 @@ def _refresh(
         stable = sorted((p, None if m > started - RACY_NS else m) for p, m in dirs)
         if recorded == stable and _same_files(old, files):
             return old
-        from toolctl.registry.reindex import reindex
+        from toolctl.registry.index.reindex import reindex
 
-        fresh = reindex(path, _path_key(settings), files, dirs, started)
+        fresh = reindex(path, path_key(settings), files, dirs, started)
         if fresh is not None:
             return fresh
         if _same_files(old, files):
             return old  # only directory times moved and the cache cannot be rewritten
-    from toolctl.registry.store import build
+    from toolctl.registry.index.build import build
 
-    return build(path, _path_key(settings), files, dirs, started)
+    return build(path, path_key(settings), files, dirs, started)
 
 
 def _same_files(db: sqlite3.Connection, files: list[FileStat]) -> bool:

@@ -1,0 +1,89 @@
+"""An MCP service as a registry entry describes it (``[service.mcp]``), and connecting to one.
+
+This room never opens the registry: its callers hand it the entries they resolved (a
+``registry.loader.Definition`` is an ``Entry``), or a section and the directory of the file
+that defines it (what a resolved tool carries), as the MCP runner does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from toolctl.descriptor_env import descriptor_cwd, expand_env, expand_env_map
+from toolctl.errors import TransportUnavailable
+
+if TYPE_CHECKING:
+    from toolctl.mcp.session import Session
+    from toolctl.settings import Settings
+
+DEFAULT_CONNECT_TIMEOUT = 30.0
+"""Seconds to start and list a server whose service sets no ``connect_timeout``, when no
+call's timeout bounds it (``import mcp``, ``check --live``, a kept session)."""
+
+
+class Entry(Protocol):
+    """A registry entry as far as this room reads one: a service or a tool, where it is
+    defined, and its normalised data."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def file(self) -> str: ...
+
+    @property
+    def line(self) -> int: ...
+
+    @property
+    def data(self) -> Mapping[str, Any]: ...
+
+
+def connect_budget(section: Mapping[str, Any], timeout: float | None = None) -> float:
+    """Seconds to start and list the server of ``section``: ``timeout`` if given, else its
+    ``connect_timeout``, else DEFAULT_CONNECT_TIMEOUT."""
+    return float(timeout or section.get("connect_timeout") or DEFAULT_CONNECT_TIMEOUT)
+
+
+def connect(
+    settings: Settings, name: str, section: Mapping[str, Any], base: Path, timeout: float
+) -> Session:
+    """A session with the MCP server of service ``name`` (its ``[service.mcp]``
+    ``section``; ``base`` is the directory of the file defining it), handshake done."""
+    from toolctl.mcp.session import connect_stdio
+
+    if section.get("url"):
+        from toolctl.mcp.http import safe_url
+        from toolctl.mcp.sse import connect_remote
+
+        headers = expand_env_map(section.get("headers") or {}, settings)
+        url = expand_env(str(section["url"]), settings)
+        shown = safe_url(expand_env(str(section["url"]), settings, mask=True))
+        transport = section.get("transport")
+        return connect_remote(
+            url, headers=headers, timeout=timeout, transport=transport, shown=shown
+        )
+    env = section.get("env") or {}
+    expanded = expand_env_map(env, settings)  # a missing variable: exit 2
+    argv = [expand_env(str(item), settings) for item in section["command"]]
+    secrets = [expanded[key] for key, value in env.items() if "${env:" in value and expanded[key]]
+    secrets += [argv[n] for n, item in enumerate(section["command"]) if "${env:" in str(item)]
+    cwd = descriptor_cwd(f"service '{name}'", base, section.get("cwd"))
+    try:
+        return connect_stdio(
+            argv,
+            env={**settings.environ, **expanded},
+            cwd=cwd,
+            secrets=secrets,
+            timeout=timeout,
+        )
+    except FileNotFoundError as exc:
+        raise TransportUnavailable(
+            f"MCP server '{name}' cannot start: {argv[0]} not found",
+            hint="check the service's command",
+        ) from exc
+    except PermissionError as exc:
+        raise TransportUnavailable(
+            f"MCP server '{name}' cannot start: {argv[0]}: permission denied"
+        ) from exc

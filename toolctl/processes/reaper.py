@@ -1,0 +1,220 @@
+"""No process left behind: what the calls of this process started dies with them.
+
+A tool may start processes in sessions of their own (``setsid``, ``nohup sh -c '... &'``),
+out of reach of the process group its runner kills. So toolctl makes itself a *child
+subreaper* (``prctl(PR_SET_CHILD_SUBREAPER)``): such an orphan is re-parented to toolctl
+instead of init, and ``kill_descendants`` walks ``/proc`` (each task's ``children`` list, or
+every ``/proc/PID/stat`` where that list is missing) for every process whose parent chain
+leads to toolctl, kills it and reaps it. A cgroup per call would also do, but needs a
+writable cgroup v2 tree, which machines running toolctl (containers, CI) mostly lack.
+
+``Reaping`` counts the calls in flight (``toolctl.calls`` enters it around each call and
+batch); when the last one ends, ``sweep`` kills what they left, sparing what ran before the
+first of them and the background processes toolctl keeps on purpose (``ProcessTable``).
+Loaded by every `toolctl run`: standard library only until something is left to kill.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from toolctl.settings import Settings
+
+PR_SET_CHILD_SUBREAPER = 36
+_subreaper: bool | None = None
+
+
+def become_subreaper() -> bool:
+    """Make this process the one orphans of its descendants re-parent to (Linux; once)."""
+    global _subreaper
+    if _subreaper is None:
+        _subreaper = False
+        if sys.platform.startswith("linux"):
+            import ctypes
+
+            try:
+                libc = ctypes.CDLL(None, use_errno=True)
+                _subreaper = libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+            except (OSError, AttributeError):
+                pass
+    return _subreaper
+
+
+def descendants(root: int | None = None) -> dict[int, int]:
+    """Every process below ``root`` (default: this one) and its parent, from /proc."""
+    root = os.getpid() if root is None else root
+    found: dict[int, int] = {}
+    pending = [root]
+    while pending:
+        parent = pending.pop()
+        kids = _children_of(parent)
+        if kids is None:
+            return _scan_descendants(root)
+        for kid in kids:
+            if kid not in found and kid != root:
+                found[kid] = parent
+                pending.append(kid)
+    return found
+
+
+def _children_of(pid: int) -> list[int] | None:
+    """Children of every task of ``pid`` (None when the kernel has no ``children`` lists)."""
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return []
+    kids: list[int] = []
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/children", "rb") as listing:
+                kids += [int(word) for word in listing.read().split()]
+        except FileNotFoundError:
+            if not os.path.exists(f"/proc/{pid}/task/{task}"):
+                continue  # the thread ended meanwhile
+            return None
+        except OSError:
+            continue
+    return kids
+
+
+def _scan_descendants(root: int) -> dict[int, int]:
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as stat:
+                    fields = stat.read().rsplit(b")", 1)[1].split()
+                parents[int(entry)] = int(fields[1])
+            except (OSError, IndexError, ValueError):
+                continue
+    found: dict[int, int] = {}
+    changed = True
+    while changed:
+        changed = False
+        for pid, parent in parents.items():
+            if pid not in found and (parent == root or parent in found):
+                found[pid] = parent
+                changed = True
+    return found
+
+
+def kill_descendants(spare: Callable[[], set[int]] = set, *, passes: int = 20) -> list[int]:
+    """SIGKILL and reap every descendant but those in ``spare()`` (and their subtrees).
+
+    ``spare`` is asked only when something is left (it may read files): the background
+    processes toolctl starts on purpose, such as managed services. Killing a process can
+    re-parent its own children to us, hence several passes. Returns the pids killed.
+    """
+    killed: list[int] = []
+    spared: set[int] | None = None
+    me = os.getpid()
+    for _ in range(passes):
+        found = descendants(me)
+        if spared is None and found:
+            spared = spare()
+        doomed = [pid for pid in found if not _below(pid, found, spared or set())]
+        _reap(me)
+        if not doomed:
+            break
+        for pid in doomed:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        killed += [pid for pid in doomed if pid not in killed]
+        time.sleep(0.01)
+        _reap(me)
+    return killed
+
+
+def _below(pid: int, parents: Mapping[int, int], spared: set[int]) -> bool:
+    """Whether ``pid`` is spared or lies below a spared process."""
+    while pid in parents:
+        if pid in spared:
+            return True
+        pid = parents[pid]
+    return False
+
+
+def _reap(me: int) -> None:
+    """Collect the exit status of our children that have ended (re-parented orphans too)."""
+    for kid in _children_of(me) or []:
+        with contextlib.suppress(ChildProcessError, OSError):
+            os.waitpid(kid, os.WNOHANG)
+
+
+# -- the calls in flight ------------------------------------------------------------------
+
+_in_flight = 0
+_swept = True
+"""No call has run since the last sweep: nothing of the calls' doing can be left."""
+_before: set[int] = set()
+"""This process's descendants when the first call in flight began: not the calls' doing."""
+_in_flight_lock = threading.Condition()
+_sweeping = threading.Lock()
+
+
+class Reaping:
+    """Counts calls in flight; when the last one ends, kills what the calls left behind."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    def __enter__(self) -> None:
+        global _in_flight, _before, _swept
+        become_subreaper()
+        with _in_flight_lock:
+            if _in_flight == 0:
+                _before = set(descendants())
+            _in_flight += 1
+            _swept = False
+
+    def __exit__(self, *exc_info: object) -> None:
+        global _in_flight
+        with _in_flight_lock:
+            _in_flight -= 1
+            _in_flight_lock.notify_all()
+        sweep(self.settings)
+
+
+def wait_idle(timeout: float) -> bool:
+    """Wait up to ``timeout`` seconds until no call is in flight; whether none is."""
+    with _in_flight_lock:
+        return _in_flight_lock.wait_for(lambda: _in_flight == 0, timeout)
+
+
+def sweep(settings: Settings, *, force: bool = False) -> None:
+    """Kill and reap what the calls left behind, unless a call is still in flight.
+
+    Spared: whatever ran below this process before the first call in flight began (a
+    test's fixtures, a server's own helpers) and the background processes toolctl keeps
+    on purpose (managed services started by a call). Only the first sweep after calls
+    ran does anything: what a library user starts between calls is not the calls' doing.
+    ``force`` sweeps even while a call is in flight (a server that stops has waited).
+    One sweep at a time: a server that stops waits for the sweep its last call began.
+    """
+    global _swept
+    with _sweeping:
+        with _in_flight_lock:
+            if (_in_flight and not force) or _swept:
+                return
+            _swept = True
+            before = set(_before)
+        kill_descendants(lambda: before | _background_pids(settings))
+
+
+def _background_pids(settings: Settings) -> set[int]:
+    """The processes toolctl keeps running on purpose (managed services, broker, workers)."""
+    from toolctl.errors import ToolctlError
+    from toolctl.processes.table import ProcessTable
+
+    try:
+        return {record.pid for record in ProcessTable(settings).all()}
+    except (OSError, ToolctlError):
+        return set()
