@@ -11,14 +11,12 @@ registry: it gets the registry's own check, limited to that file.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from toolctl.errors import RegistryError, UsageError
+from toolctl.errors import RegistryError
 from toolctl.findings import Finding
 from toolctl.names import fold
-from toolctl.registry.check import CheckResult, image_notes, run_check, strictened
 from toolctl.registry.index import Registry
 from toolctl.registry.lint import confusable, in_force_problems, shadow
 from toolctl.registry.loader import Definition, parse_file
@@ -29,45 +27,23 @@ TAKEN = "taken"
 """The code of a candidate whose name a different definition in force holds."""
 
 
-def check_files(
-    files: Sequence[Path], settings: Settings, *, images: ImageLookup | None = None
-) -> CheckResult:
-    """Every problem of ``files`` as `check` reports them (see the module docstring)."""
-    for file in files:
-        if not file.is_file():
-            raise UsageError(f"no such descriptor file: {file}")
-    paths = [os.path.abspath(file) for file in files]
-    roots = [os.path.realpath(root) for root in settings.search_path]
-    inside = {p for p in paths if any(_below(os.path.realpath(p), r) for r in roots)}
+def candidate_findings(
+    paths: Sequence[str], settings: Settings, images: ImageLookup | None
+) -> tuple[list[Finding], int]:
+    """Every finding of the candidate files ``paths`` (as written: ``check`` applies
+    --strict), and how many definitions they hold (see the module docstring)."""
     findings: list[Finding] = []
-    definitions, notes = 0, list(image_notes(images))
-    if inside:
-        whole = run_check(settings, images=images)
-        real = {os.path.realpath(p) for p in inside}
-        findings += [f for f in whole.findings if os.path.realpath(f.file) in real]
-        notes = list(whole.notes)
     candidates: list[Definition] = []
-    for path in (p for p in paths if p not in inside):
+    for path in paths:
         parsed = parse_file(path)
-        findings += [strictened(p, settings.strict) for p in parsed.problems]
+        findings += parsed.problems
         candidates += parsed.definitions
     if candidates:
         registry = Registry.open(settings, full=True)
-        found = _names(candidates, registry, _writes_to(settings))
-        found += _references(candidates, registry)
-        found += runnable_problems(candidates, settings.environ, images)
-        findings += [strictened(p, settings.strict) for p in found]
-        notes = list(dict.fromkeys([*notes, *image_notes(images)]))
-    definitions = len(candidates) + sum(_count(p) for p in inside)
-    return CheckResult(findings, len(files), definitions, tuple(notes))
-
-
-def _below(path: str, root: str) -> bool:
-    return os.path.commonpath([path, root]) == root
-
-
-def _count(path: str) -> int:
-    return len(parse_file(path).definitions)
+        findings += _names(candidates, registry, _writes_to(settings))
+        findings += _references(candidates, registry)
+        findings += runnable_problems(candidates, settings.environ, images)
+    return findings, len(candidates)
 
 
 def _writes_to(settings: Settings) -> Path | None:

@@ -78,8 +78,6 @@ def check(
     require_directories(settings)
     images = local_images(settings)
     if files:
-        from toolctl.registry.candidates import check_files
-
         result = check_files(files, settings, images=images)
     else:
         result = run_check(settings, locked=locked, images=images)
@@ -93,6 +91,41 @@ def check(
     services, tools = registry.winners("service"), registry.winners("tool")
     found = live_check(settings, services, tools, strict=settings.strict)
     return replace(result, findings=[*result.findings, *found])
+
+
+def check_files(
+    files: Sequence[Path], settings: Settings, *, images: ImageLookup | None = None
+) -> CheckResult:
+    """Descriptor files checked: one inside a registry directory gets the registry's own
+    check, limited to it; one outside is a candidate (``registry.candidates``)."""
+    import os
+
+    from toolctl.errors import UsageError
+    from toolctl.registry.candidates import candidate_findings
+    from toolctl.registry.loader import parse_file
+
+    for file in files:
+        if not file.is_file():
+            raise UsageError(f"no such descriptor file: {file}")
+    paths = [os.path.abspath(file) for file in files]
+    roots = [os.path.realpath(root) for root in settings.search_path]
+    inside = {p for p in paths if any(_below(os.path.realpath(p), r) for r in roots)}
+    findings, notes = [], list(image_notes(images))
+    if inside:
+        whole = run_check(settings, images=images)
+        real = {os.path.realpath(p) for p in inside}
+        findings += [f for f in whole.findings if os.path.realpath(f.file) in real]
+        notes = list(dict.fromkeys([*whole.notes, *notes]))
+    found, definitions = candidate_findings([p for p in paths if p not in inside], settings, images)
+    findings += [strictened(f, settings.strict) for f in found]
+    definitions += sum(len(parse_file(p).definitions) for p in inside)
+    return CheckResult(findings, len(files), definitions, tuple(notes))
+
+
+def _below(path: str, root: str) -> bool:
+    import os
+
+    return os.path.commonpath([path, root]) == root
 
 
 def local_images(settings: Settings) -> ImageLookup | None:
