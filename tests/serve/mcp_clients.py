@@ -36,20 +36,27 @@ class Changes:
 
 @asynccontextmanager
 async def stdio_session(
-    registry: Path, *extra: str, changes: Changes | None = None, cwd: Path | None = None
+    registry: Path,
+    *extra: str,
+    changes: Changes | None = None,
+    cwd: Path | None = None,
+    stderr: Path | None = None,
 ) -> AsyncIterator[ClientSession]:
+    """``stderr``: a file for the server's stderr (else the test's own)."""
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "toolctl", "mcp", "serve", "--registry", str(registry), *extra],
         env=dict(os.environ),
         cwd=str(cwd) if cwd else None,
     )
-    async with (
-        stdio_client(params) as (read, write),
-        ClientSession(read, write, message_handler=changes) as session,
-    ):
-        await session.initialize()
-        yield session
+    with contextlib.ExitStack() as files:
+        errlog = files.enter_context(open(stderr, "w")) if stderr else sys.stderr
+        async with (
+            stdio_client(params, errlog=errlog) as (read, write),
+            ClientSession(read, write, message_handler=changes) as session,
+        ):
+            await session.initialize()
+            yield session
 
 
 @asynccontextmanager

@@ -67,6 +67,20 @@ ThresholdOption = Annotated[
 ConcurrencyOption = Annotated[
     int, typer.Option(min=1, max=1024, help="Calls running at once; more wait in a queue.")
 ]
+AdaptiveOption = Annotated[
+    int | None,
+    typer.Option(
+        "--adaptive",
+        metavar="K",
+        min=1,
+        help="List each MCP session only its K likeliest next tools (the learned graph), "
+        "ranked again after every call (list_changed).",
+    ),
+]
+PinOption = Annotated[
+    list[str] | None,
+    typer.Option("--pin", metavar="TOOL", help="With --adaptive: a tool always listed."),
+]
 ServedPulsarOption = Annotated[
     str | None,
     typer.Option("--pulsar-url", metavar="URL", help="Pulsar broker for Pulsar tools."),

@@ -6,9 +6,11 @@ import typer
 
 from toolctl.cli.common import (
     ActionOption,
+    AdaptiveOption,
     ConcurrencyOption,
     GroupOption,
     HopsOption,
+    PinOption,
     RegistryOption,
     ServedPulsarOption,
     StrictOption,
@@ -32,6 +34,8 @@ def serve_command(
     hops: HopsOption = 0,
     threshold: ThresholdOption = 0.5,
     concurrency: ConcurrencyOption = 8,
+    adaptive: AdaptiveOption = None,
+    pin: PinOption = None,
     pulsar_url: ServedPulsarOption = None,
     registry: RegistryOption = None,
     strict: StrictOption = False,
@@ -42,14 +46,19 @@ def serve_command(
     tools/list is `export --format mcp` of the selection; tools/call runs the tool with its
     validation and timeout; the list is re-sent (list_changed) when the registry changes.
     Only protocol goes to stdout; one JSON line per call goes to stderr. Exit codes: 0 stdin
-    closed, 2 bad option, 3 registry refused (--strict), 4 unknown group, tool or action,
-    143/130 terminated (every call's processes are killed first).
+    closed, 2 bad option, 3 registry refused (--strict), 4 unknown group, tool, action or
+    pinned tool, 143/130 terminated (every call's processes are killed first).
+
+    With --adaptive K, each session is listed its --pin tools and the K it is likeliest to
+    call next (the learned file, `graph learn`), re-ranked after each of its calls; a call
+    to a served tool not listed still runs.
     """
     from toolctl.cli import render
+    from toolctl.serve.adaptive import adaptive_config
     from toolctl.serve.front import selection
     from toolctl.serve.stdio import StdioConfig, StdioServer
 
     settings = settings_for(registry, strict, pulsar_url=pulsar_url)
     chosen = selection(group, tool, action, hops, threshold)
-    config = StdioConfig(settings, chosen, concurrency)
+    config = StdioConfig(settings, chosen, concurrency, adaptive_config(adaptive, pin))
     StdioServer(config, reporter(settings), render.log_line).run()

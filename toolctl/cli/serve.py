@@ -8,10 +8,12 @@ import typer
 
 from toolctl.cli.common import (
     ActionOption,
+    AdaptiveOption,
     ConcurrencyOption,
     GroupOption,
     HopsOption,
     JsonOption,
+    PinOption,
     ReadyFileOption,
     RegistryOption,
     ServedPulsarOption,
@@ -47,6 +49,8 @@ def serve_command(
     hops: HopsOption = 0,
     threshold: ThresholdOption = 0.5,
     concurrency: ConcurrencyOption = 8,
+    adaptive: AdaptiveOption = None,
+    pin: PinOption = None,
     queue: Annotated[
         int, typer.Option(min=0, max=100_000, help="Calls that may wait for a slot (then 503).")
     ] = 64,
@@ -80,13 +84,15 @@ def serve_command(
     group, tool or action, 5 the port is taken.
     """
     from toolctl.cli import render
+    from toolctl.serve.adaptive import adaptive_config
     from toolctl.serve.front import selection
     from toolctl.serve.http import HttpConfig, HttpServer, gateway_options, start_detached
 
     settings = settings_for(registry, strict, pulsar_url=pulsar_url)
     options = gateway_options(settings, host, port, token_env, tuple(allow_origin or ()))
     chosen = selection(group, tool, action, hops, threshold)
-    config = HttpConfig(settings, chosen, options, concurrency, queue, grace, ready_file)
+    narrowed = adaptive_config(adaptive, pin)
+    config = HttpConfig(settings, chosen, options, concurrency, queue, grace, ready_file, narrowed)
     if not detach:
         HttpServer(config, reporter(settings), render.log_line).run()
         return

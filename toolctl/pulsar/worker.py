@@ -180,8 +180,11 @@ class Worker:
         self._busy = 0  # requests taken and not yet answered (or acknowledged)
         self._busy_lock = threading.Lock()
 
-    def start(self, timeout: float = 5.0) -> None:
-        """Connect, subscribe and start serving; TransportUnavailable if the broker is not there."""
+    def start(self, timeout: float = 15.0) -> None:
+        """Connect, subscribe and start serving; TransportUnavailable if the broker is not there.
+
+        15 s, not a caller's 5: a real Apache Pulsar on a busy host has been measured taking
+        over 5 s to grant a subscription whose previous consumer was just killed."""
         import pulsar
 
         self._ok = pulsar.Result.Ok

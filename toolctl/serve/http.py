@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from toolctl.processes import ProcessRecord
     from toolctl.processes.lifetime import Lifetime
     from toolctl.reporting import Reporter
+    from toolctl.serve.adaptive import AdaptiveConfig
     from toolctl.serve.dispatch import Dispatcher, LogLine
     from toolctl.serve.gateway import GatewayOptions
     from toolctl.settings import Settings
@@ -48,6 +49,7 @@ class HttpConfig:
     queue: int = 64
     grace: float = 3.0
     ready_file: Path | None = None
+    adaptive: AdaptiveConfig | None = None
 
 
 def gateway_options(
@@ -123,11 +125,13 @@ class HttpServer:
     def _server(self, dispatcher: Dispatcher) -> uvicorn.Server:
         import uvicorn
 
+        from toolctl.serve.adaptive import served_adaptive
         from toolctl.serve.gateway import build_app
         from toolctl.serve.mcp_server import ToolServer
 
         options = self.config.options
-        app = build_app(dispatcher, ToolServer(dispatcher), options)
+        adaptive = served_adaptive(dispatcher, self.config.adaptive, self.reporter)
+        app = build_app(dispatcher, ToolServer(dispatcher, adaptive), options)
         return _uvicorn_server(
             uvicorn.Config(
                 app,

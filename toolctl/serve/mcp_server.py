@@ -5,7 +5,9 @@ tools, as it is. ``tools/call`` goes through the Dispatcher. Errors follow the 2
 revision: an unknown tool is a JSON-RPC error (-32602); invalid arguments, a failed tool,
 a timeout or an unreachable transport are ``isError`` results carrying toolctl's one-line
 message, so the model can correct itself. ``notifications/tools/list_changed`` goes to
-every session that has asked for the list once the registry changes on disk.
+every session that has asked for the list once the registry changes on disk. With
+``--adaptive K`` (``serve/adaptive.py``) each session is listed its own top K tools, and
+told list_changed when a call changes them.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ if TYPE_CHECKING:
     from mcp.shared.message import SessionMessage
 
     from toolctl.processes.lifetime import Lifetime
+    from toolctl.serve.adaptive import Adaptive
 
     Incoming = MemoryObjectReceiveStream[SessionMessage | Exception]
     Outgoing = MemoryObjectSendStream[SessionMessage]
@@ -47,8 +50,8 @@ POLL_SECONDS = 1.0
 class ToolServer:
     """The low-level MCP Server with toolctl's two handlers and its listening sessions."""
 
-    def __init__(self, dispatcher: Dispatcher) -> None:
-        self.dispatcher = dispatcher
+    def __init__(self, dispatcher: Dispatcher, adaptive: Adaptive | None = None) -> None:
+        self.dispatcher, self.adaptive = dispatcher, adaptive
         self.server: Server[Any, Any] = Server("toolctl", version=__version__)
         self.server.request_handlers[types.ListToolsRequest] = self._list
         self.server.request_handlers[types.CallToolRequest] = self._call
@@ -63,15 +66,28 @@ class ToolServer:
         )
 
     async def _list(self, request: types.ListToolsRequest) -> types.ServerResult:
-        self._sessions.add(self.server.request_context.session)
+        session = self.server.request_context.session
+        self._sessions.add(session)
+        if self.adaptive is not None:
+            return self._narrowed(session, self.adaptive)
         listing = self.dispatcher.catalog.snapshot.listing
         if self._listed is None or self._listed[0] is not listing:
             result = types.ServerResult(types.ListToolsResult.model_validate(listing))
             self._listed = (listing, _Listing.of(result))
         return self._listed[1]
 
+    def _narrowed(self, session: ServerSession, adaptive: Adaptive) -> types.ServerResult:
+        """The session's own list: its pinned and top K tools, in that order."""
+        snapshot = self.dispatcher.catalog.snapshot
+        shown = adaptive.shown(session, snapshot.tools)
+        by_name = {tool["name"]: tool for tool in snapshot.listing.get("tools", [])}
+        tools = [by_name[name] for name in shown if name in by_name]
+        listing = {**snapshot.listing, "tools": tools}
+        return types.ServerResult(types.ListToolsResult.model_validate(listing))
+
     async def _call(self, request: types.CallToolRequest) -> types.ServerResult:
-        self._sessions.add(self.server.request_context.session)
+        session = self.server.request_context.session
+        self._sessions.add(session)
         name = request.params.name
         origin = self._origin()
         try:
@@ -85,8 +101,21 @@ class ToolServer:
         except RegistryError as exc:
             raise McpError(types.ErrorData(code=types.INTERNAL_ERROR, message=str(exc))) from None
         except ToolctlError as exc:
-            return types.ServerResult(_failed(str(exc)))
-        return types.ServerResult(call_result(result))
+            answer = _failed(str(exc))
+        else:
+            answer = call_result(result)
+        await self._after_call(session, name)
+        return types.ServerResult(answer)
+
+    async def _after_call(self, session: ServerSession, name: str) -> None:
+        """Adaptive serving: a call that changes the session's list is announced to it
+        before its result goes out, so the client's next turn lists the new tools."""
+        tools = self.dispatcher.catalog.snapshot.tools
+        if self.adaptive is None or name not in tools:
+            return
+        if self.adaptive.called(session, name, tools):
+            with contextlib.suppress(Exception):  # a client gone away: its result fails too
+                await session.send_tool_list_changed()
 
     def _origin(self) -> Origin:
         """Who makes this tools/call: its MCP session (the ``Mcp-Session-Id`` over HTTP, the

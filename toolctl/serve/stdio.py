@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from toolctl.reporting import Reporter
+    from toolctl.serve.adaptive import AdaptiveConfig
     from toolctl.serve.catalog import Selection
     from toolctl.serve.dispatch import LogLine
     from toolctl.settings import Settings
@@ -27,6 +28,7 @@ class StdioConfig:
     settings: Settings
     selection: Selection
     concurrency: int = 8
+    adaptive: AdaptiveConfig | None = None
 
 
 class StdioServer:
@@ -39,6 +41,7 @@ class StdioServer:
         import anyio
 
         from toolctl.processes.lifetime import Lifetime
+        from toolctl.serve.adaptive import served_adaptive
         from toolctl.serve.front import open_front, write_records
         from toolctl.serve.mcp_server import ToolServer, serve_stdio
 
@@ -46,11 +49,12 @@ class StdioServer:
         dispatcher = open_front(
             config.settings, self.reporter, config.selection, config.concurrency, log=self.log
         )
+        tools = ToolServer(dispatcher, served_adaptive(dispatcher, config.adaptive, self.reporter))
         with Lifetime() as lifetime:
             lifetime.at_once(dispatcher.cancel_all)
             lifetime.at_once(lambda: write_records(self.reporter.warn))
             try:
-                anyio.run(lambda: serve_stdio(ToolServer(dispatcher), lifetime=lifetime))
+                anyio.run(lambda: serve_stdio(tools, lifetime=lifetime))
             finally:
                 dispatcher.close()
         lifetime.ended(quiet=True)
