@@ -125,7 +125,9 @@ def open_for_writing(path: Path) -> sqlite3.Connection:
     """The history file, created (with its directory) on first use; sqlite3.Error or OSError
     when it cannot be (a read-only or full disk)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    db = sqlite3.connect(path, timeout=BUSY_SECONDS, isolation_level=None)
+    # the journal's writer thread and the thread that flushes at exit share it, one at a
+    # time (Journal._writing): sqlite3's own same-thread check would refuse the second
+    db = sqlite3.connect(path, timeout=BUSY_SECONDS, isolation_level=None, check_same_thread=False)
     try:
         db.execute("PRAGMA synchronous=NORMAL")  # WAL: a commit is an append, no fsync
         db.execute(f"PRAGMA wal_autocheckpoint={WAL_PAGES}")
