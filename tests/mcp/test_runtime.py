@@ -155,7 +155,9 @@ def test_timeout_is_124_and_the_servers_tree_is_gone(
     pids = tmp_path / "pids"
     argv = [sys.executable, str(PROBE)]
     reg = registry(tmp_path, argv, {"hang": probe_tools["hang"]}, env={"PROBE_PID_FILE": str(pids)})
-    done = toolctl("run", "probe.hang", "-r", str(reg), "--timeout", "3")
+    # a loaded host takes seconds to start the probe (it imports the SDK): it must have
+    # written its pids before the timeout
+    done = toolctl("run", "probe.hang", "-r", str(reg), "--timeout", "10")
     assert done.returncode == 124, done.stderr
     for pid in (int(each) for each in pids.read_text().split()):
         for _ in range(100):

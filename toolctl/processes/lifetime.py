@@ -35,6 +35,15 @@ from toolctl.errors import StopSignal, stopped_by
 SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT)
 """What a terminal, a supervisor or a user sends to stop a command."""
 
+_received: int | None = None
+
+
+def received() -> int | None:
+    """The stopping signal the command in force got, if any: how a client library's own
+    "interrupted" (pulsar-client's, when the broker resets a connection) is told apart
+    from one a signal caused."""
+    return _received
+
 
 class Lifetime:
     """The signal handling of one long-running command (see the module docstring)."""
@@ -59,6 +68,8 @@ class Lifetime:
         self._at_once.append(callback)
 
     def __enter__(self) -> Lifetime:
+        global _received
+        _received = None
         if threading.current_thread() is threading.main_thread():
             self._previous = {number: signal.signal(number, self._handle) for number in SIGNALS}
         return self
@@ -69,9 +80,10 @@ class Lifetime:
         self._previous = {}
 
     def _handle(self, signum: int, _frame: FrameType | None) -> None:
+        global _received
         if self.signum is not None:
             self._end_at_once(signum)
-        self.signum = signum
+        self.signum = _received = signum
         self.stopping.set()
         for callback in self._on_stop:
             callback(signum)

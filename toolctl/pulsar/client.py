@@ -97,7 +97,15 @@ def translate(exc: Exception, url: str, doing: str) -> ToolctlError:
     import pulsar
 
     if isinstance(exc, pulsar.Interrupted):
-        return Interrupted("interrupted")
+        from toolctl.processes.lifetime import received
+
+        if received() is not None:
+            return Interrupted("interrupted")
+        # no signal came: the client's operation was cut off by the broker (a restart
+        # resets the connection under a pending lookup or subscribe)
+        return TransportUnavailable(
+            f"the Pulsar broker at {url} reset the connection while {doing}", hint=BROKER_HINT
+        )
     if isinstance(exc, (pulsar.Timeout, pulsar.ConnectError)):
         return TransportUnavailable(
             f"the Pulsar broker at {url} did not answer while {doing}", hint=BROKER_HINT
