@@ -23,6 +23,11 @@ def open_registry(
     require_directories(settings)
     if settings.ignored_project is not None:
         reporter.warn(f"ignoring {settings.ignored_project}: another user owns it")
+    if settings.announced is not None:  # an explicit opt-in: a bounded read of the topic
+        from toolctl.registry.announced import refresh
+
+        for refused in refresh(settings, reporter):
+            reporter.warn(f"announcement refused: {refused.message}")
     registry = Registry.open(settings, full=full)
     if warn:
         for problem in registry.skipped():

@@ -1,0 +1,113 @@
+"""The keys a registry trusts to announce services: ``[[trust]]`` entries, read and written.
+
+```toml
+[[trust]]
+key = "ed25519:…"           # what `toolctl keygen` printed
+services = "joke-*"         # which services it may announce (a glob; "*" for any)
+```
+
+They are read from the registry's files only (never from announcements), when
+announcements are read. `toolctl trust add` writes them to ``trust.toml`` in the directory
+`register` writes to.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from pathlib import Path
+from typing import NamedTuple
+
+from toolctl.findings import Finding
+from toolctl.settings import Settings
+
+TRUST_FILE = "trust.toml"
+CODE = "trust"
+
+
+class Trusted(NamedTuple):
+    """One ``[[trust]]`` entry: a public key and the services it may announce."""
+
+    key: str
+    services: str
+    file: str
+    line: int
+
+    def allows(self, service: str) -> bool:
+        return fnmatch.fnmatchcase(service, self.services)
+
+
+def read_trust(settings: Settings) -> tuple[list[Trusted], list[Finding]]:
+    """Every valid ``[[trust]]`` entry of the registry's files, and the invalid ones."""
+    import tomllib
+
+    from toolctl.registry.loader import walk
+    from toolctl.signing import public_bytes
+
+    files, _ = walk(settings.without_announcements().search_path)
+    entries: list[Trusted] = []
+    problems: list[Finding] = []
+    for found in files:
+        try:
+            with open(found.path, "rb") as handle:
+                tables = tomllib.load(handle).get("trust")
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, ValueError):
+            continue  # the loader reports a file that does not parse
+        if tables is None:
+            continue
+        lines = _header_lines(found.path)
+        for position, table in enumerate(tables if isinstance(tables, list) else [tables]):
+            line = lines[position] if position < len(lines) else 1
+            key = table.get("key") if isinstance(table, dict) else None
+            services = table.get("services") if isinstance(table, dict) else None
+            if not isinstance(key, str) or public_bytes(key) is None:
+                problems.append(
+                    Finding("error", CODE, found.path, line, "[[trust]] key must be ed25519:BASE64")
+                )
+            elif not isinstance(services, str) or not services:
+                problems.append(
+                    Finding("error", CODE, found.path, line, "[[trust]] services must be a pattern")
+                )
+            else:
+                entries.append(Trusted(key, services, found.path, line))
+    return entries, problems
+
+
+def _header_lines(path: str) -> list[int]:
+    import re
+
+    pattern = re.compile(r"^\s*\[\[\s*trust\s*\]\]")
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return []
+    return [n for n, line in enumerate(text.splitlines(), start=1) if pattern.match(line)]
+
+
+def add_trust(settings: Settings, key: str, services: str) -> Path:
+    """Append a ``[[trust]]`` entry to ``trust.toml`` where `register` writes; its path.
+
+    The same key and pattern already there is left alone."""
+    import json
+
+    from toolctl.errors import UsageError
+    from toolctl.registry.writer import locked, target_directory
+    from toolctl.signing import check_public_key
+
+    check_public_key(key)
+    if not services or any(c in services for c in '\n\r"\\'):
+        raise UsageError(f"bad service pattern {services!r}", hint='for example "joke-*"')
+    files = settings.without_announcements()
+    directory = target_directory(files)
+    path = directory / TRUST_FILE
+    with locked(directory):
+        present, _ = read_trust(files)
+        if any(t.key == key and t.services == services for t in present):
+            return path
+        old = path.read_text(encoding="utf-8") if path.exists() else ""
+        entry = f"[[trust]]\nkey = {json.dumps(key)}\nservices = {json.dumps(services)}\n"
+        text = f"{old}{chr(10) if old and not old.endswith(chr(10) * 2) else ''}{entry}"
+        temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        temporary.write_text(text.lstrip("\n"), encoding="utf-8")
+        os.replace(temporary, path)
+    return path
