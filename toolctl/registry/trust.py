@@ -7,14 +7,12 @@ services = "joke-*"         # which services it may announce (a glob; "*" for an
 ```
 
 They are read from the registry's files only (never from announcements), when
-announcements are read. `toolctl trust add` writes them to ``trust.toml`` in the directory
-`register` writes to.
+announcements are read. `toolctl trust add` writes them (``registry.announced_view.add_trust``).
 """
 
 from __future__ import annotations
 
 import fnmatch
-import os
 from pathlib import Path
 from typing import NamedTuple
 
@@ -82,32 +80,3 @@ def _header_lines(path: str) -> list[int]:
     except (OSError, UnicodeDecodeError):
         return []
     return [n for n, line in enumerate(text.splitlines(), start=1) if pattern.match(line)]
-
-
-def add_trust(settings: Settings, key: str, services: str) -> Path:
-    """Append a ``[[trust]]`` entry to ``trust.toml`` where `register` writes; its path.
-
-    The same key and pattern already there is left alone."""
-    import json
-
-    from toolctl.errors import UsageError
-    from toolctl.registry.writer import locked, target_directory
-    from toolctl.signing import check_public_key
-
-    check_public_key(key)
-    if not services or any(c in services for c in '\n\r"\\'):
-        raise UsageError(f"bad service pattern {services!r}", hint='for example "joke-*"')
-    files = settings.without_announcements()
-    directory = target_directory(files)
-    path = directory / TRUST_FILE
-    with locked(directory):
-        present, _ = read_trust(files)
-        if any(t.key == key and t.services == services for t in present):
-            return path
-        old = path.read_text(encoding="utf-8") if path.exists() else ""
-        entry = f"[[trust]]\nkey = {json.dumps(key)}\nservices = {json.dumps(services)}\n"
-        text = f"{old}{chr(10) if old and not old.endswith(chr(10) * 2) else ''}{entry}"
-        temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        temporary.write_text(text.lstrip("\n"), encoding="utf-8")
-        os.replace(temporary, path)
-    return path
