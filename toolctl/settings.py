@@ -201,7 +201,9 @@ class Settings(NamedTuple):
             sources=sources,
             default_timeout=defaults.timeout,
             announced=reading,
-            announce_topic=defaults.announce_topic or ANNOUNCE_TOPIC,
+            announce_topic=env.get("TOOLCTL_ANNOUNCE_TOPIC")
+            or defaults.announce_topic
+            or ANNOUNCE_TOPIC,
         )
         spool = settings.announced_dir
         if spool is None:

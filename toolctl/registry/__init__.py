@@ -41,7 +41,7 @@ def require_directories(settings: Settings) -> None:
     from toolctl.errors import UsageError
 
     if settings.explicit_registry:
-        for directory in settings.search_path:
+        for directory in settings.without_announcements().search_path:
             if not directory.is_dir() and directory != settings.user_registry:
                 raise UsageError(
                     f"registry directory {directory} does not exist",

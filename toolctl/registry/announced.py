@@ -131,7 +131,7 @@ def decide(
     files = settings.without_announcements()
     registry = Registry.open(files)
     trusted, _ = read_trust(files)
-    accepted: dict[str, tuple[list[dict[str, Any]], Origin]] = {}
+    accepted: dict[str, tuple[bytes, Origin]] = {}
     refused: list[Finding] = []
     taken: dict[str, str] = {}  # folded name -> the announced name holding it
     for service in sorted(bodies):
@@ -141,13 +141,14 @@ def decide(
         try:
             tables, origin = _decide(service, text, trusted, now)
             _refuse_names(tables, registry, taken)
+            data = _toml(service, tables)
         except Refused as exc:
             if str(exc):
                 refused.append(Finding("warning", CODE, WHERE, 1, f"service '{service}': {exc}"))
             continue
         for table in tables:
             taken[fold(table["name"])] = table["name"]
-        accepted[service] = (tables, origin)
+        accepted[service] = (data, origin)
     _write(settings, accepted)
     _save(_state_file(settings, "refused"), [list(f) for f in refused])
     return refused
@@ -267,20 +268,40 @@ def _refuse_names(tables: list[dict[str, Any]], registry: Any, taken: dict[str, 
             raise Refused(f"{kind} '{name}' is confusable with announced '{other}'")
 
 
-def _write(settings: Settings, accepted: dict[str, tuple[list[dict[str, Any]], Origin]]) -> None:
-    """The accepted announcements as files (rewritten only when they change, so the index
-    cache stays valid), the rest removed; and who announced each."""
+def _toml(service: str, tables: list[dict[str, Any]]) -> bytes:
+    """The file an accepted announcement is kept as; Refused when it would not load."""
     import tomli_w
 
+    from toolctl.registry.loader import parse_document
+
+    document = {"service": tables[:1], **({"tool": tables[1:]} if tables[1:] else {})}
+    try:
+        text = tomli_w.dumps(_without_none(document))
+    except (TypeError, ValueError) as exc:
+        raise Refused(f"a value TOML cannot hold: {exc}") from None
+    import tomllib
+
+    parsed = parse_document(tomllib.loads(text), text, f"{service}.toml")
+    if parsed.problems:
+        raise Refused(f"not a valid descriptor: {parsed.problems[0].message}")
+    return text.encode()
+
+
+def _without_none(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _without_none(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_without_none(v) for v in value if v is not None]
+    return value
+
+
+def _write(settings: Settings, accepted: dict[str, tuple[bytes, Origin]]) -> None:
+    """The accepted announcements as files (rewritten only when they change, so the index
+    cache stays valid), the rest removed; and who announced each."""
     directory = settings.announced_dir
     assert directory is not None
     directory.mkdir(parents=True, exist_ok=True)
-    wanted: dict[str, bytes] = {}
-    for service, (tables, _) in accepted.items():
-        document = (
-            {"service": tables[:1], "tool": tables[1:]} if tables[1:] else {"service": tables[:1]}
-        )
-        wanted[f"{service}.toml"] = tomli_w.dumps(document).encode()
+    wanted = {f"{service}.toml": data for service, (data, _) in accepted.items()}
     for entry in os.scandir(directory):
         if entry.name.endswith(".toml") and entry.name not in wanted:
             os.unlink(entry.path)

@@ -115,9 +115,23 @@ class Catalog:
         self._print = fingerprint(settings)
         self._resolved: dict[str, ToolSpec] = {}
         self._mapped: tuple[Snapshot | None, dict[str, str]] = (None, {})
+        self.following = None
+        if settings.announced is not None:  # read now, then follow while serving
+            from toolctl.registry.announced import refresh
+            from toolctl.reporting import Quiet
+            from toolctl.serve.following import Following
+
+            refresh(settings, Quiet())
+            self.following = Following(settings, lambda message: None)
+            self._print = fingerprint(settings)
         self.registry = Registry.open(settings, full=True)
         self.registry.ensure_usable()
         self.snapshot = select(self.registry, selection)
+
+    def close(self) -> None:
+        """Stop following announcements."""
+        if self.following is not None:
+            self.following.close()
 
     def refresh(self) -> bool:
         """Look again if anything changed on disk; True when the listing itself changed.

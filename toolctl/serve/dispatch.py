@@ -205,6 +205,7 @@ class Dispatcher:
         runners, reap whatever the calls left (a tool's ``setsid`` grandchildren) and write
         the calls' records still waiting."""
         self.cancel_all()
+        self.catalog.close()
         self.caller.close(drain=drain)
         from toolctl.records.journal import flush_all
         from toolctl.records.tracing import shutdown_all
