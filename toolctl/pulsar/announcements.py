@@ -182,7 +182,10 @@ def read(
         client.close()
 
 
-def _read(client: Any, topic: str, after: str | None, deadline: float) -> Any:
+def _open_reader(client: Any, topic: str, after: str | None) -> Any:
+    """A reader after ``after`` (from the start when None). pulsar-lite refuses a reader
+    on a topic nothing was ever sent to, so a refused reader touches the topic with a
+    producer (which creates it) and asks once more."""
     import pulsar
 
     start = (
@@ -190,7 +193,17 @@ def _read(client: Any, topic: str, after: str | None, deadline: float) -> Any:
         if after
         else pulsar.MessageId.earliest
     )
-    reader = client.create_reader(topic, start, is_read_compacted=True)
+    try:
+        return client.create_reader(topic, start, is_read_compacted=True)
+    except pulsar.Timeout:
+        raise
+    except pulsar.PulsarException:
+        client.create_producer(topic).close()
+        return client.create_reader(topic, start, is_read_compacted=True)
+
+
+def _read(client: Any, topic: str, after: str | None, deadline: float) -> Any:
+    reader = _open_reader(client, topic, after)
     received: list[Received] = []
     last = after
     try:
@@ -208,17 +221,10 @@ class Follower:
     """A reader kept open by a server: ``poll`` returns what arrived since the last poll."""
 
     def __init__(self, url: str, topic: str, after: str | None, timeout: float = 10.0) -> None:
-        import pulsar
-
         self.url, self.topic = url, topic
         self._client = open_client(url, timeout)
-        start = (
-            pulsar.MessageId.deserialize(base64.b64decode(after))
-            if after
-            else pulsar.MessageId.earliest
-        )
         try:
-            self._reader = self._client.create_reader(topic, start, is_read_compacted=True)
+            self._reader = _open_reader(self._client, topic, after)
         except Exception as exc:
             self._client.close()
             raise translate(exc, url, f"following announcements on {topic}") from exc

@@ -171,7 +171,7 @@ def _announcer(settings: Settings, reporter: Reporter, target: Target) -> Any:
     signed = f"signed with {signer.public}" if signer else "unsigned"
     reporter.note(
         f"announcing {target.service} and {len(items) - 1} tool(s) on {settings.announce_topic} "
-        f"as {announcer.identity}, {signed}, every {target.announce_ttl / 3:g} s"
+        f"as {announcer.identity}, {signed}, every {target.announce_ttl / 3:.3g} s"
     )
     return announcer
 
