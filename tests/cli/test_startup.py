@@ -34,6 +34,7 @@ NEVER_ON_THE_RUN_PATH = (
     "fastjsonschema",
     "tomllib",
     "pulsar",
+    "cryptography",  # announcements are signed: read only when they are asked for
     "mcp",
     "starlette",
     "uvicorn",
@@ -48,6 +49,9 @@ NEVER_ON_THE_RUN_PATH = (
     "toolctl.registry.index.reindex",
     "toolctl.serve",
     "toolctl.pulsar",
+    "toolctl.signing",
+    "toolctl.registry.announced",
+    "toolctl.registry.trust",
     "toolctl.mcp",
     "toolctl.interchange",
     "toolctl.processes.launching",
