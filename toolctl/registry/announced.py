@@ -141,7 +141,7 @@ def decide(
         try:
             tables, origin = _decide(service, text, trusted, now)
             _refuse_names(tables, registry, taken)
-            data = _toml(service, tables)
+            data = _toml(service, tables, settings.announced_dir)
         except Refused as exc:
             if str(exc):
                 refused.append(Finding("warning", CODE, WHERE, 1, f"service '{service}': {exc}"))
@@ -268,8 +268,9 @@ def _refuse_names(tables: list[dict[str, Any]], registry: Any, taken: dict[str, 
             raise Refused(f"{kind} '{name}' is confusable with announced '{other}'")
 
 
-def _toml(service: str, tables: list[dict[str, Any]]) -> bytes:
-    """The file an accepted announcement is kept as; Refused when it would not load."""
+def _toml(service: str, tables: list[dict[str, Any]], directory: Path | None) -> bytes:
+    """The file an accepted announcement is kept as; Refused when it would not load
+    (checked when it differs from the file kept: a heartbeat costs no validation)."""
     import tomli_w
 
     from toolctl.registry.loader import parse_document
@@ -279,6 +280,11 @@ def _toml(service: str, tables: list[dict[str, Any]]) -> bytes:
         text = tomli_w.dumps(_without_none(document))
     except (TypeError, ValueError) as exc:
         raise Refused(f"a value TOML cannot hold: {exc}") from None
+    try:
+        if directory is not None and (directory / f"{service}.toml").read_text() == text:
+            return text.encode()
+    except (OSError, UnicodeDecodeError):
+        pass
     import tomllib
 
     parsed = parse_document(tomllib.loads(text), text, f"{service}.toml")
