@@ -151,6 +151,10 @@ def visible_latency(work: Path, env: dict[str, str], url: str, ttl: float) -> li
     rows.append(
         ("worker start -> `list` shows it", f"{(time.perf_counter() - started) * 1000:.0f} ms")
     )
+    seen_at = time.time()
+    (origins,) = (work / "cache" / "toolctl" / "announced").glob("*.origins.json")
+    sent_at = json.loads(origins.read_text())["hello"]["at"]  # the heartbeat `list` read
+    rows.append(("heartbeat `list` read -> `list` done", f"{(seen_at - sent_at) * 1000:.0f} ms"))
     seen = changes.wait_change(30)
     rows.append(("worker start -> MCP list_changed", f"{(seen - started) * 1000:.0f} ms"))
     os.killpg(worker.pid, signal.SIGKILL)
