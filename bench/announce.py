@@ -34,8 +34,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.run_local import compiled_copy
-from bench.timing import alternate_cpu, report
+from run_local import compiled_copy
+from timing import alternate_cpu, report
+
 from toolctl.pulsar import broker
 from toolctl.signing import generate
 

@@ -42,7 +42,7 @@ class Defaults(NamedTuple):
     def over(self, lower: Defaults) -> Defaults:
         """These defaults, each unset one taken from ``lower``."""
         pairs = zip(self, lower, strict=True)
-        return Defaults(*(mine if mine is not None else theirs for mine, theirs in pairs))
+        return Defaults._make(mine if mine is not None else theirs for mine, theirs in pairs)
 
 
 class Project(NamedTuple):

@@ -29,7 +29,13 @@ from tests.pulsar.announce_support import (
     signed_key,
     wait_until,
 )
-from tests.pulsar.pulsar_support import APACHE_ADMIN_URL, APACHE_URL, Project, StartWorker
+from tests.pulsar.pulsar_support import (
+    APACHE_ADMIN_URL,
+    APACHE_URL,
+    Project,
+    StartWorker,
+    free_port,
+)
 from tests.serve.mcp_clients import Changes, http_session, stdio_session
 
 TTL = "3"
@@ -66,9 +72,15 @@ def listed(toolctl: Toolctl, reader: Path, url: str, *extra: str) -> dict[str, d
 
 
 def announce(
-    workers: StartWorker, service: str, key: Path, *extra: str, **kw: object
+    workers: StartWorker,
+    service: str,
+    key: Path,
+    *extra: str,
+    env: dict[str, str] | None = None,
+    prefix: tuple[str, ...] = (),
 ) -> subprocess.Popen[bytes]:
-    return workers(service, "--announce", "--key", str(key), "--announce-ttl", TTL, *extra, **kw)  # type: ignore[arg-type]
+    flags = ("--announce", "--key", str(key), "--announce-ttl", TTL, *extra)
+    return workers(service, *flags, env=env, prefix=prefix)
 
 
 def test_announced_tools_are_listed_with_their_origin_and_run(
@@ -81,7 +93,9 @@ def test_announced_tools_are_listed_with_their_origin_and_run(
     assert str(tools["hello"]["origin"]).startswith("announced by hello on ")
     table = toolctl("list", "--registry", str(reader), "--announced", pulsar_url)
     assert "announced by hello on" in table.stdout and "ORIGIN" in table.stdout
-    shown = toolctl("show", "hello", "--kind", "tool", "--registry", str(reader), "--announced", pulsar_url)
+    shown = toolctl(
+        "show", "hello", "--kind", "tool", "--registry", str(reader), "--announced", pulsar_url
+    )
     assert shown.returncode == 0 and "(announced by hello on " in shown.stdout
     done = toolctl("run", "hello", "--arg", "name=ann", "--registry", str(reader),
                    "--announced", pulsar_url)  # fmt: skip
@@ -178,7 +192,9 @@ def test_forged_announcements_are_refused_with_one_line_each(
     assert set(listed(toolctl, reader, pulsar_url)) == {"read-file", "fine-tool"}
     done = toolctl("check", "--registry", str(reader), "--announced", pulsar_url)
     assert done.returncode == 0, done.stderr  # warnings
-    lines = [line for line in done.stdout.splitlines() if line.startswith("(announcements):1: warning: ")]
+    lines = [
+        line for line in done.stdout.splitlines() if line.startswith("(announcements):1: warning: ")
+    ]
     why = {
         "unsigned": "unsigned",
         "strangers": "untrusted key",
@@ -249,15 +265,13 @@ def test_mcp_clients_see_the_list_change_both_ways(
     """`mcp serve` (stdio) and `serve` (/mcp) follow announcements: a tool appears when its
     worker starts and goes when it expires, each time with notifications/tools/list_changed."""
     ready = tmp_path / "serve-ready"
-    log = open(tmp_path / "serve.log", "wb")
-    from tests.pulsar.pulsar_support import free_port
-
     port = free_port()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "toolctl", "serve", "--port", str(port), "--ready-file", str(ready),
-         "--registry", str(reader), "--announced", pulsar_url],
-        stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-    )  # fmt: skip
+    with open(tmp_path / "serve.log", "wb") as log:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "toolctl", "serve", "--port", str(port), "--ready-file",
+             str(ready), "--registry", str(reader), "--announced", pulsar_url],
+            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
     try:
         wait_until(ready.exists, 60, "serve started")
 
@@ -288,7 +302,6 @@ def test_mcp_clients_see_the_list_change_both_ways(
             server.wait(timeout=30)
         except subprocess.TimeoutExpired:
             server.kill()
-        log.close()
 
 
 def test_two_workers_on_two_hosts_are_one_announcement(
@@ -317,7 +330,7 @@ def test_two_workers_on_two_hosts_are_one_announcement(
             assert origin.startswith(f"announced by {name} on host-"), origin
         if not apache:
             assert "on host-2 at" in str(tools["hello"]["origin"])
-        answered = set()
+        answered: set[str] = set()
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and len(answered) < (2 if apache else 1):
             done = toolctl("run", "whoami", "--registry", str(reader), "--announced", pulsar_url)

@@ -232,7 +232,7 @@ def test_configuration_turns_reading_on_and_off(tmp_path: Path) -> None:
     bad = write_files(tmp_path / "b", {"toolctl.toml": "[announcements]\nenabled = 1\n"})
     from toolctl.errors import UsageError
 
-    with pytest.raises(UsageError, match="announcements.enabled"):
+    with pytest.raises(UsageError, match=r"announcements\.enabled"):
         Settings.load(cwd=bad, environ={"HOME": str(tmp_path)})
 
 

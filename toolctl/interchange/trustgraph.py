@@ -74,18 +74,19 @@ def announcement_items(
     """What `worker --announce` publishes: the service's ``tool-service`` item and its
     tools' ``tool`` items, sorted by key. Arguments keep ``required``, ``default`` and
     ``enum`` (keys TrustGraph passes over), so an announced tool validates as its file does."""
-    items = [{"key": f"tool-service/{service['name']}", "value": _service_value(service)}]
+    value = _service_value(service)
     if service.get("description"):
-        items[0]["value"]["description"] = service["description"]
+        value["description"] = service["description"]
+    items: list[dict[str, Any]] = [{"key": f"tool-service/{service['name']}", "value": value}]
     for tool in tools:
-        value = _tool_value(tool, [])
-        if value is None:
+        tool_value = _tool_value(tool, [])
+        if tool_value is None:
             continue
         declared = {a["name"]: a for a in tool.get("arguments") or []}
-        for argument in value["arguments"]:
+        for argument in tool_value["arguments"]:
             kept = declared.get(argument["name"], {})
             argument.update({k: kept[k] for k in ("required", "default", "enum") if k in kept})
-        items.append({"key": f"tool/{tool['name']}", "value": value})
+        items.append({"key": f"tool/{tool['name']}", "value": tool_value})
     return sorted(items, key=lambda item: str(item["key"]))
 
 

@@ -226,7 +226,9 @@ def _open_reader(client: Any, topic: str, after: str | None) -> Any:
         return client.create_reader(topic, start, conf)
 
 
-def _read(client: Any, topic: str, after: str | None, deadline: float) -> Any:
+def _read(
+    client: Any, topic: str, after: str | None, deadline: float
+) -> tuple[list[Received], str | None]:
     reader = _open_reader(client, topic, after)
     received: list[Received] = []
     last = after
