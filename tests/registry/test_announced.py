@@ -246,3 +246,27 @@ def test_register_never_writes_where_announcements_are_kept(tmp_path: Path) -> N
     assert spool_only.announced_dir is not None
     with pytest.raises(RegistryError, match="no writable registry directory"):
         target_directory(spool_only)
+
+
+def test_trusting_any_key_is_an_explicit_opt_in_per_pattern(
+    settings: Settings, signer: Signer, tmp_path: Path, toolctl: Toolctl
+) -> None:
+    generate(tmp_path / "o.pem")
+    other = SigningKey(tmp_path / "o.pem")
+    bodies: dict[str, str | None] = {
+        "lab-unsigned": body("lab-unsigned", "lu", signer=None),
+        "lab-stranger": body("lab-stranger", "ls", signer=Signer(other.public, other.sign)),
+        "prod-unsigned": body("prod-unsigned", "pu", signer=None),
+    }
+    forged = json.loads(body("lab-forged", "lf", signer=Signer(other.public, other.sign)))
+    forged["ttl"] = 99  # changed after signing
+    bodies["lab-forged"] = json.dumps(forged)
+    assert set(reasons(settings, bodies)) == set(bodies)
+    added = toolctl("trust", "add", "any", "--services", "lab-*", "--registry",
+                    str(settings.search_path[0]))  # fmt: skip
+    assert added.returncode == 0, added.stderr
+    found = reasons(settings, bodies)
+    assert set(found) == {"prod-unsigned", "lab-forged"}
+    assert "forged or tampered" in found["lab-forged"]
+    registry = Registry.open(settings, full=True)
+    assert {"lu", "ls"} <= {d.name for d in registry.winners("tool")}

@@ -32,7 +32,13 @@ def keygen_command(
 
 
 def trust_add_command(
-    key: Annotated[str, typer.Argument(metavar="PUBLIC_KEY", help="ed25519:BASE64.")],
+    key: Annotated[
+        str,
+        typer.Argument(
+            metavar="PUBLIC_KEY",
+            help='ed25519:BASE64; "any" opts in to unsigned or untrusted announcements.',
+        ),
+    ],
     services: Annotated[
         str,
         typer.Option("--services", metavar="PATTERN", help='Services it may announce ("joke-*").'),

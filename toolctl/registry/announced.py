@@ -13,7 +13,9 @@ does not answer is one warning, and the announcements last read stay until they 
 
 * expired (its last heartbeat older than its time to live), or a tombstone: gone, silently
 * unsigned, signed by a key no ``[[trust]]`` entry names, for a service outside its key's
-  pattern, or not matching its signature or content hash: refused
+  pattern, or not matching its signature or content hash: refused (a ``[[trust]]`` entry
+  with ``key = "any"`` is the opt-in: its services' announcements need no trusted key,
+  but a signature they carry must still verify, and their hash must match)
 * a service or tool name that a registry file defines, or confusable with a name in force
   (a file's, or an announcement accepted before it): refused
 
@@ -33,6 +35,7 @@ from typing import Any, NamedTuple
 
 from toolctl.findings import Finding
 from toolctl.names import fold
+from toolctl.registry.trust import ANY
 from toolctl.reporting import Reporter
 from toolctl.settings import Settings
 
@@ -181,22 +184,24 @@ def _decide(
     if at + ttl < now:
         raise Refused("")  # expired: its worker stopped heart-beating
     key, signature = body.get("key"), body.get("signature")
-    if not isinstance(key, str) or not isinstance(signature, str):
+    anyone = any(t.key == ANY and t.allows(service) for t in trusted)  # the opt-in
+    signed = isinstance(key, str) and isinstance(signature, str)
+    if not signed and not anyone:
         raise Refused("unsigned; workers sign with `worker --announce --key FILE`")
-    if not verify(key, signature, signed_part(body)):
+    if signed and not verify(str(key), str(signature), signed_part(body)):
         raise Refused(f"signature does not verify with key {key}: forged or tampered")
     items = body.get("items")
     if not isinstance(items, list) or content_hash(items) != body.get("hash"):
         raise Refused("content hash does not match its items: tampered")
     keyed = [t for t in trusted if t.key == key]
-    if not keyed:
+    if signed and not anyone and not keyed:
         raise Refused(f"signed by untrusted key {key}; `toolctl trust add KEY --services PATTERN`")
-    if not any(t.allows(service) for t in keyed):
+    if signed and not anyone and not any(t.allows(service) for t in keyed):
         patterns = ", ".join(sorted({t.services for t in keyed}))
         raise Refused(f"key {key} may announce only services matching {patterns}")
     origin = Origin(
         service, str(body.get("host") or "?"), float(at), str(body.get("identity") or "?"),
-        str(body.get("hash")), key,
+        str(body.get("hash")), key if signed else None,
     )  # fmt: skip
     return _tables(service, items), origin
 

@@ -6,6 +6,8 @@ key = "ed25519:…"           # what `toolctl keygen` printed
 services = "joke-*"         # which services it may announce (a glob; "*" for any)
 ```
 
+``key = "any"`` opts in to announcements of its services that no trusted key signed.
+
 They are read from the registry's files only (never from announcements), when
 announcements are read. `toolctl trust add` writes them (``registry.announced_view.add_trust``).
 """
@@ -20,6 +22,9 @@ from toolctl.findings import Finding
 from toolctl.settings import Settings
 
 TRUST_FILE = "trust.toml"
+ANY = "any"
+"""The key of the opt-in entry: announcements of its services are believed unsigned, or
+signed by any key (`toolctl trust add any --services PATTERN`)."""
 CODE = "trust"
 
 
@@ -58,7 +63,7 @@ def read_trust(settings: Settings) -> tuple[list[Trusted], list[Finding]]:
             line = lines[position] if position < len(lines) else 1
             key = table.get("key") if isinstance(table, dict) else None
             services = table.get("services") if isinstance(table, dict) else None
-            if not isinstance(key, str) or public_bytes(key) is None:
+            if not isinstance(key, str) or (key != ANY and public_bytes(key) is None):
                 problems.append(
                     Finding("error", CODE, found.path, line, "[[trust]] key must be ed25519:BASE64")
                 )

@@ -9,7 +9,7 @@ directory (path, size, mtime) says cheaply whether anything changed since the la
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -108,7 +108,9 @@ def _recommended(registry: Registry, selection: Selection, warnings: list[str]) 
 class Catalog:
     """The served selection, re-read when the registry's fingerprint changes."""
 
-    def __init__(self, settings: Settings, selection: Selection) -> None:
+    def __init__(
+        self, settings: Settings, selection: Selection, warn: Callable[[str], None] | None = None
+    ) -> None:
         self.settings = settings
         self.selection = selection
         self.lock = threading.Lock()
@@ -122,7 +124,7 @@ class Catalog:
             from toolctl.serve.following import Following
 
             refresh(settings, Quiet())
-            self.following = Following(settings, lambda message: None)
+            self.following = Following(settings, warn or (lambda message: None))
             self._print = fingerprint(settings)
         self.registry = Registry.open(settings, full=True)
         self.registry.ensure_usable()

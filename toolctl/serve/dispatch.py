@@ -225,11 +225,12 @@ def open_dispatcher(
 ) -> Dispatcher:
     """The catalog of ``selection``, a caller onto its registry, the dispatcher over both;
     the calls recorded by ``recorder`` (default: one with the server's metrics)."""
-    catalog = Catalog(settings, selection)
 
     def warn(message: str) -> None:
         if log is not None:
             log({"event": "warning", "message": message})
+
+    catalog = Catalog(settings, selection, warn)
 
     if recorder is None:
         recorder = Recorder(settings, metrics=Metrics(), warn=warn)
