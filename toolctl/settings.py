@@ -172,14 +172,10 @@ class Settings(NamedTuple):
         if project is not None:
             defaults = project.defaults.over(defaults)
         dirs, sources = _search_path(registry, env, project, data_dir / "registry", here)
-        pulsar = (
-            pulsar_url
-            or env.get("TOOLCTL_PULSAR_URL")
-            or defaults.pulsar_url
-            or announced
-            or DEFAULT_PULSAR_URL
-        )
-        reading = _announced(announced, env, defaults.announcements, pulsar)
+        # announced tools run where they were announced, unless a Pulsar URL is set
+        explicit = pulsar_url or env.get("TOOLCTL_PULSAR_URL") or defaults.pulsar_url
+        reading = _announced(announced, env, defaults.announcements, explicit or DEFAULT_PULSAR_URL)
+        pulsar = explicit or reading or DEFAULT_PULSAR_URL
         settings = cls(
             search_path=dirs,
             explicit_registry=bool(registry),
