@@ -222,6 +222,13 @@ def test_configuration_turns_reading_on_and_off(tmp_path: Path) -> None:
     settings = Settings.load(cwd=project, environ={"HOME": str(tmp_path)})
     assert settings.announced == "pulsar://10.0.0.1:6650"
     assert settings.announce_topic == "persistent://tg/config/mine"
+    assert settings.pulsar_url == "pulsar://10.0.0.1:6650"  # announced tools run there
+    pinned = Settings.load(cwd=project, environ={"HOME": str(tmp_path),
+                           "TOOLCTL_PULSAR_URL": "pulsar://other:6650"})  # fmt: skip
+    assert (pinned.pulsar_url, pinned.announced) == (
+        "pulsar://other:6650",
+        "pulsar://10.0.0.1:6650",
+    )
     assert settings.without_announcements().search_path == settings.search_path[:-1]
     off = Settings.load(cwd=project, environ={"HOME": str(tmp_path), "TOOLCTL_ANNOUNCED": "0"})
     assert off.announced is None and off.announced_dir is None and "announced" not in off.sources
