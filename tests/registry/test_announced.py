@@ -277,3 +277,12 @@ def test_trusting_any_key_is_an_explicit_opt_in_per_pattern(
     assert "forged or tampered" in found["lab-forged"]
     registry = Registry.open(settings, full=True)
     assert {"lu", "ls"} <= {d.name for d in registry.winners("tool")}
+
+
+def test_hostile_keys_and_bodies_are_refused_not_crashed_on(settings: Settings) -> None:
+    deep = "[" * 100_000 + "]" * 100_000
+    found = reasons(settings, {"../../escape": "{}", "deep": deep, "": "{}"})
+    assert "not a valid service name" in found["../../escape"]
+    assert "nested too deeply" in found["deep"]
+    assert not any(settings.announced_dir.rglob("*.toml"))  # type: ignore[union-attr]
+    assert not (settings.announced_dir.parent.parent / "escape.toml").exists()  # type: ignore[union-attr]

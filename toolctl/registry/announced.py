@@ -40,6 +40,7 @@ from toolctl.reporting import Reporter
 from toolctl.settings import Settings
 
 CODE = "announced"
+MAX_DEPTH = 64
 WHERE = "(announcements)"
 FORMAT = "toolctl-announcement/1"
 
@@ -145,6 +146,10 @@ def decide(
             tables, origin = _decide(service, text, trusted, now)
             _refuse_names(tables, registry, taken)
             data = _toml(service, tables, settings.announced_dir)
+        except RecursionError:
+            exc = Refused(f"nested deeper than {MAX_DEPTH} levels")
+            refused.append(Finding("warning", CODE, WHERE, 1, f"service {service!r}: {exc}"))
+            continue
         except Refused as exc:
             if str(exc):
                 refused.append(Finding("warning", CODE, WHERE, 1, f"service '{service}': {exc}"))
@@ -165,13 +170,18 @@ def _decide(
     service: str, text: str, trusted: list[Any], now: float
 ) -> tuple[list[dict[str, Any]], Origin]:
     """The tables of one announcement and who sent it, or Refused naming why."""
+    import re
+
+    from toolctl.names import NAME_PATTERN
     from toolctl.pulsar.announcements import content_hash, signed_part
     from toolctl.signing import verify
 
+    if not re.match(NAME_PATTERN, service):
+        raise Refused("sent under a key that is not a valid service name")
     try:
         body = json.loads(text)
-    except ValueError:
-        raise Refused("not JSON") from None
+    except (ValueError, RecursionError):
+        raise Refused("not JSON (or nested too deeply)") from None
     if not isinstance(body, dict) or body.get("format") != FORMAT:
         raise Refused(f"not a {FORMAT} message")
     if body.get("service") != service:
