@@ -54,6 +54,8 @@ class Origin(NamedTuple):
     identity: str
     hash: str
     key: str | None
+    expires: float = 0.0
+    """When it is dropped unless a heartbeat comes first (its ``at`` + ``ttl``)."""
 
     def describe(self) -> str:
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.at))
@@ -211,7 +213,7 @@ def _decide(
         raise Refused(f"key {key} may announce only services matching {patterns}")
     origin = Origin(
         service, str(body.get("host") or "?"), float(at), str(body.get("identity") or "?"),
-        str(body.get("hash")), key if signed else None,
+        str(body.get("hash")), key if signed else None, float(at + ttl),
     )  # fmt: skip
     return _tables(service, items), origin
 
@@ -347,7 +349,17 @@ def origin_of(settings: Settings, file: str) -> Origin | None:
     if directory is None or Path(file).parent != directory:
         return None
     found = _load(_state_file(settings, "origins")).get(Path(file).stem)
-    return Origin(**found) if isinstance(found, dict) else None
+    try:
+        return Origin(**found) if isinstance(found, dict) else None
+    except TypeError:  # written by another version: no origin rather than a crash
+        return None
+
+
+def next_expiry(settings: Settings) -> float | None:
+    """When the first kept announcement expires (None: none is kept)."""
+    found = _load(_state_file(settings, "origins")).values()
+    times = [o["expires"] for o in found if isinstance(o, dict) and "expires" in o]
+    return min(times) if times else None
 
 
 def findings(settings: Settings) -> list[Finding]:

@@ -10,11 +10,15 @@ heart-beating expires on time. The catalog notices the directory change like any
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 
 from toolctl.settings import Settings
 
 TICK_SECONDS = 1.0
+RECHECK_SECONDS = 10.0
+"""How often the follower decides again with nothing new (a registry file may now hold an
+announced name); otherwise it does when something arrives or an announcement expires."""
 
 
 class Following:
@@ -29,7 +33,7 @@ class Following:
     def _run(self) -> None:
         from toolctl.errors import ToolctlError
         from toolctl.pulsar.announcements import Follower
-        from toolctl.registry.announced import position, take
+        from toolctl.registry.announced import next_expiry, position, take
 
         settings = self.settings
         assert settings.announced is not None
@@ -45,10 +49,19 @@ class Following:
                 self._stop.wait(TICK_SECONDS)
                 continue
             told = False
+            decided = 0.0
             try:
                 while not self._stop.is_set():
                     received = follower.poll(TICK_SECONDS)
-                    take(settings, received, follower.position)
+                    now = time.time()
+                    due = next_expiry(settings)
+                    if (
+                        received
+                        or (due is not None and now >= due)
+                        or now - decided > RECHECK_SECONDS
+                    ):
+                        take(settings, received, follower.position)
+                        decided = now
             except ToolctlError as exc:
                 self.warn(f"announcements: {exc}; reading again")
             finally:
