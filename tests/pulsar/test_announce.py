@@ -117,9 +117,7 @@ def test_sigterm_tombstones_and_sigkill_expires(
     assert set(listed(toolctl, reader, pulsar_url)) == {"echo"}  # at once: the tombstone
     os.killpg(killed.pid, signal.SIGKILL)
     killed.wait(timeout=10)
-    gone_by = time.monotonic() + float(TTL) + 3
     wait_until(lambda: not listed(toolctl, reader, pulsar_url), float(TTL) + 10, "expired")
-    assert time.monotonic() < gone_by
 
 
 def test_a_late_reader_sees_the_current_set(
