@@ -286,3 +286,19 @@ def test_hostile_keys_and_bodies_are_refused_not_crashed_on(settings: Settings) 
     assert "nested too deeply" in found["deep"]
     assert not any(settings.announced_dir.rglob("*.toml"))  # type: ignore[union-attr]
     assert not (settings.announced_dir.parent.parent / "escape.toml").exists()  # type: ignore[union-attr]
+
+
+def test_check_reports_bad_trust_entries_and_an_unread_topic(
+    toolctl: Toolctl, tmp_path: Path
+) -> None:
+    registry = write_files(tmp_path / "reg", {"trust.toml": """
+        [[trust]]
+        key = "ed25519:short"
+        services = "*"
+        """})  # fmt: skip
+    done = toolctl("check", "--registry", str(registry), "--announced", URL)
+    assert done.returncode == 3, done.stdout
+    assert "trust.toml:1: error: [[trust]] key must be ed25519:BASE64" in done.stdout
+    assert "(announcements):1: warning: announcements not read: cannot reach" in done.stdout
+    plain = toolctl("check", "--registry", str(registry))
+    assert plain.returncode == 0, plain.stdout
