@@ -84,38 +84,35 @@ def _save(path: Path, value: Any) -> None:
 
 
 def refresh(settings: Settings, reporter: Reporter) -> list[Finding]:
-    """Read what was announced since the last read, then ``decide``; the refusals."""
+    """Read what was announced since the last read, then ``take`` it; the refusals."""
     from toolctl.errors import ToolctlError
     from toolctl.pulsar.announcements import READ_TIMEOUT, read
 
     if settings.announced is None:
         return []
-    state_path = _state_file(settings, "state")
-    state = _load(state_path)
-    bodies: dict[str, str | None] = dict(state.get("bodies") or {})
     try:
-        received, position = read(
-            settings.announced, settings.announce_topic, state.get("position"), READ_TIMEOUT
+        received, last = read(
+            settings.announced, settings.announce_topic, position(settings), READ_TIMEOUT
         )
     except ToolctlError as exc:
         reporter.warn(f"announcements not read: {exc}; using those read before")
-    else:
-        for message in received:
-            bodies[message.service] = message.body.decode("utf-8", "replace") or None
-        if received:
-            _save(state_path, {"position": position, "bodies": bodies})
-    return decide(settings, bodies)
+        received, last = [], None
+    return take(settings, received, last)
 
 
-def take(settings: Settings, received: list[Any], position: str | None) -> list[Finding]:
-    """What a live follower received (``pulsar.announcements.Follower``), then ``decide``."""
+def take(settings: Settings, received: list[Any], last: str | None) -> list[Finding]:
+    """Fold messages into the announcements kept (the latest per service; a tombstone
+    removes it), remember where reading ended, then ``decide``; the refusals."""
     state_path = _state_file(settings, "state")
-    state = _load(state_path)
-    bodies: dict[str, str | None] = dict(state.get("bodies") or {})
+    bodies: dict[str, str] = dict(_load(state_path).get("bodies") or {})
     for message in received:
-        bodies[message.service] = message.body.decode("utf-8", "replace") or None
+        text = message.body.decode("utf-8", "replace")
+        if text:
+            bodies[message.service] = text
+        else:
+            bodies.pop(message.service, None)
     if received:
-        _save(state_path, {"position": position, "bodies": bodies})
+        _save(state_path, {"position": last, "bodies": bodies})
     return decide(settings, bodies)
 
 
@@ -149,8 +146,8 @@ def decide(
             _refuse_names(tables, registry, taken)
             data = _toml(service, tables, settings.announced_dir)
         except RecursionError:
-            exc = Refused(f"nested deeper than {MAX_DEPTH} levels")
-            refused.append(Finding("warning", CODE, WHERE, 1, f"service {service!r}: {exc}"))
+            message = f"service '{service}': nested deeper than {MAX_DEPTH} levels"
+            refused.append(Finding("warning", CODE, WHERE, 1, message))
             continue
         except Refused as exc:
             if str(exc):
