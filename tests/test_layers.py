@@ -51,6 +51,7 @@ FOUNDATION = {
     "transcripts",
     "project",
     "reporting",
+    "signing",
 }
 ROOMS: dict[str, set[str]] = {
     "graph": set(),
@@ -58,7 +59,8 @@ ROOMS: dict[str, set[str]] = {
     "records": set(),  # history, metrics, traces: under everything that makes calls
     # check --live: what MCP servers offer now, asked of mcp/ with the entries it resolved
     # (mcp/ never imports the registry, so the edge runs one way)
-    "registry": {"graph", "mcp"},
+    "registry": {"graph", "mcp", "pulsar"},  # announced tools are read from a Pulsar topic
+    # (registry.announced; pulsar/ never imports the registry, so the edge runs one way)
     "interchange": {"registry", "graph", "mcp"},  # `import mcp` lists a server's tools
     "learning": {"registry", "graph", "records"},  # next-tool scores over the tools in
     # force, learned from transcripts or the run history
@@ -78,6 +80,7 @@ USE_CASES = {
     "toolctl.registry.writer",  # register, unregister
     "toolctl.registry.locations",  # where
     "toolctl.registry.scaffold",  # init, new tool
+    "toolctl.registry.announced_view",  # adopt, trust add
     "toolctl.interchange.flows",  # export, import
     "toolctl.pulsar.broker",  # broker start, status, stop
     "toolctl.processes.lifetime",  # run's signals (the servers' are in serve/)

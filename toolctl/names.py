@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 KINDS = ("tool", "service", "action", "group")
+TABLES = (*KINDS, "trust")
+"""Every table a registry file may hold: the kinds, and ``[[trust]]`` (the keys whose
+announcements are believed, ``toolctl.registry.trust``), which defines no name."""
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$"
 
 

@@ -34,14 +34,15 @@ class Defaults(NamedTuple):
     container_engine: str | None = None
     timeout: float | None = None
     """Seconds for a tool whose descriptor leaves ``timeout`` at its default."""
+    announcements: str | None = None
+    """``[announcements]``: None when not configured, ``"off"`` when ``enabled = false``,
+    ``""`` to read them on the Pulsar URL in force, else the Pulsar URL to read them on."""
+    announce_topic: str | None = None
 
     def over(self, lower: Defaults) -> Defaults:
         """These defaults, each unset one taken from ``lower``."""
-        return Defaults(
-            self.pulsar_url if self.pulsar_url is not None else lower.pulsar_url,
-            self.container_engine if self.container_engine is not None else lower.container_engine,
-            self.timeout if self.timeout is not None else lower.timeout,
-        )
+        pairs = zip(self, lower, strict=True)
+        return Defaults._make(mine if mine is not None else theirs for mine, theirs in pairs)
 
 
 class Project(NamedTuple):
@@ -84,7 +85,14 @@ def find_project(start: Path | None, cache: Path | None = None) -> Found:
     return Found(None)
 
 
-_PROJECT_KEYS = {"registry": {"paths", "user"}, "defaults": set(Defaults._fields)}
+_DEFAULT_KEYS = {"pulsar_url", "container_engine", "timeout"}
+_ANNOUNCEMENT_KEYS = {"enabled", "pulsar_url", "topic"}
+_PROJECT_KEYS = {
+    "registry": {"paths", "user"},
+    "defaults": _DEFAULT_KEYS,
+    "announcements": _ANNOUNCEMENT_KEYS,
+}
+_CONFIG_KEYS = {"defaults": _DEFAULT_KEYS, "announcements": _ANNOUNCEMENT_KEYS}
 
 
 def read_project(file: Path, cache: Path | None = None) -> Project:
@@ -99,7 +107,8 @@ def read_project(file: Path, cache: Path | None = None) -> Project:
     if not isinstance(user, bool):
         raise UsageError(f"{file}: registry.user must be true or false")
     registries = tuple(_absolute(file.parent / Path(p).expanduser()) for p in paths)
-    return Project(file, registries, user, _defaults(file, document.get("defaults", {})))
+    defaults = _defaults(file, document.get("defaults", {}), document.get("announcements"))
+    return Project(file, registries, user, defaults)
 
 
 def read_config(file: Path, cache: Path | None = None) -> Defaults:
@@ -107,8 +116,8 @@ def read_config(file: Path, cache: Path | None = None) -> Defaults:
     if not file.is_file():
         return Defaults()
     document = _read(file, cache)
-    _known_keys(file, document, {"defaults": set(Defaults._fields)})
-    return _defaults(file, document.get("defaults", {}))
+    _known_keys(file, document, _CONFIG_KEYS)
+    return _defaults(file, document.get("defaults", {}), document.get("announcements"))
 
 
 def _read(file: Path, cache: Path | None = None) -> dict[str, Any]:
@@ -190,7 +199,9 @@ def _did_you_mean(word: str, choices: Any) -> str:
     return f"; did you mean '{close[0]}'?" if close else f"; expected {', '.join(sorted(choices))}"
 
 
-def _defaults(file: Path, table: Mapping[str, Any]) -> Defaults:
+def _defaults(
+    file: Path, table: Mapping[str, Any], announcements: Mapping[str, Any] | None = None
+) -> Defaults:
     for key in ("pulsar_url", "container_engine"):
         if key in table and not (isinstance(table[key], str) and table[key]):
             raise UsageError(f"{file}: defaults.{key} must be a non-empty string")
@@ -205,7 +216,23 @@ def _defaults(file: Path, table: Mapping[str, Any]) -> Defaults:
         table.get("pulsar_url"),
         table.get("container_engine"),
         float(timeout) if timeout is not None else None,
+        *_announcements(file, announcements),
     )
+
+
+def _announcements(file: Path, table: Mapping[str, Any] | None) -> tuple[str | None, str | None]:
+    """``[announcements]`` as (where to read them, the topic): see ``Defaults``."""
+    if table is None:
+        return None, None
+    enabled = table.get("enabled", True)
+    if not isinstance(enabled, bool):
+        raise UsageError(f"{file}: announcements.enabled must be true or false")
+    for key in ("pulsar_url", "topic"):
+        if key in table and not (isinstance(table[key], str) and table[key]):
+            raise UsageError(f"{file}: announcements.{key} must be a non-empty string")
+    if not enabled:
+        return "off", None
+    return table.get("pulsar_url", ""), table.get("topic")
 
 
 def project_text(registry: str = DEFAULT_REGISTRY) -> str:

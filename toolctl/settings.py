@@ -14,6 +14,8 @@ from typing import Any, NamedTuple
 from toolctl.project import CONFIG_FILE, Project, find_project, read_config
 
 DEFAULT_PULSAR_URL = "pulsar://localhost:6650"
+ANNOUNCE_TOPIC = "persistent://tg/config/tool-descriptors"
+"""Where workers announce their tools and readers take them (``[announcements] topic``)."""
 DEFAULT_HISTORY_CALLS = 100_000
 """Calls the run history keeps (the oldest go first): ~30 MB of SQLite, read in well
 under a second by `toolctl stats`."""
@@ -109,6 +111,29 @@ class Settings(NamedTuple):
     ``TOOLCTL_REGISTRY``, ``project`` or ``user``."""
     default_timeout: float | None = None
     """Seconds for a tool that sets no timeout of its own (toolctl.toml, config.toml)."""
+    announced: str | None = None
+    """The Pulsar URL announcements are read from (``--announced``, TOOLCTL_ANNOUNCED,
+    ``[announcements]``); None: none are read, and nothing of Pulsar is loaded for them.
+    When set, the last directory of ``search_path`` is where they are kept as files."""
+    announce_topic: str = ANNOUNCE_TOPIC
+
+    @property
+    def announced_dir(self) -> Path | None:
+        """The read-only directory announced descriptors are kept in, after every other."""
+        if self.announced is None:
+            return None
+        import zlib
+
+        key = f"{self.announced} {self.announce_topic}".encode()
+        return self.cache_dir / "announced" / f"{zlib.crc32(key):08x}"
+
+    def without_announcements(self) -> Settings:
+        """These settings reading files only: what the writer and the trust checks use."""
+        if self.announced is None:
+            return self
+        return self._replace(
+            announced=None, search_path=self.search_path[:-1], sources=self.sources[:-1]
+        )
 
     @property
     def user_registry(self) -> Path:
@@ -134,6 +159,7 @@ class Settings(NamedTuple):
         environ: Mapping[str, str] | None = None,
         record_arguments: bool = False,
         cwd: Path | None = None,
+        announced: str | None = None,
     ) -> Settings:
         env = dict(os.environ if environ is None else environ)
         data_dir = _xdg(env, "XDG_DATA_HOME", ".local/share")
@@ -146,17 +172,18 @@ class Settings(NamedTuple):
         if project is not None:
             defaults = project.defaults.over(defaults)
         dirs, sources = _search_path(registry, env, project, data_dir / "registry", here)
-        return cls(
+        # announced tools run where they were announced, unless a Pulsar URL is set
+        explicit = pulsar_url or env.get("TOOLCTL_PULSAR_URL") or defaults.pulsar_url
+        reading = _announced(announced, env, defaults.announcements, explicit or DEFAULT_PULSAR_URL)
+        pulsar = explicit or reading or DEFAULT_PULSAR_URL
+        settings = cls(
             search_path=dirs,
             explicit_registry=bool(registry),
             strict=strict or _truthy(env.get("TOOLCTL_STRICT")),
             data_dir=data_dir,
             state_dir=_xdg(env, "XDG_STATE_HOME", ".local/state"),
             cache_dir=cache_dir,
-            pulsar_url=pulsar_url
-            or env.get("TOOLCTL_PULSAR_URL")
-            or defaults.pulsar_url
-            or DEFAULT_PULSAR_URL,
+            pulsar_url=pulsar,
             container_engine=env.get("TOOLCTL_CONTAINER_ENGINE") or defaults.container_engine,
             log_json=env.get("TOOLCTL_LOG", "").strip().lower() == "json",
             verbose=verbose,
@@ -169,11 +196,34 @@ class Settings(NamedTuple):
             ignored_project=found.ignored,
             sources=sources,
             default_timeout=defaults.timeout,
+            announced=reading,
+            announce_topic=env.get("TOOLCTL_ANNOUNCE_TOPIC")
+            or defaults.announce_topic
+            or ANNOUNCE_TOPIC,
         )
+        spool = settings.announced_dir
+        if spool is None:
+            return settings
+        return settings._replace(search_path=(*dirs, spool), sources=(*sources, "announced"))
 
     def __repr__(self) -> str:  # the environment holds secrets: never in a repr
         shown = ", ".join(f"{k}={v!r}" for k, v in self._asdict().items() if k != "environ")
         return f"Settings({shown})"
+
+
+def _announced(
+    flag: str | None, env: Mapping[str, str], configured: str | None, pulsar_url: str
+) -> str | None:
+    """Where announcements are read: --announced, else TOOLCTL_ANNOUNCED (a URL, or 0 for
+    none), else ``[announcements]`` (its pulsar_url, else the Pulsar URL in force)."""
+    if flag:
+        return flag
+    variable = (env.get("TOOLCTL_ANNOUNCED") or "").strip()
+    if variable:
+        return None if variable.lower() in {"0", "off", "false", "no"} else variable
+    if configured is None or configured == "off":
+        return None
+    return configured or pulsar_url
 
 
 def _records(env: Mapping[str, str], record_arguments: bool) -> RecordSettings:

@@ -42,6 +42,8 @@ NAMESPACES: dict[str, dict[str, object]] = {
         "subscription_expiration_time_minutes": 30,
     },
     "state": {},
+    # announcements (persistent://tg/config/tool-descriptors): kept, compacted per service
+    "config": {"retention_policies": {"retentionTimeInMinutes": -1, "retentionSizeInMB": -1}},
 }
 # the JVM flags Pulsar's own bin/pulsar passes, with a heap that fits beside a test suite
 JVM_FLAGS = [

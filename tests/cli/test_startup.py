@@ -34,6 +34,7 @@ NEVER_ON_THE_RUN_PATH = (
     "fastjsonschema",
     "tomllib",
     "pulsar",
+    "cryptography",  # announcements are signed: read only when they are asked for
     "mcp",
     "starlette",
     "uvicorn",
@@ -48,6 +49,9 @@ NEVER_ON_THE_RUN_PATH = (
     "toolctl.registry.index.reindex",
     "toolctl.serve",
     "toolctl.pulsar",
+    "toolctl.signing",
+    "toolctl.registry.announced",
+    "toolctl.registry.trust",
     "toolctl.mcp",
     "toolctl.interchange",
     "toolctl.processes.launching",
@@ -176,6 +180,24 @@ def test_run_inside_a_project_reads_its_toolctl_toml_without_tomllib(tmp_path: P
     os.utime(project, (past + 1, past + 1))  # an edit is seen, however old it looks
     code, out, _ = loaded_by(tmp_path, *argv)
     assert (code, out) == (4, "")
+
+
+def test_a_registry_that_reads_no_announcements_loads_nothing_of_them(tmp_path: Path) -> None:
+    """A registry holding [[trust]] entries, announcements not turned on: `list` and `run`
+    load nothing of Pulsar, cryptography or the announced modules (and dial nothing)."""
+    registry = echo_registry(tmp_path)
+    trust = "ed25519:" + "A" * 43 + "="
+    (registry / "trust.toml").write_text(f'[[trust]]\nkey = "{trust}"\nservices = "*"\n')
+    for argv in (
+        ("list", "-r", str(registry)),
+        ("run", "echo", "--arg", "text=hi", "-r", str(registry)),
+    ):
+        loaded_by(tmp_path, *argv)
+        code, _, modules = loaded_by(tmp_path, *argv)
+        assert code == 0
+        assert not {m for m in modules if m.startswith(("pulsar", "_pulsar", "cryptography",
+                    "toolctl.pulsar", "toolctl.signing", "toolctl.registry.announced",
+                    "toolctl.registry.trust"))}  # fmt: skip
 
 
 HTTP = """

@@ -36,6 +36,9 @@ COMMAND_MODULES = {
     "mcp": "mcp",
     "serve": "serve",
     "history": "history",
+    "keygen": "announcing",
+    "trust": "announcing",
+    "adopt": "announcing",
     "stats": "stats",
 }
 """Every command name and the module under toolctl.cli that installs it."""

@@ -8,7 +8,13 @@ from typing import Annotated
 
 import typer
 
-from toolctl.cli.common import JsonOption, RegistryOption, StrictOption, settings_for
+from toolctl.cli.common import (
+    AnnouncedOption,
+    JsonOption,
+    RegistryOption,
+    StrictOption,
+    settings_for,
+)
 
 
 class Format(StrEnum):
@@ -32,6 +38,7 @@ def check_command(
         ),
     ] = None,
     registry: RegistryOption = None,
+    announced: AnnouncedOption = None,
     strict: StrictOption = False,
     format: Annotated[
         Format, typer.Option("--format", "-f", help="text, json, or github (workflow annotations).")
@@ -65,7 +72,7 @@ def check_command(
     from toolctl.cli.views import print_findings
     from toolctl.registry.check import check
 
-    settings = settings_for(registry, strict)
+    settings = settings_for(registry, strict, announced=announced)
     result = check(settings, files=files or [], locked=locked, live=live)
     print_findings(result, "json" if json else format.value)
     if not result.ok:

@@ -40,6 +40,15 @@ PulsarUrlOption = Annotated[
         help="Pulsar broker (default $TOOLCTL_PULSAR_URL or pulsar://localhost:6650).",
     ),
 ]
+AnnouncedOption = Annotated[
+    str | None,
+    typer.Option(
+        "--announced",
+        metavar="PULSAR_URL",
+        help="Also read the tools workers announce on this broker (after every directory; "
+        "default: [announcements] in toolctl.toml or config.toml).",
+    ),
+]
 ReadyFileOption = Annotated[Path | None, typer.Option(hidden=True)]
 
 # what a server serves (`serve`, `mcp serve`)

@@ -6,7 +6,14 @@ from typing import Annotated
 
 import typer
 
-from toolctl.cli.common import JsonOption, RegistryOption, StrictOption, reporter, settings_for
+from toolctl.cli.common import (
+    AnnouncedOption,
+    JsonOption,
+    RegistryOption,
+    StrictOption,
+    reporter,
+    settings_for,
+)
 from toolctl.runtimes import BY_NAME
 
 
@@ -28,6 +35,7 @@ def list_command(
         ),
     ] = None,
     registry: RegistryOption = None,
+    announced: AnnouncedOption = None,
     strict: StrictOption = False,
     json: JsonOption = False,
 ) -> None:
@@ -35,7 +43,7 @@ def list_command(
     from toolctl.cli import render
     from toolctl.registry.query import list_definitions, list_table
 
-    settings = settings_for(registry, strict)
+    settings = settings_for(registry, strict, announced=announced)
     filters = {"category": category, "runtime": runtime, "search": search}
     if json:
         from toolctl.cli.views import definition_rows

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import typer
 
-from toolctl.cli.common import JsonOption, RegistryOption, settings_for
+from toolctl.cli.common import AnnouncedOption, JsonOption, RegistryOption, settings_for
 
 
 def install(app: typer.Typer) -> None:
     app.command("lock")(lock_command)
 
 
-def lock_command(registry: RegistryOption = None, json: JsonOption = False) -> None:
+def lock_command(
+    registry: RegistryOption = None, announced: AnnouncedOption = None, json: JsonOption = False
+) -> None:
     """Write toolctl.lock in the first writable registry directory.
 
     It records, for every name in force, its kind, file and a hash of its definition;
@@ -21,7 +23,7 @@ def lock_command(registry: RegistryOption = None, json: JsonOption = False) -> N
     from toolctl.cli import render
     from toolctl.registry.lockfile import lock
 
-    path, count = lock(settings_for(registry))
+    path, count = lock(settings_for(registry, announced=announced))
     if json:
         render.print_json({"file": render.display_path(path), "names": count})
         return

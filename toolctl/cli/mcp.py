@@ -7,6 +7,7 @@ import typer
 from toolctl.cli.common import (
     ActionOption,
     AdaptiveOption,
+    AnnouncedOption,
     ConcurrencyOption,
     GroupOption,
     HopsOption,
@@ -38,6 +39,7 @@ def serve_command(
     pin: PinOption = None,
     pulsar_url: ServedPulsarOption = None,
     registry: RegistryOption = None,
+    announced: AnnouncedOption = None,
     strict: StrictOption = False,
 ) -> None:
     """Serve the tools in force (or a --group, --tool or --action selection) over MCP on
@@ -58,7 +60,7 @@ def serve_command(
     from toolctl.serve.front import selection
     from toolctl.serve.stdio import StdioConfig, StdioServer
 
-    settings = settings_for(registry, strict, pulsar_url=pulsar_url)
+    settings = settings_for(registry, strict, pulsar_url=pulsar_url, announced=announced)
     chosen = selection(group, tool, action, hops, threshold)
     config = StdioConfig(settings, chosen, concurrency, adaptive_config(adaptive, pin))
     StdioServer(config, reporter(settings), render.log_line).run()

@@ -11,6 +11,7 @@ import typer
 
 from toolctl import arguments as tool_args
 from toolctl.cli.common import (
+    AnnouncedOption,
     JsonOption,
     PulsarUrlOption,
     RegistryOption,
@@ -101,6 +102,7 @@ def run_command(
         ),
     ] = False,
     registry: RegistryOption = None,
+    announced: AnnouncedOption = None,
     strict: StrictOption = False,
     json: JsonOption = False,
 ) -> None:
@@ -123,6 +125,7 @@ def run_command(
         pulsar_url=pulsar_url,
         user=user,
         record_arguments=record_arguments,
+        announced=announced,
     )
     sink = render.TerminalSink(settings, show_output=not json, events=verbose)
     caller = calls.Caller(settings, open_registry(settings), origin=calls.cli_origin(settings))

@@ -9,6 +9,7 @@ import typer
 from toolctl.cli.common import (
     ActionOption,
     AdaptiveOption,
+    AnnouncedOption,
     ConcurrencyOption,
     GroupOption,
     HopsOption,
@@ -71,6 +72,7 @@ def serve_command(
     ready_file: ReadyFileOption = None,
     pulsar_url: ServedPulsarOption = None,
     registry: RegistryOption = None,
+    announced: AnnouncedOption = None,
     strict: StrictOption = False,
     json: JsonOption = False,
 ) -> None:
@@ -88,7 +90,7 @@ def serve_command(
     from toolctl.serve.front import selection
     from toolctl.serve.http import HttpConfig, HttpServer, gateway_options, start_detached
 
-    settings = settings_for(registry, strict, pulsar_url=pulsar_url)
+    settings = settings_for(registry, strict, pulsar_url=pulsar_url, announced=announced)
     options = gateway_options(settings, host, port, token_env, tuple(allow_origin or ()))
     chosen = selection(group, tool, action, hops, threshold)
     narrowed = adaptive_config(adaptive, pin)

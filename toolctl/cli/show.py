@@ -6,7 +6,14 @@ from typing import Annotated
 
 import typer
 
-from toolctl.cli.common import JsonOption, RegistryOption, StrictOption, reporter, settings_for
+from toolctl.cli.common import (
+    AnnouncedOption,
+    JsonOption,
+    RegistryOption,
+    StrictOption,
+    reporter,
+    settings_for,
+)
 
 
 def install(app: typer.Typer) -> None:
@@ -20,6 +27,7 @@ def show_command(
         typer.Option("--kind", "-k", metavar="KIND", help="tool, service, action or group."),
     ] = None,
     registry: RegistryOption = None,
+    announced: AnnouncedOption = None,
     strict: StrictOption = False,
     json: JsonOption = False,
 ) -> None:
@@ -27,5 +35,5 @@ def show_command(
     from toolctl.cli.views import print_definition
     from toolctl.registry.query import show
 
-    settings = settings_for(registry, strict)
+    settings = settings_for(registry, strict, announced=announced)
     print_definition(show(settings, reporter(settings), name, kind), as_json=json)

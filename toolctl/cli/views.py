@@ -46,10 +46,11 @@ def print_definition(shown: Shown, *, as_json: bool) -> None:
                 "shadowed": [
                     {"file": render.display_path(d.file), "line": d.line} for d in shadowed
                 ],
+                **({"origin": shown.origin} if shown.origin else {}),
             }
         )
         return
-    where = f"{render.display_path(winner.file)}:{winner.line}"
+    where = shown.origin or f"{render.display_path(winner.file)}:{winner.line}"
     if winner.kind == "group":
         fields = render.group_fields(winner.data, shown.ordered)
     else:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -60,6 +61,27 @@ def worker_command(
             help="Serve Prometheus metrics at http://127.0.0.1:PORT/metrics.",
         ),
     ] = None,
+    announce: Annotated[
+        bool,
+        typer.Option(
+            "--announce",
+            help="Announce SERVICE and its tools on the announcements topic while serving.",
+        ),
+    ] = False,
+    announce_ttl: Annotated[
+        float,
+        typer.Option(
+            "--announce-ttl",
+            metavar="SECONDS",
+            min=1,
+            max=86400,
+            help="Readers drop the announcement this long after the last heartbeat.",
+        ),
+    ] = 30.0,
+    key: Annotated[
+        Path | None,
+        typer.Option("--key", metavar="FILE", help="Sign the announcements with this key."),
+    ] = None,
     ready_file: ReadyFileOption = None,
     registry: RegistryOption = None,
     strict: StrictOption = False,
@@ -68,6 +90,8 @@ def worker_command(
 
     Every worker of a service shares the subscription "SERVICE-request", so they split the
     calls. SIGTERM stops taking calls, lets those in flight answer, and exits 0.
+    With --announce the service and its tools are announced (signed with --key) and
+    heart-beat every third of --announce-ttl; SIGTERM sends a tombstone first.
     Exit codes: 0 stopped, 2 bad handler or options, 4 unknown service or tool,
     5 broker unreachable.
     """
@@ -78,7 +102,11 @@ def worker_command(
     if (service is None) == (tool is None):
         raise UsageError("give a SERVICE or --tool NAME (one of them)")
     settings = settings_for(registry, strict, pulsar_url=pulsar_url)
-    target = worker.Target(service, tool, handler, concurrency, verbose, metrics_port)
+    if key is not None and not announce:
+        raise UsageError("--key signs announcements: give --announce too")
+    target = worker.Target(
+        service, tool, handler, concurrency, verbose, metrics_port, announce, announce_ttl, key
+    )
     if stop:
         stopped = worker.stop_worker(settings, target)
         views.report_stop(stopped, f"stopped {target.label}", f"{target.label}: not running")

@@ -68,6 +68,28 @@ def export_items(
     return sorted(items, key=lambda item: str(item["key"])), notes
 
 
+def announcement_items(
+    service: Mapping[str, Any], tools: Sequence[Mapping[str, Any]]
+) -> list[dict[str, Any]]:
+    """What `worker --announce` publishes: the service's ``tool-service`` item and its
+    tools' ``tool`` items, sorted by key. Arguments keep ``required``, ``default`` and
+    ``enum`` (keys TrustGraph passes over), so an announced tool validates as its file does."""
+    value = _service_value(service)
+    if service.get("description"):
+        value["description"] = service["description"]
+    items: list[dict[str, Any]] = [{"key": f"tool-service/{service['name']}", "value": value}]
+    for tool in tools:
+        tool_value = _tool_value(tool, [])
+        if tool_value is None:
+            continue
+        declared = {a["name"]: a for a in tool.get("arguments") or []}
+        for argument in tool_value["arguments"]:
+            kept = declared.get(argument["name"], {})
+            argument.update({k: kept[k] for k in ("required", "default", "enum") if k in kept})
+        items.append({"key": f"tool/{tool['name']}", "value": tool_value})
+    return sorted(items, key=lambda item: str(item["key"]))
+
+
 def put_commands(items: Sequence[Mapping[str, Any]]) -> str:
     """The items as `tg-put-config-item` command lines, one per item, ready for a shell."""
     import shlex

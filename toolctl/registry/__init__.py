@@ -23,6 +23,11 @@ def open_registry(
     require_directories(settings)
     if settings.ignored_project is not None:
         reporter.warn(f"ignoring {settings.ignored_project}: another user owns it")
+    if settings.announced is not None:  # an explicit opt-in: a bounded read of the topic
+        from toolctl.registry.announced import refresh
+
+        for refused in refresh(settings, reporter):
+            reporter.warn(f"announcement refused: {refused.message}")
     registry = Registry.open(settings, full=full)
     if warn:
         for problem in registry.skipped():
@@ -36,7 +41,7 @@ def require_directories(settings: Settings) -> None:
     from toolctl.errors import UsageError
 
     if settings.explicit_registry:
-        for directory in settings.search_path:
+        for directory in settings.without_announcements().search_path:
             if not directory.is_dir() and directory != settings.user_registry:
                 raise UsageError(
                     f"registry directory {directory} does not exist",

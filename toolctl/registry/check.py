@@ -150,8 +150,12 @@ def run_check(
     from toolctl.errors import RegistryError
     from toolctl.registry.lockfile import LOCK_FILE, compare, find_lock
 
+    announced = announced_findings(settings)
     registry = Registry.open(settings, full=True)
     findings = [strictened(found, settings.strict) for found in registry.findings()]
+    findings += [
+        found._replace(severity="error") if settings.strict else found for found in announced
+    ]
     for found in outside_links(registry, settings):
         findings.append(found._replace(severity="error") if settings.strict else found)
     in_force = (d for kind in ("tool", "service") for d in registry.iter_winners(kind))
@@ -166,6 +170,26 @@ def run_check(
         findings += compare(registry, lock)
     files, definitions = registry.counts()
     return CheckResult(findings, files, definitions, image_notes(images))
+
+
+def announced_findings(settings: Settings) -> list[Finding]:
+    """With announcements read: what a read says (refusals, a broker that did not answer)
+    and the ``[[trust]]`` entries that are not valid."""
+    if settings.announced is None:
+        return []
+    from toolctl.registry.announced import CODE, WHERE, refresh
+    from toolctl.registry.trust import read_trust
+    from toolctl.reporting import Quiet
+
+    said: list[str] = []
+
+    class Told(Quiet):
+        def warn(self, message: str) -> None:
+            said.append(message)
+
+    found = refresh(settings, Told())
+    found += [Finding("warning", CODE, WHERE, 1, message) for message in said]
+    return found + read_trust(settings)[1]
 
 
 def strictened(found: Finding, strict: bool) -> Finding:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from toolctl.findings import PARSE, Finding, Severity
-from toolctl.names import KINDS
+from toolctl.names import KINDS, TABLES
 
 # NamedTuples rather than frozen dataclasses: these modules load on every command, and a
 # frozen dataclass costs ~0.6 ms to define against ~0.1 ms for a NamedTuple.
@@ -151,7 +151,9 @@ def parse_document(document: dict[str, Any], text: str, path: str) -> ParsedFile
     raw: dict[str, list[dict[str, Any]]] = {}
     for key, value in document.items():
         if key not in KINDS:
-            expected = ", ".join(f"[[{k}]]" for k in KINDS)
+            if key in TABLES:  # [[trust]]: read by toolctl.registry.trust, not indexed
+                continue
+            expected = ", ".join(f"[[{k}]]" for k in TABLES)
             problems.append(
                 _problem(
                     "error",

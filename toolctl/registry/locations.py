@@ -80,5 +80,10 @@ def locations(settings: Settings) -> Locations:
             "pulsar_url": settings.pulsar_url,
             "container_engine": settings.container_engine,
             "timeout": settings.default_timeout or DEFAULT_TIMEOUT,
+            **(
+                {"announcements": f"{settings.announced} ({settings.announce_topic})"}
+                if settings.announced
+                else {}
+            ),
         },
     )

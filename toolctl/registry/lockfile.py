@@ -75,6 +75,11 @@ def lock(settings: Settings) -> tuple[Path, int]:
     from toolctl.registry import require_directories
 
     require_directories(settings)
+    if settings.announced is not None:  # announced names are pinned as they are now
+        from toolctl.registry.announced import refresh
+        from toolctl.reporting import Quiet
+
+        refresh(settings, Quiet())
     return write_lock(settings)
 
 

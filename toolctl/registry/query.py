@@ -64,6 +64,14 @@ def list_table(
     """`toolctl list` as a table: the definitions of a kind in force, filtered, one row each."""
     registry = open_registry(settings, reporter, full=True)
     kind = kind_of(word)
+    if settings.announced is not None:  # a column saying which names were announced
+        from toolctl.registry.announced_view import with_origins
+
+        columns, row = COLUMNS[kind]
+        found = with_origins(settings, _matching(registry, kind, category, runtime, search))
+        return Table(
+            [*columns, "ORIGIN"], ([*row(d.data), d.data.get("origin", "")] for d in found)
+        )
     if kind == "tool" and search is None:  # the fields a row shows, no descriptor decoded
         fields = registry.iter_winner_fields("tool", _TOOL_FIELDS, strings=True)
         return Table(COLUMNS["tool"][0], _tool_rows(fields, category, runtime))
@@ -84,7 +92,12 @@ def list_definitions(
     """`toolctl list --json`: the definitions of a kind in force, filtered, streamed (a
     registry of 100,000 tools is never held whole)."""
     registry = open_registry(settings, reporter, full=True)
-    return _matching(registry, kind_of(word), category, runtime, search)
+    found = _matching(registry, kind_of(word), category, runtime, search)
+    if settings.announced is None:
+        return found
+    from toolctl.registry.announced_view import with_origins
+
+    return with_origins(settings, found)
 
 
 def _matching(
@@ -162,6 +175,8 @@ class Shown(NamedTuple):
     winner: Definition
     shadowed: list[Definition]
     ordered: list[str]
+    origin: str | None = None
+    """"announced by SERVICE on HOST at TIME" for an announced name."""
 
 
 def show(settings: Settings, reporter: Reporter, name: str, kind: str | None = None) -> Shown:
@@ -189,4 +204,6 @@ def show(settings: Settings, reporter: Reporter, name: str, kind: str | None = N
         from toolctl.graph import usage_ordered
 
         ordered = usage_ordered(winner.data)
-    return Shown(winner, shadowed, ordered)
+    from toolctl.registry.announced_view import origin_text
+
+    return Shown(winner, shadowed, ordered, origin_text(settings, winner.file))

@@ -116,8 +116,9 @@ def descriptor_files(directory: Path) -> list[Path]:
 
 
 def target_directory(settings: Settings) -> Path:
-    """The first writable directory on the search path (created if its parent allows)."""
-    for directory in settings.search_path:
+    """The first writable directory on the search path (created if its parent allows);
+    never the announcements' directory."""
+    for directory in settings.without_announcements().search_path:
         if directory.is_dir() and os.access(directory, os.W_OK | os.X_OK):
             return directory
         if not directory.exists() and os.access(_existing_parent(directory), os.W_OK):
@@ -144,6 +145,7 @@ def register(
     in the directory register writes to replaces it. Anything else holding the name (an
     earlier or later directory, a look-alike) refuses the batch: first wins decides.
     """
+    settings = settings.without_announcements()  # register never writes announced things
     target = target_directory(settings)
     with locked(target):
         registry = Registry.open(settings, full=True)
@@ -334,6 +336,7 @@ def unregister(kind: str, name: str, settings: Settings) -> tuple[Definition, De
     Only a file holding that one entry is removed: a file with other entries is refused
     rather than rewritten, because rewriting TOML would drop its comments and layout.
     """
+    settings = settings.without_announcements()  # an announced name is no file to remove
     registry = Registry.open(settings, full=True)
     winner = registry.resolve(kind, name)
     root = _root_of(Path(winner.file), settings)

@@ -9,7 +9,7 @@ directory (path, size, mtime) says cheaply whether anything changed since the la
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -108,16 +108,32 @@ def _recommended(registry: Registry, selection: Selection, warnings: list[str]) 
 class Catalog:
     """The served selection, re-read when the registry's fingerprint changes."""
 
-    def __init__(self, settings: Settings, selection: Selection) -> None:
+    def __init__(
+        self, settings: Settings, selection: Selection, warn: Callable[[str], None] | None = None
+    ) -> None:
         self.settings = settings
         self.selection = selection
         self.lock = threading.Lock()
         self._print = fingerprint(settings)
         self._resolved: dict[str, ToolSpec] = {}
         self._mapped: tuple[Snapshot | None, dict[str, str]] = (None, {})
+        self.following = None
+        if settings.announced is not None:  # read now, then follow while serving
+            from toolctl.registry.announced import refresh
+            from toolctl.reporting import Quiet
+            from toolctl.serve.following import Following
+
+            refresh(settings, Quiet())
+            self.following = Following(settings, warn or (lambda message: None))
+            self._print = fingerprint(settings)
         self.registry = Registry.open(settings, full=True)
         self.registry.ensure_usable()
         self.snapshot = select(self.registry, selection)
+
+    def close(self) -> None:
+        """Stop following announcements."""
+        if self.following is not None:
+            self.following.close()
 
     def refresh(self) -> bool:
         """Look again if anything changed on disk; True when the listing itself changed.

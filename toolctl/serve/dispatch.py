@@ -205,6 +205,7 @@ class Dispatcher:
         runners, reap whatever the calls left (a tool's ``setsid`` grandchildren) and write
         the calls' records still waiting."""
         self.cancel_all()
+        self.catalog.close()
         self.caller.close(drain=drain)
         from toolctl.records.journal import flush_all
         from toolctl.records.tracing import shutdown_all
@@ -224,11 +225,12 @@ def open_dispatcher(
 ) -> Dispatcher:
     """The catalog of ``selection``, a caller onto its registry, the dispatcher over both;
     the calls recorded by ``recorder`` (default: one with the server's metrics)."""
-    catalog = Catalog(settings, selection)
 
     def warn(message: str) -> None:
         if log is not None:
             log({"event": "warning", "message": message})
+
+    catalog = Catalog(settings, selection, warn)
 
     if recorder is None:
         recorder = Recorder(settings, metrics=Metrics(), warn=warn)

@@ -42,6 +42,11 @@ class Target:
     concurrency: int
     verbose: bool
     metrics_port: int | None = None
+    announce: bool = False
+    """Announce the service and its tools on the announcements topic while serving."""
+    announce_ttl: float = 30.0
+    key: Path | None = None
+    """The signing key of the announcements (`toolctl keygen`)."""
 
     @property
     def name(self) -> str:
@@ -62,6 +67,9 @@ class Target:
         if self.metrics_port is not None:
             command += ["--metrics-port", str(self.metrics_port)]
         command += ["--strict"] if strict else []
+        if self.announce:
+            command += ["--announce", "--announce-ttl", f"{self.announce_ttl:g}"]
+            command += ["--key", str(self.key)] if self.key else []
         for directory in settings.search_path if explicit_registry else ():
             command += ["--registry", str(directory)]
         return command
@@ -106,6 +114,7 @@ def run_worker(
             recorder=recorder,
         )
         worker.start()
+        announcer = _announcer(settings, reporter, target) if target.announce else None
         metrics_server = _serve_metrics(recorder, target, hosting.request_queue, worker)
     except ToolctlError as exc:
         if ready_file is not None:  # a detached worker: the one who started it reads this
@@ -121,11 +130,50 @@ def run_worker(
             f"at {settings.pulsar_url}; Ctrl-C or SIGTERM stops it"
         )
         lifetime.wait()
+        if announcer is not None:  # a clean stop: the tombstone goes before the drain
+            announcer.stop(tombstone=True)
         drained = worker.stop(DRAIN_GRACE)
         if metrics_server is not None:
             metrics_server.shutdown()
     log("stopped" if drained else f"stopped; calls still running after {DRAIN_GRACE:g} s")
     lifetime.ended(quiet=True)  # stopped cleanly; the log said so
+
+
+def _announcer(settings: Settings, reporter: Reporter, target: Target) -> Any:
+    """Announce the service and its tools (from the registry's files), signed with the
+    key given; heart-beating until stopped."""
+    from toolctl.errors import UsageError
+    from toolctl.interchange.trustgraph import announcement_items
+    from toolctl.pulsar.announcements import Announcer, Signer
+    from toolctl.registry import open_registry
+    from toolctl.signing import SigningKey
+
+    if target.service is None:
+        raise UsageError("--announce announces a SERVICE", hint="leave out --tool")
+    signer = None
+    if target.key is not None:
+        key = SigningKey(target.key)
+        signer = Signer(key.public, key.sign)
+    files = settings.without_announcements()
+    registry = open_registry(files, reporter, warn=False)
+    service = registry.resolve("service", target.service)
+    tools = [d.data for d in registry.winners("tool") if d.data.get("service") == target.service]
+    items = announcement_items(service.data, tools)
+    announcer = Announcer(
+        settings.pulsar_url,
+        target.service,
+        items,
+        ttl=target.announce_ttl,
+        signer=signer,
+        topic=settings.announce_topic,
+    )
+    announcer.start()
+    signed = f"signed with {signer.public}" if signer else "unsigned"
+    reporter.note(
+        f"announcing {target.service} and {len(items) - 1} tool(s) on {settings.announce_topic} "
+        f"as {announcer.identity}, {signed}, every {target.announce_ttl / 3:.3g} s"
+    )
+    return announcer
 
 
 def _recorder(settings: Settings, target: Target, log: Log) -> Recorder:

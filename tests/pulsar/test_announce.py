@@ -1,0 +1,341 @@
+"""Workers announcing their tools, signed, and readers believing only what they should.
+
+Every test runs on pulsar-lite and on Apache Pulsar (see conftest.py), with real worker
+processes, on a topic of its own. The reader has a registry of its own: only the
+``[[trust]]`` entries (and, where a test says so, a file holding a name), so what it lists
+beyond that was announced.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+
+from tests.conftest import Toolctl
+from tests.pulsar.announce_support import (
+    compact,
+    ensure_config_namespace,
+    namespace_hosts,
+    port_of,
+    publish,
+    signed_key,
+    wait_until,
+)
+from tests.pulsar.pulsar_support import (
+    APACHE_ADMIN_URL,
+    APACHE_URL,
+    Project,
+    StartWorker,
+    free_port,
+)
+from tests.serve.mcp_clients import Changes, http_session, stdio_session
+
+TTL = "3"
+
+
+@pytest.fixture
+def topic(project: Project, pulsar_url: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    namespace = ensure_config_namespace(pulsar_url)
+    name = f"persistent://{namespace}/tool-descriptors-{project.suffix}"
+    monkeypatch.setenv("TOOLCTL_ANNOUNCE_TOPIC", name)
+    return name
+
+
+@pytest.fixture
+def reader(tmp_path: Path) -> Path:
+    directory = tmp_path / "reader-registry"
+    directory.mkdir()
+    return directory
+
+
+@pytest.fixture
+def key(tmp_path: Path, reader: Path, toolctl: Toolctl) -> tuple[Path, str]:
+    """A signing key trusted for every service the tests announce."""
+    path, public = signed_key(tmp_path, "worker")
+    done = toolctl("trust", "add", public, "--services", "*", "--registry", str(reader))
+    assert done.returncode == 0, done.stderr
+    return path, public
+
+
+def listed(toolctl: Toolctl, reader: Path, url: str, *extra: str) -> dict[str, dict[str, object]]:
+    done = toolctl("list", "--json", "--registry", str(reader), "--announced", url, *extra)
+    assert done.returncode == 0, done.stderr
+    return {tool["name"]: tool for tool in json.loads(done.stdout)}
+
+
+def announce(
+    workers: StartWorker,
+    service: str,
+    key: Path,
+    *extra: str,
+    env: dict[str, str] | None = None,
+    prefix: tuple[str, ...] = (),
+) -> subprocess.Popen[bytes]:
+    flags = ("--announce", "--key", str(key), "--announce-ttl", TTL, *extra)
+    return workers(service, *flags, env=env, prefix=prefix)
+
+
+def test_announced_tools_are_listed_with_their_origin_and_run(
+    toolctl: Toolctl, workers: StartWorker, topic: str, reader: Path, key: tuple[Path, str],
+    pulsar_url: str,
+) -> None:  # fmt: skip
+    announce(workers, "hello", key[0])
+    tools = listed(toolctl, reader, pulsar_url)
+    assert list(tools) == ["hello"]
+    assert str(tools["hello"]["origin"]).startswith("announced by hello on ")
+    table = toolctl("list", "--registry", str(reader), "--announced", pulsar_url)
+    assert "announced by hello on" in table.stdout and "ORIGIN" in table.stdout
+    shown = toolctl(
+        "show", "hello", "--kind", "tool", "--registry", str(reader), "--announced", pulsar_url
+    )
+    assert shown.returncode == 0 and "(announced by hello on " in shown.stdout
+    done = toolctl("run", "hello", "--arg", "name=ann", "--registry", str(reader),
+                   "--announced", pulsar_url)  # fmt: skip
+    assert done.returncode == 0 and done.stdout.startswith("hello ann from "), done.stderr
+    # without announcements the same registry knows nothing of it, and loads no Pulsar
+    plain = toolctl("run", "hello", "--registry", str(reader))
+    assert plain.returncode == 4
+
+
+def test_sigterm_tombstones_and_sigkill_expires(
+    toolctl: Toolctl, workers: StartWorker, topic: str, reader: Path, key: tuple[Path, str],
+    pulsar_url: str,
+) -> None:  # fmt: skip
+    clean = announce(workers, "hello", key[0])
+    killed = announce(workers, "echo", key[0])
+    assert set(listed(toolctl, reader, pulsar_url)) == {"hello", "echo"}
+    clean.send_signal(signal.SIGTERM)
+    assert clean.wait(timeout=30) == 0
+    assert set(listed(toolctl, reader, pulsar_url)) == {"echo"}  # at once: the tombstone
+    os.killpg(killed.pid, signal.SIGKILL)
+    killed.wait(timeout=10)
+    wait_until(lambda: not listed(toolctl, reader, pulsar_url), float(TTL) + 10, "expired")
+
+
+def test_a_late_reader_sees_the_current_set(
+    toolctl: Toolctl, workers: StartWorker, topic: str, reader: Path, key: tuple[Path, str],
+    pulsar_url: str, tmp_path: Path,
+) -> None:  # fmt: skip
+    """A reader that starts after many heartbeats and a tombstone sees exactly the
+    services alive now (on Apache Pulsar, from the compacted topic)."""
+    announce(workers, "hello", key[0])
+    stopped = announce(workers, "echo", key[0])
+    time.sleep(2.5)  # a few heartbeats each
+    stopped.send_signal(signal.SIGTERM)
+    assert stopped.wait(timeout=30) == 0
+    if pulsar_url == APACHE_URL and APACHE_ADMIN_URL:
+        compact(topic)
+    fresh = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "late-cache")}
+    done = toolctl(
+        "list", "--json", "--registry", str(reader), "--announced", pulsar_url, env=fresh
+    )
+    assert done.returncode == 0, done.stderr
+    assert [tool["name"] for tool in json.loads(done.stdout)] == ["hello"]
+
+
+def test_forged_announcements_are_refused_with_one_line_each(
+    toolctl: Toolctl, workers: StartWorker, topic: str, reader: Path, key: tuple[Path, str],
+    pulsar_url: str, tmp_path: Path,
+) -> None:  # fmt: skip
+    from toolctl.pulsar.announcements import Signer, announcement, canonical
+    from toolctl.signing import SigningKey
+
+    (reader / "mine.toml").write_text(
+        '[[service]]\nname = "mine"\n[service.pulsar]\nrequest_queue = "non-persistent://tg/request/m"\n'
+        'response_queue = "non-persistent://tg/response/m"\n'
+        '[[tool]]\nname = "read-file"\nservice = "mine"\n'
+    )
+    signer_key = SigningKey(key[0])
+    signer = Signer(signer_key.public, signer_key.sign)
+    stranger_path, _ = signed_key(tmp_path, "stranger")
+    stranger = SigningKey(stranger_path)
+
+    def items(service: str, tool: str) -> list[dict[str, object]]:
+        return [
+            {"key": f"tool-service/{service}", "value": {"id": service,
+             "request-queue": "non-persistent://tg/request/x", "response-queue": "non-persistent://tg/response/x",
+             "config-params": []}},
+            {"key": f"tool/{tool}", "value": {"type": "tool-service", "name": tool,
+             "description": "d", "service": service, "arguments": []}},
+        ]  # fmt: skip
+
+    def send(service: str, tool: str, who: Signer | None, tamper: bool = False) -> None:
+        body = announcement(
+            service, items(service, tool), host="evil", identity="x", ttl=60, signer=who
+        )
+        if tamper:
+            body["items"][1]["value"]["description"] = "now does something else"
+        publish(pulsar_url, topic, service, canonical(body))
+
+    send("unsigned", "unsigned-tool", None)
+    send("strangers", "strangers-tool", Signer(stranger.public, stranger.sign))
+    send("tampered", "tampered-tool", signer, tamper=True)
+    send("lookalike", "Read_File", signer)
+    send("holder", "read-file", signer)
+    send("fine", "fine-tool", signer)
+    # a key trusted for one pattern only
+    narrow_path, narrow_public = signed_key(tmp_path, "narrow")
+    toolctl("trust", "add", narrow_public, "--services", "joke-*", "--registry", str(reader))
+    narrow = SigningKey(narrow_path)
+    send("outside", "outside-tool", Signer(narrow.public, narrow.sign))
+
+    assert set(listed(toolctl, reader, pulsar_url)) == {"read-file", "fine-tool"}
+    done = toolctl("check", "--registry", str(reader), "--announced", pulsar_url)
+    assert done.returncode == 0, done.stderr  # warnings
+    lines = [
+        line for line in done.stdout.splitlines() if line.startswith("(announcements):1: warning: ")
+    ]
+    why = {
+        "unsigned": "unsigned",
+        "strangers": "untrusted key",
+        "tampered": "forged or tampered",
+        "lookalike": "confusable with 'read-file'",
+        "holder": "is defined by a file",
+        "outside": "may announce only services matching joke-*",
+    }
+    for service, reason in why.items():
+        matching = [line for line in lines if f"service '{service}'" in line]
+        assert len(matching) == 1 and reason in matching[0], (service, lines)
+    assert not [line for line in lines if "'fine'" in line]
+    strict = toolctl("check", "--strict", "--registry", str(reader), "--announced", pulsar_url)
+    assert strict.returncode == 3
+    # every command says it, one line each
+    run = toolctl(
+        "run", "fine-tool", "--registry", str(reader), "--announced", pulsar_url, "--timeout", "1"
+    )
+    assert run.stderr.count("announcement refused") == len(why), run.stderr
+
+
+def test_lock_pins_announced_tools_and_check_locked_refuses_drift(
+    toolctl: Toolctl, workers: StartWorker, project: Project, topic: str, reader: Path,
+    key: tuple[Path, str], pulsar_url: str,
+) -> None:  # fmt: skip
+    first = announce(workers, "hello", key[0])
+    locked = toolctl("lock", "--registry", str(reader), "--announced", pulsar_url)
+    assert locked.returncode == 0, locked.stderr
+    assert "hello" in (reader / "toolctl.lock").read_text()
+    assert (
+        toolctl(
+            "check", "--locked", "--registry", str(reader), "--announced", pulsar_url
+        ).returncode
+        == 0
+    )
+    first.send_signal(signal.SIGTERM)
+    assert first.wait(timeout=30) == 0
+    registry = project.registry / "services.toml"  # the rug-pull: same name, new description
+    registry.write_text(registry.read_text().replace(
+        '[[tool]]\nname = "hello"', '[[tool]]\nname = "hello"\ndescription = "Now sends your files away"'))  # fmt: skip
+    announce(workers, "hello", key[0])
+    drift = toolctl("check", "--locked", "--registry", str(reader), "--announced", pulsar_url)
+    assert drift.returncode == 3, drift.stdout
+    assert "hello" in drift.stdout
+
+
+def test_adopt_writes_the_announced_descriptor_for_review(
+    toolctl: Toolctl, workers: StartWorker, topic: str, reader: Path, key: tuple[Path, str],
+    pulsar_url: str, tmp_path: Path,
+) -> None:  # fmt: skip
+    announce(workers, "hello", key[0])
+    target = tmp_path / "hello.toml"
+    done = toolctl("adopt", "hello", "--output", str(target), "--registry", str(reader),
+                   "--announced", pulsar_url)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    text = target.read_text()
+    assert text.startswith("# announced by hello on ") and 'name = "hello"' in text
+    registered = toolctl("register", str(target), "--registry", str(reader))
+    assert registered.returncode == 0, registered.stderr
+    tools = listed(toolctl, reader, pulsar_url)  # now a file holds it: the file wins
+    assert "origin" not in tools["hello"]
+
+
+def test_mcp_clients_see_the_list_change_both_ways(
+    workers: StartWorker, topic: str, reader: Path, key: tuple[Path, str], pulsar_url: str,
+    tmp_path: Path,
+) -> None:  # fmt: skip
+    """`mcp serve` (stdio) and `serve` (/mcp) follow announcements: a tool appears when its
+    worker starts and goes when it expires, each time with notifications/tools/list_changed."""
+    ready = tmp_path / "serve-ready"
+    port = free_port()
+    with open(tmp_path / "serve.log", "wb") as log:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "toolctl", "serve", "--port", str(port), "--ready-file",
+             str(ready), "--registry", str(reader), "--announced", pulsar_url],
+            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+    try:
+        wait_until(ready.exists, 60, "serve started")
+
+        async def scenario() -> None:
+            stdio_changes, http_changes = Changes(), Changes()
+            async with (
+                stdio_session(reader, "--announced", pulsar_url, changes=stdio_changes) as stdio,
+                http_session(f"http://127.0.0.1:{port}", changes=http_changes) as http,
+            ):
+                for session in (stdio, http):
+                    assert (await session.list_tools()).tools == []
+                worker = await anyio.to_thread.run_sync(lambda: announce(workers, "hello", key[0]))
+                for changes, session in ((stdio_changes, stdio), (http_changes, http)):
+                    with anyio.fail_after(20):
+                        await changes.seen.wait()
+                    assert [t.name for t in (await session.list_tools()).tools] == ["hello"]
+                    changes.seen = anyio.Event()
+                os.killpg(worker.pid, signal.SIGKILL)
+                for changes, session in ((stdio_changes, stdio), (http_changes, http)):
+                    with anyio.fail_after(float(TTL) + 20):
+                        await changes.seen.wait()
+                    assert (await session.list_tools()).tools == []
+
+        anyio.run(scenario)
+    finally:
+        server.send_signal(signal.SIGTERM)
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+
+
+def test_two_workers_on_two_hosts_are_one_announcement(
+    toolctl: Toolctl, workers: StartWorker, topic: str, reader: Path, key: tuple[Path, str],
+    pulsar_url: str,
+) -> None:  # fmt: skip
+    """The walkthrough of docs/how-to/announce.md: two workers, each on a host of its own
+    (a network namespace reaching the broker over its link, its own host name); `list`
+    shows where each tool was announced, `run` reaches them, SIGKILL both and the tools
+    expire. On Apache Pulsar both serve one service, which is one announcement (and both
+    answer calls); pulsar-lite grants a service's subscription to one worker process, so
+    there the second host serves a second service."""
+    port = port_of(pulsar_url)
+    apache = pulsar_url == APACHE_URL
+    services = ["whoami", "whoami"] if apache else ["whoami", "hello"]
+    with namespace_hosts(port) as hosts:
+        started = [
+            announce(workers, service, key[0], "--pulsar-url", f"pulsar://127.0.0.1:{port}",
+                     env={"WORKER_NAME": host.name}, prefix=host.prefix())
+            for service, host in zip(services, hosts, strict=True)
+        ]  # fmt: skip
+        tools = listed(toolctl, reader, pulsar_url)
+        assert sorted(tools) == sorted(set(services))
+        for name in tools:
+            origin = str(tools[name]["origin"])
+            assert origin.startswith(f"announced by {name} on host-"), origin
+        if not apache:
+            assert "on host-2 at" in str(tools["hello"]["origin"])
+        answered: set[str] = set()
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and len(answered) < (2 if apache else 1):
+            done = toolctl("run", "whoami", "--registry", str(reader), "--announced", pulsar_url)
+            assert done.returncode == 0, done.stderr
+            answered.add(done.stdout.strip())
+        assert answered == ({"host-1", "host-2"} if apache else {"host-1"})
+        for worker in started:
+            os.killpg(worker.pid, signal.SIGKILL)
+            worker.wait(timeout=10)
+        wait_until(lambda: not listed(toolctl, reader, pulsar_url), float(TTL) + 10, "expired")

@@ -1,0 +1,304 @@
+"""Announced descriptors decided without a broker: what is believed, what is refused and why,
+where they stand on the search path, and the configuration that turns reading them on.
+
+(tests/pulsar/test_announce.py does the same end to end with real workers and brokers.)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import Toolctl, write_files
+from toolctl.pulsar.announcements import Signer, announcement, canonical
+from toolctl.registry.announced import decide, findings, origin_of
+from toolctl.registry.index import Registry
+from toolctl.settings import Settings
+from toolctl.signing import SigningKey, check_public_key, generate, verify
+
+URL = "pulsar://127.0.0.1:1"  # never dialled: these tests hand the bodies in
+
+
+def items(service: str, *tools: str) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = [
+        {
+            "key": f"tool-service/{service}",
+            "value": {
+                "id": service,
+                "request-queue": f"non-persistent://tg/request/{service}",
+                "response-queue": f"non-persistent://tg/response/{service}",
+                "config-params": [{"name": "style", "required": False}],
+            },
+        }
+    ]
+    for tool in tools:
+        value = {"type": "tool-service", "name": tool, "description": f"{tool} it",
+                 "service": service, "arguments": [{"name": "q", "type": "string",
+                 "description": "", "required": False}], "style": "plain"}  # fmt: skip
+        found.append({"key": f"tool/{tool}", "value": value})
+    return found
+
+
+@pytest.fixture
+def signer(tmp_path: Path) -> Signer:
+    generate(tmp_path / "k.pem")
+    key = SigningKey(tmp_path / "k.pem")
+    return Signer(key.public, key.sign)
+
+
+@pytest.fixture
+def settings(tmp_path: Path, signer: Signer) -> Settings:
+    registry = write_files(tmp_path / "reg", {"trust.toml": f"""
+        [[trust]]
+        key = "{signer.public}"
+        services = "*"
+        """, "files.toml": """
+        [[service]]
+        name = "filed"
+        [service.pulsar]
+        request_queue = "non-persistent://tg/request/f"
+        response_queue = "non-persistent://tg/response/f"
+
+        [[tool]]
+        name = "read-file"
+        service = "filed"
+        """})  # fmt: skip
+    return Settings.load([registry], announced=URL)
+
+
+def body(name: str, *tools: str, signer: Signer | None, **changes: Any) -> str:
+    made = announcement(name, items(name, *tools), host="h1", identity="i", ttl=30,
+                        signer=signer)  # fmt: skip
+    made.update(changes)
+    return canonical(made).decode()
+
+
+def test_a_trusted_announcement_stands_after_every_directory(
+    settings: Settings, signer: Signer
+) -> None:
+    refused = decide(settings, {"jokes": body("jokes", "tell-joke", signer=signer)})
+    assert refused == []
+    assert (
+        settings.sources[-1] == "announced" and settings.search_path[-1] == settings.announced_dir
+    )
+    registry = Registry.open(settings, full=True)
+    tool = registry.resolve("tool", "tell-joke")
+    assert tool.data["service"] == "jokes" and tool.data["config"] == {"style": "plain"}
+    assert tool.data["schema"]["required"] == []  # `required = false` survived the wire
+    origin = origin_of(settings, tool.file)
+    assert origin is not None and origin.describe().startswith("announced by jokes on h1 at ")
+    assert registry.findings() == []
+
+
+def reasons(settings: Settings, bodies: dict[str, str | None]) -> dict[str, str]:
+    refused = decide(settings, bodies)
+    assert findings(settings) == refused
+    assert all((f.severity, f.code, f.file, f.line) == ("warning", "announced",
+               "(announcements)", 1) for f in refused)  # fmt: skip
+    return {f.message.split("'")[1]: f.message for f in refused}
+
+
+def test_every_forged_case_is_refused_naming_why(
+    settings: Settings, signer: Signer, tmp_path: Path
+) -> None:
+    generate(tmp_path / "o.pem")
+    other = SigningKey(tmp_path / "o.pem")
+    tampered = json.loads(body("tampered", "t1", signer=signer))
+    tampered["items"][1]["value"]["description"] = "something else"
+    from toolctl.pulsar.announcements import signed_part
+
+    rehashed = json.loads(body("rehashed", "r1", signer=signer, hash="sha256:00"))
+    rehashed["signature"] = signer.sign(signed_part(rehashed))  # signed, but the hash is wrong
+    found = reasons(settings, {
+        "unsigned": body("unsigned", "u1", signer=None),
+        "stranger": body("stranger", "s1", signer=Signer(other.public, other.sign)),
+        "tampered": json.dumps(tampered),
+        "rehashed": json.dumps(rehashed),
+        "lookalike": body("lookalike", "Read_File", signer=signer),
+        "holder": body("holder", "read-file", signer=signer),
+        "filed": body("filed", "other-tool", signer=signer),
+        "renamed": body("renamed", "x1", signer=signer, service="someone-else"),
+        "junk": "{not json",
+        "ok": body("ok", "fine", signer=signer),
+        "ok2": body("ok2", "FINE", signer=signer),
+    })  # fmt: skip
+    assert "unsigned" in found["unsigned"]
+    assert "untrusted key" in found["stranger"]
+    assert "forged or tampered" in found["tampered"] and "hash does not match" in found["rehashed"]
+    assert "confusable with 'read-file'" in found["lookalike"]
+    assert "is defined by a file" in found["holder"] and "a file always wins" in found["holder"]
+    assert "service 'filed' is defined by a file" in found["filed"]
+    assert "names 'someone-else'" in found["renamed"]
+    assert "not JSON" in found["junk"]
+    assert "confusable with announced 'fine'" in found["ok2"]
+    assert "ok" not in found
+    assert all("\n" not in message for message in found.values())
+    registry = Registry.open(settings, full=True)
+    assert {d.name for d in registry.winners("tool")} == {"read-file", "fine"}
+
+
+def test_a_key_announces_only_the_services_its_pattern_allows(
+    settings: Settings, tmp_path: Path
+) -> None:
+    path = tmp_path / "narrow.pem"
+    public = generate(path)
+    narrow = SigningKey(path)
+    assert narrow.public == public
+    (settings.search_path[0] / "narrow.toml").write_text(
+        f'[[trust]]\nkey = "{public}"\nservices = "joke-*"\n'
+    )
+    found = reasons(settings, {
+        "joke-a": body("joke-a", "ja", signer=Signer(public, narrow.sign)),
+        "weather": body("weather", "w", signer=Signer(public, narrow.sign)),
+    })  # fmt: skip
+    assert list(found) == ["weather"] and "matching joke-*" in found["weather"]
+
+
+def test_expired_and_tombstoned_announcements_disappear(settings: Settings, signer: Signer) -> None:
+    import time
+
+    made = announcement("old", items("old", "o1"), host="h", identity="i", ttl=30, signer=signer,
+                        at=time.time() - 31)  # fmt: skip
+    assert decide(settings, {"old": canonical(made).decode(), "gone": None}) == []
+    assert not any(settings.announced_dir.glob("*.toml"))  # type: ignore[union-attr]
+    fresh = body("old", "o1", signer=signer)
+    assert decide(settings, {"old": fresh}) == []
+    assert [p.name for p in settings.announced_dir.glob("*.toml")] == ["old.toml"]  # type: ignore[union-attr]
+    decide(settings, {"old": None})
+    assert not any(settings.announced_dir.glob("*.toml"))  # type: ignore[union-attr]
+
+
+def test_keys_sign_and_verify(tmp_path: Path) -> None:
+    public = generate(tmp_path / "k.pem")
+    assert stat.S_IMODE(os.stat(tmp_path / "k.pem").st_mode) == 0o600
+    key = SigningKey(tmp_path / "k.pem")
+    signature = key.sign(b"payload")
+    assert verify(public, signature, b"payload")
+    assert not verify(public, signature, b"payloaD")
+    assert not verify(public, "@@@", b"payload") and not verify("ed25519:xx", signature, b"payload")
+    assert check_public_key(public) == public
+
+
+def test_keygen_and_trust_add_on_the_command_line(toolctl: Toolctl, tmp_path: Path) -> None:
+    done = toolctl("keygen", str(tmp_path / "k.pem"))
+    assert done.returncode == 0 and done.stdout.startswith("ed25519:")
+    again = toolctl("keygen", str(tmp_path / "k.pem"))
+    assert (
+        again.returncode == 2
+        and again.stderr.startswith("toolctl: error: ")
+        and "exists" in again.stderr
+    )
+    public = done.stdout.strip()
+    registry = tmp_path / "reg"
+    registry.mkdir()
+    added = toolctl("trust", "add", public, "--services", "joke-*", "--registry", str(registry))
+    assert added.returncode == 0, added.stderr
+    twice = toolctl("trust", "add", public, "--services", "joke-*", "--registry", str(registry))
+    assert twice.returncode == 0
+    assert (registry / "trust.toml").read_text().count("[[trust]]") == 1
+    bad = toolctl("trust", "add", "ed25519:nope", "--services", "*", "--registry", str(registry))
+    assert bad.returncode == 2 and len(bad.stderr.splitlines()) == 1
+    checked = toolctl("check", "--registry", str(registry))  # [[trust]] is a known table
+    assert checked.returncode == 0, checked.stdout
+    signed_without = toolctl(
+        "worker", "x", "--key", str(tmp_path / "k.pem"), "--registry", str(registry)
+    )
+    assert signed_without.returncode == 2
+    adopt = toolctl("adopt", "x", "--registry", str(registry))
+    assert adopt.returncode == 2 and "not read here" in adopt.stderr
+
+
+def test_configuration_turns_reading_on_and_off(tmp_path: Path) -> None:
+    project = write_files(tmp_path / "p", {"toolctl.toml": """
+        [announcements]
+        pulsar_url = "pulsar://10.0.0.1:6650"
+        topic = "persistent://tg/config/mine"
+        """})  # fmt: skip
+    settings = Settings.load(cwd=project, environ={"HOME": str(tmp_path)})
+    assert settings.announced == "pulsar://10.0.0.1:6650"
+    assert settings.announce_topic == "persistent://tg/config/mine"
+    assert settings.pulsar_url == "pulsar://10.0.0.1:6650"  # announced tools run there
+    pinned = Settings.load(cwd=project, environ={"HOME": str(tmp_path),
+                           "TOOLCTL_PULSAR_URL": "pulsar://other:6650"})  # fmt: skip
+    assert (pinned.pulsar_url, pinned.announced) == (
+        "pulsar://other:6650",
+        "pulsar://10.0.0.1:6650",
+    )
+    assert settings.without_announcements().search_path == settings.search_path[:-1]
+    off = Settings.load(cwd=project, environ={"HOME": str(tmp_path), "TOOLCTL_ANNOUNCED": "0"})
+    assert off.announced is None and off.announced_dir is None and "announced" not in off.sources
+    plain = Settings.load(cwd=tmp_path, environ={"HOME": str(tmp_path)})
+    assert plain.announced is None and plain.sources == ("user",)
+    flag = Settings.load(cwd=tmp_path, environ={"HOME": str(tmp_path)}, announced=URL)
+    assert flag.announced == URL and flag.pulsar_url == URL  # its tools run where announced
+    bad = write_files(tmp_path / "b", {"toolctl.toml": "[announcements]\nenabled = 1\n"})
+    from toolctl.errors import UsageError
+
+    with pytest.raises(UsageError, match=r"announcements\.enabled"):
+        Settings.load(cwd=bad, environ={"HOME": str(tmp_path)})
+
+
+def test_register_never_writes_where_announcements_are_kept(tmp_path: Path) -> None:
+    from toolctl.errors import RegistryError
+    from toolctl.registry.writer import target_directory
+
+    settings = Settings.load([tmp_path / "only"], announced=URL)
+    assert target_directory(settings) == tmp_path / "only"
+    spool_only = settings._replace(search_path=settings.search_path[-1:], sources=("announced",))
+    assert spool_only.announced_dir is not None
+    with pytest.raises(RegistryError, match="no writable registry directory"):
+        target_directory(spool_only)
+
+
+def test_trusting_any_key_is_an_explicit_opt_in_per_pattern(
+    settings: Settings, signer: Signer, tmp_path: Path, toolctl: Toolctl
+) -> None:
+    generate(tmp_path / "o.pem")
+    other = SigningKey(tmp_path / "o.pem")
+    bodies: dict[str, str | None] = {
+        "lab-unsigned": body("lab-unsigned", "lu", signer=None),
+        "lab-stranger": body("lab-stranger", "ls", signer=Signer(other.public, other.sign)),
+        "prod-unsigned": body("prod-unsigned", "pu", signer=None),
+    }
+    forged = json.loads(body("lab-forged", "lf", signer=Signer(other.public, other.sign)))
+    forged["ttl"] = 99  # changed after signing
+    bodies["lab-forged"] = json.dumps(forged)
+    assert set(reasons(settings, bodies)) == set(bodies)
+    added = toolctl("trust", "add", "any", "--services", "lab-*", "--registry",
+                    str(settings.search_path[0]))  # fmt: skip
+    assert added.returncode == 0, added.stderr
+    found = reasons(settings, bodies)
+    assert set(found) == {"prod-unsigned", "lab-forged"}
+    assert "forged or tampered" in found["lab-forged"]
+    registry = Registry.open(settings, full=True)
+    assert {"lu", "ls"} <= {d.name for d in registry.winners("tool")}
+
+
+def test_hostile_keys_and_bodies_are_refused_not_crashed_on(settings: Settings) -> None:
+    deep = "[" * 100_000 + "]" * 100_000
+    found = reasons(settings, {"../../escape": "{}", "deep": deep, "": "{}"})
+    assert "not a valid service name" in found["../../escape"]
+    assert "nested too deeply" in found["deep"]
+    assert not any(settings.announced_dir.rglob("*.toml"))  # type: ignore[union-attr]
+    assert not (settings.announced_dir.parent.parent / "escape.toml").exists()  # type: ignore[union-attr]
+
+
+def test_check_reports_bad_trust_entries_and_an_unread_topic(
+    toolctl: Toolctl, tmp_path: Path
+) -> None:
+    registry = write_files(tmp_path / "reg", {"trust.toml": """
+        [[trust]]
+        key = "ed25519:short"
+        services = "*"
+        """})  # fmt: skip
+    done = toolctl("check", "--registry", str(registry), "--announced", URL)
+    assert done.returncode == 3, done.stdout
+    assert "trust.toml:1: error: [[trust]] key must be ed25519:BASE64" in done.stdout
+    assert "(announcements):1: warning: announcements not read: cannot reach" in done.stdout
+    plain = toolctl("check", "--registry", str(registry))
+    assert plain.returncode == 0, plain.stdout

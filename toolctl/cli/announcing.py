@@ -1,0 +1,71 @@
+"""`toolctl keygen`, `toolctl trust add` and `toolctl adopt`: signed announcements."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from toolctl.cli.common import AnnouncedOption, RegistryOption, reporter, settings_for
+
+
+def install(app: typer.Typer) -> None:
+    app.command("keygen")(keygen_command)
+    trust = typer.Typer(help="The keys whose announcements this registry believes.")
+    trust.command("add")(trust_add_command)
+    app.add_typer(trust, name="trust")
+    app.command("adopt")(adopt_command)
+
+
+def keygen_command(
+    file: Annotated[Path, typer.Argument(metavar="FILE", help="Where to write the key.")],
+) -> None:
+    """Write a new Ed25519 signing key to FILE (mode 0600) and print its public key.
+
+    Workers sign with it (`worker SERVICE --announce --key FILE`); readers trust the
+    public key (`toolctl trust add KEY --services PATTERN`). Exit 2 if FILE exists.
+    """
+    from toolctl.signing import generate
+
+    typer.echo(generate(file))
+
+
+def trust_add_command(
+    key: Annotated[
+        str,
+        typer.Argument(
+            metavar="PUBLIC_KEY",
+            help='ed25519:BASE64; "any" opts in to unsigned or untrusted announcements.',
+        ),
+    ],
+    services: Annotated[
+        str,
+        typer.Option("--services", metavar="PATTERN", help='Services it may announce ("joke-*").'),
+    ],
+    registry: RegistryOption = None,
+) -> None:
+    """Trust PUBLIC_KEY to announce the services matching PATTERN ([[trust]] in trust.toml)."""
+    from toolctl.cli import render
+    from toolctl.registry.announced_view import add_trust
+
+    path = add_trust(settings_for(registry), key, services)
+    render.note(f"trusted {key} for services {services!r} in {render.display_path(path)}")
+
+
+def adopt_command(
+    name: Annotated[str, typer.Argument(metavar="NAME", help="An announced tool or service.")],
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", metavar="FILE", help="Default: ./NAME.toml."),
+    ] = None,
+    registry: RegistryOption = None,
+    announced: AnnouncedOption = None,
+) -> None:
+    """Write the announced NAME (and its service) into a file to review and register."""
+    from toolctl.cli import render
+    from toolctl.registry.announced_view import adopt
+
+    settings = settings_for(registry, announced=announced)
+    written = adopt(settings, reporter(settings), name, output)
+    render.note(f"wrote {render.display_path(written)}; review it, then `toolctl register` it")

@@ -1,0 +1,370 @@
+"""Announced tools: what workers announce on Pulsar, believed or refused, kept as files.
+
+When announcements are read (``Settings.announced``), the last directory of the search
+path is ``Settings.announced_dir``: toolctl writes one ``SERVICE.toml`` there per announcement
+it accepts, and nothing else ever writes there. So an announced name stands after every
+registry directory and goes through the index like any other (first wins, confusables,
+the cache, `lock`), and a file always wins.
+
+``refresh`` is a bounded read of the topic (``READ_TIMEOUT`` s, from where the last read
+ended; the first read takes the compacted view) before the registry opens; a broker that
+does not answer is one warning, and the announcements last read stay until they expire.
+``decide`` then decides, announcement by announcement, in service order:
+
+* expired (its last heartbeat older than its time to live), or a tombstone: gone, silently
+* unsigned, signed by a key no ``[[trust]]`` entry names, for a service outside its key's
+  pattern, or not matching its signature or content hash: refused (a ``[[trust]]`` entry
+  with ``key = "any"`` is the opt-in: its services' announcements need no trusted key,
+  but a signature they carry must still verify, and their hash must match)
+* a service or tool name that a registry file defines, or confusable with a name in force
+  (a file's, or an announcement accepted before it): refused
+
+A refusal is a warning-level ``Finding`` (code ``announced``) that every command warns
+about in one line and `check` reports (an error under ``--strict``). Reading nothing is
+free: with ``Settings.announced`` None none of this, nor pulsar-client, is imported.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from toolctl.findings import Finding
+from toolctl.names import fold
+from toolctl.registry.trust import ANY
+from toolctl.reporting import Reporter
+from toolctl.settings import Settings
+
+CODE = "announced"
+MAX_DEPTH = 64
+WHERE = "(announcements)"
+FORMAT = "toolctl-announcement/1"
+
+
+class Origin(NamedTuple):
+    """Who announced a kept service: what list and show say about its names."""
+
+    service: str
+    host: str
+    at: float
+    identity: str
+    hash: str
+    key: str | None
+    expires: float = 0.0
+    """When it is dropped unless a heartbeat comes first (its ``at`` + ``ttl``)."""
+
+    def describe(self) -> str:
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.at))
+        return f"announced by {self.service} on {self.host} at {stamp}"
+
+
+def _state_file(settings: Settings, suffix: str) -> Path:
+    directory = settings.announced_dir
+    assert directory is not None
+    return directory.with_name(f"{directory.name}.{suffix}.json")
+
+
+def _load(path: Path) -> dict[str, Any]:
+    try:
+        value = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _save(path: Path, value: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    temporary.write_text(json.dumps(value, sort_keys=True))
+    os.replace(temporary, path)
+
+
+def refresh(settings: Settings, reporter: Reporter) -> list[Finding]:
+    """Read what was announced since the last read, then ``take`` it; the refusals."""
+    from toolctl.errors import ToolctlError
+    from toolctl.pulsar.announcements import READ_TIMEOUT, read
+
+    if settings.announced is None:
+        return []
+    try:
+        received, last = read(
+            settings.announced, settings.announce_topic, position(settings), READ_TIMEOUT
+        )
+    except ToolctlError as exc:
+        reporter.warn(f"announcements not read: {exc}; using those read before")
+        received, last = [], None
+    return take(settings, received, last)
+
+
+def take(settings: Settings, received: list[Any], last: str | None) -> list[Finding]:
+    """Fold messages into the announcements kept (the latest per service; a tombstone
+    removes it), remember where reading ended, then ``decide``; the refusals."""
+    state_path = _state_file(settings, "state")
+    bodies: dict[str, str] = dict(_load(state_path).get("bodies") or {})
+    for message in received:
+        text = message.body.decode("utf-8", "replace")
+        if text:
+            bodies[message.service] = text
+        else:
+            bodies.pop(message.service, None)
+    if received:
+        _save(state_path, {"position": last, "bodies": bodies})
+    return decide(settings, bodies)
+
+
+def position(settings: Settings) -> str | None:
+    """Where the last read ended (a follower starts there)."""
+    found = _load(_state_file(settings, "state")).get("position")
+    return found if isinstance(found, str) else None
+
+
+def decide(
+    settings: Settings, bodies: Mapping[str, str | None], now: float | None = None
+) -> list[Finding]:
+    """Decide every announcement (see the module docstring), write the accepted ones into
+    the announcements' directory, and keep the refusals for `check`; the refusals."""
+    from toolctl.registry.index import Registry
+    from toolctl.registry.trust import read_trust
+
+    now = time.time() if now is None else now
+    files = settings.without_announcements()
+    registry = Registry.open(files)
+    trusted, _ = read_trust(files)
+    accepted: dict[str, tuple[bytes, Origin]] = {}
+    refused: list[Finding] = []
+    taken: dict[str, str] = {}  # folded name -> the announced name holding it
+    for service in sorted(bodies):
+        text = bodies[service]
+        if text is None:
+            continue
+        try:
+            tables, origin = _decide(service, text, trusted, now)
+            _refuse_names(tables, registry, taken)
+            data = _toml(service, tables, settings.announced_dir)
+        except RecursionError:
+            message = f"service '{service}': nested deeper than {MAX_DEPTH} levels"
+            refused.append(Finding("warning", CODE, WHERE, 1, message))
+            continue
+        except Refused as exc:
+            if str(exc):
+                refused.append(Finding("warning", CODE, WHERE, 1, f"service '{service}': {exc}"))
+            continue
+        for table in tables:
+            taken[fold(table["name"])] = table["name"]
+        accepted[service] = (data, origin)
+    _write(settings, accepted)
+    _save(_state_file(settings, "refused"), [list(f) for f in refused])
+    return refused
+
+
+class Refused(Exception):
+    """Why an announcement is not believed (empty: it expired, nothing to say)."""
+
+
+def _decide(
+    service: str, text: str, trusted: list[Any], now: float
+) -> tuple[list[dict[str, Any]], Origin]:
+    """The tables of one announcement and who sent it, or Refused naming why."""
+    import re
+
+    from toolctl.names import NAME_PATTERN
+    from toolctl.pulsar.announcements import content_hash, signed_part
+    from toolctl.signing import verify
+
+    if not re.match(NAME_PATTERN, service):
+        raise Refused("sent under a key that is not a valid service name")
+    try:
+        body = json.loads(text)
+    except (ValueError, RecursionError):
+        raise Refused("not JSON (or nested too deeply)") from None
+    if not isinstance(body, dict) or body.get("format") != FORMAT:
+        raise Refused(f"not a {FORMAT} message")
+    if body.get("service") != service:
+        raise Refused(
+            f"sent under the key of service '{service}' but names '{body.get('service')}'"
+        )
+    at, ttl = body.get("at"), body.get("ttl")
+    if not isinstance(at, int | float) or not isinstance(ttl, int | float):
+        raise Refused("no time or time to live")
+    if at + ttl < now:
+        raise Refused("")  # expired: its worker stopped heart-beating
+    key, signature = body.get("key"), body.get("signature")
+    anyone = any(t.key == ANY and t.allows(service) for t in trusted)  # the opt-in
+    signed = isinstance(key, str) and isinstance(signature, str)
+    if not signed and not anyone:
+        raise Refused("unsigned; workers sign with `worker --announce --key FILE`")
+    if signed and not verify(str(key), str(signature), signed_part(body)):
+        raise Refused(f"signature does not verify with key {key}: forged or tampered")
+    items = body.get("items")
+    if not isinstance(items, list) or content_hash(items) != body.get("hash"):
+        raise Refused("content hash does not match its items: tampered")
+    keyed = [t for t in trusted if t.key == key]
+    if signed and not anyone and not keyed:
+        raise Refused(f"signed by untrusted key {key}; `toolctl trust add KEY --services PATTERN`")
+    if signed and not anyone and not any(t.allows(service) for t in keyed):
+        patterns = ", ".join(sorted({t.services for t in keyed}))
+        raise Refused(f"key {key} may announce only services matching {patterns}")
+    origin = Origin(
+        service, str(body.get("host") or "?"), float(at), str(body.get("identity") or "?"),
+        str(body.get("hash")), key if signed else None, float(at + ttl),
+    )  # fmt: skip
+    return _tables(service, items), origin
+
+
+def _tables(service: str, items: list[Any]) -> list[dict[str, Any]]:
+    """TrustGraph config items as toolctl tables: the service first, then its tools."""
+    services, tools = [], []
+    for item in items:
+        if not isinstance(item, dict) or not isinstance(item.get("value"), dict):
+            raise Refused("an item is not {key, value}")
+        kind, _, name = str(item.get("key")).partition("/")
+        value = item["value"]
+        if kind == "tool-service" and name == service == value.get("id"):
+            services.append(_service_table(value))
+        elif kind == "tool" and value.get("service") == service and name == value.get("name"):
+            tools.append(_tool_table(value))
+        else:
+            raise Refused(f"item '{item.get('key')}' is not this service's or one of its tools")
+    if len(services) != 1:
+        raise Refused(f"no tool-service/{service} item")
+    return services + tools
+
+
+def _service_table(value: dict[str, Any]) -> dict[str, Any]:
+    pulsar = {
+        "request_queue": value.get("request-queue"),
+        "response_queue": value.get("response-queue"),
+        "config_params": value.get("config-params") or [],
+    }
+    table = {"name": value["id"], "pulsar": pulsar}
+    if value.get("description"):
+        table["description"] = value["description"]
+    return table
+
+
+TOOL_FIELDS = ("type", "name", "description", "service", "arguments")
+
+
+def _tool_table(value: dict[str, Any]) -> dict[str, Any]:
+    table: dict[str, Any] = {
+        "name": value["name"],
+        "description": value.get("description") or "",
+        "service": value["service"],
+        "arguments": value.get("arguments") or [],
+    }
+    config = {k: v for k, v in value.items() if k not in TOOL_FIELDS}
+    if config:
+        table["config"] = config
+    return table
+
+
+def _refuse_names(tables: list[dict[str, Any]], registry: Any, taken: dict[str, str]) -> None:
+    """Refused when a file defines a name the announcement uses, or one a reader could
+    mistake for it, or another announcement holds a look-alike."""
+    for index, table in enumerate(tables):
+        kind, name = ("service", table["name"]) if index == 0 else ("tool", table["name"])
+        held = registry.definitions(kind, name)
+        if held:
+            where = f"{held[0].file}:{held[0].line}"
+            raise Refused(f"{kind} '{name}' is defined by a file ({where}); a file always wins")
+        holder = registry.confusable_with(kind, name)
+        if holder is not None:
+            raise Refused(
+                f"{kind} '{name}' is confusable with '{holder.name}' "
+                f"({holder.file}:{holder.line}): a look-alike, quarantined"
+            )
+        other = taken.get(fold(name))
+        if other is not None:
+            raise Refused(f"{kind} '{name}' is confusable with announced '{other}'")
+
+
+def _toml(service: str, tables: list[dict[str, Any]], directory: Path | None) -> bytes:
+    """The file an accepted announcement is kept as; Refused when it would not load
+    (checked when it differs from the file kept: a heartbeat costs no validation)."""
+    import tomli_w
+
+    from toolctl.registry.loader import parse_document
+
+    document = {"service": tables[:1], **({"tool": tables[1:]} if tables[1:] else {})}
+    try:
+        text = tomli_w.dumps(_without_none(document))
+    except (TypeError, ValueError) as exc:
+        raise Refused(f"a value TOML cannot hold: {exc}") from None
+    try:
+        if directory is not None and (directory / f"{service}.toml").read_text() == text:
+            return text.encode()
+    except (OSError, UnicodeDecodeError):
+        pass
+    import tomllib
+
+    parsed = parse_document(tomllib.loads(text), text, f"{service}.toml")
+    if parsed.problems:
+        raise Refused(f"not a valid descriptor: {parsed.problems[0].message}")
+    return text.encode()
+
+
+def _without_none(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _without_none(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_without_none(v) for v in value if v is not None]
+    return value
+
+
+def _write(settings: Settings, accepted: dict[str, tuple[bytes, Origin]]) -> None:
+    """The accepted announcements as files (rewritten only when they change, so the index
+    cache stays valid), the rest removed; and who announced each."""
+    directory = settings.announced_dir
+    assert directory is not None
+    directory.mkdir(parents=True, exist_ok=True)
+    wanted = {f"{service}.toml": data for service, (data, _) in accepted.items()}
+    for entry in os.scandir(directory):
+        if entry.name.endswith(".toml") and entry.name not in wanted:
+            os.unlink(entry.path)
+    for name, data in wanted.items():
+        path = directory / name
+        try:
+            if path.read_bytes() == data:
+                continue
+        except OSError:
+            pass
+        temporary = directory / f".{name}.{os.getpid()}.tmp"
+        temporary.write_bytes(data)
+        os.replace(temporary, path)
+    origins = {s: origin._asdict() for s, (_, origin) in accepted.items()}
+    if origins != _load(_state_file(settings, "origins")):
+        _save(_state_file(settings, "origins"), origins)
+
+
+def origin_of(settings: Settings, file: str) -> Origin | None:
+    """Who announced the definition in ``file``, or None for a registry file."""
+    directory = settings.announced_dir
+    if directory is None or Path(file).parent != directory:
+        return None
+    found = _load(_state_file(settings, "origins")).get(Path(file).stem)
+    try:
+        return Origin(**found) if isinstance(found, dict) else None
+    except TypeError:  # written by another version: no origin rather than a crash
+        return None
+
+
+def next_expiry(settings: Settings) -> float | None:
+    """When the first kept announcement expires (None: none is kept)."""
+    found = _load(_state_file(settings, "origins")).values()
+    times = [o["expires"] for o in found if isinstance(o, dict) and "expires" in o]
+    return min(times) if times else None
+
+
+def findings(settings: Settings) -> list[Finding]:
+    """The refusals of the last read (what `check` reports)."""
+    if settings.announced is None:
+        return []
+    try:
+        kept = json.loads(_state_file(settings, "refused").read_bytes())
+        return [Finding(*f) for f in kept]
+    except (OSError, ValueError, TypeError):
+        return []

@@ -1,0 +1,102 @@
+"""Announced names as people see them: their origin in `list` and `show`, `adopt`, and
+`trust add` (``trust.toml`` where `register` writes)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from toolctl.registry.loader import Definition
+    from toolctl.reporting import Reporter
+    from toolctl.settings import Settings
+
+
+def origin_text(settings: Settings, file: str) -> str | None:
+    """ "announced by SERVICE on HOST at TIME" for an announced definition, else None."""
+    if settings.announced is None:
+        return None
+    from toolctl.registry.announced import origin_of
+
+    origin = origin_of(settings, file)
+    return origin.describe() if origin is not None else None
+
+
+def with_origins(settings: Settings, found: Iterable[Definition]) -> Iterator[Definition]:
+    """The definitions, each announced one's data with its ``origin``."""
+    for definition in found:
+        origin = origin_text(settings, definition.file)
+        yield (
+            definition
+            if origin is None
+            else definition._replace(data={**definition.data, "origin": origin})
+        )
+
+
+def adopt(settings: Settings, reporter: Reporter, name: str, output: Path | None) -> Path:
+    """`toolctl adopt NAME`: the announced tool (or service) NAME and the service it runs on,
+    written to ``output`` (default ``./NAME.toml``) for review before `toolctl register`."""
+    import tomli_w
+
+    from toolctl.errors import UsageError
+    from toolctl.registry import open_registry
+
+    if settings.announced is None:
+        raise UsageError(
+            "announcements are not read here",
+            hint="pass --announced PULSAR_URL, or set [announcements] in toolctl.toml",
+        )
+    registry = open_registry(settings, reporter)
+    found = registry.find(name, ("tool", "service"))
+    announced = [d for d in found if origin_text(settings, d.file) is not None]
+    if not announced or announced[0] is not found[0]:
+        raise UsageError(
+            f"'{name}' is not an announced name in force",
+            hint="`toolctl list --announced URL` shows them with their origin",
+        )
+    from toolctl.registry.loader import parse_file
+
+    parsed = parse_file(announced[0].file)
+    service = parsed.raw.get("service", [])
+    tools = [t for t in parsed.raw.get("tool", []) if t.get("name") == name]
+    document = {"service": service, **({"tool": tools} if tools else {})}
+    target = output or Path(f"{name}.toml")
+    if target.exists():
+        raise UsageError(f"{target} already exists", hint="pass --output FILE")
+    origin = origin_text(settings, announced[0].file)
+    header = f"# {origin}; review it, then `toolctl register {target}`\n"
+    target.write_text(header + tomli_w.dumps(document), encoding="utf-8")
+    return target
+
+
+def add_trust(settings: Settings, key: str, services: str) -> Path:
+    """Append a ``[[trust]]`` entry to ``trust.toml`` where `register` writes; its path.
+
+    The same key and pattern already there is left alone."""
+    import json
+    import os
+
+    from toolctl.errors import UsageError
+    from toolctl.registry.trust import ANY, TRUST_FILE, read_trust
+    from toolctl.registry.writer import locked, target_directory
+    from toolctl.signing import check_public_key
+
+    if key != ANY:
+        check_public_key(key)
+    if not services or any(c in services for c in '\n\r"\\'):
+        raise UsageError(f"bad service pattern {services!r}", hint='for example "joke-*"')
+    files = settings.without_announcements()
+    directory = target_directory(files)
+    path = directory / TRUST_FILE
+    with locked(directory):
+        present, _ = read_trust(files)
+        if any(t.key == key and t.services == services for t in present):
+            return path
+        old = path.read_text(encoding="utf-8") if path.exists() else ""
+        entry = f"[[trust]]\nkey = {json.dumps(key)}\nservices = {json.dumps(services)}\n"
+        text = f"{old}{chr(10) if old and not old.endswith(chr(10) * 2) else ''}{entry}"
+        temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        temporary.write_text(text.lstrip("\n"), encoding="utf-8")
+        os.replace(temporary, path)
+    return path

@@ -1,0 +1,72 @@
+"""A server following announcements while it runs (`serve`, `mcp serve`).
+
+A thread keeps a reader open on the announcements topic and hands what arrives to the
+registry (``registry.announced.take``), which rewrites the announcements' directory; once
+a second it looks again even when nothing arrived, so an announcement whose worker stopped
+heart-beating expires on time. The catalog notices the directory change like any other
+(``serve.catalog.fingerprint``) and the MCP server sends ``notifications/tools/list_changed``.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+
+from toolctl.settings import Settings
+
+TICK_SECONDS = 1.0
+RECHECK_SECONDS = 10.0
+"""How often the follower decides again with nothing new (a registry file may now hold an
+announced name); otherwise it does when something arrives or an announcement expires."""
+
+
+class Following:
+    """The thread; ``close`` stops it and closes its reader."""
+
+    def __init__(self, settings: Settings, warn: Callable[[str], None]) -> None:
+        self.settings, self.warn = settings, warn
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="announcements", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        from toolctl.errors import ToolctlError
+        from toolctl.pulsar.announcements import Follower
+        from toolctl.registry.announced import next_expiry, position, take
+
+        settings = self.settings
+        assert settings.announced is not None
+        told = False
+        while not self._stop.is_set():
+            try:
+                follower = Follower(settings.announced, settings.announce_topic, position(settings))
+            except ToolctlError as exc:
+                if not told:
+                    self.warn(f"announcements not followed: {exc}; trying again")
+                    told = True
+                take(settings, [], None)  # what was read before still expires
+                self._stop.wait(TICK_SECONDS)
+                continue
+            told = False
+            decided = 0.0
+            try:
+                while not self._stop.is_set():
+                    received = follower.poll(TICK_SECONDS)
+                    now = time.time()
+                    due = next_expiry(settings)
+                    if (
+                        received
+                        or (due is not None and now >= due)
+                        or now - decided > RECHECK_SECONDS
+                    ):
+                        take(settings, received, follower.position)
+                        decided = now
+            except ToolctlError as exc:
+                self.warn(f"announcements: {exc}; reading again")
+            finally:
+                follower.close()
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
