@@ -1,0 +1,49 @@
+"""Issue #24 from the command line: hostile lock files, adjacent placeholders, non-finite
+numbers in a tool's answer and quarantined look-alikes, each one line or documented output."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Toolctl, write_files
+
+OK = '[[tool]]\nname = "ok"\ndescription = "fine"\n[tool.local]\ncommand = ["true"]\n'
+
+
+def one_line(result: object, code: int) -> None:
+    stderr = getattr(result, "stderr", "")
+    assert getattr(result, "returncode", None) == code, stderr
+    assert "Traceback" not in stderr and "internal error" not in stderr
+    assert stderr.startswith("toolctl: error: ") and stderr.count("\n") == 1, stderr
+
+
+@pytest.mark.parametrize("contents", [False, True], ids=["empty", "full"])
+def test_lock_over_a_folder_is_one_line_and_leaves_no_temp_file(
+    tmp_path: Path, toolctl: Toolctl, contents: bool
+) -> None:
+    registry = write_files(tmp_path / "reg", {"a.toml": OK})
+    (registry / "toolctl.lock").mkdir()
+    if contents:
+        (registry / "toolctl.lock" / "x").write_text("x")
+    result = toolctl("lock", "-r", str(registry))
+    one_line(result, 3)
+    assert "toolctl.lock" in result.stderr
+    assert not [p for p in os.listdir(registry) if p.endswith(".tmp")]
+
+
+@pytest.mark.parametrize("command", ["lock", "register"])
+def test_a_write_lock_that_is_a_folder_is_one_line(
+    tmp_path: Path, toolctl: Toolctl, command: str
+) -> None:
+    registry = write_files(tmp_path / "reg", {"a.toml": OK})
+    (registry / ".toolctl.lock").mkdir()
+    other = write_files(tmp_path, {"new.toml": OK.replace('"ok"', '"new"')}) / "new.toml"
+    args = ["lock", "-r", str(registry)]
+    if command == "register":
+        args = ["register", "-r", str(registry), str(other)]
+    result = toolctl(*args)
+    one_line(result, 3)
+    assert ".toolctl.lock" in result.stderr
