@@ -47,3 +47,41 @@ def test_a_write_lock_that_is_a_folder_is_one_line(
     result = toolctl(*args)
     one_line(result, 3)
     assert ".toolctl.lock" in result.stderr
+
+
+SORTER = """
+[[tool]]
+name = "sorter"
+description = "sort a file"
+[tool.local]
+command = ["sort", "{template}"]
+input = "none"
+[[tool.arguments]]
+name = "dir"
+type = "string"
+required = false
+[[tool.arguments]]
+name = "file"
+type = "string"
+"""
+
+
+@pytest.mark.parametrize("template", ["{dir}{file}", "{file}{dir}", "{dir}{dir}{file}"])
+def test_adjacent_placeholders_cannot_inject_an_option(
+    tmp_path: Path, toolctl: Toolctl, template: str
+) -> None:
+    registry = write_files(tmp_path / "reg", {"s.toml": SORTER.replace("{template}", template)})
+    result = toolctl("run", "-r", str(registry), "sorter", "--arg", "file=-o./PWNED")
+    one_line(result, 2)
+    assert "'file' starts with '-'" in result.stderr
+    assert not (tmp_path / "PWNED").exists()
+
+
+def test_a_literal_prefix_before_placeholders_is_the_templates_choice(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    text = SORTER.replace("{template}", "--output=./{dir}{file}")
+    registry = write_files(tmp_path / "reg", {"s.toml": text})
+    (tmp_path / "in").write_text("b\na\n")
+    result = toolctl("run", "-r", str(registry), "sorter", "--arg", "file=OUT")
+    assert result.returncode != 2, result.stderr
