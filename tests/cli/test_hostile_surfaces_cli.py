@@ -3,8 +3,11 @@ numbers in a tool's answer and quarantined look-alikes, each one line or documen
 
 from __future__ import annotations
 
+import json
 import os
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -85,3 +88,34 @@ def test_a_literal_prefix_before_placeholders_is_the_templates_choice(
     (tmp_path / "in").write_text("b\na\n")
     result = toolctl("run", "-r", str(registry), "sorter", "--arg", "file=OUT")
     assert result.returncode != 2, result.stderr
+
+
+NAN_TOOL = f"""
+[[tool]]
+name = "nan"
+description = "Answers numbers JSON has not"
+[tool.local]
+command = ["{sys.executable}", "-c", "print('{{\\"a\\": NaN, \\"b\\": [Infinity, -Infinity, 1e999], \\"c\\": 1.5}}')"]
+input = "none"
+"""
+
+
+def strict_json(text: str) -> Any:
+    def refuse(constant: str) -> Any:
+        raise AssertionError(f"not JSON: {constant}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+MAPPED = {"a": "NaN", "b": ["Infinity", "-Infinity", "Infinity"], "c": 1.5}
+
+
+def test_run_json_and_batch_never_print_nan(tmp_path: Path, toolctl: Toolctl) -> None:
+    registry = write_files(tmp_path / "reg", {"n.toml": NAN_TOOL})
+    result = toolctl("run", "-r", str(registry), "nan", "--json")
+    assert result.returncode == 0, result.stderr
+    assert strict_json(result.stdout)["data"] == MAPPED
+    batch = toolctl("run", "-r", str(registry), "nan", "--batch", "-", input="{}\n{}\n")
+    assert batch.returncode == 0, batch.stderr
+    answers = [strict_json(line) for line in batch.stdout.splitlines()]
+    assert len(answers) == 2 and all(a["data"] == MAPPED for a in answers), answers

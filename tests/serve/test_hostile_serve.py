@@ -1,0 +1,94 @@
+"""Issue #24 against a real `toolctl serve`: non-finite numbers, hostile bodies and names,
+Origin, disconnects mid-body and mid-call, and argument validation that cannot freeze it."""
+
+from __future__ import annotations
+
+import json
+import socket
+import sys
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from tests.conftest import write_files
+from tests.serve.serve_support import REGISTRY, StartServe
+
+NAN = f"""
+[[tool]]
+name = "nan"
+description = "Answers numbers JSON has not"
+[tool.local]
+command = ["{sys.executable}", "-c", "print('{{\\"a\\": NaN, \\"b\\": [Infinity, -Infinity]}}')"]
+input = "none"
+"""
+MAPPED = {"a": "NaN", "b": ["Infinity", "-Infinity"]}
+MCP_HEADERS = {"Accept": "application/json, text/event-stream"}
+
+
+def strict_json(text: str) -> Any:
+    def refuse(constant: str) -> Any:
+        raise AssertionError(f"not JSON: {constant}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def hostile_registry(tmp_path: Path, extra: str) -> Path:
+    return write_files(tmp_path / "hostile", {"tools.toml": REGISTRY + extra})
+
+
+def mcp_message(text: str) -> Any:
+    """The JSON-RPC message of an answer sent as JSON or as one SSE event."""
+    for line in text.splitlines():
+        if line.startswith("data:") and line[5:].strip():
+            return strict_json(line[5:])
+    return strict_json(text)
+
+
+def mcp_session(url: str) -> dict[str, str]:
+    hello = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "0"},
+        },
+    }
+    answer = httpx.post(f"{url}/mcp", json=hello, headers=MCP_HEADERS)
+    assert answer.status_code == 200, answer.text
+    session = {**MCP_HEADERS, "Mcp-Session-Id": answer.headers["mcp-session-id"]}
+    initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    httpx.post(f"{url}/mcp", json=initialized, headers=session)
+    return session
+
+
+def mcp_call(url: str, session: dict[str, str], name: str, arguments: Any = None) -> Any:
+    call = {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": "tools/call",
+        "params": {"name": name, "arguments": arguments or {}},
+    }
+    answer = httpx.post(f"{url}/mcp", json=call, headers=session, timeout=60)
+    return mcp_message(answer.text)
+
+
+def test_rest_and_mcp_bodies_never_carry_nan(serve: StartServe, tmp_path: Path) -> None:
+    url = serve("--registry", str(hostile_registry(tmp_path, NAN))).url
+    ran = httpx.post(f"{url}/run_tool", json={"tool_id": "nan"}, timeout=60)
+    assert ran.status_code == 200
+    assert strict_json(ran.text)["data"] == MAPPED
+    answer = mcp_call(url, mcp_session(url), "nan")
+    assert answer["result"]["structuredContent"] == MAPPED, answer
+
+
+def raw_request(url: str, request: bytes) -> bytes:
+    host, port = url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=30) as connection:
+        connection.sendall(request)
+        chunks = []
+        while chunk := connection.recv(65536):
+            chunks.append(chunk)
+    return b"".join(chunks)
