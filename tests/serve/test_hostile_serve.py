@@ -92,3 +92,44 @@ def raw_request(url: str, request: bytes) -> bytes:
         while chunk := connection.recv(65536):
             chunks.append(chunk)
     return b"".join(chunks)
+
+
+DEEP = b'{"tool_id": "echo", "params": {"text": ' + b"[" * 100_000 + b"]" * 100_000 + b"}}"
+
+
+def test_deeply_nested_bodies_are_400(serve: StartServe) -> None:
+    served = serve()
+    url = served.url
+    ran = httpx.post(f"{url}/run_tool", content=DEEP, headers={"Content-Type": "application/json"})
+    assert ran.status_code == 400, ran.text
+    session = mcp_session(url)
+    deep_call = (
+        b'{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "echo", '
+        b'"arguments": {"text": ' + b"[" * 100_000 + b"]" * 100_000 + b"}}}"
+    )
+    answer = httpx.post(
+        f"{url}/mcp", content=deep_call, headers={**session, "Content-Type": "application/json"}
+    )
+    assert 400 <= answer.status_code < 500, answer.text
+    assert httpx.get(f"{url}/health").status_code == 200
+    assert "Traceback" not in served.log.read_text()
+
+
+def test_a_lone_surrogate_name_is_400_and_a_json_rpc_error(serve: StartServe) -> None:
+    served = serve()
+    url = served.url
+    body = b'{"tool_id": "ec\\ud800ho", "params": {}}'
+    ran = httpx.post(f"{url}/run_tool", content=body, headers={"Content-Type": "application/json"})
+    assert ran.status_code == 400, ran.text
+    strict_json(ran.text)
+    session = mcp_session(url)
+    call = (
+        b'{"jsonrpc": "2.0", "id": 9, "method": "tools/call", '
+        b'"params": {"name": "ec\\ud800ho", "arguments": {"t\\udc00": "\\ud800"}}}'
+    )
+    answer = httpx.post(
+        f"{url}/mcp", content=call, headers={**session, "Content-Type": "application/json"}
+    )
+    message = mcp_message(answer.text)
+    assert message["error"]["code"] in (-32602, -32600, -32700), message
+    assert "Traceback" not in served.log.read_text()

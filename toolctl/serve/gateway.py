@@ -27,6 +27,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from toolctl.arguments import MAX_DEPTH
 from toolctl.errors import ToolctlError
 from toolctl.runners.base import ToolResult
 from toolctl.serve.dispatch import Dispatcher
@@ -193,7 +194,7 @@ _BODIES = ("POST", "PUT", "PATCH")
 def _is_json(body: bytes) -> bool:
     try:
         json.loads(body)
-    except ValueError:  # UnicodeDecodeError is one
+    except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
         return False
     return True
 
@@ -238,5 +239,7 @@ async def read_json(request: Request) -> Any:
     body = await request.body()
     try:
         return json.loads(body)
+    except RecursionError:
+        raise ValueError(f"the body nests deeper than JSON is read here ({MAX_DEPTH})") from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise ValueError(f"the body is not JSON: {exc}") from None
