@@ -119,3 +119,31 @@ def test_run_json_and_batch_never_print_nan(tmp_path: Path, toolctl: Toolctl) ->
     assert batch.returncode == 0, batch.stderr
     answers = [strict_json(line) for line in batch.stdout.splitlines()]
     assert len(answers) == 2 and all(a["data"] == MAPPED for a in answers), answers
+
+
+PICKY = """
+[[tool]]
+name = "picky"
+description = "Takes a word the pattern likes"
+[tool.local]
+command = ["true"]
+input = "none"
+[tool.parameters]
+type = "object"
+properties = { word = { type = "string", pattern = "PATTERN" } }
+"""
+
+
+def test_argument_patterns_match_in_linear_time(tmp_path: Path, toolctl: Toolctl) -> None:
+    registry = write_files(tmp_path / "reg", {"p.toml": PICKY.replace("PATTERN", "^(a+)+$")})
+    result = toolctl("run", "-r", str(registry), "picky", "--arg", "word=" + "a" * 40 + "!")
+    one_line(result, 2)
+    assert "must match pattern" in result.stderr
+    assert toolctl("run", "-r", str(registry), "picky", "--arg", "word=aaa").returncode == 0
+
+
+def test_a_pattern_re2_cannot_run_breaks_its_file(tmp_path: Path, toolctl: Toolctl) -> None:
+    registry = write_files(tmp_path / "reg", {"p.toml": PICKY.replace("PATTERN", "(a)\\\\1")})
+    result = toolctl("check", "-r", str(registry))
+    assert result.returncode == 3, result.stderr
+    assert "linear-time" in result.stdout + result.stderr

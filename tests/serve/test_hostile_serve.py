@@ -133,3 +133,39 @@ def test_a_lone_surrogate_name_is_400_and_a_json_rpc_error(serve: StartServe) ->
     message = mcp_message(answer.text)
     assert message["error"]["code"] in (-32602, -32600, -32700), message
     assert "Traceback" not in served.log.read_text()
+
+
+BACKTRACK = """
+[[tool]]
+name = "picky"
+description = "Takes a word the pattern likes"
+timeout = 5
+[tool.local]
+command = ["true"]
+input = "none"
+[tool.parameters]
+type = "object"
+properties = { word = { type = "string", pattern = "^(a+)+$" } }
+"""
+
+
+def test_a_backtracking_pattern_cannot_freeze_the_server(serve: StartServe, tmp_path: Path) -> None:
+    import threading
+    import time
+
+    url = serve("--registry", str(hostile_registry(tmp_path, BACKTRACK))).url
+    answers: list[httpx.Response] = []
+
+    def hostile() -> None:
+        body = {"tool_id": "picky", "params": {"word": "a" * 40 + "!"}}
+        answers.append(httpx.post(f"{url}/run_tool", json=body, timeout=60))
+
+    started = time.monotonic()
+    thread = threading.Thread(target=hostile)
+    thread.start()
+    health = httpx.get(f"{url}/health", timeout=60)
+    thread.join(60)
+    assert health.status_code == 200
+    assert answers and answers[0].status_code == 422, answers
+    assert "must match pattern" in answers[0].json()["error"]
+    assert time.monotonic() - started < 10  # backtracking: 2**40 steps, hours
