@@ -169,3 +169,19 @@ def test_a_backtracking_pattern_cannot_freeze_the_server(serve: StartServe, tmp_
     assert answers and answers[0].status_code == 422, answers
     assert "must match pattern" in answers[0].json()["error"]
     assert time.monotonic() - started < 10  # backtracking: 2**40 steps, hours
+
+
+def test_origin_is_scheme_host_and_port(serve: StartServe) -> None:
+    url = serve("--allow-origin", "http://localhost:6274").url
+    port = url.rsplit(":", 1)[1]
+    for origin, status in (
+        (f"http://127.0.0.1:{port}", 200),
+        (f"http://localhost:{port}", 200),
+        ("http://localhost:9999", 403),
+        ("http://localhost", 403),
+        (f"https://127.0.0.1:{port}", 403),
+        ("http://localhost:6274", 200),  # let in by --allow-origin
+        ("http://localhost:99999", 403),
+    ):
+        got = httpx.get(f"{url}/tools", headers={"Origin": origin}).status_code
+        assert got == status, origin

@@ -137,7 +137,7 @@ class _Guard:
         if self.local and _hostname(f"//{host}") not in self.hosts:
             return _error(421, f"requests for host {host!r} are not served here")
         origin = headers.get("origin")
-        if origin and not self._origin_allowed(origin):
+        if origin and not self._origin_allowed(origin, scope):
             return _error(403, f"origin {origin!r} is not allowed")
         token = self.options.token
         if token is not None and scope["path"] != "/health":
@@ -151,11 +151,18 @@ class _Guard:
                 return response
         return None
 
-    def _origin_allowed(self, origin: str) -> bool:
+    def _origin_allowed(self, origin: str, scope: Scope) -> bool:
+        """Same origin is scheme, host and port alike (RFC 6454): a page from
+        ``http://localhost:9999`` is another site than this server on localhost:8001."""
         if origin in self.options.allow_origins:
             return True
-        parts = urlsplit(origin)
-        return parts.scheme in ("http", "https") and _hostname(origin) in self.hosts
+        try:
+            parts = urlsplit(origin)
+            port = parts.port or 80
+        except ValueError:
+            return False
+        server = scope.get("server") or (None, self.options.port)
+        return parts.scheme == "http" and _hostname(origin) in self.hosts and port == server[1]
 
 
 async def _read_body(receive: Receive, limit: int) -> bytes | None:
