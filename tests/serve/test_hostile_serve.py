@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 
 from tests.conftest import write_files
-from tests.serve.serve_support import REGISTRY, StartServe
+from tests.serve.serve_support import REGISTRY, StartServe, alive, read_pid, wait_for
 
 NAN = f"""
 [[tool]]
@@ -185,3 +185,68 @@ def test_origin_is_scheme_host_and_port(serve: StartServe) -> None:
     ):
         got = httpx.get(f"{url}/tools", headers={"Origin": origin}).status_code
         assert got == status, origin
+
+
+def test_a_disconnect_mid_body_logs_one_line(serve: StartServe) -> None:
+    served = serve()
+    host, port = served.url.removeprefix("http://").split(":")
+    for path in ("/run_tool", "/mcp", "/run_tool"):
+        with socket.create_connection((host, int(port)), timeout=10) as connection:
+            connection.sendall(
+                f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                "Content-Length: 1000\r\n\r\n{\"tool_id\": ".encode()
+            )
+    assert httpx.get(f"{served.url}/health").status_code == 200
+    served.stop()
+    log = served.log.read_text()
+    assert "Traceback" not in log, log[-3000:]
+
+
+def _post_and_leave(url: str, path: str, body: bytes, headers: dict[str, str], pidfile: Path) -> int:
+    """POST ``body`` on a raw connection, wait for the tool's pid, then hang up."""
+    host, port = url.removeprefix("http://").split(":")
+    lines = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+    with socket.create_connection((host, int(port)), timeout=30) as connection:
+        connection.sendall(
+            f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            f"{lines}Content-Length: {len(body)}\r\n\r\n".encode()
+            + body
+        )
+        pid = read_pid(pidfile)
+        connection.shutdown(socket.SHUT_RDWR)
+    return pid
+
+
+def test_a_client_that_disconnects_cancels_its_call(serve: StartServe, tmp_path: Path) -> None:
+    served = serve()
+    pidfile = tmp_path / "rest.pid"
+    body = json.dumps({"tool_id": "hang", "params": {"pidfile": str(pidfile)}}).encode()
+    pid = _post_and_leave(served.url, "/run_tool", body, {}, pidfile)
+    assert wait_for(lambda: not alive(pid), 15), "the REST call outlived its client"
+    session = mcp_session(served.url)
+    pidfile = tmp_path / "mcp.pid"
+    call = {
+        "jsonrpc": "2.0",
+        "id": 41,
+        "method": "tools/call",
+        "params": {"name": "hang", "arguments": {"pidfile": str(pidfile)}},
+    }
+    pid = _post_and_leave(served.url, "/mcp", json.dumps(call).encode(), session, pidfile)
+    assert wait_for(lambda: not alive(pid), 15), "the MCP call outlived its client"
+    assert httpx.get(f"{served.url}/health").json()["status"] == "ok"
+    served.stop()
+    log = served.log.read_text()
+    assert log.count('"event": "disconnect"') + log.count('"event":"disconnect"') == 2, log
+    assert "Traceback" not in log
+
+
+def test_many_disconnects_do_not_fill_the_server(serve: StartServe, tmp_path: Path) -> None:
+    served = serve()
+    pids = []
+    for n in range(12):
+        pidfile = tmp_path / f"{n}.pid"
+        body = json.dumps({"tool_id": "hang", "params": {"pidfile": str(pidfile)}}).encode()
+        pids.append(_post_and_leave(served.url, "/run_tool", body, {}, pidfile))
+    assert wait_for(lambda: not any(alive(p) for p in pids), 20)
+    ran = httpx.post(f"{served.url}/run_tool", json={"tool_id": "echo", "params": {"text": "x"}})
+    assert ran.status_code == 200 and ran.json()["output"] == "x"

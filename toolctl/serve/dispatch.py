@@ -83,6 +83,10 @@ class Dispatcher:
         """Tools whose runner takes calls without a thread (Pulsar): no thread hop for them."""
         self._results = _Results()
 
+    def log_line(self, line: dict[str, Any]) -> None:
+        """One JSON line in the server's log (a disconnect, a warning)."""
+        self._log(line)
+
     @property
     def in_flight(self) -> int:
         return self._admitted

@@ -58,6 +58,7 @@ class ToolServer:
         self.server.request_handlers[types.CallToolRequest] = self._call
         self._sessions: weakref.WeakSet[ServerSession] = weakref.WeakSet()
         self._listed: tuple[dict[str, Any], _Listing] | None = None
+        self._running: dict[tuple[str | None, str | None], anyio.CancelScope] = {}
         self.stdio_session = f"mcp-{uuid.uuid4().hex[:16]}"
         """The session of every call over stdio (one client per process)."""
 
@@ -98,10 +99,15 @@ class ToolServer:
                 )
             )
         origin = self._origin()
+        key = (origin.session, origin.call_id)
         try:
-            result = await self.dispatcher.call(
-                name, request.params.arguments or {}, via="mcp", origin=origin
-            )
+            with anyio.CancelScope() as scope:
+                self._running[key] = scope
+                result = await self.dispatcher.call(
+                    name, request.params.arguments or {}, via="mcp", origin=origin
+                )
+            if scope.cancelled_caught:  # its client went away (cancel_call): nobody reads this
+                return types.ServerResult(_failed("the client went away; the call was cancelled"))
         except NotFound as exc:
             raise McpError(
                 types.ErrorData(code=types.INVALID_PARAMS, message=f"Unknown tool: {exc}")
@@ -112,8 +118,18 @@ class ToolServer:
             answer = _failed(str(exc))
         else:
             answer = call_result(result)
+        finally:
+            self._running.pop(key, None)
         await self._after_call(session, name)
         return types.ServerResult(answer)
+
+    def cancel_call(self, session: str | None, call_id: str) -> bool:
+        """Cancel the running tools/call ``call_id`` of an HTTP ``session`` (its client went
+        away); whether one was running."""
+        scope = self._running.get((session or self.stdio_session, call_id))
+        if scope is not None:
+            scope.cancel()
+        return scope is not None
 
     async def _after_call(self, session: ServerSession, name: str) -> None:
         """Adaptive serving: a call that changes the session's list is announced to it
