@@ -162,6 +162,9 @@ class Shown(NamedTuple):
     winner: Definition
     shadowed: list[Definition]
     ordered: list[str]
+    quarantined_by: Definition | None = None
+    """The earlier definition ``winner``'s name is confusable with: then ``winner`` is
+    quarantined (never run, listed or exported)."""
 
 
 def show(settings: Settings, reporter: Reporter, name: str, kind: str | None = None) -> Shown:
@@ -189,4 +192,4 @@ def show(settings: Settings, reporter: Reporter, name: str, kind: str | None = N
         from toolctl.graph import usage_ordered
 
         ordered = usage_ordered(winner.data)
-    return Shown(winner, shadowed, ordered)
+    return Shown(winner, shadowed, ordered, registry.confusable_with(winner.kind, winner.name))
