@@ -10,6 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tests.conftest import write_files
 from tests.serve.serve_support import REGISTRY, StartServe, alive, read_pid, wait_for
@@ -250,3 +253,66 @@ def test_many_disconnects_do_not_fill_the_server(serve: StartServe, tmp_path: Pa
     assert wait_for(lambda: not any(alive(p) for p in pids), 20)
     ran = httpx.post(f"{served.url}/run_tool", json={"tool_id": "echo", "params": {"text": "x"}})
     assert ran.status_code == 200 and ran.json()["output"] == "x"
+
+
+JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats()
+    | st.text(max_size=8)
+    | st.sampled_from(["\ud800", "a\udc00b", "echo", "data", "nan", "fail"]),
+    lambda inner: st.lists(inner, max_size=3)
+    | st.dictionaries(
+        st.sampled_from(["tool_id", "params", "text", "name", "arguments", "\ud800"]), inner
+    ),
+    max_leaves=10,
+)
+NAMES = st.text(max_size=12) | st.sampled_from(["echo", "ec\ud800ho", "\udfff", "data", "nan"])
+
+
+def _body(value: Any) -> bytes:
+    return json.dumps(value).encode()  # ensure_ascii: a lone surrogate goes as its escape
+
+
+BODIES = (
+    st.binary(max_size=64)
+    | JSON_VALUES.map(_body)
+    | st.builds(lambda n, v: _body({"tool_id": n, "params": v}), NAMES, JSON_VALUES)
+    | st.integers(1, 50_000).map(lambda depth: b"[" * depth + b"]" * depth)
+)
+
+
+@settings(
+    max_examples=120,
+    derandomize=True,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(body=BODIES, name=NAMES, arguments=JSON_VALUES)
+def test_serve_bodies_and_names_never_5xx(
+    body: bytes, name: str, arguments: Any, hostile_server: tuple[str, dict[str, str]]
+) -> None:
+    url, session = hostile_server
+    headers = {"Content-Type": "application/json"}
+    ran = httpx.post(f"{url}/run_tool", content=body, headers=headers, timeout=60)
+    assert ran.status_code < 500, (body[:80], ran.text[:200])
+    strict_json(ran.text)
+    posted = httpx.post(f"{url}/mcp", content=body, headers={**session, **headers}, timeout=60)
+    assert posted.status_code < 500, (body[:80], posted.text[:200])
+    call = {
+        "jsonrpc": "2.0",
+        "id": 5,
+        "method": "tools/call",
+        "params": {"name": name, "arguments": arguments},
+    }
+    answer = httpx.post(f"{url}/mcp", content=_body(call), headers={**session, **headers}, timeout=60)
+    assert answer.status_code < 500, (name, answer.text[:200])
+    if answer.text.strip():
+        mcp_message(answer.text)  # strict JSON: no NaN, no bytes that are not UTF-8
+
+
+@pytest.fixture
+def hostile_server(serve: StartServe, tmp_path: Path) -> tuple[str, dict[str, str]]:
+    url = serve("--registry", str(hostile_registry(tmp_path, NAN))).url
+    return url, mcp_session(url)
