@@ -152,7 +152,10 @@ def test_a_pattern_re2_cannot_run_breaks_its_file(tmp_path: Path, toolctl: Toolc
 def test_show_marks_a_quarantined_look_alike(tmp_path: Path, toolctl: Toolctl) -> None:
     write_files(
         tmp_path,
-        {"r1/a.toml": OK.replace('"ok"', '"read-file"'), "r2/b.toml": OK.replace('"ok"', '"Read_File"')},
+        {
+            "r1/a.toml": OK.replace('"ok"', '"read-file"'),
+            "r2/b.toml": OK.replace('"ok"', '"Read_File"'),
+        },
     )
     path = ["-r", "r1", "-r", "r2"]
     shown = toolctl("show", "Read_File", *path)
@@ -160,6 +163,10 @@ def test_show_marks_a_quarantined_look_alike(tmp_path: Path, toolctl: Toolctl) -
     assert "QUARANTINED" in shown.stdout.splitlines()[0]
     assert "confusable with 'read-file' (r1/a.toml:1)" in shown.stdout
     as_json = json.loads(toolctl("show", "Read_File", *path, "--json").stdout)
-    assert as_json["quarantined"] == {"confusable_with": "read-file", "file": "r1/a.toml", "line": 1}
+    assert as_json["quarantined"] == {
+        "confusable_with": "read-file",
+        "file": "r1/a.toml",
+        "line": 1,
+    }
     holder = json.loads(toolctl("show", "read-file", *path, "--json").stdout)
     assert holder["quarantined"] is None

@@ -69,9 +69,7 @@ def test_service_down_ends_the_helpers_of_a_killed_keeper_or_server(
             os.kill(keeper, signal.SIGKILL)
         else:
             server = next(
-                int(line.split(":", 1)[0])
-                for line in _children(keeper)
-                if "probe_server" in line
+                int(line.split(":", 1)[0]) for line in _children(keeper) if "probe_server" in line
             )
             os.kill(server, signal.SIGKILL)
     finally:

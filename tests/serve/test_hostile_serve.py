@@ -197,7 +197,7 @@ def test_a_disconnect_mid_body_logs_one_line(serve: StartServe) -> None:
         with socket.create_connection((host, int(port)), timeout=10) as connection:
             connection.sendall(
                 f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-                "Content-Length: 1000\r\n\r\n{\"tool_id\": ".encode()
+                'Content-Length: 1000\r\n\r\n{"tool_id": '.encode()
             )
     assert httpx.get(f"{served.url}/health").status_code == 200
     served.stop()
@@ -205,7 +205,9 @@ def test_a_disconnect_mid_body_logs_one_line(serve: StartServe) -> None:
     assert "Traceback" not in log, log[-3000:]
 
 
-def _post_and_leave(url: str, path: str, body: bytes, headers: dict[str, str], pidfile: Path) -> int:
+def _post_and_leave(
+    url: str, path: str, body: bytes, headers: dict[str, str], pidfile: Path
+) -> int:
     """POST ``body`` on a raw connection, wait for the tool's pid, then hang up."""
     host, port = url.removeprefix("http://").split(":")
     lines = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
@@ -262,9 +264,11 @@ JSON_VALUES = st.recursive(
     | st.floats()
     | st.text(max_size=8)
     | st.sampled_from(["\ud800", "a\udc00b", "echo", "data", "nan", "fail"]),
-    lambda inner: st.lists(inner, max_size=3)
-    | st.dictionaries(
-        st.sampled_from(["tool_id", "params", "text", "name", "arguments", "\ud800"]), inner
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(
+            st.sampled_from(["tool_id", "params", "text", "name", "arguments", "\ud800"]), inner
+        )
     ),
     max_leaves=10,
 )
@@ -306,7 +310,9 @@ def test_serve_bodies_and_names_never_5xx(
         "method": "tools/call",
         "params": {"name": name, "arguments": arguments},
     }
-    answer = httpx.post(f"{url}/mcp", content=_body(call), headers={**session, **headers}, timeout=60)
+    answer = httpx.post(
+        f"{url}/mcp", content=_body(call), headers={**session, **headers}, timeout=60
+    )
     assert answer.status_code < 500, (name, answer.text[:200])
     if answer.text.strip():
         mcp_message(answer.text)  # strict JSON: no NaN, no bytes that are not UTF-8

@@ -105,8 +105,10 @@ def test_a_long_line_is_read_in_bounded_pieces(tmp_path: Path) -> None:
     | st.text(max_size=40).map(lambda t: t.encode("utf-8", "surrogatepass"))
     | st.recursive(
         st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
-        lambda inner: st.lists(inner, max_size=3)
-        | st.dictionaries(st.sampled_from(["jsonrpc", "id", "method", "params"]), inner),
+        lambda inner: (
+            st.lists(inner, max_size=3)
+            | st.dictionaries(st.sampled_from(["jsonrpc", "id", "method", "params"]), inner)
+        ),
         max_leaves=8,
     ).map(lambda v: json.dumps(v).encode())
 )

@@ -33,7 +33,12 @@ __all__ = ["leftovers", "podman", "use_podman"]  # the container tests' fixtures
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="needs /proc")
 
-SERVE_CODES = {signal.SIGTERM: 0, signal.SIGINT: 130, signal.SIGHUP: 129, signal.SIGQUIT: 131}
+SERVE_CODES: dict[int, int] = {
+    signal.SIGTERM: 0,
+    signal.SIGINT: 130,
+    signal.SIGHUP: 129,
+    signal.SIGQUIT: 131,
+}
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGQUIT], ids=["INT", "QUIT"])

@@ -46,7 +46,9 @@ def print_definition(shown: Shown, *, as_json: bool) -> None:
                 "shadowed": [
                     {"file": render.display_path(d.file), "line": d.line} for d in shadowed
                 ],
-                "quarantined": None if holder is None else {
+                "quarantined": None
+                if holder is None
+                else {
                     "confusable_with": holder.name,
                     "file": render.display_path(holder.file),
                     "line": holder.line,

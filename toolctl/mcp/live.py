@@ -104,8 +104,7 @@ def _compare(service: Entry, tool: Entry, live: Mapping[str, Mapping[str, Any]])
         changed = changed_fields(tool.data, section, live[remote])
         message = (
             f"MCP tool '{remote}' of service '{service.name}' changed since it was "
-            f"pinned ({', '.join(changed)}); "
-            + UPDATE_HINT.format(service=service.name)
+            f"pinned ({', '.join(changed)}); " + UPDATE_HINT.format(service=service.name)
         )
         return Finding("error", "mcp-pin", tool.file, tool.line, message)
     return None

@@ -90,7 +90,9 @@ def walk(
             dirs.append((str(root), -1))
             continue
         dirs.append((str(root), st.st_mtime_ns))
-        found = sorted(_walk_root(str(root), st, dirs, unreadable), key=lambda item: os.fsencode(item[0]))
+        found = sorted(
+            _walk_root(str(root), st, dirs, unreadable), key=lambda item: os.fsencode(item[0])
+        )
         files.extend(FileStat(path, index, size, mtime, rel) for rel, path, size, mtime in found)
     return files, dirs
 

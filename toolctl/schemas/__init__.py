@@ -205,7 +205,8 @@ def _linear_patterns(validator: Callable[[Any], Any], written: set[str]) -> None
             expressions[key] = re2.compile(source, options=options)
         except re2.error as exc:
             if key in written:
-                reason = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else exc
+                first = exc.args[0] if exc.args else exc
+                reason = first.decode() if isinstance(first, bytes) else first
                 raise SchemaProblem(
                     f"pattern {key!r} uses what a linear-time matcher cannot run ({reason}); "
                     "toolctl matches patterns with RE2 (no lookaround, no backreferences)"

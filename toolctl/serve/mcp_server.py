@@ -17,8 +17,7 @@ import os
 import sys
 import uuid
 import weakref
-from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from mcp import types

@@ -78,11 +78,7 @@ def triage(line: Line) -> tuple[Any, dict[str, Any] | None]:
         return None, _error(None, PARSE_ERROR, f"Parse error: {str(exc)[:200]}")
     if isinstance(value, list):
         return None, _error(None, INVALID_REQUEST, "batches (JSON arrays) are not supported")
-    request_id = value.get("id") if isinstance(value, dict) else None
-    if not isinstance(request_id, (str, int)) or isinstance(request_id, bool):
-        request_id = None
-    elif isinstance(request_id, str) and value_problem(request_id):
-        request_id = None
+    request_id = _usable_id(value.get("id") if isinstance(value, dict) else None)
     problem = value_problem(value)
     if problem is None:
         try:
@@ -92,6 +88,13 @@ def triage(line: Line) -> tuple[Any, dict[str, Any] | None]:
     if isinstance(value, dict) and "method" in value and "id" not in value:
         return None, None  # a notification is never answered
     return None, _error(request_id, INVALID_REQUEST, f"Invalid Request: {problem}")
+
+
+def _usable_id(request_id: Any) -> str | int | None:
+    """A request id an answer can carry: a string of valid Unicode or an integer."""
+    if isinstance(request_id, bool) or not isinstance(request_id, (str, int)):
+        return None
+    return None if isinstance(request_id, str) and value_problem(request_id) else request_id
 
 
 def _error(request_id: str | int | None, code: int, message: str) -> dict[str, Any]:

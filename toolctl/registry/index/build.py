@@ -153,9 +153,7 @@ def write_dirs(
         "INSERT INTO dirs VALUES (?, ?)", [(p, stable_mtime(m, started)) for p, m in dirs]
     )
     if unreadable is not None:
-        db.execute(
-            "INSERT OR REPLACE INTO meta VALUES ('unreadable', ?)", ("\n".join(unreadable),)
-        )
+        db.execute("INSERT OR REPLACE INTO meta VALUES ('unreadable', ?)", ("\n".join(unreadable),))
 
 
 @contextmanager

@@ -52,9 +52,7 @@ def reindex(
 ) -> sqlite3.Connection | None:
     """A copy of the cache at ``path`` brought up to ``files`` and published; None when
     there is no cache to copy or so much changed that a cold build is the better way."""
-    return _on_copy(
-        path, key, lambda db: _apply(db, key, files, dirs, started, unreadable or [])
-    )
+    return _on_copy(path, key, lambda db: _apply(db, key, files, dirs, started, unreadable or []))
 
 
 def reindex_only(path: Path, key: str, paths: set[str], started: int) -> sqlite3.Connection | None:
