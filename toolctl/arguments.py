@@ -79,7 +79,7 @@ def value_problem(value: Any) -> str | None:
     while stack:
         item, depth = stack.pop()
         if isinstance(item, str):
-            if not _is_text(item):
+            if not is_text(item):
                 return "text that is not valid Unicode (a lone surrogate)"
             continue
         if isinstance(item, float) and not math.isfinite(item):
@@ -89,7 +89,7 @@ def value_problem(value: Any) -> str | None:
                 return f"nests deeper than {MAX_DEPTH} levels"
             if isinstance(item, dict):
                 for key, child in item.items():
-                    if isinstance(key, str) and not _is_text(key):
+                    if isinstance(key, str) and not is_text(key):
                         return "a key that is not valid Unicode (a lone surrogate)"
                     stack.append((child, depth + 1))
             else:
@@ -97,7 +97,8 @@ def value_problem(value: Any) -> str | None:
     return None
 
 
-def _is_text(text: str) -> bool:
+def is_text(text: str) -> bool:
+    """Whether ``text`` is valid Unicode: no lone surrogate (which no UTF-8 can carry)."""
     if text.isascii():
         return True
     try:
@@ -105,6 +106,11 @@ def _is_text(text: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+def printable_text(text: str) -> str:
+    """``text`` with each lone surrogate as a ``\\udXXX`` escape: safe to print, log or send."""
+    return text if is_text(text) else text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def check_arguments(arguments: Mapping[str, Any]) -> None:
@@ -116,7 +122,7 @@ def check_arguments(arguments: Mapping[str, Any]) -> None:
 
 
 def _shown(key: str) -> str:
-    return repr(key) if _is_text(key) else ascii(key)
+    return repr(key) if is_text(key) else ascii(key)
 
 
 def check_timeout(value: Any, origin: str) -> float:

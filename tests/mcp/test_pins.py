@@ -42,3 +42,25 @@ def test_pins_are_stable_across_runs_and_change_on_a_rug_pull(probe_argv: list[s
     assert pin_of(pulled["echo"]) != pin_of(first["echo"])
     assert diff_tool(first["echo"], pulled["echo"]) == ["description"]
     assert pin_of(pulled["fail"]) == pin_of(first["fail"])
+
+
+def test_a_rug_pull_in_annotations_or_title_names_the_field() -> None:
+    """Issue #24: such a change was reported as "its definition"."""
+    from toolctl.mcp.pins import NOT_KEPT, changed_fields
+
+    stored = {"description": "Echo", "title": "Echo it"}
+    section = {
+        "name": "echo",
+        "parameters": {"type": "object"},
+        "annotations": {"readOnlyHint": True},
+    }
+    same = {"name": "echo", "description": "Echo", "inputSchema": {"type": "object"},
+            "annotations": {"readOnlyHint": True}, "title": "Echo it"}  # fmt: skip
+    assert changed_fields(stored, section, same) == [NOT_KEPT]
+    flipped = {**same, "annotations": {"readOnlyHint": False, "destructiveHint": True}}
+    assert changed_fields(stored, section, flipped) == ["annotations"]
+    assert changed_fields(stored, section, {**same, "title": "Run anything"}) == ["title"]
+    dropped = {k: v for k, v in same.items() if k != "annotations"}
+    assert changed_fields(stored, section, dropped) == ["annotations"]
+    renamed = {"description": "Echo", "title": "echo"}  # the remote name, kept as the title
+    assert changed_fields(renamed, section, {**same, "title": "Other"}) == [NOT_KEPT]

@@ -33,5 +33,15 @@ def test_images_and_resources_go_to_data_with_a_summary() -> None:
 
 def test_odd_shapes_do_not_raise() -> None:
     assert map_result({}) == ("", None, False)
-    assert map_result({"content": "nope", "isError": "yes"}) == ("", None, False)
-    assert map_result({"content": [1, None, {"type": "video"}]}).output == "[video content]"
+    assert map_result({"content": [{"type": "video"}]}).output == "[video content]"
+
+
+def test_content_that_is_not_a_list_of_objects_is_an_error() -> None:
+    """Issue #24: ``{"content": "notalist"}`` used to count as a success with no output."""
+    for content, shown in (("notalist", "str"), ({"type": "text"}, "dict"), (7, "int")):
+        answer = map_result({"content": content, "isError": "yes"})
+        assert answer.is_error and answer.data is None
+        expected = f"the MCP server's result is malformed: 'content' is {shown}, not a list"
+        assert answer.output == expected
+    items = map_result({"content": [1, None, {"type": "video"}]})
+    assert items.is_error and "a 'content' item is int, not an object" in items.output

@@ -17,7 +17,7 @@ import anyio
 from tests.conftest import write_files
 from tests.runners.container.conftest import IMAGE, leftovers, podman, use_podman
 from tests.serve.mcp_clients import cancel_next_call, stdio_session, texts
-from tests.serve.serve_support import wait_for
+from tests.serve.serve_support import StartServe, wait_for
 
 __all__ = ["leftovers", "podman", "use_podman"]  # the container tests' fixtures, used here
 
@@ -64,3 +64,36 @@ def test_cancelled_container_call_leaves_no_container(
     started = time.monotonic()
     anyio.run(main)
     assert time.monotonic() - started < 100, "the cancelled call ran to its end"
+
+
+def test_a_rest_or_mcp_client_that_disconnects_leaves_no_container(
+    podman: str,
+    serve: StartServe,
+    tmp_path: Path,
+    leftovers: Callable[[str], list[str]],
+) -> None:
+    """Issue #24: the container ran to its own timeout after its HTTP client had gone."""
+    import json
+    import socket
+
+    from tests.serve.test_hostile_serve import mcp_session
+
+    registry = write_files(tmp_path / "registry", {"tools.toml": REGISTRY})
+    served = serve("--registry", str(registry))
+    host, port = served.url.removeprefix("http://").split(":")
+    call = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "ct-served"}}
+    session = mcp_session(served.url)
+    for path, body, headers in (
+        ("/run_tool", {"tool_id": "ct-served"}, {}),
+        ("/mcp", call, session),
+    ):
+        data = json.dumps(body).encode()
+        lines = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+        with socket.create_connection((host, int(port)), timeout=30) as connection:
+            connection.sendall(
+                f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                f"{lines}Content-Length: {len(data)}\r\n\r\n".encode()
+                + data
+            )
+            assert wait_for(lambda: running(podman), seconds=60)
+        assert wait_for(lambda: leftovers(PREFIX) == [], seconds=30), (path, leftovers(PREFIX))

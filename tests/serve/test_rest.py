@@ -171,7 +171,13 @@ def test_foreign_origin_and_host(serve: StartServe) -> None:
     evil = {"Origin": "http://evil.example"}
     assert httpx.get(f"{url}/tools", headers=evil).status_code == 403
     assert httpx.post(f"{url}/mcp", json={}, headers=evil).status_code == 403
-    assert httpx.get(f"{url}/tools", headers={"Origin": "http://localhost:6274"}).status_code == 200
+    port = url.rsplit(":", 1)[1]
+    same = {"Origin": f"http://localhost:{port}"}
+    assert httpx.get(f"{url}/tools", headers=same).status_code == 200
+    other_port = {"Origin": "http://localhost:6274"}  # another site on this machine
+    assert httpx.get(f"{url}/tools", headers=other_port).status_code == 403
+    https = {"Origin": f"https://localhost:{port}"}
+    assert httpx.get(f"{url}/tools", headers=https).status_code == 403
     assert httpx.get(f"{url}/tools", headers={"Host": "evil.example"}).status_code == 421
 
 

@@ -321,6 +321,7 @@ class Caller:
             error = interruption(exc, "interrupted; the call was stopped")
             self.recorder.end(recording, error=error)
             raise error from exc
+        result = result.finite()
         call.sink.event(done_event(call.tool, result, started))
         self.recorder.end(recording, result)
         return result

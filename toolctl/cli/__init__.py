@@ -123,7 +123,7 @@ def _write_crash_report(args: list[str]) -> str:
             suffix = f"-{attempt}" if attempt else ""
             path = directory / f"crash-{stamp}-{os.getpid()}{suffix}.log"
             try:
-                with open(path, "x") as out:
+                with open(path, "x", encoding="utf-8", errors="backslashreplace") as out:
                     out.write(text)
             except FileExistsError:
                 continue
@@ -131,6 +131,6 @@ def _write_crash_report(args: list[str]) -> str:
         raise FileExistsError(str(directory))
     except OSError:
         handle, name = tempfile.mkstemp(prefix="toolctl-crash-", suffix=".log")
-        with open(handle, "w") as out:
+        with open(handle, "w", encoding="utf-8", errors="backslashreplace") as out:
             out.write(text)
         return name

@@ -156,18 +156,29 @@ def _screen_lines() -> int:
     return shutil.get_terminal_size().lines
 
 
+MAX_MESSAGE = 2000
+"""The most characters of one diagnostic line: a hostile input must not make a huge one."""
+
+
+def _bounded(message: str) -> str:
+    """A diagnostic fit for a terminal: cut past MAX_MESSAGE, lone surrogates escaped."""
+    if len(message) > MAX_MESSAGE:
+        message = f"{message[:MAX_MESSAGE]}… ({len(message) - MAX_MESSAGE:,} more characters)"
+    return message.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def warn(message: str) -> None:
-    sys.stderr.write(f"{PROG}: warning: {relativise(message)}\n")
+    sys.stderr.write(f"{PROG}: warning: {_bounded(relativise(message))}\n")
 
 
 def note(message: str) -> None:
-    sys.stderr.write(f"{PROG}: {relativise(message)}\n")
+    sys.stderr.write(f"{PROG}: {_bounded(relativise(message))}\n")
 
 
 def error(message: str, details: Sequence[str] = ()) -> None:
     for detail in details:
-        sys.stderr.write(f"  {relativise(detail)}\n")
-    sys.stderr.write(f"{PROG}: error: {relativise(message)}\n")
+        sys.stderr.write(f"  {_bounded(relativise(detail))}\n")
+    sys.stderr.write(f"{PROG}: error: {_bounded(relativise(message))}\n")
 
 
 def flatten(data: dict[str, Any], prefix: str = "") -> list[tuple[str, str]]:

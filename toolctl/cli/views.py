@@ -34,7 +34,7 @@ def definition_rows(found: Iterable[Definition]) -> Iterator[dict[str, Any]]:
 
 def print_definition(shown: Shown, *, as_json: bool) -> None:
     """`show`: the definition in force, where it lives and what it shadows."""
-    winner, shadowed = shown.winner, shown.shadowed
+    winner, shadowed, holder = shown.winner, shown.shadowed, shown.quarantined_by
     if as_json:
         render.print_json(
             {
@@ -47,10 +47,19 @@ def print_definition(shown: Shown, *, as_json: bool) -> None:
                     {"file": render.display_path(d.file), "line": d.line} for d in shadowed
                 ],
                 **({"origin": shown.origin} if shown.origin else {}),
+                "quarantined": None
+                if holder is None
+                else {
+                    "confusable_with": holder.name,
+                    "file": render.display_path(holder.file),
+                    "line": holder.line,
+                },
             }
         )
         return
     where = shown.origin or f"{render.display_path(winner.file)}:{winner.line}"
+    if holder is not None:
+        where += "; QUARANTINED"
     if winner.kind == "group":
         fields = render.group_fields(winner.data, shown.ordered)
     else:
@@ -60,6 +69,16 @@ def print_definition(shown: Shown, *, as_json: bool) -> None:
     if winner.data.get("title"):  # the name in the system it came from, first
         fields = [("title", winner.data["title"]), *(f for f in fields if f[0] != "title")]
     fields += [("shadows", f"{render.display_path(d.file)}:{d.line}") for d in shadowed]
+    if holder is not None:
+        fields = [
+            (
+                "quarantined",
+                f"confusable with '{holder.name}' "
+                f"({render.display_path(holder.file)}:{holder.line}): never run, listed or "
+                "exported; rename one of them",
+            ),
+            *fields,
+        ]
     render.print_fields(f"{winner.kind} {winner.name}  ({where})", fields)
 
 

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from toolctl.errors import UsageError
+from toolctl.interchange.documents import bounded, short
 from toolctl.interchange.entries import read_text
 
 DIALECTS = {
@@ -177,7 +178,7 @@ def _parse(path: Path, text: str) -> Any:
             first = first or exc
             continue
         if isinstance(data, (dict, list)):
-            return data
+            return bounded(data, str(path))
     raise UsageError(
         f"{path}: not an MCP client config toolctl can read; tried {TRIED}",
         hint=f"the first reader said: {_first_line(first)}",
@@ -203,7 +204,7 @@ def _yaml(text: str) -> Any:
 
 
 def _first_line(exc: Exception | None) -> str:
-    return str(exc).strip().splitlines()[0] if exc and str(exc).strip() else "nothing"
+    return short(exc) if exc is not None else "nothing"
 
 
 def _servers(data: dict[str, Any], path: Path) -> tuple[str, Any]:

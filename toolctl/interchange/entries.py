@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,21 +43,15 @@ def read_text(path: Path) -> str:
 
 
 def read_json(path: Path) -> Any:
-    try:
-        return json.loads(read_text(path))
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"{path}:{exc.lineno}: not valid JSON: {exc.msg}") from exc
+    from toolctl.interchange.documents import parse_json
+
+    return parse_json(read_text(path), str(path))
 
 
 def read_yaml(path: Path) -> Any:
-    import yaml
+    from toolctl.interchange.documents import parse_yaml
 
-    try:
-        return yaml.safe_load(read_text(path))
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else 1
-        raise UsageError(f"{path}:{line}: not valid YAML: {exc}") from exc
+    return parse_yaml(read_text(path), str(path))
 
 
 def validate(converted: Sequence[Tables]) -> Imported:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from toolctl.errors import UsageError
+from toolctl.interchange.documents import parse_json, short
 from toolctl.interchange.entries import Tables, clean, items_of, read_text
 from toolctl.interchange.slugs import named, slug
 
@@ -192,10 +193,7 @@ def read(path: Path) -> Any:
     first, _, rest = text.partition("\n")
     if first.startswith("Version:"):  # tg-show-config prints the version, then the JSON
         text = rest
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"{path}:{exc.lineno}: not valid JSON: {exc.msg}") from exc
+    return parse_json(text, str(path))
 
 
 def _is_tar(path: Path) -> bool:
@@ -214,9 +212,12 @@ def _bundle_entries(path: Path) -> list[Any]:
                     continue
                 handle = bundle.extractfile(member)
                 if handle is not None:
-                    entries.append(json.loads(handle.read().decode("utf-8")))
-    except (tarfile.TarError, OSError, EOFError, UnicodeDecodeError, ValueError) as exc:
-        raise UsageError(f"{path}: not a readable tg-export-workspace bundle: {exc}") from exc
+                    text = handle.read().decode("utf-8")
+                    entries.append(parse_json(text, f"{path}:{member.name}"))
+    except (tarfile.TarError, OSError, EOFError, UnicodeDecodeError) as exc:
+        raise UsageError(
+            f"{path}: not a readable tg-export-workspace bundle: {short(exc)}"
+        ) from None
     return entries
 
 
@@ -314,10 +315,7 @@ def _classify(item: dict[str, Any], source: str) -> tuple[str, str, dict[str, An
 
 def _value(value: Any, key: str, source: str) -> dict[str, Any]:
     if isinstance(value, str):  # the config service keeps values as JSON strings
-        try:
-            value = json.loads(value)
-        except ValueError as exc:
-            raise UsageError(f"{source}: value of '{key}' is not JSON: {exc}") from exc
+        value = parse_json(value, f"{source}: value of '{key}'")
     if not isinstance(value, dict):
         raise UsageError(f"{source}: value of '{key}' is not a JSON object")
     return value

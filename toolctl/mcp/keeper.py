@@ -310,7 +310,9 @@ def _log(message: str) -> None:
 
 def main() -> int:
     from toolctl.processes import report_failure, report_ready
+    from toolctl.processes.reaper import become_subreaper
 
+    become_subreaper()  # what a server leaves in sessions of its own stays below the keeper
     spec = json.loads(os.environ[SPEC_VARIABLE])
     environ = {k: v for k, v in os.environ.items() if k != SPEC_VARIABLE}
     token = Path(spec["token_file"]).read_text().strip()

@@ -32,12 +32,15 @@ def live_tools(
             f"service '{service.name}' is not an MCP service ({service.file}:{service.line})",
             hint="only a service with [service.mcp] offers MCP tools",
         )
+    from toolctl.processes.reaper import Reaping
+
     budget = connect_budget(section, timeout)
-    session = connect(settings, service.name, section, Path(service.file).parent, budget)
-    try:
-        return session.list_tools(budget)
-    finally:
-        session.close()
+    with Reaping(settings):  # what the server started in sessions of its own goes with it
+        session = connect(settings, service.name, section, Path(service.file).parent, budget)
+        try:
+            return session.list_tools(budget)
+        finally:
+            session.close()
 
 
 def live_check(
@@ -68,7 +71,10 @@ def live_check(
         except ToolctlError as exc:
             return exc
 
-    with ThreadPoolExecutor(max_workers=min(LIVE_WORKERS, max(len(mcp_services), 1))) as pool:
+    from toolctl.processes.reaper import Reaping
+
+    workers = min(LIVE_WORKERS, max(len(mcp_services), 1))
+    with Reaping(settings), ThreadPoolExecutor(max_workers=workers) as pool:
         answers = list(pool.map(listed, mcp_services))
     found: list[Finding] = []
     for service, answer in zip(mcp_services, answers, strict=True):
@@ -98,8 +104,7 @@ def _compare(service: Entry, tool: Entry, live: Mapping[str, Mapping[str, Any]])
         changed = changed_fields(tool.data, section, live[remote])
         message = (
             f"MCP tool '{remote}' of service '{service.name}' changed since it was "
-            f"pinned ({', '.join(changed) or 'its definition'}); "
-            + UPDATE_HINT.format(service=service.name)
+            f"pinned ({', '.join(changed)}); " + UPDATE_HINT.format(service=service.name)
         )
         return Finding("error", "mcp-pin", tool.file, tool.line, message)
     return None

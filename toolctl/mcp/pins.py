@@ -49,4 +49,16 @@ def changed_fields(
     params = section.get("parameters")
     if params is not None and live.get("inputSchema") != params:
         changed.append("inputSchema")
-    return changed
+    kept = section.get("annotations")
+    now = live.get("annotations")
+    if (kept or None) != (now if isinstance(now, dict) and now else None):
+        changed.append("annotations")
+    title, remote = stored.get("title"), section.get("name")
+    renamed = title is not None and title == remote  # then the title holds the remote name
+    if not renamed and (title or None) != (live.get("title") or None):
+        changed.append("title")
+    return changed or [NOT_KEPT]
+
+
+NOT_KEPT = "a field toolctl keeps no copy of (outputSchema, _meta, icons...)"
+"""What changed when none of the fields toolctl keeps did."""

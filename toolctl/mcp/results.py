@@ -20,8 +20,13 @@ class Answer(NamedTuple):
 
 
 def map_result(result: Mapping[str, Any]) -> Answer:
-    """Read a ``tools/call`` result object (``content``, ``structuredContent``, ``isError``)."""
+    """Read a ``tools/call`` result object (``content``, ``structuredContent``, ``isError``).
+    A result whose ``content`` is not a list of objects breaks the protocol: an error,
+    never a success with nothing in it."""
     content = result.get("content")
+    malformed = _malformed(content)
+    if malformed:
+        return Answer(f"the MCP server's result is malformed: {malformed}", None, True)
     items = (
         [item for item in content if isinstance(item, dict)] if isinstance(content, list) else []
     )
@@ -35,6 +40,17 @@ def map_result(result: Mapping[str, Any]) -> Answer:
         output = f"{output}\n{summary}" if output else summary
         data = {"content": others, **({"structuredContent": structured} if structured else {})}
     return Answer(output, data, result.get("isError") is True)
+
+
+def _malformed(content: Any) -> str | None:
+    if content is None:
+        return None  # older servers answered structuredContent alone; taken as given
+    if not isinstance(content, list):
+        return f"'content' is {type(content).__name__}, not a list"
+    odd = next((item for item in content if not isinstance(item, dict)), None)
+    if odd is not None:
+        return f"a 'content' item is {type(odd).__name__}, not an object"
+    return None
 
 
 def _json_text(texts: list[str]) -> Any:

@@ -186,8 +186,14 @@ class StdioTransport:
             text = text.replace(secret, "***")
         return text
 
-    def close(self, grace: float = 2.0) -> None:
-        """End the server: close its stdin, wait ``grace`` s, then SIGTERM and SIGKILL the group."""
+    def close(self, grace: float = 2.0, tree: dict[int, int] | None = None) -> None:
+        """End the server: close its stdin, wait ``grace`` s, then SIGTERM and SIGKILL the group,
+        and every process found below the server first (a ``setsid`` child left its group,
+        and once the server is gone it is nobody's child any more)."""
+        from toolctl.processes.stopping import process_tree, terminate_tree
+
+        if tree is None:
+            tree = process_tree(self.process.pid) if self.process.poll() is None else {}
         with contextlib.suppress(OSError, ValueError):
             if self.process.stdin:
                 self.process.stdin.close()
@@ -202,6 +208,8 @@ class StdioTransport:
                 self.process.wait(timeout=5)
         # what the server left behind in its group (a helper it spawned) goes too
         self._signal_group(signal.SIGKILL)
+        tree.pop(self.process.pid, None)
+        terminate_tree(tree)
         self._out_thread.join(timeout=1)
         self._err_thread.join(timeout=1)
         for pipe in (self.process.stdout, self.process.stderr):
@@ -211,11 +219,14 @@ class StdioTransport:
 
     def kill(self) -> None:
         """End the whole process tree now (a timeout, Ctrl-C): SIGTERM, then SIGKILL."""
+        from toolctl.processes.stopping import process_tree
+
+        tree = process_tree(self.process.pid) if self.process.poll() is None else {}
         self._signal_group(signal.SIGTERM)
         deadline = time.monotonic() + 0.5
         while self.process.poll() is None and time.monotonic() < deadline:
             time.sleep(0.01)
-        self.close(grace=0)
+        self.close(grace=0, tree=tree)
 
     def _signal_group(self, number: int) -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError):

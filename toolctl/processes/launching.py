@@ -10,6 +10,7 @@ with everything it started, its record dropped, and the reason raised.
 from __future__ import annotations
 
 import os
+import secrets
 import subprocess
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -21,7 +22,7 @@ from toolctl.errors import Interrupted, ToolctlError, TransportUnavailable
 from toolctl.processes.probing import Health, probe
 from toolctl.processes.ready import Healthy, Ready, ReadyFile, ReportedFailure, read_report
 from toolctl.processes.stopping import stop_locked, terminate
-from toolctl.processes.table import ProcessRecord, ProcessTable, log_tail
+from toolctl.processes.table import TAG_VARIABLE, ProcessRecord, ProcessTable, log_tail
 from toolctl.settings import Settings
 
 Reuse = Callable[[ProcessRecord], bool]
@@ -133,9 +134,10 @@ def _start(table: ProcessTable, spec: _Spec) -> ProcessRecord:
         offset = handle.tell()
     if isinstance(spec.ready, ReadyFile):
         spec.ready.path.unlink(missing_ok=True)
-    child = _spawn(spec, log)
+    tag = f"{spec.name}-{secrets.token_hex(8)}"
+    child = _spawn(spec, log, tag)
     record = ProcessRecord.of(
-        spec.name, spec.kind, child.pid, spec.argv, str(log), port=spec.port, url=spec.url
+        spec.name, spec.kind, child.pid, spec.argv, str(log), port=spec.port, url=spec.url, tag=tag
     )
     table.put(record)
     try:
@@ -158,7 +160,8 @@ def _start(table: ProcessTable, spec: _Spec) -> ProcessRecord:
     raise StartFailed(spec.kind, spec.name, reason, status=status, log=str(log), output=output)
 
 
-def _spawn(spec: _Spec, log: Path) -> subprocess.Popen[bytes]:
+def _spawn(spec: _Spec, log: Path, tag: str) -> subprocess.Popen[bytes]:
+    env = {**(os.environ if spec.env is None else spec.env), TAG_VARIABLE: tag}
     try:
         with open(log, "ab") as output:
             return subprocess.Popen(
@@ -167,7 +170,7 @@ def _spawn(spec: _Spec, log: Path) -> subprocess.Popen[bytes]:
                 stdout=output,
                 stderr=subprocess.STDOUT,
                 cwd=spec.cwd,
-                env=dict(spec.env) if spec.env is not None else None,
+                env=env,
                 start_new_session=True,  # its own group: stop ends it and all it started
             )
     except (FileNotFoundError, PermissionError) as exc:

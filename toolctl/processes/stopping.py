@@ -16,7 +16,15 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from toolctl.processes.table import PROC, ProcessRecord, ProcessTable, State, is_alive, state_of
+from toolctl.processes.table import (
+    PROC,
+    TAG_VARIABLE,
+    ProcessRecord,
+    ProcessTable,
+    State,
+    is_alive,
+    state_of,
+)
 from toolctl.settings import Settings
 
 KILL_WAIT = 3.0
@@ -56,17 +64,20 @@ def stop_locked(table: ProcessTable, name: str, grace: float) -> Stopped:
     if record is None:
         return Stopped(name, None, None)
     state = state_of(record)
-    survivors = terminate(record.pid, grace) if state is State.RUNNING else []
+    survivors = terminate(record.pid, grace, record.tag) if state is State.RUNNING else []
+    if state is not State.RUNNING and record.tag:  # its leader was killed: what it left
+        survivors = terminate_tree(tagged(record.tag))
     table.remove(name)
     return Stopped(name, record, state, survivors)
 
 
-def terminate(leader: int, grace: float) -> list[int]:
-    """SIGTERM the group led by ``leader`` and its descendants, SIGKILL what remains.
+def terminate(leader: int, grace: float, tag: str | None = None) -> list[int]:
+    """SIGTERM the group led by ``leader`` and its descendants (and every process whose
+    environment carries ``tag``), SIGKILL what remains.
 
     Returns the pids still running at the end (none, unless something resists SIGKILL).
     """
-    tree = process_tree(leader)
+    tree = {**process_tree(leader), **(tagged(tag) if tag else {})}
     # the group at once (a process forked just now is in it), then each one we know of
     with suppress(ProcessLookupError, PermissionError):
         os.killpg(leader, signal.SIGTERM)
@@ -81,6 +92,49 @@ def terminate(leader: int, grace: float) -> list[int]:
         if not remaining or time.monotonic() >= deadline:
             return sorted(remaining)
         _signal_all(remaining, signal.SIGKILL)
+
+
+def tagged(tag: str) -> dict[int, int]:
+    """{pid: start time} of every live process whose environment holds ``tag`` as its
+    ``TAG_VARIABLE`` (set when it was launched, inherited by all it started, found even
+    when it is nobody's child any more). Processes of other users cannot be read: skipped."""
+    if not PROC.is_dir():
+        return {}
+    needle = f"{TAG_VARIABLE}={tag}".encode()
+    found: dict[int, int] = {}
+    for entry in PROC.glob("[0-9]*"):
+        try:
+            environ = (entry / "environ").read_bytes()
+        except OSError:
+            continue
+        if needle in environ.split(b"\0"):
+            fields = _stat_of(entry)
+            if fields is not None and fields[0] not in ("Z", "X"):
+                found[int(entry.name)] = int(fields[19])
+    for mine in _ancestry():  # a stop asked from inside the tree never signals its asker
+        found.pop(mine, None)
+    return found
+
+
+def _ancestry() -> list[int]:
+    """This process and its ancestors."""
+    chain = [os.getpid()]
+    while chain[-1] > 1 and len(chain) < 256:
+        fields = _stat_of(PROC / str(chain[-1]))
+        if fields is None:
+            break
+        chain.append(int(fields[1]))
+    return chain
+
+
+def terminate_tree(tree: dict[int, int]) -> list[int]:
+    """SIGKILL each process of ``tree`` ({pid: start time}, as ``process_tree`` gives) that
+    is still the one found, and wait for them; the pids still running at the end."""
+    remaining = _wait_gone(tree, 0)
+    if remaining:
+        _signal_all(remaining, signal.SIGKILL)
+        remaining = _wait_gone(remaining, KILL_WAIT)
+    return sorted(remaining)
 
 
 def process_tree(leader: int) -> dict[int, int]:

@@ -25,6 +25,8 @@ from typing import Any
 from toolctl.settings import Settings
 
 PROC = Path("/proc")
+TAG_VARIABLE = "TOOLCTL_PROCESS_TAG"
+"""Set in a background process's environment to its record's ``tag``."""
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,9 @@ class ProcessRecord:
     start_time: int | None = None
     """Clock ticks after boot at which ``pid`` started (``/proc/PID/stat`` field 22)."""
     boot_id: str | None = None
+    tag: str | None = None
+    """The value of ``TAG_VARIABLE`` in its environment, which all it starts inherits: how
+    `stop` finds its helpers once they are nobody's children (its leader was killed)."""
 
     @classmethod
     def of(
@@ -54,11 +59,12 @@ class ProcessRecord:
         *,
         port: int | None = None,
         url: str | None = None,
+        tag: str | None = None,
     ) -> ProcessRecord:
         """The record of running process ``pid``, with its identity read now."""
         identity = identify(pid)
         start_time, boot_id = identity if identity is not None else (None, None)
-        return cls(name, kind, pid, argv, log, port, url, time.time(), start_time, boot_id)
+        return cls(name, kind, pid, argv, log, port, url, time.time(), start_time, boot_id, tag)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

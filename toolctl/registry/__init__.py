@@ -30,6 +30,8 @@ def open_registry(
             reporter.warn(f"announcement refused: {refused.message}")
     registry = Registry.open(settings, full=full)
     if warn:
+        for unreadable in registry.unreadable():
+            reporter.warn(f"{unreadable}: the name is not UTF-8 (skipped); rename it")
         for problem in registry.skipped():
             reporter.warn(f"{problem.file}:{problem.line}: {problem.message} (skipped)")
     registry.ensure_usable()
@@ -39,7 +41,14 @@ def open_registry(
 def require_directories(settings: Settings) -> None:
     """A directory named with --registry must exist: a typo must not read as 'empty'."""
     from toolctl.errors import UsageError
+    from toolctl.registry.loader import is_utf8, printable
 
+    for directory in settings.search_path:
+        if not is_utf8(str(directory)):
+            raise UsageError(
+                f"registry directory {printable(str(directory))} is not a UTF-8 path",
+                hint="rename it, or name another with --registry",
+            )
     if settings.explicit_registry:
         for directory in settings.without_announcements().search_path:
             if not directory.is_dir() and directory != settings.user_registry:

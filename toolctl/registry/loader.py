@@ -55,12 +55,31 @@ MAX_DIR_DEPTH = 32
 """Directories below a registry root deeper than this are not read."""
 
 
-def walk(roots: tuple[Path, ...]) -> tuple[list[FileStat], list[tuple[str, int]]]:
+def printable(path: str) -> str:
+    """A path fit to print and store: bytes that are not UTF-8 (which ``os.fsdecode``
+    keeps as lone surrogates) shown as ``\\xff`` escapes."""
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def is_utf8(name: str) -> bool:
+    """Whether a name from the file system is valid UTF-8 (no surrogate escapes)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def walk(
+    roots: tuple[Path, ...], unreadable: list[str] | None = None
+) -> tuple[list[FileStat], list[tuple[str, int]]]:
     """Every ``*.toml`` below the roots in precedence order, and every directory seen.
 
     Roots keep their search-path order; inside a root, files sort bytewise by relative
     path. Directories come back with their mtime (-1 for a root that does not exist), which
-    is what the cache compares to notice files being added, removed or renamed.
+    is what the cache compares to notice files being added, removed or renamed. A file or
+    directory whose name is not UTF-8 is left out (its path, printable, goes to
+    ``unreadable``): descriptors name their files, and such a name cannot be told or stored.
     """
     files: list[FileStat] = []
     dirs: list[tuple[str, int]] = []
@@ -71,13 +90,18 @@ def walk(roots: tuple[Path, ...]) -> tuple[list[FileStat], list[tuple[str, int]]
             dirs.append((str(root), -1))
             continue
         dirs.append((str(root), st.st_mtime_ns))
-        found = sorted(_walk_root(str(root), st, dirs), key=lambda item: os.fsencode(item[0]))
+        found = sorted(
+            _walk_root(str(root), st, dirs, unreadable), key=lambda item: os.fsencode(item[0])
+        )
         files.extend(FileStat(path, index, size, mtime, rel) for rel, path, size, mtime in found)
     return files, dirs
 
 
 def _walk_root(
-    root: str, root_stat: os.stat_result, dirs: list[tuple[str, int]]
+    root: str,
+    root_stat: os.stat_result,
+    dirs: list[tuple[str, int]],
+    unreadable: list[str] | None,
 ) -> Iterator[tuple[str, str, int, int]]:
     """Each directory once: a symlinked directory already visited (an ancestor, a loop,
     a second link to one place) is not entered again, and depth is bounded. Names are
@@ -95,6 +119,10 @@ def _walk_root(
         for entry in entries:
             if entry.name.startswith("."):
                 continue
+            if not is_utf8(entry.name):
+                if unreadable is not None and (entry.name.endswith(".toml") or _is_dir(entry)):
+                    unreadable.append(printable(entry.path))
+                continue
             try:
                 if entry.is_dir():
                     st = entry.stat()
@@ -109,6 +137,13 @@ def _walk_root(
             except OSError:
                 continue
         stack.extend(reversed(subdirectories))
+
+
+def _is_dir(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
 
 
 _TOML_LINE = re.compile(r"at line (\d+)")

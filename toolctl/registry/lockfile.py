@@ -98,8 +98,15 @@ def write_lock(settings: Settings) -> tuple[Path, int]:
             document.setdefault(kind, {})[name] = table
         path = target / LOCK_FILE
         temporary = target / f".{LOCK_FILE}.{os.getpid()}.tmp"
-        temporary.write_text(_HEADER + tomli_w.dumps(document))
-        os.replace(temporary, path)
+        try:
+            temporary.write_text(_HEADER + tomli_w.dumps(document))
+            os.replace(temporary, path)
+        except OSError as exc:
+            temporary.unlink(missing_ok=True)
+            raise RegistryError(
+                f"cannot write {path}: {exc.strerror or exc}",
+                hint=f"{LOCK_FILE} must be a file toolctl can replace; remove or fix it",
+            ) from None
     return path, len(pins)
 
 

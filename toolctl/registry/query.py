@@ -177,6 +177,9 @@ class Shown(NamedTuple):
     ordered: list[str]
     origin: str | None = None
     """"announced by SERVICE on HOST at TIME" for an announced name."""
+    quarantined_by: Definition | None = None
+    """The earlier definition ``winner``'s name is confusable with: then ``winner`` is
+    quarantined (never run, listed or exported)."""
 
 
 def show(settings: Settings, reporter: Reporter, name: str, kind: str | None = None) -> Shown:
@@ -206,4 +209,10 @@ def show(settings: Settings, reporter: Reporter, name: str, kind: str | None = N
         ordered = usage_ordered(winner.data)
     from toolctl.registry.announced_view import origin_text
 
-    return Shown(winner, shadowed, ordered, origin_text(settings, winner.file))
+    return Shown(
+        winner,
+        shadowed,
+        ordered,
+        origin_text(settings, winner.file),
+        registry.confusable_with(winner.kind, winner.name),
+    )

@@ -371,8 +371,15 @@ def _root_of(file: Path, settings: Settings) -> Path:
 @contextmanager
 def locked(directory: Path) -> Iterator[None]:
     """Hold the registry directory's write lock; stale temporary files go once we have it."""
-    directory.mkdir(parents=True, exist_ok=True)
-    descriptor = os.open(directory / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+    path = directory / LOCK_NAME
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise RegistryError(
+            f"cannot take the write lock {path}: {exc.strerror or exc}",
+            hint=f"{LOCK_NAME} must be a file toolctl can write; remove or fix it",
+        ) from None
     try:
         fcntl.flock(descriptor, fcntl.LOCK_EX)
         for stale in [*directory.glob(".*.tmp"), *directory.glob("*/.*.tmp")]:

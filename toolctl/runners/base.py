@@ -10,6 +10,7 @@ found by runtime name through the entry-point group ``toolctl.runners`` (see
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
@@ -46,6 +47,13 @@ class ToolResult(NamedTuple):
     """Bytes of the tool's output dropped past its ``max_output`` (0: none, and then the
     key is left out of ``to_json``, so untruncated results keep their shape)."""
 
+    def finite(self) -> ToolResult:
+        """This result with NaN and infinities in ``data`` as the strings ``"NaN"``,
+        ``"Infinity"`` and ``"-Infinity"``: JSON has no such numbers, and every JSON toolctl
+        writes (``run --json``, ``--batch``, REST, MCP) must parse anywhere."""
+        mapped = finite_json(self.data)
+        return self if mapped is self.data else self._replace(data=mapped)
+
     def to_json(self) -> dict[str, Any]:
         data = self._asdict()
         if not self.truncated:
@@ -61,8 +69,8 @@ class ToolResult(NamedTuple):
         if not stripped.startswith(("{", "[")):
             return cls(True, output, transport=runtime, **extra)
         try:
-            parsed = json.loads(stripped)
-        except ValueError:
+            parsed = finite_json(json.loads(stripped))
+        except (ValueError, RecursionError):
             return cls(True, output, transport=runtime, **extra)
         if isinstance(parsed, dict) and parsed and set(parsed) <= _RESULT_KEYS:
             error = parsed.get("error")
@@ -79,6 +87,37 @@ class ToolResult(NamedTuple):
                 **extra,
             )
         return cls(True, output, parsed, transport=runtime, **extra)
+
+
+NON_FINITE = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
+"""How a number JSON cannot carry is written: as protobuf's JSON mapping writes it."""
+
+
+def finite_json(value: Any) -> Any:
+    """``value`` itself when it holds no NaN or infinity, else a copy with each one as a
+    string (``NON_FINITE``). Too deep to walk: None, never an exception."""
+    try:
+        json.dumps(value, allow_nan=False)
+    except (ValueError, TypeError):
+        pass  # a non-finite number, or something only a third-party runner would put there
+    except RecursionError:
+        return None
+    else:
+        return value
+    try:
+        return _finite(value)
+    except RecursionError:
+        return None
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return NON_FINITE[repr(value)]
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(item) for item in value]
+    return value
 
 
 class ToolSpec(NamedTuple):

@@ -236,7 +236,7 @@ def _check_pin(tool: ToolSpec, section: Mapping[str, Any], definition: Mapping[s
     if pin is None or pin_of(definition) == pin:
         return
     changed = changed_fields(tool.data, section, definition)
-    what = ", ".join(changed) if changed else "its definition"
+    what = ", ".join(changed)
     service = _service_name(tool)
     raise PinDrift(
         f"MCP tool '{section['name']}' of service '{service}' changed since it was pinned "

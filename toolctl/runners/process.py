@@ -55,9 +55,11 @@ def render_argv(
     and ``}}`` are literal braces; a placeholder naming no declared argument stays as is.
 
     Refused (InvalidArguments, exit 2, naming the argument): a value with a NUL (argv
-    cannot hold one), an item longer than ``MAX_ARG_BYTES``, and a text value starting
-    with ``-`` that fills a whole item (the tool would read it as an option) unless the
-    argument is in ``allow_option`` or an earlier item of the template is ``--``.
+    cannot hold one), an item longer than ``MAX_ARG_BYTES``, and an item that starts with
+    ``-`` because of a text value (the tool would read it as an option): one rule however
+    many placeholders share the item (``{dir}{file}`` as much as ``{file}``), unless the
+    template's own text puts the ``-`` there, the leading argument is in ``allow_option``,
+    or an earlier item of the template is ``--``.
     """
     argv: list[str] = []
     options_end = False
@@ -79,16 +81,15 @@ def render_argv(
                 f"{who} makes a command-line item longer than the system allows "
                 f"({MAX_ARG_BYTES // 1024} KiB); send it as JSON on stdin instead"
             )
+        leader = _leader(item, arguments, used) if rendered.startswith("-") else None
         if (
-            whole
-            and used
+            leader is not None
             and not options_end
-            and used[0] not in allow_option
-            and isinstance(arguments[used[0]], str)
-            and rendered.startswith("-")
+            and leader not in allow_option
+            and isinstance(arguments[leader], str)
         ):
             raise InvalidArguments(
-                f"argument '{used[0]}' starts with '-' and would reach the tool as an option "
+                f"argument '{leader}' starts with '-' and would reach the tool as an option "
                 f"({rendered[:40]!r}); the descriptor can allow it with allow_option = true "
                 "on that argument, or a '--' earlier in the command"
             )
@@ -96,6 +97,16 @@ def render_argv(
             options_end = True
         argv.append(rendered)
     return argv
+
+
+def _leader(item: str, arguments: Mapping[str, Any], used: list[str]) -> str | None:
+    """The argument whose value begins an item that starts with a placeholder: the first
+    one filled with something, however many placeholders share the item. None when the
+    item's literal text comes first (``--out={file}``: the template made it an option)."""
+    first = _PLACEHOLDER.search(item)
+    if first is None or first.start() != 0 or first.group(0) in ("{{", "}}"):
+        return None
+    return next((name for name in used if _fill_value(arguments[name])), None)
 
 
 def _fill(

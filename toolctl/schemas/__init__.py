@@ -154,13 +154,63 @@ def compile_schema(schema: dict[str, Any]) -> Callable[[Any], Any]:
     import fastjsonschema
 
     try:
-        return fastjsonschema.compile(schema, handlers=_NoFetch(), use_default=False)
+        validator = fastjsonschema.compile(schema, handlers=_NoFetch(), use_default=False)
+        _linear_patterns(validator, _patterns(schema))
+        return validator
     except SchemaProblem:
         raise
     except fastjsonschema.JsonSchemaDefinitionException as exc:
         raise SchemaProblem(f"not a valid JSON Schema: {exc}") from None
     except Exception as exc:
         raise SchemaProblem(f"not a usable JSON Schema: {type(exc).__name__}: {exc}") from None
+
+
+def _patterns(schema: Any) -> set[str]:
+    """Every regular expression a schema's author wrote (``pattern``, ``patternProperties``)."""
+    found: set[str] = set()
+    stack = [schema]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if isinstance(item.get("pattern"), str):
+                found.add(item["pattern"])
+            if isinstance(item.get("patternProperties"), dict):
+                found.update(k for k in item["patternProperties"] if isinstance(k, str))
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return found
+
+
+def _linear_patterns(validator: Callable[[Any], Any], written: set[str]) -> None:
+    """Swap the validator's regular expressions for RE2's, which match in linear time.
+
+    Python's ``re`` backtracks: ``^(a+)+$`` against 29 characters takes seconds and holds
+    the GIL all along, so one argument could freeze every route of `serve`. fastjsonschema
+    keeps its compiled expressions in one dict of the generated code's globals; each is
+    recompiled with RE2 (its ``\\Z`` written ``\\z``). A pattern of the schema's author
+    that RE2 cannot run (lookaround, backreferences) is a SchemaProblem; the few of
+    fastjsonschema's own format expressions RE2 cannot run stay as they are.
+    """
+    expressions = getattr(validator, "__globals__", {}).get("REGEX_PATTERNS")
+    if not expressions:
+        return
+    import re2
+
+    options = re2.Options()
+    options.log_errors = False  # RE2 would write its complaint to stderr itself
+    for key, compiled in list(expressions.items()):
+        source = compiled.pattern.replace("\\Z", "\\z")
+        try:
+            expressions[key] = re2.compile(source, options=options)
+        except re2.error as exc:
+            if key in written:
+                first = exc.args[0] if exc.args else exc
+                reason = first.decode() if isinstance(first, bytes) else first
+                raise SchemaProblem(
+                    f"pattern {key!r} uses what a linear-time matcher cannot run ({reason}); "
+                    "toolctl matches patterns with RE2 (no lookaround, no backreferences)"
+                ) from None
 
 
 def remote_ref(schema: Any) -> str | None:

@@ -26,7 +26,7 @@ from typing import Any
 
 import anyio
 
-from toolctl.arguments import DEFAULT_TIMEOUT, tool_timeout
+from toolctl.arguments import DEFAULT_TIMEOUT, is_text, printable_text, tool_timeout
 from toolctl.calls import Caller, Submitted
 from toolctl.calls.cancel import Cancel
 from toolctl.errors import (
@@ -83,6 +83,10 @@ class Dispatcher:
         """Tools whose runner takes calls without a thread (Pulsar): no thread hop for them."""
         self._results = _Results()
 
+    def log_line(self, line: dict[str, Any]) -> None:
+        """One JSON line in the server's log (a disconnect, a warning)."""
+        self._log(line)
+
     @property
     def in_flight(self) -> int:
         return self._admitted
@@ -104,8 +108,12 @@ class Dispatcher:
         InvalidArguments, TimedOut, TransportUnavailable, Interrupted), or QueueFull.
         ``origin`` says who called (default: caller "serve")."""
         started = time.perf_counter()
-        outcome: dict[str, Any] = {"event": "call", "tool": name, "via": via}
+        outcome: dict[str, Any] = {"event": "call", "tool": printable_text(name), "via": via}
         try:
+            if not is_text(name):
+                raise InvalidArguments(
+                    f"the tool name {printable_text(name)} is not valid Unicode (a lone surrogate)"
+                )
             result = await self._admit(name, arguments, origin or self.caller.origin, user)
         except ToolctlError as exc:
             outcome.update(status="error", error=type(exc).__name__, exit_code=exc.exit_code)

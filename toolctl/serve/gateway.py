@@ -25,10 +25,12 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
+from toolctl.arguments import MAX_DEPTH
 from toolctl.errors import ToolctlError
 from toolctl.runners.base import ToolResult
+from toolctl.serve.disconnects import mcp_call_id, read_body, run_watched
 from toolctl.serve.dispatch import Dispatcher
 from toolctl.serve.mcp_server import ToolServer
 
@@ -81,9 +83,20 @@ def build_app(dispatcher: Dispatcher, tools: ToolServer, options: GatewayOptions
         # the cancelled calls clean up (a container is removed), then what they left is reaped
         await anyio.to_thread.run_sync(dispatcher.close)
 
+    async def gone(path: str, session: str | None, body: bytes) -> None:
+        call_id = mcp_call_id(body) if path == "/mcp" else None
+        cancelled = path != "/mcp"
+        for _ in range(20):  # the session may not have started the call yet
+            if call_id is None or (cancelled := tools.cancel_call(session, call_id)):
+                break
+            await anyio.sleep(0.05)
+        dispatcher.log_line(
+            {"event": "disconnect", "path": path, "during": "call", "cancelled": cancelled}
+        )
+
     routes = [*rest.routes(dispatcher), Route("/mcp", _Endpoint(mcp_endpoint))]
     app = Starlette(routes=routes, lifespan=lifespan)
-    return _Guard(app, options)
+    return _Guard(app, options, gone, dispatcher.log_line)
 
 
 class _Endpoint:
@@ -99,9 +112,16 @@ class _Endpoint:
 class _Guard:
     """Host/Origin (421/403), bearer token (401) and body size (413) before any route."""
 
-    def __init__(self, app: ASGIApp, options: GatewayOptions) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        options: GatewayOptions,
+        gone: Callable[[str, str | None, bytes], Awaitable[None]],
+        log: Callable[[dict[str, Any]], None],
+    ) -> None:
         self.app = app
         self.options = options
+        self.gone, self.log = gone, log
         self.hosts = set(LOOPBACK_NAMES) | {options.host.strip("[]")}
         self.local = is_loopback(options.host)
 
@@ -119,24 +139,33 @@ class _Guard:
         if length.isdigit() and int(length) > limit:
             await _too_large(limit)(scope, receive, send)
             return
-        mcp_post = scope["path"] == "/mcp" and scope["method"] == "POST"
-        if mcp_post or ("content-length" not in headers and scope["method"] in _BODIES):
-            body = await _read_body(receive, limit)
-            if body is None:
-                await _too_large(limit)(scope, receive, send)
-                return
-            if mcp_post and not _is_json(body):  # the SDK answers 500 to undecodable bytes
-                await _parse_error()(scope, receive, send)
-                return
-            receive = _replay(body, receive)
-        await self.app(scope, receive, send)
+        if scope["method"] not in _BODIES:
+            await self.app(scope, receive, send)
+            return
+        path = scope["path"]
+        body = await read_body(receive, limit)
+        if body is None:
+            await _too_large(limit)(scope, receive, send)
+            return
+        if not isinstance(body, bytes):  # the client went away mid-body: nothing to run
+            self.log({"event": "disconnect", "path": path, "during": "body"})
+            return
+        if path == "/mcp" and not _is_json(body):  # the SDK answers 500 to undecodable bytes
+            await _parse_error()(scope, receive, send)
+            return
+        session = headers.get("mcp-session-id")
+
+        async def gone(body: bytes) -> None:
+            await self.gone(path, session, body)
+
+        await run_watched(self.app, scope, body, receive, send, gone)
 
     def _refusal(self, scope: Scope, headers: dict[str, str]) -> Response | None:
         host = headers.get("host", "")
         if self.local and _hostname(f"//{host}") not in self.hosts:
             return _error(421, f"requests for host {host!r} are not served here")
         origin = headers.get("origin")
-        if origin and not self._origin_allowed(origin):
+        if origin and not self._origin_allowed(origin, scope):
             return _error(403, f"origin {origin!r} is not allowed")
         token = self.options.token
         if token is not None and scope["path"] != "/health":
@@ -150,41 +179,18 @@ class _Guard:
                 return response
         return None
 
-    def _origin_allowed(self, origin: str) -> bool:
+    def _origin_allowed(self, origin: str, scope: Scope) -> bool:
+        """Same origin is scheme, host and port alike (RFC 6454): a page from
+        ``http://localhost:9999`` is another site than this server on localhost:8001."""
         if origin in self.options.allow_origins:
             return True
-        parts = urlsplit(origin)
-        return parts.scheme in ("http", "https") and _hostname(origin) in self.hosts
-
-
-async def _read_body(receive: Receive, limit: int) -> bytes | None:
-    """A body sent without Content-Length, read whole; None once it passes ``limit``."""
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        if message["type"] != "http.request":
-            return b"".join(chunks)
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > limit:
-            return None
-        chunks.append(chunk)
-        if not message.get("more_body", False):
-            return b"".join(chunks)
-
-
-def _replay(body: bytes, receive: Receive) -> Receive:
-    sent = False
-
-    async def replayed() -> Message:
-        nonlocal sent
-        if sent:
-            return await receive()
-        sent = True
-        return {"type": "http.request", "body": body, "more_body": False}
-
-    return replayed
+        try:
+            parts = urlsplit(origin)
+            port = parts.port or 80
+        except ValueError:
+            return False
+        server = scope.get("server") or (None, self.options.port)
+        return parts.scheme == "http" and _hostname(origin) in self.hosts and port == server[1]
 
 
 _BODIES = ("POST", "PUT", "PATCH")
@@ -193,7 +199,7 @@ _BODIES = ("POST", "PUT", "PATCH")
 def _is_json(body: bytes) -> bool:
     try:
         json.loads(body)
-    except ValueError:  # UnicodeDecodeError is one
+    except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
         return False
     return True
 
@@ -238,5 +244,7 @@ async def read_json(request: Request) -> Any:
     body = await request.body()
     try:
         return json.loads(body)
+    except RecursionError:
+        raise ValueError(f"the body nests deeper than JSON is read here ({MAX_DEPTH})") from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise ValueError(f"the body is not JSON: {exc}") from None

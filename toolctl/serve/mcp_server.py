@@ -17,8 +17,7 @@ import os
 import sys
 import uuid
 import weakref
-from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from mcp import types
@@ -28,6 +27,7 @@ from mcp.shared.exceptions import McpError
 from pydantic import PrivateAttr
 
 from toolctl import __version__
+from toolctl.arguments import is_text, printable_text
 from toolctl.errors import NotFound, RegistryError, ToolctlError
 from toolctl.records import Origin
 from toolctl.runners.base import ToolResult
@@ -57,6 +57,7 @@ class ToolServer:
         self.server.request_handlers[types.CallToolRequest] = self._call
         self._sessions: weakref.WeakSet[ServerSession] = weakref.WeakSet()
         self._listed: tuple[dict[str, Any], _Listing] | None = None
+        self._running: dict[tuple[str | None, str | None], anyio.CancelScope] = {}
         self.stdio_session = f"mcp-{uuid.uuid4().hex[:16]}"
         """The session of every call over stdio (one client per process)."""
 
@@ -89,11 +90,23 @@ class ToolServer:
         session = self.server.request_context.session
         self._sessions.add(session)
         name = request.params.name
-        origin = self._origin()
-        try:
-            result = await self.dispatcher.call(
-                name, request.params.arguments or {}, via="mcp", origin=origin
+        if not is_text(name):  # no tool has such a name, and the answer must not carry it
+            raise McpError(
+                types.ErrorData(
+                    code=types.INVALID_PARAMS,
+                    message=f"Unknown tool: {printable_text(name)} is not valid Unicode",
+                )
             )
+        origin = self._origin()
+        key = (origin.session, origin.call_id)
+        try:
+            with anyio.CancelScope() as scope:
+                self._running[key] = scope
+                result = await self.dispatcher.call(
+                    name, request.params.arguments or {}, via="mcp", origin=origin
+                )
+            if scope.cancelled_caught:  # its client went away (cancel_call): nobody reads this
+                return types.ServerResult(_failed("the client went away; the call was cancelled"))
         except NotFound as exc:
             raise McpError(
                 types.ErrorData(code=types.INVALID_PARAMS, message=f"Unknown tool: {exc}")
@@ -104,8 +117,18 @@ class ToolServer:
             answer = _failed(str(exc))
         else:
             answer = call_result(result)
+        finally:
+            self._running.pop(key, None)
         await self._after_call(session, name)
         return types.ServerResult(answer)
+
+    def cancel_call(self, session: str | None, call_id: str) -> bool:
+        """Cancel the running tools/call ``call_id`` of an HTTP ``session`` (its client went
+        away); whether one was running."""
+        scope = self._running.get((session or self.stdio_session, call_id))
+        if scope is not None:
+            scope.cancel()
+        return scope is not None
 
     async def _after_call(self, session: ServerSession, name: str) -> None:
         """Adaptive serving: a call that changes the session's list is announced to it
@@ -199,57 +222,21 @@ async def serve_stdio(
     pointed at stderr first, so nothing but protocol (no stray print, no child's output)
     can reach stdout."""
     import asyncio
-    from io import TextIOWrapper
+
+    from toolctl.serve.stdio_wire import stdio_transport
 
     protocol = anyio.wrap_file(os.fdopen(os.dup(1), "wb"))
     os.dup2(2, 1)
     sys.stdout = sys.stderr
-    stdin = TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
+    stdin = sys.stdin.buffer
     with anyio.CancelScope() as stopping:
         if lifetime is not None:
             loop = asyncio.get_running_loop()
             lifetime.on_stop(lambda _signum: loop.call_soon_threadsafe(stopping.cancel))
-        async with _stdio(stdin, protocol) as (read, write), anyio.create_task_group() as group:
+        async with (
+            stdio_transport(stdin, protocol) as (read, write),
+            anyio.create_task_group() as group,
+        ):
             group.start_soon(tools.watch, interval)
             await tools.server.run(read, write, tools.initialization_options())
             group.cancel_scope.cancel()
-
-
-@contextlib.asynccontextmanager
-async def _stdio(
-    stdin: TextIO, stdout: anyio.AsyncFile[bytes]
-) -> AsyncIterator[tuple[Incoming, Outgoing]]:
-    """The SDK's stdio transport (``mcp.server.stdio``), with two differences: a message is
-    serialised as the model it holds, not through the ``JSONRPCMessage`` union around it
-    (the bytes are the same; the union costs ~7x more, which for a 10,000-tool list is
-    ~240 ms of the server's ~300, and grows faster than the list); and a line is read on a
-    thread the server may abandon, so a signal stops it without waiting for stdin."""
-    from mcp.shared.message import SessionMessage
-
-    read_writer, read = anyio.create_memory_object_stream[SessionMessage | Exception](0)
-    write, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
-
-    async def reader() -> None:
-        async with read_writer:
-            while line := await anyio.to_thread.run_sync(stdin.readline, abandon_on_cancel=True):
-                try:
-                    message = types.JSONRPCMessage.model_validate_json(line)
-                except Exception as exc:  # the session answers it as the SDK's would
-                    await read_writer.send(exc)
-                    continue
-                try:
-                    await read_writer.send(SessionMessage(message))
-                except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-                    return  # the session is over: what is still sent goes unread
-
-    async def writer() -> None:
-        async with write_reader:
-            async for outgoing in write_reader:
-                body = outgoing.message.root.model_dump_json(by_alias=True, exclude_none=True)
-                await stdout.write(body.encode() + b"\n")
-                await stdout.flush()
-
-    async with anyio.create_task_group() as group:
-        group.start_soon(reader)
-        group.start_soon(writer)
-        yield read, write

@@ -12,6 +12,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from toolctl import __version__
+from toolctl.arguments import is_text
 from toolctl.errors import ToolctlError, UsageError
 from toolctl.records import Origin
 from toolctl.runtimes import BY_NAME
@@ -80,6 +81,8 @@ def _run_request(body: Any) -> tuple[str, dict[str, Any]]:
     tool_id, params = body.get("tool_id"), body.get("params", {})
     if not isinstance(tool_id, str) or not tool_id:
         raise ValueError("tool_id must be a non-empty string")
+    if not is_text(tool_id):
+        raise ValueError("tool_id is not valid Unicode (a lone surrogate)")
     if params is None:
         params = {}
     if not isinstance(params, dict):

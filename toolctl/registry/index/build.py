@@ -141,12 +141,19 @@ def _columns(finding: Finding) -> tuple[str, str, str, int, str]:
 
 
 def write_dirs(
-    db: sqlite3.Connection, dirs: Iterable[tuple[str, int | None]], started: int
+    db: sqlite3.Connection,
+    dirs: Iterable[tuple[str, int | None]],
+    started: int,
+    unreadable: list[str] | None = None,
 ) -> None:
+    """The directories seen and their times; ``unreadable``, when given, the paths the walk
+    left out (non-UTF-8 names), which every command warns about while the cache holds."""
     db.execute("DELETE FROM dirs")
     db.executemany(
         "INSERT INTO dirs VALUES (?, ?)", [(p, stable_mtime(m, started)) for p, m in dirs]
     )
+    if unreadable is not None:
+        db.execute("INSERT OR REPLACE INTO meta VALUES ('unreadable', ?)", ("\n".join(unreadable),))
 
 
 @contextmanager
@@ -170,6 +177,7 @@ def build(
     files: list[FileStat],
     dirs: list[tuple[str, int]],
     started: int,
+    unreadable: list[str] | None = None,
 ) -> sqlite3.Connection:
     """Parse every file, find the winners, lint everything, and publish a new cache."""
     from toolctl.registry.index.parsing import parse_many
@@ -197,7 +205,7 @@ def build(
     with target:
         target.executescript(SCHEMA)
         target.execute("INSERT INTO meta VALUES ('key', ?)", (key,))
-        write_dirs(target, dirs, started)
+        write_dirs(target, dirs, started, unreadable or [])
         insert(target, rows)
         target.executescript(INDEXES)
     return publish(target, temporary, path, key)

@@ -176,6 +176,10 @@ class Registry:
             for severity, code, file, line, message, skipped in rows
         ]
 
+    def unreadable(self) -> list[str]:
+        """Files and directories the walk left out: their names are not UTF-8."""
+        return _unreadable(self._db)
+
     def skipped(self) -> list[Finding]:
         """Findings that made toolctl skip a file or entry; every command warns about them."""
         return [finding for finding in self.findings() if finding.skipped]
@@ -303,7 +307,8 @@ def _refresh(
         fresh = reindex_only(path, path_key(settings), only, started)
         if fresh is not None:
             return fresh
-    files, dirs = walk(settings.search_path)
+    unreadable: list[str] = []
+    files, dirs = walk(settings.search_path, unreadable)
     if old is not None:
         recorded = old.execute("SELECT path, mtime_ns FROM dirs ORDER BY path").fetchall()
         stable = sorted((p, None if m > started - RACY_NS else m) for p, m in dirs)
@@ -311,14 +316,19 @@ def _refresh(
             return old
         from toolctl.registry.index.reindex import reindex
 
-        fresh = reindex(path, path_key(settings), files, dirs, started)
+        fresh = reindex(path, path_key(settings), files, dirs, started, unreadable)
         if fresh is not None:
             return fresh
-        if _same_files(old, files):
+        if _same_files(old, files) and _unreadable(old) == unreadable:
             return old  # only directory times moved and the cache cannot be rewritten
     from toolctl.registry.index.build import build
 
-    return build(path, path_key(settings), files, dirs, started)
+    return build(path, path_key(settings), files, dirs, started, unreadable)
+
+
+def _unreadable(db: sqlite3.Connection) -> list[str]:
+    row = db.execute("SELECT value FROM meta WHERE key = 'unreadable'").fetchone()
+    return row[0].split("\n") if row and row[0] else []
 
 
 def _same_files(db: sqlite3.Connection, files: list[FileStat]) -> bool:

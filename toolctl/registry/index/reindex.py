@@ -43,11 +43,16 @@ Key = tuple[str, str]
 
 
 def reindex(
-    path: Path, key: str, files: list[FileStat], dirs: list[tuple[str, int]], started: int
+    path: Path,
+    key: str,
+    files: list[FileStat],
+    dirs: list[tuple[str, int]],
+    started: int,
+    unreadable: list[str] | None = None,
 ) -> sqlite3.Connection | None:
     """A copy of the cache at ``path`` brought up to ``files`` and published; None when
     there is no cache to copy or so much changed that a cold build is the better way."""
-    return _on_copy(path, key, lambda db: _apply(db, key, files, dirs, started))
+    return _on_copy(path, key, lambda db: _apply(db, key, files, dirs, started, unreadable or []))
 
 
 def reindex_only(path: Path, key: str, paths: set[str], started: int) -> sqlite3.Connection | None:
@@ -100,6 +105,7 @@ def _apply(
     files: list[FileStat],
     dirs: Sequence[tuple[str, int | None]],
     started: int,
+    unreadable: list[str] | None = None,
 ) -> bool:
     from toolctl.registry.index.parsing import parse_many
 
@@ -156,7 +162,7 @@ def _apply(
     moved = {k for k in before.keys() | after.keys() if before.get(k) != after.get(k)}
     leads |= _leads(db, after.values())
     _relint(db, _reached(db, moved, leads))
-    write_dirs(db, dirs, started)
+    write_dirs(db, dirs, started, unreadable)
     return True
 
 

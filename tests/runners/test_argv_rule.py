@@ -1,0 +1,41 @@
+"""One placeholder rule for option injection (issue #24 item 10): an argv item that starts
+with '-' because of a text value is refused, however many placeholders share the item."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from toolctl.errors import InvalidArguments
+from toolctl.runners.process import render_argv
+
+NAMES = ("a", "b", "c")
+PIECES = st.lists(st.sampled_from(["{a}", "{b}", "{c}", "x", "-", "=", "{{"]), max_size=5)
+VALUES = st.text(alphabet="-ab=o ", max_size=4)
+
+
+@settings(max_examples=300, derandomize=True, deadline=None)
+@given(pieces=PIECES, values=st.fixed_dictionaries({n: VALUES for n in NAMES}))
+def test_an_item_starts_with_a_dash_only_by_the_templates_own_text(
+    pieces: list[str], values: dict[str, str]
+) -> None:
+    item = "".join(pieces)
+    try:
+        argv = render_argv(["tool", item], values, frozenset(NAMES))
+    except InvalidArguments:
+        return
+    marked = {name: f"Z{value}" if value else "" for name, value in values.items()}
+    first = render_argv(["tool", item], marked, frozenset(NAMES))[1:2]
+    if argv[1:] and argv[1].startswith("-"):  # the dash must be the template's own text
+        assert not first[0].startswith("Z"), (item, values, argv)
+
+
+@pytest.mark.parametrize("item", ["{a}{b}", "{b}{a}", "{a}{a}{b}", "{a}x{b}"])
+def test_two_placeholders_are_refused_like_one(item: str) -> None:
+    values = {"a": "", "b": "-o./PWNED"}
+    if item == "{a}x{b}":
+        assert render_argv(["t", item], values, frozenset(values)) == ["t", "x-o./PWNED"]
+        return
+    with pytest.raises(InvalidArguments, match="'b' starts with '-'"):
+        render_argv(["t", item], values, frozenset(values))

@@ -1,0 +1,324 @@
+"""Issue #24 against a real `toolctl serve`: non-finite numbers, hostile bodies and names,
+Origin, disconnects mid-body and mid-call, and argument validation that cannot freeze it."""
+
+from __future__ import annotations
+
+import json
+import socket
+import sys
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.conftest import write_files
+from tests.serve.serve_support import REGISTRY, StartServe, alive, read_pid, wait_for
+
+NAN = f"""
+[[tool]]
+name = "nan"
+description = "Answers numbers JSON has not"
+[tool.local]
+command = ["{sys.executable}", "-c", "print('{{\\"a\\": NaN, \\"b\\": [Infinity, -Infinity]}}')"]
+input = "none"
+"""
+MAPPED = {"a": "NaN", "b": ["Infinity", "-Infinity"]}
+MCP_HEADERS = {"Accept": "application/json, text/event-stream"}
+
+
+def strict_json(text: str) -> Any:
+    def refuse(constant: str) -> Any:
+        raise AssertionError(f"not JSON: {constant}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def hostile_registry(tmp_path: Path, extra: str) -> Path:
+    return write_files(tmp_path / "hostile", {"tools.toml": REGISTRY + extra})
+
+
+def mcp_message(text: str) -> Any:
+    """The JSON-RPC message of an answer sent as JSON or as one SSE event."""
+    for line in text.splitlines():
+        if line.startswith("data:") and line[5:].strip():
+            return strict_json(line[5:])
+    return strict_json(text)
+
+
+def mcp_session(url: str) -> dict[str, str]:
+    hello = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "0"},
+        },
+    }
+    answer = httpx.post(f"{url}/mcp", json=hello, headers=MCP_HEADERS)
+    assert answer.status_code == 200, answer.text
+    session = {**MCP_HEADERS, "Mcp-Session-Id": answer.headers["mcp-session-id"]}
+    initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    httpx.post(f"{url}/mcp", json=initialized, headers=session)
+    return session
+
+
+def mcp_call(url: str, session: dict[str, str], name: str, arguments: Any = None) -> Any:
+    call = {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": "tools/call",
+        "params": {"name": name, "arguments": arguments or {}},
+    }
+    answer = httpx.post(f"{url}/mcp", json=call, headers=session, timeout=60)
+    return mcp_message(answer.text)
+
+
+def test_rest_and_mcp_bodies_never_carry_nan(serve: StartServe, tmp_path: Path) -> None:
+    url = serve("--registry", str(hostile_registry(tmp_path, NAN))).url
+    ran = httpx.post(f"{url}/run_tool", json={"tool_id": "nan"}, timeout=60)
+    assert ran.status_code == 200
+    assert strict_json(ran.text)["data"] == MAPPED
+    answer = mcp_call(url, mcp_session(url), "nan")
+    assert answer["result"]["structuredContent"] == MAPPED, answer
+
+
+def raw_request(url: str, request: bytes) -> bytes:
+    host, port = url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=30) as connection:
+        connection.sendall(request)
+        chunks = []
+        while chunk := connection.recv(65536):
+            chunks.append(chunk)
+    return b"".join(chunks)
+
+
+DEEP = b'{"tool_id": "echo", "params": {"text": ' + b"[" * 100_000 + b"]" * 100_000 + b"}}"
+
+
+def test_deeply_nested_bodies_are_400(serve: StartServe) -> None:
+    served = serve()
+    url = served.url
+    ran = httpx.post(f"{url}/run_tool", content=DEEP, headers={"Content-Type": "application/json"})
+    assert ran.status_code == 400, ran.text
+    session = mcp_session(url)
+    deep_call = (
+        b'{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "echo", '
+        b'"arguments": {"text": ' + b"[" * 100_000 + b"]" * 100_000 + b"}}}"
+    )
+    answer = httpx.post(
+        f"{url}/mcp", content=deep_call, headers={**session, "Content-Type": "application/json"}
+    )
+    assert 400 <= answer.status_code < 500, answer.text
+    assert httpx.get(f"{url}/health").status_code == 200
+    assert "Traceback" not in served.log.read_text()
+
+
+def test_a_lone_surrogate_name_is_400_and_a_json_rpc_error(serve: StartServe) -> None:
+    served = serve()
+    url = served.url
+    body = b'{"tool_id": "ec\\ud800ho", "params": {}}'
+    ran = httpx.post(f"{url}/run_tool", content=body, headers={"Content-Type": "application/json"})
+    assert ran.status_code == 400, ran.text
+    strict_json(ran.text)
+    session = mcp_session(url)
+    call = (
+        b'{"jsonrpc": "2.0", "id": 9, "method": "tools/call", '
+        b'"params": {"name": "ec\\ud800ho", "arguments": {"t\\udc00": "\\ud800"}}}'
+    )
+    answer = httpx.post(
+        f"{url}/mcp", content=call, headers={**session, "Content-Type": "application/json"}
+    )
+    message = mcp_message(answer.text)
+    assert message["error"]["code"] in (-32602, -32600, -32700), message
+    assert "Traceback" not in served.log.read_text()
+
+
+BACKTRACK = """
+[[tool]]
+name = "picky"
+description = "Takes a word the pattern likes"
+timeout = 5
+[tool.local]
+command = ["true"]
+input = "none"
+[tool.parameters]
+type = "object"
+properties = { word = { type = "string", pattern = "^(a+)+$" } }
+"""
+
+
+def test_a_backtracking_pattern_cannot_freeze_the_server(serve: StartServe, tmp_path: Path) -> None:
+    import threading
+    import time
+
+    url = serve("--registry", str(hostile_registry(tmp_path, BACKTRACK))).url
+    answers: list[httpx.Response] = []
+
+    def hostile() -> None:
+        body = {"tool_id": "picky", "params": {"word": "a" * 40 + "!"}}
+        answers.append(httpx.post(f"{url}/run_tool", json=body, timeout=60))
+
+    started = time.monotonic()
+    thread = threading.Thread(target=hostile)
+    thread.start()
+    health = httpx.get(f"{url}/health", timeout=60)
+    thread.join(60)
+    assert health.status_code == 200
+    assert answers and answers[0].status_code == 422, answers
+    assert "must match pattern" in answers[0].json()["error"]
+    assert time.monotonic() - started < 10  # backtracking: 2**40 steps, hours
+
+
+def test_origin_is_scheme_host_and_port(serve: StartServe) -> None:
+    url = serve("--allow-origin", "http://localhost:6274").url
+    port = url.rsplit(":", 1)[1]
+    for origin, status in (
+        (f"http://127.0.0.1:{port}", 200),
+        (f"http://localhost:{port}", 200),
+        ("http://localhost:9999", 403),
+        ("http://localhost", 403),
+        (f"https://127.0.0.1:{port}", 403),
+        ("http://localhost:6274", 200),  # let in by --allow-origin
+        ("http://localhost:99999", 403),
+    ):
+        got = httpx.get(f"{url}/tools", headers={"Origin": origin}).status_code
+        assert got == status, origin
+
+
+def test_a_disconnect_mid_body_logs_one_line(serve: StartServe) -> None:
+    served = serve()
+    host, port = served.url.removeprefix("http://").split(":")
+    for path in ("/run_tool", "/mcp", "/run_tool"):
+        with socket.create_connection((host, int(port)), timeout=10) as connection:
+            connection.sendall(
+                f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                'Content-Length: 1000\r\n\r\n{"tool_id": '.encode()
+            )
+    assert httpx.get(f"{served.url}/health").status_code == 200
+    served.stop()
+    log = served.log.read_text()
+    assert "Traceback" not in log, log[-3000:]
+
+
+def _post_and_leave(
+    url: str, path: str, body: bytes, headers: dict[str, str], pidfile: Path
+) -> int:
+    """POST ``body`` on a raw connection, wait for the tool's pid, then hang up."""
+    host, port = url.removeprefix("http://").split(":")
+    lines = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+    with socket.create_connection((host, int(port)), timeout=30) as connection:
+        connection.sendall(
+            f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            f"{lines}Content-Length: {len(body)}\r\n\r\n".encode()
+            + body
+        )
+        pid = read_pid(pidfile)
+        connection.shutdown(socket.SHUT_RDWR)
+    return pid
+
+
+def test_a_client_that_disconnects_cancels_its_call(serve: StartServe, tmp_path: Path) -> None:
+    served = serve()
+    pidfile = tmp_path / "rest.pid"
+    body = json.dumps({"tool_id": "hang", "params": {"pidfile": str(pidfile)}}).encode()
+    pid = _post_and_leave(served.url, "/run_tool", body, {}, pidfile)
+    assert wait_for(lambda: not alive(pid), 15), "the REST call outlived its client"
+    session = mcp_session(served.url)
+    pidfile = tmp_path / "mcp.pid"
+    call = {
+        "jsonrpc": "2.0",
+        "id": 41,
+        "method": "tools/call",
+        "params": {"name": "hang", "arguments": {"pidfile": str(pidfile)}},
+    }
+    pid = _post_and_leave(served.url, "/mcp", json.dumps(call).encode(), session, pidfile)
+    assert wait_for(lambda: not alive(pid), 15), "the MCP call outlived its client"
+    assert httpx.get(f"{served.url}/health").json()["status"] == "ok"
+    served.stop()
+    log = served.log.read_text()
+    assert log.count('"event": "disconnect"') + log.count('"event":"disconnect"') == 2, log
+    assert "Traceback" not in log
+
+
+def test_many_disconnects_do_not_fill_the_server(serve: StartServe, tmp_path: Path) -> None:
+    served = serve()
+    pids = []
+    for n in range(12):
+        pidfile = tmp_path / f"{n}.pid"
+        body = json.dumps({"tool_id": "hang", "params": {"pidfile": str(pidfile)}}).encode()
+        pids.append(_post_and_leave(served.url, "/run_tool", body, {}, pidfile))
+    assert wait_for(lambda: not any(alive(p) for p in pids), 20)
+    ran = httpx.post(f"{served.url}/run_tool", json={"tool_id": "echo", "params": {"text": "x"}})
+    assert ran.status_code == 200 and ran.json()["output"] == "x"
+
+
+JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats()
+    | st.text(max_size=8)
+    | st.sampled_from(["\ud800", "a\udc00b", "echo", "data", "nan", "fail"]),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(
+            st.sampled_from(["tool_id", "params", "text", "name", "arguments", "\ud800"]), inner
+        )
+    ),
+    max_leaves=10,
+)
+NAMES = st.text(max_size=12) | st.sampled_from(["echo", "ec\ud800ho", "\udfff", "data", "nan"])
+
+
+def _body(value: Any) -> bytes:
+    return json.dumps(value).encode()  # ensure_ascii: a lone surrogate goes as its escape
+
+
+BODIES = (
+    st.binary(max_size=64)
+    | JSON_VALUES.map(_body)
+    | st.builds(lambda n, v: _body({"tool_id": n, "params": v}), NAMES, JSON_VALUES)
+    | st.integers(1, 50_000).map(lambda depth: b"[" * depth + b"]" * depth)
+)
+
+
+@settings(
+    max_examples=120,
+    derandomize=True,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(body=BODIES, name=NAMES, arguments=JSON_VALUES)
+def test_serve_bodies_and_names_never_5xx(
+    body: bytes, name: str, arguments: Any, hostile_server: tuple[str, dict[str, str]]
+) -> None:
+    url, session = hostile_server
+    headers = {"Content-Type": "application/json"}
+    ran = httpx.post(f"{url}/run_tool", content=body, headers=headers, timeout=60)
+    assert ran.status_code < 500, (body[:80], ran.text[:200])
+    strict_json(ran.text)
+    posted = httpx.post(f"{url}/mcp", content=body, headers={**session, **headers}, timeout=60)
+    assert posted.status_code < 500, (body[:80], posted.text[:200])
+    call = {
+        "jsonrpc": "2.0",
+        "id": 5,
+        "method": "tools/call",
+        "params": {"name": name, "arguments": arguments},
+    }
+    answer = httpx.post(
+        f"{url}/mcp", content=_body(call), headers={**session, **headers}, timeout=60
+    )
+    assert answer.status_code < 500, (name, answer.text[:200])
+    if answer.text.strip():
+        mcp_message(answer.text)  # strict JSON: no NaN, no bytes that are not UTF-8
+
+
+@pytest.fixture
+def hostile_server(serve: StartServe, tmp_path: Path) -> tuple[str, dict[str, str]]:
+    url = serve("--registry", str(hostile_registry(tmp_path, NAN))).url
+    return url, mcp_session(url)

@@ -1,0 +1,120 @@
+"""`toolctl mcp serve` on stdio against hostile lines (issue #24 items 6 and 12): every line
+that is not a message is answered with a JSON-RPC error, lines are bounded, a lone surrogate
+gets an answer, and the server goes on serving."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import IO, Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from toolctl.serve.stdio_wire import MAX_LINE, Line, read_line, triage
+
+HELLO = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "0"},
+    },
+}
+
+
+def send(pipe: IO[bytes], data: bytes) -> None:
+    pipe.write(data)
+    pipe.flush()
+
+
+def answer(pipe: IO[bytes]) -> Any:
+    line = pipe.readline()
+    assert line, "the server closed stdout"
+    return json.loads(line)
+
+
+@pytest.fixture
+def stdio_server(registry: Path) -> Any:
+    child = subprocess.Popen(
+        [sys.executable, "-m", "toolctl", "mcp", "serve", "--registry", str(registry)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    assert child.stdin is not None and child.stdout is not None
+    send(child.stdin, json.dumps(HELLO).encode() + b"\n")
+    assert answer(child.stdout)["id"] == 1
+    send(child.stdin, b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
+    yield child
+    child.stdin.close()
+    child.wait(timeout=30)
+
+
+def test_bad_lines_are_answered_and_the_server_goes_on(stdio_server: Any) -> None:
+    stdin, stdout = stdio_server.stdin, stdio_server.stdout
+    cases = [
+        (b"garbage\n", -32700, None),
+        (b"\xff\xfe\n", -32700, None),
+        (b"[" * 100_000 + b"\n", -32700, None),
+        (b'[{"jsonrpc": "2.0", "id": 5, "method": "ping"}]\n', -32600, None),
+        (b"[]\n", -32600, None),
+        (b'{"jsonrpc": "2.0", "id": 6, "method": 7}\n', -32600, 6),
+        (
+            b'{"jsonrpc": "2.0", "id": 8, "method": "tools/call", '
+            b'"params": {"name": "ec\\ud800ho", "arguments": {}}}\n',
+            -32600,
+            8,
+        ),
+        (b"x" * (MAX_LINE + 10) + b"\n", -32600, None),
+    ]
+    for line, code, request_id in cases:
+        send(stdin, line)
+        got = answer(stdout)
+        assert got["error"]["code"] == code and got["id"] == request_id, (line[:60], got)
+    send(stdin, b'{"jsonrpc": "2.0", "id": 9, "method": "ping"}\n')
+    assert answer(stdout) == {"jsonrpc": "2.0", "id": 9, "result": {}}
+
+
+def test_a_long_line_is_read_in_bounded_pieces(tmp_path: Path) -> None:
+    path = tmp_path / "lines"
+    path.write_bytes(b"a" * 100 + b"\n" + b"ok\n" + b"b" * 10)
+    with open(path, "rb") as stdin:
+        first = read_line(stdin, limit=8)
+        assert first is not None and first.data is None
+        second = read_line(stdin, limit=8)
+        assert second is not None and second.data == b"ok\n"
+        third = read_line(stdin, limit=8)
+        assert third is not None and third.data is None  # 10 bytes, no newline: over 8
+        assert read_line(stdin, limit=8) is None
+
+
+@settings(
+    max_examples=300,
+    derandomize=True,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(
+    data=st.binary(max_size=64)
+    | st.text(max_size=40).map(lambda t: t.encode("utf-8", "surrogatepass"))
+    | st.recursive(
+        st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+        lambda inner: (
+            st.lists(inner, max_size=3)
+            | st.dictionaries(st.sampled_from(["jsonrpc", "id", "method", "params"]), inner)
+        ),
+        max_leaves=8,
+    ).map(lambda v: json.dumps(v).encode())
+)
+def test_any_line_is_a_message_an_answer_or_nothing(data: bytes) -> None:
+    message, error = triage(Line(data + b"\n"))
+    assert message is None or error is None
+    if error is not None:
+        assert error["error"]["code"] in (-32700, -32600)
+        json.dumps(error, allow_nan=False).encode("utf-8")  # always sendable
