@@ -7,6 +7,8 @@ paths (``show``, ``run``) never import pydantic; see ``toolctl.registry``.
 
 from __future__ import annotations
 
+import json
+
 import re
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -166,6 +168,18 @@ class McpRuntime(_Model):
     """The tool's ``inputSchema`` as the server sent it."""
     annotations: dict[str, Any] | None = None
     """The tool's ``annotations`` when it was imported (shown by ``--update``'s diff)."""
+
+    @field_validator("parameters", mode="before")
+    @classmethod
+    def _json_text(cls, value: Any) -> Any:
+        """A schema holding a JSON ``null`` (``"default": null``) is kept as JSON text:
+        TOML has no null."""
+        if isinstance(value, str):
+            try:
+                return json.loads(value)
+            except ValueError as exc:
+                raise ValueError(f"mcp.parameters is not JSON: {exc}") from None
+        return value
 
     @field_validator("parameters")
     @classmethod

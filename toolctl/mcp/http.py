@@ -200,6 +200,30 @@ class HttpTransport:
             raise TransportUnavailable(f"MCP server at {self.name} refused to resume the stream")
         return response
 
+    def listen(self) -> None:
+        """Open the standalone GET stream (after the handshake), where a server sends the
+        requests and notifications tied to no call: answered on a thread of its own until
+        the transport closes. A server without one (405) is fine."""
+        import threading
+
+        threading.Thread(target=self._listen, name="mcp-get-stream", daemon=True).start()
+
+    def _listen(self) -> None:
+        headers = self._headers({})
+        headers["Accept"] = "text/event-stream"
+        del headers["Content-Type"]
+        request = self._client.build_request("GET", self.url, headers=headers)
+        request.extensions["timeout"] = self._httpx.Timeout(5.0, read=None).as_dict()
+        parser = SseParser(self._limit)
+        with contextlib.suppress(Exception):  # closed, refused, garbage: the calls go on
+            with contextlib.closing(self._client.send(request, stream=True)) as response:
+                if response.status_code != 200:
+                    return
+                for chunk in response.iter_bytes():
+                    for event in parser.feed(chunk):
+                        if event.event == "message" and event.data.strip():
+                            self._event(decode(event.data), None)
+
     def _event(self, message: Message, request_id: Any) -> Message | None:
         if "method" not in message:
             if message.get("id") == request_id:

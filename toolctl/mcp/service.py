@@ -52,6 +52,7 @@ def connect(
     """A session with the MCP server of service ``name`` (its ``[service.mcp]``
     ``section``; ``base`` is the directory of the file defining it), handshake done."""
     from toolctl.mcp.session import connect_stdio
+    from toolctl.mcp.stdio import server_environment
 
     if section.get("url"):
         from toolctl.mcp.http import safe_url
@@ -73,7 +74,7 @@ def connect(
     try:
         return connect_stdio(
             argv,
-            env={**settings.environ, **expanded},
+            env=server_environment(settings.environ, expanded),
             cwd=cwd,
             secrets=secrets,
             timeout=timeout,

@@ -107,6 +107,8 @@ class Session:
             )
         self._adopt(version, result)
         self.transport.notify(notification("notifications/initialized"))
+        if isinstance(self.transport, HttpTransport):
+            self.transport.listen()
 
     def _discover(self, timeout: float) -> bool:
         """Try the stateless revision; True when the server speaks it (and it is adopted)."""
@@ -213,13 +215,21 @@ class Session:
             answer = self.transport.request(request(request_id, "tools/call", params), timeout)
         except TimedOut as exc:
             self._cancel(request_id, f"timed out after {timeout:g} s")
+            ended = "the server stopped" if self.local else "the session closed"
             raise TimedOut(
                 f"MCP tool '{name}' ran past its {timeout:g} s timeout;"
-                " the call was cancelled and the server stopped"
+                f" the call was cancelled and {ended}"
             ) from exc
         finally:
             self._progress.pop(token, None)
         return self._result("tools/call", answer)
+
+    @property
+    def local(self) -> bool:
+        """Whether ending the transport ends the server (stdio); over HTTP it goes on."""
+        from toolctl.mcp.sse import SseTransport
+
+        return not isinstance(self.transport, (HttpTransport, SseTransport))
 
     def _cancel(self, request_id: int, reason: str) -> None:
         """Tell the server to stop (not on modern HTTP: there closing the stream says it)."""
@@ -348,9 +358,10 @@ def _handshake(session: Session, timeout: float, prefer_modern: bool) -> Session
         session.handshake(timeout, prefer_modern=prefer_modern)
     except TimedOut as exc:
         session.transport.kill()
+        ended = "it was stopped" if session.local else "the connection was closed"
         raise TimedOut(
             f"MCP server '{session.transport.name}' did not finish the handshake in {timeout:g} s;"
-            " it was stopped"
+            f" {ended}"
         ) from exc
     except BaseException:
         session.transport.kill()

@@ -11,6 +11,7 @@ import contextlib
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -23,6 +24,26 @@ STDERR_TAIL = 8192
 """Bytes of the server's stderr kept for error messages (the rest is dropped as it comes)."""
 
 Inbound = Callable[[Message], "Message | None"]
+
+INHERITED = (
+    ("APPDATA", "HOMEDRIVE", "HOMEPATH", "LOCALAPPDATA", "PATH", "PATHEXT",
+     "PROCESSOR_ARCHITECTURE", "SYSTEMDRIVE", "SYSTEMROOT", "TEMP", "USERNAME", "USERPROFILE")
+    if sys.platform == "win32"
+    else ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR")
+)  # fmt: skip
+"""What a stdio server inherits of toolctl's environment: the official SDK client's
+``get_default_environment`` set, plus the locale and the temporary directory."""
+
+
+def server_environment(environ: Mapping[str, str], declared: Mapping[str, str]) -> dict[str, str]:
+    """A stdio server's whole environment: the safe variables of ``environ`` (never a
+    shell function) and the service's ``declared`` env, already expanded."""
+    safe = {
+        key: environ[key]
+        for key in INHERITED
+        if key in environ and not environ[key].startswith("()")
+    }
+    return {**safe, **declared}
 
 
 class _Slot:

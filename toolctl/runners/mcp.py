@@ -144,9 +144,10 @@ class McpRunner:
             )
         except TimedOut as exc:
             self._forget(_service_name(tool), live)
+            ended = "the server stopped" if live.session.local else "the session closed"
             raise TimedOut(
                 f"MCP tool '{remote}' ran past its {call.timeout:g} s timeout;"
-                " the call was cancelled and the server stopped"
+                f" the call was cancelled and {ended}"
             ) from exc
         except TransportUnavailable:
             self._forget(_service_name(tool), live)

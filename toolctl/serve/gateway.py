@@ -128,6 +128,9 @@ class _Guard:
             if mcp_post and not _is_json(body):  # the SDK answers 500 to undecodable bytes
                 await _parse_error()(scope, receive, send)
                 return
+            if mcp_post and (refusal := _discover_refusal(body)) is not None:
+                await refusal(scope, receive, send)
+                return
             receive = _replay(body, receive)
         await self.app(scope, receive, send)
 
@@ -188,6 +191,20 @@ def _replay(body: bytes, receive: Receive) -> Receive:
 
 
 _BODIES = ("POST", "PUT", "PATCH")
+
+
+def _discover_refusal(body: bytes) -> Response | None:
+    """A 2026-07-28 client's ``server/discover`` probe, refused as the stdio door does (the
+    SDK would log a long validation warning for it); None for every other message."""
+    if b"server/discover" not in body:
+        return None
+    message = json.loads(body)
+    if not isinstance(message, dict) or message.get("method") != "server/discover":
+        return None
+    from toolctl.serve.mcp_server import DISCOVER_REFUSAL
+
+    answer = {"jsonrpc": "2.0", "id": message.get("id"), "error": DISCOVER_REFUSAL}
+    return JSONResponse(answer)
 
 
 def _is_json(body: bytes) -> bool:

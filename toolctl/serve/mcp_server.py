@@ -52,7 +52,7 @@ class ToolServer:
 
     def __init__(self, dispatcher: Dispatcher, adaptive: Adaptive | None = None) -> None:
         self.dispatcher, self.adaptive = dispatcher, adaptive
-        self.server: Server[Any, Any] = Server("toolctl", version=__version__)
+        self.server: Server[Any, Any] = _Server("toolctl", version=__version__)
         self.server.request_handlers[types.ListToolsRequest] = self._list
         self.server.request_handlers[types.CallToolRequest] = self._call
         self._sessions: weakref.WeakSet[ServerSession] = weakref.WeakSet()
@@ -61,9 +61,7 @@ class ToolServer:
         """The session of every call over stdio (one client per process)."""
 
     def initialization_options(self) -> Any:
-        return self.server.create_initialization_options(
-            NotificationOptions(tools_changed=True), {}
-        )
+        return self.server.create_initialization_options()
 
     async def _list(self, request: types.ListToolsRequest) -> types.ServerResult:
         session = self.server.request_context.session
@@ -149,6 +147,26 @@ class ToolServer:
                 self._sessions.discard(session)
 
 
+class _Server(Server[Any, Any]):
+    """The SDK's Server, advertising ``tools.listChanged`` whoever asks for its options:
+    the streamable HTTP manager asks with none, and list_changed is sent over HTTP too."""
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+    ) -> Any:
+        return super().create_initialization_options(
+            notification_options or NotificationOptions(tools_changed=True),
+            experimental_capabilities or {},
+        )
+
+
+DISCOVER_REFUSAL = {"code": types.METHOD_NOT_FOUND, "message": "Method not found"}
+"""The answer to ``server/discover``, the 2026-07-28 revision's probe: this server speaks
+the handshake revisions, so the probing client falls back to ``initialize``."""
+
+
 _SDK_DUMP = {"by_alias": True, "mode": "json", "exclude_none": True}
 """How the SDK dumps a handler's result before it sends it (``BaseSession._send_response``)."""
 
@@ -229,14 +247,22 @@ async def _stdio(
     read_writer, read = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
 
+    refusals = write.clone()
+
     async def reader() -> None:
-        async with read_writer:
+        async with read_writer, refusals:
             while line := await anyio.to_thread.run_sync(stdin.readline, abandon_on_cancel=True):
                 try:
                     message = types.JSONRPCMessage.model_validate_json(line)
                 except Exception as exc:  # the session answers it as the SDK's would
                     await read_writer.send(exc)
                     continue
+                probe = message.root
+                if isinstance(probe, types.JSONRPCRequest) and probe.method == "server/discover":
+                    error = types.ErrorData.model_validate(DISCOVER_REFUSAL)
+                    refusal = types.JSONRPCError(jsonrpc="2.0", id=probe.id, error=error)
+                    await refusals.send(SessionMessage(types.JSONRPCMessage(refusal)))
+                    continue  # the SDK would log a 94-line validation warning for it
                 try:
                     await read_writer.send(SessionMessage(message))
                 except (anyio.ClosedResourceError, anyio.BrokenResourceError):
