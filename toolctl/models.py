@@ -229,6 +229,9 @@ class _ToolHead(_Model):
     """Seconds; at most a day."""
     max_output: int = Field(default=DEFAULT_MAX_OUTPUT, gt=0, le=MAX_OUTPUT_LIMIT)
     """Bytes of output a result holds (``arguments.DEFAULT_MAX_OUTPUT``); at most 1 GiB."""
+    output: Literal["text", "mcp"] = "text"
+    """What the tool answers: text or JSON, or ``"mcp"``: MCP content blocks (a JSON list
+    of them, or a whole ``tools/call`` result), which the MCP doors pass on as they are."""
 
 
 if TYPE_CHECKING:
@@ -547,6 +550,8 @@ def normalise(kind: str, model: BaseModel) -> dict[str, Any]:
         del data["state"]
     if data.get("max_output") == DEFAULT_MAX_OUTPUT:
         del data["max_output"]
+    if data.get("output") == "text":
+        del data["output"]
     if isinstance(model, Tool):
         data["schema"] = model.argument_schema()
         options = [a.name for a in model.arguments if a.allow_option]

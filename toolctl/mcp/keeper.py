@@ -110,7 +110,9 @@ class KeptSession:
         *,
         on_progress: Callable[[Progress], None] | None = None,
         meta: Mapping[str, str] | None = None,
+        on_log: Callable[[str, str], None] | None = None,
     ) -> dict[str, Any]:
+        """As ``Session.call_tool``; the server's log messages stay with the keeper."""
         from toolctl.mcp.session import Progress
 
         def progress(update: Any) -> None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import json
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -52,6 +53,8 @@ class Progress(NamedTuple):
 
 
 OnProgress = Callable[[Progress], None]
+OnLog = Callable[[str, str], None]
+"""Where a server's log message goes: its level and its text."""
 
 
 class Transport(Protocol):
@@ -79,6 +82,7 @@ class Session:
         self._ids = itertools.count(1)
         self._id_lock = threading.Lock()
         self._progress: dict[str, OnProgress] = {}
+        self._logs: dict[str, OnLog | None] = {}
 
     # -- handshake -------------------------------------------------------------------------
 
@@ -196,10 +200,14 @@ class Session:
         *,
         on_progress: OnProgress | None = None,
         meta: Mapping[str, str] | None = None,
+        on_log: OnLog | None = None,
     ) -> dict[str, Any]:
         """The raw ``tools/call`` result. On timeout: cancelled sent, server ended, TimedOut.
 
-        ``meta`` goes into the request's ``_meta`` (the caller's ``traceparent``)."""
+        ``meta`` goes into the request's ``_meta`` (the caller's ``traceparent``).
+        ``on_log`` gets the server's log messages while this is the only call in flight
+        (a log message names no call; with several, nobody gets it rather than the wrong
+        one)."""
         with self._id_lock:
             request_id = next(self._ids)
         params: dict[str, Any] = {"name": name, "arguments": dict(arguments)}
@@ -211,6 +219,7 @@ class Session:
             self._progress[token] = on_progress
         if self.modern:
             params["_meta"] = {**params.get("_meta", {}), **_META}
+        self._logs[token] = on_log
         try:
             answer = self.transport.request(request(request_id, "tools/call", params), timeout)
         except TimedOut as exc:
@@ -222,6 +231,7 @@ class Session:
             ) from exc
         finally:
             self._progress.pop(token, None)
+            self._logs.pop(token, None)
         return self._result("tools/call", answer)
 
     @property
@@ -257,6 +267,10 @@ class Session:
             callback = self._progress.get(str(params.get("progressToken")))
             if callback is not None:
                 _report(callback, params)
+        elif method == "notifications/message" and isinstance(params, dict):
+            listeners = list(self._logs.values())
+            if len(listeners) == 1 and listeners[0] is not None:
+                _log(listeners[0], params)
         return None
 
     # -- lifetime ----------------------------------------------------------------------------
@@ -314,6 +328,13 @@ def _report(callback: OnProgress, params: Mapping[str, Any]) -> None:
     )
     with contextlib.suppress(Exception):  # a display callback must never end the session
         callback(update)
+
+
+def _log(callback: OnLog, params: Mapping[str, Any]) -> None:
+    level, data = params.get("level"), params.get("data")
+    text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
+    with contextlib.suppress(Exception):  # as for progress: never ends the session
+        callback(str(level or "info"), text)
 
 
 def connect_stdio(

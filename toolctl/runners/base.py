@@ -45,11 +45,17 @@ class ToolResult(NamedTuple):
     truncated: int = 0
     """Bytes of the tool's output dropped past its ``max_output`` (0: none, and then the
     key is left out of ``to_json``, so untruncated results keep their shape)."""
+    mcp: dict[str, Any] | None = None
+    """The MCP ``tools/call`` result as the tool gave it (``content`` blocks, maybe
+    ``structuredContent``): an MCP server's, or a tool's declaring ``output = "mcp"``.
+    What the MCP doors answer with, as it is; left out of ``to_json`` when None."""
 
     def to_json(self) -> dict[str, Any]:
         data = self._asdict()
         if not self.truncated:
             del data["truncated"]
+        if self.mcp is None:
+            del data["mcp"]
         return data
 
     @classmethod
@@ -151,6 +157,17 @@ class Sink:
 
     def warning(self, message: str) -> None:
         """Something the person running the call should know (a runtime registered twice)."""
+
+    def progress(self, progress: float, total: float | None, message: str | None) -> None:
+        """The tool's progress (an MCP server's notification, a ``toolctl:progress`` line);
+        shown as a line of stderr unless the caller forwards it (an MCP door)."""
+        of = f"/{total:g}" if total is not None else ""
+        self.stderr(f"progress {progress:g}{of}" + (f" {message}" if message else "") + "\n")
+
+    def log(self, level: str, message: str) -> None:
+        """A log message of the tool (an MCP server's, a ``toolctl:log`` line); shown as a
+        line of stderr unless the caller forwards it."""
+        self.stderr(f"{level}: {message}\n")
 
     def waiting(self, message: str) -> WaitIndicator:
         """Shows that a slow start is under way (an image starting); stopped before output."""

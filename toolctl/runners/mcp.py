@@ -128,14 +128,12 @@ class McpRunner:
         left = max(deadline - time.monotonic(), 0.001)
 
         def progress(update: Progress) -> None:
-            total = f"/{update.total:g}" if update.total is not None else ""
-            message = f" {update.message}" if update.message else ""
-            call.sink.stderr(f"{tool.name}: progress {update.progress:g}{total}{message}\n")
+            call.sink.progress(update.progress, update.total, update.message)
 
         try:
             meta = {"traceparent": call.traceparent} if call.traceparent else None
             result = live.session.call_tool(
-                remote, call.arguments, left, on_progress=progress, meta=meta
+                remote, call.arguments, left, on_progress=progress, meta=meta, on_log=call.sink.log
             )
         except ServerError as exc:
             duration = round((time.perf_counter() - started) * 1000, 3)
@@ -159,11 +157,11 @@ class McpRunner:
             reason = output or f"MCP tool '{remote}' reported an error"
             return ToolResult(
                 False, output, answer.data, reason, duration_ms=duration,
-                transport=self.runtime, truncated=dropped,
+                transport=self.runtime, truncated=dropped, mcp=result,
             )  # fmt: skip
         return ToolResult(
             True, output, answer.data, duration_ms=duration, transport=self.runtime,
-            truncated=dropped,
+            truncated=dropped, mcp=result,
         )  # fmt: skip
 
     def close(self) -> None:

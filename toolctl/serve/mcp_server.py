@@ -55,7 +55,11 @@ class ToolServer:
         self.server: Server[Any, Any] = _Server("toolctl", version=__version__)
         self.server.request_handlers[types.ListToolsRequest] = self._list
         self.server.request_handlers[types.CallToolRequest] = self._call
+        self.server.request_handlers[types.SetLevelRequest] = self._set_level
         self._sessions: weakref.WeakSet[ServerSession] = weakref.WeakSet()
+        self._levels: weakref.WeakKeyDictionary[ServerSession, str] = (
+            weakref.WeakKeyDictionary()
+        )
         self._listed: tuple[dict[str, Any], _Listing] | None = None
         self.stdio_session = f"mcp-{uuid.uuid4().hex[:16]}"
         """The session of every call over stdio (one client per process)."""
@@ -83,14 +87,30 @@ class ToolServer:
         listing = {**snapshot.listing, "tools": tools}
         return types.ServerResult(types.ListToolsResult.model_validate(listing))
 
+    async def _set_level(self, request: types.SetLevelRequest) -> types.ServerResult:
+        """``logging/setLevel``: the least level of the log messages this session is sent."""
+        self._levels[self.server.request_context.session] = request.params.level
+        return types.ServerResult(types.EmptyResult())
+
     async def _call(self, request: types.CallToolRequest) -> types.ServerResult:
-        session = self.server.request_context.session
+        from toolctl.serve.mcp_forward import CallSink
+
+        context = self.server.request_context
+        session = context.session
         self._sessions.add(session)
         name = request.params.name
         origin = self._origin()
+        sink = CallSink(
+            self.dispatcher.log_sink,
+            session,
+            request_id=context.request_id,
+            progress_token=context.meta.progressToken if context.meta is not None else None,
+            logger=name,
+            level=self._levels.get(session),
+        )
         try:
             result = await self.dispatcher.call(
-                name, request.params.arguments or {}, via="mcp", origin=origin
+                name, request.params.arguments or {}, via="mcp", origin=origin, sink=sink
             )
         except NotFound as exc:
             raise McpError(
@@ -102,6 +122,7 @@ class ToolServer:
             answer = _failed(str(exc))
         else:
             answer = call_result(result)
+        await sink.flush()
         await self._after_call(session, name)
         return types.ServerResult(answer)
 
@@ -191,7 +212,12 @@ class _Listing(types.ServerResult):
 
 
 def call_result(result: ToolResult) -> types.CallToolResult:
-    """A ToolResult as MCP content: the output as text, JSON object data as structured."""
+    """A ToolResult as MCP content: the MCP result the tool gave, as it is (an MCP
+    server's, or a tool's declaring ``output = "mcp"``); else the output as text, JSON
+    object data as structured."""
+    if result.mcp is not None:
+        with contextlib.suppress(ValueError):  # pydantic's ValidationError is one
+            return types.CallToolResult.model_validate(result.mcp)
     if not result.success:
         return _failed(f"the tool failed: {result.error or 'no reason given'}", result.output)
     structured = result.data if isinstance(result.data, dict) else None
