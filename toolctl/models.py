@@ -421,6 +421,9 @@ class McpService(_Model):
     """When set, `import mcp` writes every other tool disabled (``enabled_tools``)."""
     tool_timeout: float | None = Field(default=None, gt=0, le=MAX_TIMEOUT)
     """The ``timeout`` `import mcp` gives each tool (a client config's per-call timeout)."""
+    elicit: dict[str, str] = {}
+    """Answers to the server's elicitations when nobody can be asked (``run``, a client
+    without the capability): accepted when they cover every required field, else declined."""
 
     @model_validator(mode="after")
     def _command_or_url(self) -> McpService:
@@ -456,6 +459,7 @@ MCP_DEFAULTS: dict[str, Any] = {
     "disabled_tools": [],
     "enabled_tools": None,
     "tool_timeout": None,
+    "elicit": {},
 }
 """[service.mcp] fields left out of the cached data at their defaults (locks stay the same)."""
 

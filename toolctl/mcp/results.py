@@ -79,12 +79,18 @@ def declared_content(result: ToolResult) -> ToolResult:
         result.success
         and isinstance(answer, dict)
         and isinstance(answer.get("content"), list)
-        and all(isinstance(item, dict) and isinstance(item.get("type"), str) for item in answer["content"])
+        and all(
+            isinstance(item, dict) and isinstance(item.get("type"), str)
+            for item in answer["content"]
+        )
     ):
         return result
     mapped = map_result(answer)
     error = (mapped.output or "the tool reported an error") if mapped.is_error else None
     return result._replace(
-        success=not mapped.is_error, output=mapped.output, data=mapped.data, error=error,
+        success=not mapped.is_error,
+        output=mapped.output,
+        data=mapped.data,
+        error=error,
         mcp=answer,
     )

@@ -164,6 +164,16 @@ class Sink:
         of = f"/{total:g}" if total is not None else ""
         self.stderr(f"progress {progress:g}{of}" + (f" {message}" if message else "") + "\n")
 
+    answers: Mapping[str, str] = {}
+    """Answers for an MCP server's elicitation (``run --elicit KEY=VALUE``)."""
+
+    def ask(self, method: str, params: dict[str, Any]) -> dict[str, Any] | None:
+        """An MCP server's request during the call (sampling, elicitation, roots), put to
+        whoever made the call: its result, or None when there is nobody to ask (then the
+        runner answers: declared elicitation answers, else a refusal). May raise
+        ``toolctl.mcp.session.Refused`` with the error the asker gave."""
+        return None
+
     def log(self, level: str, message: str) -> None:
         """A log message of the tool (an MCP server's, a ``toolctl:log`` line); shown as a
         line of stderr unless the caller forwards it."""

@@ -11,6 +11,7 @@ them to its client as notifications); where the child writes to the terminal its
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from toolctl.runners.base import Event, Sink, WaitIndicator
@@ -49,6 +50,13 @@ class ProtocolSink(Sink):
 
     def log(self, level: str, message: str) -> None:
         self._sink.log(level, message)
+
+    def ask(self, method: str, params: dict[str, Any]) -> dict[str, Any] | None:
+        return self._sink.ask(method, params)
+
+    @property  # type: ignore[override]
+    def answers(self) -> Mapping[str, str]:
+        return self._sink.answers
 
     def stderr(self, text: str) -> None:
         if not self._pending and PREFIX not in text:

@@ -206,8 +206,9 @@ def listen(host: str, port: int) -> socket.socket:
     except OSError as exc:
         taken = exc.errno == errno.EADDRINUSE
         raise TransportUnavailable(
-            f"port {port} on {host} is taken" if taken else f"cannot listen on {host}:{port}: "
-            f"{exc.strerror or exc}",
+            f"port {port} on {host} is taken"
+            if taken
+            else f"cannot listen on {host}:{port}: {exc.strerror or exc}",
             hint="pick another --port (or stop what holds it)" if taken else None,
         ) from None
 

@@ -20,6 +20,41 @@ from toolctl.runners.base import Event, Sink, WaitIndicator
 if TYPE_CHECKING:
     from mcp.server.session import ServerSession
 
+ASK_SECONDS = 600.0
+"""How long a forwarded request waits for the client (a person answering a form)."""
+ASKED = {
+    "sampling/createMessage": "sampling",
+    "elicitation/create": "elicitation",
+    "roots/list": "roots",
+}
+"""The upstream requests forwarded, and the client capability each needs."""
+
+
+def _answer_types() -> dict[str, Any]:
+    from mcp import types
+
+    return {
+        "sampling/createMessage": types.CreateMessageResult,
+        "elicitation/create": types.ElicitResult,
+        "roots/list": types.ListRootsResult,
+    }
+
+
+class _Answers(dict[str, Any]):
+    def __missing__(self, method: str) -> Any:
+        self.update(_answer_types())
+        return self[method]
+
+
+ANSWERS = _Answers()
+
+
+def _related(request_id: Any) -> Any:
+    from mcp.shared.message import ServerMessageMetadata
+
+    return ServerMessageMetadata(related_request_id=request_id)
+
+
 LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 
@@ -71,6 +106,38 @@ class CallSink(Sink):
                 related_request_id=self._request_id,
             )
         )
+
+    def ask(self, method: str, params: dict[str, Any]) -> dict[str, Any] | None:
+        """Put an upstream server's request to this call's client and wait for its answer
+        (on the thread the request came in on); None when the client cannot answer it
+        (it declared no such capability)."""
+        from mcp import types
+
+        from toolctl.mcp.session import Refused
+
+        capability = ASKED.get(method)
+        declared = self._session.client_params
+        if capability is None or declared is None:
+            return None
+        if getattr(declared.capabilities, capability, None) is None:
+            return None
+        request = types.ServerRequest.model_validate({"method": method, "params": params})
+        answer_type = ANSWERS[method]
+        sent = asyncio.run_coroutine_threadsafe(
+            self._session.send_request(request, answer_type, metadata=_related(self._request_id)),
+            self._loop,
+        )
+        try:
+            answer = sent.result(ASK_SECONDS)
+        except TimeoutError:
+            sent.cancel()
+            raise Refused(-32001, f"the client did not answer {method} in {ASK_SECONDS:g} s")
+        except Exception as exc:
+            error = getattr(exc, "error", None)
+            code = getattr(error, "code", -32603)
+            raise Refused(int(code), str(getattr(error, "message", exc))) from exc
+        dumped: dict[str, Any] = answer.model_dump(by_alias=True, mode="json", exclude_none=True)
+        return dumped
 
     def _send(self, notification: Coroutine[Any, Any, None]) -> None:
         self._sent.append(asyncio.run_coroutine_threadsafe(notification, self._loop))

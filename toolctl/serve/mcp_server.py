@@ -56,10 +56,11 @@ class ToolServer:
         self.server.request_handlers[types.ListToolsRequest] = self._list
         self.server.request_handlers[types.CallToolRequest] = self._call
         self.server.request_handlers[types.SetLevelRequest] = self._set_level
+        from toolctl.serve.upstream import Upstreams, install
+
+        install(self.server, Upstreams(dispatcher))
         self._sessions: weakref.WeakSet[ServerSession] = weakref.WeakSet()
-        self._levels: weakref.WeakKeyDictionary[ServerSession, str] = (
-            weakref.WeakKeyDictionary()
-        )
+        self._levels: weakref.WeakKeyDictionary[ServerSession, str] = weakref.WeakKeyDictionary()
         self._listed: tuple[dict[str, Any], _Listing] | None = None
         self.stdio_session = f"mcp-{uuid.uuid4().hex[:16]}"
         """The session of every call over stdio (one client per process)."""
