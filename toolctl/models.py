@@ -424,6 +424,8 @@ class McpService(_Model):
     elicit: dict[str, str] = {}
     """Answers to the server's elicitations when nobody can be asked (``run``, a client
     without the capability): accepted when they cover every required field, else declined."""
+    elicit_defaults: StrictBool = False
+    """Whether the defaults the server's own form gives (SEP-1034) count as answers too."""
 
     @model_validator(mode="after")
     def _command_or_url(self) -> McpService:
@@ -460,6 +462,7 @@ MCP_DEFAULTS: dict[str, Any] = {
     "enabled_tools": None,
     "tool_timeout": None,
     "elicit": {},
+    "elicit_defaults": False,
 }
 """[service.mcp] fields left out of the cached data at their defaults (locks stay the same)."""
 

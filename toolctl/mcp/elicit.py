@@ -1,7 +1,8 @@
 """An MCP server's elicitation with nobody at a terminal: declared answers, or a decline.
 
-A service may declare answers (``[service.mcp] elicit = { KEY = "VALUE" }``) and a run may
-give more (``run --elicit KEY=VALUE``). When they cover every field the server requires,
+A service may declare answers (``[service.mcp] elicit = { KEY = "VALUE" }``, and with
+``elicit_defaults = true`` the defaults the server's form gives) and a run may give more
+(``run --elicit KEY=VALUE``). When they cover every field the server requires,
 the elicitation is accepted with them, each converted to the type the server's schema
 asks for; otherwise it is declined at once. Either way the call goes on: never a hang.
 """
@@ -13,8 +14,11 @@ from collections.abc import Mapping
 from typing import Any
 
 
-def declared_answer(params: Mapping[str, Any], answers: Mapping[str, str]) -> dict[str, Any]:
-    """The ``elicitation/create`` result for ``params`` from the declared ``answers``."""
+def declared_answer(
+    params: Mapping[str, Any], answers: Mapping[str, str], *, defaults: bool = False
+) -> dict[str, Any]:
+    """The ``elicitation/create`` result for ``params`` from the declared ``answers`` (and,
+    with ``defaults``, the defaults the form itself gives, SEP-1034)."""
     schema = params.get("requestedSchema")
     if not isinstance(schema, dict) or params.get("mode", "form") != "form":
         return {"action": "decline"}
@@ -22,9 +26,14 @@ def declared_answer(params: Mapping[str, Any], answers: Mapping[str, str]) -> di
     fields = fields if isinstance(fields, dict) else {}
     required = schema.get("required")
     needed = [str(name) for name in required] if isinstance(required, list) else []
-    if not answers or any(name not in answers for name in needed):
+    given = {
+        name: field["default"]
+        for name, field in fields.items()
+        if defaults and isinstance(field, dict) and "default" in field
+    }
+    if not (answers or given) or any(name not in answers and name not in given for name in needed):
         return {"action": "decline"}
-    content: dict[str, Any] = {}
+    content: dict[str, Any] = dict(given)
     for name, field in fields.items():
         if name in answers:
             value = _typed(answers[name], field if isinstance(field, dict) else {})

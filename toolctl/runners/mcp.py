@@ -256,7 +256,7 @@ def _asker(call: Call, service: Mapping[str, Any]) -> Callable[[str, dict[str, A
             return answer
         if method == "elicitation/create":
             answers = {**(service.get("elicit") or {}), **call.sink.answers}
-            return declared_answer(params, answers)
+            return declared_answer(params, answers, defaults=bool(service.get("elicit_defaults")))
         raise Refused(METHOD_NOT_FOUND, f"toolctl has nobody to ask for {method} here")
 
     return ask
