@@ -424,6 +424,11 @@ class McpService(_Model):
     elicit: dict[str, str] = {}
     """Answers to the server's elicitations when nobody can be asked (``run``, a client
     without the capability): accepted when they cover every required field, else declined."""
+    oauth: dict[str, str] = {}
+    """OAuth settings for `toolctl mcp login` (a server reached by URL): client_id and
+    client_secret of a pre-registered client, client_metadata_url, scope, grant
+    ("client_credentials" for CI), token_endpoint_auth_method, private_key_pem; a secret
+    as ``${env:NAME}``."""
     elicit_defaults: StrictBool = False
     """Whether the defaults the server's own form gives (SEP-1034) count as answers too."""
 
@@ -463,6 +468,7 @@ MCP_DEFAULTS: dict[str, Any] = {
     "tool_timeout": None,
     "elicit": {},
     "elicit_defaults": False,
+    "oauth": {},
 }
 """[service.mcp] fields left out of the cached data at their defaults (locks stay the same)."""
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import re
 import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
@@ -32,6 +33,22 @@ def safe_url(url: str) -> str:
     host = parts.hostname or ""
     netloc = f"{host}:{parts.port}" if parts.port else host
     return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+class HttpRefused(TransportUnavailable):
+    """An HTTP refusal without a JSON-RPC answer; ``challenge`` is its WWW-Authenticate."""
+
+    def __init__(self, message: str, *, hint: str | None, status: int, challenge: str) -> None:
+        super().__init__(message, hint=hint)
+        self.status, self.challenge = status, challenge
+
+    @property
+    def scope(self) -> str | None:
+        """The scope a 403 ``insufficient_scope`` asks for."""
+        if "insufficient_scope" not in self.challenge:
+            return None
+        found = re.search(r'scope="([^"]*)"', self.challenge)
+        return found.group(1) if found else None
 
 
 class HttpTransport:
@@ -146,8 +163,11 @@ class HttpTransport:
                 if "error" in answer:
                     return answer
         hint = "check the headers (a token?)" if response.status_code in (401, 403) else None
-        raise TransportUnavailable(
-            f"MCP server at {self.name} answered {_status(response)}", hint=hint
+        raise HttpRefused(
+            f"MCP server at {self.name} answered {_status(response)}",
+            hint=hint,
+            status=response.status_code,
+            challenge=response.headers.get("www-authenticate", ""),
         )
 
     def _body(self, response: httpx.Response, deadline: float) -> bytes:
