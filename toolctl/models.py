@@ -8,7 +8,6 @@ paths (``show``, ``run``) never import pydantic; see ``toolctl.registry``.
 from __future__ import annotations
 
 import json
-
 import re
 from typing import TYPE_CHECKING, Any, Literal
 

@@ -12,7 +12,7 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -43,7 +43,7 @@ def suite() -> list[str]:
 
 
 @pytest.fixture
-def serve(tmp_path: Path) -> Iterator[callable]:  # type: ignore[valid-type]
+def serve(tmp_path: Path) -> Iterator[Callable[[Path], str]]:
     """`toolctl serve -r REGISTRY` on a free loopback port; its /mcp URL."""
     started: list[subprocess.Popen[bytes]] = []
 
@@ -83,14 +83,18 @@ def run_server_suite(suite: list[str], url: str, out: Path) -> dict[str, list[di
 
 def failures(checks: dict[str, list[dict[str, object]]]) -> dict[str, list[object]]:
     return {
-        scenario: [c.get("errorMessage") or c.get("id") for c in found if c.get("status") == "FAILURE"]
+        scenario: [
+            c.get("errorMessage") or c.get("id") for c in found if c.get("status") == "FAILURE"
+        ]
         for scenario, found in checks.items()
         if any(c.get("status") == "FAILURE" for c in found)
     }
 
 
 def test_the_native_registry_passes_every_server_scenario(
-    suite: list[str], serve: callable, tmp_path: Path  # type: ignore[valid-type]
+    suite: list[str],
+    serve: Callable[[Path], str],
+    tmp_path: Path,
 ) -> None:
     """Content of every kind, logging and progress from plain local tools; sampling,
     elicitation, resources, prompts and completion through the registry's MCP service."""
@@ -100,7 +104,10 @@ def test_the_native_registry_passes_every_server_scenario(
 
 
 def test_the_gateway_passes_every_server_scenario_of_the_reference_server(
-    toolctl: Toolctl, suite: list[str], serve: callable, tmp_path: Path  # type: ignore[valid-type]
+    toolctl: Toolctl,
+    suite: list[str],
+    serve: Callable[[Path], str],
+    tmp_path: Path,
 ) -> None:
     """The reference server imported with `import mcp` and re-served: content blocks,
     progress, logging, sampling and elicitation, resources, prompts and completions pass

@@ -31,7 +31,9 @@ def install(app: typer.Typer) -> None:
 
 
 def login_command(
-    service: Annotated[str, typer.Argument(metavar="SERVICE", help="The MCP service to log in to.")],
+    service: Annotated[
+        str, typer.Argument(metavar="SERVICE", help="The MCP service to log in to.")
+    ],
     browser: Annotated[
         bool, typer.Option("--browser/--no-browser", help="Open a browser where one can be opened.")
     ] = True,

@@ -235,14 +235,16 @@ class HttpTransport:
         request = self._client.build_request("GET", self.url, headers=headers)
         request.extensions["timeout"] = self._httpx.Timeout(5.0, read=None).as_dict()
         parser = SseParser(self._limit)
-        with contextlib.suppress(Exception):  # closed, refused, garbage: the calls go on
-            with contextlib.closing(self._client.send(request, stream=True)) as response:
-                if response.status_code != 200:
-                    return
-                for chunk in response.iter_bytes():
-                    for event in parser.feed(chunk):
-                        if event.event == "message" and event.data.strip():
-                            self._event(decode(event.data), None)
+        with (
+            contextlib.suppress(Exception),  # closed, refused, garbage: the calls go on
+            contextlib.closing(self._client.send(request, stream=True)) as response,
+        ):
+            if response.status_code != 200:
+                return
+            for chunk in response.iter_bytes():
+                for event in parser.feed(chunk):
+                    if event.event == "message" and event.data.strip():
+                        self._event(decode(event.data), None)
 
     def _event(self, message: Message, request_id: Any) -> Message | None:
         if "method" not in message:

@@ -111,8 +111,10 @@ class KeptSession:
         on_progress: Callable[[Progress], None] | None = None,
         meta: Mapping[str, str] | None = None,
         on_log: Callable[[str, str], None] | None = None,
+        on_request: Callable[[str, dict[str, Any]], dict[str, Any]] | None = None,
     ) -> dict[str, Any]:
-        """As ``Session.call_tool``; the server's log messages stay with the keeper."""
+        """As ``Session.call_tool``; the server's log messages and requests stay with the
+        keeper (its requests are refused there)."""
         from toolctl.mcp.session import Progress
 
         def progress(update: Any) -> None:

@@ -16,6 +16,7 @@ next login), the run is exit 5 naming the command to run: nothing asks a questio
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -112,7 +113,10 @@ def refresh(settings: Settings, service: str, section: Mapping[str, Any]) -> boo
     if data.get("resource"):
         form["resource"] = data["resource"]
     auth = None
-    if client.get("client_secret") and client.get("token_endpoint_auth_method") != "client_secret_post":
+    if (
+        client.get("client_secret")
+        and client.get("token_endpoint_auth_method") != "client_secret_post"
+    ):
         auth = (client["client_id"], client["client_secret"])
     else:
         form["client_id"] = client["client_id"]
@@ -207,12 +211,14 @@ def _provider(
     client_id, secret = oauth.get("client_id"), oauth.get("client_secret")
     if oauth.get("grant") == "client_credentials":
         return _client_credentials(kept, url, oauth, scope)
-    method = oauth.get("token_endpoint_auth_method") or ("client_secret_basic" if secret else "none")
+    method = oauth.get("token_endpoint_auth_method") or (
+        "client_secret_basic" if secret else "none"
+    )
     metadata = OAuthClientMetadata(
         client_name="toolctl",
         redirect_uris=[loopback.redirect_uri],  # type: ignore[list-item]
         grant_types=["authorization_code", "refresh_token"],
-        token_endpoint_auth_method=method,
+        token_endpoint_auth_method=method,  # type: ignore[arg-type]  # the server says
         scope=scope,
     )
     if client_id:  # pre-registered: no registration at all
@@ -265,7 +271,12 @@ def _client_credentials(kept: Kept, url: str, oauth: Mapping[str, Any], scope: s
         )
     method = oauth.get("token_endpoint_auth_method") or "client_secret_basic"
     return ClientCredentialsOAuthProvider(
-        url, kept, client_id, str(oauth.get("client_secret") or ""), method, scopes=scope
+        url,
+        kept,
+        client_id,
+        str(oauth.get("client_secret") or ""),
+        method,  # type: ignore[arg-type]
+        scopes=scope,
     )
 
 
@@ -277,10 +288,8 @@ def _open_browser(url: str) -> None:
         return
     import webbrowser
 
-    try:
+    with contextlib.suppress(webbrowser.Error):
         webbrowser.open(url)
-    except webbrowser.Error:
-        pass
 
 
 _HEADERS = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}

@@ -281,7 +281,11 @@ def connect_remote(
     try:
         return _connect_http(url, headers, timeout, shown)
     except TransportUnavailable as exc:
-        if transport == "http" or getattr(exc, "status", None) == 401 or not REFUSED.search(exc.message):
+        if (
+            transport == "http"
+            or getattr(exc, "status", None) == 401
+            or not REFUSED.search(exc.message)
+        ):
             raise
         try:
             left = max(deadline - time.monotonic(), 0.01)

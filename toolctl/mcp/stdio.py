@@ -29,7 +29,8 @@ INHERITED = (
     ("APPDATA", "HOMEDRIVE", "HOMEPATH", "LOCALAPPDATA", "PATH", "PATHEXT",
      "PROCESSOR_ARCHITECTURE", "SYSTEMDRIVE", "SYSTEMROOT", "TEMP", "USERNAME", "USERPROFILE")
     if sys.platform == "win32"
-    else ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR")
+    else ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER",
+          "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR")
 )  # fmt: skip
 """What a stdio server inherits of toolctl's environment: the official SDK client's
 ``get_default_environment`` set, plus the locale and the temporary directory."""

@@ -249,7 +249,8 @@ def _asker(call: Call, service: Mapping[str, Any]) -> Callable[[str, dict[str, A
 
     def ask(method: str, params: dict[str, Any]) -> Any:
         from toolctl.mcp.elicit import declared_answer
-        from toolctl.mcp.session import METHOD_NOT_FOUND, Refused
+        from toolctl.mcp.session import Refused
+        from toolctl.mcp.wire import METHOD_NOT_FOUND
 
         answer = call.sink.ask(method, params)
         if answer is not None:

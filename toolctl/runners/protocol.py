@@ -32,6 +32,7 @@ class ProtocolSink(Sink):
     def __init__(self, sink: Sink) -> None:
         self._sink = sink
         self._pending = ""
+        self.answers: Mapping[str, str] = sink.answers
 
     def event(self, event: Event) -> None:
         self._sink.event(event)
@@ -53,10 +54,6 @@ class ProtocolSink(Sink):
 
     def ask(self, method: str, params: dict[str, Any]) -> dict[str, Any] | None:
         return self._sink.ask(method, params)
-
-    @property  # type: ignore[override]
-    def answers(self) -> Mapping[str, str]:
-        return self._sink.answers
 
     def stderr(self, text: str) -> None:
         if not self._pending and PREFIX not in text:

@@ -11,6 +11,7 @@ its progress and log messages are scheduled onto the server's event loop as
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Coroutine
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
@@ -131,7 +132,9 @@ class CallSink(Sink):
             answer = sent.result(ASK_SECONDS)
         except TimeoutError:
             sent.cancel()
-            raise Refused(-32001, f"the client did not answer {method} in {ASK_SECONDS:g} s")
+            raise Refused(
+                -32001, f"the client did not answer {method} in {ASK_SECONDS:g} s"
+            ) from None
         except Exception as exc:
             error = getattr(exc, "error", None)
             code = getattr(error, "code", -32603)
@@ -145,7 +148,5 @@ class CallSink(Sink):
     async def flush(self) -> None:
         """Wait until every notification scheduled so far has gone out (or failed)."""
         for sent in self._sent:
-            try:
+            with contextlib.suppress(Exception):  # a client gone away: its result fails too
                 await asyncio.wrap_future(sent)
-            except Exception:  # a client gone away: its result fails too
-                pass

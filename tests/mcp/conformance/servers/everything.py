@@ -1,3 +1,4 @@
+# mypy: disable-error-code="untyped-decorator,no-untyped-call,arg-type,unused-ignore"
 """The conformance suite's reference server, written here from its scenario descriptions
 with the official Python SDK's low-level Server (stdio).
 
