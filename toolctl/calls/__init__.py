@@ -317,7 +317,7 @@ class Caller:
         try:
             result = runner.run(call)
             if call.tool.data.get("output") == "mcp":
-                from toolctl.mcp.results import declared_content
+                from toolctl.calls.content import declared_content
 
                 result = declared_content(result)
         except ToolctlError as exc:

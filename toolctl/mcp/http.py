@@ -54,6 +54,9 @@ class HttpRefused(TransportUnavailable):
 class HttpTransport:
     """One MCP endpoint; ``session_id`` and ``protocol_version`` are set after the handshake."""
 
+    remote = True
+    """Closing it leaves the server running (it is not ours to stop)."""
+
     def __init__(
         self,
         url: str,

@@ -10,10 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
-
-if TYPE_CHECKING:
-    from toolctl.runners.base import ToolResult
+from typing import Any, NamedTuple
 
 
 class Answer(NamedTuple):
@@ -65,32 +62,3 @@ def _summary(item: Mapping[str, Any]) -> str:
 
 def _size(count: int) -> str:
     return f"{count} B" if count < 1024 else f"{count / 1024:.1f} KiB"
-
-
-def declared_content(result: ToolResult) -> ToolResult:
-    """The result of a tool declaring ``output = "mcp"``: its JSON answer is a list of MCP
-    content blocks, or a whole ``tools/call`` result (``content``, ``structuredContent``,
-    ``isError``). It is kept as ``mcp`` for the MCP doors, and read as an MCP server's
-    result is for everyone else; any other answer is left as it was."""
-    answer = result.data
-    if isinstance(answer, list):
-        answer = {"content": answer}
-    if not (
-        result.success
-        and isinstance(answer, dict)
-        and isinstance(answer.get("content"), list)
-        and all(
-            isinstance(item, dict) and isinstance(item.get("type"), str)
-            for item in answer["content"]
-        )
-    ):
-        return result
-    mapped = map_result(answer)
-    error = (mapped.output or "the tool reported an error") if mapped.is_error else None
-    return result._replace(
-        success=not mapped.is_error,
-        output=mapped.output,
-        data=mapped.data,
-        error=error,
-        mcp=answer,
-    )

@@ -247,9 +247,7 @@ class Session:
     @property
     def local(self) -> bool:
         """Whether ending the transport ends the server (stdio); over HTTP it goes on."""
-        from toolctl.mcp.sse import SseTransport
-
-        return not isinstance(self.transport, (HttpTransport, SseTransport))
+        return not getattr(self.transport, "remote", False)
 
     def _cancel(self, request_id: int, reason: str) -> None:
         """Tell the server to stop (not on modern HTTP: there closing the stream says it)."""
@@ -351,7 +349,7 @@ def _refusal(message: Message) -> Message:
     if message["method"] == "elicitation/create":
         return {"jsonrpc": "2.0", "id": message["id"], "result": {"action": "decline"}}
     return error_response(
-        message["id"], METHOD_NOT_FOUND, f"toolctl does not support {message['method']} here"
+        message["id"], METHOD_NOT_FOUND, f"toolctl does not support {message['method']}"
     )
 
 

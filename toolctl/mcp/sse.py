@@ -47,6 +47,9 @@ class _Slot:
 class SseTransport:
     """One HTTP+SSE session; ``request`` may be called from several threads at once."""
 
+    remote = True
+    """Closing it leaves the server running (it is not ours to stop)."""
+
     def __init__(
         self,
         url: str,
