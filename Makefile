@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 BIN := $(VENV)/bin
 
-.PHONY: install compile check test lint docs demo bench clean mcp-servers pulsar-start pulsar-stop pulsar-status serve-clients
+.PHONY: install compile check test lint docs demo bench clean mcp-servers conformance pulsar-start pulsar-stop pulsar-status serve-clients
 
 # The distribution was called "toolctl" before it became toolctl-cli (that name on PyPI is
 # someone else's): an older checkout's install and its egg-info go first, or its entry
@@ -55,13 +55,26 @@ $(SERVE_CLIENTS)/node_modules/.installed: $(SERVE_CLIENTS)/package-lock.json
 
 serve-clients: $(SERVE_CLIENTS)/node_modules/.installed
 
+# The official MCP conformance suite and the Node 22 it runs on, both from npm, pinned by
+# tests/mcp/conformance/node/package-lock.json (tests/mcp/test_conformance.py; skipped,
+# with a note, without npm)
+CONFORMANCE := tests/mcp/conformance/node
+
+$(CONFORMANCE)/node_modules/.installed: $(CONFORMANCE)/package-lock.json
+	@if command -v npm >/dev/null; then \
+	  cd $(CONFORMANCE) && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error \
+	  && touch node_modules/.installed; \
+	else echo "npm not found: the MCP conformance tests will skip"; fi
+
+conformance: $(CONFORMANCE)/node_modules/.installed
+
 # The in-process tier, for the edit-test loop (under a minute): every test but those that need
 # a broker, podman, MCP servers, a server or a toolctl process of their own (tests/conftest.py
 # marks those `integration` by path and fixture). `make test` runs everything, as CI does.
 check: install
 	$(PY) -m pytest -q -n $(TEST_WORKERS) -m "not integration"
 
-test: install mcp-servers serve-clients
+test: install mcp-servers serve-clients conformance
 	$(PY) -m pytest -q -n $(TEST_WORKERS)
 
 lint: install

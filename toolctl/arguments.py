@@ -181,6 +181,17 @@ def parse_pairs(pairs: Sequence[str], schema: Mapping[str, Any]) -> dict[str, An
     return arguments
 
 
+def key_values(pairs: Sequence[str], option: str) -> dict[str, str]:
+    """``KEY=VALUE`` pairs as given, the values left as text (``--elicit``)."""
+    found: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key:
+            raise UsageError(f"{option} expects KEY=VALUE, got {pair!r}")
+        found[key] = raw
+    return found
+
+
 def convert(key: str, raw: str, declared: Any) -> Any:
     """One ``k=v`` value as the declared JSON type (strings stay strings)."""
     kinds = declared if isinstance(declared, list) else [declared]

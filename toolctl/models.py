@@ -7,6 +7,7 @@ paths (``show``, ``run``) never import pydantic; see ``toolctl.registry``.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -167,6 +168,18 @@ class McpRuntime(_Model):
     annotations: dict[str, Any] | None = None
     """The tool's ``annotations`` when it was imported (shown by ``--update``'s diff)."""
 
+    @field_validator("parameters", mode="before")
+    @classmethod
+    def _json_text(cls, value: Any) -> Any:
+        """A schema holding a JSON ``null`` (``"default": null``) is kept as JSON text:
+        TOML has no null."""
+        if isinstance(value, str):
+            try:
+                return json.loads(value)
+            except ValueError as exc:
+                raise ValueError(f"mcp.parameters is not JSON: {exc}") from None
+        return value
+
     @field_validator("parameters")
     @classmethod
     def _object_schema(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -215,6 +228,9 @@ class _ToolHead(_Model):
     """Seconds; at most a day."""
     max_output: int = Field(default=DEFAULT_MAX_OUTPUT, gt=0, le=MAX_OUTPUT_LIMIT)
     """Bytes of output a result holds (``arguments.DEFAULT_MAX_OUTPUT``); at most 1 GiB."""
+    output: Literal["text", "mcp"] = "text"
+    """What the tool answers: text or JSON, or ``"mcp"``: MCP content blocks (a JSON list
+    of them, or a whole ``tools/call`` result), which the MCP doors pass on as they are."""
 
 
 if TYPE_CHECKING:
@@ -404,6 +420,16 @@ class McpService(_Model):
     """When set, `import mcp` writes every other tool disabled (``enabled_tools``)."""
     tool_timeout: float | None = Field(default=None, gt=0, le=MAX_TIMEOUT)
     """The ``timeout`` `import mcp` gives each tool (a client config's per-call timeout)."""
+    elicit: dict[str, str] = {}
+    """Answers to the server's elicitations when nobody can be asked (``run``, a client
+    without the capability): accepted when they cover every required field, else declined."""
+    oauth: dict[str, str] = {}
+    """OAuth settings for `toolctl mcp login` (a server reached by URL): client_id and
+    client_secret of a pre-registered client, client_metadata_url, scope, grant
+    ("client_credentials" for CI), token_endpoint_auth_method, private_key_pem; a secret
+    as ``${env:NAME}``."""
+    elicit_defaults: StrictBool = False
+    """Whether the defaults the server's own form gives (SEP-1034) count as answers too."""
 
     @model_validator(mode="after")
     def _command_or_url(self) -> McpService:
@@ -439,6 +465,9 @@ MCP_DEFAULTS: dict[str, Any] = {
     "disabled_tools": [],
     "enabled_tools": None,
     "tool_timeout": None,
+    "elicit": {},
+    "elicit_defaults": False,
+    "oauth": {},
 }
 """[service.mcp] fields left out of the cached data at their defaults (locks stay the same)."""
 
@@ -533,6 +562,8 @@ def normalise(kind: str, model: BaseModel) -> dict[str, Any]:
         del data["state"]
     if data.get("max_output") == DEFAULT_MAX_OUTPUT:
         del data["max_output"]
+    if data.get("output") == "text":
+        del data["output"]
     if isinstance(model, Tool):
         data["schema"] = model.argument_schema()
         options = [a.name for a in model.arguments if a.allow_option]

@@ -308,10 +308,18 @@ class Caller:
         runner = self.runner(call.tool.runtime, call.sink)
         recording = self.recorder.begin(call.tool, call.arguments, origin or self.origin)
         call = call._replace(traceparent=recording.traceparent)
+        if call.sink.stderr_fd is None and call.sink is not NO_SINK:
+            from toolctl.runners.protocol import ProtocolSink
+
+            call = call._replace(sink=ProtocolSink(call.sink))  # toolctl:progress lines
         call.sink.event(start_event(call.tool))
         started = time.perf_counter()
         try:
             result = runner.run(call)
+            if call.tool.data.get("output") == "mcp":
+                from toolctl.calls.content import declared_content
+
+                result = declared_content(result)
         except ToolctlError as exc:
             call.sink.event(done_event(call.tool, None, started, exc))
             self.recorder.end(recording, error=exc)

@@ -45,6 +45,30 @@ def service_up(settings: Settings, reporter: Reporter, name: str) -> Up:
     return Up(f"service '{name}'", record, started)
 
 
+def service_login(
+    settings: Settings, reporter: Reporter, name: str, *, browser: bool = True
+) -> str:
+    """`mcp login`: OAuth with the MCP server of service ``name`` (reached by URL), the
+    tokens kept for its runs; the authorization URL goes to the reporter. Returns the scope
+    granted. UsageError for a service that is not an MCP server reached by URL."""
+    from toolctl.descriptor_env import expand_env, expand_env_map
+    from toolctl.errors import UsageError
+    from toolctl.mcp.oauth import login
+
+    definition = open_registry(settings, reporter).resolve("service", name)
+    section = definition.data.get("mcp") or {}
+    if not section.get("url"):
+        raise UsageError(
+            f"service '{name}' is not an MCP server reached by URL: nothing to log in to"
+        )
+    oauth = expand_env_map(section.get("oauth") or {}, settings)
+    url = expand_env(str(section["url"]), settings)
+    return login(
+        settings, name, url, oauth, lambda link: reporter.note(f"open {link} to log in"),
+        browser=browser,
+    )  # fmt: skip
+
+
 def _require_managed(service: dict[str, Any]) -> None:
     from toolctl.errors import UsageError
     from toolctl.processes.services import is_managed

@@ -1,6 +1,8 @@
-"""`toolctl mcp serve`: the registry as an MCP server on stdio."""
+"""`toolctl mcp serve` (the registry as an MCP server on stdio) and `toolctl mcp login`."""
 
 from __future__ import annotations
+
+from typing import Annotated
 
 import typer
 
@@ -25,7 +27,32 @@ from toolctl.cli.common import (
 def install(app: typer.Typer) -> None:
     group = typer.Typer(name="mcp", help="Serve the registry to MCP clients.", no_args_is_help=True)
     group.command("serve")(serve_command)
+    group.command("login")(login_command)
     app.add_typer(group)
+
+
+def login_command(
+    service: Annotated[
+        str, typer.Argument(metavar="SERVICE", help="The MCP service to log in to.")
+    ],
+    browser: Annotated[
+        bool, typer.Option("--browser/--no-browser", help="Open a browser where one can be opened.")
+    ] = True,
+    registry: RegistryOption = None,
+    strict: StrictOption = False,
+) -> None:
+    """Log in to an MCP server that asks for OAuth; its tokens are kept for later runs.
+
+    The authorization URL is printed (and opened in a browser where there is one); the
+    browser comes back to a listener on 127.0.0.1. With [service.mcp.oauth] grant =
+    "client_credentials" no browser is involved. Tokens are never printed."""
+    from toolctl.calls.services import service_login
+
+    settings = settings_for(registry, strict)
+    scope = service_login(settings, reporter(settings), service, browser=browser)
+    reporter(settings).note(
+        f"logged in to MCP service '{service}'" + (f" (scope: {scope})" if scope else "")
+    )
 
 
 def serve_command(

@@ -87,6 +87,15 @@ def run_command(
             "--allow-staging", help="Run a tool whose state is staging, disabled or deprecated."
         ),
     ] = False,
+    elicit: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--elicit",
+            metavar="KEY=VALUE",
+            help="An answer to an MCP server's elicitation (nobody is asked: answers that "
+            "cover its required fields accept it, else it is declined).",
+        ),
+    ] = None,
     verbose: Annotated[
         bool,
         typer.Option(
@@ -128,6 +137,7 @@ def run_command(
         announced=announced,
     )
     sink = render.TerminalSink(settings, show_output=not json, events=verbose)
+    sink.answers = tool_args.key_values(elicit or [], "--elicit")
     caller = calls.Caller(settings, open_registry(settings), origin=calls.cli_origin(settings))
     with Lifetime(raising=True) as lifetime, caller:
         lifetime.at_once(_write_records)  # a second signal ends at once, records written

@@ -31,8 +31,15 @@ __all__ = ["Exported", "ImportDone", "ImportOptions", "Streamed", "export_tools"
 ShowPath = Callable[[Path], str]
 """How the caller shows a file's path (relative to the working directory, say)."""
 
-EXPORTED = ("description", "schema", "annotations")
+EXPORTED = ("description", "schema", "annotations", "title", "mcp.annotations")
 """The fields of a tool the streamed exports read (``interchange.functions``)."""
+
+
+def _exported(name: str, values: list[Any]) -> dict[str, Any]:
+    """A tool as the streamed exports read it (``mcp.annotations`` back under ``mcp``)."""
+    tool = {"name": name, **dict(zip(EXPORTED, values, strict=True))}
+    tool["mcp"] = {"annotations": tool.pop("mcp.annotations")}
+    return tool
 
 
 def export_tools(
@@ -50,7 +57,7 @@ def export_tools(
     registry = open_registry(settings, reporter, full=True)
     if group is None and not commands:
         tools_in_order = (  # only what an export reads: no descriptor decoded whole
-            {"name": name, **dict(zip(EXPORTED, values, strict=True))}
+            _exported(name, values)
             for name, _, values in registry.iter_winner_fields("tool", EXPORTED)
         )
         streamed = export_streamed(format, tools_in_order, strict_schemas=strict_schemas)
@@ -190,9 +197,11 @@ def _mcp_import(
     if plan.refused:
         done.error = RegistryError(
             f"{len(plan.refused)} tool(s) of service '{service}' refused "
-            f"({len(written)} imported): first definition wins",
+            f"({len(written)} imported)" + (": first definition wins" if plan.clashes else ""),
             details=plan.refused,
-            hint="import them under another --prefix, or rename the tool that holds the name",
+            hint="import them under another --prefix, or rename the tool that holds the name"
+            if plan.clashes
+            else "the reason is given for each tool",
         )
     return done
 

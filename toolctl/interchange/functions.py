@@ -66,7 +66,8 @@ def iter_openai(tools: Iterable[Mapping[str, Any]], notes: list[str]) -> Iterato
 
 def mcp_tools(tools: Sequence[Mapping[str, Any]]) -> tuple[dict[str, Any], list[str]]:
     """An MCP ``tools/list`` result: ``{"tools": [{name, description, inputSchema}]}``, with
-    ``annotations`` (readOnlyHint etc.) where the descriptor declares them."""
+    ``title`` and ``annotations`` (readOnlyHint etc.) where the descriptor declares them
+    (or, for a tool on an MCP server, where that server did)."""
     return {"tools": list(iter_mcp(sorted(tools, key=lambda t: str(t["name"]))))}, []
 
 
@@ -78,10 +79,20 @@ def iter_mcp(tools: Iterable[Mapping[str, Any]]) -> Iterator[dict[str, Any]]:
             "description": tool.get("description") or "",
             "inputSchema": input_schema(tool),
         }
-        hints = {k: v for k, v in (tool.get("annotations") or {}).items() if v is not None}
+        if isinstance(tool.get("title"), str) and tool["title"]:
+            entry["title"] = tool["title"]
+        hints = {k: v for k, v in (_hints(tool) or {}).items() if v is not None}
         if hints:
             entry["annotations"] = hints
         yield entry
+
+
+def _hints(tool: Mapping[str, Any]) -> Any:
+    """The descriptor's ``[tool.annotations]``, else those its MCP server gave it."""
+    if tool.get("annotations"):
+        return tool["annotations"]
+    mcp = tool.get("mcp")
+    return mcp.get("annotations") if isinstance(mcp, dict) else None
 
 
 # -- OpenAI strict mode -------------------------------------------------------------------

@@ -25,6 +25,7 @@ from typing import Any
 from toolctl.errors import RegistryError, UsageError
 from toolctl.interchange.entries import Tables, _validate_one, clean
 from toolctl.interchange.slugs import MAX_LENGTH, slug
+from toolctl.mcp.pins import kept_annotations, schema_field, stored_schema
 from toolctl.names import NAME_PATTERN, fold
 from toolctl.registry.writer import Entry
 from toolctl.settings import Settings
@@ -63,6 +64,8 @@ class McpImport:
     present: list[str] = field(default_factory=list)
     """Registry names of tools already imported from this service (same remote name)."""
     notes: list[str] = field(default_factory=list)
+    clashes: int = 0
+    """How many of ``refused`` were refused for their name (taken or confusable)."""
 
 
 def tool_table(
@@ -82,9 +85,9 @@ def tool_table(
     schema = tool.get("inputSchema")
     mcp: dict[str, Any] = {"name": remote, "pin": pin}
     if isinstance(schema, dict):
-        mcp["parameters"] = schema
+        mcp["parameters"] = schema_field(schema)
     if isinstance(tool.get("annotations"), dict):
-        mcp["annotations"] = tool["annotations"]
+        mcp["annotations"] = kept_annotations(tool["annotations"])
     table: dict[str, Any] = {"name": name}
     title = tool.get("title")
     if renamed:
@@ -101,6 +104,12 @@ def tool_table(
     if section.get("tool_timeout"):
         table["timeout"] = section["tool_timeout"]
     return clean(table)
+
+
+def needs_task(tool: Mapping[str, Any]) -> bool:
+    """Whether a live tool can only be called as a task (it would never run here)."""
+    execution = tool.get("execution")
+    return isinstance(execution, dict) and execution.get("taskSupport") == "required"
 
 
 def plan_import(
@@ -133,6 +142,12 @@ def plan_import(
         remote = str(tool["name"])
         name = registry_name(prefix, remote)
         shown = f"'{remote}'" if name == prefix + remote else f"'{remote}' (as '{name}')"
+        if needs_task(tool):
+            plan.refused.append(
+                f"{shown}: it runs only as a task (execution.taskSupport = required), "
+                "which toolctl does not call"
+            )
+            continue
         taken = registry.definitions("tool", name)
         if taken:
             holder = taken[0]
@@ -140,12 +155,14 @@ def plan_import(
             if holder.data.get("service") == service and mcp.get("name") == remote:
                 plan.present.append(name)
             else:
+                plan.clashes += 1
                 plan.refused.append(
                     f"{shown}: name '{name}' is already defined in {holder.file}:{holder.line}"
                 )
             continue
         similar = registry.confusable_with("tool", name)
         if similar is not None:
+            plan.clashes += 1
             plan.refused.append(
                 f"{shown}: '{name}' is confusable with '{similar.name}' "
                 f"({similar.file}:{similar.line})"
@@ -153,6 +170,7 @@ def plan_import(
             continue
         earlier = batch.setdefault(fold(name), remote)
         if earlier != remote:
+            plan.clashes += 1
             plan.refused.append(f"{shown}: confusable with '{earlier}' offered by the same server")
             continue
         renamed = name != prefix + remote
@@ -220,8 +238,8 @@ def _diff(
 ) -> tuple[list[str], list[str]]:
     pairs = [
         ("description", stored.get("description") or "", live.get("description") or ""),
-        ("inputSchema", mcp.get("parameters"), live.get("inputSchema")),
-        ("annotations", mcp.get("annotations"), live.get("annotations")),
+        ("inputSchema", stored_schema(mcp), live.get("inputSchema")),
+        ("annotations", mcp.get("annotations"), _annotations(live)),
     ]
     fields, lines = [], []
     for label, old, new in pairs:
@@ -242,6 +260,11 @@ def _diff(
     return fields, lines
 
 
+def _annotations(live: Mapping[str, Any]) -> Any:
+    annotations = live.get("annotations")
+    return kept_annotations(annotations) if isinstance(annotations, dict) else annotations
+
+
 def _updated_table(definition: Any, tool: Mapping[str, Any], pin: str) -> dict[str, Any]:
     import tomllib
 
@@ -256,9 +279,9 @@ def _updated_table(definition: Any, tool: Mapping[str, Any], pin: str) -> dict[s
             mcp.pop("parameters", None)
             mcp.pop("annotations", None)
             if isinstance(schema, dict):
-                mcp["parameters"] = schema
+                mcp["parameters"] = schema_field(schema)
             if isinstance(tool.get("annotations"), dict):
-                mcp["annotations"] = tool["annotations"]
+                mcp["annotations"] = kept_annotations(tool["annotations"])
             updated["mcp"] = mcp
             updated.pop("description", None)
             if tool.get("description"):

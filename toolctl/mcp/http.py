@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import re
 import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
@@ -34,8 +35,27 @@ def safe_url(url: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
+class HttpRefused(TransportUnavailable):
+    """An HTTP refusal without a JSON-RPC answer; ``challenge`` is its WWW-Authenticate."""
+
+    def __init__(self, message: str, *, hint: str | None, status: int, challenge: str) -> None:
+        super().__init__(message, hint=hint)
+        self.status, self.challenge = status, challenge
+
+    @property
+    def scope(self) -> str | None:
+        """The scope a 403 ``insufficient_scope`` asks for."""
+        if "insufficient_scope" not in self.challenge:
+            return None
+        found = re.search(r'scope="([^"]*)"', self.challenge)
+        return found.group(1) if found else None
+
+
 class HttpTransport:
     """One MCP endpoint; ``session_id`` and ``protocol_version`` are set after the handshake."""
+
+    remote = True
+    """Closing it leaves the server running (it is not ours to stop)."""
 
     def __init__(
         self,
@@ -146,8 +166,11 @@ class HttpTransport:
                 if "error" in answer:
                     return answer
         hint = "check the headers (a token?)" if response.status_code in (401, 403) else None
-        raise TransportUnavailable(
-            f"MCP server at {self.name} answered {_status(response)}", hint=hint
+        raise HttpRefused(
+            f"MCP server at {self.name} answered {_status(response)}",
+            hint=hint,
+            status=response.status_code,
+            challenge=response.headers.get("www-authenticate", ""),
         )
 
     def _body(self, response: httpx.Response, deadline: float) -> bytes:
@@ -199,6 +222,32 @@ class HttpTransport:
             response.close()
             raise TransportUnavailable(f"MCP server at {self.name} refused to resume the stream")
         return response
+
+    def listen(self) -> None:
+        """Open the standalone GET stream (after the handshake), where a server sends the
+        requests and notifications tied to no call: answered on a thread of its own until
+        the transport closes. A server without one (405) is fine."""
+        import threading
+
+        threading.Thread(target=self._listen, name="mcp-get-stream", daemon=True).start()
+
+    def _listen(self) -> None:
+        headers = self._headers({})
+        headers["Accept"] = "text/event-stream"
+        del headers["Content-Type"]
+        request = self._client.build_request("GET", self.url, headers=headers)
+        request.extensions["timeout"] = self._httpx.Timeout(5.0, read=None).as_dict()
+        parser = SseParser(self._limit)
+        with (
+            contextlib.suppress(Exception),  # closed, refused, garbage: the calls go on
+            contextlib.closing(self._client.send(request, stream=True)) as response,
+        ):
+            if response.status_code != 200:
+                return
+            for chunk in response.iter_bytes():
+                for event in parser.feed(chunk):
+                    if event.event == "message" and event.data.strip():
+                        self._event(decode(event.data), None)
 
     def _event(self, message: Message, request_id: Any) -> Message | None:
         if "method" not in message:

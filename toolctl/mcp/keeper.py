@@ -58,6 +58,9 @@ class KeptSession:
     """A Session-like handle on a kept session: ``list_tools`` and ``call_tool`` go over the
     loopback socket to the keeper, which holds the real one."""
 
+    local = True
+    """A stdio server: a timed-out call ends it (the keeper starts it again)."""
+
     def __init__(self, name: str, port: int, token: str) -> None:
         self.name, self.port, self.token = name, port, token
 
@@ -107,7 +110,11 @@ class KeptSession:
         *,
         on_progress: Callable[[Progress], None] | None = None,
         meta: Mapping[str, str] | None = None,
+        on_log: Callable[[str, str], None] | None = None,
+        on_request: Callable[[str, dict[str, Any]], dict[str, Any]] | None = None,
     ) -> dict[str, Any]:
+        """As ``Session.call_tool``; the server's log messages and requests stay with the
+        keeper (its requests are refused there)."""
         from toolctl.mcp.session import Progress
 
         def progress(update: Any) -> None:
@@ -200,11 +207,13 @@ class Keeper:
 
     def start(self) -> None:
         from toolctl.mcp.session import connect_stdio
+        from toolctl.mcp.stdio import server_environment
 
         argv = [_expanded(str(item), self.environ) for item in self.spec["argv"]]
+        declared = {k: self.environ[k] for k in self.spec.get("env", []) if k in self.environ}
         self.session = connect_stdio(
             argv,
-            env=self.environ,
+            env=server_environment(self.environ, declared),
             cwd=self.spec.get("cwd"),
             secrets=self.secrets,
             timeout=float(self.spec.get("connect_timeout", 30)),

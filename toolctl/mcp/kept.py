@@ -105,6 +105,7 @@ def _start(
             {key for value in env.values() for key in REFERENCE.findall(value)}
             | {key for item in section["command"] for key in REFERENCE.findall(str(item))}
         ),
+        "env": sorted(env),  # the declared variables the server gets beside the safe ones
         "port": port,
         "token_file": str(token_file),
         "ready": str(table.ready_path(name)),

@@ -80,8 +80,14 @@ def live_check(
     for service, answer in zip(mcp_services, answers, strict=True):
         mine = [t for t in mcp_tools if t.data.get("service") == service.name]
         if isinstance(answer, ToolctlError):
-            message = f"MCP service '{service.name}' is unreachable: {answer.message}"
+            from toolctl.mcp.oauth import LoginNeeded
+
             severity: Severity = "error" if strict else "warning"
+            if isinstance(answer, LoginNeeded):
+                message = f"{answer.message}: {answer.hint}"
+                found.append(Finding(severity, "mcp-login", service.file, service.line, message))
+                continue
+            message = f"MCP service '{service.name}' is unreachable: {answer.message}"
             found.append(Finding(severity, "mcp-unreachable", service.file, service.line, message))
             continue
         live = {str(each["name"]): each for each in answer}

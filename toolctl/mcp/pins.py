@@ -46,12 +46,12 @@ def changed_fields(
     changed = []
     if str(live.get("description") or "") != str(stored.get("description") or ""):
         changed.append("description")
-    params = section.get("parameters")
+    params = stored_schema(section)
     if params is not None and live.get("inputSchema") != params:
         changed.append("inputSchema")
     kept = section.get("annotations")
     now = live.get("annotations")
-    if (kept or None) != (now if isinstance(now, dict) and now else None):
+    if (kept or None) != (kept_annotations(now) or None if isinstance(now, dict) else None):
         changed.append("annotations")
     title, remote = stored.get("title"), section.get("name")
     renamed = title is not None and title == remote  # then the title holds the remote name
@@ -62,3 +62,37 @@ def changed_fields(
 
 NOT_KEPT = "a field toolctl keeps no copy of (outputSchema, _meta, icons...)"
 """What changed when none of the fields toolctl keeps did."""
+
+
+def has_null(value: Any) -> bool:
+    """Whether a JSON value holds a ``null`` anywhere (TOML cannot write one)."""
+    if value is None:
+        return True
+    if isinstance(value, dict):
+        return any(has_null(item) for item in value.values())
+    if isinstance(value, list):
+        return any(has_null(item) for item in value)
+    return False
+
+
+def schema_field(schema: Mapping[str, Any]) -> Any:
+    """How ``[tool.mcp] parameters`` keeps ``schema``: as a table, or as JSON text when
+    it holds a ``null`` (Python servers write ``"default": null`` for optional arguments)."""
+    return canonical_json(schema).decode() if has_null(schema) else dict(schema)
+
+
+def stored_schema(section: Mapping[str, Any]) -> Any:
+    """``[tool.mcp] parameters`` as the schema it keeps (JSON text parsed)."""
+    params = section.get("parameters")
+    if isinstance(params, str):
+        try:
+            return json.loads(params)
+        except ValueError:
+            return params
+    return params
+
+
+def kept_annotations(annotations: Mapping[str, Any]) -> dict[str, Any]:
+    """A tool's annotations without their ``null`` values (TOML has no null; unset says
+    the same)."""
+    return {key: value for key, value in annotations.items() if value is not None}

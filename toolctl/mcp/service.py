@@ -7,7 +7,7 @@ that defines it (what a resolved tool carries), as the MCP runner does.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -52,6 +52,7 @@ def connect(
     """A session with the MCP server of service ``name`` (its ``[service.mcp]``
     ``section``; ``base`` is the directory of the file defining it), handshake done."""
     from toolctl.mcp.session import connect_stdio
+    from toolctl.mcp.stdio import server_environment
 
     if section.get("url"):
         from toolctl.mcp.http import safe_url
@@ -61,8 +62,14 @@ def connect(
         url = expand_env(str(section["url"]), settings)
         shown = safe_url(expand_env(str(section["url"]), settings, mask=True))
         transport = section.get("transport")
-        return connect_remote(
-            url, headers=headers, timeout=timeout, transport=transport, shown=shown
+        return _with_login(
+            settings,
+            name,
+            section,
+            headers,
+            lambda sent: connect_remote(
+                url, headers=sent, timeout=timeout, transport=transport, shown=shown
+            ),
         )
     env = section.get("env") or {}
     expanded = expand_env_map(env, settings)  # a missing variable: exit 2
@@ -73,7 +80,7 @@ def connect(
     try:
         return connect_stdio(
             argv,
-            env={**settings.environ, **expanded},
+            env=server_environment(settings.environ, expanded),
             cwd=cwd,
             secrets=secrets,
             timeout=timeout,
@@ -87,3 +94,34 @@ def connect(
         raise TransportUnavailable(
             f"MCP server '{name}' cannot start: {argv[0]}: permission denied"
         ) from exc
+
+
+def _with_login(
+    settings: Settings,
+    name: str,
+    section: Mapping[str, Any],
+    headers: dict[str, str],
+    open_session: Callable[[dict[str, str]], Session],
+) -> Session:
+    """Open the session with the access token a login left (unless the service's headers
+    carry their own); a 401 refreshes it once, else it is exit 5 naming the login."""
+    from toolctl.mcp.http import HttpRefused
+    from toolctl.mcp.oauth import LoginNeeded, bearer, login_hint, refresh
+
+    own = any(key.lower() == "authorization" for key in headers)
+    for attempt in range(2):
+        token = None if own else bearer(settings, name)
+        sent = {**headers, "Authorization": f"Bearer {token}"} if token else headers
+        try:
+            return open_session(sent)
+        except HttpRefused as exc:
+            if exc.status != 401 or own:
+                raise
+            if attempt == 0 and token and refresh(settings, name, section):
+                continue
+            raise LoginNeeded(
+                f"MCP service '{name}' needs a login"
+                + (" (the kept one was refused)" if token else ""),
+                hint=login_hint(name),
+            ) from None
+    raise AssertionError("unreachable")

@@ -8,9 +8,11 @@ later request carries the per-request ``_meta`` (protocol version, client capabi
 info) instead of a session. ``prefer_modern=True`` probes ``server/discover`` first, as the
 2026-07-28 stdio binding suggests, falling back to ``initialize`` on any other answer.
 
-The client declares no capabilities: sampling, elicitation and roots requests from the
-server get JSON-RPC error -32601, ``ping`` gets an empty result, progress notifications go
-to the callback of the call they belong to, other notifications are ignored. A timed-out
+The client declares sampling and elicitation: a server's sampling, elicitation and roots
+requests during a call go to that call's ``on_request`` (an MCP door forwards them to its
+client); without one an elicitation is declined and the rest get JSON-RPC error -32601.
+``ping`` gets an empty result, progress notifications and log messages go to the callbacks
+of the call they belong to, other notifications are ignored. A timed-out
 call sends ``notifications/cancelled`` and then ends the server (its whole process tree).
 """
 
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import json
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -52,6 +55,11 @@ class Progress(NamedTuple):
 
 
 OnProgress = Callable[[Progress], None]
+OnLog = Callable[[str, str], None]
+"""Where a server's log message goes: its level and its text."""
+OnRequest = Callable[[str, dict[str, Any]], dict[str, Any]]
+"""Who answers a server's request during a call: its method and params to its result (or
+``Refused``)."""
 
 
 class Transport(Protocol):
@@ -79,6 +87,8 @@ class Session:
         self._ids = itertools.count(1)
         self._id_lock = threading.Lock()
         self._progress: dict[str, OnProgress] = {}
+        self._logs: dict[str, OnLog | None] = {}
+        self._asks: dict[str, OnRequest | None] = {}
 
     # -- handshake -------------------------------------------------------------------------
 
@@ -107,6 +117,8 @@ class Session:
             )
         self._adopt(version, result)
         self.transport.notify(notification("notifications/initialized"))
+        if isinstance(self.transport, HttpTransport):
+            self.transport.listen()
 
     def _discover(self, timeout: float) -> bool:
         """Try the stateless revision; True when the server speaks it (and it is adopted)."""
@@ -194,10 +206,16 @@ class Session:
         *,
         on_progress: OnProgress | None = None,
         meta: Mapping[str, str] | None = None,
+        on_log: OnLog | None = None,
+        on_request: OnRequest | None = None,
     ) -> dict[str, Any]:
         """The raw ``tools/call`` result. On timeout: cancelled sent, server ended, TimedOut.
 
-        ``meta`` goes into the request's ``_meta`` (the caller's ``traceparent``)."""
+        ``meta`` goes into the request's ``_meta`` (the caller's ``traceparent``).
+        ``on_log`` gets the server's log messages while this is the only call in flight
+        (a log message names no call; with several, nobody gets it rather than the wrong
+        one). ``on_request`` answers the server's requests (sampling, elicitation, roots)
+        the same way; without one they are refused."""
         with self._id_lock:
             request_id = next(self._ids)
         params: dict[str, Any] = {"name": name, "arguments": dict(arguments)}
@@ -209,17 +227,27 @@ class Session:
             self._progress[token] = on_progress
         if self.modern:
             params["_meta"] = {**params.get("_meta", {}), **_META}
+        self._logs[token] = on_log
+        self._asks[token] = on_request
         try:
             answer = self.transport.request(request(request_id, "tools/call", params), timeout)
         except TimedOut as exc:
             self._cancel(request_id, f"timed out after {timeout:g} s")
+            ended = "the server stopped" if self.local else "the session closed"
             raise TimedOut(
                 f"MCP tool '{name}' ran past its {timeout:g} s timeout;"
-                " the call was cancelled and the server stopped"
+                f" the call was cancelled and {ended}"
             ) from exc
         finally:
             self._progress.pop(token, None)
+            self._logs.pop(token, None)
+            self._asks.pop(token, None)
         return self._result("tools/call", answer)
+
+    @property
+    def local(self) -> bool:
+        """Whether ending the transport ends the server (stdio); over HTTP it goes on."""
+        return not getattr(self.transport, "remote", False)
 
     def _cancel(self, request_id: int, reason: str) -> None:
         """Tell the server to stop (not on modern HTTP: there closing the stream says it)."""
@@ -240,14 +268,39 @@ class Session:
         if "id" in message:
             if method == "ping":
                 return {"jsonrpc": "2.0", "id": message["id"], "result": {}}
-            return error_response(
-                message["id"], METHOD_NOT_FOUND, f"toolctl does not support {method}"
-            )
+            asks = list(self._asks.values())
+            if method in ASKED and len(asks) == 1 and asks[0] is not None:
+                # answered on a thread of its own: the reader goes on reading meanwhile
+                threading.Thread(target=self._answer, args=(asks[0], message), daemon=True).start()
+                return None
+            return _refusal(message)
         if method == "notifications/progress" and isinstance(params, dict):
             callback = self._progress.get(str(params.get("progressToken")))
             if callback is not None:
                 _report(callback, params)
+        elif method == "notifications/message" and isinstance(params, dict):
+            listeners = list(self._logs.values())
+            if len(listeners) == 1 and listeners[0] is not None:
+                _log(listeners[0], params)
         return None
+
+    def _answer(self, ask: OnRequest, message: Message) -> None:
+        params = message.get("params")
+        try:
+            result = ask(message["method"], params if isinstance(params, dict) else {})
+        except Refused as refused:
+            reply = error_response(message["id"], refused.code, str(refused))
+        except Exception as exc:  # whatever went wrong, the server gets an answer
+            reply = error_response(message["id"], INTERNAL_ERROR, f"toolctl: {exc}")
+        else:
+            reply = {"jsonrpc": "2.0", "id": message["id"], "result": result}
+        with contextlib.suppress(TransportUnavailable, TimedOut):
+            self.transport.notify(reply)
+
+    def request(self, method: str, params: dict[str, Any] | None, timeout: float) -> dict[str, Any]:
+        """Any other request (``resources/read``, ``prompts/get``...): its result; ServerError
+        when the server answers with an error."""
+        return self._result(method, self._send(method, params, timeout))
 
     # -- lifetime ----------------------------------------------------------------------------
 
@@ -266,15 +319,42 @@ class Session:
         self.close()
 
 
+CAPABILITIES: dict[str, Any] = {"sampling": {}, "elicitation": {}}
+"""What toolctl says it can do for a server: a sampling or elicitation request during a call
+goes to whoever made the call (an MCP door's client), else gets the service's declared
+answers (elicitation) or a clean refusal, never a hang."""
+
 _META = {
     "io.modelcontextprotocol/protocolVersion": MODERN,
-    "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientCapabilities": CAPABILITIES,
     "io.modelcontextprotocol/clientInfo": CLIENT_INFO,
 }
 
 
+ASKED = frozenset({"sampling/createMessage", "elicitation/create", "roots/list"})
+"""The server requests a call's ``on_request`` answers."""
+INTERNAL_ERROR = -32603
+
+
+class Refused(Exception):
+    """An ``on_request`` that will not answer: the server gets this JSON-RPC error."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def _refusal(message: Message) -> Message:
+    """A server request nobody answers: an elicitation declined, anything else refused."""
+    if message["method"] == "elicitation/create":
+        return {"jsonrpc": "2.0", "id": message["id"], "result": {"action": "decline"}}
+    return error_response(
+        message["id"], METHOD_NOT_FOUND, f"toolctl does not support {message['method']}"
+    )
+
+
 def _initialize_params() -> dict[str, Any]:
-    return {"protocolVersion": LATEST, "capabilities": {}, "clientInfo": CLIENT_INFO}
+    return {"protocolVersion": LATEST, "capabilities": CAPABILITIES, "clientInfo": CLIENT_INFO}
 
 
 def _text(answer: Message) -> str:
@@ -304,6 +384,13 @@ def _report(callback: OnProgress, params: Mapping[str, Any]) -> None:
     )
     with contextlib.suppress(Exception):  # a display callback must never end the session
         callback(update)
+
+
+def _log(callback: OnLog, params: Mapping[str, Any]) -> None:
+    level, data = params.get("level"), params.get("data")
+    text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
+    with contextlib.suppress(Exception):  # as for progress: never ends the session
+        callback(str(level or "info"), text)
 
 
 def connect_stdio(
@@ -348,9 +435,10 @@ def _handshake(session: Session, timeout: float, prefer_modern: bool) -> Session
         session.handshake(timeout, prefer_modern=prefer_modern)
     except TimedOut as exc:
         session.transport.kill()
+        ended = "it was stopped" if session.local else "the connection was closed"
         raise TimedOut(
             f"MCP server '{session.transport.name}' did not finish the handshake in {timeout:g} s;"
-            " it was stopped"
+            f" {ended}"
         ) from exc
     except BaseException:
         session.transport.kill()

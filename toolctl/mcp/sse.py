@@ -47,6 +47,9 @@ class _Slot:
 class SseTransport:
     """One HTTP+SSE session; ``request`` may be called from several threads at once."""
 
+    remote = True
+    """Closing it leaves the server running (it is not ours to stop)."""
+
     def __init__(
         self,
         url: str,
@@ -281,7 +284,11 @@ def connect_remote(
     try:
         return _connect_http(url, headers, timeout, shown)
     except TransportUnavailable as exc:
-        if transport == "http" or not REFUSED.search(exc.message):
+        if (
+            transport == "http"
+            or getattr(exc, "status", None) == 401
+            or not REFUSED.search(exc.message)
+        ):
             raise
         try:
             left = max(deadline - time.monotonic(), 0.01)

@@ -110,13 +110,18 @@ def _matching(
     )
 
 
+def first_line(text: str | None) -> str:
+    """A table shows a multi-line description's first line (``show`` has the rest)."""
+    return (text or "").strip().partition("\n")[0].strip()
+
+
 def _tool_row(data: Mapping[str, Any]) -> list[str]:
     return [
         data["name"],
         (data.get("runtime") or "?")
         + (f" ({data['state']})" if data.get("state", "active") != "active" else ""),
         data.get("category") or "",
-        data["description"],
+        first_line(data["description"]),
     ]
 
 
@@ -134,7 +139,7 @@ def _tool_rows(
             {"category": group, "runtime": runs_on}, category=category, runtime=runtime
         ):
             shown = (runs_on or "?") + (f" ({state})" if state not in (None, "active") else "")
-            yield [name, shown, group or "", description]
+            yield [name, shown, group or "", first_line(description)]
 
 
 def _service_row(data: Mapping[str, Any]) -> list[str]:
@@ -143,7 +148,7 @@ def _service_row(data: Mapping[str, Any]) -> list[str]:
     runtime = data["transport"]  # a service's runtime, as its normalised data names it
     row = BY_NAME.get(runtime)
     where = row.endpoint(data[runtime]) if row else ""
-    return [data["name"], runtime, where, data["description"]]
+    return [data["name"], runtime, where, first_line(data["description"])]
 
 
 def _action_row(data: Mapping[str, Any]) -> list[str]:
@@ -151,12 +156,12 @@ def _action_row(data: Mapping[str, Any]) -> list[str]:
         data["name"],
         ", ".join(e["tool"] for e in data["tools"]),
         ", ".join(e["action"] for e in data["next"]),
-        data["description"],
+        first_line(data["description"]),
     ]
 
 
 def _group_row(data: Mapping[str, Any]) -> list[str]:
-    return [data["name"], ", ".join(data["tools"]), data["description"]]
+    return [data["name"], ", ".join(data["tools"]), first_line(data["description"])]
 
 
 COLUMNS: dict[str, tuple[list[str], Callable[[Mapping[str, Any]], list[str]]]] = {

@@ -46,6 +46,10 @@ class ToolResult(NamedTuple):
     truncated: int = 0
     """Bytes of the tool's output dropped past its ``max_output`` (0: none, and then the
     key is left out of ``to_json``, so untruncated results keep their shape)."""
+    mcp: dict[str, Any] | None = None
+    """The MCP ``tools/call`` result as the tool gave it (``content`` blocks, maybe
+    ``structuredContent``): an MCP server's, or a tool's declaring ``output = "mcp"``.
+    What the MCP doors answer with, as it is; left out of ``to_json`` when None."""
 
     def finite(self) -> ToolResult:
         """This result with NaN and infinities in ``data`` as the strings ``"NaN"``,
@@ -58,6 +62,8 @@ class ToolResult(NamedTuple):
         data = self._asdict()
         if not self.truncated:
             del data["truncated"]
+        if self.mcp is None:
+            del data["mcp"]
         return data
 
     @classmethod
@@ -190,6 +196,27 @@ class Sink:
 
     def warning(self, message: str) -> None:
         """Something the person running the call should know (a runtime registered twice)."""
+
+    def progress(self, progress: float, total: float | None, message: str | None) -> None:
+        """The tool's progress (an MCP server's notification, a ``toolctl:progress`` line);
+        shown as a line of stderr unless the caller forwards it (an MCP door)."""
+        of = f"/{total:g}" if total is not None else ""
+        self.stderr(f"progress {progress:g}{of}" + (f" {message}" if message else "") + "\n")
+
+    answers: Mapping[str, str] = {}
+    """Answers for an MCP server's elicitation (``run --elicit KEY=VALUE``)."""
+
+    def ask(self, method: str, params: dict[str, Any]) -> dict[str, Any] | None:
+        """An MCP server's request during the call (sampling, elicitation, roots), put to
+        whoever made the call: its result, or None when there is nobody to ask (then the
+        runner answers: declared elicitation answers, else a refusal). May raise
+        ``toolctl.mcp.session.Refused`` with the error the asker gave."""
+        return None
+
+    def log(self, level: str, message: str) -> None:
+        """A log message of the tool (an MCP server's, a ``toolctl:log`` line); shown as a
+        line of stderr unless the caller forwards it."""
+        self.stderr(f"{level}: {message}\n")
 
     def waiting(self, message: str) -> WaitIndicator:
         """Shows that a slow start is under way (an image starting); stopped before output."""

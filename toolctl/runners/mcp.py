@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from toolctl.errors import RegistryError, TimedOut, ToolctlError, TransportUnavailable, UsageError
@@ -128,15 +128,14 @@ class McpRunner:
         left = max(deadline - time.monotonic(), 0.001)
 
         def progress(update: Progress) -> None:
-            total = f"/{update.total:g}" if update.total is not None else ""
-            message = f" {update.message}" if update.message else ""
-            call.sink.stderr(f"{tool.name}: progress {update.progress:g}{total}{message}\n")
+            call.sink.progress(update.progress, update.total, update.message)
 
         try:
             meta = {"traceparent": call.traceparent} if call.traceparent else None
             result = live.session.call_tool(
-                remote, call.arguments, left, on_progress=progress, meta=meta
-            )
+                remote, call.arguments, left, on_progress=progress, meta=meta,
+                on_log=call.sink.log, on_request=_asker(call, _service(tool)),
+            )  # fmt: skip
         except ServerError as exc:
             duration = round((time.perf_counter() - started) * 1000, 3)
             return ToolResult(
@@ -144,9 +143,10 @@ class McpRunner:
             )
         except TimedOut as exc:
             self._forget(_service_name(tool), live)
+            ended = "the server stopped" if live.session.local else "the session closed"
             raise TimedOut(
                 f"MCP tool '{remote}' ran past its {call.timeout:g} s timeout;"
-                " the call was cancelled and the server stopped"
+                f" the call was cancelled and {ended}"
             ) from exc
         except TransportUnavailable:
             self._forget(_service_name(tool), live)
@@ -158,11 +158,11 @@ class McpRunner:
             reason = output or f"MCP tool '{remote}' reported an error"
             return ToolResult(
                 False, output, answer.data, reason, duration_ms=duration,
-                transport=self.runtime, truncated=dropped,
+                transport=self.runtime, truncated=dropped, mcp=result,
             )  # fmt: skip
         return ToolResult(
             True, output, answer.data, duration_ms=duration, transport=self.runtime,
-            truncated=dropped,
+            truncated=dropped, mcp=result,
         )  # fmt: skip
 
     def close(self) -> None:
@@ -173,6 +173,19 @@ class McpRunner:
             each.session.close()
 
     # -- the session ----------------------------------------------------------------------
+
+    def session(self, tool: ToolSpec, timeout: float) -> Session:
+        """The session with ``tool``'s service the calls use (opened if need be), for what
+        else a door asks of that server (its resources, prompts, completions)."""
+        from toolctl.mcp.keeper import KeptSession
+
+        live = self._session(tool, timeout, Sink())
+        if isinstance(live.session, KeptSession):
+            raise TransportUnavailable(
+                f"MCP service '{_service_name(tool)}' runs in a kept session, which carries "
+                "tool calls only"
+            )
+        return live.session
 
     def _session(self, tool: ToolSpec, timeout: float, sink: Sink) -> _Live:
         name = _service_name(tool)
@@ -227,6 +240,27 @@ def _suggest_keep_alive(name: str, service: Mapping[str, Any], took: float, sink
         f"[service.mcp] keeps it warm between runs (it ends after {idle:g} s without a call), "
         f"or 'toolctl service up {name}' until 'toolctl service down {name}'"
     )
+
+
+def _asker(call: Call, service: Mapping[str, Any]) -> Callable[[str, dict[str, Any]], Any]:
+    """Who answers the server's requests during ``call``: whoever made the call (an MCP
+    door's client); else, for an elicitation, the answers declared for the service
+    (``elicit``) and given to the run (``--elicit``), or a decline; else a refusal."""
+
+    def ask(method: str, params: dict[str, Any]) -> Any:
+        from toolctl.mcp.elicit import declared_answer
+        from toolctl.mcp.session import Refused
+        from toolctl.mcp.wire import METHOD_NOT_FOUND
+
+        answer = call.sink.ask(method, params)
+        if answer is not None:
+            return answer
+        if method == "elicitation/create":
+            answers = {**(service.get("elicit") or {}), **call.sink.answers}
+            return declared_answer(params, answers, defaults=bool(service.get("elicit_defaults")))
+        raise Refused(METHOD_NOT_FOUND, f"toolctl has nobody to ask for {method} here")
+
+    return ask
 
 
 def _check_pin(tool: ToolSpec, section: Mapping[str, Any], definition: Mapping[str, Any]) -> None:

@@ -88,6 +88,11 @@ class Dispatcher:
         self._log(line)
 
     @property
+    def log_sink(self) -> Sink:
+        """Where calls report by default: warnings become the server's log lines."""
+        return self._sink
+
+    @property
     def in_flight(self) -> int:
         return self._admitted
 
@@ -103,10 +108,13 @@ class Dispatcher:
         via: str,
         origin: Origin | None = None,
         user: str | None = None,
+        sink: Sink | None = None,
     ) -> ToolResult:
         """One call, waiting for a slot; raises ToolctlError as ``Caller.call`` does (NotFound,
         InvalidArguments, TimedOut, TransportUnavailable, Interrupted), or QueueFull.
-        ``origin`` says who called (default: caller "serve")."""
+        ``origin`` says who called (default: caller "serve"); ``sink`` takes what the call
+        reports while it runs (progress, log messages: an MCP door forwards them), else
+        the server's log does."""
         started = time.perf_counter()
         outcome: dict[str, Any] = {"event": "call", "tool": printable_text(name), "via": via}
         try:
@@ -114,7 +122,9 @@ class Dispatcher:
                 raise InvalidArguments(
                     f"the tool name {printable_text(name)} is not valid Unicode (a lone surrogate)"
                 )
-            result = await self._admit(name, arguments, origin or self.caller.origin, user)
+            result = await self._admit(
+                name, arguments, origin or self.caller.origin, user, sink or self._sink
+            )
         except ToolctlError as exc:
             outcome.update(status="error", error=type(exc).__name__, exit_code=exc.exit_code)
             raise
@@ -132,7 +142,7 @@ class Dispatcher:
             self._log(outcome)
 
     async def _admit(
-        self, name: str, arguments: dict[str, Any], origin: Origin, user: str | None
+        self, name: str, arguments: dict[str, Any], origin: Origin, user: str | None, sink: Sink
     ) -> ToolResult:
         if self._admitted >= self.concurrency + self.queue:
             raise QueueFull(
@@ -146,18 +156,18 @@ class Dispatcher:
             if not known and not await anyio.to_thread.run_sync(self.catalog.served, name):
                 raise NotFound("tool", name, self.catalog.suggest(name))
             async with self._slots:
-                return await self._run(name, arguments, origin, user)
+                return await self._run(name, arguments, origin, user, sink)
         finally:
             self._admitted -= 1
 
     async def _run(
-        self, name: str, arguments: dict[str, Any], origin: Origin, user: str | None
+        self, name: str, arguments: dict[str, Any], origin: Origin, user: str | None, sink: Sink
     ) -> ToolResult:
         tool = self.catalog.snapshot.tools.get(name, {})
         default = self.caller.settings.default_timeout
         limit = float(tool_timeout(tool, default) or DEFAULT_TIMEOUT) + GUARD_SECONDS
         if self.pipelined.get(name, True):
-            submitted = self._submit(name, arguments, origin, user)
+            submitted = self._submit(name, arguments, origin, user, sink)
             self.pipelined[name] = submitted is not None
             if submitted is not None:
                 return await self._results.wait(submitted, name, limit)
@@ -170,7 +180,7 @@ class Dispatcher:
                         self.catalog.resolve(name),
                         arguments,
                         user=user,
-                        sink=self._sink,
+                        sink=sink,
                         cancel=cancel,
                         origin=origin,
                     ),
@@ -187,7 +197,7 @@ class Dispatcher:
             self._cancels.discard(cancel)
 
     def _submit(
-        self, name: str, arguments: dict[str, Any], origin: Origin, user: str | None
+        self, name: str, arguments: dict[str, Any], origin: Origin, user: str | None, sink: Sink
     ) -> Submitted | None:
         """Send the call without waiting when its runner pipelines (Pulsar); else None."""
         tool = self.catalog.resolve(name)
@@ -195,7 +205,7 @@ class Dispatcher:
         if runner is None:
             return None
         try:
-            prepared = self.caller.prepare(tool, arguments, user=user, sink=self._sink)
+            prepared = self.caller.prepare(tool, arguments, user=user, sink=sink)
         except InvalidArguments as exc:
             self.caller.refused(tool, arguments, exc, origin)
             raise

@@ -153,6 +153,9 @@ class _Guard:
         if path == "/mcp" and not _is_json(body):  # the SDK answers 500 to undecodable bytes
             await _parse_error()(scope, receive, send)
             return
+        if path == "/mcp" and (refusal := _discover_refusal(body)) is not None:
+            await refusal(scope, receive, send)
+            return
         session = headers.get("mcp-session-id")
 
         async def gone(body: bytes) -> None:
@@ -194,6 +197,20 @@ class _Guard:
 
 
 _BODIES = ("POST", "PUT", "PATCH")
+
+
+def _discover_refusal(body: bytes) -> Response | None:
+    """A 2026-07-28 client's ``server/discover`` probe, refused as the stdio door does (the
+    SDK would log a long validation warning for it); None for every other message."""
+    if b"server/discover" not in body:
+        return None
+    message = json.loads(body)
+    if not isinstance(message, dict) or message.get("method") != "server/discover":
+        return None
+    from toolctl.serve.stdio_wire import DISCOVER_REFUSAL
+
+    answer = {"jsonrpc": "2.0", "id": message.get("id"), "error": DISCOVER_REFUSAL}
+    return JSONResponse(answer)
 
 
 def _is_json(body: bytes) -> bool:

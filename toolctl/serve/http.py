@@ -12,7 +12,9 @@ runs the same server in the background.
 
 from __future__ import annotations
 
+import errno
 import signal
+import socket
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -99,6 +101,7 @@ class HttpServer:
         from toolctl.serve.front import open_front, write_records
 
         config = self.config
+        listening = listen(config.options.host, config.options.port)
         dispatcher = open_front(
             config.settings,
             self.reporter,
@@ -112,7 +115,7 @@ class HttpServer:
             lifetime.at_once(dispatcher.cancel_all)
             lifetime.at_once(lambda: write_records(self.reporter.warn))
             with asyncio.Runner(loop_factory=event_loop_factory()) as runner:
-                runner.run(self._serve(server, dispatcher, lifetime))
+                runner.run(self._serve(server, dispatcher, lifetime, listening))
         if not server.started:
             from toolctl.errors import TransportUnavailable
 
@@ -147,7 +150,11 @@ class HttpServer:
         )
 
     async def _serve(
-        self, server: uvicorn.Server, dispatcher: Dispatcher, lifetime: Lifetime
+        self,
+        server: uvicorn.Server,
+        dispatcher: Dispatcher,
+        lifetime: Lifetime,
+        listening: socket.socket,
     ) -> None:
         import asyncio
 
@@ -159,7 +166,7 @@ class HttpServer:
             draining.append(loop.create_task(self._drain(server, dispatcher)))
 
         lifetime.on_stop(lambda _signum: loop.call_soon_threadsafe(stop))
-        serving = asyncio.create_task(server.serve())
+        serving = asyncio.create_task(server.serve(sockets=[listening]))
         while not server.started and not serving.done():
             await asyncio.sleep(0.01)
         if server.started:
@@ -186,6 +193,24 @@ class HttpServer:
         await asyncio.sleep(0.1)  # the last answers go out
         for task in list(server.server_state.tasks):
             task.cancel()
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """The server's listening socket, bound before anything starts: a taken port is one
+    line and exit 5, not uvicorn's log."""
+    from toolctl.errors import TransportUnavailable
+
+    try:
+        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+        return socket.create_server((host, port), family=family, backlog=2048)
+    except OSError as exc:
+        taken = exc.errno == errno.EADDRINUSE
+        raise TransportUnavailable(
+            f"port {port} on {host} is taken"
+            if taken
+            else f"cannot listen on {host}:{port}: {exc.strerror or exc}",
+            hint="pick another --port (or stop what holds it)" if taken else None,
+        ) from None
 
 
 def _uvicorn_server(config: uvicorn.Config) -> uvicorn.Server:

@@ -52,19 +52,22 @@ class ToolServer:
 
     def __init__(self, dispatcher: Dispatcher, adaptive: Adaptive | None = None) -> None:
         self.dispatcher, self.adaptive = dispatcher, adaptive
-        self.server: Server[Any, Any] = Server("toolctl", version=__version__)
+        self.server: Server[Any, Any] = _Server("toolctl", version=__version__)
         self.server.request_handlers[types.ListToolsRequest] = self._list
         self.server.request_handlers[types.CallToolRequest] = self._call
+        self.server.request_handlers[types.SetLevelRequest] = self._set_level
+        from toolctl.serve.upstream import Upstreams, install
+
+        install(self.server, Upstreams(dispatcher))
         self._sessions: weakref.WeakSet[ServerSession] = weakref.WeakSet()
+        self._levels: weakref.WeakKeyDictionary[ServerSession, str] = weakref.WeakKeyDictionary()
         self._listed: tuple[dict[str, Any], _Listing] | None = None
         self._running: dict[tuple[str | None, str | None], anyio.CancelScope] = {}
         self.stdio_session = f"mcp-{uuid.uuid4().hex[:16]}"
         """The session of every call over stdio (one client per process)."""
 
     def initialization_options(self) -> Any:
-        return self.server.create_initialization_options(
-            NotificationOptions(tools_changed=True), {}
-        )
+        return self.server.create_initialization_options()
 
     async def _list(self, request: types.ListToolsRequest) -> types.ServerResult:
         session = self.server.request_context.session
@@ -86,8 +89,16 @@ class ToolServer:
         listing = {**snapshot.listing, "tools": tools}
         return types.ServerResult(types.ListToolsResult.model_validate(listing))
 
+    async def _set_level(self, request: types.SetLevelRequest) -> types.ServerResult:
+        """``logging/setLevel``: the least level of the log messages this session is sent."""
+        self._levels[self.server.request_context.session] = request.params.level
+        return types.ServerResult(types.EmptyResult())
+
     async def _call(self, request: types.CallToolRequest) -> types.ServerResult:
-        session = self.server.request_context.session
+        from toolctl.serve.mcp_forward import CallSink
+
+        context = self.server.request_context
+        session = context.session
         self._sessions.add(session)
         name = request.params.name
         if not is_text(name):  # no tool has such a name, and the answer must not carry it
@@ -98,12 +109,20 @@ class ToolServer:
                 )
             )
         origin = self._origin()
+        sink = CallSink(
+            self.dispatcher.log_sink,
+            session,
+            request_id=context.request_id,
+            progress_token=context.meta.progressToken if context.meta is not None else None,
+            logger=name,
+            level=self._levels.get(session),
+        )
         key = (origin.session, origin.call_id)
         try:
             with anyio.CancelScope() as scope:
                 self._running[key] = scope
                 result = await self.dispatcher.call(
-                    name, request.params.arguments or {}, via="mcp", origin=origin
+                    name, request.params.arguments or {}, via="mcp", origin=origin, sink=sink
                 )
             if scope.cancelled_caught:  # its client went away (cancel_call): nobody reads this
                 return types.ServerResult(_failed("the client went away; the call was cancelled"))
@@ -119,6 +138,7 @@ class ToolServer:
             answer = call_result(result)
         finally:
             self._running.pop(key, None)
+        await sink.flush()
         await self._after_call(session, name)
         return types.ServerResult(answer)
 
@@ -172,6 +192,21 @@ class ToolServer:
                 self._sessions.discard(session)
 
 
+class _Server(Server[Any, Any]):
+    """The SDK's Server, advertising ``tools.listChanged`` whoever asks for its options:
+    the streamable HTTP manager asks with none, and list_changed is sent over HTTP too."""
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+    ) -> Any:
+        return super().create_initialization_options(
+            notification_options or NotificationOptions(tools_changed=True),
+            experimental_capabilities or {},
+        )
+
+
 _SDK_DUMP = {"by_alias": True, "mode": "json", "exclude_none": True}
 """How the SDK dumps a handler's result before it sends it (``BaseSession._send_response``)."""
 
@@ -196,7 +231,12 @@ class _Listing(types.ServerResult):
 
 
 def call_result(result: ToolResult) -> types.CallToolResult:
-    """A ToolResult as MCP content: the output as text, JSON object data as structured."""
+    """A ToolResult as MCP content: the MCP result the tool gave, as it is (an MCP
+    server's, or a tool's declaring ``output = "mcp"``); else the output as text, JSON
+    object data as structured."""
+    if result.mcp is not None:
+        with contextlib.suppress(ValueError):  # pydantic's ValidationError is one
+            return types.CallToolResult.model_validate(result.mcp)
     if not result.success:
         return _failed(f"the tool failed: {result.error or 'no reason given'}", result.output)
     structured = result.data if isinstance(result.data, dict) else None

@@ -9,6 +9,8 @@ that is not a JSON-RPC message without a word, and dies on text it cannot encode
 * a JSON array is answered with one ``-32600`` (MCP 2025-06-18 dropped JSON-RPC batches);
 * JSON that is not a JSON-RPC message, or holds text that is not Unicode (a lone
   surrogate, ``"\\ud800"``), is answered ``-32600`` with its id (a notification: nothing);
+* ``server/discover`` (the 2026-07-28 revision's probe) is refused ``-32601`` here, before
+  the SDK would log a long validation warning for it;
 * what goes out is always UTF-8: a lone surrogate is written as its JSON escape.
 
 A message is serialised as the model it holds, not through the ``JSONRPCMessage`` union
@@ -90,6 +92,15 @@ def triage(line: Line) -> tuple[Any, dict[str, Any] | None]:
     return None, _error(request_id, INVALID_REQUEST, f"Invalid Request: {problem}")
 
 
+DISCOVER_REFUSAL = {"code": types.METHOD_NOT_FOUND, "message": "Method not found"}
+"""The answer to ``server/discover``, the 2026-07-28 revision's probe: this server speaks
+the handshake revisions, so the probing client falls back to ``initialize``."""
+
+
+def _discover_refusal(request_id: str | int) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "error": DISCOVER_REFUSAL}
+
+
 def _usable_id(request_id: Any) -> str | int | None:
     """A request id an answer can carry: a string of valid Unicode or an integer."""
     if isinstance(request_id, bool) or not isinstance(request_id, (str, int)):
@@ -129,6 +140,11 @@ async def stdio_transport(
                 if answer is not None:
                     await send(encoded(json.dumps(answer)))
                 if message is None:
+                    continue
+                probe = message.root
+                if isinstance(probe, types.JSONRPCRequest) and probe.method == "server/discover":
+                    # the SDK would log a 94-line validation warning for it
+                    await send(encoded(json.dumps(_discover_refusal(probe.id))))
                     continue
                 try:
                     await read_writer.send(SessionMessage(message))

@@ -7,7 +7,8 @@ Environment: PROBE_START_DELAY (seconds to sleep before serving), PROBE_PID_FILE
 PROBE_STDERR (written to stderr at start), PROBE_EXIT (exit with that code at start),
 PROBE_TRANSPORT=http or sse with PROBE_PORT (streamable HTTP at /mcp, or the old HTTP+SSE
 transport at /sse, instead of stdio), PROBE_PAGE_SIZE
-(tools/list in pages of that many tools, with nextCursor), PROBE_EXTRA_TOOLS (comma-separated
+(tools/list in pages of that many tools, with nextCursor), PROBE_DEFECT_TOOLS=1 (noted: a schema with default null; get_env; write_note: a title and
+a destructiveHint; needs_task: requires task support), PROBE_EXTRA_TOOLS (comma-separated
 names of more tools that echo: a homoglyph of another tool, a name another server offers).
 On stdio, a filter in front of the SDK can make it an older or a newer server:
 PROBE_ANSWER_VERSION=2025-06-18 hands the SDK that revision as the client's offer (so the
@@ -136,16 +137,17 @@ def exit_now(code: int = 3) -> str:
 
 
 @tool("Ask the client for an LLM completion (sampling) mid-call.")
-async def ask_sampling(prompt: str, ctx: Context) -> str:
+async def ask_sampling(prompt: str, ctx: Context, related: bool = True) -> str:
     from mcp import types
 
     message = types.SamplingMessage(
         role="user", content=types.TextContent(type="text", text=prompt)
     )
     try:
-        # tied to this call, so over HTTP it rides on the call's own SSE stream
+        # tied to this call, over HTTP it rides on the call's own SSE stream; untied (as
+        # some servers send it) on the standalone GET stream
         await ctx.session.create_message(
-            messages=[message], max_tokens=5, related_request_id=ctx.request_id
+            messages=[message], max_tokens=5, related_request_id=ctx.request_id if related else None
         )
     except Exception as exc:
         return f"sampling refused: {exc}"
@@ -173,6 +175,31 @@ def picture() -> Any:
     return image(data=png, format="png")
 
 
+if os.environ.get("PROBE_DEFECT_TOOLS"):  # what real servers do that toolctl got wrong once
+
+    @tool("Echo the text, with an optional note (its schema says default: null).")
+    def noted(text: str, note: str | None = None) -> str:
+        return text if note is None else f"{text} ({note})"
+
+    @tool("Read one variable of the server's environment.\n\nThe value, or '(unset)'.")
+    def get_env(name: str) -> str:
+        return os.environ.get(name, "(unset)")
+
+    def _annotated() -> None:
+        from mcp.types import ToolAnnotations
+
+        def write_note(text: str) -> str:
+            return f"wrote {text}"
+
+        hints = ToolAnnotations(destructiveHint=True, readOnlyHint=False)
+        server.tool(
+            name="write_note", title="Write a note", description="Write.", annotations=hints
+        )(write_note)
+        server.tool(name="needs_task", description="Runs only as a task.")(echo)
+
+    _annotated()
+
+
 @tool("Close this call's SSE stream early, then answer (HTTP only).")
 async def drop_stream(ctx: Context) -> str:
     await ctx.report_progress(1, 2, "before the stream closes")
@@ -190,6 +217,9 @@ def _paginate(size: int) -> None:
         start = int(cursor or 0)
         end = start + size
         more = str(end) if end < len(tools) else None
+        for listed in tools:  # a tool that needs task support (no SDK decorator says so)
+            if listed.name == "needs_task":
+                listed.execution = types.ToolExecution(taskSupport="required")
         return types.ListToolsResult.model_validate({"tools": tools[start:end], "nextCursor": more})
 
     if SDK == 2:
@@ -203,13 +233,14 @@ def _paginate(size: int) -> None:
     else:
 
         async def handler1(request: Any) -> Any:
-            return types.ServerResult(await page(request.params.cursor if request.params else None))
+            params = request.params if request is not None else None  # None: the SDK's own look
+            return types.ServerResult(await page(params.cursor if params else None))
 
         server._mcp_server.request_handlers[types.ListToolsRequest] = handler1
 
 
-if os.environ.get("PROBE_PAGE_SIZE"):
-    _paginate(int(os.environ["PROBE_PAGE_SIZE"]))
+if os.environ.get("PROBE_PAGE_SIZE") or os.environ.get("PROBE_DEFECT_TOOLS"):
+    _paginate(int(os.environ.get("PROBE_PAGE_SIZE") or 1000))
 
 
 def _event_store() -> Any:

@@ -1,0 +1,211 @@
+"""Issue 23's nine defects, each against real servers and clients: the probe server (the
+official SDK) with PROBE_DEFECT_TOOLS, `toolctl serve` and `mcp serve` as real processes,
+and the official SDK 2.x client where its probe is the point."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import tomli_w
+
+from tests.conftest import Toolctl
+from tests.mcp.conftest import PROBE, SDK2_PYTHON, free_port, require, serve_http
+
+
+def probe_registry(root: Path, env: dict[str, str] | None = None, url: str | None = None) -> Path:
+    section: dict[str, object]
+    if url is not None:
+        section = {"url": url}
+    else:
+        section = {"command": [sys.executable, str(PROBE)], "env": {"PROBE_DEFECT_TOOLS": "1"}}
+        section["env"] = {**section["env"], **(env or {})}  # type: ignore[dict-item]
+    (root / "reg").mkdir(parents=True, exist_ok=True)
+    (root / "reg/services.toml").write_text(
+        tomli_w.dumps({"service": [{"name": "probe", "mcp": section}]})
+    )
+    return root / "reg"
+
+
+@pytest.fixture
+def imported(toolctl: Toolctl, tmp_path: Path) -> Path:
+    reg = probe_registry(tmp_path)
+    done = toolctl("import", "mcp", "probe", "-r", str(reg), "--json")
+    assert done.returncode == 3, done.stderr  # needs_task is refused (defect 8)
+    return reg
+
+
+def test_null_in_a_schema_imports_and_runs(toolctl: Toolctl, imported: Path) -> None:
+    """Defect 1: ``"default": null`` (every optional argument of a Python server)."""
+    text = (imported / "tools/probe.noted.toml").read_text()
+    assert '\\"default\\":null' in text  # kept as JSON text: TOML has no null
+    assert toolctl("check", "-r", str(imported)).returncode == 0
+    ran = toolctl("run", "probe.noted", "-r", str(imported), "--arg", "text=hi", "--arg", "note=n")
+    assert (ran.returncode, ran.stdout.strip()) == (0, "hi (n)"), ran.stderr
+    live = toolctl("check", "--live", "-r", str(imported))
+    assert "probe.noted" not in live.stdout + live.stderr  # no drift reported for it
+
+
+def test_a_tool_needing_task_support_is_refused_with_its_reason(
+    toolctl: Toolctl, tmp_path: Path
+) -> None:
+    """Defect 8: it would import and never run; the refusal blames no name."""
+    reg = probe_registry(tmp_path)
+    done = toolctl("import", "mcp", "probe", "-r", str(reg))
+    assert done.returncode == 3
+    assert "'needs_task': it runs only as a task (execution.taskSupport = required)" in done.stderr
+    assert "first definition wins" not in done.stderr and "--prefix" not in done.stderr
+    assert not (reg / "tools/probe.needs_task.toml").exists()
+
+
+def test_stdio_servers_get_a_safe_environment_and_their_declared_env(
+    toolctl: Toolctl, tmp_path: Path
+) -> None:
+    """Defect 7: as the official SDK client, only HOME, PATH and the like are inherited."""
+    reg = probe_registry(tmp_path, env={"DECLARED": "yes"})
+    assert toolctl("import", "mcp", "probe", "-r", str(reg)).returncode == 3
+    env = {**os.environ, "CANARY": "secret-value"}
+    for name, expected in (("CANARY", "(unset)"), ("DECLARED", "yes"), ("PATH", env["PATH"])):
+        ran = toolctl("run", "probe.get_env", "-r", str(reg), "--arg", f"name={name}", env=env)
+        assert (ran.returncode, ran.stdout.strip()) == (0, expected), ran.stderr
+
+
+def test_reserved_tools_keep_title_and_annotations(toolctl: Toolctl, imported: Path) -> None:
+    """Defect 3: what `mcp serve` lists is `export --format mcp`."""
+    listed = json.loads(toolctl("export", "-r", str(imported), "--format", "mcp").stdout)
+    tool = next(t for t in listed["tools"] if t["name"] == "probe.write_note")
+    assert tool["title"] == "Write a note"
+    assert tool["annotations"] == {"destructiveHint": True, "readOnlyHint": False}
+
+
+def test_list_shows_the_first_line_of_a_description(toolctl: Toolctl, imported: Path) -> None:
+    """Defect 9b."""
+    listed = toolctl("list", "-r", str(imported))
+    line = next(row for row in listed.stdout.splitlines() if "probe.get_env" in row)
+    assert line.rstrip().endswith("Read one variable of the server's environment.")
+    assert "(unset)" not in listed.stdout
+
+
+@pytest.fixture
+def probe_url() -> Iterator[str]:
+    port = free_port()
+    env = {"PROBE_TRANSPORT": "http", "PROBE_PORT": str(port), "PROBE_DEFECT_TOOLS": "1"}
+    yield from serve_http([sys.executable, str(PROBE)], env, port)
+
+
+def test_http_client_answers_requests_on_the_standalone_stream(
+    toolctl: Toolctl, tmp_path: Path, probe_url: str
+) -> None:
+    """Defect 2: a sampling request tied to no call comes on the GET stream; it is refused
+    there at once instead of hanging the call to its timeout."""
+    reg = probe_registry(tmp_path, url=probe_url)
+    assert toolctl("import", "mcp", "probe", "-r", str(reg)).returncode == 3
+    ran = toolctl(
+        "run", "probe.ask_sampling", "-r", str(reg), "--arg", "prompt=hi",
+        "--arg", "related=false", "--timeout", "20",
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.startswith("sampling refused")
+
+
+def test_http_timeout_does_not_say_the_server_stopped(
+    toolctl: Toolctl, tmp_path: Path, probe_url: str
+) -> None:
+    """Defect 9a: over HTTP nothing of the server is stopped."""
+    reg = probe_registry(tmp_path, url=probe_url)
+    assert toolctl("import", "mcp", "probe", "-r", str(reg)).returncode == 3
+    ran = toolctl("run", "probe.hang", "-r", str(reg), "--timeout", "1")
+    assert ran.returncode == 124
+    assert "the call was cancelled and the session closed" in ran.stderr
+    assert "server stopped" not in ran.stderr
+
+
+def test_serve_on_a_taken_port_is_exit_5_in_one_line(toolctl: Toolctl, tmp_path: Path) -> None:
+    """Defect 5."""
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        done = toolctl("serve", "-r", str(tmp_path), "--port", str(port))
+    assert done.returncode == 5
+    assert done.stderr.strip().splitlines() == [
+        f"toolctl: error: port {port} on 127.0.0.1 is taken; pick another --port (or stop "
+        "what holds it)"
+    ]
+
+
+SDK2_CLIENT = textwrap.dedent(
+    """
+    import asyncio, sys
+    from mcp.client.client import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    async def main():
+        target = sys.argv[1]
+        if not target.startswith("http"):
+            target = StdioServerParameters(command=sys.argv[2], args=sys.argv[3:])
+        async with Client(target) as client:
+            tools = await client.list_tools()
+            caps = client.session.initialize_result.capabilities
+            print(len(tools.tools), caps.tools.list_changed)
+
+    asyncio.run(main())
+    """
+)
+
+
+def test_sdk2_clients_probe_is_refused_quietly_and_list_changed_is_advertised(
+    tmp_path: Path, imported: Path
+) -> None:
+    """Defects 6 and 4: the 2.x client's ``server/discover`` gets -32601 (it falls back to
+    ``initialize``) with nothing on stderr, and both doors advertise tools.listChanged."""
+    require(SDK2_PYTHON, "the MCP SDK 2.x venv")
+    script = tmp_path / "client.py"
+    script.write_text(SDK2_CLIENT)
+    toolctl_argv = [sys.executable, "-m", "toolctl", "mcp", "serve", "-r", str(imported)]
+    stdio = subprocess.run(
+        [str(SDK2_PYTHON), str(script), "stdio", *toolctl_argv],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert stdio.returncode == 0, stdio.stderr
+    assert stdio.stdout.split()[1] == "True"
+    assert "discover" not in stdio.stderr and "Traceback" not in stdio.stderr
+    port = free_port()
+    log = tmp_path / "serve.log"
+    with open(log, "wb") as output:
+        served = subprocess.Popen(
+            [sys.executable, "-m", "toolctl", "serve", "-r", str(imported), "--port", str(port)],
+            stdout=output, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+    try:
+        _wait_port(port)
+        http = subprocess.run(
+            [str(SDK2_PYTHON), str(script), f"http://127.0.0.1:{port}/mcp"],
+            capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+    finally:
+        served.terminate()
+        served.wait(timeout=30)
+    assert http.returncode == 0, http.stderr
+    assert http.stdout.split()[1] == "True"
+    assert "discover" not in log.read_text()
+
+
+def _wait_port(port: int) -> None:
+    import time
+
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise AssertionError(f"nothing listens on {port}")

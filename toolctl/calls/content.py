@@ -1,0 +1,35 @@
+"""A tool declaring ``output = "mcp"``: its answer read as an MCP ``tools/call`` result."""
+
+from __future__ import annotations
+
+from toolctl.mcp.results import map_result
+from toolctl.runners.base import ToolResult
+
+
+def declared_content(result: ToolResult) -> ToolResult:
+    """The result of a tool declaring ``output = "mcp"``: its JSON answer is a list of MCP
+    content blocks, or a whole ``tools/call`` result (``content``, ``structuredContent``,
+    ``isError``). It is kept as ``mcp`` for the MCP doors, and read as an MCP server's
+    result is for everyone else; any other answer is left as it was."""
+    answer = result.data
+    if isinstance(answer, list):
+        answer = {"content": answer}
+    if not (
+        result.success
+        and isinstance(answer, dict)
+        and isinstance(answer.get("content"), list)
+        and all(
+            isinstance(item, dict) and isinstance(item.get("type"), str)
+            for item in answer["content"]
+        )
+    ):
+        return result
+    mapped = map_result(answer)
+    error = (mapped.output or "the tool reported an error") if mapped.is_error else None
+    return result._replace(
+        success=not mapped.is_error,
+        output=mapped.output,
+        data=mapped.data,
+        error=error,
+        mcp=answer,
+    )
