@@ -68,13 +68,21 @@ def dispatch(args: list[str]) -> int:
 
         cli = command(args)
         _resume_collector()
-        cli.main(args=args, prog_name="toolctl", standalone_mode=True)
+        # not standalone: click's usage errors come here, to be told in toolctl's style
+        # rather than in typer's rich panel; typer.Exit (--help, --version) returns its code
+        code = cli.main(args=args, prog_name="toolctl", standalone_mode=False)
+        return code if isinstance(code, int) else 0
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except ToolctlError as exc:
         if not exc.quiet:
             render.error(str(exc), exc.details)
         return exc.exit_code
+    except click_errors() as exc:
+        from toolctl.cli.usage import message
+
+        render.error(message(exc))
+        return int(getattr(exc, "exit_code", 1))
     except KeyboardInterrupt as exc:  # Ctrl-C, or a signal the command's lifetime raised
         stopped = stopped_by(signal_of(exc))
         render.error(stopped.message)
@@ -87,7 +95,15 @@ def dispatch(args: list[str]) -> int:
         return EXIT_INTERNAL
     finally:
         _write_records()
-    return 0
+
+
+def click_errors() -> tuple[type[BaseException], ...]:
+    """Click's own errors (usage, a bad option value, an abort): typer carries its own copy
+    of click (``typer._click``), loaded by then."""
+    from typer import Abort
+    from typer._click.exceptions import ClickException
+
+    return (ClickException, Abort)
 
 
 def _write_records() -> None:
