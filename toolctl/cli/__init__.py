@@ -76,15 +76,22 @@ def dispatch(args: list[str]) -> int:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except ToolctlError as exc:
         if not exc.quiet:
+            _envelope(args, exc)
             render.error(str(exc), exc.details)
         return exc.exit_code
     except click_errors() as exc:
         from toolctl.cli.usage import message
+        from toolctl.errors import UsageError
 
-        render.error(message(exc))
-        return int(getattr(exc, "exit_code", 1))
+        text = message(exc)
+        code = int(getattr(exc, "exit_code", 1))
+        if code == UsageError.exit_code:
+            _envelope(args, UsageError(text))
+        render.error(text)
+        return code
     except KeyboardInterrupt as exc:  # Ctrl-C, or a signal the command's lifetime raised
         stopped = stopped_by(signal_of(exc))
+        _envelope(args, stopped)
         render.error(stopped.message)
         return stopped.exit_code
     except BrokenPipeError:
@@ -95,6 +102,19 @@ def dispatch(args: list[str]) -> int:
         return EXIT_INTERNAL
     finally:
         _write_records()
+
+
+def _envelope(args: list[str], exc: Exception) -> None:
+    """`run --json`: every outcome is a result object on stdout, the one `--batch` and
+    `serve` give (success false, ``error``, ``error_code``, ``exit_code``), whatever went
+    wrong before or during the call; the exit code stays the same."""
+    if "--json" not in args or next((a for a in args if not a.startswith("-")), None) != "run":
+        return
+    from toolctl.cli import render
+    from toolctl.runners.base import ToolResult
+
+    with contextlib.suppress(OSError, ValueError):
+        render.print_json(ToolResult.refused(exc).to_json())
 
 
 def click_errors() -> tuple[type[BaseException], ...]:

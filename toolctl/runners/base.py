@@ -45,12 +45,32 @@ class ToolResult(NamedTuple):
     truncated: int = 0
     """Bytes of the tool's output dropped past its ``max_output`` (0: none, and then the
     key is left out of ``to_json``, so untruncated results keep their shape)."""
+    error_code: str | None = None
+    """What kind of failure, a stable word (``not_found``, ``timed_out``, ``invalid_arguments``,
+    ``tool_failed``...; see toolctl.errors), where toolctl knows it; left out when None."""
 
     def to_json(self) -> dict[str, Any]:
         data = self._asdict()
         if not self.truncated:
             del data["truncated"]
+        if data["error_code"] is None:
+            if self.success:
+                del data["error_code"]
+            else:  # the tool ran and failed (toolctl's own failures name theirs)
+                data["error_code"] = "tool_failed"
         return data
+
+    @classmethod
+    def refused(cls, exc: Any, runtime: str = "") -> ToolResult:
+        """The result that stands for a call toolctl could not make or finish: ``exc`` a
+        ToolctlError; ``exit_code`` is the one `toolctl run` ends with."""
+        return cls(
+            False,
+            error=str(exc),
+            exit_code=exc.exit_code,
+            transport=runtime,
+            error_code=exc.code,
+        )
 
     @classmethod
     def from_answer(cls, text: str, *, runtime: str, **extra: Any) -> ToolResult:
