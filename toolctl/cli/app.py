@@ -47,13 +47,14 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-def build_app(modules: Sequence[str]) -> typer.Typer:
-    """A Typer app holding the commands of the given toolctl.cli modules."""
+def build_app(modules: Sequence[str], *, completion: bool = False) -> typer.Typer:
+    """A Typer app holding the commands of the given toolctl.cli modules; ``completion``:
+    with ``--install-completion``/``--show-completion`` and the shells' completion."""
     app = typer.Typer(
         name="toolctl",
         help="A first-wins registry and runner for agent tools.",
         no_args_is_help=True,
-        add_completion=False,
+        add_completion=completion,
         pretty_exceptions_enable=False,
         context_settings={"help_option_names": ["-h", "--help"]},
     )
@@ -81,6 +82,7 @@ def command(args: Sequence[str] = ()) -> Any:
     name = next((a for a in args if not a.startswith("-")), None)
     if name in COMMAND_MODULES and not {"-h", "--help"} & set(args[: args.index(name)]):
         modules: list[str] = [COMMAND_MODULES[name]]
-    else:
+    else:  # help, an unknown command, a shell asking for completions: the whole app
         modules = list(dict.fromkeys(COMMAND_MODULES.values()))
+        return typer.main.get_command(build_app(modules, completion=True))
     return typer.main.get_command(build_app(modules))

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from toolctl.cli import complete
 from toolctl.settings import Settings
 
 if TYPE_CHECKING:
@@ -45,11 +46,19 @@ ReadyFileOption = Annotated[Path | None, typer.Option(hidden=True)]
 # what a server serves (`serve`, `mcp serve`)
 GroupOption = Annotated[
     list[str] | None,
-    typer.Option("--group", "-g", metavar="GROUP", help="Serve this group's tools."),
+    typer.Option(
+        "--group",
+        "-g",
+        metavar="GROUP",
+        help="Serve this group's tools.",
+        autocompletion=complete.groups,
+    ),
 ]
 ToolOption = Annotated[
     list[str] | None,
-    typer.Option("--tool", "-t", metavar="NAME", help="Serve this tool."),
+    typer.Option(
+        "--tool", "-t", metavar="NAME", help="Serve this tool.", autocompletion=complete.tools
+    ),
 ]
 ActionOption = Annotated[
     list[str] | None,
@@ -58,6 +67,7 @@ ActionOption = Annotated[
         "-a",
         metavar="ACTION",
         help="Serve the tools `recommend` gives from this start action.",
+        autocompletion=complete.actions,
     ),
 ]
 HopsOption = Annotated[int, typer.Option(min=0, help="With --action: rounds of Next edges.")]

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from toolctl.cli import complete
 from toolctl.cli.common import JsonOption, RegistryOption, StrictOption, reporter, settings_for
 
 
@@ -24,7 +25,13 @@ def install(app: typer.Typer) -> None:
 def recommend_command(
     action: Annotated[
         list[str] | None,
-        typer.Option("--action", "-a", metavar="NAME", help="A start action; repeat for several."),
+        typer.Option(
+            "--action",
+            "-a",
+            metavar="NAME",
+            help="A start action; repeat for several.",
+            autocompletion=complete.actions,
+        ),
     ] = None,
     hops: Annotated[
         int, typer.Option(min=0, help="Rounds of Next edges to follow from the starts.")
@@ -38,7 +45,12 @@ def recommend_command(
     ] = Format.table,
     after: Annotated[
         list[str] | None,
-        typer.Option("--after", metavar="TOOL", help="A tool just called; repeat, oldest first."),
+        typer.Option(
+            "--after",
+            metavar="TOOL",
+            help="A tool just called; repeat, oldest first.",
+            autocompletion=complete.tools,
+        ),
     ] = None,
     query: Annotated[
         str, typer.Option("--query", "-q", metavar="TEXT", help="With --after: the request.")

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from toolctl.cli import complete
 from toolctl.cli.common import JsonOption, RegistryOption, settings_for
 
 
@@ -53,8 +54,16 @@ def register_command(
 
 
 def unregister_command(
-    kind: Annotated[str, typer.Argument(metavar="KIND", help="tool, service, action or group.")],
-    name: Annotated[str | None, typer.Argument(metavar="NAME", show_default=False)] = None,
+    kind: Annotated[
+        str,
+        typer.Argument(
+            metavar="KIND", help="tool, service, action or group.", autocompletion=complete.kinds
+        ),
+    ],
+    name: Annotated[
+        str | None,
+        typer.Argument(metavar="NAME", show_default=False, autocompletion=complete.of_kind),
+    ] = None,
     registry: RegistryOption = None,
 ) -> None:
     """Remove the file that defines KIND NAME (only a file holding just that entry)."""

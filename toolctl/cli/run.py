@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from toolctl import arguments as tool_args
+from toolctl.cli import complete
 from toolctl.cli.common import (
     JsonOption,
     PulsarUrlOption,
@@ -29,7 +30,9 @@ def install(app: typer.Typer) -> None:
 
 
 def run_command(
-    name: Annotated[str, typer.Argument(metavar="NAME", help="The tool to run.")],
+    name: Annotated[
+        str, typer.Argument(metavar="NAME", help="The tool to run.", autocompletion=complete.tools)
+    ],
     arg: Annotated[
         list[str] | None,
         typer.Option(
@@ -37,6 +40,7 @@ def run_command(
             "-a",
             metavar="KEY=VALUE",
             help="One argument; the value is converted to the declared type.",
+            autocompletion=complete.arguments,
         ),
     ] = None,
     args: Annotated[

@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+from toolctl.cli import complete
 from toolctl.cli.common import JsonOption, RegistryOption, StrictOption, reporter, settings_for
 
 
@@ -22,7 +23,9 @@ def install(app: typer.Typer) -> None:
 
 
 def up_command(
-    name: Annotated[str, typer.Argument(metavar="NAME", help="The service.")],
+    name: Annotated[
+        str, typer.Argument(metavar="NAME", help="The service.", autocompletion=complete.services)
+    ],
     registry: RegistryOption = None,
     strict: StrictOption = False,
     json: JsonOption = False,

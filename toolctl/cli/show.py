@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+from toolctl.cli import complete
 from toolctl.cli.common import JsonOption, RegistryOption, StrictOption, reporter, settings_for
 
 
@@ -14,7 +15,7 @@ def install(app: typer.Typer) -> None:
 
 
 def show_command(
-    name: Annotated[str, typer.Argument(metavar="NAME")],
+    name: Annotated[str, typer.Argument(metavar="NAME", autocompletion=complete.anything)],
     kind: Annotated[
         str | None,
         typer.Option("--kind", "-k", metavar="KIND", help="tool, service, action or group."),

@@ -10,7 +10,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-_NO_SUCH_COMMAND = re.compile(r"No such command '(?P<name>.+?)'\.(?: Did you mean '(?P<close>.+?)'\?)?")
+_NO_SUCH_COMMAND = re.compile(
+    r"No such command '(?P<name>.+?)'\.(?: Did you mean '(?P<close>.+?)'\?)?"
+)
 
 
 def message(exc: Any) -> str:

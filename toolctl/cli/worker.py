@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+from toolctl.cli import complete
 from toolctl.cli.common import (
     PulsarUrlOption,
     ReadyFileOption,
@@ -22,7 +23,12 @@ def install(app: typer.Typer) -> None:
 
 def worker_command(
     service: Annotated[
-        str | None, typer.Argument(metavar="[SERVICE]", help="The Pulsar service to host.")
+        str | None,
+        typer.Argument(
+            metavar="[SERVICE]",
+            help="The Pulsar service to host.",
+            autocompletion=complete.services,
+        ),
     ] = None,
     tool: Annotated[
         str | None,
