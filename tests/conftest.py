@@ -64,7 +64,12 @@ OUTSIDE: dict[str, Needs] = {
     ),
     "process": Needs(
         "toolctl as a process of its own (signals, exit, start-up)",
-        ("cli/test_startup.py",),
+        (
+            "cli/test_startup.py",
+            "cli/test_complete.py",
+            "cli/test_pre_commit.py",
+            "cli/test_terminal.py",
+        ),
         ("toolctl_process",),
     ),
 }
