@@ -54,7 +54,13 @@ OUTSIDE: dict[str, Needs] = {
     ),
     "mcp_servers": Needs(
         "real MCP servers (the SDK 1.x and 2.x probe, the npm reference servers)",
-        ("mcp/test_kept.py", "mcp/test_sample.py", "mcp/test_import.py", "mcp/test_runtime.py"),
+        (
+            "mcp/test_kept.py",
+            "mcp/test_sample.py",
+            "mcp/test_import.py",
+            "mcp/test_runtime.py",
+            "mcp/test_add.py",
+        ),
         MCP_SERVER_FIXTURES,
     ),
     "servers": Needs(

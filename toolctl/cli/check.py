@@ -39,7 +39,7 @@ def check_command(
         typer.Option(
             "--format",
             "-f",
-            help="text, json, github (workflow annotations) or sarif (SARIF 2.1.0, for code scanning).",
+            help="text, json, github (workflow annotations) or sarif (SARIF 2.1.0, code scanning).",
         ),
     ] = Format.text,
     json: JsonOption = False,

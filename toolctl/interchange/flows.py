@@ -31,8 +31,17 @@ __all__ = ["Exported", "ImportDone", "ImportOptions", "Streamed", "export_tools"
 ShowPath = Callable[[Path], str]
 """How the caller shows a file's path (relative to the working directory, say)."""
 
-EXPORTED = ("description", "schema", "annotations")
-"""The fields of a tool the streamed exports read (``interchange.functions``)."""
+EXPORTED = ("description", "schema", "annotations", "mcp.annotations")
+"""The fields of a tool the streamed exports read (``interchange.functions``); an imported
+MCP tool's upstream annotations are served too."""
+
+
+def _exported(name: str, values: Sequence[Any]) -> dict[str, Any]:
+    tool = {"name": name, **dict(zip(EXPORTED, values, strict=True))}
+    upstream = tool.pop("mcp.annotations")
+    if upstream:
+        tool["mcp"] = {"annotations": upstream}
+    return tool
 
 
 def export_tools(
@@ -50,7 +59,7 @@ def export_tools(
     registry = open_registry(settings, reporter, full=True)
     if group is None and not commands:
         tools_in_order = (  # only what an export reads: no descriptor decoded whole
-            {"name": name, **dict(zip(EXPORTED, values, strict=True))}
+            _exported(name, values)
             for name, _, values in registry.iter_winner_fields("tool", EXPORTED)
         )
         streamed = export_streamed(format, tools_in_order, strict_schemas=strict_schemas)

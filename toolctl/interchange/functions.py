@@ -66,8 +66,22 @@ def iter_openai(tools: Iterable[Mapping[str, Any]], notes: list[str]) -> Iterato
 
 def mcp_tools(tools: Sequence[Mapping[str, Any]]) -> tuple[dict[str, Any], list[str]]:
     """An MCP ``tools/list`` result: ``{"tools": [{name, description, inputSchema}]}``, with
-    ``annotations`` (readOnlyHint etc.) where the descriptor declares them."""
+    ``annotations`` (readOnlyHint etc.) where the descriptor or its upstream declares them."""
     return {"tools": list(iter_mcp(sorted(tools, key=lambda t: str(t["name"]))))}, []
+
+
+ANNOTATION_KEYS = ("title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
+"""The tool annotations MCP defines (2025-06-18), the ones served."""
+
+
+def served_annotations(tool: Mapping[str, Any]) -> dict[str, Any]:
+    """A tool's MCP annotations: those its upstream server declared when it was imported
+    (``[tool.mcp.annotations]``, pinned with it), under the descriptor's own
+    ``[tool.annotations]``, which win key by key."""
+    upstream = (tool.get("mcp") or {}).get("annotations") or {}
+    own = tool.get("annotations") or {}
+    merged = {**upstream, **own} if isinstance(upstream, Mapping) else dict(own)
+    return {k: merged[k] for k in ANNOTATION_KEYS if merged.get(k) is not None}
 
 
 def iter_mcp(tools: Iterable[Mapping[str, Any]]) -> Iterator[dict[str, Any]]:
@@ -78,7 +92,7 @@ def iter_mcp(tools: Iterable[Mapping[str, Any]]) -> Iterator[dict[str, Any]]:
             "description": tool.get("description") or "",
             "inputSchema": input_schema(tool),
         }
-        hints = {k: v for k, v in (tool.get("annotations") or {}).items() if v is not None}
+        hints = served_annotations(tool)
         if hints:
             entry["annotations"] = hints
         yield entry
