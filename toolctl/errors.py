@@ -8,7 +8,7 @@ from collections.abc import Sequence
 class ToolctlError(Exception):
     """Base of every error a user can cause; the CLI prints it as one line."""
 
-    code = "error"
+    error_code = "error"
     """A stable name for the kind of error, the ``error_code`` of a failed result (JSON
     outputs, ``--batch``, ``serve``): scripts branch on it, not on the message."""
 
@@ -38,7 +38,7 @@ class ToolctlError(Exception):
 class ToolFailed(ToolctlError):
     """The tool ran and failed: non-zero exit, HTTP error status, an error response."""
 
-    code = "tool_failed"
+    error_code = "tool_failed"
 
     exit_code = 1
 
@@ -46,7 +46,7 @@ class ToolFailed(ToolctlError):
 class UsageError(ToolctlError):
     """The command line itself is wrong (a bad option value, an unreadable --args file)."""
 
-    code = "usage"
+    error_code = "usage"
 
     exit_code = 2
 
@@ -54,13 +54,13 @@ class UsageError(ToolctlError):
 class InvalidArguments(UsageError):
     """The tool's arguments do not match its schema; nothing was run."""
 
-    code = "invalid_arguments"
+    error_code = "invalid_arguments"
 
 
 class RegistryError(ToolctlError):
     """The registry is invalid: `check` failed, or --strict refuses a registry with errors."""
 
-    code = "registry_invalid"
+    error_code = "registry_invalid"
 
     exit_code = 3
 
@@ -68,13 +68,13 @@ class RegistryError(ToolctlError):
 class NameConflict(RegistryError):
     """A name is already taken, or confusable with a taken one; `register` refused it."""
 
-    code = "name_conflict"
+    error_code = "name_conflict"
 
 
 class NotFound(ToolctlError):
     """A tool, service, action or group of that name does not exist."""
 
-    code = "not_found"
+    error_code = "not_found"
 
     exit_code = 4
 
@@ -102,7 +102,7 @@ class NotFound(ToolctlError):
 class TransportUnavailable(ToolctlError):
     """The broker, container engine, host or executable could not be reached."""
 
-    code = "transport_unavailable"
+    error_code = "transport_unavailable"
 
     exit_code = 5
 
@@ -110,19 +110,19 @@ class TransportUnavailable(ToolctlError):
 class PluginBroken(TransportUnavailable):
     """An installed plugin (a runner under ``toolctl.runners``) fails to load or to fit."""
 
-    code = "plugin_broken"
+    error_code = "plugin_broken"
 
 
 class TransportLost(TransportUnavailable):
     """The connection went away under calls in flight (a `--batch` then ends with exit 5)."""
 
-    code = "transport_lost"
+    error_code = "transport_lost"
 
 
 class TimedOut(ToolctlError):
     """The call ran past its timeout; the process tree or container was killed."""
 
-    code = "timed_out"
+    error_code = "timed_out"
 
     exit_code = 124
 
@@ -130,7 +130,7 @@ class TimedOut(ToolctlError):
 class Interrupted(ToolctlError):
     """The user pressed Ctrl-C; whatever was started has been stopped."""
 
-    code = "interrupted"
+    error_code = "interrupted"
 
     exit_code = 130
     signal = 2  # SIGINT
@@ -140,7 +140,7 @@ class Interrupted(ToolctlError):
 class Terminated(Interrupted):
     """toolctl got SIGTERM; whatever was started has been stopped, as for Ctrl-C."""
 
-    code = "terminated"
+    error_code = "terminated"
 
     exit_code = 143
     signal = 15  # SIGTERM
@@ -150,7 +150,7 @@ class Terminated(Interrupted):
 class HungUp(Interrupted):
     """toolctl got SIGHUP (its terminal went away); whatever was started has been stopped."""
 
-    code = "hung_up"
+    error_code = "hung_up"
 
     exit_code = 129
     signal = 1  # SIGHUP
@@ -160,7 +160,7 @@ class HungUp(Interrupted):
 class QuitSignalled(Interrupted):
     """toolctl got SIGQUIT; whatever was started has been stopped."""
 
-    code = "quit"
+    error_code = "quit"
 
     exit_code = 131
     signal = 3  # SIGQUIT

@@ -58,7 +58,7 @@ def test_each_client_gets_an_entry_in_its_own_file(
     write_files(places, {relative: json.dumps({key: {"other": {"command": "other-server"}}})})
     done = toolctl("mcp", "install", "--client", client, "--group", "g", cwd=places / "work")
     assert done.returncode == 0, done.stderr
-    assert f"added server 'toolctl' in" in done.stderr
+    assert "added server 'toolctl' in" in done.stderr
     config = json5.loads(path.read_text())
     assert config[key]["other"] == {"command": "other-server"}  # other servers kept
     entry = config[key]["toolctl"]

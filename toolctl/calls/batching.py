@@ -239,5 +239,5 @@ def _failed(
         error=message,
         exit_code=error.exit_code,
         transport=template.tool.runtime,
-        error_code=error.code,
+        error_code=error.error_code,
     )

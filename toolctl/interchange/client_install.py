@@ -103,11 +103,10 @@ def _toolctl_command() -> list[str]:
     """The toolctl running now: its script by absolute path, else this Python with -m."""
     script = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
     if script is not None and script.name == "toolctl":
-        found = shutil.which(str(script)) or str(script)
-        return [str(Path(found).resolve())]
-    found = shutil.which("toolctl")
-    if found:
-        return [str(Path(found).resolve())]
+        return [str(Path(shutil.which(str(script)) or str(script)).resolve())]
+    on_path = shutil.which("toolctl")
+    if on_path:
+        return [str(Path(on_path).resolve())]
     return [sys.executable, "-m", "toolctl"]
 
 

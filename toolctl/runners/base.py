@@ -69,7 +69,7 @@ class ToolResult(NamedTuple):
             error=str(exc),
             exit_code=exc.exit_code,
             transport=runtime,
-            error_code=exc.code,
+            error_code=exc.error_code,
         )
 
     @classmethod
