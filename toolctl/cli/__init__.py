@@ -63,6 +63,9 @@ def dispatch(args: list[str]) -> int:
     from toolctl.cli import render
     from toolctl.errors import EXIT_INTERNAL, ToolctlError, signal_of, stopped_by
 
+    if args[:1] == ["help"]:  # `toolctl help mcp install` is `toolctl mcp install --help`
+        args = [*args[1:], "--help"]
+    render.PROGRESS = "--json" not in args  # JSON for machines: no spinner beside it
     try:
         from toolctl.cli.app import command
 

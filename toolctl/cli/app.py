@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Sequence
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 
 from toolctl import __version__
+from toolctl.cli.examples import plain_help
 
 COMMAND_MODULES = {
     "init": "init",
@@ -55,8 +56,9 @@ def build_app(modules: Sequence[str], *, completion: bool = False) -> typer.Type
         help="A first-wins registry and runner for agent tools.",
         no_args_is_help=True,
         add_completion=completion,
+        rich_markup_mode=None,
         pretty_exceptions_enable=False,
-        context_settings={"help_option_names": ["-h", "--help"]},
+        context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 120},
     )
 
     @app.callback()
@@ -74,7 +76,17 @@ def build_app(modules: Sequence[str], *, completion: bool = False) -> typer.Type
 
     for name in modules:
         importlib.import_module(f"toolctl.cli.{name}").install(app)
+    if completion:  # the whole app: `help` is listed (the entry point answers it)
+        app.command("help")(_help)
     return app
+
+
+def _help(
+    command: Annotated[
+        list[str] | None, typer.Argument(metavar="[COMMAND]...", show_default=False)
+    ] = None,
+) -> None:
+    """Show a command's help: `toolctl help run` is `toolctl run --help`."""
 
 
 def command(args: Sequence[str] = ()) -> Any:
@@ -84,5 +96,5 @@ def command(args: Sequence[str] = ()) -> Any:
         modules: list[str] = [COMMAND_MODULES[name]]
     else:  # help, an unknown command, a shell asking for completions: the whole app
         modules = list(dict.fromkeys(COMMAND_MODULES.values()))
-        return typer.main.get_command(build_app(modules, completion=True))
-    return typer.main.get_command(build_app(modules))
+        return plain_help(typer.main.get_command(build_app(modules, completion=True)))
+    return plain_help(typer.main.get_command(build_app(modules)))

@@ -60,14 +60,6 @@ def install_command(
     The entry is merged with what the file holds (other servers, and VS Code's comments,
     are kept); an entry of the same --name is replaced. The old file is kept as FILE.bak
     and the new one written atomically. Restart the client (or reload its MCP servers).
-
-    Examples:
-
-      toolctl mcp install --client claude-desktop
-
-      toolctl mcp install --client vscode --group text-tools --name text
-
-      toolctl mcp install --client cursor --print
     """
     from toolctl.cli import render
     from toolctl.interchange.client_install import install_client
@@ -134,14 +126,6 @@ def add_command(
     """Add an MCP server: register it as service NAME, then import its tools (pinned), as
     `import mcp-config` and `import mcp NAME` would. A secret in --env, the arguments or
     the URL becomes its own ${env:NAME} reference, never written to the registry.
-
-    Examples:
-
-      toolctl mcp add time -- uvx mcp-server-time
-
-      toolctl mcp add everything -- npx -y @modelcontextprotocol/server-everything
-
-      toolctl mcp add docs --url https://example.com/mcp
     """
     from toolctl.cli import render
     from toolctl.errors import UsageError

@@ -175,5 +175,5 @@ def _batch(
         sink=sink,
         max_output=cap,
     )
-    if not render.print_results(results):
+    if not render.print_results(results, render.batch_progress(lines, sink.settings.color)):
         raise ToolFailed("the tool failed", quiet=True)

@@ -23,7 +23,7 @@ def open_registry(
     require_directories(settings)
     if settings.ignored_project is not None:
         reporter.warn(f"ignoring {settings.ignored_project}: another user owns it")
-    registry = Registry.open(settings, full=full)
+    registry = Registry.open(settings, full=full, reporter=reporter)
     if warn:
         for problem in registry.skipped():
             reporter.warn(f"{problem.file}:{problem.line}: {problem.message} (skipped)")

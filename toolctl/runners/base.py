@@ -172,8 +172,9 @@ class Sink:
     def warning(self, message: str) -> None:
         """Something the person running the call should know (a runtime registered twice)."""
 
-    def waiting(self, message: str) -> WaitIndicator:
-        """Shows that a slow start is under way (an image starting); stopped before output."""
+    def waiting(self, message: str, delay: float = 0.2) -> WaitIndicator:
+        """Shows that a slow start is under way (an image starting), once it has lasted
+        ``delay`` seconds; stopped before output."""
         return NoWait()
 
 
