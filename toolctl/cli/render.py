@@ -137,7 +137,7 @@ def print_table(
             padded = [cell.ljust(width) for cell, width in zip(line[:-1], widths, strict=False)]
             head = "  ".join([*padded, ""])
             last = line[-1] if line else ""
-            if terminal:
+            if terminal and number:  # the header's names stay whole too
                 last = _cut(last, room - len(head))
             row = (head + last).rstrip()
             if number == 0 and color and terminal:
@@ -147,10 +147,10 @@ def print_table(
 
 
 def _cut(text: str, room: int) -> str:
-    """``text`` in at most ``room`` characters, cut with … (nothing when there is no room)."""
+    """``text`` in at most ``room`` characters, cut with … (just … when there is no room)."""
     if len(text) <= room:
         return text
-    return text[: room - 1].rstrip() + "…" if room >= 2 else ""
+    return text[: max(room, 1) - 1].rstrip() + "…"
 
 
 def _screen_columns() -> int:
