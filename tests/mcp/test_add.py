@@ -74,3 +74,15 @@ def test_upstream_annotations_are_served(tmp_path: Path, toolctl: Toolctl) -> No
     }
     exported = json.loads(toolctl("export", "--format", "mcp", "-r", "reg").stdout)
     assert exported["tools"] == tools
+
+
+def test_connecting_shows_on_a_terminal(tmp_path: Path) -> None:
+    """Connecting to the server (its start-up: an SDK import of most of a second) shows
+    a spinner on the terminal, then the lines of what was added."""
+    from tests.terminal import plain, run_on_terminal
+
+    (tmp_path / "reg").mkdir()
+    screen = run_on_terminal("mcp", "add", "text", "-r", "reg", "--", *SERVER, cwd=tmp_path)
+    assert screen.returncode == 0, screen.text
+    assert "connecting to MCP server 'text'…" in screen.text
+    assert "toolctl: imported tool 'text.reverse'" in plain(screen.text)
