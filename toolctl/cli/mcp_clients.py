@@ -8,7 +8,6 @@ from typing import Annotated
 
 import typer
 
-from toolctl.cli import complete
 from toolctl.cli.common import (
     ActionOption,
     GroupOption,
@@ -116,8 +115,7 @@ def add_command(
         typer.Option(
             "--tool",
             metavar="GLOB",
-            help="Only the server's tools matching GLOB (repeatable).",
-            autocompletion=complete.tools,
+            help="Only the server's tools matching GLOB.",
         ),
     ] = None,
     registry: RegistryOption = None,
