@@ -83,9 +83,12 @@ def dispatch(args: list[str]) -> int:
             render.error(str(exc), exc.details)
         return exc.exit_code
     except click_errors() as exc:
-        from toolctl.cli.usage import message
+        from toolctl.cli.usage import is_help, message
         from toolctl.errors import UsageError
 
+        if is_help(exc):  # a group named without a subcommand: its help, as before
+            sys.stdout.write(getattr(exc, "format_message")() + "\n")  # noqa: B009
+            return 2
         text = message(exc)
         code = int(getattr(exc, "exit_code", 1))
         if code == UsageError.exit_code:

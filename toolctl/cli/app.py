@@ -14,7 +14,6 @@ from typing import Annotated, Any
 import typer
 
 from toolctl import __version__
-from toolctl.cli.examples import plain_help
 
 COMMAND_MODULES = {
     "init": "init",
@@ -89,6 +88,12 @@ def _help(
     """Show a command's help: `toolctl help run` is `toolctl run --help`."""
 
 
+def plain_help(cli: Any) -> Any:
+    from toolctl.cli.examples import plain_help as made_plain
+
+    return made_plain(cli)
+
+
 def command(args: Sequence[str] = ()) -> Any:
     """The click command for a command line: just its own command when it names one."""
     name = next((a for a in args if not a.startswith("-")), None)
@@ -97,4 +102,7 @@ def command(args: Sequence[str] = ()) -> Any:
     else:  # help, an unknown command, a shell asking for completions: the whole app
         modules = list(dict.fromkeys(COMMAND_MODULES.values()))
         return plain_help(typer.main.get_command(build_app(modules, completion=True)))
-    return plain_help(typer.main.get_command(build_app(modules)))
+    cli: Any = typer.main.get_command(build_app(modules))
+    if {"-h", "--help"} & set(args) or getattr(cli.commands.get(name), "commands", None):
+        return plain_help(cli)  # help may show: asked for, or a group's without a subcommand
+    return cli

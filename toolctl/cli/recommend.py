@@ -7,8 +7,15 @@ from typing import Annotated
 
 import typer
 
-from toolctl.cli import complete
-from toolctl.cli.common import JsonOption, RegistryOption, StrictOption, reporter, settings_for
+from toolctl.cli.common import (
+    JsonOption,
+    RegistryOption,
+    StrictOption,
+    complete_actions,
+    complete_tools,
+    reporter,
+    settings_for,
+)
 
 
 class Format(StrEnum):
@@ -30,7 +37,7 @@ def recommend_command(
             "-a",
             metavar="NAME",
             help="A start action; repeat for several.",
-            autocompletion=complete.actions,
+            autocompletion=complete_actions,
         ),
     ] = None,
     hops: Annotated[
@@ -49,7 +56,7 @@ def recommend_command(
             "--after",
             metavar="TOOL",
             help="A tool just called; repeat, oldest first.",
-            autocompletion=complete.tools,
+            autocompletion=complete_tools,
         ),
     ] = None,
     query: Annotated[

@@ -7,8 +7,13 @@ from typing import Annotated
 
 import typer
 
-from toolctl.cli import complete
-from toolctl.cli.common import JsonOption, RegistryOption, settings_for
+from toolctl.cli.common import (
+    JsonOption,
+    RegistryOption,
+    complete_kinds,
+    complete_of_kind,
+    settings_for,
+)
 
 
 def install(app: typer.Typer) -> None:
@@ -57,12 +62,12 @@ def unregister_command(
     kind: Annotated[
         str,
         typer.Argument(
-            metavar="KIND", help="tool, service, action or group.", autocompletion=complete.kinds
+            metavar="KIND", help="tool, service, action or group.", autocompletion=complete_kinds
         ),
     ],
     name: Annotated[
         str | None,
-        typer.Argument(metavar="NAME", show_default=False, autocompletion=complete.of_kind),
+        typer.Argument(metavar="NAME", show_default=False, autocompletion=complete_of_kind),
     ] = None,
     registry: RegistryOption = None,
 ) -> None:

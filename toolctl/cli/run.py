@@ -10,12 +10,13 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from toolctl import arguments as tool_args
-from toolctl.cli import complete
 from toolctl.cli.common import (
     JsonOption,
     PulsarUrlOption,
     RegistryOption,
     StrictOption,
+    complete_arguments,
+    complete_tools,
     settings_for,
 )
 
@@ -31,7 +32,7 @@ def install(app: typer.Typer) -> None:
 
 def run_command(
     name: Annotated[
-        str, typer.Argument(metavar="NAME", help="The tool to run.", autocompletion=complete.tools)
+        str, typer.Argument(metavar="NAME", help="The tool to run.", autocompletion=complete_tools)
     ],
     arg: Annotated[
         list[str] | None,
@@ -40,7 +41,7 @@ def run_command(
             "-a",
             metavar="KEY=VALUE",
             help="One argument; the value is converted to the declared type.",
-            autocompletion=complete.arguments,
+            autocompletion=complete_arguments,
         ),
     ] = None,
     args: Annotated[

@@ -6,8 +6,14 @@ from typing import Annotated
 
 import typer
 
-from toolctl.cli import complete
-from toolctl.cli.common import JsonOption, RegistryOption, StrictOption, reporter, settings_for
+from toolctl.cli.common import (
+    JsonOption,
+    RegistryOption,
+    StrictOption,
+    complete_services,
+    reporter,
+    settings_for,
+)
 
 
 def install(app: typer.Typer) -> None:
@@ -24,7 +30,7 @@ def install(app: typer.Typer) -> None:
 
 def up_command(
     name: Annotated[
-        str, typer.Argument(metavar="NAME", help="The service.", autocompletion=complete.services)
+        str, typer.Argument(metavar="NAME", help="The service.", autocompletion=complete_services)
     ],
     registry: RegistryOption = None,
     strict: StrictOption = False,

@@ -6,8 +6,14 @@ from typing import Annotated
 
 import typer
 
-from toolctl.cli import complete
-from toolctl.cli.common import JsonOption, RegistryOption, StrictOption, reporter, settings_for
+from toolctl.cli.common import (
+    JsonOption,
+    RegistryOption,
+    StrictOption,
+    complete_anything,
+    reporter,
+    settings_for,
+)
 
 
 def install(app: typer.Typer) -> None:
@@ -15,7 +21,7 @@ def install(app: typer.Typer) -> None:
 
 
 def show_command(
-    name: Annotated[str, typer.Argument(metavar="NAME", autocompletion=complete.anything)],
+    name: Annotated[str, typer.Argument(metavar="NAME", autocompletion=complete_anything)],
     kind: Annotated[
         str | None,
         typer.Option("--kind", "-k", metavar="KIND", help="tool, service, action or group."),

@@ -37,6 +37,13 @@ def message(exc: Any) -> str:
     return text
 
 
+def is_help(exc: Any) -> bool:
+    """Click's "no arguments, so the help" error (a group named without a subcommand)."""
+    from typer._click import exceptions as click
+
+    return isinstance(exc, getattr(click, "NoArgsIsHelpError", ()))
+
+
 def did_you_mean(word: str, choices: Any) -> str:
     """`` (did you mean 'x'?)`` for the closest of ``choices``, or ``""``."""
     import difflib

@@ -6,12 +6,12 @@ from typing import Annotated
 
 import typer
 
-from toolctl.cli import complete
 from toolctl.cli.common import (
     PulsarUrlOption,
     ReadyFileOption,
     RegistryOption,
     StrictOption,
+    complete_services,
     reporter,
     settings_for,
 )
@@ -27,7 +27,7 @@ def worker_command(
         typer.Argument(
             metavar="[SERVICE]",
             help="The Pulsar service to host.",
-            autocompletion=complete.services,
+            autocompletion=complete_services,
         ),
     ] = None,
     tool: Annotated[
