@@ -68,10 +68,7 @@ def print_findings(result: CheckResult, format: str) -> None:
         render.print_json(result.to_json(render.display_path))
         return
     if format == "sarif":
-        from toolctl import __version__
-        from toolctl.registry.sarif import sarif_log
-
-        render.print_json(sarif_log(result.findings, __version__))
+        render.print_json(result.to_sarif())
         render.note(result.summary())
         return
     for finding in result.findings:
