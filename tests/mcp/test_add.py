@@ -67,7 +67,10 @@ def test_upstream_annotations_are_served(tmp_path: Path, toolctl: Toolctl) -> No
         text=True,
         timeout=60,
     )
-    tools = json.loads(done.stdout.splitlines()[-1])["result"]["tools"]
+    answers = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    listed = [a for a in answers if a.get("id") == 2]
+    assert listed, done.stdout + done.stderr
+    tools = listed[0]["result"]["tools"]
     assert {t["name"]: t.get("annotations") for t in tools} == {
         "text.letter_count": {"readOnlyHint": True},
         "text.reverse": {"readOnlyHint": True},
