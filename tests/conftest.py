@@ -54,7 +54,13 @@ OUTSIDE: dict[str, Needs] = {
     ),
     "mcp_servers": Needs(
         "real MCP servers (the SDK 1.x and 2.x probe, the npm reference servers)",
-        ("mcp/test_kept.py", "mcp/test_sample.py", "mcp/test_import.py", "mcp/test_runtime.py"),
+        (
+            "mcp/test_kept.py",
+            "mcp/test_sample.py",
+            "mcp/test_import.py",
+            "mcp/test_runtime.py",
+            "mcp/test_add.py",
+        ),
         MCP_SERVER_FIXTURES,
     ),
     "servers": Needs(
@@ -64,7 +70,12 @@ OUTSIDE: dict[str, Needs] = {
     ),
     "process": Needs(
         "toolctl as a process of its own (signals, exit, start-up)",
-        ("cli/test_startup.py",),
+        (
+            "cli/test_startup.py",
+            "cli/test_complete.py",
+            "cli/test_pre_commit.py",
+            "cli/test_terminal.py",
+        ),
         ("toolctl_process",),
     ),
 }

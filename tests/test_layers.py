@@ -82,6 +82,8 @@ USE_CASES = {
     "toolctl.registry.scaffold",  # init, new tool
     "toolctl.registry.announced_view",  # adopt, trust add
     "toolctl.interchange.flows",  # export, import
+    "toolctl.interchange.client_install",  # mcp install
+    "toolctl.interchange.mcp_add",  # mcp add
     "toolctl.pulsar.broker",  # broker start, status, stop
     "toolctl.processes.lifetime",  # run's signals (the servers' are in serve/)
     "toolctl.learning.usecases",  # graph learn, graph evaluate, recommend --after

@@ -177,6 +177,8 @@ def parse_pairs(pairs: Sequence[str], schema: Mapping[str, Any]) -> dict[str, An
         key, sep, raw = pair.partition("=")
         if not sep or not key:
             raise UsageError(f"--arg expects KEY=VALUE, got {pair!r}")
+        if key not in properties and properties:
+            _refuse_unknown(key, properties, schema)
         arguments[key] = convert(key, raw, properties.get(key, {}).get("type"))
     return arguments
 
@@ -190,6 +192,18 @@ def key_values(pairs: Sequence[str], option: str) -> dict[str, str]:
             raise UsageError(f"{option} expects KEY=VALUE, got {pair!r}")
         found[key] = raw
     return found
+
+
+def _refuse_unknown(key: str, properties: Mapping[str, Any], schema: Mapping[str, Any]) -> None:
+    """``--arg txt=hi``: an unknown argument close to a declared one is a typo, refused with
+    a did-you-mean (unless the schema takes any argument, ``additionalProperties = true``)."""
+    import difflib
+
+    if schema.get("additionalProperties") is True:
+        return
+    close = difflib.get_close_matches(key, list(properties), n=1)
+    if close:
+        raise InvalidArguments(f"unknown argument '{key}' (did you mean '{close[0]}'?)")
 
 
 def convert(key: str, raw: str, declared: Any) -> Any:
@@ -322,15 +336,35 @@ def _validator(schema: Mapping[str, Any]) -> Callable[[Any], Any]:
     return compiled
 
 
+def _typo_of(unknown: set[str], missing: Sequence[str]) -> str | None:
+    """``unknown argument 'txt' (did you mean 'text'?)`` when an unknown argument stands
+    close to a missing one, rather than "missing required argument: text"."""
+    import difflib
+
+    for key in sorted(unknown):
+        close = difflib.get_close_matches(key, list(missing), n=1)
+        if close:
+            return f"unknown argument '{key}' (did you mean '{close[0]}'?)"
+    return None
+
+
 def _explain(exc: Any, schema: Mapping[str, Any]) -> str:
     path = [str(p) for p in (exc.path or [])[1:]]
     if exc.rule == "required":
         present = set(exc.value or {})
         missing = [r for r in exc.rule_definition if r not in present]
+        typo = _typo_of(present - set(schema.get("properties", {})), missing)
+        if typo:
+            return typo
         return f"missing required argument{'s' if len(missing) > 1 else ''}: {', '.join(missing)}"
     if exc.rule == "additionalProperties":
         known = sorted(schema.get("properties", {}))
         extra = sorted(set(exc.value or {}) - set(known))
+        import difflib
+
+        close = difflib.get_close_matches(extra[0], known, n=1) if len(extra) == 1 else []
+        if close:
+            return f"unknown argument '{extra[0]}' (did you mean '{close[0]}'?)"
         return (
             f"unknown argument{'s' if len(extra) > 1 else ''}: {', '.join(extra)} "
             f"(expected: {', '.join(known) or 'none'})"

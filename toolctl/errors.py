@@ -8,6 +8,10 @@ from collections.abc import Sequence
 class ToolctlError(Exception):
     """Base of every error a user can cause; the CLI prints it as one line."""
 
+    error_code = "error"
+    """A stable name for the kind of error, the ``error_code`` of a failed result (JSON
+    outputs, ``--batch``, ``serve``): scripts branch on it, not on the message."""
+
     exit_code = 1
     quiet: bool
     """True when the message has been shown already (the tool's own error, a failed check's
@@ -34,11 +38,15 @@ class ToolctlError(Exception):
 class ToolFailed(ToolctlError):
     """The tool ran and failed: non-zero exit, HTTP error status, an error response."""
 
+    error_code = "tool_failed"
+
     exit_code = 1
 
 
 class UsageError(ToolctlError):
     """The command line itself is wrong (a bad option value, an unreadable --args file)."""
+
+    error_code = "usage"
 
     exit_code = 2
 
@@ -46,9 +54,13 @@ class UsageError(ToolctlError):
 class InvalidArguments(UsageError):
     """The tool's arguments do not match its schema; nothing was run."""
 
+    error_code = "invalid_arguments"
+
 
 class RegistryError(ToolctlError):
     """The registry is invalid: `check` failed, or --strict refuses a registry with errors."""
+
+    error_code = "registry_invalid"
 
     exit_code = 3
 
@@ -56,9 +68,13 @@ class RegistryError(ToolctlError):
 class NameConflict(RegistryError):
     """A name is already taken, or confusable with a taken one; `register` refused it."""
 
+    error_code = "name_conflict"
+
 
 class NotFound(ToolctlError):
     """A tool, service, action or group of that name does not exist."""
+
+    error_code = "not_found"
 
     exit_code = 4
 
@@ -86,25 +102,35 @@ class NotFound(ToolctlError):
 class TransportUnavailable(ToolctlError):
     """The broker, container engine, host or executable could not be reached."""
 
+    error_code = "transport_unavailable"
+
     exit_code = 5
 
 
 class PluginBroken(TransportUnavailable):
     """An installed plugin (a runner under ``toolctl.runners``) fails to load or to fit."""
 
+    error_code = "plugin_broken"
+
 
 class TransportLost(TransportUnavailable):
     """The connection went away under calls in flight (a `--batch` then ends with exit 5)."""
 
+    error_code = "transport_lost"
+
 
 class TimedOut(ToolctlError):
     """The call ran past its timeout; the process tree or container was killed."""
+
+    error_code = "timed_out"
 
     exit_code = 124
 
 
 class Interrupted(ToolctlError):
     """The user pressed Ctrl-C; whatever was started has been stopped."""
+
+    error_code = "interrupted"
 
     exit_code = 130
     signal = 2  # SIGINT
@@ -114,6 +140,8 @@ class Interrupted(ToolctlError):
 class Terminated(Interrupted):
     """toolctl got SIGTERM; whatever was started has been stopped, as for Ctrl-C."""
 
+    error_code = "terminated"
+
     exit_code = 143
     signal = 15  # SIGTERM
     word = "terminated"
@@ -122,6 +150,8 @@ class Terminated(Interrupted):
 class HungUp(Interrupted):
     """toolctl got SIGHUP (its terminal went away); whatever was started has been stopped."""
 
+    error_code = "hung_up"
+
     exit_code = 129
     signal = 1  # SIGHUP
     word = "hung up"
@@ -129,6 +159,8 @@ class HungUp(Interrupted):
 
 class QuitSignalled(Interrupted):
     """toolctl got SIGQUIT; whatever was started has been stopped."""
+
+    error_code = "quit"
 
     exit_code = 131
     signal = 3  # SIGQUIT

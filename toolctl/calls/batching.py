@@ -191,9 +191,9 @@ def _arguments(
         return _failed(template, f"line {number}: not a JSON object of arguments ({exc})")
     except InvalidArguments as exc:
         caller.refused(template.tool, given, exc, origin)
-        return _failed(template, f"line {number}: {exc}")
+        return _failed(template, f"line {number}: {exc}", exc)
     except ToolctlError as exc:
-        return _failed(template, f"line {number}: {exc}")
+        return _failed(template, f"line {number}: {exc}", exc)
 
 
 def _one(
@@ -233,4 +233,11 @@ def _failed(
 ) -> ToolResult:
     if isinstance(cause, TransportLost) and lost is not None:
         lost.append(cause)  # the batch ends with it (exit 5) once every line has its result
-    return ToolResult(False, error=message, transport=template.tool.runtime)
+    error = cause if cause is not None else InvalidArguments(message)
+    return ToolResult(
+        False,
+        error=message,
+        exit_code=error.exit_code,
+        transport=template.tool.runtime,
+        error_code=error.error_code,
+    )

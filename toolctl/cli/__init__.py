@@ -63,20 +63,41 @@ def dispatch(args: list[str]) -> int:
     from toolctl.cli import render
     from toolctl.errors import EXIT_INTERNAL, ToolctlError, signal_of, stopped_by
 
+    if args[:1] == ["help"]:  # `toolctl help mcp install` is `toolctl mcp install --help`
+        args = [*args[1:], "--help"]
+    render.PROGRESS = "--json" not in args  # JSON for machines: no spinner beside it
     try:
         from toolctl.cli.app import command
 
         cli = command(args)
         _resume_collector()
-        cli.main(args=args, prog_name="toolctl", standalone_mode=True)
+        # not standalone: click's usage errors come here, to be told in toolctl's style
+        # rather than in typer's rich panel; typer.Exit (--help, --version) returns its code
+        code = cli.main(args=args, prog_name="toolctl", standalone_mode=False)
+        return code if isinstance(code, int) else 0
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except ToolctlError as exc:
         if not exc.quiet:
+            _envelope(args, exc)
             render.error(str(exc), exc.details)
         return exc.exit_code
+    except click_errors() as exc:
+        from toolctl.cli.usage import is_help, message
+        from toolctl.errors import UsageError
+
+        if is_help(exc):  # a group named without a subcommand: its help, as before
+            sys.stdout.write(getattr(exc, "format_message")() + "\n")  # noqa: B009
+            return 2
+        text = message(exc)
+        code = int(getattr(exc, "exit_code", 1))
+        if code == UsageError.exit_code:
+            _envelope(args, UsageError(text))
+        render.error(text)
+        return code
     except KeyboardInterrupt as exc:  # Ctrl-C, or a signal the command's lifetime raised
         stopped = stopped_by(signal_of(exc))
+        _envelope(args, stopped)
         render.error(stopped.message)
         return stopped.exit_code
     except BrokenPipeError:
@@ -87,7 +108,28 @@ def dispatch(args: list[str]) -> int:
         return EXIT_INTERNAL
     finally:
         _write_records()
-    return 0
+
+
+def _envelope(args: list[str], exc: Exception) -> None:
+    """`run --json`: every outcome is a result object on stdout, the one `--batch` and
+    `serve` give (success false, ``error``, ``error_code``, ``exit_code``), whatever went
+    wrong before or during the call; the exit code stays the same."""
+    if "--json" not in args or next((a for a in args if not a.startswith("-")), None) != "run":
+        return
+    from toolctl.cli import render
+    from toolctl.runners.base import ToolResult
+
+    with contextlib.suppress(OSError, ValueError):
+        render.print_json(ToolResult.refused(exc).to_json())
+
+
+def click_errors() -> tuple[type[BaseException], ...]:
+    """Click's own errors (usage, a bad option value, an abort): typer carries its own copy
+    of click (``typer._click``), loaded by then."""
+    from typer import Abort
+    from typer._click.exceptions import ClickException
+
+    return (ClickException, Abort)
 
 
 def _write_records() -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Sequence
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 
@@ -50,15 +50,17 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-def build_app(modules: Sequence[str]) -> typer.Typer:
-    """A Typer app holding the commands of the given toolctl.cli modules."""
+def build_app(modules: Sequence[str], *, completion: bool = False) -> typer.Typer:
+    """A Typer app holding the commands of the given toolctl.cli modules; ``completion``:
+    with ``--install-completion``/``--show-completion`` and the shells' completion."""
     app = typer.Typer(
         name="toolctl",
         help="A first-wins registry and runner for agent tools.",
         no_args_is_help=True,
-        add_completion=False,
+        add_completion=completion,
+        rich_markup_mode=None,
         pretty_exceptions_enable=False,
-        context_settings={"help_option_names": ["-h", "--help"]},
+        context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 120},
     )
 
     @app.callback()
@@ -76,7 +78,23 @@ def build_app(modules: Sequence[str]) -> typer.Typer:
 
     for name in modules:
         importlib.import_module(f"toolctl.cli.{name}").install(app)
+    if completion:  # the whole app: `help` is listed (the entry point answers it)
+        app.command("help")(_help)
     return app
+
+
+def _help(
+    command: Annotated[
+        list[str] | None, typer.Argument(metavar="[COMMAND]...", show_default=False)
+    ] = None,
+) -> None:
+    """Show a command's help: `toolctl help run` is `toolctl run --help`."""
+
+
+def plain_help(cli: Any) -> Any:
+    from toolctl.cli.examples import plain_help as made_plain
+
+    return made_plain(cli)
 
 
 def command(args: Sequence[str] = ()) -> Any:
@@ -84,6 +102,10 @@ def command(args: Sequence[str] = ()) -> Any:
     name = next((a for a in args if not a.startswith("-")), None)
     if name in COMMAND_MODULES and not {"-h", "--help"} & set(args[: args.index(name)]):
         modules: list[str] = [COMMAND_MODULES[name]]
-    else:
+    else:  # help, an unknown command, a shell asking for completions: the whole app
         modules = list(dict.fromkeys(COMMAND_MODULES.values()))
-    return typer.main.get_command(build_app(modules))
+        return plain_help(typer.main.get_command(build_app(modules, completion=True)))
+    cli: Any = typer.main.get_command(build_app(modules))
+    if {"-h", "--help"} & set(args) or getattr(cli.commands.get(name), "commands", None):
+        return plain_help(cli)  # help may show: asked for, or a group's without a subcommand
+    return cli

@@ -21,6 +21,7 @@ class Format(StrEnum):
     text = "text"
     json = "json"
     github = "github"
+    sarif = "sarif"
 
 
 def install(app: typer.Typer) -> None:
@@ -41,7 +42,12 @@ def check_command(
     announced: AnnouncedOption = None,
     strict: StrictOption = False,
     format: Annotated[
-        Format, typer.Option("--format", "-f", help="text, json, or github (workflow annotations).")
+        Format,
+        typer.Option(
+            "--format",
+            "-f",
+            help="text, json, github (workflow annotations) or sarif (SARIF 2.1.0, code scanning).",
+        ),
     ] = Format.text,
     json: JsonOption = False,
     locked: Annotated[

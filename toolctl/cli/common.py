@@ -4,7 +4,7 @@ and a Reporter. (No command module imports another: what they share lives here.)
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -13,6 +13,67 @@ from toolctl.settings import Settings
 if TYPE_CHECKING:
     from toolctl.cli.render import TerminalReporter
     from toolctl.registry.index import Registry
+
+
+# -- shell completion from the registry in force -------------------------------------------
+# What typer calls for a value being typed, only while a shell asks for completions
+# (``_TOOLCTL_COMPLETE`` set); here rather than in a module of their own, so that a command
+# that runs pays nothing for them.
+def _completion_settings(ctx: Any) -> Any:
+    return settings_for(ctx.params.get("registry"))
+
+
+def _complete_names(kind: str) -> Any:
+    def complete(ctx: Any, incomplete: str) -> list[tuple[str, str]]:
+        from toolctl.registry.query import complete_names
+
+        return complete_names(_completion_settings(ctx), kind, incomplete)
+
+    complete.__name__ = f"complete_{kind}"
+    return complete
+
+
+complete_tools = _complete_names("tool")
+complete_services = _complete_names("service")
+complete_actions = _complete_names("action")
+complete_groups = _complete_names("group")
+
+
+def complete_arguments(ctx: Any, incomplete: str) -> list[tuple[str, str]]:
+    """``--arg NAME=``: the argument names of the tool named on the line so far."""
+    from toolctl.registry.query import complete_arguments as arguments_of
+
+    # `run NAME --arg <TAB>`: click stops parsing at the --arg that lacks its value, before
+    # NAME is assigned, and leaves NAME among the context's extra args
+    tool = ctx.params.get("name") or next(iter(ctx.args), None)
+    if not tool or "=" in incomplete:
+        return []
+    return arguments_of(_completion_settings(ctx), tool, incomplete)
+
+
+def complete_kinds(incomplete: str) -> list[str]:
+    return [k for k in ("tool", "service", "action", "group") if k.startswith(incomplete)]
+
+
+def complete_anything(ctx: Any, incomplete: str) -> list[tuple[str, str]]:
+    """`show NAME`: names of every kind (of ``--kind`` when given)."""
+    from toolctl.registry.query import complete_names
+
+    kind = ctx.params.get("kind")
+    chosen = [kind.rstrip("s")] if kind else ["tool", "service", "action", "group"]
+    settings = _completion_settings(ctx)
+    return sorted({item for k in chosen for item in complete_names(settings, k, incomplete)})
+
+
+def complete_of_kind(ctx: Any, incomplete: str) -> list[tuple[str, str]]:
+    """`unregister KIND NAME`: names of the kind given before."""
+    from toolctl.registry.query import complete_names
+
+    kind = str(ctx.params.get("kind") or "").rstrip("s")
+    if kind not in ("tool", "service", "action", "group"):
+        return []
+    return complete_names(_completion_settings(ctx), kind, incomplete)
+
 
 RegistryOption = Annotated[
     list[Path] | None,
@@ -54,11 +115,19 @@ ReadyFileOption = Annotated[Path | None, typer.Option(hidden=True)]
 # what a server serves (`serve`, `mcp serve`)
 GroupOption = Annotated[
     list[str] | None,
-    typer.Option("--group", "-g", metavar="GROUP", help="Serve this group's tools."),
+    typer.Option(
+        "--group",
+        "-g",
+        metavar="GROUP",
+        help="Serve this group's tools.",
+        autocompletion=complete_groups,
+    ),
 ]
 ToolOption = Annotated[
     list[str] | None,
-    typer.Option("--tool", "-t", metavar="NAME", help="Serve this tool."),
+    typer.Option(
+        "--tool", "-t", metavar="NAME", help="Serve this tool.", autocompletion=complete_tools
+    ),
 ]
 ActionOption = Annotated[
     list[str] | None,
@@ -67,6 +136,7 @@ ActionOption = Annotated[
         "-a",
         metavar="ACTION",
         help="Serve the tools `recommend` gives from this start action.",
+        autocompletion=complete_actions,
     ),
 ]
 HopsOption = Annotated[int, typer.Option(min=0, help="With --action: rounds of Next edges.")]

@@ -25,9 +25,16 @@ from toolctl.cli.common import (
 
 
 def install(app: typer.Typer) -> None:
-    group = typer.Typer(name="mcp", help="Serve the registry to MCP clients.", no_args_is_help=True)
+    from toolctl.cli import mcp_clients
+
+    group = typer.Typer(
+        name="mcp",
+        help="Serve the registry to MCP clients, set clients up, add MCP servers.",
+        no_args_is_help=True,
+    )
     group.command("serve")(serve_command)
     group.command("login")(login_command)
+    mcp_clients.install(group)
     app.add_typer(group)
 
 

@@ -7,7 +7,15 @@ from typing import Annotated
 
 import typer
 
-from toolctl.cli.common import JsonOption, RegistryOption, StrictOption, reporter, settings_for
+from toolctl.cli.common import (
+    JsonOption,
+    RegistryOption,
+    StrictOption,
+    complete_actions,
+    complete_tools,
+    reporter,
+    settings_for,
+)
 
 
 class Format(StrEnum):
@@ -24,7 +32,13 @@ def install(app: typer.Typer) -> None:
 def recommend_command(
     action: Annotated[
         list[str] | None,
-        typer.Option("--action", "-a", metavar="NAME", help="A start action; repeat for several."),
+        typer.Option(
+            "--action",
+            "-a",
+            metavar="NAME",
+            help="A start action; repeat for several.",
+            autocompletion=complete_actions,
+        ),
     ] = None,
     hops: Annotated[
         int, typer.Option(min=0, help="Rounds of Next edges to follow from the starts.")
@@ -38,7 +52,12 @@ def recommend_command(
     ] = Format.table,
     after: Annotated[
         list[str] | None,
-        typer.Option("--after", metavar="TOOL", help="A tool just called; repeat, oldest first."),
+        typer.Option(
+            "--after",
+            metavar="TOOL",
+            help="A tool just called; repeat, oldest first.",
+            autocompletion=complete_tools,
+        ),
     ] = None,
     query: Annotated[
         str, typer.Option("--query", "-q", metavar="TEXT", help="With --after: the request.")

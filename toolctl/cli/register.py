@@ -7,7 +7,13 @@ from typing import Annotated
 
 import typer
 
-from toolctl.cli.common import JsonOption, RegistryOption, settings_for
+from toolctl.cli.common import (
+    JsonOption,
+    RegistryOption,
+    complete_kinds,
+    complete_of_kind,
+    settings_for,
+)
 
 
 def install(app: typer.Typer) -> None:
@@ -53,8 +59,16 @@ def register_command(
 
 
 def unregister_command(
-    kind: Annotated[str, typer.Argument(metavar="KIND", help="tool, service, action or group.")],
-    name: Annotated[str, typer.Argument(metavar="NAME")],
+    kind: Annotated[
+        str,
+        typer.Argument(
+            metavar="KIND", help="tool, service, action or group.", autocompletion=complete_kinds
+        ),
+    ],
+    name: Annotated[
+        str | None,
+        typer.Argument(metavar="NAME", show_default=False, autocompletion=complete_of_kind),
+    ] = None,
     registry: RegistryOption = None,
 ) -> None:
     """Remove the file that defines KIND NAME (only a file holding just that entry)."""
@@ -62,9 +76,23 @@ def unregister_command(
     from toolctl.registry.query import kind_of
     from toolctl.registry.writer import unregister
 
+    if name is None:  # `unregister sentiment`: a name where the kind goes
+        raise kind_first(kind)
     removed, now = unregister(kind_of(kind), name, settings_for(registry))
     render.note(f"unregistered {removed.kind} '{name}' ({render.display_path(removed.file)})")
     if now is not None:
         render.warn(
             f"the shadowed definition in {render.display_path(now.file)}:{now.line} is now in force"
         )
+
+
+def kind_first(word: str) -> Exception:
+    from toolctl.errors import UsageError
+    from toolctl.registry.query import KIND_NAMES
+
+    if word in KIND_NAMES or word in KIND_NAMES.values():
+        return UsageError(f"missing NAME: toolctl unregister {word} NAME")
+    return UsageError(
+        f"unregister takes KIND NAME, and '{word}' is not a kind (tool, service, action, group)",
+        hint=f"e.g. toolctl unregister tool {word}",
+    )

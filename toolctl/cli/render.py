@@ -1,7 +1,7 @@
 """Everything toolctl prints for people: tables, JSON, warnings and errors.
 
-Data goes to stdout, diagnostics to stderr. On a terminal tables are drawn with rich; when
-piped, or with NO_COLOR set, they are plain aligned text and rich is never imported.
+Data goes to stdout, diagnostics to stderr. Tables are aligned text: on a terminal one line
+a row (the last column cut with … to the width), piped as long as the rows are.
 """
 
 from __future__ import annotations
@@ -105,11 +105,6 @@ def fancy(stream: TextIO, color: bool) -> bool:
     return color and stream.isatty()
 
 
-SCREENFUL = 200
-"""Rows past which a terminal gets plain aligned rows instead of one rich Table: a rich
-Table of 100,000 rows takes seconds and a gigabyte to lay out, and nobody reads its box."""
-
-
 def print_table(
     columns: Sequence[str],
     rows: Iterable[Sequence[str]],
@@ -117,43 +112,51 @@ def print_table(
     color: bool,
     title: str | None = None,
 ) -> None:
-    """A table: rich on a terminal (up to a screenful), else plain aligned rows.
+    """A table as aligned rows, the widths taken over the whole listing.
 
-    Plain rows are aligned over the whole listing, so the cells are kept (short strings,
-    ~100 bytes a row) until the widths are known; nothing else of the rows is."""
+    On a terminal each row stays one line: every column but the last is shown whole (a
+    name is what people copy), and the last (a description) is cut with … to fit the
+    width; the header is bold when colour is on. Piped, rows are as long as they are.
+    Cells are kept (short strings, ~100 bytes a row) until the widths are known; nothing
+    else of the rows is."""
     cells = [list(columns)]
-    rich = fancy(sys.stdout, color)
-    screenful = max(SCREENFUL, _screen_lines()) if rich else 0
     widths = [len(column) for column in columns]
     for row in rows:
-        line = list(row)
+        line = [" ".join(cell.split("\n")) for cell in row]
         cells.append(line)
         for i, cell in enumerate(line):
             if len(cell) > widths[i]:
                 widths[i] = len(cell)
-        if rich and len(cells) > screenful:
-            rich = False
-    if rich:
-        from rich.console import Console
-        from rich.table import Table
-
-        table = Table(*columns, title=title, header_style="bold", title_justify="left")
-        for row in cells[1:]:
-            table.add_row(*row)
-        Console().print(table)
-        return
+    terminal = sys.stdout.isatty()
+    room = _screen_columns() if terminal else 0
+    if title is not None:
+        sys.stdout.write(title + "\n")
     for start in range(0, len(cells), 1024):
         text = []
-        for line in cells[start : start + 1024]:
+        for number, line in enumerate(cells[start : start + 1024], start=start):
             padded = [cell.ljust(width) for cell, width in zip(line[:-1], widths, strict=False)]
-            text.append("  ".join([*padded, line[-1]]).rstrip() + "\n")
+            head = "  ".join([*padded, ""])
+            last = line[-1] if line else ""
+            if terminal and number:  # the header's names stay whole too
+                last = _cut(last, room - len(head))
+            row = (head + last).rstrip()
+            if number == 0 and color and terminal:
+                row = f"\x1b[1m{row}\x1b[0m"
+            text.append(row + "\n")
         sys.stdout.write("".join(text))
 
 
-def _screen_lines() -> int:
+def _cut(text: str, room: int) -> str:
+    """``text`` in at most ``room`` characters, cut with … (just … when there is no room)."""
+    if len(text) <= room:
+        return text
+    return text[: max(room, 1) - 1].rstrip() + "…"
+
+
+def _screen_columns() -> int:
     import shutil
 
-    return shutil.get_terminal_size().lines
+    return shutil.get_terminal_size().columns
 
 
 MAX_MESSAGE = 2000
@@ -240,14 +243,67 @@ def print_result(result: Any, *, as_json: bool, already_streamed: bool) -> None:
         error(f"the tool failed: {result.error or 'no reason given'}")
 
 
-def print_results(results: Any) -> bool:
+def print_results(results: Any, progress: BatchProgress | None = None) -> bool:
     """ToolResults as JSON lines, as they come; True when every one succeeded."""
     ok = True
     with JsonLines() as out:
         for result in results:
             out.write(result.to_json())
             ok = ok and result.success
+            if progress is not None:
+                progress.count(result.success)
+    if progress is not None:
+        progress.close()
     return ok
+
+
+class BatchProgress:
+    """`run --batch` on a terminal: one stderr line redrawn as results come (done/total,
+    the rate, failures), then a summary line. Shown only when the results go elsewhere
+    (a file, a pipe): on a terminal the result lines themselves show the progress."""
+
+    def __init__(self, total: int | None) -> None:
+        import time
+
+        self.total, self.done, self.failed = total, 0, 0
+        self.started = self.shown = time.monotonic()
+
+    def count(self, success: bool) -> None:
+        import time
+
+        self.done += 1
+        self.failed += not success
+        now = time.monotonic()
+        if now - self.shown >= 0.2:
+            self.shown = now
+            sys.stderr.write(f"\r\x1b[K{PROG}: {self._text(now)}")
+            sys.stderr.flush()
+
+    def close(self) -> None:
+        import time
+
+        sys.stderr.write(f"\r\x1b[K{PROG}: {self._text(time.monotonic())}\n")
+        sys.stderr.flush()
+
+    def _text(self, now: float) -> str:
+        of = f"/{self.total}" if self.total is not None else ""
+        rate = self.done / max(now - self.started, 1e-9)
+        return f"batch: {self.done}{of} done, {rate:.1f}/s, {self.failed} failed"
+
+
+def batch_progress(source: str, color: bool) -> BatchProgress | None:
+    """A BatchProgress when progress may show and the results are not on the terminal;
+    ``source`` a file is counted first (its non-blank lines) for the total."""
+    if not showing_progress(color) or sys.stdout.isatty():
+        return None
+    total = None
+    if source != "-":
+        try:
+            with open(source, "rb") as lines:
+                total = sum(1 for line in lines if line.strip())
+        except OSError:
+            pass  # reading the batch itself says what is wrong
+    return BatchProgress(total)
 
 
 def print_plan(name: str, plan: dict[str, Any], *, as_json: bool) -> None:
@@ -413,9 +469,18 @@ class WaitSpinner:
                 self._live = live
 
 
+PROGRESS = True
+"""Whether progress may show at all: the entry point turns it off for a --json command."""
+
+
+def showing_progress(color: bool) -> bool:
+    """Progress (spinners, counters) only on a terminal's stderr, colour allowed, no --json."""
+    return PROGRESS and fancy(sys.stderr, color)
+
+
 def spinner(message: str, *, color: bool) -> WaitSpinner:
-    """A WaitSpinner that shows only when stderr is a terminal and colour is allowed."""
-    return WaitSpinner(message, enabled=fancy(sys.stderr, color))
+    """A WaitSpinner that shows only when ``showing_progress``."""
+    return WaitSpinner(message, enabled=showing_progress(color))
 
 
 class TerminalReporter:
@@ -492,5 +557,7 @@ class TerminalSink(Sink):
     def warning(self, message: str) -> None:
         warn(message)
 
-    def waiting(self, message: str) -> WaitSpinner:
-        return spinner(message, color=self.settings.color)
+    def waiting(self, message: str, delay: float = 0.2) -> WaitSpinner:
+        # never beside --json (show_output off): what is on the terminal is the JSON alone
+        enabled = self.show_output and showing_progress(self.settings.color)
+        return WaitSpinner(message, enabled=enabled, delay=delay)

@@ -16,6 +16,8 @@ from toolctl.cli.common import (
     PulsarUrlOption,
     RegistryOption,
     StrictOption,
+    complete_arguments,
+    complete_tools,
     settings_for,
 )
 
@@ -30,7 +32,9 @@ def install(app: typer.Typer) -> None:
 
 
 def run_command(
-    name: Annotated[str, typer.Argument(metavar="NAME", help="The tool to run.")],
+    name: Annotated[
+        str, typer.Argument(metavar="NAME", help="The tool to run.", autocompletion=complete_tools)
+    ],
     arg: Annotated[
         list[str] | None,
         typer.Option(
@@ -38,6 +42,7 @@ def run_command(
             "-a",
             metavar="KEY=VALUE",
             help="One argument; the value is converted to the declared type.",
+            autocompletion=complete_arguments,
         ),
     ] = None,
     args: Annotated[
@@ -184,5 +189,5 @@ def _batch(
         sink=sink,
         max_output=cap,
     )
-    if not render.print_results(results):
+    if not render.print_results(results, render.batch_progress(lines, sink.settings.color)):
         raise ToolFailed("the tool failed", quiet=True)

@@ -6,7 +6,14 @@ from typing import Annotated
 
 import typer
 
-from toolctl.cli.common import JsonOption, RegistryOption, StrictOption, reporter, settings_for
+from toolctl.cli.common import (
+    JsonOption,
+    RegistryOption,
+    StrictOption,
+    complete_services,
+    reporter,
+    settings_for,
+)
 
 
 def install(app: typer.Typer) -> None:
@@ -22,7 +29,9 @@ def install(app: typer.Typer) -> None:
 
 
 def up_command(
-    name: Annotated[str, typer.Argument(metavar="NAME", help="The service.")],
+    name: Annotated[
+        str, typer.Argument(metavar="NAME", help="The service.", autocompletion=complete_services)
+    ],
     registry: RegistryOption = None,
     strict: StrictOption = False,
     json: JsonOption = False,

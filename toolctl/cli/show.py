@@ -11,6 +11,7 @@ from toolctl.cli.common import (
     JsonOption,
     RegistryOption,
     StrictOption,
+    complete_anything,
     reporter,
     settings_for,
 )
@@ -21,7 +22,7 @@ def install(app: typer.Typer) -> None:
 
 
 def show_command(
-    name: Annotated[str, typer.Argument(metavar="NAME")],
+    name: Annotated[str, typer.Argument(metavar="NAME", autocompletion=complete_anything)],
     kind: Annotated[
         str | None,
         typer.Option("--kind", "-k", metavar="KIND", help="tool, service, action or group."),

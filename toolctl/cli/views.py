@@ -83,9 +83,13 @@ def print_definition(shown: Shown, *, as_json: bool) -> None:
 
 
 def print_findings(result: CheckResult, format: str) -> None:
-    """`check`: JSON, GitHub workflow annotations, or ``file:line: severity: message``."""
+    """`check`: JSON, SARIF, GitHub workflow annotations, or ``file:line: severity: message``."""
     if format == "json":
         render.print_json(result.to_json(render.display_path))
+        return
+    if format == "sarif":
+        render.print_json(result.to_sarif())
+        render.note(result.summary())
         return
     for finding in result.findings:
         where = render.display_path(finding.file)

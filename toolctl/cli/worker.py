@@ -12,6 +12,7 @@ from toolctl.cli.common import (
     ReadyFileOption,
     RegistryOption,
     StrictOption,
+    complete_services,
     reporter,
     settings_for,
 )
@@ -23,7 +24,12 @@ def install(app: typer.Typer) -> None:
 
 def worker_command(
     service: Annotated[
-        str | None, typer.Argument(metavar="[SERVICE]", help="The Pulsar service to host.")
+        str | None,
+        typer.Argument(
+            metavar="[SERVICE]",
+            help="The Pulsar service to host.",
+            autocompletion=complete_services,
+        ),
     ] = None,
     tool: Annotated[
         str | None,

@@ -23,6 +23,7 @@ from toolctl.interchange import Exported, Streamed, export, export_streamed
 from toolctl.registry import open_registry
 
 if TYPE_CHECKING:
+    from toolctl.registry.writer import Written
     from toolctl.reporting import Reporter
     from toolctl.settings import Settings
 
@@ -143,23 +144,53 @@ def _entries(
     imported = read_import(format, files, as_loaded=as_loaded)
     for note in [*imported.notes, *check_landing(imported, settings)]:
         reporter.warn(note)
-    written = register(imported.entries, settings)
+    with reporter.progress(f"importing {len(imported.entries)} entries…"):
+        written = register(imported.entries, settings)
     done = ImportDone(
         lambda show: [{"kind": w.kind, "name": w.name, "file": show(w.path)} for w in written]
     )
-    for w in written:
-        done.note(w.describe("imported", "into"))
+    note_written(done, written)
     return done
 
 
-def _live(settings: Settings, service: str) -> list[tuple[dict[str, Any], str]]:
+LISTED = 20
+"""Entries an import names one line each; past that, one line sums them up."""
+
+
+def note_written(done: ImportDone, written: Sequence[Written]) -> None:
+    """A line per entry written, or past ``LISTED`` one summary line: how many of each
+    kind, where, and how many were already there unchanged."""
+    if len(written) <= LISTED:
+        for w in written:
+            done.note(w.describe("imported", "into"))
+        return
+    from collections import Counter
+
+    unchanged = sum(w.action == "unchanged" for w in written)
+    kinds = Counter(w.kind for w in written if w.action != "unchanged")
+    where = sorted({os.path.dirname(str(w.path)) for w in written})
+    counted = ", ".join(f"{n} {kind}{'s' if n > 1 else ''}" for kind, n in sorted(kinds.items()))
+    text = f"imported {counted or 'nothing new'} into {', '.join(where[:3])}"
+    if len(where) > 3:
+        text += f" and {len(where) - 3} more directories"
+    if unchanged:
+        text += f"; {unchanged} already in force unchanged"
+    done.note(text)
+
+
+def _live(
+    settings: Settings, service: str, reporter: Reporter | None = None
+) -> list[tuple[dict[str, Any], str]]:
     """The tools the MCP service offers now, each with its pin."""
     from toolctl.mcp import pin_of
     from toolctl.mcp.live import live_tools
     from toolctl.registry.index import Registry
+    from toolctl.reporting import QUIET
 
     definition = Registry.open(settings).resolve("service", service)
-    return [(tool, pin_of(tool)) for tool in live_tools(settings, definition)]
+    with (reporter or QUIET).progress(f"connecting to MCP server '{service}'…"):
+        tools = live_tools(settings, definition)
+    return [(tool, pin_of(tool)) for tool in tools]
 
 
 def _mcp_import(
@@ -171,7 +202,7 @@ def _mcp_import(
     from toolctl.interchange.mcp import plan_import
     from toolctl.registry.writer import register
 
-    live = _live(settings, service)
+    live = _live(settings, service, reporter)
     plan = plan_import(settings, service, live, prefix=options.prefix, globs=options.globs)
     written = []
     if plan.entries:
@@ -185,8 +216,7 @@ def _mcp_import(
             "present": plan.present,
         }
     )
-    for w in written:
-        done.note(w.describe("imported", "into"))
+    note_written(done, written)
     for note in plan.notes:
         done.note(note)
     if plan.present:

@@ -66,9 +66,23 @@ def iter_openai(tools: Iterable[Mapping[str, Any]], notes: list[str]) -> Iterato
 
 def mcp_tools(tools: Sequence[Mapping[str, Any]]) -> tuple[dict[str, Any], list[str]]:
     """An MCP ``tools/list`` result: ``{"tools": [{name, description, inputSchema}]}``, with
-    ``title`` and ``annotations`` (readOnlyHint etc.) where the descriptor declares them
-    (or, for a tool on an MCP server, where that server did)."""
+    ``title`` and ``annotations`` (readOnlyHint etc.) where the descriptor or, for a tool on
+    an MCP server, its upstream declares them (the descriptor's own win key by key)."""
     return {"tools": list(iter_mcp(sorted(tools, key=lambda t: str(t["name"]))))}, []
+
+
+ANNOTATION_KEYS = ("title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
+"""The tool annotations MCP defines (2025-06-18), the ones served."""
+
+
+def served_annotations(tool: Mapping[str, Any]) -> dict[str, Any]:
+    """A tool's MCP annotations: those its upstream server declared when it was imported
+    (``[tool.mcp.annotations]``, pinned with it), under the descriptor's own
+    ``[tool.annotations]``, which win key by key."""
+    upstream = (tool.get("mcp") or {}).get("annotations") or {}
+    own = tool.get("annotations") or {}
+    merged = {**upstream, **own} if isinstance(upstream, Mapping) else dict(own)
+    return {k: merged[k] for k in ANNOTATION_KEYS if merged.get(k) is not None}
 
 
 def iter_mcp(tools: Iterable[Mapping[str, Any]]) -> Iterator[dict[str, Any]]:
@@ -81,18 +95,10 @@ def iter_mcp(tools: Iterable[Mapping[str, Any]]) -> Iterator[dict[str, Any]]:
         }
         if isinstance(tool.get("title"), str) and tool["title"]:
             entry["title"] = tool["title"]
-        hints = {k: v for k, v in (_hints(tool) or {}).items() if v is not None}
+        hints = served_annotations(tool)
         if hints:
             entry["annotations"] = hints
         yield entry
-
-
-def _hints(tool: Mapping[str, Any]) -> Any:
-    """The descriptor's ``[tool.annotations]``, else those its MCP server gave it."""
-    if tool.get("annotations"):
-        return tool["annotations"]
-    mcp = tool.get("mcp")
-    return mcp.get("annotations") if isinstance(mcp, dict) else None
 
 
 # -- OpenAI strict mode -------------------------------------------------------------------

@@ -42,12 +42,17 @@ class ConfigImport:
 
 def import_client_configs(settings: Settings, files: Sequence[Path]) -> ConfigImport:
     """Read, convert, check and register the servers of ``files``; see the module doc."""
+    return import_configs(settings, [read_client_config(path) for path in files])
+
+
+def import_configs(settings: Settings, configs: Sequence[ClientConfig]) -> ConfigImport:
+    """Convert, check and register the servers of configs already read."""
     from toolctl.interchange.entries import check_landing, validate
     from toolctl.registry.writer import register
 
     result = ConfigImport()
     vault = Vault()
-    converted = [convert(read_client_config(path), vault, result) for path in files]
+    converted = [convert(config, vault, result) for config in configs]
     imported: Imported = validate(converted)
     result.notes += [*imported.notes, *check_landing(imported, settings)]
     if imported.entries:

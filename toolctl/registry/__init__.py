@@ -28,7 +28,7 @@ def open_registry(
 
         for refused in refresh(settings, reporter):
             reporter.warn(f"announcement refused: {refused.message}")
-    registry = Registry.open(settings, full=full)
+    registry = Registry.open(settings, full=full, reporter=reporter)
     if warn:
         for unreadable in registry.unreadable():
             reporter.warn(f"{unreadable}: the name is not UTF-8 (skipped); rename it")

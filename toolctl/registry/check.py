@@ -41,6 +41,13 @@ class CheckResult:
             f"in {self.files} file(s), {self.definitions} definition(s)"
         )
 
+    def to_sarif(self) -> dict[str, Any]:
+        """The findings as a SARIF 2.1.0 log (``registry.sarif``)."""
+        from toolctl import __version__
+        from toolctl.registry.sarif import sarif_log
+
+        return sarif_log(self.findings, __version__)
+
     def to_json(self, show_path: Callable[[str], str]) -> dict[str, Any]:
         return {
             "ok": self.ok,

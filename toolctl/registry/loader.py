@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -245,7 +245,7 @@ def _validate(
     except ValidationError as exc:
         label = _label(kind, entry, position)
         return [
-            _problem("error", path, line, f"{label}: {_describe(error)}", skipped=True)
+            _problem("error", path, line, f"{label}: {_describe(error, model)}", skipped=True)
             for error in exc.errors()
         ]
     return Definition(kind, validated.name, path, line, normalise(kind, validated))
@@ -277,10 +277,45 @@ def refuse_values(entry: dict[str, Any]) -> str | None:
     return None
 
 
-def _describe(error: Any) -> str:
+def _describe(error: Any, model: Any = None) -> str:
     where = ".".join(str(part) for part in error["loc"])
     message = str(error["msg"]).removeprefix("Value error, ")
+    if error["type"] == "extra_forbidden" and error["loc"]:
+        return _unknown_field(error["loc"], model)
     return f"{where}: {message}" if where else message
+
+
+def _unknown_field(loc: Sequence[Any], model: Any) -> str:
+    """``unknown field 'descripton' (did you mean 'description'?)``: the fields the model
+    holds where the unknown one stands, the closest named."""
+    import difflib
+
+    for part in loc[:-1]:
+        if isinstance(part, int) or model is None:
+            continue
+        field = model.model_fields.get(part)
+        model = _model_in(field.annotation) if field is not None else None
+    known = [] if model is None else [f.alias or n for n, f in model.model_fields.items()]
+    name = str(loc[-1])
+    where = ".".join(str(part) for part in loc[:-1])
+    text = f"{where}: unknown field '{name}'" if where else f"unknown field '{name}'"
+    close = difflib.get_close_matches(name, known, n=1)
+    return f"{text} (did you mean '{close[0]}'?)" if close else text
+
+
+def _model_in(annotation: Any) -> Any:
+    """The pydantic model an annotation holds (``X``, ``X | None``, ``list[X]``), or None."""
+    import typing
+
+    from pydantic import BaseModel
+
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for argument in typing.get_args(annotation):
+        found = _model_in(argument)
+        if found is not None:
+            return found
+    return None
 
 
 def _header_lines(text: str, kind: str, count: int) -> list[int]:

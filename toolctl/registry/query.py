@@ -221,3 +221,39 @@ def show(settings: Settings, reporter: Reporter, name: str, kind: str | None = N
         origin_text(settings, winner.file),
         registry.confusable_with(winner.kind, winner.name),
     )
+
+
+def complete_names(settings: Settings, kind: str, prefix: str) -> list[tuple[str, str]]:
+    """Shell completion: the names in force of ``kind`` that start with ``prefix``, each
+    with its description; nothing (never an error) when the registry cannot be read."""
+    from toolctl.errors import ToolctlError
+    from toolctl.registry.index import Registry
+
+    try:
+        registry = Registry.open(settings)
+        names = sorted(n for n in registry.names_of(kind) if n.startswith(prefix))
+        data = registry.data_of(kind, names[:200])
+    except (ToolctlError, OSError):
+        return []
+    return [(name, _first_line(data.get(name, {}).get("description"))) for name in names]
+
+
+def complete_arguments(settings: Settings, tool: str, prefix: str) -> list[tuple[str, str]]:
+    """Shell completion after ``--arg``: ``NAME=`` for each argument of ``tool``."""
+    from toolctl.errors import ToolctlError
+    from toolctl.registry.index import Registry
+
+    try:
+        data = Registry.open(settings).resolve("tool", tool).data
+    except (ToolctlError, OSError):
+        return []
+    properties = data.get("schema", {}).get("properties", {})
+    return [
+        (f"{key}=", _first_line(value.get("description") if isinstance(value, dict) else None))
+        for key, value in sorted(properties.items())
+        if key.startswith(prefix)
+    ]
+
+
+def _first_line(text: Any) -> str:
+    return text.strip().splitlines()[0] if isinstance(text, str) and text.strip() else ""

@@ -50,6 +50,9 @@ class ToolResult(NamedTuple):
     """The MCP ``tools/call`` result as the tool gave it (``content`` blocks, maybe
     ``structuredContent``): an MCP server's, or a tool's declaring ``output = "mcp"``.
     What the MCP doors answer with, as it is; left out of ``to_json`` when None."""
+    error_code: str | None = None
+    """What kind of failure, a stable word (``not_found``, ``timed_out``, ``invalid_arguments``,
+    ``tool_failed``...; see toolctl.errors), where toolctl knows it; left out when None."""
 
     def finite(self) -> ToolResult:
         """This result with NaN and infinities in ``data`` as the strings ``"NaN"``,
@@ -64,7 +67,24 @@ class ToolResult(NamedTuple):
             del data["truncated"]
         if self.mcp is None:
             del data["mcp"]
+        if data["error_code"] is None:
+            if self.success:
+                del data["error_code"]
+            else:  # the tool ran and failed (toolctl's own failures name theirs)
+                data["error_code"] = "tool_failed"
         return data
+
+    @classmethod
+    def refused(cls, exc: Any, runtime: str = "") -> ToolResult:
+        """The result that stands for a call toolctl could not make or finish: ``exc`` a
+        ToolctlError; ``exit_code`` is the one `toolctl run` ends with."""
+        return cls(
+            False,
+            error=str(exc),
+            exit_code=exc.exit_code,
+            transport=runtime,
+            error_code=exc.error_code,
+        )
 
     @classmethod
     def from_answer(cls, text: str, *, runtime: str, **extra: Any) -> ToolResult:
@@ -218,8 +238,9 @@ class Sink:
         line of stderr unless the caller forwards it."""
         self.stderr(f"{level}: {message}\n")
 
-    def waiting(self, message: str) -> WaitIndicator:
-        """Shows that a slow start is under way (an image starting); stopped before output."""
+    def waiting(self, message: str, delay: float = 0.2) -> WaitIndicator:
+        """Shows that a slow start is under way (an image starting), once it has lasted
+        ``delay`` seconds; stopped before output."""
         return NoWait()
 
 

@@ -43,8 +43,8 @@ class ProtocolSink(Sink):
     def warning(self, message: str) -> None:
         self._sink.warning(message)
 
-    def waiting(self, message: str) -> WaitIndicator:
-        return self._sink.waiting(message)
+    def waiting(self, message: str, delay: float = 0.2) -> WaitIndicator:
+        return self._sink.waiting(message, delay)
 
     def progress(self, progress: float, total: float | None, message: str | None) -> None:
         self._sink.progress(progress, total, message)

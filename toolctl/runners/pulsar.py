@@ -31,6 +31,9 @@ from toolctl.runners.base import Call, Sink, ToolResult, ToolSpec
 from toolctl.settings import Settings
 
 RUNTIME = "pulsar"
+WORKER_PATIENCE = 2.0
+"""Seconds a call waits for its first answer before the terminal says no worker has
+answered yet (a worker answers in milliseconds when one is there)."""
 
 
 class _Submitted:
@@ -102,8 +105,12 @@ class PulsarRunner:
         channel = self._channel(tool, timeout)
         waited = Waited()
         call_id = channel.send(_request(call), waited, timeout, call.traceparent)
+        waiting = call.sink.waiting(
+            f"no worker has answered on {channel.request_queue} yet…", delay=WORKER_PATIENCE
+        )
         try:
-            answer = _collect(waited.box, started + timeout, call.sink)
+            with waiting:
+                answer = _collect(waited.box, started + timeout, call.sink, waiting.stop)
         except TimeoutError:
             raise self._unanswered(tool, channel, timeout) from None
         except KeyboardInterrupt as exc:
@@ -201,7 +208,10 @@ def service_queues(tool: ToolSpec) -> tuple[str, str]:
 
 
 def _collect(
-    box: queue.SimpleQueue[bytes | ToolctlError], deadline: float, sink: Sink
+    box: queue.SimpleQueue[bytes | ToolctlError],
+    deadline: float,
+    sink: Sink,
+    answered: Callable[[], None] = lambda: None,
 ) -> tuple[str, str | None]:
     """Read one call's answers until ``end_of_stream``; TimeoutError past the deadline.
 
@@ -218,6 +228,7 @@ def _collect(
             item = box.get(timeout=remaining)
         except queue.Empty:
             raise TimeoutError from None
+        answered()  # the wait is over: take its indicator down before any output
         if isinstance(item, ToolctlError):
             raise item
         response = decode_response(item)

@@ -245,7 +245,7 @@ def failure_body(exc: ToolctlError) -> tuple[int, dict[str, Any]]:
     """A call that did not run (or ran out of time) as a status and a ToolResult body;
     ``exit_code`` there is the code `toolctl run` would have exited with."""
     status = STATUS_BY_EXIT.get(exc.exit_code, 500)
-    return status, ToolResult(False, error=str(exc), exit_code=exc.exit_code).to_json()
+    return status, ToolResult.refused(exc).to_json()
 
 
 def json_body(data: Any, status: int = 200) -> Response:

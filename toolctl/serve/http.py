@@ -172,7 +172,10 @@ class HttpServer:
         if server.started:
             host, port = server.servers[0].sockets[0].getsockname()[:2]
             served = len(dispatcher.catalog.snapshot.tools)
-            self.reporter.note(f"serving {served} tools at {url_of(host, port)}; SIGTERM stops it")
+            url = url_of(host, port)
+            self.reporter.note(
+                f"serving {served} tools at {url}, MCP at {url}/mcp; SIGTERM stops it"
+            )
             if self.config.ready_file is not None:
                 from toolctl.processes import report_ready
 

@@ -84,8 +84,8 @@ class CallSink(Sink):
     def warning(self, message: str) -> None:
         self._base.warning(message)
 
-    def waiting(self, message: str) -> WaitIndicator:
-        return self._base.waiting(message)
+    def waiting(self, message: str, delay: float = 0.2) -> WaitIndicator:
+        return self._base.waiting(message, delay)
 
     def progress(self, progress: float, total: float | None, message: str | None) -> None:
         if self._token is None:

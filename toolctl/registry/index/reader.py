@@ -18,8 +18,9 @@ import os
 import sqlite3
 import time
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolctl.errors import NameConflict, NotFound, RegistryError
 from toolctl.findings import Finding
@@ -27,6 +28,9 @@ from toolctl.names import KINDS, fold
 from toolctl.registry.index.database import RACY_NS, cache_path, connect, path_key
 from toolctl.registry.loader import Definition, FileStat, walk
 from toolctl.settings import Settings
+
+if TYPE_CHECKING:
+    from toolctl.reporting import Reporter
 
 
 class Registry:
@@ -38,13 +42,16 @@ class Registry:
         self._complete = complete  # every file was statted: nothing can hide from a lookup
 
     @classmethod
-    def open(cls, settings: Settings, *, full: bool = False) -> Registry:
-        """Open the index, rebuilding what changed. ``full`` stats every file first."""
+    def open(
+        cls, settings: Settings, *, full: bool = False, reporter: Reporter | None = None
+    ) -> Registry:
+        """Open the index, rebuilding what changed. ``full`` stats every file first;
+        ``reporter`` is told of a (re)build, a wait of seconds on a large registry."""
         path = cache_path(settings)
         db = connect(path, path_key(settings))
         if db is not None and not full and _dirs_unchanged(db):
             return cls(db, settings, complete=False)
-        return cls(_refresh(path, db, settings), settings, complete=True)
+        return cls(_refresh(path, db, settings, reporter=reporter), settings, complete=True)
 
     # -- lookups -----------------------------------------------------------------------
 
@@ -294,7 +301,12 @@ def _dirs_unchanged(db: sqlite3.Connection) -> bool:
 
 
 def _refresh(
-    path: Path, old: sqlite3.Connection | None, settings: Settings, only: set[str] | None = None
+    path: Path,
+    old: sqlite3.Connection | None,
+    settings: Settings,
+    only: set[str] | None = None,
+    *,
+    reporter: Reporter | None = None,
 ) -> sqlite3.Connection:
     """Walk everything; reuse the cache if nothing changed, re-index the files that did
     (``reindex``), or build it all again (``build``). ``only``: re-index just those
@@ -316,19 +328,25 @@ def _refresh(
             return old
         from toolctl.registry.index.reindex import reindex
 
-        fresh = reindex(path, path_key(settings), files, dirs, started, unreadable)
+        with _progress(reporter, f"re-indexing the registry ({len(files)} files)…"):
+            fresh = reindex(path, path_key(settings), files, dirs, started, unreadable)
         if fresh is not None:
             return fresh
         if _same_files(old, files) and _unreadable(old) == unreadable:
             return old  # only directory times moved and the cache cannot be rewritten
     from toolctl.registry.index.build import build
 
-    return build(path, path_key(settings), files, dirs, started, unreadable)
+    with _progress(reporter, f"indexing the registry ({len(files)} files)…"):
+        return build(path, path_key(settings), files, dirs, started, unreadable)
 
 
 def _unreadable(db: sqlite3.Connection) -> list[str]:
     row = db.execute("SELECT value FROM meta WHERE key = 'unreadable'").fetchone()
     return row[0].split("\n") if row and row[0] else []
+
+
+def _progress(reporter: Reporter | None, message: str) -> AbstractContextManager[object]:
+    return reporter.progress(message) if reporter is not None else nullcontext()
 
 
 def _same_files(db: sqlite3.Connection, files: list[FileStat]) -> bool:

@@ -1,0 +1,183 @@
+"""Shell completion (toolctl/cli/complete.py), through typer's completion entry point: the
+real ``toolctl`` process with ``_TOOLCTL_COMPLETE`` set, as the shells' scripts call it."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import write_files
+
+REGISTRY = """
+[[tool]]
+name = "reverse"
+description = "Reverse a text"
+[tool.local]
+command = ["rev"]
+[[tool.arguments]]
+name = "text"
+description = "What to reverse"
+[[tool.arguments]]
+name = "times"
+type = "integer"
+
+[[tool]]
+name = "report"
+description = "Write a report"
+[tool.local]
+command = ["true"]
+
+[[service]]
+name = "reporting"
+[service.http]
+url = "http://127.0.0.1:9"
+
+[[group]]
+name = "writers"
+tools = ["report"]
+"""
+
+
+def complete(tmp_path: Path, shell: str, words: str, **env: str) -> list[str]:
+    """What ``toolctl`` answers a shell completing the last word of ``words``."""
+    environment = {
+        **os.environ,
+        "TOOLCTL_REGISTRY": str(tmp_path / "reg"),
+        "_TOOLCTL_COMPLETE": f"complete_{shell}",
+        **env,
+    }
+    if shell == "bash":
+        environment["COMP_WORDS"] = words
+        environment["COMP_CWORD"] = str(len(words.split()) - (0 if words.endswith(" ") else 1))
+    else:
+        environment["_TYPER_COMPLETE_ARGS"] = words
+        environment["_TYPER_COMPLETE_FISH_ACTION"] = "get-args"
+    done = subprocess.run(
+        [sys.executable, "-m", "toolctl"],
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    return [line for line in done.stdout.splitlines() if line]
+
+
+@pytest.fixture
+def registry(tmp_path: Path) -> Path:
+    return write_files(tmp_path, {"reg/all.toml": REGISTRY})
+
+
+def test_commands_and_options(tmp_path: Path, registry: Path) -> None:
+    assert complete(tmp_path, "bash", "toolctl ru") == ["run"]
+    assert "--arg" in complete(tmp_path, "bash", "toolctl run reverse --")
+    assert "--install-completion" in complete(tmp_path, "bash", "toolctl --")
+
+
+def test_tool_names_from_the_registry_in_force(tmp_path: Path, registry: Path) -> None:
+    assert complete(tmp_path, "bash", "toolctl run ") == ["report", "reverse"]
+    assert complete(tmp_path, "bash", "toolctl run rev") == ["reverse"]
+    # a --registry on the line is the registry in force
+    write_files(
+        tmp_path,
+        {"other/t.toml": '[[tool]]\nname = "elsewhere"\n[tool.local]\ncommand = ["true"]\n'},
+    )
+    other = complete(tmp_path, "bash", "toolctl run -r other ")
+    assert other == ["elsewhere"]
+
+
+def test_argument_names_after_arg(tmp_path: Path, registry: Path) -> None:
+    assert complete(tmp_path, "bash", "toolctl run reverse --arg ") == ["text=", "times="]
+    assert complete(tmp_path, "bash", "toolctl run reverse -a ti") == ["times="]
+    assert complete(tmp_path, "bash", "toolctl run nosuch --arg ") == []
+
+
+def test_kinds_and_names_of_other_kinds(tmp_path: Path, registry: Path) -> None:
+    assert complete(tmp_path, "bash", "toolctl unregister ") == [
+        "tool",
+        "service",
+        "action",
+        "group",
+    ]
+    assert complete(tmp_path, "bash", "toolctl unregister service ") == ["reporting"]
+    assert complete(tmp_path, "bash", "toolctl mcp serve --group ") == ["writers"]
+    assert complete(tmp_path, "bash", "toolctl service up ") == ["reporting"]
+    assert complete(tmp_path, "bash", "toolctl show rep") == ["report", "reporting"]
+
+
+def test_zsh_and_fish_get_descriptions(tmp_path: Path, registry: Path) -> None:
+    zsh = complete(tmp_path, "zsh", "toolctl run rev")
+    assert zsh == ['_arguments \'*: :(("reverse":"Reverse a text"))\'']
+    fish = complete(tmp_path, "fish", "toolctl run reverse --arg t")
+    assert fish == ["text=\tWhat to reverse", "times="]
+
+
+def test_an_unreadable_registry_completes_nothing(tmp_path: Path) -> None:
+    assert complete(tmp_path, "bash", "toolctl run ") == []
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+def test_each_shells_script(tmp_path: Path, shell: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "toolctl"],
+        env={**os.environ, "_TOOLCTL_COMPLETE": f"source_{shell}"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert f"_TOOLCTL_COMPLETE=complete_{shell}" in done.stdout
+
+
+def test_show_completion_detects_the_shell(tmp_path: Path) -> None:
+    done = subprocess.run(
+        ["bash", "-c", f"{sys.executable} -m toolctl --show-completion"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "complete -o default -F _toolctl_completion toolctl" in done.stdout
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="no bash")
+def test_bash_itself_completes_through_the_script(tmp_path: Path, registry: Path) -> None:
+    """The script --show-completion prints, sourced in a real bash, fills COMPREPLY."""
+    script = subprocess.run(
+        [sys.executable, "-m", "toolctl", "--show-completion", "bash"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout
+    (tmp_path / "completion.bash").write_text(script)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    launcher = bin_dir / "toolctl"
+    launcher.write_text(f'#!/bin/sh\nexec {sys.executable} -m toolctl "$@"\n')
+    launcher.chmod(0o755)
+    probe = (
+        "source completion.bash; COMP_WORDS=(toolctl run reverse --arg ''); COMP_CWORD=4; "
+        "_toolctl_completion toolctl '' --arg; printf '%s\\n' \"${COMPREPLY[@]}\""
+    )
+    done = subprocess.run(
+        ["bash", "-c", probe],
+        env={
+            **os.environ,
+            "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+            "TOOLCTL_REGISTRY": str(registry / "reg"),
+        },
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["text=", "times="]

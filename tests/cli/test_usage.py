@@ -1,0 +1,158 @@
+"""One error style (toolctl/cli/usage.py): usage errors as `toolctl: error:` lines with a
+did-you-mean, and `run --json` answering every outcome with a result object."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Toolctl, write_files
+
+TOOLS = """
+[[tool]]
+name = "echo"
+description = "Print the text"
+[tool.local]
+command = ["python3", "-c", "import sys; print(sys.stdin.read())"]
+[[tool.arguments]]
+name = "text"
+required = true
+
+[[tool]]
+name = "fails"
+[tool.local]
+command = ["sh", "-c", "echo broken >&2; exit 3"]
+
+[[tool]]
+name = "sleepy"
+timeout = 0.5
+[tool.local]
+command = ["sleep", "30"]
+"""
+
+
+def one_error_line(stderr: str) -> str:
+    """The single line a usage error prints: no panel, no escapes, no usage block."""
+    lines = stderr.splitlines()
+    assert len(lines) == 1, stderr
+    assert "\x1b" not in stderr and "╭" not in stderr and "Usage:" not in stderr
+    assert lines[0].startswith("toolctl: error: ")
+    return lines[0]
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["lsit"], "unknown command 'lsit' (did you mean 'list'?)"),
+        (["run", "echo", "--vrbose"], "unknown option '--vrbose' (did you mean '--verbose'?)"),
+        (["list", "--colour"], "unknown option '--colour'; see 'toolctl list -h'"),
+        (["run"], "missing argument 'NAME'; see 'toolctl run -h'"),
+        (["run", "x", "--timeout", "abc"], "invalid value for '--timeout': 'abc' is not a valid"),
+    ],
+)
+def test_usage_errors_are_one_line(toolctl: Toolctl, args: list[str], expected: str) -> None:
+    done = toolctl(*args)
+    assert done.returncode == 2
+    assert expected in one_error_line(done.stderr)
+    assert done.stdout == ""
+
+
+def test_usage_errors_have_no_escapes_on_a_terminal_colour_setting(
+    toolctl_process: Toolctl,
+) -> None:
+    done = toolctl_process("lsit", env={"NO_COLOR": "", "FORCE_COLOR": "1", "TERM": "xterm"})
+    assert done.returncode == 2
+    assert one_error_line(done.stderr) == (
+        "toolctl: error: unknown command 'lsit' (did you mean 'list'?)"
+    )
+
+
+def test_arg_names_get_a_did_you_mean(tmp_path: Path, toolctl: Toolctl) -> None:
+    write_files(tmp_path, {"reg/t.toml": TOOLS})
+    done = toolctl("run", "echo", "--arg", "txt=hi", "-r", "reg")
+    assert done.returncode == 2
+    assert one_error_line(done.stderr).endswith("unknown argument 'txt' (did you mean 'text'?)")
+    given = toolctl("run", "echo", "--args", '{"txt": "hi"}', "-r", "reg")
+    assert given.returncode == 2
+    assert "unknown argument 'txt' (did you mean 'text'?)" in given.stderr
+
+
+def test_descriptor_fields_get_a_did_you_mean(tmp_path: Path, toolctl: Toolctl) -> None:
+    write_files(
+        tmp_path,
+        {
+            "x.toml": """
+            [[tool]]
+            name = "x"
+            descripton = "typo"
+            [tool.local]
+            comand = ["true"]
+            """
+        },
+    )
+    done = toolctl("check", "x.toml")
+    assert done.returncode == 3
+    out = done.stdout + done.stderr
+    assert "tool 'x': unknown field 'descripton' (did you mean 'description'?)" in out
+    assert "tool 'x': local: unknown field 'comand' (did you mean 'command'?)" in out
+    assert "Extra inputs" not in out
+
+
+def test_unregister_with_a_name_where_the_kind_goes(toolctl: Toolctl) -> None:
+    done = toolctl("unregister", "sentiment")
+    assert done.returncode == 2
+    assert one_error_line(done.stderr) == (
+        "toolctl: error: unregister takes KIND NAME, and 'sentiment' is not a kind "
+        "(tool, service, action, group); e.g. toolctl unregister tool sentiment"
+    )
+
+
+def envelope(stdout: str) -> dict[str, object]:
+    result = json.loads(stdout)
+    assert isinstance(result, dict)
+    assert set(result) >= {"success", "error", "error_code", "exit_code", "output", "data"}
+    return result
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "error_code", "message"),
+    [
+        (["run", "nope"], 4, "not_found", "tool 'nope' not found"),
+        (["run", "echo", "--arg", "txt=hi"], 2, "invalid_arguments", "unknown argument 'txt'"),
+        (["run", "echo"], 2, "invalid_arguments", "missing required argument: text"),
+        (["run", "echo", "--timeout", "abc"], 2, "usage", "invalid value for '--timeout'"),
+        (["run", "sleepy"], 124, "timed_out", "timeout and was killed"),
+        (["run", "fails"], 1, "tool_failed", "exit status 3"),
+    ],
+)
+def test_run_json_answers_every_outcome_with_a_result(
+    tmp_path: Path,
+    toolctl: Toolctl,
+    args: list[str],
+    code: int,
+    error_code: str,
+    message: str,
+) -> None:
+    write_files(tmp_path, {"reg/t.toml": TOOLS})
+    done = toolctl(*args, "--json", "-r", "reg")
+    assert done.returncode == code, done.stderr
+    result = envelope(done.stdout)
+    assert result["success"] is False
+    assert result["error_code"] == error_code
+    assert message in str(result["error"])
+    if error_code != "tool_failed":  # the tool's own exit status stays the tool's
+        assert result["exit_code"] == code
+
+
+def test_batch_lines_carry_the_same_error_codes(tmp_path: Path, toolctl: Toolctl) -> None:
+    write_files(tmp_path, {"reg/t.toml": TOOLS})
+    lines = '{"text": "hi"}\n{"txt": "hi"}\nnot json\n'
+    done = toolctl("run", "echo", "--batch", "-", "-r", "reg", input=lines)
+    assert done.returncode == 1
+    results = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [r["success"] for r in results] == [True, False, False]
+    assert "error_code" not in results[0]
+    assert [r["error_code"] for r in results[1:]] == ["invalid_arguments", "invalid_arguments"]
+    assert [r["exit_code"] for r in results[1:]] == [2, 2]

@@ -1,0 +1,160 @@
+"""`mcp install --client` (toolctl/interchange/client_install.py, jsonc_edit.py): the entry
+merged into each client's config file, what was there kept, atomically, with a backup."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import json5
+import pytest
+
+from tests.conftest import Toolctl, write_files
+from toolctl.interchange.jsonc_edit import JsoncError, set_member
+
+VSCODE = """// the workspace's MCP servers
+{
+  "inputs": [
+    {"id": "token", "type": "promptString", "password": true},  // asked once
+  ],
+  /* the servers */
+  "servers": {
+    "github": {"type": "http", "url": "https://api.githubcopilot.com/mcp/"},
+  },
+}
+"""
+
+CLIENT_FILES = {
+    "claude-desktop": ("home/.config/Claude/claude_desktop_config.json", "mcpServers"),
+    "claude-code": ("work/.mcp.json", "mcpServers"),
+    "cursor": ("home/.cursor/mcp.json", "mcpServers"),
+    "vscode": ("work/.vscode/mcp.json", "servers"),
+    "windsurf": ("home/.codeium/windsurf/mcp_config.json", "mcpServers"),
+}
+
+
+@pytest.fixture
+def places(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A home and a project of their own; the project's registry is the one in force."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    write_files(
+        tmp_path / "work",
+        {
+            "toolctl.toml": '[registry]\npaths = ["registry"]\n',
+            "registry/t.toml": '[[tool]]\nname = "t"\n[tool.local]\ncommand = ["true"]\n'
+            '[[group]]\nname = "g"\ntools = ["t"]\n',
+        },
+    )
+    return tmp_path
+
+
+@pytest.mark.parametrize("client", sorted(CLIENT_FILES))
+def test_each_client_gets_an_entry_in_its_own_file(
+    places: Path, toolctl: Toolctl, client: str
+) -> None:
+    relative, key = CLIENT_FILES[client]
+    path = places / relative
+    write_files(places, {relative: json.dumps({key: {"other": {"command": "other-server"}}})})
+    done = toolctl("mcp", "install", "--client", client, "--group", "g", cwd=places / "work")
+    assert done.returncode == 0, done.stderr
+    assert "added server 'toolctl' in" in done.stderr
+    config = json5.loads(path.read_text())
+    assert config[key]["other"] == {"command": "other-server"}  # other servers kept
+    entry = config[key]["toolctl"]
+    assert Path(entry["command"]).is_absolute()
+    args = entry["args"]
+    assert args[args.index("mcp") :][:4] == ["mcp", "serve", "--group", "g"]
+    assert str((places / "work/registry").resolve()) in args
+    assert (entry.get("type") == "stdio") == (client == "vscode")
+    backup = path.with_name(path.name + ".bak")
+    assert json.loads(backup.read_text()) == {key: {"other": {"command": "other-server"}}}
+
+
+def test_the_entry_starts_a_server_that_serves_the_selection(
+    places: Path, toolctl: Toolctl
+) -> None:
+    """The command written runs: `mcp serve` with those arguments lists the group's tool."""
+    import subprocess
+
+    toolctl("mcp", "install", "--client", "cursor", "--group", "g", cwd=places / "work")
+    entry = json.loads((places / "home/.cursor/mcp.json").read_text())["mcpServers"]["toolctl"]
+    requests = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "test", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+    ]  # fmt: skip
+    done = subprocess.run(
+        [entry["command"], *entry["args"]],
+        input="".join(json.dumps(r) + "\n" for r in requests),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd="/",
+    )
+    listed = json.loads(done.stdout.splitlines()[-1])
+    assert [t["name"] for t in listed["result"]["tools"]] == ["t"]
+
+
+def test_vscode_comments_and_trailing_commas_are_kept(places: Path, toolctl: Toolctl) -> None:
+    path = write_files(places, {"work/.vscode/mcp.json": VSCODE}) / "work/.vscode/mcp.json"
+    done = toolctl("mcp", "install", "--client", "vscode", cwd=places / "work")
+    assert done.returncode == 0, done.stderr
+    text = path.read_text()
+    for kept in ("// the workspace's MCP servers", "/* the servers */", "// asked once"):
+        assert kept in text
+    config = json5.loads(text)
+    assert config["servers"]["github"]["url"] == "https://api.githubcopilot.com/mcp/"
+    assert config["servers"]["toolctl"]["type"] == "stdio"
+    assert config["inputs"][0]["id"] == "token"
+    again = toolctl("mcp", "install", "--client", "vscode", "--tool", "t", cwd=places / "work")
+    assert "replaced server 'toolctl'" in again.stderr
+    config = json5.loads(path.read_text())
+    assert "--tool" in config["servers"]["toolctl"]["args"]
+    assert list(config["servers"]) == ["github", "toolctl"]
+    assert "/* the servers */" in path.read_text()
+
+
+def test_print_writes_nothing(places: Path, toolctl: Toolctl) -> None:
+    done = toolctl("mcp", "install", "--client", "claude-desktop", "--print", cwd=places / "work")
+    assert done.returncode == 0, done.stderr
+    assert "toolctl" in json.loads(done.stdout)["mcpServers"]
+    assert "Claude Desktop reads it from" in done.stderr
+    assert not (places / "home/.config/Claude").exists()
+
+
+def test_a_file_that_is_not_json_is_left_alone(places: Path, toolctl: Toolctl) -> None:
+    path = write_files(places, {"home/.cursor/mcp.json": "[1, 2"}) / "home/.cursor/mcp.json"
+    done = toolctl("mcp", "install", "--client", "cursor", cwd=places / "work")
+    assert done.returncode == 2
+    assert done.stderr.startswith("toolctl: error: ")
+    assert path.read_text() == "[1, 2"
+    assert not path.with_name("mcp.json.bak").exists()
+
+
+def test_an_unknown_client_is_a_usage_error(places: Path, toolctl: Toolctl) -> None:
+    done = toolctl("mcp", "install", "--client", "emacs", cwd=places / "work")
+    assert done.returncode == 2
+    assert "invalid value for '--client'" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("", {"s": {"k": 1}}),
+        ("{}", {"s": {"k": 1}}),
+        ('{"a": [1, {"b": "}"}]}', {"a": [1, {"b": "}"}], "s": {"k": 1}}),
+        ('{"s": {"k": 0, "j": 2}}', {"s": {"k": 1, "j": 2}}),
+        ('{"s": {"x": "a\\"b"} // c\n}', {"s": {"x": 'a"b', "k": 1}}),
+    ],
+)
+def test_set_member(text: str, expected: object) -> None:
+    assert json5.loads(set_member(text, ["s"], "k", 1)) == expected
+
+
+def test_set_member_refuses_what_it_cannot_edit() -> None:
+    for text in ("[]", '{"s": []}', '{"s": {', '{"s" 1}'):
+        with pytest.raises(JsoncError):
+            set_member(text, ["s"], "k", 1)

@@ -1,0 +1,91 @@
+"""`toolctl mcp add NAME -- COMMAND` / `--url` (toolctl/interchange/mcp_add.py) with the
+sample MCP server (plugins/textmcp, on the official SDK), and the upstream annotations its
+tools carry into `mcp serve`'s tools/list."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import ROOT, Toolctl
+
+SERVER = [sys.executable, str(ROOT / "plugins/textmcp/server.py")]
+
+
+def test_add_registers_the_service_and_imports_its_tools(tmp_path: Path, toolctl: Toolctl) -> None:
+    (tmp_path / "reg").mkdir()
+    done = toolctl("mcp", "add", "text", "-r", "reg", "--", *SERVER)
+    assert done.returncode == 0, done.stderr
+    assert "added service 'text'" in done.stderr
+    assert "imported tool 'text.reverse'" in done.stderr
+    run = toolctl("run", "text.reverse", "--arg", "text=abc", "-r", "reg")
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "cba"
+    again = toolctl("mcp", "add", "text", "-r", "reg", "--", *SERVER)
+    assert again.returncode == 0, again.stderr
+    assert "already imported" in again.stderr
+
+
+def test_add_keeps_secrets_out_of_the_registry(tmp_path: Path, toolctl: Toolctl) -> None:
+    (tmp_path / "reg").mkdir()
+    secret = "sk-" + "a1b2c3d4" * 5
+    done = toolctl("mcp", "add", "text", "-r", "reg", "--env", f"API_KEY={secret}", "--", *SERVER)
+    written = "".join(p.read_text() for p in (tmp_path / "reg").rglob("*.toml"))
+    assert secret not in written
+    assert "${env:TEXT_API_KEY}" in written
+    assert "set TEXT_API_KEY before running its tools" in done.stderr
+    # the server cannot start without it: the service stays, the error says how to go on
+    assert done.returncode == 2  # the variable is not set
+    assert "'toolctl import mcp text' imports its tools" in done.stderr
+
+
+def test_add_needs_a_command_or_a_url(tmp_path: Path, toolctl: Toolctl) -> None:
+    (tmp_path / "reg").mkdir()
+    neither = toolctl("mcp", "add", "text", "-r", "reg")
+    assert neither.returncode == 2
+    assert neither.stderr.startswith("toolctl: error: give the server's command after --")
+    both = toolctl("mcp", "add", "x", "-r", "reg", "--url", "http://127.0.0.1:9/mcp", "--", "y")
+    assert both.returncode == 2
+
+
+def test_upstream_annotations_are_served(tmp_path: Path, toolctl: Toolctl) -> None:
+    (tmp_path / "reg").mkdir()
+    assert toolctl("mcp", "add", "text", "-r", "reg", "--", *SERVER).returncode == 0
+    requests = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "test", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+    ]  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "toolctl", "mcp", "serve", "-r", str(tmp_path / "reg")],
+        input="".join(json.dumps(r) + "\n" for r in requests),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    answers = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    listed = [a for a in answers if a.get("id") == 2]
+    assert listed, done.stdout + done.stderr
+    tools = listed[0]["result"]["tools"]
+    assert {t["name"]: t.get("annotations") for t in tools} == {
+        "text.letter_count": {"readOnlyHint": True},
+        "text.reverse": {"readOnlyHint": True},
+    }
+    exported = json.loads(toolctl("export", "--format", "mcp", "-r", "reg").stdout)
+    assert exported["tools"] == tools
+
+
+def test_connecting_shows_on_a_terminal(tmp_path: Path) -> None:
+    """Connecting to the server (its start-up: an SDK import of most of a second) shows
+    a spinner on the terminal, then the lines of what was added."""
+    from tests.terminal import plain, run_on_terminal
+
+    (tmp_path / "reg").mkdir()
+    screen = run_on_terminal("mcp", "add", "text", "-r", "reg", "--", *SERVER, cwd=tmp_path)
+    assert screen.returncode == 0, screen.text
+    assert "connecting to MCP server 'text'…" in screen.text
+    assert "toolctl: imported tool 'text.reverse'" in plain(screen.text)

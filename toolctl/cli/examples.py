@@ -1,0 +1,81 @@
+"""The examples each command's help ends with, by command path; and the help made plain.
+
+Help is click's plain format, not typer's rich panels: it reflows to the terminal (up to
+120 columns), keeps docstrings' paragraphs as paragraphs rather than their line breaks,
+and prints no escapes, piped or not.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+EXAMPLES: dict[str, tuple[str, ...]] = {
+    "": ("toolctl list", "toolctl run word-count --arg text='hello world'", "toolctl help run"),
+    "init": ("toolctl init", "toolctl init ~/my-project"),
+    "where": ("toolctl where", "toolctl where --json"),
+    "register": ("toolctl register greet.toml", "toolctl register --replace greet.toml"),
+    "unregister": ("toolctl unregister tool greet", "toolctl unregister group text-tools"),
+    "list": ("toolctl list", "toolctl list services", "toolctl list --category text --json"),
+    "show": ("toolctl show word-count", "toolctl show text-api --kind service"),
+    "check": (
+        "toolctl check --strict",
+        "toolctl check new-tool.toml",
+        "toolctl check --format sarif > toolctl.sarif",
+    ),
+    "lock": ("toolctl lock", "toolctl check --locked"),
+    "run": (
+        "toolctl run word-count --arg text='hello world'",
+        'toolctl run word-count --args \'{"text": "hi"}\' --json',
+        "toolctl run word-count --batch lines.jsonl --concurrency 8",
+        "toolctl run slugify --arg title='A B' --dry-run",
+    ),
+    "worker": ("toolctl worker jokes", "toolctl worker --tool tell-joke --detach"),
+    "recommend": ("toolctl recommend --action summarise", "toolctl recommend --after search"),
+    "export": ("toolctl export --format mcp", "toolctl export --format openai --group text-tools"),
+    "import": (
+        "toolctl import mcp text-mcp",
+        "toolctl import mcp-config ~/.cursor/mcp.json",
+        "toolctl import trustgraph config.json",
+    ),
+    "serve": ("toolctl serve", "toolctl serve --group text-tools --port 8080 --detach"),
+    "stats": ("toolctl stats", "toolctl stats --since 7d --json"),
+    "history": ("toolctl history", "toolctl history --tool word-count --outcome failed"),
+    "history import": ("toolctl history import chats.jsonl",),
+    "new": ("toolctl new tool greet",),
+    "service": ("toolctl service status", "toolctl service up text-api"),
+    "broker": ("toolctl broker start", "toolctl broker status"),
+    "mcp": ("toolctl mcp serve", "toolctl mcp install --client claude-desktop"),
+    "new tool": ("toolctl new tool greet", "toolctl register greet.toml"),
+    "service up": ("toolctl service up text-api",),
+    "service down": ("toolctl service down text-api", "toolctl service down"),
+    "service status": ("toolctl service status", "toolctl service status text-api"),
+    "broker start": ("toolctl broker start",),
+    "broker status": ("toolctl broker status",),
+    "broker stop": ("toolctl broker stop",),
+    "graph": ("toolctl graph", "toolctl graph --format svg > toolkit.svg"),
+    "graph learn": ("toolctl graph learn", "toolctl graph learn --from-transcripts chats.jsonl"),
+    "graph evaluate": ("toolctl graph evaluate chats.jsonl --folds 5",),
+    "mcp serve": ("toolctl mcp serve", "toolctl mcp serve --group text-tools"),
+    "mcp install": (
+        "toolctl mcp install --client claude-desktop",
+        "toolctl mcp install --client vscode --group text-tools --name text",
+        "toolctl mcp install --client cursor --print",
+    ),
+    "mcp add": (
+        "toolctl mcp add time -- uvx mcp-server-time",
+        "toolctl mcp add docs --url https://example.com/mcp",
+    ),
+}
+
+
+def plain_help(command: Any, path: str = "") -> Any:
+    """``command`` and every command below it with plain help ending in its examples."""
+    if hasattr(command, "rich_markup_mode"):
+        command.rich_markup_mode = None
+    examples = EXAMPLES.get(path)
+    if examples and not command.epilog:
+        # \b: click keeps the lines of this paragraph as they are
+        command.epilog = "Examples:\n\n\b\n" + "\n".join(f"  {line}" for line in examples)
+    for name, sub in (getattr(command, "commands", None) or {}).items():
+        plain_help(sub, f"{path} {name}".strip())
+    return command

@@ -1,0 +1,155 @@
+"""`toolctl mcp install --client C` and `toolctl mcp add NAME -- COMMAND ARGS...`."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from toolctl.cli.common import (
+    ActionOption,
+    GroupOption,
+    JsonOption,
+    RegistryOption,
+    ToolOption,
+    reporter,
+    settings_for,
+)
+
+
+class ClientName(StrEnum):
+    claude_desktop = "claude-desktop"
+    claude_code = "claude-code"
+    cursor = "cursor"
+    vscode = "vscode"
+    windsurf = "windsurf"
+
+
+def install(group: typer.Typer) -> None:
+    group.command("install")(install_command)
+    group.command("add")(add_command)
+
+
+def install_command(
+    client: Annotated[
+        ClientName,
+        typer.Option("--client", "-c", help="The MCP client whose config gets the server."),
+    ],
+    group: GroupOption = None,
+    action: ActionOption = None,
+    tool: ToolOption = None,
+    name: Annotated[
+        str, typer.Option("--name", metavar="NAME", help="The server's name in the client.")
+    ] = "toolctl",
+    config: Annotated[
+        Path | None,
+        typer.Option("--config", metavar="FILE", help="The client's config file, elsewhere."),
+    ] = None,
+    print_only: Annotated[
+        bool, typer.Option("--print", help="Print the entry and where it goes; write nothing.")
+    ] = False,
+    registry: RegistryOption = None,
+) -> None:
+    """Add a `toolctl mcp serve` server (the registry in force, or a --group, --action or
+    --tool selection) to an MCP client's config: Claude Desktop, Claude Code (the
+    project's .mcp.json), Cursor, VS Code (the workspace's .vscode/mcp.json) or Windsurf.
+
+    The entry is merged with what the file holds (other servers, and VS Code's comments,
+    are kept); an entry of the same --name is replaced. The old file is kept as FILE.bak
+    and the new one written atomically. Restart the client (or reload its MCP servers).
+    """
+    from toolctl.cli import render
+    from toolctl.interchange.client_install import install_client
+
+    done = install_client(
+        settings_for(registry),
+        client.value,
+        name=name,
+        groups=group or (),
+        actions=action or (),
+        tools=tool or (),
+        config=config,
+        write=not print_only,
+    )
+    where = render.display_path(done.path)
+    if print_only:
+        render.print_json({done.client.keys[-1]: {done.name: done.entry}})
+        render.note(f"{done.client.title} reads it from {where}")
+        return
+    verb = "replaced" if done.replaced else "added"
+    render.note(f"{verb} server '{done.name}' in {where} ({done.client.title})")
+    if done.backup is not None:
+        render.note(f"the previous file is kept as {render.display_path(done.backup)}")
+
+
+def add_command(
+    name: Annotated[str, typer.Argument(metavar="NAME", help="The service's name.")],
+    command: Annotated[
+        list[str] | None,
+        typer.Argument(
+            metavar="-- COMMAND ARGS...",
+            help="The server's command (stdio), after --.",
+            show_default=False,
+        ),
+    ] = None,
+    url: Annotated[
+        str | None,
+        typer.Option("--url", metavar="URL", help="The server's URL (streamable HTTP or SSE)."),
+    ] = None,
+    env: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--env", "-e", metavar="KEY=VALUE", help="An environment variable of the server."
+        ),
+    ] = None,
+    prefix: Annotated[
+        str | None,
+        typer.Option(
+            "--prefix", metavar="P", help="Tool names are P + the server's (default 'NAME.')."
+        ),
+    ] = None,
+    tool: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--tool",
+            metavar="GLOB",
+            help="Only the server's tools matching GLOB.",
+        ),
+    ] = None,
+    registry: RegistryOption = None,
+    json: JsonOption = False,
+) -> None:
+    """Add an MCP server: register it as service NAME, then import its tools (pinned), as
+    `import mcp-config` and `import mcp NAME` would. A secret in --env, the arguments or
+    the URL becomes its own ${env:NAME} reference, never written to the registry.
+    """
+    from toolctl.cli import render
+    from toolctl.errors import UsageError
+    from toolctl.interchange.flows import ImportOptions
+    from toolctl.interchange.mcp_add import add_mcp_server
+
+    pairs = dict(_pair(item) for item in env or [])
+    settings = settings_for(registry)
+    if command and url:
+        raise UsageError("give the server's command after --, or --url, not both")
+    options = ImportOptions(prefix=prefix, globs=tuple(tool or ()))
+    done = add_mcp_server(
+        settings, reporter(settings), name, command or [], url=url, env=pairs, options=options
+    )
+    if json:
+        render.print_json(done.document(render.display_path))
+    else:
+        render.replay(done.lines)
+    if done.error is not None:
+        raise done.error
+
+
+def _pair(text: str) -> tuple[str, str]:
+    from toolctl.errors import UsageError
+
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise UsageError(f"--env expects KEY=VALUE, got {text!r}")
+    return key, value

@@ -1,0 +1,192 @@
+"""`toolctl mcp install --client C`: a `toolctl mcp serve` entry in an MCP client's config.
+
+Each client keeps its servers in a JSON file of its own (VS Code's is JSONC) under a key of
+its own. The entry is merged into what is there (other servers, comments and layout kept,
+``jsonc_edit``), the old file kept as ``FILE.bak``, the new one written atomically (a
+temporary file in the same directory, then renamed over it).
+
+The entry names the registry directories in force with ``--registry``: a client starts its
+servers from a directory of its own choosing, where another registry (or none) would be
+in force; and the ``toolctl`` it runs is the one running now, by absolute path, since a
+desktop client does not read the shell's PATH.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from toolctl.errors import UsageError
+from toolctl.settings import Settings
+
+
+@dataclass(frozen=True)
+class Client:
+    """Where a client keeps its MCP servers: the file and the key path of the servers."""
+
+    name: str
+    title: str
+    keys: tuple[str, ...]
+    stdio_type: bool = False
+    """VS Code's entries say ``"type": "stdio"``."""
+
+    def config_path(self, home: Path, cwd: Path) -> Path:
+        if self.name == "claude-desktop":
+            if sys.platform == "darwin":
+                return home / "Library/Application Support/Claude/claude_desktop_config.json"
+            if sys.platform == "win32":
+                appdata = os.environ.get("APPDATA", str(home / "AppData/Roaming"))
+                return Path(appdata) / "Claude/claude_desktop_config.json"
+            config = os.environ.get("XDG_CONFIG_HOME") or str(home / ".config")
+            return Path(config) / "Claude/claude_desktop_config.json"
+        if self.name == "claude-code":
+            return cwd / ".mcp.json"  # the project's servers, shared through git
+        if self.name == "cursor":
+            return home / ".cursor/mcp.json"
+        if self.name == "vscode":
+            return cwd / ".vscode/mcp.json"
+        return home / ".codeium/windsurf/mcp_config.json"
+
+
+CLIENTS = {
+    client.name: client
+    for client in (
+        Client("claude-desktop", "Claude Desktop", ("mcpServers",)),
+        Client("claude-code", "Claude Code", ("mcpServers",)),
+        Client("cursor", "Cursor", ("mcpServers",)),
+        Client("vscode", "VS Code", ("servers",), stdio_type=True),
+        Client("windsurf", "Windsurf", ("mcpServers",)),
+    )
+}
+
+
+@dataclass(frozen=True)
+class Installed:
+    """What ``install_client`` did (or, printing only, would do)."""
+
+    client: Client
+    path: Path
+    name: str
+    entry: dict[str, Any]
+    text: str
+    """The whole config file as written (or as it would be)."""
+    backup: Path | None
+    replaced: bool
+
+
+def serve_entry(
+    settings: Settings,
+    client: Client,
+    groups: Sequence[str] = (),
+    actions: Sequence[str] = (),
+    tools: Sequence[str] = (),
+) -> dict[str, Any]:
+    """The client's entry that starts `toolctl mcp serve` on the registry in force."""
+    args = ["mcp", "serve"]
+    for option, values in (("--group", groups), ("--action", actions), ("--tool", tools)):
+        for value in values:
+            args += [option, value]
+    for directory in settings.search_path:
+        args += ["--registry", str(Path(directory).resolve())]
+    command, *head = _toolctl_command()
+    entry: dict[str, Any] = {"type": "stdio"} if client.stdio_type else {}
+    entry.update(command=command, args=[*head, *args])
+    return entry
+
+
+def _toolctl_command() -> list[str]:
+    """The toolctl running now: its script by absolute path, else this Python with -m."""
+    script = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
+    if script is not None and script.name == "toolctl":
+        return [str(Path(shutil.which(str(script)) or str(script)).resolve())]
+    on_path = shutil.which("toolctl")
+    if on_path:
+        return [str(Path(on_path).resolve())]
+    return [sys.executable, "-m", "toolctl"]
+
+
+def install_client(
+    settings: Settings,
+    client_name: str,
+    *,
+    name: str = "toolctl",
+    groups: Sequence[str] = (),
+    actions: Sequence[str] = (),
+    tools: Sequence[str] = (),
+    config: Path | None = None,
+    write: bool = True,
+) -> Installed:
+    """Merge the entry into the client's config (``config`` overrides where it is)."""
+    from toolctl.interchange.jsonc_edit import JsoncError, set_member
+
+    client = CLIENTS.get(client_name)
+    if client is None:
+        raise UsageError(
+            f"unknown client '{client_name}'", hint=f"one of: {', '.join(sorted(CLIENTS))}"
+        )
+    path = config or client.config_path(Path.home(), Path(os.getcwd()))
+    entry = serve_entry(settings, client, groups, actions, tools)
+    old = _read(path)
+    try:
+        text = set_member(old or "", client.keys, name, entry)
+        replaced = _has(old, client.keys, name)
+    except JsoncError as exc:
+        raise UsageError(
+            f"{path}: cannot edit it: {exc}", hint="fix the file, or --print"
+        ) from None
+    backup = None
+    if write:
+        backup = _write(path, text, old)
+    return Installed(client, path, name, entry, text, backup, replaced)
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror}") from None
+
+
+def _has(text: str | None, keys: Sequence[str], name: str) -> bool:
+    if not text or not text.strip():
+        return False
+    import json5
+
+    data: Any = json5.loads(text)
+    for key in keys:
+        data = data.get(key) if isinstance(data, dict) else None
+    return isinstance(data, dict) and name in data
+
+
+def _write(path: Path, text: str, old: str | None) -> Path | None:
+    """Write ``text`` atomically; the old file, if any, stays as ``FILE.bak``."""
+    import tempfile
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        backup = None
+        if old is not None:
+            backup = path.with_name(path.name + ".bak")
+            shutil.copy2(path, backup)
+        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8") as out:
+                out.write(text)
+                out.flush()
+                os.fsync(out.fileno())
+            if old is not None:
+                shutil.copymode(path, temporary)
+            os.replace(temporary, path)
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror}") from None
+    return backup
