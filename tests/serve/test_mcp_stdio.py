@@ -100,7 +100,10 @@ def test_calls_and_errors(registry: Path) -> None:
             assert failed.isError
             assert texts(failed)[0] == "the tool failed: exit status 1: broken on purpose"
             invalid = await session.call_tool("echo", {"txt": "x"})
-            assert invalid.isError and "missing required argument: text" in texts(invalid)[0]
+            assert (
+                invalid.isError
+                and "unknown argument 'txt' (did you mean 'text'?)" in texts(invalid)[0]
+            )
             unreachable = await session.call_tool("missing-exe", {})
             assert unreachable.isError and "not found" in texts(unreachable)[0]
             with pytest.raises(McpError) as unknown:

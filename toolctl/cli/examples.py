@@ -61,6 +61,17 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "toolctl mcp install --client vscode --group text-tools --name text",
         "toolctl mcp install --client cursor --print",
     ),
+    "mcp login": ("toolctl mcp login docs", "toolctl mcp login docs --no-browser"),
+    "keygen": ("toolctl keygen ~/.config/toolctl/jokes.key",),
+    "trust": ("toolctl trust add PUBLIC_KEY --services 'joke-*'",),
+    "trust add": (
+        "toolctl trust add PUBLIC_KEY --services 'joke-*'",
+        "toolctl trust add any --services 'lab-*'",
+    ),
+    "adopt": (
+        "toolctl adopt tell-joke --announced pulsar://broker:6650",
+        "toolctl adopt jokes -o jokes.toml",
+    ),
     "mcp add": (
         "toolctl mcp add time -- uvx mcp-server-time",
         "toolctl mcp add docs --url https://example.com/mcp",
