@@ -60,16 +60,30 @@ def test_upstream_annotations_are_served(tmp_path: Path, toolctl: Toolctl) -> No
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
     ]  # fmt: skip
-    done = subprocess.run(
+    # stdin stays open until tools/list is answered: closing it stops the server (issue 24),
+    # and an answer still being written would be lost
+    server = subprocess.Popen(
         [sys.executable, "-m", "toolctl", "mcp", "serve", "-r", str(tmp_path / "reg")],
-        input="".join(json.dumps(r) + "\n" for r in requests),
-        capture_output=True,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=60,
     )
-    answers = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
-    listed = [a for a in answers if a.get("id") == 2]
-    assert listed, done.stdout + done.stderr
+    assert server.stdin is not None and server.stdout is not None
+    try:
+        server.stdin.write("".join(json.dumps(r) + "\n" for r in requests))
+        server.stdin.flush()
+        listed = []
+        for line in server.stdout:
+            answer = json.loads(line)
+            if answer.get("id") == 2:
+                listed.append(answer)
+                break
+        server.stdin.close()
+        server.wait(timeout=60)
+    finally:
+        server.kill()
+    assert listed, server.stderr.read() if server.stderr else ""
     tools = listed[0]["result"]["tools"]
     assert {t["name"]: t.get("annotations") for t in tools} == {
         "text.letter_count": {"readOnlyHint": True},
