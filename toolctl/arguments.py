@@ -184,12 +184,14 @@ def parse_pairs(pairs: Sequence[str], schema: Mapping[str, Any]) -> dict[str, An
 
 
 def key_values(pairs: Sequence[str], option: str) -> dict[str, str]:
-    """``KEY=VALUE`` pairs as given, the values left as text (``--elicit``)."""
+    """``KEY=VALUE`` pairs as given, the values left as text (``--elicit``, ``mcp add --env``).
+    A malformed item is named by its place, never echoed: it may be a secret typed
+    without its ``KEY=``."""
     found: dict[str, str] = {}
-    for pair in pairs:
+    for place, pair in enumerate(pairs, 1):
         key, sep, raw = pair.partition("=")
         if not sep or not key:
-            raise UsageError(f"{option} expects KEY=VALUE, got {pair!r}")
+            raise UsageError(f"{option} expects KEY=VALUE; its item {place} has no KEY=")
         found[key] = raw
     return found
 

@@ -33,12 +33,24 @@ def test_add_keeps_secrets_out_of_the_registry(tmp_path: Path, toolctl: Toolctl)
     secret = "sk-" + "a1b2c3d4" * 5
     done = toolctl("mcp", "add", "text", "-r", "reg", "--env", f"API_KEY={secret}", "--", *SERVER)
     written = "".join(p.read_text() for p in (tmp_path / "reg").rglob("*.toml"))
-    assert secret not in written
+    assert secret not in written and secret not in done.stdout + done.stderr
     assert "${env:TEXT_API_KEY}" in written
     assert "set TEXT_API_KEY before running its tools" in done.stderr
     # the server cannot start without it: the service stays, the error says how to go on
     assert done.returncode == 2  # the variable is not set
     assert "'toolctl import mcp text' imports its tools" in done.stderr
+
+
+def test_an_env_item_without_its_key_is_refused_without_echoing_it(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    (tmp_path / "reg").mkdir()
+    secret = "sk-" + "e5f6a7b8" * 5
+    done = toolctl("mcp", "add", "text", "-r", "reg", "--env", secret, "--", *SERVER)
+    assert done.returncode == 2
+    assert done.stderr.startswith("toolctl: error: --env expects KEY=VALUE; its item 1 has no KEY=")
+    assert secret not in done.stdout + done.stderr
+    assert not list((tmp_path / "reg").rglob("*.toml"))
 
 
 def test_add_needs_a_command_or_a_url(tmp_path: Path, toolctl: Toolctl) -> None:

@@ -125,12 +125,13 @@ def add_command(
     `import mcp-config` and `import mcp NAME` would. A secret in --env, the arguments or
     the URL becomes its own ${env:NAME} reference, never written to the registry.
     """
+    from toolctl.arguments import key_values
     from toolctl.cli import render
     from toolctl.errors import UsageError
     from toolctl.interchange.flows import ImportOptions
     from toolctl.interchange.mcp_add import add_mcp_server
 
-    pairs = dict(_pair(item) for item in env or [])
+    pairs = key_values(env or [], "--env")
     settings = settings_for(registry)
     if command and url:
         raise UsageError("give the server's command after --, or --url, not both")
@@ -144,12 +145,3 @@ def add_command(
         render.replay(done.lines)
     if done.error is not None:
         raise done.error
-
-
-def _pair(text: str) -> tuple[str, str]:
-    from toolctl.errors import UsageError
-
-    key, sep, value = text.partition("=")
-    if not sep or not key:
-        raise UsageError(f"--env expects KEY=VALUE, got {text!r}")
-    return key, value
