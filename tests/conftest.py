@@ -30,7 +30,8 @@ class Needs:
         self.what, self.paths, self.fixtures = what, paths, frozenset(fixtures)
 
     def __call__(self, item: pytest.Item) -> bool:
-        where = item.path.relative_to(TESTS).as_posix()
+        # the test's id below tests/: a path names a module, ``path::name`` one test
+        where = item.nodeid.removeprefix("tests/")
         used = getattr(item, "fixturenames", ())  # a test function's; other items have none
         return where.startswith(self.paths) or not self.fixtures.isdisjoint(used)
 
@@ -60,6 +61,7 @@ OUTSIDE: dict[str, Needs] = {
             "mcp/test_import.py",
             "mcp/test_runtime.py",
             "mcp/test_add.py",
+            "mcp/test_defects.py",
         ),
         MCP_SERVER_FIXTURES,
     ),
@@ -75,8 +77,23 @@ OUTSIDE: dict[str, Needs] = {
             "cli/test_complete.py",
             "cli/test_pre_commit.py",
             "cli/test_terminal.py",
+            "cli/test_records_cli.py::test_eight_toolctl_processes_record_at_once",
+            "runners/test_local.py::test_output_streams_before_the_tool_ends",
         ),
         ("toolctl_process",),
+    ),
+    "install": Needs(
+        "a fresh virtual environment and toolctl installed into it by pip, uv and pipx",
+        ("test_install.py",),
+    ),
+    "documents": Needs(
+        "every command the README and the tutorials show, run as a user runs them "
+        "(containers, servers, a broker among them)",
+        ("test_docs.py",),
+    ),
+    "node": Needs(
+        "Node 22 and the official MCP conformance suite from npm",
+        ("mcp/test_conformance.py",),
     ),
 }
 """The markers of tests that need a real thing outside the test's own process, set here

@@ -9,11 +9,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import Toolctl
-from toolctl.cli import jsonstream
 from toolctl.interchange.functions import input_schema
 from toolctl.names import function_name
 from toolctl.registry.index import Registry
 from toolctl.settings import Settings
+from toolctl.terminal import jsonstream
 
 TOOLS = 3000
 

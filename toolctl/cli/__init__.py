@@ -60,8 +60,8 @@ def _exit(code: int) -> NoReturn:
 
 def dispatch(args: list[str]) -> int:
     """Run one command line; returns the exit code instead of raising."""
-    from toolctl.cli import render
     from toolctl.errors import EXIT_INTERNAL, ToolctlError, signal_of, stopped_by
+    from toolctl.terminal import render
 
     if args[:1] == ["help"]:  # `toolctl help mcp install` is `toolctl mcp install --help`
         args = [*args[1:], "--help"]
@@ -116,8 +116,8 @@ def _envelope(args: list[str], exc: Exception) -> None:
     wrong before or during the call; the exit code stays the same."""
     if "--json" not in args or next((a for a in args if not a.startswith("-")), None) != "run":
         return
-    from toolctl.cli import render
     from toolctl.runners.base import ToolResult
+    from toolctl.terminal import render
 
     with contextlib.suppress(OSError, ValueError):
         render.print_json(ToolResult.refused(exc).to_json())
@@ -137,9 +137,9 @@ def _write_records() -> None:
     the run history, then the spans still held, when the command made calls at all."""
     if "toolctl.records.journal" not in sys.modules:
         return
-    from toolctl.cli import render
     from toolctl.records.journal import flush_all
     from toolctl.records.tracing import shutdown_all
+    from toolctl.terminal import render
 
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(OSError, ValueError):

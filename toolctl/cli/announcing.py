@@ -46,8 +46,8 @@ def trust_add_command(
     registry: RegistryOption = None,
 ) -> None:
     """Trust PUBLIC_KEY to announce the services matching PATTERN ([[trust]] in trust.toml)."""
-    from toolctl.cli import render
     from toolctl.registry.announced_view import add_trust
+    from toolctl.terminal import render
 
     path = add_trust(settings_for(registry), key, services)
     render.note(f"trusted {key} for services {services!r} in {render.display_path(path)}")
@@ -63,8 +63,8 @@ def adopt_command(
     announced: AnnouncedOption = None,
 ) -> None:
     """Write the announced NAME (and its service) into a file to review and register."""
-    from toolctl.cli import render
     from toolctl.registry.announced_view import adopt
+    from toolctl.terminal import render
 
     settings = settings_for(registry, announced=announced)
     written = adopt(settings, reporter(settings), name, output)

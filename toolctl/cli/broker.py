@@ -51,9 +51,9 @@ def start_command(
 
 def status_command(json: JsonOption = False) -> None:
     """Whether the broker runs, and where. Exit codes: 0 running, 5 not running."""
-    from toolctl.cli import render
     from toolctl.pulsar.broker import broker_status
     from toolctl.settings import Settings
+    from toolctl.terminal import render
 
     status = broker_status(Settings.load())
     if json:
@@ -74,8 +74,8 @@ def status_command(json: JsonOption = False) -> None:
 
 def stop_command() -> None:
     """Stop the broker toolctl started; stopping one that is not running succeeds."""
-    from toolctl.cli.views import report_stop
     from toolctl.pulsar import broker
     from toolctl.settings import Settings
+    from toolctl.terminal.views import report_stop
 
     report_stop(broker.stop_broker(Settings.load()), "broker stopped", "the broker is not running")

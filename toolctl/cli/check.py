@@ -75,8 +75,8 @@ def check_command(
     only those files are checked, against the registry in force. Exit 0 when clean, 3
     otherwise.
     """
-    from toolctl.cli.views import print_findings
     from toolctl.registry.check import check
+    from toolctl.terminal.views import print_findings
 
     settings = settings_for(registry, strict, announced=announced)
     result = check(settings, files=files or [], locked=locked, live=live)

@@ -11,8 +11,8 @@ import typer
 from toolctl.settings import Settings
 
 if TYPE_CHECKING:
-    from toolctl.cli.render import TerminalReporter
     from toolctl.registry.index import Registry
+    from toolctl.terminal.render import TerminalReporter
 
 
 # -- shell completion from the registry in force -------------------------------------------
@@ -110,6 +110,27 @@ AnnouncedOption = Annotated[
         "default: [announcements] in toolctl.toml or config.toml).",
     ),
 ]
+# what `history` and `stats` select from the run history
+ToolFilter = Annotated[str | None, typer.Option("--tool", metavar="NAME", help="Only this tool.")]
+OutcomeFilter = Annotated[
+    str | None,
+    typer.Option(
+        metavar="OUTCOME",
+        help="Only calls that ended so: ok, failed, invalid, timeout, unavailable, ...",
+    ),
+]
+CallerFilter = Annotated[
+    str | None,
+    typer.Option(metavar="CALLER", help="Only calls from: cli, batch, serve, mcp, worker, import."),
+]
+SessionFilter = Annotated[str | None, typer.Option(metavar="ID", help="Only this session.")]
+SinceFilter = Annotated[
+    str | None,
+    typer.Option(metavar="WHEN", help="Only calls since WHEN: 30m, 2h, 7d, 1w ago, or a date."),
+]
+UntilFilter = Annotated[
+    str | None, typer.Option(metavar="WHEN", help="Only calls before WHEN (as --since).")
+]
 ReadyFileOption = Annotated[Path | None, typer.Option(hidden=True)]
 
 # what a server serves (`serve`, `mcp serve`)
@@ -172,7 +193,7 @@ def settings_for(registry: list[Path] | None, strict: bool = False, **extra: obj
 
 def reporter(settings: Settings | None = None) -> TerminalReporter:
     """Where a use case reports: ``toolctl:`` lines on stderr."""
-    from toolctl.cli.render import TerminalReporter
+    from toolctl.terminal.render import TerminalReporter
 
     return TerminalReporter(color=settings.color if settings is not None else True)
 

@@ -58,8 +58,8 @@ def export_command(
     Pulsar service) are left out with a warning. Exit 4 for an unknown --group, 2 when a
     group has nothing TrustGraph can take.
     """
-    from toolctl.cli import render
     from toolctl.interchange.flows import Streamed, export_tools
+    from toolctl.terminal import render
 
     settings = settings_for(registry, strict)
     exported = export_tools(

@@ -62,8 +62,8 @@ def graph_command(
 
         return draw_learned(format.value, registry, json)
 
-    from toolctl.cli import render
     from toolctl.registry.toolkit import draw_toolkit
+    from toolctl.terminal import render
 
     settings = settings_for(registry, strict)
     drawn = draw_toolkit(settings, reporter(settings), group)

@@ -7,9 +7,9 @@ from typing import Annotated
 
 import typer
 
-from toolctl.cli.common import JsonOption
-from toolctl.cli.recordviews import (
+from toolctl.cli.common import (
     CallerFilter,
+    JsonOption,
     OutcomeFilter,
     SessionFilter,
     SinceFilter,
@@ -44,10 +44,10 @@ def history_command(
     """
     if context.invoked_subcommand is not None:
         return
-    from toolctl.cli import render
     from toolctl.cli.common import settings_for
-    from toolctl.cli.recordviews import CALL_COLUMNS, call_rows, selection
-    from toolctl.records.reports import recent_calls
+    from toolctl.records.reports import recent_calls, selection
+    from toolctl.terminal import render
+    from toolctl.terminal.records import CALL_COLUMNS, call_rows
 
     settings = settings_for(None)
     chosen = selection(tool, outcome, caller, session, since, until)
@@ -70,10 +70,9 @@ def import_command(
     conversation a line, tool calls in "tool_calls") as sessions of calls (caller
     "import"). Exit codes: 0 ok, 2 unreadable file, a line that is not a conversation
     (nothing is imported), or no conversation at all."""
-    from toolctl.cli import render
     from toolctl.cli.common import settings_for
-    from toolctl.cli.recordviews import transcript_lines
-    from toolctl.records.transcripts import import_transcripts
+    from toolctl.records.transcripts import import_transcripts, transcript_lines
+    from toolctl.terminal import render
 
     settings = settings_for(None, record_arguments=record_arguments)
     imported = import_transcripts(settings, transcript_lines(file), str(file))

@@ -92,8 +92,8 @@ def import_command(
     written; so does anything `check` would call an error once the entries are in (an
     unknown service, a missing required config param, an edge to nothing).
     """
-    from toolctl.cli import render
     from toolctl.interchange.flows import ImportOptions, import_files
+    from toolctl.terminal import render
 
     settings = settings_for(registry)
     options = ImportOptions(as_loaded, prefix, tuple(tool or ()), update, yes)

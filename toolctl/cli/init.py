@@ -23,8 +23,8 @@ def init_command(
     user registry) and `register` writes there. A directory that is a project already is
     left as it is.
     """
-    from toolctl.cli import render
     from toolctl.registry.scaffold import init_project
+    from toolctl.terminal import render
 
     made = init_project(directory)
     if not made.created:

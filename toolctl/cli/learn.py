@@ -41,9 +41,9 @@ def learn_command(
     Also proposes Call/Next edge scores for the registry's actions (never written into a
     descriptor). Exit 2 for an unreadable or malformed transcript (file:line).
     """
-    from toolctl.cli import render
     from toolctl.cli.common import open_registry
     from toolctl.learning.usecases import learn_from_history, learn_from_transcripts
+    from toolctl.terminal import render
 
     reg = open_registry(settings_for(registry, strict))
     if transcripts:
@@ -72,8 +72,8 @@ def evaluate_command(
 
     Exit 2 for a malformed transcript or more folds than conversations.
     """
-    from toolctl.cli import render
     from toolctl.learning.usecases import evaluate_files
+    from toolctl.terminal import render
 
     result = evaluate_files(files, folds, top)
     if json:

@@ -40,13 +40,13 @@ def list_command(
     json: JsonOption = False,
 ) -> None:
     """List the definitions in force (shadowed ones are left out: see `show`, `check`)."""
-    from toolctl.cli import render
     from toolctl.registry.query import list_definitions, list_table
+    from toolctl.terminal import render
 
     settings = settings_for(registry, strict, announced=announced)
     filters = {"category": category, "runtime": runtime, "search": search}
     if json:
-        from toolctl.cli.views import definition_rows
+        from toolctl.terminal.views import definition_rows
 
         found = list_definitions(settings, reporter(settings), kind, **filters)
         render.print_json_list(definition_rows(found))

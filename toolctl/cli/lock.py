@@ -20,8 +20,8 @@ def lock_command(
     `toolctl check --locked` then reports every name that moved, changed, appeared or
     vanished (exit 3).
     """
-    from toolctl.cli import render
     from toolctl.registry.lockfile import lock
+    from toolctl.terminal import render
 
     path, count = lock(settings_for(registry, announced=announced))
     if json:

@@ -89,10 +89,10 @@ def serve_command(
     call next (the learned file, `graph learn`), re-ranked after each of its calls; a call
     to a served tool not listed still runs.
     """
-    from toolctl.cli import render
     from toolctl.serve.adaptive import adaptive_config
     from toolctl.serve.front import selection
     from toolctl.serve.stdio import StdioConfig, StdioServer
+    from toolctl.terminal import render
 
     settings = settings_for(registry, strict, pulsar_url=pulsar_url, announced=announced)
     chosen = selection(group, tool, action, hops, threshold)

@@ -60,8 +60,8 @@ def install_command(
     are kept); an entry of the same --name is replaced. The old file is kept as FILE.bak
     and the new one written atomically. Restart the client (or reload its MCP servers).
     """
-    from toolctl.cli import render
     from toolctl.interchange.client_install import install_client
+    from toolctl.terminal import render
 
     done = install_client(
         settings_for(registry),
@@ -126,10 +126,10 @@ def add_command(
     the URL becomes its own ${env:NAME} reference, never written to the registry.
     """
     from toolctl.arguments import key_values
-    from toolctl.cli import render
     from toolctl.errors import UsageError
     from toolctl.interchange.flows import ImportOptions
     from toolctl.interchange.mcp_add import add_mcp_server
+    from toolctl.terminal import render
 
     pairs = key_values(env or [], "--env")
     settings = settings_for(registry)

@@ -33,8 +33,8 @@ def new_tool_command(
     """
     from pathlib import Path
 
-    from toolctl.cli import render
     from toolctl.registry.scaffold import new_tool
+    from toolctl.terminal import render
 
     made = new_tool(name, runtime.value, Path.cwd())
     shown = " and ".join(render.display_path(path) for path in made.files)

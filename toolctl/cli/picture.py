@@ -12,11 +12,11 @@ if TYPE_CHECKING:
 
 def draw_learned(format: str, registry: list[Path] | None, as_json: bool) -> None:
     """Draw the learned file the search path finds (exit 4 when there is none)."""
-    from toolctl.cli import render
     from toolctl.cli.common import settings_for
     from toolctl.errors import NotFound, UsageError
     from toolctl.learning.draw import learned_dot
     from toolctl.learning.store import find_learned, read_learned
+    from toolctl.terminal import render
 
     settings = settings_for(registry)
     path = find_learned(settings)

@@ -80,8 +80,8 @@ def recommend_command(
         from toolctl.cli.recommend_next import recommend_after
 
         return recommend_after(action, after, query, top, settings, format.value, json)
-    from toolctl.cli import render
     from toolctl.registry.toolkit import recommend_tools
+    from toolctl.terminal import render
 
     result = recommend_tools(settings, reporter(settings), action, hops, threshold)
     chosen = Format.json if json else format
@@ -91,6 +91,6 @@ def recommend_command(
         draw = render.draw_dot if chosen is Format.dot else render.draw_mermaid
         render.write_stdout(draw(result.drawing()))
     else:
-        from toolctl.cli.views import print_recommendation
+        from toolctl.terminal.views import print_recommendation
 
         print_recommendation(result, threshold, color=settings.color)

@@ -23,10 +23,10 @@ def recommend_after(
     Without a learned file the ranking still uses the graph and the request (a note says
     so). A --after name that is no tool in force is still context (a warning says so).
     """
-    from toolctl.cli import render
     from toolctl.cli.common import open_registry
     from toolctl.errors import UsageError
     from toolctl.learning.usecases import recommend_next
+    from toolctl.terminal import render
 
     if action:
         raise UsageError("--action and --after cannot be combined")

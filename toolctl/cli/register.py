@@ -47,8 +47,8 @@ def register_command(
     search path, or confusable with one, is refused (exit 3) and nothing is written;
     --replace updates one held by the directory register writes to.
     """
-    from toolctl.cli import render
     from toolctl.registry.writer import register_files
+    from toolctl.terminal import render
 
     written = register_files(files or [], settings_for(registry), replace=replace)
     if json:
@@ -72,9 +72,9 @@ def unregister_command(
     registry: RegistryOption = None,
 ) -> None:
     """Remove the file that defines KIND NAME (only a file holding just that entry)."""
-    from toolctl.cli import render
     from toolctl.registry.query import kind_of
     from toolctl.registry.writer import unregister
+    from toolctl.terminal import render
 
     if name is None:  # `unregister sentiment`: a name where the kind goes
         raise kind_first(kind)

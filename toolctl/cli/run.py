@@ -5,7 +5,7 @@ times while building it, and string annotations would be compiled and evaluated 
 ``typer.Option(...)`` in them) at each read, ~4 ms of each `toolctl run`.
 """
 
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
@@ -20,11 +20,6 @@ from toolctl.cli.common import (
     complete_tools,
     settings_for,
 )
-
-if TYPE_CHECKING:
-    from toolctl.calls import Caller
-    from toolctl.cli.render import TerminalSink
-    from toolctl.runners.base import ToolSpec
 
 
 def install(app: typer.Typer) -> None:
@@ -126,10 +121,13 @@ def run_command(
     unavailable, 124 timed out, 130 interrupted, 143 terminated.
     """
     from toolctl import calls
-    from toolctl.cli import _write_records, render
+    from toolctl.calls.command import Planned, run_named
+    from toolctl.cli import _write_records
     from toolctl.cli.common import open_registry
     from toolctl.errors import ToolFailed
     from toolctl.processes.lifetime import Lifetime
+    from toolctl.runners.base import ToolResult
+    from toolctl.terminal import render
 
     cap = tool_args.parse_size(max_output, "--max-output") if max_output is not None else None
     settings = settings_for(
@@ -146,48 +144,25 @@ def run_command(
     caller = calls.Caller(settings, open_registry(settings), origin=calls.cli_origin(settings))
     with Lifetime(raising=True) as lifetime, caller:
         lifetime.at_once(_write_records)  # a second signal ends at once, records written
-        spec = calls.resolve(caller.registry, name, allow_staging=allow_staging)
-        if batch is not None:
-            return _batch(caller, spec, batch, bool(arg or args), concurrency, timeout, sink, cap)
-        given = tool_args.read_args_option(args) if args is not None else None
-        if dry_run:
-            plan = caller.describe(spec, given, pairs=arg or [], timeout=timeout)
-            return render.print_plan(spec.name, plan, as_json=json)
-        result = caller.call(
-            spec, given, pairs=arg or [], timeout=timeout, sink=sink, max_output=cap
+        done = run_named(
+            caller,
+            name,
+            sink,
+            pairs=arg or [],
+            args=args,
+            batch=batch,
+            concurrency=concurrency,
+            timeout=timeout,
+            max_output=cap,
+            allow_staging=allow_staging,
+            dry_run=dry_run,
         )
-    render.print_result(result, as_json=json, already_streamed=sink.streamed)
-    if not result.success:
-        raise ToolFailed("the tool failed", quiet=True)
-
-
-def _batch(
-    caller: "Caller",
-    spec: "ToolSpec",
-    lines: str,
-    given: bool,
-    concurrency: int,
-    timeout: float | None,
-    sink: "TerminalSink",
-    cap: int | None,
-) -> None:
-    """One call per line of ``lines`` (a file, or - for stdin), results as JSON lines;
-    ``given``: arguments given on the command line too, which a batch refuses."""
-    import gc
-
-    from toolctl.cli import render
-    from toolctl.errors import ToolFailed, UsageError
-
-    if given:
-        raise UsageError("--batch reads the arguments from its lines; drop --arg/--args")
-    gc.freeze()  # what start-up built lives to the end: keep it out of every GC pass
-    results = caller.batch(
-        spec,
-        render.open_lines(lines),
-        concurrency=concurrency,
-        timeout=timeout,
-        sink=sink,
-        max_output=cap,
-    )
-    if not render.print_results(results, render.batch_progress(lines, sink.settings.color)):
+        if isinstance(done, Planned):
+            return render.print_plan(done.name, done.plan, as_json=json)
+        if not isinstance(done, ToolResult):  # a batch: results as they come, in order
+            ok = render.print_results(done, render.batch_progress(str(batch), settings.color))
+    if isinstance(done, ToolResult):
+        render.print_result(done, as_json=json, already_streamed=sink.streamed)
+        ok = done.success
+    if not ok:
         raise ToolFailed("the tool failed", quiet=True)

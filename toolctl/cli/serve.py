@@ -85,10 +85,10 @@ def serve_command(
     2 bad option (a non-loopback --host without --token-env), 3 registry refused, 4 unknown
     group, tool or action, 5 the port is taken.
     """
-    from toolctl.cli import render
     from toolctl.serve.adaptive import adaptive_config
     from toolctl.serve.front import selection
     from toolctl.serve.http import HttpConfig, HttpServer, gateway_options, start_detached
+    from toolctl.terminal import render
 
     settings = settings_for(registry, strict, pulsar_url=pulsar_url, announced=announced)
     options = gateway_options(settings, host, port, token_env, tuple(allow_origin or ()))

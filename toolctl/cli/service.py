@@ -44,7 +44,7 @@ def up_command(
     Exit codes: 0 running, 2 not a managed service, 4 unknown service, 5 it would not start.
     """
     from toolctl.calls.services import service_up
-    from toolctl.cli import render, views
+    from toolctl.terminal import render, views
 
     settings = settings_for(registry, strict)
     what, record, started = service_up(settings, reporter(settings), name)
@@ -68,8 +68,8 @@ def down_command(
     Stopping what is not running succeeds. Exit 4 when NAME is neither running nor a service.
     """
     from toolctl.calls.services import service_down
-    from toolctl.cli import render, views
     from toolctl.errors import UsageError
+    from toolctl.terminal import render, views
 
     settings = settings_for(registry, strict)
     if all_ == (name is not None):
@@ -93,7 +93,7 @@ def status_command(
 ) -> None:
     """List what toolctl runs in the background: managed services, the broker, workers."""
     from toolctl.calls.services import service_status
-    from toolctl.cli import render, views
+    from toolctl.terminal import render, views
 
     settings = settings_for(registry, strict)
     records = service_status(settings, reporter(settings), name)

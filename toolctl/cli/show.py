@@ -33,8 +33,8 @@ def show_command(
     json: JsonOption = False,
 ) -> None:
     """Show NAME with its winning file:line and every shadowed definition."""
-    from toolctl.cli.views import print_definition
     from toolctl.registry.query import show
+    from toolctl.terminal.views import print_definition
 
     settings = settings_for(registry, strict, announced=announced)
     print_definition(show(settings, reporter(settings), name, kind), as_json=json)

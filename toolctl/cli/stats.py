@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import typer
 
-from toolctl.cli.common import JsonOption
-from toolctl.cli.recordviews import (
+from toolctl.cli.common import (
     CallerFilter,
+    JsonOption,
     OutcomeFilter,
     SessionFilter,
     SinceFilter,
@@ -31,10 +31,10 @@ def stats_command(
     """Summarise the run history per tool (calls, success rate, latency percentiles in
     ms, the slowest call) and draw the latency histogram of the selected calls.
     Exit codes: 0 ok, 2 bad option."""
-    from toolctl.cli import render
     from toolctl.cli.common import settings_for
-    from toolctl.cli.recordviews import STATS_COLUMNS, print_histogram, selection, stats_rows
-    from toolctl.records.reports import tool_stats
+    from toolctl.records.reports import selection, tool_stats
+    from toolctl.terminal import render
+    from toolctl.terminal.records import STATS_COLUMNS, print_histogram, stats_rows
 
     settings = settings_for(None)
     report = tool_stats(settings, selection(tool, outcome, caller, session, since, until))

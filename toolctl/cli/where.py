@@ -19,9 +19,9 @@ def where_command(registry: RegistryOption = None, json: JsonOption = False) -> 
     A project is the nearest directory at or above this one holding toolctl.toml (`toolctl
     init` makes one); outside a project, the user registry is read and written.
     """
-    from toolctl.cli import render
-    from toolctl.cli.views import print_locations
     from toolctl.registry.locations import locations
+    from toolctl.terminal import render
+    from toolctl.terminal.views import print_locations
 
     found = locations(settings_for(registry))
     if json:

@@ -101,30 +101,22 @@ def worker_command(
     Exit codes: 0 stopped, 2 bad handler or options, 4 unknown service or tool,
     5 broker unreachable.
     """
-    from toolctl.cli import render, views
-    from toolctl.errors import UsageError
     from toolctl.serve import worker
+    from toolctl.terminal import render, views
 
-    if (service is None) == (tool is None):
-        raise UsageError("give a SERVICE or --tool NAME (one of them)")
-    settings = settings_for(registry, strict, pulsar_url=pulsar_url)
-    if key is not None and not announce:
-        raise UsageError("--key signs announcements: give --announce too")
     target = worker.Target(
         service, tool, handler, concurrency, verbose, metrics_port, announce, announce_ttl, key
     )
+    settings = settings_for(registry, strict, pulsar_url=pulsar_url)
+    label = target.label
     if stop:
         stopped = worker.stop_worker(settings, target)
-        views.report_stop(stopped, f"stopped {target.label}", f"{target.label}: not running")
-    elif detach:
-        explicit = bool(registry)
+        return views.report_stop(stopped, f"stopped {label}", f"{label}: not running")
+    if detach:
         record, started = worker.start_worker(
-            settings, target, explicit_registry=explicit, strict=strict
+            settings, target, explicit_registry=bool(registry), strict=strict
         )
         how = "started" if started else "already running"
-        render.note(
-            f"{target.label} {how} (pid {record.pid}, log {render.display_path(record.log)})"
-        )
-    else:
-        log = render.timestamped(target.label)
-        worker.run_worker(settings, reporter(settings), target, log, ready_file)
+        log = render.display_path(record.log)
+        return render.note(f"{label} {how} (pid {record.pid}, log {log})")
+    worker.run_worker(settings, reporter(settings), target, render.timestamped(label), ready_file)

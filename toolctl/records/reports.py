@@ -42,6 +42,26 @@ def parse_when(text: str, option: str, now: float | None = None) -> float:
         ) from None
 
 
+def selection(
+    tool: str | None,
+    outcome: str | None,
+    caller: str | None,
+    session: str | None,
+    since: str | None,
+    until: str | None,
+) -> Filter:
+    """The Filter `history`'s and `stats`' options describe; a malformed time is a usage
+    error (exit 2) naming its option."""
+    return Filter(
+        tool,
+        outcome,
+        caller,
+        session,
+        parse_when(since, "--since") if since else None,
+        parse_when(until, "--until") if until else None,
+    )
+
+
 def check_filter(selected: Filter) -> Filter:
     """``selected``, or a UsageError for an outcome or caller that cannot exist."""
     outcomes = sorted(set(OUTCOMES.values()))

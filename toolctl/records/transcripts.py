@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterable, Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from toolctl.errors import ToolctlError, UsageError
@@ -38,6 +39,18 @@ class Imported(NamedTuple):
 
     def to_json(self) -> dict[str, Any]:
         return {"sessions": self.sessions, "calls": self.calls}
+
+
+def transcript_lines(file: Path) -> Iterable[str]:
+    """The lines of a transcript file, or of stdin for "-"; an unreadable file is exit 2."""
+    import sys
+
+    if str(file) == "-":
+        return sys.stdin
+    try:
+        return file.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError as exc:
+        raise UsageError(f"cannot read {file}: {exc.strerror}") from exc
 
 
 def import_transcripts(settings: Settings, lines: Iterable[str], origin: str) -> Imported:

@@ -48,6 +48,14 @@ class Target:
     key: Path | None = None
     """The signing key of the announcements (`toolctl keygen`)."""
 
+    def __post_init__(self) -> None:
+        from toolctl.errors import UsageError
+
+        if (self.service is None) == (self.tool is None):
+            raise UsageError("give a SERVICE or --tool NAME (one of them)")
+        if self.key is not None and not self.announce:
+            raise UsageError("--key signs announcements: give --announce too")
+
     @property
     def name(self) -> str:
         """Its name in the process table (what `service status` lists)."""

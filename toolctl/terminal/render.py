@@ -45,7 +45,7 @@ def print_json(data: Any) -> None:
 def print_json_list(items: Iterable[Any], key: str | None = None) -> None:
     """``print_json(list(items))`` (or of ``{key: list(items)}``), the same bytes, written
     while the items are still being read."""
-    from toolctl.cli import jsonstream
+    from toolctl.terminal import jsonstream
 
     if key is None:
         jsonstream.write_list(sys.stdout, items)
@@ -319,22 +319,6 @@ def log_event(event: dict[str, Any], *, as_json: bool) -> None:
         fields = " ".join(f"{k}={v}" for k, v in event.items() if k != "event")
         sys.stderr.write(f"{PROG}: {event['event']} {fields}\n")
     sys.stderr.flush()
-
-
-def open_lines(source: str) -> Any:
-    """Lines of a --batch file, or of stdin for '-'; bytes that are not UTF-8 stay in the
-    line as surrogates, so that line (and only it) fails as not UTF-8 text."""
-    if source == "-":
-        binary = getattr(sys.stdin, "buffer", None)
-        if binary is None:  # a text stream stood in for stdin
-            return sys.stdin
-        return (raw.decode("utf-8", "surrogateescape") for raw in binary)
-    try:
-        return open(source, encoding="utf-8", errors="surrogateescape")
-    except OSError as exc:
-        from toolctl.errors import UsageError
-
-        raise UsageError(f"cannot read --batch file {source}: {exc.strerror}") from exc
 
 
 # -- the toolkit graph: scores, DOT and Mermaid drawings, groups -----------------------------

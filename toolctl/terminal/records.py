@@ -1,61 +1,16 @@
-"""What `toolctl history` and `toolctl stats` share: the filter options and the views."""
+"""What `toolctl history` and `toolctl stats` show: the calls' and the tools' tables, the
+latency histogram."""
 
 from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Iterable, Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
-
-import typer
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from toolctl.records.history import CallRecord, Filter
+    from toolctl.records.history import CallRecord
     from toolctl.records.stats import Bin, ToolStats
-
-ToolFilter = Annotated[str | None, typer.Option("--tool", metavar="NAME", help="Only this tool.")]
-OutcomeFilter = Annotated[
-    str | None,
-    typer.Option(
-        metavar="OUTCOME",
-        help="Only calls that ended so: ok, failed, invalid, timeout, unavailable, ...",
-    ),
-]
-CallerFilter = Annotated[
-    str | None,
-    typer.Option(metavar="CALLER", help="Only calls from: cli, batch, serve, mcp, worker, import."),
-]
-SessionFilter = Annotated[str | None, typer.Option(metavar="ID", help="Only this session.")]
-SinceFilter = Annotated[
-    str | None,
-    typer.Option(metavar="WHEN", help="Only calls since WHEN: 30m, 2h, 7d, 1w ago, or a date."),
-]
-UntilFilter = Annotated[
-    str | None, typer.Option(metavar="WHEN", help="Only calls before WHEN (as --since).")
-]
-
-
-def selection(
-    tool: str | None,
-    outcome: str | None,
-    caller: str | None,
-    session: str | None,
-    since: str | None,
-    until: str | None,
-) -> Filter:
-    """The Filter the options describe; a malformed time is a usage error (exit 2)."""
-    from toolctl.records.history import Filter
-    from toolctl.records.reports import parse_when
-
-    return Filter(
-        tool,
-        outcome,
-        caller,
-        session,
-        parse_when(since, "--since") if since else None,
-        parse_when(until, "--until") if until else None,
-    )
 
 
 def call_rows(calls: Sequence[CallRecord]) -> list[list[str]]:
@@ -96,7 +51,7 @@ def stats_rows(tools: Sequence[ToolStats]) -> list[list[str]]:
 
 def print_histogram(bins: Sequence[Bin], *, color: bool, width: int = 40) -> None:
     """The latency histogram: one bar per bin, drawn with rich on a terminal."""
-    from toolctl.cli.render import fancy
+    from toolctl.terminal.render import fancy
 
     if not bins:
         return
@@ -121,15 +76,3 @@ def print_histogram(bins: Sequence[Bin], *, color: bool, width: int = 40) -> Non
         sys.stdout.write(
             " ".join(part for part in (label, "#" * length, str(calls)) if part) + "\n"
         )
-
-
-def transcript_lines(file: Path) -> Iterable[str]:
-    """The lines of a transcript file, or of stdin for "-"; an unreadable file is exit 2."""
-    from toolctl.errors import UsageError
-
-    if str(file) == "-":
-        return sys.stdin
-    try:
-        return file.read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError as exc:
-        raise UsageError(f"cannot read {file}: {exc.strerror}") from exc

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from toolctl.cli import render
+from toolctl.terminal import render
 
 if TYPE_CHECKING:
     from toolctl.graph import Recommendation

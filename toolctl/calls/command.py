@@ -1,0 +1,71 @@
+"""`toolctl run`'s use case: a tool named on a command line, called once, described
+(``--dry-run``), or called once per line of a ``--batch``."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from toolctl.errors import UsageError
+
+if TYPE_CHECKING:
+    from toolctl.calls import Caller
+    from toolctl.runners.base import Sink, ToolResult
+
+
+class Planned(NamedTuple):
+    """What a ``--dry-run`` would have run (secrets masked)."""
+
+    name: str
+    plan: dict[str, Any]
+
+
+def run_named(
+    caller: Caller,
+    name: str,
+    sink: Sink,
+    *,
+    pairs: Sequence[str] = (),
+    args: str | None = None,
+    batch: str | None = None,
+    concurrency: int = 1,
+    timeout: float | None = None,
+    max_output: int | None = None,
+    allow_staging: bool = False,
+    dry_run: bool = False,
+) -> Planned | ToolResult | Iterator[ToolResult]:
+    """One call of the tool ``name`` (``pairs``: KEY=VALUE items; ``args``: the --args
+    option, JSON, @FILE or -), its plan with ``dry_run``, or with ``batch`` (a file, or -
+    for stdin) one call per line, the results in input order as they come."""
+    from toolctl import arguments, calls
+
+    spec = calls.resolve(caller.registry, name, allow_staging=allow_staging)
+    if batch is not None:
+        if pairs or args:
+            raise UsageError("--batch reads the arguments from its lines; drop --arg/--args")
+        import gc
+
+        gc.freeze()  # what start-up built lives to the end: keep it out of every GC pass
+        lines = batch_lines(batch)
+        return caller.batch(
+            spec, lines, concurrency=concurrency, timeout=timeout, sink=sink, max_output=max_output
+        )
+    given = arguments.read_args_option(args) if args is not None else None
+    if dry_run:
+        return Planned(spec.name, caller.describe(spec, given, pairs=pairs, timeout=timeout))
+    return caller.call(spec, given, pairs=pairs, timeout=timeout, sink=sink, max_output=max_output)
+
+
+def batch_lines(source: str) -> Iterable[str]:
+    """Lines of a --batch file, or of stdin for '-'; bytes that are not UTF-8 stay in the
+    line as surrogates, so that line (and only it) fails as not UTF-8 text."""
+    if source == "-":
+        binary = getattr(sys.stdin, "buffer", None)
+        if binary is None:  # a text stream stood in for stdin
+            return sys.stdin
+        return (raw.decode("utf-8", "surrogateescape") for raw in binary)
+    try:
+        return open(source, encoding="utf-8", errors="surrogateescape")
+    except OSError as exc:
+        raise UsageError(f"cannot read --batch file {source}: {exc.strerror}") from exc

@@ -1,0 +1,8 @@
+"""What a terminal shows: results, tables, definitions, errors, warnings and progress.
+
+The front door's presentation, beside ``cli/`` rather than in it: a command parses its
+options, makes one use-case call and hands what comes back to a function here. Nothing
+below the front door imports this package; the library reports through the Sink and
+Reporter interfaces (``runners.base``, ``reporting``), which ``render`` implements for a
+terminal.
+"""
