@@ -58,25 +58,17 @@ def export_command(
     Pulsar service) are left out with a warning. Exit 4 for an unknown --group, 2 when a
     group has nothing TrustGraph can take.
     """
-    from toolctl.interchange.flows import Streamed, export_tools
-    from toolctl.terminal import render
+    from toolctl.interchange.flows import export_tools
+    from toolctl.terminal.views import print_exported
 
     settings = settings_for(registry, strict)
-    exported = export_tools(
-        settings,
-        reporter(settings),
-        format.value,
-        group=group,
-        strict_schemas=strict_schemas,
-        commands=as_commands,
+    print_exported(
+        export_tools(
+            settings,
+            reporter(settings),
+            format.value,
+            group=group,
+            strict_schemas=strict_schemas,
+            commands=as_commands,
+        )
     )
-    if isinstance(exported, Streamed):  # its notes are complete once its items are out
-        render.print_json_list(exported.items, exported.key)
-    for note in exported.notes:
-        render.warn(note)
-    if isinstance(exported, Streamed):
-        return
-    if isinstance(exported.data, str):
-        render.write_stdout(exported.data)
-    else:
-        render.print_json(exported.data)

@@ -57,24 +57,19 @@ def graph_command(
     """
     if ctx.invoked_subcommand is not None:
         return
-    if learned:
-        from toolctl.cli.picture import draw_learned
-
-        return draw_learned(format.value, registry, json)
-
+    from toolctl.learning.draw import graphviz
+    from toolctl.learning.usecases import learned_drawing
     from toolctl.registry.toolkit import draw_toolkit
-    from toolctl.terminal import render
+    from toolctl.terminal import render, views
 
     settings = settings_for(registry, strict)
-    drawn = draw_toolkit(settings, reporter(settings), group)
-    chosen = Format.json if json else format
-    if chosen is Format.json:
-        render.print_json(drawn.to_json())
-    elif chosen is Format.mermaid:
-        render.write_stdout(render.draw_mermaid(drawn.drawing))
-    elif chosen is Format.dot:
-        render.write_stdout(render.draw_dot(drawn.drawing))
+    chosen = "json" if json else format.value
+    if learned:
+        dot = learned_drawing(settings, chosen)
     else:
-        from toolctl.cli.picture import write_picture
-
-        write_picture(render.draw_dot(drawn.drawing), chosen.value, settings)
+        drawn = draw_toolkit(settings, reporter(settings), group)
+        if chosen in ("json", "mermaid"):
+            return views.print_graph(drawn, chosen)
+        dot = render.draw_dot(drawn.drawing)
+    path = settings.environ.get("PATH", "")
+    views.print_drawing(dot if chosen == "dot" else graphviz(dot, chosen, path))

@@ -75,22 +75,28 @@ def recommend_command(
     --threshold name. Exit 0 when a start action exists (unknown ones are warned about),
     4 when none does, 2 for a bad option.
     """
-    settings = settings_for(registry, strict)
-    if after or not action:
-        from toolctl.cli.recommend_next import recommend_after
+    from toolctl.errors import UsageError
+    from toolctl.terminal import views
 
-        return recommend_after(action, after, query, top, settings, format.value, json)
+    settings = settings_for(registry, strict)
+    chosen = Format.json if json else format
+    if after or not action:
+        from toolctl.cli.common import open_registry
+        from toolctl.learning.usecases import recommend_next
+
+        if action:
+            raise UsageError("--action and --after cannot be combined")
+        if not after:
+            raise UsageError("give --action (the toolkit graph) or --after (the next tools)")
+        if format in (Format.dot, Format.mermaid):
+            raise UsageError(
+                f"--format {format} draws --action results; --after prints table or json"
+            )
+        found = recommend_next(open_registry(settings), after, query, top)
+        return views.print_next(found, as_json=chosen is Format.json, color=settings.color)
     from toolctl.registry.toolkit import recommend_tools
-    from toolctl.terminal import render
 
     result = recommend_tools(settings, reporter(settings), action, hops, threshold)
-    chosen = Format.json if json else format
-    if chosen is Format.json:
-        render.print_json(result.to_json())
-    elif chosen is not Format.table:
-        draw = render.draw_dot if chosen is Format.dot else render.draw_mermaid
-        render.write_stdout(draw(result.drawing()))
-    else:
-        from toolctl.terminal.views import print_recommendation
-
-        print_recommendation(result, threshold, color=settings.color)
+    if chosen is Format.table:
+        return views.print_recommendation(result, threshold, color=settings.color)
+    views.print_graph(result, chosen.value)

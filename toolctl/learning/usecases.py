@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from toolctl.graph import Toolkit
     from toolctl.learning.evaluate import Evaluation
     from toolctl.registry.index import Registry
+    from toolctl.settings import Settings
 
 
 @dataclass(frozen=True)
@@ -136,6 +137,21 @@ def recommend_next(
     best = rank_next(model, after, candidates, query=query, toolkit=_toolkit(registry), top=top)
     unknown = tuple(name for name in dict.fromkeys(after) if name not in candidates)
     return NextTools(tuple(best), path, unknown)
+
+
+def learned_drawing(settings: Settings, format: str) -> str:
+    """`graph --learned`: the DOT text of the learned file the search path finds (exit 4
+    when there is none; dot, svg and png only)."""
+    from toolctl.errors import NotFound
+    from toolctl.learning.draw import learned_dot
+    from toolctl.learning.store import find_learned, read_learned
+
+    path = find_learned(settings)
+    if path is None:
+        raise NotFound("learned file", "toolctl.learned", hint="run `toolctl graph learn` first")
+    if format not in ("dot", "svg", "png"):
+        raise UsageError("--learned draws dot, svg or png")
+    return learned_dot(read_learned(path))
 
 
 def tools_in_force(registry: Registry) -> dict[str, str]:

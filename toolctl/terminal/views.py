@@ -14,6 +14,7 @@ from toolctl.terminal import render
 
 if TYPE_CHECKING:
     from toolctl.graph import Recommendation
+    from toolctl.learning.usecases import NextTools
     from toolctl.registry.check import CheckResult
     from toolctl.registry.loader import Definition
     from toolctl.registry.locations import Locations
@@ -195,3 +196,57 @@ def print_locations(found: Locations) -> None:
     lines += [f"{key}: {value}" for key, value in shown.items() if value is not None]
     lines += [f"data: {found.data_dir}", f"cache: {found.cache_dir}", f"state: {found.state_dir}"]
     typer.echo("\n".join(lines))
+
+
+def print_drawing(drawing: str | bytes) -> None:
+    """A drawing on standard output: DOT or Mermaid text, or SVG or PNG bytes."""
+    if isinstance(drawing, str):
+        render.write_stdout(drawing)
+        return
+    import sys
+
+    sys.stdout.buffer.write(drawing)
+    sys.stdout.flush()
+
+
+def print_graph(drawn: Any, format: str) -> None:
+    """A drawn toolkit or recommendation (``to_json`` and ``drawing``) as json, dot or
+    mermaid (a recommendation's table is ``print_recommendation``)."""
+    if format == "json":
+        render.print_json(drawn.to_json())
+        return
+    drawing = drawn.drawing() if callable(drawn.drawing) else drawn.drawing
+    draw = render.draw_mermaid if format == "mermaid" else render.draw_dot
+    render.write_stdout(draw(drawing))
+
+
+def print_next(result: NextTools, *, as_json: bool, color: bool) -> None:
+    """`recommend --after`: the next tools ranked, as a table or JSON; a warning for each
+    --after name not in force, a note when no learned file helped."""
+    for name in result.unknown:
+        render.warn(f"tool '{name}' is not in force; used as context only")
+    if result.learned is None:
+        render.note(
+            "no learned file on the search path (`toolctl graph learn`): graph and query only"
+        )
+    if as_json:
+        return render.print_json(result.to_json())
+    rows = [[str(i), s.name, f"{s.score:.4f}"] for i, s in enumerate(result.ranked, 1)]
+    render.print_table(["RANK", "TOOL", "SCORE"], rows, color=color)
+
+
+def print_exported(exported: Any) -> None:
+    """What `export` made (``interchange.flows``): a JSON list streamed as it is made, a
+    JSON document or lines of text; its notes as warnings, after a stream's items."""
+    from toolctl.interchange.flows import Streamed
+
+    if isinstance(exported, Streamed):  # its notes are complete once its items are out
+        render.print_json_list(exported.items, exported.key)
+    for note in exported.notes:
+        render.warn(note)
+    if isinstance(exported, Streamed):
+        return
+    if isinstance(exported.data, str):
+        render.write_stdout(exported.data)
+    else:
+        render.print_json(exported.data)
