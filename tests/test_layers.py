@@ -99,6 +99,7 @@ USE_CASES = {
     "toolctl.records.reports",  # history, stats
     "toolctl.records.transcripts",  # history import
     "toolctl.records.journal",  # the calls' records written at exit (cli/__init__)
+    "toolctl.records.crash",  # an unexpected bug's report (cli/__init__)
     "toolctl.records.tracing",
     # the types of what the use cases return, and the Sink a terminal implements
     "toolctl.registry.index",

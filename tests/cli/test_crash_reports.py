@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from toolctl.cli import _write_crash_report
+from toolctl.records.crash import write_crash_report as _write_crash_report
 
 
 def test_crashes_in_one_second_leave_one_report_each(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import Toolctl, write_files
-from toolctl.cli import _write_crash_report
+from toolctl.records.crash import write_crash_report as _write_crash_report
 
 TOOL = """
 [[tool]]

@@ -103,7 +103,9 @@ def dispatch(args: list[str]) -> int:
     except BrokenPipeError:
         return 1
     except Exception as exc:  # an unexpected bug: one line and a report, never a traceback
-        report = _write_crash_report(args)
+        from toolctl.records.crash import write_crash_report
+
+        report = write_crash_report(args)
         render.error(f"internal error: {type(exc).__name__}: {exc}; full report in {report}")
         return EXIT_INTERNAL
     finally:
@@ -146,33 +148,3 @@ def _write_records() -> None:
             stream.flush()
     shutdown_all()  # spans first: a warning about them is told with the history's
     flush_all(render.warn)
-
-
-def _write_crash_report(args: list[str]) -> str:
-    import tempfile
-    import time
-    import traceback
-
-    from toolctl.settings import Settings
-
-    text = f"toolctl {' '.join(args)}\n\n{traceback.format_exc()}"
-    now = time.time()
-    stamp = f"{time.strftime('%Y%m%d-%H%M%S', time.localtime(now))}.{int(now % 1 * 1e6):06d}"
-    try:
-        directory = Settings.load().state_dir / "crash"
-        directory.mkdir(parents=True, exist_ok=True)
-        for attempt in range(100):  # pid + microseconds are unique; "x" makes sure of it
-            suffix = f"-{attempt}" if attempt else ""
-            path = directory / f"crash-{stamp}-{os.getpid()}{suffix}.log"
-            try:
-                with open(path, "x", encoding="utf-8", errors="backslashreplace") as out:
-                    out.write(text)
-            except FileExistsError:
-                continue
-            return str(path)
-        raise FileExistsError(str(directory))
-    except OSError:
-        handle, name = tempfile.mkstemp(prefix="toolctl-crash-", suffix=".log")
-        with open(handle, "w", encoding="utf-8", errors="backslashreplace") as out:
-            out.write(text)
-        return name

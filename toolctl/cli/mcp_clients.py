@@ -61,7 +61,7 @@ def install_command(
     and the new one written atomically. Restart the client (or reload its MCP servers).
     """
     from toolctl.interchange.client_install import install_client
-    from toolctl.terminal import render
+    from toolctl.terminal import views
 
     done = install_client(
         settings_for(registry),
@@ -73,15 +73,7 @@ def install_command(
         config=config,
         write=not print_only,
     )
-    where = render.display_path(done.path)
-    if print_only:
-        render.print_json({done.client.keys[-1]: {done.name: done.entry}})
-        render.note(f"{done.client.title} reads it from {where}")
-        return
-    verb = "replaced" if done.replaced else "added"
-    render.note(f"{verb} server '{done.name}' in {where} ({done.client.title})")
-    if done.backup is not None:
-        render.note(f"the previous file is kept as {render.display_path(done.backup)}")
+    views.print_installed(done, printed=print_only)
 
 
 def add_command(
@@ -126,15 +118,12 @@ def add_command(
     the URL becomes its own ${env:NAME} reference, never written to the registry.
     """
     from toolctl.arguments import key_values
-    from toolctl.errors import UsageError
     from toolctl.interchange.flows import ImportOptions
     from toolctl.interchange.mcp_add import add_mcp_server
     from toolctl.terminal import render
 
     pairs = key_values(env or [], "--env")
     settings = settings_for(registry)
-    if command and url:
-        raise UsageError("give the server's command after --, or --url, not both")
     options = ImportOptions(prefix=prefix, globs=tuple(tool or ()))
     done = add_mcp_server(
         settings, reporter(settings), name, command or [], url=url, env=pairs, options=options

@@ -33,7 +33,9 @@ def add_mcp_server(
     from toolctl.interchange.client_servers import server_of
     from toolctl.interchange.mcp_config import import_configs
 
-    if bool(command) == bool(url):
+    if command and url:
+        raise UsageError("give the server's command after --, or --url, not both")
+    if not command and not url:
         raise UsageError("give the server's command after --, or --url (one of them)")
     value: dict[str, Any] = {"url": url} if url else {"command": command[0], "args": command[1:]}
     if env:

@@ -250,3 +250,17 @@ def print_exported(exported: Any) -> None:
         render.write_stdout(exported.data)
     else:
         render.print_json(exported.data)
+
+
+def print_installed(done: Any, *, printed: bool) -> None:
+    """What `mcp install` did (``interchange.client_install``), or with ``printed`` the
+    entry it would write and where."""
+    where = render.display_path(done.path)
+    if printed:
+        render.print_json({done.client.keys[-1]: {done.name: done.entry}})
+        render.note(f"{done.client.title} reads it from {where}")
+        return
+    verb = "replaced" if done.replaced else "added"
+    render.note(f"{verb} server '{done.name}' in {where} ({done.client.title})")
+    if done.backup is not None:
+        render.note(f"the previous file is kept as {render.display_path(done.backup)}")
