@@ -227,6 +227,32 @@ def test_stdout_carries_only_protocol(registry: Path) -> None:
     assert all("arguments" not in e for e in logged)
 
 
+def test_requests_written_before_stdin_closes_are_all_answered(registry: Path) -> None:
+    """`printf REQUESTS | toolctl mcp serve`: stdin closes at once, and still every request
+    read is answered (the SDK alone cancels what runs when its input ends)."""
+    requests = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+         "params": {"name": "echo", "arguments": {"text": "hi"}}},
+    ]  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "toolctl", "mcp", "serve", "--registry", str(registry)],
+        input="".join(json.dumps(r) + "\n" for r in requests),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    by_id = {a["id"]: a for a in map(json.loads, done.stdout.splitlines())}
+    assert sorted(by_id) == [1, 2, 3]
+    assert "echo" in [t["name"] for t in by_id[2]["result"]["tools"]]
+    assert by_id[3]["result"]["isError"] is False
+
+
 def test_unknown_selection_exits_4(registry: Path, toolctl: Toolctl) -> None:
     done = toolctl("mcp", "serve", "--registry", str(registry), "--group", "nope", input="")
     assert done.returncode == 4 and "group 'nope' not found" in done.stderr

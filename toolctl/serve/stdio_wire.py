@@ -11,7 +11,11 @@ that is not a JSON-RPC message without a word, and dies on text it cannot encode
   surrogate, ``"\\ud800"``), is answered ``-32600`` with its id (a notification: nothing);
 * ``server/discover`` (the 2026-07-28 revision's probe) is refused ``-32601`` here, before
   the SDK would log a long validation warning for it;
-* what goes out is always UTF-8: a lone surrogate is written as its JSON escape.
+* what goes out is always UTF-8: a lone surrogate is written as its JSON escape;
+* when stdin closes, the requests already read get ``EOF_GRACE`` seconds to be answered
+  before the session ends (and the SDK cancels what is still running): a client that
+  writes its requests and closes (``printf ... | toolctl mcp serve``) gets every quick
+  answer, and one that closes stdin to shut the server down waits at most that long.
 
 A message is serialised as the model it holds, not through the ``JSONRPCMessage`` union
 around it (the bytes are the same; the union costs ~7x more, which for a 10,000-tool list
@@ -40,6 +44,9 @@ if TYPE_CHECKING:
 
 MAX_LINE = 16 * 1024 * 1024
 """The longest line `mcp serve` reads from stdin, in bytes (newline excluded)."""
+
+EOF_GRACE = 3.0
+"""Seconds the requests read before stdin closed get to be answered (see above)."""
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -127,6 +134,7 @@ async def stdio_transport(
     read_writer, read = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
     writing = anyio.Lock()
+    unanswered: set[str | int] = set()  # the ids of requests read and not yet answered
 
     async def send(data: bytes) -> None:
         async with writing:
@@ -146,16 +154,23 @@ async def stdio_transport(
                     # the SDK would log a 94-line validation warning for it
                     await send(encoded(json.dumps(_discover_refusal(probe.id))))
                     continue
+                if isinstance(probe, types.JSONRPCRequest):
+                    unanswered.add(probe.id)
                 try:
                     await read_writer.send(SessionMessage(message))
                 except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                     return  # the session is over: what is still sent goes unread
+            with anyio.move_on_after(EOF_GRACE):  # stdin closed: answer what was read
+                while unanswered:
+                    await anyio.sleep(0.005)
 
     async def writer() -> None:
         async with write_reader:
             async for outgoing in write_reader:
-                body = outgoing.message.root.model_dump_json(by_alias=True, exclude_none=True)
-                await send(encoded(body))
+                root = outgoing.message.root
+                if isinstance(root, types.JSONRPCResponse | types.JSONRPCError):
+                    unanswered.discard(root.id)
+                await send(encoded(root.model_dump_json(by_alias=True, exclude_none=True)))
 
     async with anyio.create_task_group() as group:
         group.start_soon(reader)
