@@ -72,7 +72,7 @@ conformance: $(CONFORMANCE)/node_modules/.installed
 # a broker, podman, MCP servers, a server or a toolctl process of their own (tests/conftest.py
 # marks those `integration` by path and fixture). `make test` runs everything, as CI does.
 check: install
-	$(PY) -m pytest -q -n $(TEST_WORKERS) -m "not integration"
+	FUZZ_SCALE=0.25 $(PY) -m pytest -q -n $(TEST_WORKERS) -m "not integration"
 
 test: install mcp-servers serve-clients conformance
 	$(PY) -m pytest -q -n $(TEST_WORKERS)

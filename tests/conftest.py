@@ -21,6 +21,15 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 TESTS = ROOT / "tests"
 
+FUZZ_SCALE = float(os.environ.get("FUZZ_SCALE", "1"))
+"""``make check`` (the edit-test loop) sets FUZZ_SCALE=0.25: a quarter of each property
+test's examples; ``make test`` and CI run them all."""
+
+
+def examples(count: int) -> int:
+    """A property test's ``max_examples``: ``count``, scaled by FUZZ_SCALE."""
+    return max(1, round(count * FUZZ_SCALE))
+
 
 class Needs:
     """What a marker says a test needs, and how to tell: the test's module (a path below
@@ -50,7 +59,11 @@ OUTSIDE: dict[str, Needs] = {
     "pulsar": Needs("a Pulsar broker: pulsar-lite or the Apache Pulsar standalone", ("pulsar/",)),
     "container": Needs(
         "podman running real containers",
-        ("runners/container/", "serve/test_container_cancel.py"),
+        (
+            "runners/container/",
+            "serve/test_container_cancel.py",
+            "cli/test_check_runnable.py::test_a_container_image_not_present_locally",
+        ),
         ("podman",),
     ),
     "mcp_servers": Needs(
@@ -78,6 +91,7 @@ OUTSIDE: dict[str, Needs] = {
             "cli/test_pre_commit.py",
             "cli/test_terminal.py",
             "cli/test_records_cli.py::test_eight_toolctl_processes_record_at_once",
+            "cli/test_registry_cli.py::test_parallel_registers",
             "runners/test_local.py::test_output_streams_before_the_tool_ends",
         ),
         ("toolctl_process",),

@@ -7,6 +7,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import examples
 from toolctl.arguments import plainly_valid
 from toolctl.schemas import compile_schema
 
@@ -47,7 +48,7 @@ def _accepted(schema: dict[str, Any], arguments: dict[str, Any]) -> bool:
     return True
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(SCHEMA, st.dictionaries(NAMES, VALUES, max_size=3))
 def test_plainly_valid_arguments_pass_the_full_validator(
     schema: dict[str, Any], arguments: dict[str, Any]

@@ -8,7 +8,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import Toolctl
+from tests.conftest import Toolctl, examples
 from toolctl.interchange.functions import input_schema
 from toolctl.names import function_name
 from toolctl.registry.index import Registry
@@ -139,7 +139,7 @@ JSON = st.recursive(
 )
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(JSON, st.sampled_from(["", "  ", "    "]))
 def test_pretty_is_json_dumps_at_any_nesting(value: object, indent: str) -> None:
     """Any JSON value: unicode, control characters and lone surrogates, NaN and infinities,
@@ -172,7 +172,7 @@ def test_pretty_leaves_what_json_never_makes_to_json_dumps() -> None:
         raise AssertionError("an object JSON cannot hold was written")
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.lists(JSON, max_size=12), st.integers(1, 5))
 def test_write_list_is_json_dumps_in_any_batch(values: list[object], batch: int) -> None:
     import io

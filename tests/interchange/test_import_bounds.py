@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import Toolctl
+from tests.conftest import Toolctl, examples
 
 BOMB = "a0: &a0 [x, x, x, x, x, x, x, x, x]\n" + "".join(
     f"a{n}: &a{n} [*a{n - 1}, *a{n - 1}, *a{n - 1}, *a{n - 1}, *a{n - 1}, *a{n - 1}, "
@@ -100,7 +100,7 @@ def yaml_documents(draw: st.DrawFn) -> str:
 
 
 @settings(
-    max_examples=60,
+    max_examples=examples(60),
     derandomize=True,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import examples
 from toolctl.errors import ToolctlError
 from toolctl.mcp.wire import Event, LineSplitter, ProtocolError, SseParser, decode
 
@@ -62,7 +63,7 @@ def test_well_formed_messages_pass() -> None:
     assert decode('{"jsonrpc":"2.0","method":"notifications/progress"}')["method"]
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.binary(max_size=200), max_size=20))
 def test_fuzz_line_reader(chunks: list[bytes]) -> None:
     splitter = LineSplitter(limit=256)
@@ -83,7 +84,7 @@ json_values = st.recursive(
 )
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.lists(
         st.one_of(

@@ -11,7 +11,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import Toolctl, write_files
+from tests.conftest import Toolctl, examples, write_files
 from toolctl.records.crash import write_crash_report as _write_crash_report
 
 TOOL = """
@@ -66,7 +66,7 @@ NAME_BYTES = st.binary(min_size=1, max_size=12).filter(
 
 
 @settings(
-    max_examples=30,
+    max_examples=examples(30),
     derandomize=True,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture],

@@ -17,7 +17,7 @@ import tomli_w
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import Toolctl, write_files
+from tests.conftest import Toolctl, examples, write_files
 from toolctl.registry.loader import parse_file
 
 NAMES = st.sampled_from(
@@ -131,7 +131,7 @@ KNOWN = [  # one of each class issue #9 found, so the budget never misses them
 ]
 
 
-@settings(max_examples=60, deadline=None, derandomize=True, database=None)
+@settings(max_examples=examples(60), deadline=None, derandomize=True, database=None)
 @given(registry_files())
 @example(KNOWN[0])
 @example(KNOWN[1])

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
+from tests.conftest import examples
 from toolctl.models import MODELS, normalise
 from toolctl.registry.index.parsing import dumps
 from toolctl.registry.plain import plain_text, plain_tool
@@ -89,7 +90,7 @@ def through_the_model(entry: dict[str, Any]) -> dict[str, Any] | None:
         return None
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=examples(600), deadline=None)
 @given(entries())
 def test_a_plain_tool_is_what_the_model_makes_of_it(entry: dict[str, Any]) -> None:
     fast = plain_tool(entry)

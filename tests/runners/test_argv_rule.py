@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import examples
 from toolctl.errors import InvalidArguments
 from toolctl.runners.process import render_argv
 
@@ -15,7 +16,7 @@ PIECES = st.lists(st.sampled_from(["{a}", "{b}", "{c}", "x", "-", "=", "{{"]), m
 VALUES = st.text(alphabet="-ab=o ", max_size=4)
 
 
-@settings(max_examples=300, derandomize=True, deadline=None)
+@settings(max_examples=examples(300), derandomize=True, deadline=None)
 @given(pieces=PIECES, values=st.fixed_dictionaries({n: VALUES for n in NAMES}))
 def test_an_item_starts_with_a_dash_only_by_the_templates_own_text(
     pieces: list[str], values: dict[str, str]

@@ -15,12 +15,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import run_in_process, write_files
+from tests.conftest import examples, run_in_process, write_files
 
 PY = sys.executable
 ALLOWED = {0, 1, 2}
 FUZZ = settings(
-    max_examples=40,
+    max_examples=examples(40),
     derandomize=True,
     deadline=None,
     database=None,

@@ -17,7 +17,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import Toolctl, write_files
+from tests.conftest import Toolctl, examples, write_files
 from toolctl.registry.index import Registry, cache_path
 from toolctl.settings import Settings
 
@@ -257,7 +257,7 @@ def file_text(draw: st.DrawFn) -> str | None:
 
 
 @settings(
-    max_examples=40,
+    max_examples=examples(40),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
