@@ -533,6 +533,8 @@ def batch_origin(settings: Settings) -> Origin:
 class _EventsOnly(Sink):
     """A batch's calls report their events and warnings, never output: results are lines."""
 
+    reports = False
+
     def __init__(self, sink: Sink) -> None:
         self._sink = sink
 
