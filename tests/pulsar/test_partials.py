@@ -206,12 +206,12 @@ def test_partials_go_only_to_a_request_that_asks(
 def test_mcp_clients_receive_progress_notifications(project: Project, steps: str) -> None:
     seen: list[tuple[float, float | None, str | None]] = []
 
-    async def progress(done: float, total: float | None, message: str | None) -> None:
-        seen.append((done, total, message))
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append((progress, total, message))
 
     async def main() -> list[str]:
         async with stdio_session(project.registry) as session:
-            result = await session.call_tool(steps, {"text": "go"}, progress_callback=progress)
+            result = await session.call_tool(steps, {"text": "go"}, progress_callback=on_progress)
             assert not result.isError
             quiet = await session.call_tool(steps, {"text": "again"})  # no token: no progress
             assert texts(quiet) == ["AGAIN"]
