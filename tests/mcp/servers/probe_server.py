@@ -102,6 +102,12 @@ def tool(description: str) -> Callable[[F], F]:
     return decorator
 
 
+def typed(decorator: Any) -> Callable[[F], F]:
+    """One of the SDK's other decorators (resource, prompt), as the checker sees it."""
+    made: Callable[[F], F] = decorator
+    return made
+
+
 @tool(os.environ.get("PROBE_DESCRIPTION", "Echo the text back."))
 def echo(text: str) -> str:
     return text
@@ -112,19 +118,21 @@ if os.environ.get("PROBE_OFFER"):  # resources, a template and a prompt; the fil
     with open(os.environ["PROBE_OFFER"]) as _offer:
         _drift = _offer.read().strip()
 
-    @server.resource("note://readme", description=f"The readme.{_drift}", mime_type="text/plain")
+    @typed(
+        server.resource("note://readme", description=f"The readme.{_drift}", mime_type="text/plain")
+    )
     def readme() -> str:
         return "Read me first."
 
-    @server.resource("note://pages/{page}", description="A page of notes.")
+    @typed(server.resource("note://pages/{page}", description="A page of notes."))
     def page(page: str) -> str:
         return f"page {page}"
 
-    @server.prompt(description=f"Greet someone.{_drift}")
+    @typed(server.prompt(description=f"Greet someone.{_drift}"))
     def greet(name: str) -> str:
         return f"Say hello to {name}."
 
-    @server.prompt(description="Say goodbye.")
+    @typed(server.prompt(description="Say goodbye."))
     def farewell() -> str:
         return "Say goodbye."
 
