@@ -4,6 +4,7 @@ single `run`, the pipelined `run --batch`, and the pipelined MCP door (`mcp serv
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import anyio
@@ -94,3 +95,44 @@ def test_mcp_serve_passes_the_blocks_on(project: Project, workers: StartWorker) 
     assert [block.model_dump(exclude_none=True) for block in refusal.content] == [
         {"type": "text", "text": "no picture today"}
     ]
+
+
+def test_worker_tool_passes_a_hosted_tools_blocks_on(toolctl: Toolctl, project: Project) -> None:
+    """`worker --tool` of a local tool declaring ``output = "mcp"`` answers with its
+    content blocks, which a Pulsar tool declaring it too reads intact."""
+    suffix = project.suffix
+    printer = f"import json; print(json.dumps({BLOCKS!r}))"
+    write_files(
+        project.registry,
+        {
+            "printer.toml": f"""
+                [[tool]]
+                name = "printer-{suffix}"
+                output = "mcp"
+                [tool.local]
+                command = [{json.dumps(sys.executable)}, "-c", {json.dumps(printer)}]
+
+                [[service]]
+                name = "printer-on-pulsar"
+                [service.pulsar]
+                request_queue = "non-persistent://tg/request/printer-{suffix}"
+                response_queue = "non-persistent://tg/response/printer-{suffix}"
+
+                [[tool]]
+                name = "remote-printer"
+                service = "printer-on-pulsar"
+                output = "mcp"
+                timeout = 20
+                parameters = {{ type = "object" }}
+            """
+        },
+    )
+    registry = ("--registry", str(project.registry))
+    started = toolctl("worker", "--tool", f"printer-{suffix}", "--detach", *registry)
+    assert started.returncode == 0, started.stderr
+    try:
+        done = toolctl("run", "remote-printer", "--json", *registry)
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout)["mcp"] == {"content": BLOCKS}
+    finally:
+        toolctl("worker", "--tool", f"printer-{suffix}", "--stop")

@@ -11,6 +11,7 @@ run the same worker in the background and stop it.
 
 from __future__ import annotations
 
+import json
 import signal
 import sys
 from dataclasses import dataclass
@@ -249,6 +250,7 @@ def _host_tool(
             f"tool '{name}' already runs on Pulsar (service '{service}')",
             hint=f"host its service: 'toolctl worker {service}'",
         )
+    declared = spec.data.get("output") == "mcp"
     selected = Selection(tools=(name,))
     dispatcher = open_dispatcher(
         settings, selected, concurrency=concurrency, queue=concurrency, recorder=recorder
@@ -264,6 +266,8 @@ def _host_tool(
         )
         if not result.success:
             raise ToolFailed(result.error or "the tool failed")
+        if declared and result.mcp is not None:  # its content blocks, for output = "mcp"
+            return json.dumps(result.mcp)
         return str(result.output)
 
     def invoke(config: dict[str, Any], arguments: dict[str, Any], user: str) -> Any:
