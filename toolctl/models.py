@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
     AliasChoices,
@@ -17,6 +17,7 @@ from pydantic import (
     ConfigDict,
     Field,
     StrictBool,
+    StringConstraints,
     create_model,
     field_validator,
     model_validator,
@@ -395,6 +396,18 @@ CLIENT_PLACEHOLDER = re.compile(
 import before they were resolved."""
 
 
+Pin = Annotated[str, StringConstraints(pattern=r"^sha256:[0-9a-f]{64}$")]
+
+
+class McpPins(_Model):
+    """``[service.mcp.pins]``: the pins of what the server offers besides tools, each by its
+    URI, URI template or name (written by `import mcp`)."""
+
+    resources: dict[str, Pin] = {}
+    resource_templates: dict[str, Pin] = {}
+    prompts: dict[str, Pin] = {}
+
+
 class McpService(_Model):
     """An MCP server: a ``command`` toolctl starts (stdio) or a ``url`` (streamable HTTP,
     or the old HTTP+SSE transport). ``${env:NAME}`` may stand in the command's items, the
@@ -430,6 +443,9 @@ class McpService(_Model):
     as ``${env:NAME}``."""
     elicit_defaults: StrictBool = False
     """Whether the defaults the server's own form gives (SEP-1034) count as answers too."""
+    pins: McpPins | None = None
+    """The pins of the server's resources, resource templates and prompts: with them the
+    gateway serves only those pinned and unchanged; without, all, unchecked."""
 
     @model_validator(mode="after")
     def _command_or_url(self) -> McpService:
@@ -468,6 +484,7 @@ MCP_DEFAULTS: dict[str, Any] = {
     "elicit": {},
     "elicit_defaults": False,
     "oauth": {},
+    "pins": None,
 }
 """[service.mcp] fields left out of the cached data at their defaults (locks stay the same)."""
 

@@ -59,6 +59,7 @@ reaped; the managed services toolctl starts on purpose are spared. See
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -365,6 +366,8 @@ class Caller:
             call.sink.event(done_event(call.tool, None, started, exc))
             self.recorder.end(recording, error=exc)
             raise
+        if call.tool.data.get("output") == "mcp":
+            future = _declared(future)  # its content blocks, as ``execute`` reads them
         future.add_done_callback(lambda done: self._settled(recording, done))
         return Submitted(call, future, started)
 
@@ -533,6 +536,8 @@ def batch_origin(settings: Settings) -> Origin:
 class _EventsOnly(Sink):
     """A batch's calls report their events and warnings, never output: results are lines."""
 
+    reports = False
+
     def __init__(self, sink: Sink) -> None:
         self._sink = sink
 
@@ -541,6 +546,33 @@ class _EventsOnly(Sink):
 
     def warning(self, message: str) -> None:
         self._sink.warning(message)
+
+
+def _declared(sent: Future[ToolResult]) -> Future[ToolResult]:
+    """A Future of ``sent``'s result read as a tool declaring ``output = "mcp"`` (its
+    content blocks kept for the MCP doors); cancelling it cancels ``sent``."""
+    from concurrent.futures import Future, InvalidStateError
+
+    from toolctl.calls.content import declared_content
+
+    declared: Future[ToolResult] = Future()
+
+    def settle(done: Future[ToolResult]) -> None:
+        with contextlib.suppress(InvalidStateError):  # cancelled meanwhile
+            if done.cancelled():
+                declared.cancel()
+            elif (error := done.exception()) is not None:
+                declared.set_exception(error)
+            else:
+                declared.set_result(declared_content(done.result()))
+
+    def forward(done: Future[ToolResult]) -> None:
+        if done.cancelled():
+            sent.cancel()
+
+    sent.add_done_callback(settle)
+    declared.add_done_callback(forward)
+    return declared
 
 
 def _ms(started: float) -> float:

@@ -12,8 +12,9 @@ ends with when something was refused (the rest is imported all the same).
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -178,19 +179,61 @@ def note_written(done: ImportDone, written: Sequence[Written]) -> None:
     done.note(text)
 
 
-def _live(
-    settings: Settings, service: str, reporter: Reporter | None = None
-) -> list[tuple[dict[str, Any], str]]:
-    """The tools the MCP service offers now, each with its pin."""
+@dataclass
+class _Live:
+    """What an MCP service offers now: its tools with their pins, the pins of its
+    resources, templates and prompts (and the items), and its registry definition."""
+
+    tools: list[tuple[dict[str, Any], str]]
+    offers: dict[str, dict[str, dict[str, Any]]]
+    pins: dict[str, dict[str, str]]
+    definition: Any
+
+
+def _live(settings: Settings, service: str, reporter: Reporter | None = None) -> _Live:
+    """What the MCP service offers now, each tool and item with its pin."""
     from toolctl.mcp import pin_of
-    from toolctl.mcp.live import live_tools
+    from toolctl.mcp.live import live_offer
+    from toolctl.mcp.pins import offer_pins
     from toolctl.registry.index import Registry
     from toolctl.reporting import QUIET
 
     definition = Registry.open(settings).resolve("service", service)
     with (reporter or QUIET).progress(f"connecting to MCP server '{service}'…"):
-        tools = live_tools(settings, definition)
-    return [(tool, pin_of(tool)) for tool in tools]
+        tools, offers = live_offer(settings, definition)
+    return _Live([(tool, pin_of(tool)) for tool in tools], offers, offer_pins(offers), definition)
+
+
+def _offer_counts(pins: Mapping[str, Mapping[str, str]]) -> str:
+    from toolctl.mcp.pins import SINGULAR
+
+    return ", ".join(f"{len(pins.get(kind) or {})} {SINGULAR[kind]}(s)" for kind in SINGULAR)
+
+
+def _pin_offers(settings: Settings, done: ImportDone, service: str, live: _Live) -> None:
+    """On a first import, pin the service's resources, templates and prompts; later,
+    say when they differ from their pins (``--update`` shows and re-pins them)."""
+    from toolctl.mcp.pins import offer_drift
+
+    stored = live.definition.data["mcp"].get("pins")
+    if stored is not None:
+        drift = offer_drift(stored, live.pins)
+        if drift:
+            done.note(
+                f"{len(drift)} resource(s), template(s) or prompt(s) of '{service}' differ "
+                f"from their pins (see 'toolctl import mcp {service} --update')"
+            )
+        return
+    if not any(live.pins.values()):
+        return  # nothing to pin: the service file stays as it was written
+    from toolctl.interchange.mcp import write_offer_pins
+
+    try:
+        where = write_offer_pins(settings, live.definition, live.pins)
+    except ToolctlError as exc:
+        done.note(f"resources and prompts of '{service}' not pinned: {exc.message}")
+        return
+    done.note(f"pinned {_offer_counts(live.pins)} of '{service}' in {where}")
 
 
 def _mcp_import(
@@ -203,7 +246,7 @@ def _mcp_import(
     from toolctl.registry.writer import register
 
     live = _live(settings, service, reporter)
-    plan = plan_import(settings, service, live, prefix=options.prefix, globs=options.globs)
+    plan = plan_import(settings, service, live.tools, prefix=options.prefix, globs=options.globs)
     written = []
     if plan.entries:
         for note in check_landing(Imported(plan.entries, []), settings):
@@ -219,6 +262,7 @@ def _mcp_import(
     note_written(done, written)
     for note in plan.notes:
         done.note(note)
+    _pin_offers(settings, done, service, live)
     if plan.present:
         done.note(
             f"{len(plan.present)} tool(s) already imported from '{service}' "
@@ -237,10 +281,15 @@ def _mcp_import(
 
 
 def _mcp_update(settings: Settings, service: str, *, accept: bool) -> ImportDone:
-    """A diff of every pinned tool of ``service`` that changed; with ``accept``, re-pinned."""
-    from toolctl.interchange.mcp import apply_update, plan_update
+    """A diff of every pinned tool of ``service`` that changed, and of its resources,
+    templates and prompts that differ from their pins; with ``accept``, re-pinned."""
+    from toolctl.interchange.mcp import apply_update, plan_update, write_offer_pins
+    from toolctl.mcp.pins import SINGULAR, offer_drift
 
-    changes, same = plan_update(settings, service, _live(settings, service))
+    live = _live(settings, service)
+    changes, same = plan_update(settings, service, live.tools)
+    stored = live.definition.data["mcp"].get("pins")
+    drift = offer_drift(stored or {}, live.pins)
     done = ImportDone(
         lambda show: {
             "unchanged": same,
@@ -248,6 +297,7 @@ def _mcp_update(settings: Settings, service: str, *, accept: bool) -> ImportDone
                 {"name": c.name, "remote": c.remote, "fields": c.fields, "diff": c.diff}
                 for c in changes
             ],
+            "offers": [{"kind": d.kind, "key": d.key, "state": d.state} for d in drift],
             "accepted": accept,
         }
     )
@@ -262,20 +312,39 @@ def _mcp_update(settings: Settings, service: str, *, accept: bool) -> ImportDone
                 f"{change.name} ({change.remote}): {', '.join(change.fields)} changed\n"
                 + "".join(f"  {line}\n" for line in change.diff)
             )
+    for item in drift:  # only pins are kept of these: the live item is shown to review
+        now = live.offers.get(item.kind, {}).get(item.key)
+        state = {"new": "not pinned", "vanished": "vanished from the server"}.get(
+            item.state, "changed since it was pinned"
+        )
+        done.data(f"{SINGULAR[item.kind]} '{item.key}': {state}\n")
+        if now is not None:
+            done.data(f"  now: {json.dumps(now, sort_keys=True, ensure_ascii=False)}\n")
     if not changes:
         done.note(f"all {same} pinned tool(s) of '{service}' match the server")
-    elif not accept:
-        done.error = RegistryError(
-            f"{len(changes)} tool(s) of service '{service}' changed since they were pinned",
-            hint=f"review the diff, then 'toolctl import mcp {service} --update --yes'",
-        )
-    else:
-        try:
+    if stored is not None and not drift:
+        done.note(f"its {_offer_counts(live.pins)} match their pins")
+    if not accept:
+        if changes or drift:
+            counted = [f"{len(changes)} tool(s)"] if changes else []
+            if drift:
+                counted.append(f"{len(drift)} resource(s), template(s) or prompt(s)")
+            unpinned = " (or are not pinned)" if drift else ""
+            done.error = RegistryError(
+                f"{' and '.join(counted)} of service '{service}' changed since they were "
+                f"pinned{unpinned}",
+                hint=f"review the diff, then 'toolctl import mcp {service} --update --yes'",
+            )
+        return done
+    try:  # the diff is still shown, then an error here
+        if changes:
             files = apply_update(settings, changes)
-        except ToolctlError as exc:  # the diff is still shown, then this error
-            done.error = exc
-        else:
             done.note(f"rewrote {len(files)} pin(s) of service '{service}'")
+        if drift:
+            where = write_offer_pins(settings, live.definition, live.pins)
+            done.note(f"pinned {_offer_counts(live.pins)} of '{service}' in {where}")
+    except ToolctlError as exc:
+        done.error = exc
     return done
 
 

@@ -315,3 +315,44 @@ def apply_update(settings: Settings, changes: Sequence[Change]) -> list[str]:
             os.replace(temporary, path)
         rewritten.append(str(path))
     return rewritten
+
+
+# -- pins of resources, resource templates and prompts ([service.mcp.pins]) ------------------
+
+
+def write_offer_pins(settings: Settings, definition: Any, pins: Mapping[str, Any]) -> str:
+    """Set ``[service.mcp.pins]`` of service ``definition`` in its file to ``pins`` (every
+    kind, maybe empty); returns the file. Other entries of the file are kept as they are."""
+    import tomllib
+
+    import tomli_w
+
+    from toolctl.registry.writer import locked
+
+    path = Path(definition.file)
+    root = next((r for r in settings.search_path if path.is_relative_to(r)), None)
+    if root is None or not path.is_file():
+        raise RegistryError(
+            f"service '{definition.name}' is not defined in a registry file toolctl can "
+            f"rewrite ({definition.file})"
+        )
+    with locked(root):
+        with open(path, "rb") as handle:
+            document = tomllib.load(handle)
+        services = document.get("service")
+        tables = services if isinstance(services, list) else [services]
+        table = next(
+            (
+                t
+                for t in tables
+                if isinstance(t, dict) and definition.name in (t.get("name"), t.get("id"))
+            ),
+            None,
+        )
+        if table is None or not isinstance(table.get("mcp"), dict):
+            raise RegistryError(f"{path}: service '{definition.name}' is not a table there")
+        table["mcp"]["pins"] = {kind: dict(sorted(items.items())) for kind, items in pins.items()}
+        temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        temporary.write_bytes(tomli_w.dumps(document).encode())
+        os.replace(temporary, path)
+    return str(path)

@@ -6,26 +6,47 @@ Both connect to servers the registry names; the registry itself is the caller's 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolctl.errors import ToolctlError, UsageError
 from toolctl.findings import Finding, Severity
-from toolctl.mcp.pins import UPDATE_HINT, changed_fields, pin_of
+from toolctl.mcp.pins import (
+    CAPABILITY,
+    OFFERS,
+    UPDATE_HINT,
+    Offers,
+    changed_fields,
+    offer_drift,
+    offer_key,
+    offer_pins,
+    pin_of,
+)
 from toolctl.mcp.service import Entry, connect, connect_budget
 
 if TYPE_CHECKING:
+    from toolctl.mcp.session import Session
     from toolctl.settings import Settings
 
 LIVE_WORKERS = 8
 """Servers ``check --live`` connects to at once."""
+MAX_PAGES = 100
+"""Pages of resources, templates or prompts read from one server."""
 
 
 def live_tools(
     settings: Settings, service: Entry, timeout: float | None = None
 ) -> list[dict[str, Any]]:
     """The tools MCP ``service`` offers now (connects, lists, closes)."""
+    return live_offer(settings, service, timeout, offers=False)[0]
+
+
+def live_offer(
+    settings: Settings, service: Entry, timeout: float | None = None, *, offers: bool = True
+) -> tuple[list[dict[str, Any]], Offers]:
+    """The tools MCP ``service`` offers now, and (``offers``) its resources, resource
+    templates and prompts, over one session (connects, lists, closes)."""
     section = service.data.get("mcp")
     if not isinstance(section, Mapping):
         raise UsageError(
@@ -38,9 +59,38 @@ def live_tools(
     with Reaping(settings):  # what the server started in sessions of its own goes with it
         session = connect(settings, service.name, section, Path(service.file).parent, budget)
         try:
-            return session.list_tools(budget)
+            tools = session.list_tools(budget)
+            return tools, list_offers(session, budget) if offers else {}
         finally:
             session.close()
+
+
+def list_offers(session: Session, timeout: float) -> Offers:
+    """What ``session``'s server offers besides tools, by kind and key; a kind its
+    capabilities do not declare is empty (a server may refuse to list it)."""
+    offers: Offers = {}
+    for kind, (method, field, _) in OFFERS.items():
+        items: dict[str, dict[str, Any]] = {}
+        if CAPABILITY[kind] in session.capabilities:
+            for item in _pages(session, method, field, timeout):
+                key = offer_key(kind, item)
+                if key is not None:
+                    items.setdefault(key, item)
+        offers[kind] = items
+    return offers
+
+
+def _pages(session: Session, method: str, field: str, timeout: float) -> Iterator[dict[str, Any]]:
+    cursor: str | None = None
+    seen: set[str] = set()
+    for _ in range(MAX_PAGES):
+        result = session.request(method, {"cursor": cursor} if cursor else None, timeout)
+        items = result.get(field)
+        yield from (item for item in items or [] if isinstance(item, dict))
+        cursor = result.get("nextCursor")
+        if not isinstance(cursor, str) or not cursor or cursor in seen:
+            return
+        seen.add(cursor)
 
 
 def live_check(
@@ -59,13 +109,13 @@ def live_check(
     ]
     mcp_tools = [t for t in tools if isinstance(t.data.get("mcp"), Mapping)]
 
-    def listed(service: Entry) -> list[dict[str, Any]] | ToolctlError:
+    def listed(service: Entry) -> tuple[list[dict[str, Any]], Offers] | ToolctlError:
         section = service.data["mcp"]
         budget = connect_budget(section)
         try:
             session = connect(settings, service.name, section, Path(service.file).parent, budget)
             try:
-                return session.list_tools(budget)
+                return session.list_tools(budget), list_offers(session, budget)
             finally:
                 session.kill()
         except ToolctlError as exc:
@@ -90,9 +140,43 @@ def live_check(
             message = f"MCP service '{service.name}' is unreachable: {answer.message}"
             found.append(Finding(severity, "mcp-unreachable", service.file, service.line, message))
             continue
-        live = {str(each["name"]): each for each in answer}
+        listed_tools, offers = answer
+        live = {str(each["name"]): each for each in listed_tools}
         found += [f for tool in mine if (f := _compare(service, tool, live)) is not None]
         found += _not_imported(service, mine, live)
+        found += _offers_drift(service, offers)
+    return found
+
+
+def _offers_drift(service: Entry, offers: Offers) -> list[Finding]:
+    """What differs between the resources and prompts a service offers now and its pins:
+    a changed or vanished one is an error, a new one a warning; a service without pins
+    that offers some is a warning (the gateway serves them unchecked)."""
+    pins = service.data["mcp"].get("pins")
+    live = offer_pins(offers)
+    where = (service.file, service.line)
+    update = UPDATE_HINT.format(service=service.name)
+    if pins is None:
+        count = sum(len(items) for items in live.values())
+        if not count:
+            return []
+        message = (
+            f"MCP service '{service.name}' offers {count} resource(s), template(s) or "
+            f"prompt(s) and pins none: they are served unchecked; pin them with "
+            f"'toolctl import mcp {service.name} --update --yes'"
+        )
+        return [Finding("warning", "mcp-unpinned", *where, message)]
+    found = []
+    for drift in offer_drift(pins, live):
+        if drift.state == "new":
+            message = (
+                f"{drift.describe(service.name)} (not served); pin it with "
+                f"'toolctl import mcp {service.name} --update --yes'"
+            )
+            found.append(Finding("warning", "mcp-new", *where, message))
+            continue
+        code = "mcp-pin" if drift.state == "changed" else "mcp-vanished"
+        found.append(Finding("error", code, *where, f"{drift.describe(service.name)}; {update}"))
     return found
 
 

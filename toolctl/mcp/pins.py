@@ -1,4 +1,6 @@
-"""Pins: a tool definition's fingerprint, and which of its fields drifted since it was pinned.
+"""Pins: a tool definition's fingerprint, and which of its fields drifted since it was pinned;
+and the pins of what a server offers besides tools (resources, resource templates, prompts),
+kept in ``[service.mcp.pins]``, each item's pin made the same way.
 
 A pin is ``sha256:`` + the SHA-256 of the canonical JSON of the whole tool object exactly as
 the server sent it: keys sorted at every level, no whitespace, non-ASCII kept as UTF-8
@@ -11,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 
@@ -96,3 +99,80 @@ def kept_annotations(annotations: Mapping[str, Any]) -> dict[str, Any]:
     """A tool's annotations without their ``null`` values (TOML has no null; unset says
     the same)."""
     return {key: value for key, value in annotations.items() if value is not None}
+
+
+# -- what a server offers besides tools: resources, resource templates, prompts --------------
+
+OFFERS: dict[str, tuple[str, str, str]] = {
+    # kind (the key under [service.mcp.pins]): (list method, the result's field, item key)
+    "resources": ("resources/list", "resources", "uri"),
+    "resource_templates": ("resources/templates/list", "resourceTemplates", "uriTemplate"),
+    "prompts": ("prompts/list", "prompts", "name"),
+}
+"""The lists a server's resources and prompts come in, each item named by its key."""
+CAPABILITY = {"resources": "resources", "resource_templates": "resources", "prompts": "prompts"}
+"""The server capability that says it offers each kind."""
+SINGULAR = {"resources": "resource", "resource_templates": "resource template", "prompts": "prompt"}
+
+Offers = dict[str, dict[str, dict[str, Any]]]
+"""What a server offers besides tools: ``{kind: {key: item as listed}}``."""
+Pins = dict[str, dict[str, str]]
+"""``[service.mcp.pins]``: ``{kind: {key: pin}}``."""
+
+
+def offer_pins(offers: Offers) -> Pins:
+    """The pin of every item offered, by kind and key (every kind, maybe empty)."""
+    return {
+        kind: {key: pin_of(item) for key, item in offers.get(kind, {}).items()} for kind in OFFERS
+    }
+
+
+def offer_key(kind: str, item: Mapping[str, Any]) -> str | None:
+    """The key an offered item is pinned under (its URI, URI template or name)."""
+    key = item.get(OFFERS[kind][2])
+    return key if isinstance(key, str) else None
+
+
+@dataclass(frozen=True)
+class Drift:
+    """One offered item that differs from the service's pins."""
+
+    kind: str
+    key: str
+    state: str
+    """``changed`` (its pin differs), ``vanished`` (pinned, no longer offered) or ``new``
+    (offered, not pinned)."""
+
+    def describe(self, service: str) -> str:
+        what = f"MCP {SINGULAR[self.kind]} '{self.key}' of service '{service}'"
+        if self.state == "changed":
+            return f"{what} changed since it was pinned"
+        if self.state == "vanished":
+            return f"{what} vanished from the server"
+        return f"{what} is not pinned"
+
+
+def offer_drift(pinned: Mapping[str, Any], live: Pins) -> list[Drift]:
+    """How the live pins differ from ``[service.mcp.pins]``, sorted by kind and key."""
+    drift = []
+    for kind in OFFERS:
+        kept = pinned.get(kind) or {}
+        now = live.get(kind) or {}
+        for key in sorted(set(kept) | set(now)):
+            if key not in now:
+                drift.append(Drift(kind, key, "vanished"))
+            elif key not in kept:
+                drift.append(Drift(kind, key, "new"))
+            elif kept[key] != now[key]:
+                drift.append(Drift(kind, key, "changed"))
+    return drift
+
+
+def served_pinned(pins: Mapping[str, Any] | None, kind: str, item: Mapping[str, Any]) -> bool:
+    """Whether the gateway may serve an offered item: always when its service has no pins
+    (never imported with them), else only when it is pinned and matches its pin."""
+    if pins is None:
+        return True
+    key = offer_key(kind, item)
+    kept = (pins.get(kind) or {}).get(key) if key is not None else None
+    return kept is not None and kept == pin_of(item)

@@ -192,9 +192,16 @@ class Channel:
         self._thread.start()
 
     def send(
-        self, body: bytes, call: PendingCall, timeout: float, traceparent: str | None = None
+        self,
+        body: bytes,
+        call: PendingCall,
+        timeout: float,
+        traceparent: str | None = None,
+        progress: bool = False,
     ) -> str:
-        """Send one request, due in ``timeout`` s; its answers go to ``call``. Returns its id."""
+        """Send one request, due in ``timeout`` s; its answers go to ``call``. Returns its id.
+
+        ``progress``: the request asks its worker for progress partials."""
         call_id = fresh_id()
         if self._lost and not self._reachable():
             call.fail(self.lost())
@@ -206,7 +213,7 @@ class Channel:
             self._producer.send_async(
                 body,
                 None if len(body) < 64 * 1024 else self._sent(call_id),
-                properties=request_properties(call_id, timeout, traceparent),
+                properties=request_properties(call_id, timeout, traceparent, progress),
             )
         except self._pulsar.PulsarException as exc:
             self._pending.pop(call_id, None)

@@ -9,10 +9,22 @@ serialises its dataclasses with ``json.dumps`` and its default separators:
   "end_of_stream": bool}`` with the request's ``id``; a stream is several responses, the
   last with ``end_of_stream`` true.
 
-toolctl adds two message properties to a request: ``deadline``, when its caller gives up
-(milliseconds since the epoch), and ``traceparent``, the caller's W3C trace context. A
-TrustGraph worker ignores properties it does not know; toolctl's worker skips a request
-whose deadline has passed and continues the caller's trace.
+toolctl adds message properties to a request: ``deadline``, when its caller gives up
+(milliseconds since the epoch), ``traceparent``, the caller's W3C trace context, and
+``progress`` = ``1`` when the caller takes progress. A TrustGraph worker ignores
+properties it does not know; toolctl's worker skips a request whose deadline has passed,
+continues the caller's trace, and answers a request that takes progress with partial
+responses before the final one:
+
+    {"error": null, "response": "", "end_of_stream": false,
+     "progress": {"progress": 50, "total": 100, "message": "halfway"}}
+    {"error": null, "response": "", "end_of_stream": false,
+     "log": {"level": "info", "message": "..."}}
+
+Only when asked: TrustGraph's ``ToolServiceClient.call`` takes the *first* response with
+the request's id as the answer, so an unasked partial would become an empty answer. A
+streaming TrustGraph client (``call_streaming``) that got one anyway would skip it: its
+``response`` is empty and its dataclass drops keys it does not know.
 """
 
 from __future__ import annotations
@@ -31,20 +43,30 @@ DEADLINE = "deadline"
 """The request property: when the caller gives up, in ms since the epoch (wall clock)."""
 
 
+PROGRESS = "progress"
+"""The request property saying the caller takes partial responses reporting progress and
+log messages (value ``1``); a request without it gets none."""
 TRACEPARENT = "traceparent"
 """The request property carrying the caller's W3C trace context (the worker's span
 continues its trace); TrustGraph workers ignore it as they ignore ``deadline``."""
 
 
 def request_properties(
-    call_id: str, timeout: float, traceparent: str | None = None
+    call_id: str, timeout: float, traceparent: str | None = None, progress: bool = False
 ) -> dict[str, str]:
-    """A request's message properties: its ``id``, its ``deadline`` ``timeout`` s away, and
-    the caller's ``traceparent`` when it has one."""
+    """A request's message properties: its ``id``, its ``deadline`` ``timeout`` s away,
+    the caller's ``traceparent`` when it has one, and ``progress`` when it takes progress."""
     properties = {"id": call_id, DEADLINE: str(int((time.time() + timeout) * 1000))}
     if traceparent:
         properties[TRACEPARENT] = traceparent
+    if progress:
+        properties[PROGRESS] = "1"
     return properties
+
+
+def takes_progress(properties: Mapping[str, str]) -> bool:
+    """Whether a request asked for progress partials (its ``progress`` property is ``1``)."""
+    return properties.get(PROGRESS) == "1"
 
 
 def expired(properties: Mapping[str, str], now: float | None = None) -> bool:
@@ -102,13 +124,33 @@ def encode_response(
     return json.dumps(body).encode("utf-8")
 
 
+def encode_progress(progress: float, total: float | None, message: str | None) -> bytes:
+    """A partial response reporting progress (sent only to a request that takes it)."""
+    report = {"progress": progress, "total": total, "message": message}
+    return _partial("progress", report)
+
+
+def encode_log(level: str, message: str) -> bytes:
+    """A partial response carrying a log message (sent only to a request that takes it)."""
+    return _partial("log", {"level": level, "message": message})
+
+
+def _partial(key: str, report: dict[str, Any]) -> bytes:
+    body = {"error": None, "response": "", "end_of_stream": False, key: report}
+    return json.dumps(body).encode("utf-8")
+
+
 @dataclass(frozen=True)
 class Response:
-    """One response message: a chunk of text, or an error, and whether the stream ended."""
+    """One response message: a chunk of text, or an error, and whether the stream ended;
+    a partial may report progress ``(progress, total, message)`` or a log ``(level,
+    message)`` instead of text."""
 
     text: str
     error: str | None
     end_of_stream: bool
+    progress: tuple[float, float | None, str | None] | None = None
+    log: tuple[str, str] | None = None
 
 
 def decode_response(body: bytes) -> Response:
@@ -128,7 +170,37 @@ def decode_response(body: bytes) -> Response:
             else ("error", str(error))
         )
         return Response(text, f"{kind}: {message}" if message else str(kind), True)
-    return Response(text, None, bool(parsed.get("end_of_stream", True)))
+    end = bool(parsed.get("end_of_stream", True))
+    if not end:
+        report = _progress(parsed.get("progress"))
+        return Response(text, None, False, report, _log(parsed.get("log")))
+    return Response(text, None, True)
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _progress(report: Any) -> tuple[float, float | None, str | None] | None:
+    """A partial's progress report, or None when it has none (or a malformed one)."""
+    if not isinstance(report, dict) or not _number(report.get("progress")):
+        return None
+    total, message = report.get("total"), report.get("message")
+    return (
+        float(report["progress"]),
+        float(total) if isinstance(total, (int, float)) and _number(total) else None,
+        message if isinstance(message, str) and message else None,
+    )
+
+
+def _log(report: Any) -> tuple[str, str] | None:
+    """A partial's log message, or None when it has none (or a malformed one)."""
+    if not isinstance(report, dict):
+        return None
+    level, message = report.get("level"), report.get("message")
+    if not isinstance(level, str) or not isinstance(message, str):
+        return None
+    return level, message
 
 
 def fresh_id() -> str:

@@ -5,7 +5,10 @@ A worker subscribes to its service's request queue with the Shared subscription
 response queue with each request's ``id``, in TrustGraph's wire format (see
 ``toolctl.pulsar.wire``). A handler is ``invoke(config, arguments, user)``, sync or
 async, returning text, JSON-able data, or an iterator of text chunks (a stream). Its
-exceptions become ``{"type": "tool-service-error", "message": ...}`` answers.
+exceptions become ``{"type": "tool-service-error", "message": ...}`` answers. While it
+runs it may call ``report_progress`` and ``report_log``: to a request that takes progress
+(its ``progress`` property) each becomes a partial response before the final one; to any
+other request (a TrustGraph client's) nothing is sent.
 
 How many requests a worker holds depends on the request topic. On a persistent topic the
 broker keeps what no worker has room for, so a worker asks for one request per idle
@@ -29,6 +32,7 @@ topic keeps no backlog). A hosting whose handler calls through ``toolctl.calls``
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import importlib
 import inspect
 import math
@@ -46,7 +50,15 @@ from typing import Any
 from toolctl.errors import TransportUnavailable, UsageError
 from toolctl.processes import ProcessRecord, launch_detached
 from toolctl.pulsar.client import needs_acknowledging, open_client, translate
-from toolctl.pulsar.wire import ERROR_TYPE, decode_request, encode_response, expired
+from toolctl.pulsar.wire import (
+    ERROR_TYPE,
+    decode_request,
+    encode_log,
+    encode_progress,
+    encode_response,
+    expired,
+    takes_progress,
+)
 from toolctl.records import Origin
 from toolctl.records.context import CURRENT_ORIGIN, Finished, Hosted
 from toolctl.records.recorder import Recorder
@@ -63,6 +75,50 @@ SYNC_SEND_BYTES = 64 * 1024
 AT_LEAST_ONCE = "at-least-once"
 NACK_DELAY_MS = 1000
 WORKER = Origin("worker")
+
+
+class ProgressReporter:
+    """Sends one request's progress and log partials, until its final answer is sent."""
+
+    __slots__ = ("_live", "_send")
+
+    def __init__(self, send: Callable[[bytes], None]) -> None:
+        self._send = send
+        self._live = True
+
+    def progress(self, progress: float, total: float | None, message: str | None) -> None:
+        if self._live:
+            self._send(encode_progress(progress, total, message))
+
+    def log(self, level: str, message: str) -> None:
+        if self._live:
+            self._send(encode_log(level, message))
+
+    def close(self) -> None:
+        """The final answer is next: anything reported later is dropped."""
+        self._live = False
+
+
+REPORTER: contextvars.ContextVar[ProgressReporter | None] = contextvars.ContextVar(
+    "toolctl_pulsar_reporter", default=None
+)
+"""The reporter of the request being handled, when it takes progress (else None)."""
+
+
+def report_progress(
+    progress: float, total: float | None = None, message: str | None = None
+) -> None:
+    """Report the current request's progress from its handler (nothing if not asked for)."""
+    reporter = REPORTER.get()
+    if reporter is not None:
+        reporter.progress(progress, total, message)
+
+
+def report_log(level: str, message: str) -> None:
+    """Send a log message of the current request's handler (nothing if not asked for)."""
+    reporter = REPORTER.get()
+    if reporter is not None:
+        reporter.log(level, message)
 
 
 @dataclass(frozen=True)
@@ -286,7 +342,13 @@ class Worker:
             self._ack(message)  # at most once: taken is taken
         origin = Origin("worker", None, properties.get("traceparent"), call_id)
         try:
-            self._handle(call_id, message.data(), message if self._at_least_once else None, origin)
+            self._handle(
+                call_id,
+                message.data(),
+                message if self._at_least_once else None,
+                origin,
+                partials=takes_progress(properties),
+            )
         except Exception as exc:  # the producer itself failed: the caller will time out
             self.log(f"could not answer a call: {type(exc).__name__}: {exc}")
             if self._at_least_once:
@@ -311,10 +373,14 @@ class Worker:
         body: bytes,
         request: Any = None,
         origin: Origin = WORKER,
+        *,
+        partials: bool = False,
     ) -> None:
         """Answer one request: the handler's text or chunks, or its error, and record it.
 
         With ``request`` (at least once), it is acknowledged once the last answer is stored.
+        With ``partials`` (the request takes progress), what the handler reports goes out
+        as partial responses before its answer.
         """
         if not call_id:
             self.log(f"ignored a request without an id on {self.hosting.request_queue}")
@@ -327,17 +393,25 @@ class Worker:
                 hosted = Hosted(self.hosting.name, "pulsar")
                 recording = self.recorder.begin(hosted, arguments, origin)
             token = CURRENT_ORIGIN.set(origin)
+            reporter = (
+                ProgressReporter(lambda body: self._send(call_id, body)) if partials else None
+            )
+            reporting = REPORTER.set(reporter)
             try:
                 answer = self._invoke(config, arguments, user)
                 if isinstance(answer, str):
+                    _close(reporter)  # nothing reported after the answer
                     sent = len(answer)
                     self._send(call_id, encode_response(answer), request)
                 else:
                     for chunk in answer:
                         sent += len(chunk)
                         self._send(call_id, encode_response(chunk, end_of_stream=False))
+                    _close(reporter)
                     self._send(call_id, encode_response(""), request)
             finally:
+                _close(reporter)
+                REPORTER.reset(reporting)
                 CURRENT_ORIGIN.reset(token)
         except Exception as exc:
             reason = str(exc) or type(exc).__name__
@@ -420,14 +494,19 @@ class Worker:
             raise
 
     def _await(self, awaitable: Any) -> Any:
-        future: Future[Any] = asyncio.run_coroutine_threadsafe(_wrap(awaitable), self._event_loop())
+        # the handler's coroutine runs on the loop's thread: it reports to this request
+        reporter = REPORTER.get()
+        future: Future[Any] = asyncio.run_coroutine_threadsafe(
+            _wrap(awaitable, reporter), self._event_loop()
+        )
         return future.result()
 
     def _iterate(self, stream: AsyncIterator[Any]) -> Iterator[Any]:
         loop = self._event_loop()
+        reporter = REPORTER.get()
         while True:
             try:
-                yield asyncio.run_coroutine_threadsafe(_next(stream), loop).result()
+                yield asyncio.run_coroutine_threadsafe(_next(stream, reporter), loop).result()
             except StopAsyncIteration:
                 return
 
@@ -462,11 +541,18 @@ def _not_subscribed(url: str, hosting: Hosting) -> TransportUnavailable:
     )
 
 
-async def _wrap(awaitable: Any) -> Any:
+def _close(reporter: ProgressReporter | None) -> None:
+    if reporter is not None:
+        reporter.close()
+
+
+async def _wrap(awaitable: Any, reporter: ProgressReporter | None = None) -> Any:
+    REPORTER.set(reporter)  # this task's own context
     return await awaitable
 
 
-async def _next(stream: AsyncIterator[Any]) -> Any:
+async def _next(stream: AsyncIterator[Any], reporter: ProgressReporter | None = None) -> Any:
+    REPORTER.set(reporter)
     return await stream.__anext__()
 
 

@@ -223,6 +223,10 @@ class Sink:
         of = f"/{total:g}" if total is not None else ""
         self.stderr(f"progress {progress:g}{of}" + (f" {message}" if message else "") + "\n")
 
+    reports: bool = True
+    """Whether progress and log messages reach anyone through this sink; a runner need not
+    ask for them when not (Pulsar asks its worker for progress partials only then)."""
+
     answers: Mapping[str, str] = {}
     """Answers for an MCP server's elicitation (``run --elicit KEY=VALUE``)."""
 
@@ -244,7 +248,13 @@ class Sink:
         return NoWait()
 
 
-NO_SINK = Sink()
+class _Discarding(Sink):
+    """The sink that takes nothing: no progress or log messages are asked for."""
+
+    reports = False
+
+
+NO_SINK: Sink = _Discarding()
 
 
 class Call(NamedTuple):

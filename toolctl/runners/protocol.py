@@ -33,6 +33,7 @@ class ProtocolSink(Sink):
         self._sink = sink
         self._pending = ""
         self.answers: Mapping[str, str] = sink.answers
+        self.reports = sink.reports
 
     def event(self, event: Event) -> None:
         self._sink.event(event)

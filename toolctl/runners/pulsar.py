@@ -26,7 +26,7 @@ from toolctl.errors import (
     interruption,
 )
 from toolctl.pulsar.client import BROKER_HINT, Channel, Waited, open_client, require_reachable
-from toolctl.pulsar.wire import decode_response, encode_request
+from toolctl.pulsar.wire import Response, decode_response, encode_request
 from toolctl.runners.base import Call, Sink, ToolResult, ToolSpec
 from toolctl.settings import Settings
 
@@ -39,17 +39,20 @@ answered yet (a worker answers in milliseconds when one is there)."""
 class _Submitted:
     """A call nobody waits on (``submit``): the dispatcher collects it into a Future."""
 
-    __slots__ = ("chunks", "deadline", "future", "on_timeout", "started")
+    __slots__ = ("chunks", "deadline", "future", "on_timeout", "sink", "started")
 
-    def __init__(self, deadline: float, on_timeout: Callable[[], ToolctlError]) -> None:
+    def __init__(self, deadline: float, on_timeout: Callable[[], ToolctlError], sink: Sink) -> None:
         self.started = time.monotonic()
         self.deadline: float | None = deadline
         self.on_timeout = on_timeout
+        self.sink = sink
         self.chunks: list[str] = []
         self.future: Future[ToolResult] = Future()
 
     def deliver(self, body: bytes) -> bool:
         response = decode_response(body)
+        if _reported(response, self.sink):
+            return False
         self.chunks.append(response.text)
         if not response.end_of_stream:
             return False
@@ -104,7 +107,9 @@ class PulsarRunner:
         started = time.monotonic()
         channel = self._channel(tool, timeout)
         waited = Waited()
-        call_id = channel.send(_request(call), waited, timeout, call.traceparent)
+        call_id = channel.send(
+            _request(call), waited, timeout, call.traceparent, progress=call.sink.reports
+        )
         waiting = call.sink.waiting(
             f"no worker has answered on {channel.request_queue} yet…", delay=WORKER_PATIENCE
         )
@@ -129,14 +134,18 @@ class PulsarRunner:
         """Send one call and return at once; what ``run --batch`` pipelines with.
 
         The Future holds the call's ToolResult, or TimedOut (TransportUnavailable when the
-        broker is gone) once its timeout has passed; nothing is streamed.
+        broker is gone) once its timeout has passed; no output is streamed, but progress
+        and log partials go to the call's sink (from the dispatcher's thread) when it
+        takes them.
         """
         tool, timeout = call.tool, call.timeout
         channel = self._channel(tool, timeout)
         submitted = _Submitted(
-            time.monotonic() + timeout, lambda: self._unanswered(tool, channel, timeout)
+            time.monotonic() + timeout, lambda: self._unanswered(tool, channel, timeout), call.sink
         )
-        channel.send(_request(call), submitted, timeout, call.traceparent)
+        channel.send(
+            _request(call), submitted, timeout, call.traceparent, progress=call.sink.reports
+        )
         return submitted.future
 
     def close(self) -> None:
@@ -216,7 +225,7 @@ def _collect(
     """Read one call's answers until ``end_of_stream``; TimeoutError past the deadline.
 
     A one-message answer is left for the caller to print; the chunks of a longer stream
-    go to the sink as they arrive.
+    go to the sink as they arrive, and so do progress and log partials.
     """
     chunks: list[str] = []
     stream, streamed = sink.output, False
@@ -232,6 +241,8 @@ def _collect(
         if isinstance(item, ToolctlError):
             raise item
         response = decode_response(item)
+        if _reported(response, sink):
+            continue
         chunks.append(response.text)
         if response.text and (streamed or not response.end_of_stream):
             stream(response.text if streamed else "".join(chunks))
@@ -241,3 +252,14 @@ def _collect(
             if streamed and not text.endswith("\n"):
                 stream("\n")  # leave the terminal on a fresh line
             return text, response.error
+
+
+def _reported(response: Response, sink: Sink) -> bool:
+    """Pass a progress or log partial to the sink; False when the response is neither."""
+    if response.progress is not None:
+        sink.progress(*response.progress)
+        return True
+    if response.log is not None:
+        sink.log(*response.log)
+        return True
+    return False

@@ -331,6 +331,8 @@ class _LogSink(Sink):
     """What calls report, as the server sees it: warnings become log lines; tool output and
     stderr stay in the result (stdout is the protocol's)."""
 
+    reports = False
+
     def __init__(self, log: LogLine) -> None:
         self._log = log
 

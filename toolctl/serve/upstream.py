@@ -2,6 +2,9 @@
 completions, served by the MCP doors too.
 
 The servers are the services of the served MCP tools, in the registry's order of services.
+A service whose ``[service.mcp.pins]`` holds pins (`import mcp` writes them) has only its
+pinned, unchanged items served, as its tools are called only while they match their pins;
+the others are logged and left out (a read or get of one is refused as unknown).
 As for tools, first wins: the first service offering a resource URI, a template or a prompt
 name holds it (a later one's is shadowed), and a prompt whose name is confusable with an
 earlier one's is left out (the look-alike rule). A request naming one of them goes to the
@@ -12,10 +15,11 @@ answer comes back as the server gave it. This runs on worker threads: sessions b
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from toolctl.errors import NotFound, ToolctlError
+from toolctl.mcp.pins import SINGULAR, UPDATE_HINT, served_pinned
 from toolctl.names import fold
 
 if TYPE_CHECKING:
@@ -28,10 +32,16 @@ TIMEOUT = 30.0
 MAX_PAGES = 100
 
 LISTS = {
-    # method: (the result's field, an item's key, the capability that offers it)
-    "resources/list": ("resources", "uri", "resources"),
-    "resources/templates/list": ("resourceTemplates", "uriTemplate", "resources"),
-    "prompts/list": ("prompts", "name", "prompts"),
+    # method: (the result's field, an item's key, the capability that offers it, its kind
+    # under [service.mcp.pins])
+    "resources/list": ("resources", "uri", "resources", "resources"),
+    "resources/templates/list": (
+        "resourceTemplates",
+        "uriTemplate",
+        "resources",
+        "resource_templates",
+    ),
+    "prompts/list": ("prompts", "name", "prompts", "prompts"),
 }
 
 
@@ -41,21 +51,26 @@ class Upstreams:
     def __init__(self, dispatcher: Dispatcher) -> None:
         self.dispatcher = dispatcher
         self._owners: dict[str, dict[str, ToolSpec]] = {}
+        self._warned: set[tuple[str, str, str]] = set()
 
     def listing(self, method: str) -> dict[str, Any]:
         """``resources/list``, ``resources/templates/list`` or ``prompts/list`` of every
         service, first wins."""
-        field, key, capability = LISTS[method]
+        field, key, capability, kind = LISTS[method]
         merged: list[dict[str, Any]] = []
         owners: dict[str, ToolSpec] = {}
         held: set[str] = set()
         for tool, session in self._sessions():
             if capability not in session.capabilities:
                 continue
+            pins = _pins(tool)
             for item in self._pages(session, method, field):
                 name = item.get(key)
                 if not isinstance(name, str):
                     continue
+                if not served_pinned(pins, kind, item):
+                    self._unpinned(tool, kind, name, pins)
+                    continue  # changed since it was pinned, or never pinned: not served
                 look = fold(name) if key == "name" else name
                 if look in held:
                     continue  # shadowed by an earlier service's, or a look-alike of it
@@ -87,6 +102,18 @@ class Upstreams:
         if owner is None:
             return {"completion": {"values": [], "total": 0, "hasMore": False}}
         return self._forward("completion/complete", params, owner)
+
+    def _unpinned(self, tool: ToolSpec, kind: str, name: str, pins: Any) -> None:
+        """Log, once per item and state, one the gateway leaves out for its pin."""
+        service = str(tool.data.get("service"))
+        state = "changed since it was pinned" if name in (pins.get(kind) or {}) else "not pinned"
+        if (kind, name, state) in self._warned:
+            return
+        self._warned.add((kind, name, state))
+        self.dispatcher.log_sink.warning(
+            f"MCP {SINGULAR[kind]} '{name}' of service '{service}' is {state}: not served; "
+            + UPDATE_HINT.format(service=service)
+        )
 
     # -- owners and sessions ------------------------------------------------------------------
 
@@ -143,6 +170,13 @@ class Upstreams:
             cursor = result.get("nextCursor")
             if not isinstance(cursor, str) or not cursor:
                 return
+
+
+def _pins(tool: ToolSpec) -> Mapping[str, Any] | None:
+    """The ``[service.mcp.pins]`` of the service ``tool`` runs through (None: none kept)."""
+    section = (tool.service or {}).get("mcp")
+    pins = section.get("pins") if isinstance(section, Mapping) else None
+    return pins if isinstance(pins, Mapping) else None
 
 
 def _matches(template: str, uri: str) -> bool:

@@ -11,15 +11,18 @@ run the same worker in the background and stop it.
 
 from __future__ import annotations
 
+import json
 import signal
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from toolctl.runners.base import Event, Sink
+
 if TYPE_CHECKING:
     from toolctl.processes import ProcessRecord, Stopped
-    from toolctl.pulsar.worker import Hosting, Log, Worker
+    from toolctl.pulsar.worker import Hosting, Log, ProgressReporter, Worker
     from toolctl.records import Origin
     from toolctl.records.recorder import Recorder
     from toolctl.registry.index import Registry
@@ -243,7 +246,7 @@ def _host_tool(
     Dispatcher, recorded under the request's origin (its trace and id)."""
     from toolctl.calls import resolve
     from toolctl.errors import ToolFailed, UsageError
-    from toolctl.pulsar.worker import WORKER, Hosting
+    from toolctl.pulsar.worker import REPORTER, WORKER, Hosting
     from toolctl.records.context import CURRENT_ORIGIN
     from toolctl.serve.catalog import Selection
     from toolctl.serve.dispatch import open_dispatcher
@@ -255,22 +258,30 @@ def _host_tool(
             f"tool '{name}' already runs on Pulsar (service '{service}')",
             hint=f"host its service: 'toolctl worker {service}'",
         )
+    declared = spec.data.get("output") == "mcp"
     selected = Selection(tools=(name,))
     dispatcher = open_dispatcher(
         settings, selected, concurrency=concurrency, queue=concurrency, recorder=recorder
     )
     dispatcher.caller.runner(spec.runtime)  # a runtime nobody provides fails now, not later
 
-    async def call(arguments: dict[str, Any], user: str, origin: Origin) -> str:
-        result = await dispatcher.call(name, arguments, via="pulsar", origin=origin, user=user)
+    async def call(
+        arguments: dict[str, Any], user: str, origin: Origin, reporter: ProgressReporter | None
+    ) -> str:
+        sink = None if reporter is None else _ReportingSink(dispatcher.log_sink, reporter)
+        result = await dispatcher.call(
+            name, arguments, via="pulsar", origin=origin, user=user, sink=sink
+        )
         if not result.success:
             raise ToolFailed(result.error or "the tool failed")
+        if declared and result.mcp is not None:  # its content blocks, for output = "mcp"
+            return json.dumps(result.mcp)
         return str(result.output)
 
     def invoke(config: dict[str, Any], arguments: dict[str, Any], user: str) -> Any:
-        # the origin is the worker thread's (set per request); the call runs on the
-        # worker's event loop, whose context does not carry it
-        return call(arguments, user, CURRENT_ORIGIN.get() or WORKER)
+        # the origin and reporter are the worker thread's (set per request); the call runs
+        # on the worker's event loop, whose context does not carry them
+        return call(arguments, user, CURRENT_ORIGIN.get() or WORKER, REPORTER.get())
 
     return Hosting(
         name,
@@ -281,3 +292,23 @@ def _host_tool(
         dispatcher.close,
         recorded=True,
     )
+
+
+class _ReportingSink(Sink):
+    """A hosted tool's sink when its request takes progress: progress and log messages (its
+    ``toolctl:progress`` and ``toolctl:log`` lines) go back as partial responses."""
+
+    def __init__(self, base: Sink, reporter: ProgressReporter) -> None:
+        self._base, self._reporter = base, reporter
+
+    def event(self, event: Event) -> None:
+        self._base.event(event)
+
+    def warning(self, message: str) -> None:
+        self._base.warning(message)
+
+    def progress(self, progress: float, total: float | None, message: str | None) -> None:
+        self._reporter.progress(progress, total, message)
+
+    def log(self, level: str, message: str) -> None:
+        self._reporter.log(level, message)
