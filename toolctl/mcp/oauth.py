@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import queue
 import sys
 import threading
 import time
@@ -31,6 +32,9 @@ from urllib.parse import parse_qs, urlsplit
 from toolctl.errors import TransportUnavailable, UsageError
 
 if TYPE_CHECKING:
+    import httpx
+
+    from toolctl.mcp.http import HttpRefused
     from toolctl.settings import Settings
 
 LOGIN_SECONDS = 300.0
@@ -133,9 +137,41 @@ def refresh(settings: Settings, service: str, section: Mapping[str, Any]) -> boo
     return True
 
 
-def wanted_scope(settings: Settings, service: str, scope: str) -> None:
-    """Remember a scope the server asked for (a 403 step-up), for the next login."""
-    Kept(token_file(settings, service)).write(scope=scope)
+def merge_scopes(*scopes: str | None) -> str:
+    """The union of space-separated scope lists, in the order first named."""
+    return " ".join(dict.fromkeys(part for each in scopes if each for part in each.split()))
+
+
+def wanted_scope(settings: Settings, service: str, scope: str) -> str:
+    """Remember a scope the server asked for (a 403 step-up) for the next login: the union
+    of what was asked and granted before and ``scope``, which is returned."""
+    kept = Kept(token_file(settings, service))
+    data = kept.read()
+    union = merge_scopes(data.get("scope"), (data.get("tokens") or {}).get("scope"), scope)
+    kept.write(scope=union)
+    return union
+
+
+def login_needed(
+    settings: Settings, service: str, refused: HttpRefused, token: str | None
+) -> TransportUnavailable:
+    """What an HTTP refusal of ``service``'s server means for a run that sent ``token``:
+    a 401 is a login to run; a 403 ``insufficient_scope`` is a login asking for more scope
+    (remembered; the next login asks for it); anything else stays what it is."""
+    if refused.status == 403 and "insufficient_scope" in refused.challenge:
+        scope = wanted_scope(settings, service, refused.scope or "")
+        return LoginNeeded(
+            f"MCP service '{service}' needs a login with "
+            + (f"scope '{scope}'" if scope else "more scope"),
+            hint=login_hint(service),
+        )
+    if refused.status == 401:
+        return LoginNeeded(
+            f"MCP service '{service}' needs a login"
+            + (" (the kept one was refused)" if token else ""),
+            hint=login_hint(service),
+        )
+    return refused
 
 
 # -- login ---------------------------------------------------------------------------------------
@@ -169,18 +205,24 @@ async def _login(
     from mcp.client.auth.exceptions import OAuthFlowError
 
     kept = Kept(token_file(settings, service))
-    scope = oauth.get("scope") or kept.read().get("scope")
+    scope = merge_scopes(oauth.get("scope"), kept.read().get("scope")) or None
     kept.write(tokens=None)  # a fresh login: the old tokens go
     with Loopback() as loopback:
         provider = _provider(kept, url, oauth, scope, loopback, show, browser)
         try:
             async with httpx.AsyncClient(auth=provider, timeout=30) as client:
-                answer = await client.post(url, json=_INITIALIZE, headers=_HEADERS)
-                session = answer.headers.get("mcp-session-id")
-                if session:
-                    await client.delete(url, headers={**_HEADERS, "mcp-session-id": session})
+                answer = await _session(client, url)
         except (OAuthFlowError, httpx.HTTPError, ValueError) as exc:
-            raise TransportUnavailable(f"login to MCP service '{service}' failed: {exc}") from None
+            raise TransportUnavailable(
+                f"login to MCP service '{service}' failed: {_one_line(exc)}"
+            ) from None
+    if answer.status_code == 403 and "insufficient_scope" in answer.headers.get(
+        "www-authenticate", ""
+    ):
+        raise LoginNeeded(
+            f"login to MCP service '{service}' failed: the server still wants more scope"
+            f" than it granted (asked for '{provider.asked or ''}')"
+        )
     if answer.status_code in (401, 403):
         raise TransportUnavailable(
             f"login to MCP service '{service}' failed: the server still answers "
@@ -191,9 +233,55 @@ async def _login(
     kept.write(
         token_endpoint=str(metadata.token_endpoint) if metadata else None,
         resource=context.get_resource_url() if context.should_include_resource_param() else None,
+        scope=provider.asked,
     )
     tokens = kept.read().get("tokens") or {}
     return str(tokens.get("scope") or "")
+
+
+STEP_UPS = 1
+"""How often one login asks again when its `tools/list` gets a 403 ``insufficient_scope``
+(each ask is one more authorization, with the union of the scopes): then it stops."""
+
+
+async def _session(client: httpx.AsyncClient, url: str) -> httpx.Response:
+    """What a run does first, under the login's OAuth: initialize, then `tools/list` (a
+    server may let `initialize` through and want a token, or more scope, for the rest).
+    The last answer; the session is ended."""
+    answer = await client.post(url, json=_INITIALIZE, headers=_HEADERS)
+    if answer.status_code >= 400:
+        return answer
+    headers = {**_HEADERS, "MCP-Protocol-Version": _version(answer)}
+    if answer.headers.get("mcp-session-id"):
+        headers["mcp-session-id"] = answer.headers["mcp-session-id"]
+    try:
+        await client.post(url, json=_INITIALIZED, headers=headers)
+        for _ in range(1 + STEP_UPS):
+            answer = await client.post(url, json=_LIST, headers=headers)
+            if answer.status_code != 403:
+                break
+    finally:
+        if "mcp-session-id" in headers:
+            with contextlib.suppress(Exception):
+                await client.delete(url, headers=headers)
+    return answer
+
+
+def _version(answer: httpx.Response) -> str:
+    """The protocol version an initialize answer (JSON, or one SSE event) agreed on."""
+    text = answer.text
+    if "text/event-stream" in answer.headers.get("content-type", ""):
+        data = [line[5:].strip() for line in text.splitlines() if line.startswith("data:")]
+        text = data[-1] if data else ""
+    with contextlib.suppress(ValueError, AttributeError):
+        version = json.loads(text)["result"]["protocolVersion"]
+        if isinstance(version, str):
+            return version
+    return str(_HEADERS["MCP-Protocol-Version"])
+
+
+def _one_line(exc: Exception) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
 
 
 def _provider(
@@ -205,55 +293,67 @@ def _provider(
     show: Callable[[str], None],
     browser: bool,
 ) -> Any:
-    from mcp.client.auth import OAuthClientProvider
     from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata
+
+    from toolctl.mcp.oauth_flow import IdJag, Login
 
     client_id, secret = oauth.get("client_id"), oauth.get("client_secret")
     if oauth.get("grant") == "client_credentials":
-        return _client_credentials(kept, url, oauth, scope)
-    method = oauth.get("token_endpoint_auth_method") or (
-        "client_secret_basic" if secret else "none"
-    )
-    metadata = OAuthClientMetadata(
-        client_name="toolctl",
-        redirect_uris=[loopback.redirect_uri],  # type: ignore[list-item]
-        grant_types=["authorization_code", "refresh_token"],
-        token_endpoint_auth_method=method,  # type: ignore[arg-type]  # the server says
-        scope=scope,
-    )
-    if client_id:  # pre-registered: no registration at all
-        info = OAuthClientInformationFull(
-            **metadata.model_dump(exclude={"redirect_uris"}),
-            redirect_uris=[loopback.redirect_uri],  # type: ignore[list-item]
-            client_id=client_id,
-            client_secret=secret,
-        )
-        kept.write(client=info.model_dump(mode="json", exclude_none=True))
-    else:
+        provider = _client_credentials(kept, url, oauth, scope)
+    elif oauth.get("grant") == "id_jag":
+        missing = [key for key in _ID_JAG if not oauth.get(key)]
+        if missing:
+            raise UsageError(f'grant = "id_jag" needs {", ".join(missing)} in [service.mcp.oauth]')
         kept.write(client=None)
+        provider = IdJag(url, kept, oauth, scope)
+    else:
+        method = oauth.get("token_endpoint_auth_method") or (
+            "client_secret_basic" if secret else "none"
+        )
+        metadata = OAuthClientMetadata(
+            client_name="toolctl",
+            redirect_uris=[loopback.redirect_uri],  # type: ignore[list-item]
+            grant_types=["authorization_code", "refresh_token"],
+            token_endpoint_auth_method=method,  # type: ignore[arg-type]  # the server says
+            scope=scope,
+        )
+        if client_id:  # pre-registered: no registration at all
+            info = OAuthClientInformationFull(
+                **metadata.model_dump(exclude={"redirect_uris"}),
+                redirect_uris=[loopback.redirect_uri],  # type: ignore[list-item]
+                client_id=client_id,
+                client_secret=secret,
+            )
+            kept.write(client=info.model_dump(mode="json", exclude_none=True))
+        else:
+            kept.write(client=None)
 
-    async def redirect(authorization_url: str) -> None:
-        show(authorization_url)
-        if browser:
-            _open_browser(authorization_url)
+        async def redirect(authorization_url: str) -> None:
+            show(authorization_url)
+            if browser:
+                _open_browser(authorization_url)
 
-    return OAuthClientProvider(
-        url,
-        metadata,
-        kept,
-        redirect_handler=redirect,
-        callback_handler=loopback.wait,
-        timeout=LOGIN_SECONDS,
-        client_metadata_url=oauth.get("client_metadata_url"),
-    )
+        provider = Login(
+            url,
+            metadata,
+            kept,
+            redirect_handler=redirect,
+            callback_handler=loopback.wait,
+            timeout=LOGIN_SECONDS,
+            client_metadata_url=oauth.get("client_metadata_url"),
+        )
+    provider.asked = scope
+    return provider
+
+
+_ID_JAG = ("client_id", "idp_token_endpoint", "idp_id_token")
+"""What ``grant = "id_jag"`` needs in ``[service.mcp.oauth]``."""
 
 
 def _client_credentials(kept: Kept, url: str, oauth: Mapping[str, Any], scope: str | None) -> Any:
-    from mcp.client.auth.extensions.client_credentials import (
-        ClientCredentialsOAuthProvider,
-        PrivateKeyJWTOAuthProvider,
-        SignedJWTParameters,
-    )
+    from mcp.client.auth.extensions.client_credentials import SignedJWTParameters
+
+    from toolctl.mcp.oauth_flow import ClientCredentials, KeyCredentials
 
     client_id = oauth.get("client_id")
     if not client_id:
@@ -266,11 +366,11 @@ def _client_credentials(kept: Kept, url: str, oauth: Mapping[str, Any], scope: s
             signing_key=oauth["private_key_pem"],
             signing_algorithm=oauth.get("signing_algorithm") or "ES256",
         )
-        return PrivateKeyJWTOAuthProvider(
+        return KeyCredentials(
             url, kept, client_id, signed.create_assertion_provider(), scopes=scope
         )
     method = oauth.get("token_endpoint_auth_method") or "client_secret_basic"
-    return ClientCredentialsOAuthProvider(
+    return ClientCredentials(
         url,
         kept,
         client_id,
@@ -293,6 +393,8 @@ def _open_browser(url: str) -> None:
 
 
 _HEADERS = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
+_INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+_LIST = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
 _INITIALIZE = {
     "jsonrpc": "2.0",
     "id": 1,
@@ -306,12 +408,11 @@ _INITIALIZE = {
 
 
 class Loopback:
-    """The redirect's listener on 127.0.0.1 (a free port): it takes one ``code``."""
+    """The redirect's listener on 127.0.0.1 (a free port): each ``wait`` takes the next
+    ``code`` (a step-up in one login is a second authorization)."""
 
     def __init__(self) -> None:
-        self._answer: tuple[str, str | None] | None = None
-        self._error: str | None = None
-        self._done = threading.Event()
+        self._answers: queue.Queue[tuple[str, str | None] | str] = queue.Queue()
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -319,18 +420,18 @@ class Loopback:
                 query = parse_qs(urlsplit(self.path).query)
                 code, state = query.get("code", [None])[0], query.get("state", [None])[0]
                 if code:
-                    outer._answer = (code, state)
+                    outer._answers.put((code, state))
                     text = "toolctl: logged in; you can close this page."
                 else:
-                    outer._error = (query.get("error") or ["no code"])[0]
-                    text = f"toolctl: login failed: {outer._error}"
+                    error = (query.get("error") or ["no code"])[0]
+                    outer._answers.put(error)
+                    text = f"toolctl: login failed: {error}"
                 body = text.encode()
                 self.send_response(200 if code else 400)
                 self.send_header("Content-Type", "text/plain; charset=utf-8")
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
                 self.wfile.write(body)
-                outer._done.set()
 
             def log_message(self, format: str, *args: Any) -> None:
                 pass
@@ -349,9 +450,15 @@ class Loopback:
     async def wait(self) -> tuple[str, str | None]:
         import anyio
 
-        done = await anyio.to_thread.run_sync(self._done.wait, LOGIN_SECONDS)
-        if not done:
+        def take() -> tuple[str, str | None] | str | None:
+            try:
+                return self._answers.get(timeout=LOGIN_SECONDS)
+            except queue.Empty:
+                return None
+
+        answer = await anyio.to_thread.run_sync(take)
+        if answer is None:
             raise TransportUnavailable(f"no login came back in {LOGIN_SECONDS:g} s")
-        if self._answer is None:
-            raise TransportUnavailable(f"the authorization server refused: {self._error}")
-        return self._answer
+        if isinstance(answer, str):
+            raise TransportUnavailable(f"the authorization server refused: {answer}")
+        return answer
