@@ -202,7 +202,7 @@ def test_a_scope_that_is_never_enough_stops_the_login_in_one_line(
 ) -> None:
     """A server that answers 403 insufficient_scope whatever is granted: the login asks
     again a bounded number of times (1 + STEP_UPS), then exit 5 with one line."""
-    from toolctl.mcp.oauth import STEP_UPS
+    from toolctl.mcp.oauth_flow import STEP_UPS
 
     scoped.never = True
     reg = registry(tmp_path, scoped.url, CI)
