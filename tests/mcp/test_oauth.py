@@ -213,3 +213,15 @@ def test_a_scope_that_is_never_enough_stops_the_login_in_one_line(
         " scope than it granted (asked for 'read admin')"
     ]
     assert len(scoped.token_requests) == 1 + STEP_UPS
+
+
+def test_an_id_jag_login_without_its_identity_provider_is_a_usage_error(
+    toolctl: Toolctl, tmp_path: Path, protected: str
+) -> None:
+    """grant = "id_jag" (SEP-990) names what it lacks, in one line, before any request."""
+    reg = registry(tmp_path, protected, {"grant": "id_jag", "client_id": "c"})
+    login = toolctl("mcp", "login", "saas", "-r", str(reg))
+    assert (login.returncode, login.stderr.strip().splitlines()) == (2, [
+        'toolctl: error: grant = "id_jag" needs idp_token_endpoint, idp_id_token in'
+        " [service.mcp.oauth]"
+    ])  # fmt: skip
