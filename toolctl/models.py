@@ -439,8 +439,9 @@ class McpService(_Model):
     oauth: dict[str, str] = {}
     """OAuth settings for `toolctl mcp login` (a server reached by URL): client_id and
     client_secret of a pre-registered client, client_metadata_url, scope, grant
-    ("client_credentials" for CI), token_endpoint_auth_method, private_key_pem; a secret
-    as ``${env:NAME}``."""
+    ("client_credentials" for CI; "id_jag": enterprise-managed, SEP-990, with
+    idp_token_endpoint, idp_id_token, idp_client_id, idp_client_secret),
+    token_endpoint_auth_method, private_key_pem; a secret as ``${env:NAME}``."""
     elicit_defaults: StrictBool = False
     """Whether the defaults the server's own form gives (SEP-1034) count as answers too."""
     pins: McpPins | None = None

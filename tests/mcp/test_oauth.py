@@ -1,7 +1,8 @@
 """OAuth without a login: a server that answers 401 makes a run exit 5 naming
 `toolctl mcp login`, and `check --live` says so; what a login keeps is 0600 and never
-printed. (The login itself is run against the conformance suite's authorization servers
-in tests/mcp/test_conformance.py.)"""
+printed; step-up (a 403 insufficient_scope) is exit 5 naming the login and the scope, and
+a login never loops on it. (The login is run against the conformance suite's
+authorization servers in tests/mcp/test_conformance.py too.)"""
 
 from __future__ import annotations
 
@@ -9,9 +10,10 @@ import json
 import stat
 import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, HTTPServer
+from http.server import BaseHTTPRequestHandler, HTTPServer, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs
 
 import pytest
 import tomli_w
@@ -42,9 +44,10 @@ def protected() -> Iterator[str]:
     server.server_close()
 
 
-def registry(root: Path, url: str) -> Path:
+def registry(root: Path, url: str, oauth: dict[str, str] | None = None) -> Path:
+    mcp: dict[str, Any] = {"url": url, **({"oauth": oauth} if oauth else {})}
     document = {
-        "service": [{"name": "saas", "mcp": {"url": url}}],
+        "service": [{"name": "saas", "mcp": mcp}],
         "tool": [{"name": "saas.echo", "service": "saas", "mcp": {"name": "echo"}}],
     }
     (root / "reg").mkdir()
@@ -75,3 +78,150 @@ def test_kept_tokens_are_owner_only(tmp_path: Path) -> None:
     assert (
         json.loads((tmp_path / "oauth/saas.json").read_text())["tokens"]["access_token"] == "S3CR3T"
     )
+
+
+class _Scoped(BaseHTTPRequestHandler):
+    """An MCP server and its authorization server (client credentials) in one: initialize
+    is open, tools/list wants scope "read", tools/call "read write" (403
+    insufficient_scope: step-up); with ``never``, tools/list always wants more."""
+
+    base: str
+    """http://127.0.0.1:PORT"""
+    url: str
+    """The MCP endpoint."""
+    granted: dict[str, str]
+    token_requests: list[dict[str, list[str]]]
+    never = False
+
+    def _json(self, status: int, body: object, **headers: str) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in headers.items():
+            self.send_header(name.replace("_", "-"), value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self) -> None:
+        base = self.base
+        if self.path == "/.well-known/oauth-protected-resource/mcp":
+            self._json(200, {"resource": f"{base}/mcp", "authorization_servers": [base]})
+        elif self.path == "/.well-known/oauth-authorization-server":
+            metadata = {"issuer": base, "token_endpoint": f"{base}/token"}
+            self._json(200, {**metadata, "response_types_supported": ["code"]})
+        else:
+            self._json(405 if self.path == "/mcp" else 404, {})
+
+    def do_DELETE(self) -> None:
+        self._json(200, {})
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if self.path == "/token":
+            form = parse_qs(body.decode())
+            type(self).token_requests.append(form)
+            token = f"S3CR3T-{len(type(self).token_requests)}"
+            scope = form.get("scope", [""])[0]
+            type(self).granted[token] = scope
+            self._json(200, {"access_token": token, "token_type": "Bearer", "scope": scope})
+            return
+        message = json.loads(body)
+        method = message.get("method", "")
+        if method == "initialize":
+            info = {"name": "scoped", "version": "1"}
+            result = {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}}}
+            self._json(200, {"jsonrpc": "2.0", "id": message["id"],
+                             "result": {**result, "serverInfo": info}})  # fmt: skip
+            return
+        if method.startswith("notifications/"):
+            self._json(202, {})
+            return
+        base = self.base
+        where = f'resource_metadata="{base}/.well-known/oauth-protected-resource/mcp"'
+        token = (self.headers.get("Authorization") or "").removeprefix("Bearer ")
+        if token not in type(self).granted:
+            self._json(401, {}, WWW_Authenticate=f'Bearer scope="read", {where}')
+            return
+        needed = {"read", "write"} if method == "tools/call" else {"read"}
+        if type(self).never or not needed <= set(type(self).granted[token].split()):
+            asked = "admin" if type(self).never else " ".join(sorted(needed))
+            challenge = f'Bearer error="insufficient_scope", scope="{asked}", {where}'
+            self._json(403, {}, WWW_Authenticate=challenge)
+            return
+        answer: dict[str, Any] = {"content": [{"type": "text", "text": "written"}]}
+        if method == "tools/list":
+            answer = {"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]}
+        self._json(200, {"jsonrpc": "2.0", "id": message["id"], "result": answer})
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def scoped() -> Iterator[type[_Scoped]]:
+    handler: type[_Scoped] = type("Scoped", (_Scoped,), {"granted": {}, "token_requests": []})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    handler.base = f"http://127.0.0.1:{server.server_address[1]!s}"
+    handler.url = f"{handler.base}/mcp"
+    yield handler
+    server.shutdown()
+    server.server_close()
+
+
+CI = {"grant": "client_credentials", "client_id": "ci", "client_secret": "shh"}
+
+
+def test_step_up_is_exit_5_naming_the_login_and_the_scope_it_asks_for(
+    toolctl: Toolctl, tmp_path: Path, scoped: Any
+) -> None:
+    """A 403 insufficient_scope during a run: exit 5, one line naming `toolctl mcp login`
+    and the union of the scopes; the next login asks for that union, and the run works."""
+    reg = registry(tmp_path, scoped.url, CI)
+    first = toolctl("mcp", "login", "saas", "-r", str(reg))
+    assert first.returncode == 0, first.stderr
+    assert scoped.token_requests[-1]["scope"] == ["read"]  # what the 401 named
+    ran = toolctl("run", "saas.echo", "-r", str(reg))
+    assert ran.returncode == 5
+    assert [line for line in ran.stderr.splitlines() if "error" in line] == [
+        "toolctl: error: MCP service 'saas' needs a login with scope 'read write';"
+        " run 'toolctl mcp login saas'"
+    ]  # (and the warning that the tool has no pin)
+    again = toolctl("mcp", "login", "saas", "-r", str(reg))
+    assert again.returncode == 0, again.stderr
+    assert scoped.token_requests[-1]["scope"] == ["read write"]
+    done = toolctl("run", "saas.echo", "-r", str(reg))
+    assert (done.returncode, done.stdout.strip()) == (0, "written"), done.stderr
+    said = first.stdout + first.stderr + ran.stdout + again.stdout + again.stderr + done.stdout
+    assert "S3CR3T" not in said
+
+
+def test_a_scope_that_is_never_enough_stops_the_login_in_one_line(
+    toolctl: Toolctl, tmp_path: Path, scoped: Any
+) -> None:
+    """A server that answers 403 insufficient_scope whatever is granted: the login asks
+    again a bounded number of times (1 + STEP_UPS), then exit 5 with one line."""
+    from toolctl.mcp.oauth_flow import STEP_UPS
+
+    scoped.never = True
+    reg = registry(tmp_path, scoped.url, CI)
+    login = toolctl("mcp", "login", "saas", "-r", str(reg))
+    assert login.returncode == 5
+    assert login.stderr.strip().splitlines() == [
+        "toolctl: error: login to MCP service 'saas' failed: the server still wants more"
+        " scope than it granted (asked for 'read admin')"
+    ]
+    assert len(scoped.token_requests) == 1 + STEP_UPS
+
+
+def test_an_id_jag_login_without_its_identity_provider_is_a_usage_error(
+    toolctl: Toolctl, tmp_path: Path, protected: str
+) -> None:
+    """grant = "id_jag" (SEP-990) names what it lacks, in one line, before any request."""
+    reg = registry(tmp_path, protected, {"grant": "id_jag", "client_id": "c"})
+    login = toolctl("mcp", "login", "saas", "-r", str(reg))
+    assert (login.returncode, login.stderr.strip().splitlines()) == (2, [
+        'toolctl: error: grant = "id_jag" needs idp_token_endpoint, idp_id_token in'
+        " [service.mcp.oauth]"
+    ])  # fmt: skip

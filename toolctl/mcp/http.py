@@ -74,6 +74,9 @@ class HttpTransport:
         self.session_id: str | None = None
         self.protocol_version: str | None = None
         self.modern = False
+        self.on_refused: Callable[[HttpRefused], Exception] | None = None
+        """What a refusal becomes once the session is open (a login's 401 and 403 step-up:
+        ``mcp.service`` turns them into the login to run)."""
         self._client = httpx.Client(headers=dict(headers or {}), follow_redirects=False)
 
     def request(self, message: Message, timeout: float) -> Message:
@@ -166,12 +169,15 @@ class HttpTransport:
                 if "error" in answer:
                     return answer
         hint = "check the headers (a token?)" if response.status_code in (401, 403) else None
-        raise HttpRefused(
+        refused = HttpRefused(
             f"MCP server at {self.name} answered {_status(response)}",
             hint=hint,
             status=response.status_code,
             challenge=response.headers.get("www-authenticate", ""),
         )
+        if self.on_refused is not None:
+            raise self.on_refused(refused) from None
+        raise refused
 
     def _body(self, response: httpx.Response, deadline: float) -> bytes:
         body = bytearray()

@@ -1,5 +1,6 @@
-"""OAuth for MCP servers reached over HTTP, as the MCP authorization spec describes it, on
-the official SDK's client pieces (``mcp.client.auth``).
+"""OAuth for MCP servers reached over HTTP, as the MCP authorization spec describes it: what
+a run needs (the kept tokens, a refresh, what a refusal means); the login itself, on the
+official SDK's client pieces (``mcp.client.auth``), is ``oauth_flow``, imported only there.
 
 ``toolctl mcp login SERVICE`` runs the whole flow once: protected resource metadata, then
 authorization server metadata; a pre-registered client (``[service.mcp.oauth]``
@@ -16,25 +17,18 @@ next login), the run is exit 5 naming the command to run: nothing asks a questio
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import sys
-import threading
 import time
-from collections.abc import Callable, Mapping
-from http.server import BaseHTTPRequestHandler, HTTPServer
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qs, urlsplit
 
-from toolctl.errors import TransportUnavailable, UsageError
+from toolctl.errors import TransportUnavailable
 
 if TYPE_CHECKING:
+    from toolctl.mcp.http import HttpRefused
     from toolctl.settings import Settings
-
-LOGIN_SECONDS = 300.0
-"""How long `mcp login` waits for the browser to come back."""
 
 
 class LoginNeeded(TransportUnavailable):
@@ -133,225 +127,38 @@ def refresh(settings: Settings, service: str, section: Mapping[str, Any]) -> boo
     return True
 
 
-def wanted_scope(settings: Settings, service: str, scope: str) -> None:
-    """Remember a scope the server asked for (a 403 step-up), for the next login."""
-    Kept(token_file(settings, service)).write(scope=scope)
+def merge_scopes(*scopes: str | None) -> str:
+    """The union of space-separated scope lists, in the order first named."""
+    return " ".join(dict.fromkeys(part for each in scopes if each for part in each.split()))
 
 
-# -- login ---------------------------------------------------------------------------------------
-
-
-def login(
-    settings: Settings,
-    service: str,
-    url: str,
-    oauth: Mapping[str, Any],
-    show: Callable[[str], None],
-    *,
-    browser: bool = True,
-) -> str:
-    """The whole flow against the MCP server at ``url``; ``show`` gets the authorization
-    URL (never a token). Returns the scope granted ("" when the server says none)."""
-    import anyio
-
-    return anyio.run(_login, settings, service, url, oauth, show, browser)
-
-
-async def _login(
-    settings: Settings,
-    service: str,
-    url: str,
-    oauth: Mapping[str, Any],
-    show: Callable[[str], None],
-    browser: bool,
-) -> str:
-    import httpx
-    from mcp.client.auth.exceptions import OAuthFlowError
-
+def wanted_scope(settings: Settings, service: str, scope: str) -> str:
+    """Remember a scope the server asked for (a 403 step-up) for the next login: the union
+    of what was asked and granted before and ``scope``, which is returned."""
     kept = Kept(token_file(settings, service))
-    scope = oauth.get("scope") or kept.read().get("scope")
-    kept.write(tokens=None)  # a fresh login: the old tokens go
-    with Loopback() as loopback:
-        provider = _provider(kept, url, oauth, scope, loopback, show, browser)
-        try:
-            async with httpx.AsyncClient(auth=provider, timeout=30) as client:
-                answer = await client.post(url, json=_INITIALIZE, headers=_HEADERS)
-                session = answer.headers.get("mcp-session-id")
-                if session:
-                    await client.delete(url, headers={**_HEADERS, "mcp-session-id": session})
-        except (OAuthFlowError, httpx.HTTPError, ValueError) as exc:
-            raise TransportUnavailable(f"login to MCP service '{service}' failed: {exc}") from None
-    if answer.status_code in (401, 403):
-        raise TransportUnavailable(
-            f"login to MCP service '{service}' failed: the server still answers "
-            f"HTTP {answer.status_code}"
+    data = kept.read()
+    union = merge_scopes(data.get("scope"), (data.get("tokens") or {}).get("scope"), scope)
+    kept.write(scope=union)
+    return union
+
+
+def login_needed(
+    settings: Settings, service: str, refused: HttpRefused, token: str | None
+) -> TransportUnavailable:
+    """What an HTTP refusal of ``service``'s server means for a run that sent ``token``:
+    a 401 is a login to run; a 403 ``insufficient_scope`` is a login asking for more scope
+    (remembered; the next login asks for it); anything else stays what it is."""
+    if refused.status == 403 and "insufficient_scope" in refused.challenge:
+        scope = wanted_scope(settings, service, refused.scope or "")
+        return LoginNeeded(
+            f"MCP service '{service}' needs a login with "
+            + (f"scope '{scope}'" if scope else "more scope"),
+            hint=login_hint(service),
         )
-    context = provider.context
-    metadata = context.oauth_metadata
-    kept.write(
-        token_endpoint=str(metadata.token_endpoint) if metadata else None,
-        resource=context.get_resource_url() if context.should_include_resource_param() else None,
-    )
-    tokens = kept.read().get("tokens") or {}
-    return str(tokens.get("scope") or "")
-
-
-def _provider(
-    kept: Kept,
-    url: str,
-    oauth: Mapping[str, Any],
-    scope: str | None,
-    loopback: Loopback,
-    show: Callable[[str], None],
-    browser: bool,
-) -> Any:
-    from mcp.client.auth import OAuthClientProvider
-    from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata
-
-    client_id, secret = oauth.get("client_id"), oauth.get("client_secret")
-    if oauth.get("grant") == "client_credentials":
-        return _client_credentials(kept, url, oauth, scope)
-    method = oauth.get("token_endpoint_auth_method") or (
-        "client_secret_basic" if secret else "none"
-    )
-    metadata = OAuthClientMetadata(
-        client_name="toolctl",
-        redirect_uris=[loopback.redirect_uri],  # type: ignore[list-item]
-        grant_types=["authorization_code", "refresh_token"],
-        token_endpoint_auth_method=method,  # type: ignore[arg-type]  # the server says
-        scope=scope,
-    )
-    if client_id:  # pre-registered: no registration at all
-        info = OAuthClientInformationFull(
-            **metadata.model_dump(exclude={"redirect_uris"}),
-            redirect_uris=[loopback.redirect_uri],  # type: ignore[list-item]
-            client_id=client_id,
-            client_secret=secret,
+    if refused.status == 401:
+        return LoginNeeded(
+            f"MCP service '{service}' needs a login"
+            + (" (the kept one was refused)" if token else ""),
+            hint=login_hint(service),
         )
-        kept.write(client=info.model_dump(mode="json", exclude_none=True))
-    else:
-        kept.write(client=None)
-
-    async def redirect(authorization_url: str) -> None:
-        show(authorization_url)
-        if browser:
-            _open_browser(authorization_url)
-
-    return OAuthClientProvider(
-        url,
-        metadata,
-        kept,
-        redirect_handler=redirect,
-        callback_handler=loopback.wait,
-        timeout=LOGIN_SECONDS,
-        client_metadata_url=oauth.get("client_metadata_url"),
-    )
-
-
-def _client_credentials(kept: Kept, url: str, oauth: Mapping[str, Any], scope: str | None) -> Any:
-    from mcp.client.auth.extensions.client_credentials import (
-        ClientCredentialsOAuthProvider,
-        PrivateKeyJWTOAuthProvider,
-        SignedJWTParameters,
-    )
-
-    client_id = oauth.get("client_id")
-    if not client_id:
-        raise UsageError('grant = "client_credentials" needs client_id in [service.mcp.oauth]')
-    kept.write(client=None)
-    if oauth.get("private_key_pem"):
-        signed = SignedJWTParameters(
-            issuer=client_id,
-            subject=client_id,
-            signing_key=oauth["private_key_pem"],
-            signing_algorithm=oauth.get("signing_algorithm") or "ES256",
-        )
-        return PrivateKeyJWTOAuthProvider(
-            url, kept, client_id, signed.create_assertion_provider(), scopes=scope
-        )
-    method = oauth.get("token_endpoint_auth_method") or "client_secret_basic"
-    return ClientCredentialsOAuthProvider(
-        url,
-        kept,
-        client_id,
-        str(oauth.get("client_secret") or ""),
-        method,  # type: ignore[arg-type]
-        scopes=scope,
-    )
-
-
-def _open_browser(url: str) -> None:
-    """Open ``url`` where a browser can be opened; the printed URL does the rest."""
-    if os.environ.get("BROWSER") == "" or not (
-        os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY") or sys.platform == "darwin"
-    ):
-        return
-    import webbrowser
-
-    with contextlib.suppress(webbrowser.Error):
-        webbrowser.open(url)
-
-
-_HEADERS = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
-_INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "toolctl", "version": "login"},
-    },
-}
-
-
-class Loopback:
-    """The redirect's listener on 127.0.0.1 (a free port): it takes one ``code``."""
-
-    def __init__(self) -> None:
-        self._answer: tuple[str, str | None] | None = None
-        self._error: str | None = None
-        self._done = threading.Event()
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                query = parse_qs(urlsplit(self.path).query)
-                code, state = query.get("code", [None])[0], query.get("state", [None])[0]
-                if code:
-                    outer._answer = (code, state)
-                    text = "toolctl: logged in; you can close this page."
-                else:
-                    outer._error = (query.get("error") or ["no code"])[0]
-                    text = f"toolctl: login failed: {outer._error}"
-                body = text.encode()
-                self.send_response(200 if code else 400)
-                self.send_header("Content-Type", "text/plain; charset=utf-8")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-                outer._done.set()
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-        self._server = HTTPServer(("127.0.0.1", 0), Handler)
-        self.redirect_uri = f"http://127.0.0.1:{self._server.server_address[1]}/callback"
-
-    def __enter__(self) -> Loopback:
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-
-    async def wait(self) -> tuple[str, str | None]:
-        import anyio
-
-        done = await anyio.to_thread.run_sync(self._done.wait, LOGIN_SECONDS)
-        if not done:
-            raise TransportUnavailable(f"no login came back in {LOGIN_SECONDS:g} s")
-        if self._answer is None:
-            raise TransportUnavailable(f"the authorization server refused: {self._error}")
-        return self._answer
+    return refused

@@ -15,6 +15,7 @@ from toolctl.descriptor_env import descriptor_cwd, expand_env, expand_env_map
 from toolctl.errors import TransportUnavailable
 
 if TYPE_CHECKING:
+    from toolctl.mcp.http import HttpRefused
     from toolctl.mcp.session import Session
     from toolctl.settings import Settings
 
@@ -104,24 +105,34 @@ def _with_login(
     open_session: Callable[[dict[str, str]], Session],
 ) -> Session:
     """Open the session with the access token a login left (unless the service's headers
-    carry their own); a 401 refreshes it once, else it is exit 5 naming the login."""
-    from toolctl.mcp.http import HttpRefused
-    from toolctl.mcp.oauth import LoginNeeded, bearer, login_hint, refresh
+    carry their own); a 401 refreshes it once, else it is exit 5 naming the login. Once
+    open, a 401, or a 403 ``insufficient_scope`` (step-up: the scope is remembered for the
+    next login), is exit 5 naming the login too: a run never asks anyone anything."""
+    from toolctl.mcp.http import HttpRefused, HttpTransport
+    from toolctl.mcp.oauth import bearer, login_needed, refresh
 
     own = any(key.lower() == "authorization" for key in headers)
     for attempt in range(2):
         token = None if own else bearer(settings, name)
         sent = {**headers, "Authorization": f"Bearer {token}"} if token else headers
         try:
-            return open_session(sent)
+            session = open_session(sent)
         except HttpRefused as exc:
-            if exc.status != 401 or own:
+            if own:
                 raise
-            if attempt == 0 and token and refresh(settings, name, section):
+            if exc.status == 401 and attempt == 0 and token and refresh(settings, name, section):
                 continue
-            raise LoginNeeded(
-                f"MCP service '{name}' needs a login"
-                + (" (the kept one was refused)" if token else ""),
-                hint=login_hint(name),
-            ) from None
+            raise login_needed(settings, name, exc, token) from None
+        if not own and isinstance(session.transport, HttpTransport):
+            session.transport.on_refused = _refused(settings, name, token)
+        return session
     raise AssertionError("unreachable")
+
+
+def _refused(
+    settings: Settings, name: str, token: str | None
+) -> Callable[[HttpRefused], Exception]:
+    """What a refusal in an open session of service ``name`` (sent ``token``) becomes."""
+    from toolctl.mcp.oauth import login_needed
+
+    return lambda refused: login_needed(settings, name, refused, token)

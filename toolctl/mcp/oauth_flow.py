@@ -1,0 +1,508 @@
+"""`toolctl mcp login SERVICE` (see ``oauth``), on the SDK's ``mcp.client.auth``; imported
+only by a login. On top of the SDK's providers:
+
+* scopes add up: each authorization asks for the union of what was asked before in this
+  login (the ``scope`` configured, the scope a 403 step-up left for the next login) and
+  what the server asks for now, never only the latest (the SDK takes the
+  ``WWW-Authenticate`` scope alone);
+* a 2025-03-26 server (no protected resource metadata) keeps its authorization server
+  metadata at the root of its own origin; its ``issuer`` may name a path there (a
+  ``routePrefix``): an issuer on the MCP server's own origin is taken as that origin,
+  which is what the 2025-03-26 discovery names, instead of failing the login;
+* ``grant = "id_jag"``: enterprise-managed authorization (SEP-990): the ID token the
+  identity provider issued is exchanged there (RFC 8693) for an ID-JAG, which is the
+  JWT bearer grant (RFC 7523) at the MCP server's authorization server.
+
+No message here quotes a token or a secret.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+import logging
+import os
+import queue
+import sys
+import threading
+from collections.abc import AsyncGenerator, Callable, Mapping
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qs, quote, urlsplit
+
+import httpx
+from mcp.client.auth import OAuthClientProvider, OAuthTokenError, TokenStorage
+from mcp.client.auth.exceptions import OAuthFlowError
+from mcp.client.auth.extensions.client_credentials import (
+    ClientCredentialsOAuthProvider,
+    PrivateKeyJWTOAuthProvider,
+)
+from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata
+
+from toolctl.errors import TransportUnavailable, UsageError
+from toolctl.mcp.oauth import Kept, LoginNeeded, merge_scopes, token_file
+
+if TYPE_CHECKING:
+    from toolctl.settings import Settings
+
+TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
+JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+ID_TOKEN = "urn:ietf:params:oauth:token-type:id_token"
+ID_JAG = "urn:ietf:params:oauth:token-type:id-jag"
+ROOT_METADATA = "/.well-known/oauth-authorization-server"
+
+LOGIN_SECONDS = 300.0
+"""How long `mcp login` waits for the browser to come back."""
+
+# The SDK logs a failed flow with its traceback ("OAuth flow error"); the login reports the
+# error in one line instead.
+logging.getLogger("mcp.client.auth").addHandler(logging.NullHandler())
+logging.getLogger("mcp.client.auth").propagate = False
+
+if TYPE_CHECKING:
+    _Base = OAuthClientProvider
+else:
+    _Base = object
+
+
+class Toolctl(_Base):
+    """What every provider of a login does on top of the SDK's (see the module)."""
+
+    asked: str | None = None
+    """The scope asked for so far in this login (space-separated), or None."""
+
+    async def _perform_authorization(self) -> httpx.Request:
+        wanted = merge_scopes(self.asked, self.context.client_metadata.scope) or None
+        self.context.client_metadata.scope = self.asked = wanted
+        request: httpx.Request = await super()._perform_authorization()
+        return request
+
+    async def async_auth_flow(
+        self, request: httpx.Request
+    ) -> AsyncGenerator[httpx.Request, httpx.Response]:
+        flow = super().async_auth_flow(request)
+        try:
+            outgoing = await flow.__anext__()
+            while True:
+                response = yield outgoing
+                outgoing = await flow.asend(await self._legacy_metadata(outgoing, response))
+        except StopAsyncIteration:
+            return
+        finally:
+            await flow.aclose()
+
+    async def _legacy_metadata(
+        self, sent: httpx.Request, response: httpx.Response
+    ) -> httpx.Response:
+        """Root authorization server metadata of a server without protected resource
+        metadata, whose issuer is on the server's own origin: the issuer taken as that
+        origin (see the module). Any other answer as it is."""
+        context = self.context
+        origin = _origin(context.server_url)
+        if (
+            context.protected_resource_metadata is not None
+            or context.auth_server_url
+            or sent.method != "GET"
+            or sent.url.path != ROOT_METADATA
+            or _origin(str(sent.url)) != origin
+            or response.status_code != 200
+        ):
+            return response
+        try:
+            metadata = json.loads(await response.aread())
+        except ValueError:
+            return response
+        issuer = metadata.get("issuer") if isinstance(metadata, dict) else None
+        if not isinstance(issuer, str) or _origin(issuer) != origin:
+            return response
+        metadata["issuer"] = origin
+        return httpx.Response(200, json=metadata, request=sent)
+
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}".lower()
+
+
+class Login(Toolctl, OAuthClientProvider):
+    """PKCE authorization code with a loopback redirect."""
+
+
+class ClientCredentials(Toolctl, ClientCredentialsOAuthProvider):
+    """Client credentials with a client secret (CI)."""
+
+
+class KeyCredentials(Toolctl, PrivateKeyJWTOAuthProvider):
+    """Client credentials with a private key JWT (CI)."""
+
+
+class _IdJag(OAuthClientProvider):
+    """SEP-990: the ID token traded at the identity provider for an ID-JAG (RFC 8693),
+    which is the JWT bearer grant (RFC 7523) at the authorization server; the client
+    authenticates there with its own client_id and client_secret."""
+
+    def __init__(
+        self, url: str, storage: TokenStorage, oauth: Mapping[str, Any], scope: str | None
+    ) -> None:
+        method = oauth.get("token_endpoint_auth_method") or (
+            "client_secret_basic" if oauth.get("client_secret") else "none"
+        )  # RFC 6749 2.3.1
+        metadata = OAuthClientMetadata(
+            redirect_uris=None,
+            grant_types=[JWT_BEARER],
+            token_endpoint_auth_method=method,  # type: ignore[arg-type]  # pydantic checks it
+            scope=scope,
+        )
+        super().__init__(url, metadata, storage)
+        self._oauth = oauth
+        self._client = OAuthClientInformationFull(
+            redirect_uris=None,
+            client_id=str(oauth["client_id"]),
+            client_secret=oauth.get("client_secret") or None,
+            grant_types=[JWT_BEARER],
+            token_endpoint_auth_method=method,  # type: ignore[arg-type]
+            scope=scope,
+        )
+
+    async def _initialize(self) -> None:
+        self.context.current_tokens = await self.context.storage.get_tokens()
+        self.context.client_info = self._client
+        self._initialized = True
+
+    async def _perform_authorization(self) -> httpx.Request:
+        context = self.context
+        if context.oauth_metadata is None:
+            raise OAuthTokenError("no authorization server metadata: the ID-JAG needs its issuer")
+        scope = context.client_metadata.scope
+        grant = await self._id_jag(str(context.oauth_metadata.issuer), scope)
+        form = {"grant_type": JWT_BEARER, "assertion": grant}
+        if context.should_include_resource_param(context.protocol_version):
+            form["resource"] = context.get_resource_url()
+        if scope:
+            form["scope"] = scope
+        headers = {"Content-Type": "application/x-www-form-urlencoded"}
+        form, headers = context.prepare_token_auth(form, headers)
+        return httpx.Request("POST", self._get_token_endpoint(), data=form, headers=headers)
+
+    async def _id_jag(self, audience: str, scope: str | None) -> str:
+        """The token exchange at the identity provider: an ID-JAG for ``audience``."""
+        oauth = self._oauth
+        form = {
+            "grant_type": TOKEN_EXCHANGE,
+            "requested_token_type": ID_JAG,
+            "subject_token": str(oauth["idp_id_token"]),
+            "subject_token_type": ID_TOKEN,
+            "audience": audience,
+            "resource": self.context.get_resource_url(),
+        }
+        if scope:
+            form["scope"] = scope
+        headers: dict[str, str] = {}
+        if oauth.get("idp_client_secret"):  # client_secret_basic at the identity provider
+            pair = f"{quote(str(oauth.get('idp_client_id') or ''), safe='')}:"
+            pair += quote(str(oauth["idp_client_secret"]), safe="")
+            headers["Authorization"] = f"Basic {base64.b64encode(pair.encode()).decode()}"
+        elif oauth.get("idp_client_id"):
+            form["client_id"] = str(oauth["idp_client_id"])
+        async with httpx.AsyncClient(timeout=30) as client:
+            endpoint = str(oauth["idp_token_endpoint"])
+            answer = await client.post(endpoint, data=form, headers=headers)
+        try:
+            body = answer.json()
+        except ValueError:
+            body = {}
+        body = body if isinstance(body, dict) else {}
+        grant = body.get("access_token")
+        if answer.status_code != 200 or not isinstance(grant, str) or not grant:
+            said = body.get("error")
+            raise OAuthTokenError(
+                f"the identity provider refused the token exchange (HTTP {answer.status_code}"
+                + (f", {said}" if isinstance(said, str) else "")
+                + ")"
+            )
+        if body.get("issued_token_type", ID_JAG) != ID_JAG:
+            raise OAuthTokenError("the identity provider did not issue an ID-JAG")
+        return grant
+
+
+class IdJag(Toolctl, _IdJag):
+    """``grant = "id_jag"`` (see _IdJag)."""
+
+
+def login(
+    settings: Settings,
+    service: str,
+    url: str,
+    oauth: Mapping[str, Any],
+    show: Callable[[str], None],
+    *,
+    browser: bool = True,
+) -> str:
+    """The whole flow against the MCP server at ``url``; ``show`` gets the authorization
+    URL (never a token). Returns the scope granted ("" when the server says none)."""
+    import anyio
+
+    return anyio.run(_login, settings, service, url, oauth, show, browser)
+
+
+async def _login(
+    settings: Settings,
+    service: str,
+    url: str,
+    oauth: Mapping[str, Any],
+    show: Callable[[str], None],
+    browser: bool,
+) -> str:
+    kept = Kept(token_file(settings, service))
+    scope = merge_scopes(oauth.get("scope"), kept.read().get("scope")) or None
+    kept.write(tokens=None)  # a fresh login: the old tokens go
+    with Loopback() as loopback:
+        provider = _provider(kept, url, oauth, scope, loopback, show, browser)
+        try:
+            async with httpx.AsyncClient(auth=provider, timeout=30) as client:
+                answer = await _session(client, url)
+        except (OAuthFlowError, httpx.HTTPError, ValueError) as exc:
+            raise TransportUnavailable(
+                f"login to MCP service '{service}' failed: {_one_line(exc)}"
+            ) from None
+    if answer.status_code == 403 and "insufficient_scope" in answer.headers.get(
+        "www-authenticate", ""
+    ):
+        raise LoginNeeded(
+            f"login to MCP service '{service}' failed: the server still wants more scope"
+            f" than it granted (asked for '{provider.asked or ''}')"
+        )
+    if answer.status_code in (401, 403):
+        raise TransportUnavailable(
+            f"login to MCP service '{service}' failed: the server still answers "
+            f"HTTP {answer.status_code}"
+        )
+    context = provider.context
+    metadata = context.oauth_metadata
+    kept.write(
+        token_endpoint=str(metadata.token_endpoint) if metadata else None,
+        resource=context.get_resource_url() if context.should_include_resource_param() else None,
+        scope=provider.asked,
+    )
+    tokens = kept.read().get("tokens") or {}
+    return str(tokens.get("scope") or "")
+
+
+STEP_UPS = 1
+"""How often one login asks again when its `tools/list` gets a 403 ``insufficient_scope``
+(each ask is one more authorization, with the union of the scopes): then it stops."""
+
+
+async def _session(client: httpx.AsyncClient, url: str) -> httpx.Response:
+    """What a run does first, under the login's OAuth: initialize, then `tools/list` (a
+    server may let `initialize` through and want a token, or more scope, for the rest).
+    The last answer; the session is ended."""
+    answer = await client.post(url, json=_INITIALIZE, headers=_HEADERS)
+    if answer.status_code >= 400:
+        return answer
+    headers = {**_HEADERS, "MCP-Protocol-Version": _version(answer)}
+    if answer.headers.get("mcp-session-id"):
+        headers["mcp-session-id"] = answer.headers["mcp-session-id"]
+    try:
+        await client.post(url, json=_INITIALIZED, headers=headers)
+        for _ in range(1 + STEP_UPS):
+            answer = await client.post(url, json=_LIST, headers=headers)
+            if answer.status_code != 403:
+                break
+    finally:
+        if "mcp-session-id" in headers:
+            with contextlib.suppress(Exception):
+                await client.delete(url, headers=headers)
+    return answer
+
+
+def _version(answer: httpx.Response) -> str:
+    """The protocol version an initialize answer (JSON, or one SSE event) agreed on."""
+    text = answer.text
+    if "text/event-stream" in answer.headers.get("content-type", ""):
+        data = [line[5:].strip() for line in text.splitlines() if line.startswith("data:")]
+        text = data[-1] if data else ""
+    with contextlib.suppress(ValueError, AttributeError):
+        version = json.loads(text)["result"]["protocolVersion"]
+        if isinstance(version, str):
+            return version
+    return str(_HEADERS["MCP-Protocol-Version"])
+
+
+def _one_line(exc: Exception) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def _provider(
+    kept: Kept,
+    url: str,
+    oauth: Mapping[str, Any],
+    scope: str | None,
+    loopback: Loopback,
+    show: Callable[[str], None],
+    browser: bool,
+) -> Any:
+    client_id, secret = oauth.get("client_id"), oauth.get("client_secret")
+    if oauth.get("grant") == "client_credentials":
+        provider = _client_credentials(kept, url, oauth, scope)
+    elif oauth.get("grant") == "id_jag":
+        missing = [key for key in _ID_JAG if not oauth.get(key)]
+        if missing:
+            raise UsageError(f'grant = "id_jag" needs {", ".join(missing)} in [service.mcp.oauth]')
+        kept.write(client=None)
+        provider = IdJag(url, kept, oauth, scope)
+    else:
+        method = oauth.get("token_endpoint_auth_method") or (
+            "client_secret_basic" if secret else "none"
+        )
+        metadata = OAuthClientMetadata(
+            client_name="toolctl",
+            redirect_uris=[loopback.redirect_uri],  # type: ignore[list-item]
+            grant_types=["authorization_code", "refresh_token"],
+            token_endpoint_auth_method=method,  # type: ignore[arg-type]  # the server says
+            scope=scope,
+        )
+        if client_id:  # pre-registered: no registration at all
+            info = OAuthClientInformationFull(
+                **metadata.model_dump(exclude={"redirect_uris"}),
+                redirect_uris=[loopback.redirect_uri],  # type: ignore[list-item]
+                client_id=client_id,
+                client_secret=secret,
+            )
+            kept.write(client=info.model_dump(mode="json", exclude_none=True))
+        else:
+            kept.write(client=None)
+
+        async def redirect(authorization_url: str) -> None:
+            show(authorization_url)
+            if browser:
+                _open_browser(authorization_url)
+
+        provider = Login(
+            url,
+            metadata,
+            kept,
+            redirect_handler=redirect,
+            callback_handler=loopback.wait,
+            timeout=LOGIN_SECONDS,
+            client_metadata_url=oauth.get("client_metadata_url"),
+        )
+    provider.asked = scope
+    return provider
+
+
+_ID_JAG = ("client_id", "idp_token_endpoint", "idp_id_token")
+"""What ``grant = "id_jag"`` needs in ``[service.mcp.oauth]``."""
+
+
+def _client_credentials(kept: Kept, url: str, oauth: Mapping[str, Any], scope: str | None) -> Any:
+    from mcp.client.auth.extensions.client_credentials import SignedJWTParameters
+
+    client_id = oauth.get("client_id")
+    if not client_id:
+        raise UsageError('grant = "client_credentials" needs client_id in [service.mcp.oauth]')
+    kept.write(client=None)
+    if oauth.get("private_key_pem"):
+        signed = SignedJWTParameters(
+            issuer=client_id,
+            subject=client_id,
+            signing_key=oauth["private_key_pem"],
+            signing_algorithm=oauth.get("signing_algorithm") or "ES256",
+        )
+        return KeyCredentials(
+            url, kept, client_id, signed.create_assertion_provider(), scopes=scope
+        )
+    method = oauth.get("token_endpoint_auth_method") or "client_secret_basic"
+    return ClientCredentials(
+        url,
+        kept,
+        client_id,
+        str(oauth.get("client_secret") or ""),
+        method,  # type: ignore[arg-type]
+        scopes=scope,
+    )
+
+
+def _open_browser(url: str) -> None:
+    """Open ``url`` where a browser can be opened; the printed URL does the rest."""
+    if os.environ.get("BROWSER") == "" or not (
+        os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY") or sys.platform == "darwin"
+    ):
+        return
+    import webbrowser
+
+    with contextlib.suppress(webbrowser.Error):
+        webbrowser.open(url)
+
+
+_HEADERS = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
+_INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+_LIST = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+_INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "toolctl", "version": "login"},
+    },
+}
+
+
+class Loopback:
+    """The redirect's listener on 127.0.0.1 (a free port): each ``wait`` takes the next
+    ``code`` (a step-up in one login is a second authorization)."""
+
+    def __init__(self) -> None:
+        self._answers: queue.Queue[tuple[str, str | None] | str] = queue.Queue()
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                query = parse_qs(urlsplit(self.path).query)
+                code, state = query.get("code", [None])[0], query.get("state", [None])[0]
+                if code:
+                    outer._answers.put((code, state))
+                    text = "toolctl: logged in; you can close this page."
+                else:
+                    error = (query.get("error") or ["no code"])[0]
+                    outer._answers.put(error)
+                    text = f"toolctl: login failed: {error}"
+                body = text.encode()
+                self.send_response(200 if code else 400)
+                self.send_header("Content-Type", "text/plain; charset=utf-8")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self._server = HTTPServer(("127.0.0.1", 0), Handler)
+        self.redirect_uri = f"http://127.0.0.1:{self._server.server_address[1]}/callback"
+
+    def __enter__(self) -> Loopback:
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    async def wait(self) -> tuple[str, str | None]:
+        import anyio
+
+        def take() -> tuple[str, str | None] | str | None:
+            try:
+                return self._answers.get(timeout=LOGIN_SECONDS)
+            except queue.Empty:
+                return None
+
+        answer = await anyio.to_thread.run_sync(take)
+        if answer is None:
+            raise TransportUnavailable(f"no login came back in {LOGIN_SECONDS:g} s")
+        if isinstance(answer, str):
+            raise TransportUnavailable(f"the authorization server refused: {answer}")
+        return answer
