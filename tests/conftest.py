@@ -75,12 +75,19 @@ OUTSIDE: dict[str, Needs] = {
             "mcp/test_runtime.py",
             "mcp/test_add.py",
             "mcp/test_defects.py",
+            "mcp/test_offer_pins.py",
         ),
         MCP_SERVER_FIXTURES,
     ),
     "servers": Needs(
         "a real server: toolctl serve, a managed service, a fixture HTTP server",
-        ("serve/", "processes/", "runners/http/test_managed_services.py"),
+        (
+            "serve/",
+            "processes/",
+            "runners/http/test_managed_services.py",
+            "interchange/test_function_names.py::test_serve_accepts_the_mapped_name",
+            "interchange/test_client_install.py::test_the_entry_starts_a_server",
+        ),
         ("http_server", "https_server", "serve"),
     ),
     "process": Needs(
