@@ -230,7 +230,7 @@ def test_the_front_door_rule_catches_a_command_importing_another_or_a_room() -> 
     assert not front_door_allows("toolctl.cli.importing", "toolctl.runners.mcp")
     assert front_door_allows("toolctl.cli.serve", "toolctl.serve.http")
     assert front_door_allows("toolctl.cli.check", "toolctl.registry.check")
-    assert front_door_allows("toolctl.cli.common", "toolctl.cli.examples")
+    assert front_door_allows("toolctl.cli.app", "toolctl.terminal.help")
     assert front_door_allows("toolctl.cli.service", "toolctl.terminal.views")
     assert not allowed("serve", "terminal")
     assert not allowed("registry", "terminal")

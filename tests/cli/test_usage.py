@@ -1,4 +1,4 @@
-"""One error style (toolctl/cli/usage.py): usage errors as `toolctl: error:` lines with a
+"""One error style (toolctl/terminal/usage.py): usage errors as `toolctl: error:` lines with a
 did-you-mean, and `run --json` answering every outcome with a result object."""
 
 from __future__ import annotations

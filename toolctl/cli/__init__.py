@@ -83,8 +83,8 @@ def dispatch(args: list[str]) -> int:
             render.error(str(exc), exc.details)
         return exc.exit_code
     except click_errors() as exc:
-        from toolctl.cli.usage import is_help, message
         from toolctl.errors import UsageError
+        from toolctl.terminal.usage import is_help, message
 
         if is_help(exc):  # a group named without a subcommand: its help, as before
             sys.stdout.write(getattr(exc, "format_message")() + "\n")  # noqa: B009

@@ -92,7 +92,7 @@ def _help(
 
 
 def plain_help(cli: Any) -> Any:
-    from toolctl.cli.examples import plain_help as made_plain
+    from toolctl.terminal.help import plain_help as made_plain
 
     return made_plain(cli)
 
