@@ -202,10 +202,33 @@ def build(
     rows.problems.extend(lint_rows(lint_attached(rows.definitions, first), by_object))
 
     target, temporary = open_target(path)
+    try:
+        return _write(target, temporary, path, key, rows, dirs, started, unreadable or [])
+    except (OSError, sqlite3.Error):
+        if temporary is None:
+            raise
+        # the cache could not be written (a full disk, a file system gone read-only): the
+        # index is a cache, so this command builds it in memory and the next one tries again
+        target.close()
+        temporary.unlink(missing_ok=True)
+        memory, _ = open_target(None)
+        return _write(memory, None, None, key, rows, dirs, started, unreadable or [])
+
+
+def _write(
+    target: sqlite3.Connection,
+    temporary: Path | None,
+    path: Path | None,
+    key: str,
+    rows: Rows,
+    dirs: list[tuple[str, int]],
+    started: int,
+    unreadable: list[str],
+) -> sqlite3.Connection:
     with target:
         target.executescript(SCHEMA)
         target.execute("INSERT INTO meta VALUES ('key', ?)", (key,))
-        write_dirs(target, dirs, started, unreadable or [])
+        write_dirs(target, dirs, started, unreadable)
         insert(target, rows)
         target.executescript(INDEXES)
     return publish(target, temporary, path, key)
