@@ -47,3 +47,23 @@ def test_a_cache_that_cannot_be_written_still_lists_and_resolves(tmp_path: Path)
         [sys.executable, "-m", "toolctl", "list", "--json", "-r", str(registry)],
         capture_output=True, text=True, env=env, preexec_fn=_small_files, timeout=60,
     ).stdout)) == 40  # fmt: skip
+
+
+def test_caches_of_search_paths_unused_for_a_month_are_removed(tmp_path: Path) -> None:
+    from toolctl.registry.index import Registry
+    from toolctl.registry.index.database import cache_path
+    from toolctl.settings import Settings
+
+    first = write_files(tmp_path / "first", {"t.toml": TOOLS["tools/t0.toml"]})
+    second = write_files(tmp_path / "second", {"t.toml": TOOLS["tools/t1.toml"]})
+    old = Settings.load([first])
+    Registry.open(old)
+    old_cache = cache_path(old)
+    assert old_cache.exists()
+    month_ago = old_cache.stat().st_mtime - 31 * 86400
+    os.utime(old_cache, (month_ago, month_ago))
+    recent = Settings.load([second])
+    Registry.open(recent)  # builds its own cache, and removes the month-old one
+    assert cache_path(recent).exists()
+    assert not old_cache.exists()
+    assert Registry.open(old).resolve("tool", "tool-0").name == "tool-0"  # rebuilt on use

@@ -96,6 +96,7 @@ def temporary_for(path: Path) -> Path:
     threads building at once)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_temporaries(path.parent)
+    remove_unused_caches(path.parent, keep=path)
     thread = threading.get_native_id()
     temporary = path.with_name(f".{path.name}.t{thread}.{os.getpid()}.tmp")
     temporary.unlink(missing_ok=True)
@@ -121,6 +122,20 @@ def open_target(path: Path | None) -> tuple[sqlite3.Connection, Path | None]:
 
 
 STALE_AFTER_S = 600
+UNUSED_AFTER_S = 30 * 86400
+"""A search path's cache not rebuilt for this long is removed when another one is built
+(one cache per search path: every `-r DIR` ever given leaves one). A removed cache that
+was still in use is only rebuilt, once."""
+
+
+def remove_unused_caches(directory: Path, keep: Path) -> None:
+    """Remove the caches of other search paths not rebuilt for UNUSED_AFTER_S."""
+    for cache in directory.glob("registry-*.sqlite3"):
+        try:
+            if cache != keep and time.time() - cache.stat().st_mtime > UNUSED_AFTER_S:
+                cache.unlink()
+        except OSError:
+            continue  # gone already, or not ours to remove
 
 
 def remove_stale_temporaries(directory: Path) -> None:
