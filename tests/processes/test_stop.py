@@ -154,3 +154,31 @@ def managed(root: Path, pids: Path, *, ignore_sigterm: bool) -> Path:
         {"s.toml": f'[[service]]\nname = "family"\n[service.http]\nstart = {start}\n'},
     )
     return reg
+
+
+FAMILY = """
+import subprocess, sys, time
+
+nap = [sys.executable, "-c", "import time; time.sleep(300)"]
+kids = [subprocess.Popen(nap), subprocess.Popen(nap, start_new_session=True)]
+print(kids[0].pid, kids[1].pid, flush=True)
+time.sleep(300)
+"""
+
+
+def test_a_stop_signals_its_group_once_and_the_rest_one_by_one(tmp_path: Path) -> None:
+    """killpg reaches the leader's group; only what left it (its own session) is signalled
+    again by pid, so no process gets SIGTERM twice (a toolctl server takes a second one
+    as "stop at once", without draining)."""
+    from toolctl.processes.stopping import _outside_group, process_tree, terminate
+
+    leader = subprocess.Popen(
+        [sys.executable, "-c", FAMILY], stdout=subprocess.PIPE, text=True, start_new_session=True
+    )
+    assert leader.stdout is not None
+    in_group, own_session = map(int, leader.stdout.readline().split())
+    tree = process_tree(leader.pid)
+    assert {leader.pid, in_group, own_session} <= set(tree)
+    assert set(_outside_group(tree, leader.pid)) == {own_session}
+    assert terminate(leader.pid, grace=5) == []
+    leader.wait(timeout=10)

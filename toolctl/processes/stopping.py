@@ -81,7 +81,8 @@ def terminate(leader: int, grace: float, tag: str | None = None) -> list[int]:
     # the group at once (a process forked just now is in it), then each one we know of
     with suppress(ProcessLookupError, PermissionError):
         os.killpg(leader, signal.SIGTERM)
-    _signal_all(tree, signal.SIGTERM)
+    # once each: a second SIGTERM would end a toolctl server at once instead of draining
+    _signal_all(_outside_group(tree, leader), signal.SIGTERM)
     remaining = _wait_gone(tree, grace)
     if remaining:
         _signal_all(remaining, signal.SIGKILL)
@@ -171,6 +172,18 @@ def _running(pid: int, start_time: int) -> bool:
         return is_alive(pid)
     fields = _stat_of(PROC / str(pid))
     return fields is not None and fields[0] not in ("Z", "X") and int(fields[19]) == start_time
+
+
+def _outside_group(tree: dict[int, int], group: int) -> dict[int, int]:
+    """The processes of ``tree`` that are not in process group ``group`` (gone ones left out)."""
+    outside = {}
+    for pid, start_time in tree.items():
+        try:
+            if os.getpgid(pid) != group:
+                outside[pid] = start_time
+        except ProcessLookupError:
+            continue
+    return outside
 
 
 def _signal_all(tree: dict[int, int], signum: int) -> None:
