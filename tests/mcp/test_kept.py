@@ -193,3 +193,26 @@ def test_a_slow_start_suggests_keep_alive(toolctl: Toolctl, tmp_path: Path) -> N
     assert "keep_alive = true in its [service.mcp] keeps it warm between runs" in ran.stderr
     assert "(it ends after 600 s without a call)" in ran.stderr
     assert json.loads(toolctl("service", "status", "-r", str(reg), "--json").stdout) == []
+
+
+def test_a_session_kept_for_one_project_never_serves_another_of_the_same_name(
+    toolctl: Toolctl, tmp_path: Path, down: list[Path]
+) -> None:
+    """Kept sessions are named by service, one table per user: project B's service
+    'probe' (another definition) must not reach project A's kept server."""
+    pids_a, pids_b = tmp_path / "a/pids", tmp_path / "b/pids"
+    reg_a = kept_registry(tmp_path / "a", {"PROBE_PID_FILE": str(pids_a)}, keep_alive=True)
+    reg_b = kept_registry(tmp_path / "b", {"PROBE_PID_FILE": str(pids_b)}, keep_alive=True)
+    for reg in (reg_a, reg_b):
+        assert toolctl("import", "mcp", "probe", "-r", str(reg), "--tool", "echo").returncode == 0
+    pids_b.unlink()  # the import's listing started B's server once
+    down.append(reg_a)
+    assert toolctl("run", "probe.echo", "-r", str(reg_a), "--arg", "text=a").returncode == 0
+    server_a = pids_a.read_text()
+    ran = toolctl("run", "probe.echo", "-r", str(reg_b), "--arg", "text=b")
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.strip() == "b"
+    assert pids_b.exists()  # B's own server answered
+    assert pids_a.read_text() == server_a
+    again = toolctl("run", "probe.echo", "-r", str(reg_a), "--arg", "text=a2")
+    assert again.stdout.strip() == "a2" and pids_a.read_text() == server_a  # A's still kept

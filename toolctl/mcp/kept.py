@@ -40,6 +40,8 @@ def kept_session(
     from toolctl.processes.table import ProcessTable
 
     record = ProcessTable(settings).get(name)
+    if record is not None and record.kind == KEPT and not serves(record, section, base):
+        return None  # a session kept for another definition of the name: connect directly
     wanted = section.get("keep_alive") and section.get("command")
     if (record is None or record.kind != KEPT) and wanted:
         idle = float(section.get("idle_timeout", MCP_IDLE_TIMEOUT))
@@ -85,7 +87,7 @@ def _start(
 
     table = ProcessTable(settings)
     current = table.get(name)
-    if current is not None and current.kind == KEPT:
+    if current is not None and current.kind == KEPT and serves(current, section, base):
         return current, False
     env = section.get("env") or {}
     expanded = expand_env_map(env, settings)  # a missing variable: exit 2
@@ -116,16 +118,40 @@ def _start(
         settings,
         name,
         KEPT,
-        [sys.executable, "-m", "toolctl.mcp.keeper"],
+        [sys.executable, "-m", "toolctl.mcp.keeper", definition(section, base)],
         ReadyFile(table.ready_path(name)),
         env={**settings.environ, **expanded, SPEC_VARIABLE: json.dumps(spec)},
         port=port,
         url=f"tcp://127.0.0.1:{port}",
         timeout=timeout + 5,
+        reuse=lambda running: running.kind != KEPT or serves(running, section, base),
     )
     if not started:
         token_file.unlink(missing_ok=True)
     return record, started
+
+
+def definition(section: Mapping[str, Any], base: Path) -> str:
+    """What a kept session serves, as a digest: the server's command, its declared
+    environment (``${env:...}`` references as written, never their values) and where it
+    runs. Kept sessions are named by service in one table per user, and two projects may
+    each define a service of the same name: a session serves only its own definition."""
+    import hashlib
+    import json
+
+    what = {
+        "command": [str(item) for item in section.get("command") or ()],
+        "env": {str(k): str(v) for k, v in (section.get("env") or {}).items()},
+        "cwd": str(section.get("cwd") or ""),
+        "base": str(base.resolve()),
+    }
+    text = json.dumps(what, sort_keys=True)
+    return "definition=" + hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def serves(record: ProcessRecord, section: Mapping[str, Any], base: Path) -> bool:
+    """Whether the kept session of ``record`` was started for this definition."""
+    return record.argv[3:4] == [definition(section, base)]
 
 
 def _token_file(settings: Settings, name: str, port: int) -> Path:
