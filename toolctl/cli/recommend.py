@@ -30,6 +30,7 @@ def install(app: typer.Typer) -> None:
 
 
 def recommend_command(
+    context: typer.Context,
     action: Annotated[
         list[str] | None,
         typer.Option(
@@ -84,8 +85,12 @@ def recommend_command(
         from toolctl.cli.common import open_registry
         from toolctl.learning.usecases import recommend_next
 
-        if action:
-            raise UsageError("--action and --after cannot be combined")
+        sources = {
+            o: getattr(context.get_parameter_source(o), "name", "") for o in ("hops", "threshold")
+        }
+        given = [option for option, source in sources.items() if source != "DEFAULT"]
+        if action or given:
+            raise UsageError(f"--{given[0] if given else 'action'} and --after cannot be combined")
         if not after:
             raise UsageError("give --action (the toolkit graph) or --after (the next tools)")
         if format in (Format.dot, Format.mermaid):
