@@ -3,10 +3,14 @@ streams, the stateless revision, timeouts, and secrets kept out of every error."
 
 from __future__ import annotations
 
+import threading
+import time
+
 import httpx
 import pytest
 
-from toolctl.errors import TimedOut, TransportUnavailable
+from toolctl.calls.cancel import Cancel
+from toolctl.errors import Interrupted, TimedOut, TransportUnavailable
 from toolctl.mcp import MODERN, Progress, connect_http, map_result
 
 from .conftest import free_port
@@ -85,3 +89,38 @@ def test_a_server_that_is_not_mcp_is_transport_unavailable(everything_url: str) 
     with pytest.raises(TransportUnavailable, match="answered HTTP 404") as caught:
         connect_http(url, headers={"X-Api-Key": SECRET}, timeout=10)
     assert SECRET not in str(caught.value)
+
+
+def test_a_cancelled_call_hands_the_servers_requests_to_the_call_still_waiting(
+    probe_url: str,
+) -> None:
+    """Two calls share a session (as the gateway's do); the first's caller goes away
+    (``calls.cancel``): the server is told, and a request the server sends on its own
+    (no related call) goes to the call still waiting, not declined as ambiguous."""
+
+    def never(method: str, params: dict[str, object]) -> dict[str, object]:
+        raise AssertionError(f"the abandoned call was asked {method}")
+
+    def sample(method: str, params: dict[str, object]) -> dict[str, object]:
+        reply = {"type": "text", "text": "ok"}
+        return {"role": "assistant", "content": reply, "model": "test"}
+
+    cancel, ended = Cancel(), threading.Event()
+    with connect_http(probe_url, timeout=30) as session:
+
+        def abandoned() -> None:
+            try:
+                with cancel.running():
+                    session.call_tool("hang", {"seconds": 3}, 30, on_request=never)
+            except Interrupted:
+                ended.set()
+
+        first = threading.Thread(target=abandoned)
+        first.start()
+        time.sleep(0.5)  # the hang is in flight
+        cancel.cancel()
+        asked = {"prompt": "x", "related": False}
+        answer = map_result(session.call_tool("ask_sampling", asked, 30, on_request=sample))
+        assert answer.output == "sampling answered"
+        first.join(timeout=30)
+    assert ended.is_set()

@@ -7,12 +7,14 @@ end every call of that runtime; this ends one.
 
 Every runner that starts a child does so from the calling thread, in a session of its
 own, so the children of that thread (``/proc/self/task/TID/children``, Linux) are exactly
-the call's process groups. The thread is marked cancelled too (``runners.process``), so
-its runner cleans up as after Ctrl-C: the container runner removes the container, which
-killing the engine's client alone would leave running. What a tool left in sessions of
-their own (``setsid``) is reaped with the rest when the caller goes idle (see
-``toolctl.calls``). A call that starts no process (HTTP, Pulsar) is only marked: its
-thread ends at the tool's timeout.
+the call's process groups; a call that starts none undoes what it registered
+(``processes.cancelling``: an MCP tool over HTTP tells its server). The thread is marked
+cancelled too (``runners.process``), so its runner cleans up as after Ctrl-C: the
+container runner removes the container, which killing the engine's client alone would
+leave running. What a tool left in sessions of their own (``setsid``) is reaped with the
+rest when the caller goes idle (see ``toolctl.calls``). A call that starts no process
+(HTTP, Pulsar) is marked (and an MCP one cancelled at its server): its thread ends when
+the answer or the timeout comes.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import threading
 from collections.abc import Iterator
 
 from toolctl.errors import Interrupted, ToolctlError
+from toolctl.processes.cancelling import cancelled
 from toolctl.runners.process import mark_cancelled
 
 __all__ = ["Cancel", "kill_children"]
@@ -48,6 +51,7 @@ class Cancel:
             if self._thread is not None:
                 mark_cancelled(self._thread)  # its runner cleans up as after Ctrl-C
                 kill_children(self._thread)
+                cancelled(self._thread)  # what a call without processes registered
 
     @contextlib.contextmanager
     def running(self) -> Iterator[None]:

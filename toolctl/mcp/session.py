@@ -19,6 +19,7 @@ call sends ``notifications/cancelled`` and then ends the server (its whole proce
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import json
 import threading
@@ -39,6 +40,7 @@ from toolctl.mcp.wire import (
     notification,
     request,
 )
+from toolctl.processes.cancelling import on_cancel
 
 LATEST = "2025-11-25"
 LEGACY_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
@@ -229,8 +231,10 @@ class Session:
             params["_meta"] = {**params.get("_meta", {}), **_META}
         self._logs[token] = on_log
         self._asks[token] = on_request
+        abandon = functools.partial(self._abandon, token, request_id)
         try:
-            answer = self.transport.request(request(request_id, "tools/call", params), timeout)
+            with on_cancel(abandon):
+                answer = self.transport.request(request(request_id, "tools/call", params), timeout)
         except TimedOut as exc:
             self._cancel(request_id, f"timed out after {timeout:g} s")
             ended = "the server stopped" if self.local else "the session closed"
@@ -248,6 +252,17 @@ class Session:
     def local(self) -> bool:
         """Whether ending the transport ends the server (stdio); over HTTP it goes on."""
         return not getattr(self.transport, "remote", False)
+
+    def _abandon(self, token: str, request_id: int) -> None:
+        """The caller of ``tools/call`` ``request_id`` went away (``calls.cancel``): the
+        server is told, and its requests and messages no longer go to that call (another
+        call in flight gets them). The session stays: other calls may share it."""
+        self._progress.pop(token, None)
+        self._logs.pop(token, None)
+        self._asks.pop(token, None)
+        params = {"requestId": request_id, "reason": "the caller went away"}
+        with contextlib.suppress(TransportUnavailable, TimedOut):
+            self.transport.notify(notification("notifications/cancelled", params))
 
     def _cancel(self, request_id: int, reason: str) -> None:
         """Tell the server to stop (not on modern HTTP: there closing the stream says it)."""
