@@ -10,6 +10,7 @@ import json5
 import pytest
 
 from tests.conftest import Toolctl, write_files
+from tests.serve.serve_support import piped_mcp
 from toolctl.interchange.jsonc_edit import JsoncError, set_member
 
 VSCODE = """// the workspace's MCP servers
@@ -75,26 +76,10 @@ def test_the_entry_starts_a_server_that_serves_the_selection(
     places: Path, toolctl: Toolctl
 ) -> None:
     """The command written runs: `mcp serve` with those arguments lists the group's tool."""
-    import subprocess
-
     toolctl("mcp", "install", "--client", "cursor", "--group", "g", cwd=places / "work")
     entry = json.loads((places / "home/.cursor/mcp.json").read_text())["mcpServers"]["toolctl"]
-    requests = [
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "test", "version": "1"}}},
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
-    ]  # fmt: skip
-    done = subprocess.run(
-        [entry["command"], *entry["args"]],
-        input="".join(json.dumps(r) + "\n" for r in requests),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd="/",
-    )
-    listed = json.loads(done.stdout.splitlines()[-1])
+    tools_list = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+    listed = piped_mcp([entry["command"], *entry["args"]], tools_list, cwd="/")[2]
     assert [t["name"] for t in listed["result"]["tools"]] == ["t"]
 
 

@@ -5,11 +5,11 @@ tools carry into `mcp serve`'s tools/list."""
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 from tests.conftest import ROOT, Toolctl
+from tests.serve.serve_support import piped_mcp
 
 SERVER = [sys.executable, str(ROOT / "plugins/textmcp/server.py")]
 
@@ -65,38 +65,9 @@ def test_add_needs_a_command_or_a_url(tmp_path: Path, toolctl: Toolctl) -> None:
 def test_upstream_annotations_are_served(tmp_path: Path, toolctl: Toolctl) -> None:
     (tmp_path / "reg").mkdir()
     assert toolctl("mcp", "add", "text", "-r", "reg", "--", *SERVER).returncode == 0
-    requests = [
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "test", "version": "1"}}},
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
-    ]  # fmt: skip
-    # stdin stays open until tools/list is answered: closing it stops the server (issue 24),
-    # and an answer still being written would be lost
-    server = subprocess.Popen(
-        [sys.executable, "-m", "toolctl", "mcp", "serve", "-r", str(tmp_path / "reg")],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert server.stdin is not None and server.stdout is not None
-    try:
-        server.stdin.write("".join(json.dumps(r) + "\n" for r in requests))
-        server.stdin.flush()
-        listed = []
-        for line in server.stdout:
-            answer = json.loads(line)
-            if answer.get("id") == 2:
-                listed.append(answer)
-                break
-        server.stdin.close()
-        server.wait(timeout=60)
-    finally:
-        server.kill()
-    assert listed, server.stderr.read() if server.stderr else ""
-    tools = listed[0]["result"]["tools"]
+    serve = [sys.executable, "-m", "toolctl", "mcp", "serve", "-r", str(tmp_path / "reg")]
+    listed = piped_mcp(serve, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"})[2]
+    tools = listed["result"]["tools"]
     assert {t["name"]: t.get("annotations") for t in tools} == {
         "text.letter_count": {"readOnlyHint": True},
         "text.reverse": {"readOnlyHint": True},

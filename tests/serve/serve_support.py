@@ -9,13 +9,15 @@ selections testable.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -154,3 +156,29 @@ def require_node(name: str) -> Path:
             pytest.fail(reason)
         pytest.skip(reason)
     return found
+
+
+HANDSHAKE: list[dict[str, Any]] = [
+    {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "test", "version": "1"}}},
+    {"jsonrpc": "2.0", "method": "notifications/initialized"},
+]  # fmt: skip
+"""An MCP client's first two messages (request id 1)."""
+
+
+def piped_mcp(
+    argv: Sequence[str], *requests: dict[str, Any], cwd: str | Path | None = None
+) -> dict[int, dict[str, Any]]:
+    """`printf HANDSHAKE REQUESTS | ARGV`, stdin closed at once: the answers, by id (the
+    command must exit 0)."""
+    done = subprocess.run(
+        list(argv),
+        input="".join(json.dumps(r) + "\n" for r in (*HANDSHAKE, *requests)),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=cwd,
+    )
+    assert done.returncode == 0, done.stderr
+    return {a["id"]: a for a in map(json.loads, done.stdout.splitlines()) if "id" in a}

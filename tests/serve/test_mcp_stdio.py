@@ -17,7 +17,7 @@ from pydantic import BaseModel
 
 from tests.conftest import Toolctl, write_files
 from tests.serve.mcp_clients import Changes, cancel_next_call, stdio_session, texts
-from tests.serve.serve_support import alive, read_pid, wait_for
+from tests.serve.serve_support import alive, piped_mcp, read_pid, wait_for
 
 
 def listed(result: BaseModel) -> Any:
@@ -230,24 +230,12 @@ def test_stdout_carries_only_protocol(registry: Path) -> None:
 def test_requests_written_before_stdin_closes_are_all_answered(registry: Path) -> None:
     """`printf REQUESTS | toolctl mcp serve`: stdin closes at once, and still every request
     read is answered (the SDK alone cancels what runs when its input ends)."""
-    requests = [
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "t", "version": "1"}}},
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
-        {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
-         "params": {"name": "echo", "arguments": {"text": "hi"}}},
-    ]  # fmt: skip
-    done = subprocess.run(
+    call = {"name": "echo", "arguments": {"text": "hi"}}
+    by_id = piped_mcp(
         [sys.executable, "-m", "toolctl", "mcp", "serve", "--registry", str(registry)],
-        input="".join(json.dumps(r) + "\n" for r in requests),
-        capture_output=True,
-        text=True,
-        timeout=60,
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": call},
     )
-    assert done.returncode == 0, done.stderr
-    by_id = {a["id"]: a for a in map(json.loads, done.stdout.splitlines())}
     assert sorted(by_id) == [1, 2, 3]
     assert "echo" in [t["name"] for t in by_id[2]["result"]["tools"]]
     assert by_id[3]["result"]["isError"] is False
