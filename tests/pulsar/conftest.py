@@ -22,6 +22,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -73,6 +74,20 @@ def lite_pulsar_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """
     with broker.running_in(tmp_path_factory.mktemp("pulsar-broker-state")) as url:
         yield url
+
+
+@pytest.fixture
+def raw_client(pulsar_url: str) -> Iterator[Any]:
+    """A plain pulsar-client Client on the test's broker (what TrustGraph's side uses)."""
+    import pulsar
+
+    client = pulsar.Client(
+        pulsar_url,
+        operation_timeout_seconds=5,
+        logger=pulsar.FileLogger(pulsar.LoggerLevel.Error, os.devnull),
+    )
+    yield client
+    client.close()
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -193,6 +193,28 @@ config = {{ style = "plain" }}
 """
         )
     return "".join(parts)
+
+
+def handler_services(project: Project, module: str, names: Sequence[str], tool: str = "") -> str:
+    """A `[[service]]` with handler ``module:NAME`` and a `[[tool]]` on it for each name;
+    ``tool``: more lines of each tool."""
+    return "".join(
+        f"""
+[[service]]
+name = "{name}"
+[service.pulsar]
+request_queue = "{project.request_queue(name)}"
+response_queue = "{project.response_queue(name)}"
+handler = "{module}:{name}"
+
+[[tool]]
+name = "{name}"
+service = "{name}"
+parameters = {{ type = "object" }}
+{tool}
+"""
+        for name in names
+    )
 
 
 def free_port() -> int:

@@ -11,7 +11,7 @@ import anyio
 from mcp import types
 
 from tests.conftest import Toolctl, write_files
-from tests.pulsar.pulsar_support import Project, StartWorker
+from tests.pulsar.pulsar_support import Project, StartWorker, handler_services
 from tests.serve.mcp_clients import stdio_session
 
 PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
@@ -30,26 +30,10 @@ def refusal(config, arguments, user):
 
 def _registry(project: Project) -> Path:
     write_files(project.root, {"pictures.py": HANDLER})
-    parts = []
-    for name in ("picture", "refusal"):
-        parts.append(
-            f"""
-            [[service]]
-            name = "{name}"
-            [service.pulsar]
-            request_queue = "{project.request_queue(name)}"
-            response_queue = "{project.response_queue(name)}"
-            handler = "pictures:{name}"
-
-            [[tool]]
-            name = "{name}"
-            service = "{name}"
-            output = "mcp"
-            timeout = 10
-            parameters = {{ type = "object" }}
-            """
-        )
-    write_files(project.registry, {"pictures.toml": "".join(parts)})
+    services = handler_services(
+        project, "pictures", ("picture", "refusal"), 'output = "mcp"\ntimeout = 10'
+    )
+    write_files(project.registry, {"pictures.toml": services})
     return project.registry
 
 

@@ -9,18 +9,16 @@ without the ``progress`` property (TrustGraph's, an older toolctl's) gets one an
 from __future__ import annotations
 
 import json
-import os
 import sys
 import uuid
 from collections.abc import Iterator
 from typing import Any
 
 import anyio
-import pulsar
 import pytest
 
 from tests.conftest import Toolctl, write_files
-from tests.pulsar.pulsar_support import Project, StartWorker
+from tests.pulsar.pulsar_support import Project, StartWorker, handler_services
 from tests.serve.mcp_clients import stdio_session, texts
 from toolctl.pulsar.wire import (
     decode_response,
@@ -160,17 +158,6 @@ def test_run_shows_the_progress_of_a_hosted_local_tool(
     assert "progress 2/3 step 2" in as_json.stderr
 
 
-@pytest.fixture
-def raw_client(pulsar_url: str) -> Iterator[Any]:
-    client = pulsar.Client(
-        pulsar_url,
-        operation_timeout_seconds=5,
-        logger=pulsar.FileLogger(pulsar.LoggerLevel.Error, os.devnull),
-    )
-    yield client
-    client.close()
-
-
 def _bodies(
     client: Any, request_queue: str, response_queue: str, properties: dict[str, str]
 ) -> list[bytes]:
@@ -225,24 +212,8 @@ def test_a_service_handler_reports_progress(
     toolctl: Toolctl, project: Project, workers: StartWorker
 ) -> None:
     write_files(project.root, {"reporting.py": HANDLER})
-    services = []
-    for name in ("counted", "waited"):
-        services.append(
-            f"""
-            [[service]]
-            name = "{name}"
-            [service.pulsar]
-            request_queue = "{project.request_queue(name)}"
-            response_queue = "{project.response_queue(name)}"
-            handler = "reporting:{name}"
-
-            [[tool]]
-            name = "{name}"
-            service = "{name}"
-            parameters = {{ type = "object" }}
-            """
-        )
-    write_files(project.registry, {"reporting.toml": "".join(services)})
+    services = handler_services(project, "reporting", ("counted", "waited"))
+    write_files(project.registry, {"reporting.toml": services})
     registry = ("--registry", str(project.registry))
     workers("counted")
     workers("waited")

@@ -9,11 +9,9 @@ sends and expects; a change here breaks compatibility with it.
 from __future__ import annotations
 
 import json
-import os
 import threading
 import time
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import pulsar
@@ -83,17 +81,6 @@ def test_reading_responses() -> None:
     assert json.loads(data.text) == {"a": [1, 2]}  # a non-string response is JSON
     assert decode_response(b'{"response": "x", "end_of_stream": false}').end_of_stream is False
     assert decode_response(b"garbage").error is not None
-
-
-@pytest.fixture
-def raw_client(pulsar_url: str) -> Iterator[Any]:
-    client = pulsar.Client(
-        pulsar_url,
-        operation_timeout_seconds=5,
-        logger=pulsar.FileLogger(pulsar.LoggerLevel.Error, os.devnull),
-    )
-    yield client
-    client.close()
 
 
 def _settings(project: Project, url: str) -> Settings:
