@@ -7,13 +7,12 @@ end every call of that runtime; this ends one.
 
 Every runner that starts a child does so from the calling thread, in a session of its
 own, so the children of that thread (``/proc/self/task/TID/children``, Linux) are exactly
-the call's process groups; a call that starts none undoes what it registered
-(``processes.cancelling``: an MCP tool over HTTP tells its server). The thread is marked
-cancelled too (``runners.process``), so its runner cleans up as after Ctrl-C: the
+the call's process groups. The thread is marked cancelled too, and what the call
+registered is undone (``processes.cancelling``): its runner cleans up as after Ctrl-C (the
 container runner removes the container, which killing the engine's client alone would
-leave running. What a tool left in sessions of their own (``setsid``) is reaped with the
-rest when the caller goes idle (see ``toolctl.calls``). A call that starts no process
-(HTTP, Pulsar) is marked (and an MCP one cancelled at its server): its thread ends when
+leave running), and an MCP tool over HTTP tells its server. What a tool left in sessions
+of their own (``setsid``) is reaped with the rest when the caller goes idle (see
+``toolctl.calls``). A call that starts no process (HTTP, Pulsar) ends its thread when
 the answer or the timeout comes.
 """
 
@@ -26,8 +25,7 @@ import threading
 from collections.abc import Iterator
 
 from toolctl.errors import Interrupted, ToolctlError
-from toolctl.processes.cancelling import cancelled
-from toolctl.runners.process import mark_cancelled
+from toolctl.processes import cancelling
 
 __all__ = ["Cancel", "kill_children"]
 
@@ -49,9 +47,8 @@ class Cancel:
         with self._lock:
             self._event.set()
             if self._thread is not None:
-                mark_cancelled(self._thread)  # its runner cleans up as after Ctrl-C
+                cancelling.cancel(self._thread)  # marked: its runner cleans up as after Ctrl-C
                 kill_children(self._thread)
-                cancelled(self._thread)  # what a call without processes registered
 
     @contextlib.contextmanager
     def running(self) -> Iterator[None]:
@@ -69,7 +66,7 @@ class Cancel:
             raise
         finally:
             with self._lock:
-                mark_cancelled(threading.get_native_id(), False)
+                cancelling.forget(threading.get_native_id())
                 self._thread = None
         if self.cancelled:
             raise Interrupted("cancelled; the tool's processes were killed")
