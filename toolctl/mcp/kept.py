@@ -40,22 +40,23 @@ def kept_session(
     from toolctl.processes.table import ProcessTable
 
     record = ProcessTable(settings).get(name)
-    if record is not None and record.kind == KEPT and not serves(record, section, base):
-        return None  # a session kept for another definition of the name: connect directly
     wanted = section.get("keep_alive") and section.get("command")
     if (record is None or record.kind != KEPT) and wanted:
         idle = float(section.get("idle_timeout", MCP_IDLE_TIMEOUT))
         record, _ = _start(settings, name, section, base, idle or None)
     if record is None or record.kind != KEPT or record.port is None:
         return None
-    token = _token_file(settings, name, record.port)
+    token_file = _token_file(settings, name, record.port)
     try:
-        return KeptSession(name, record.port, token.read_text().strip())
+        token = token_file.read_text().strip()
     except OSError as exc:
         raise TransportUnavailable(
-            f"kept session of MCP service '{name}' has no token ({token}): {exc.strerror}",
+            f"kept session of MCP service '{name}' has no token ({token_file}): {exc.strerror}",
             hint=f"restart it: 'toolctl service down {name}; toolctl service up {name}'",
         ) from exc
+    if record.argv[3:4] != [definition(section, base, token)]:
+        return None  # a session kept for another definition of the name: connect directly
+    return KeptSession(name, record.port, token)
 
 
 def keep(
@@ -87,7 +88,7 @@ def _start(
 
     table = ProcessTable(settings)
     current = table.get(name)
-    if current is not None and current.kind == KEPT and serves(current, section, base):
+    if current is not None and current.kind == KEPT and serves(settings, current, section, base):
         return current, False
     env = section.get("env") or {}
     expanded = expand_env_map(env, settings)  # a missing variable: exit 2
@@ -97,7 +98,7 @@ def _start(
     token_file = _token_file(settings, name, port)
     for stale in token_file.parent.glob(f"{token_file.name.split('.')[0]}.*.token"):
         stale.unlink(missing_ok=True)
-    new_token(token_file)
+    token = new_token(token_file)
     timeout = connect_budget(section)
     spec = {
         "name": name,
@@ -118,25 +119,27 @@ def _start(
         settings,
         name,
         KEPT,
-        [sys.executable, "-m", "toolctl.mcp.keeper", definition(section, base)],
+        [sys.executable, "-m", "toolctl.mcp.keeper", definition(section, base, token)],
         ReadyFile(table.ready_path(name)),
         env={**settings.environ, **expanded, SPEC_VARIABLE: json.dumps(spec)},
         port=port,
         url=f"tcp://127.0.0.1:{port}",
         timeout=timeout + 5,
-        reuse=lambda running: running.kind != KEPT or serves(running, section, base),
+        reuse=lambda running: running.kind != KEPT or serves(settings, running, section, base),
     )
     if not started:
         token_file.unlink(missing_ok=True)
     return record, started
 
 
-def definition(section: Mapping[str, Any], base: Path) -> str:
-    """What a kept session serves, as a digest: the server's command, its declared
-    environment (``${env:...}`` references as written, never their values) and where it
-    runs. Kept sessions are named by service in one table per user, and two projects may
-    each define a service of the same name: a session serves only its own definition."""
+def definition(section: Mapping[str, Any], base: Path, token: str) -> str:
+    """What a kept session serves, as a keyed digest: the server's command, its declared
+    environment and where it runs. Kept sessions are named by service in one table per
+    user, and two projects may each define a service of the same name: a session serves
+    only its own definition. Keyed with the session's token (readable by its owner only),
+    so the digest in the keeper's command line tells nobody else anything of a value."""
     import hashlib
+    import hmac
     import json
 
     what = {
@@ -145,13 +148,21 @@ def definition(section: Mapping[str, Any], base: Path) -> str:
         "cwd": str(section.get("cwd") or ""),
         "base": str(base.resolve()),
     }
-    text = json.dumps(what, sort_keys=True)
-    return "definition=" + hashlib.sha256(text.encode()).hexdigest()[:16]
+    text = json.dumps(what, sort_keys=True).encode()
+    return "definition=" + hmac.new(token.encode(), text, hashlib.sha256).hexdigest()[:32]
 
 
-def serves(record: ProcessRecord, section: Mapping[str, Any], base: Path) -> bool:
+def serves(
+    settings: Settings, record: ProcessRecord, section: Mapping[str, Any], base: Path
+) -> bool:
     """Whether the kept session of ``record`` was started for this definition."""
-    return record.argv[3:4] == [definition(section, base)]
+    if record.port is None:
+        return False
+    try:
+        token = _token_file(settings, record.name, record.port).read_text().strip()
+    except OSError:
+        return False
+    return record.argv[3:4] == [definition(section, base, token)]
 
 
 def _token_file(settings: Settings, name: str, port: int) -> Path:
