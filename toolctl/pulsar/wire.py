@@ -30,6 +30,7 @@ streaming TrustGraph client (``call_streaming``) that got one anyway would skip 
 from __future__ import annotations
 
 import json
+import math
 import random
 import time
 import uuid
@@ -91,7 +92,7 @@ def decode_request(body: bytes) -> tuple[dict[str, Any], dict[str, Any], str]:
     """
     try:
         request = json.loads(body)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # RecursionError: nested past the stack
         raise ValueError(f"request is not JSON: {exc}") from exc
     if not isinstance(request, dict):
         raise ValueError("request is not a JSON object")
@@ -105,7 +106,7 @@ def _json_field(request: Mapping[str, Any], key: str) -> dict[str, Any]:
     if isinstance(value, str):
         try:
             value = json.loads(value)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             raise ValueError(f"request {key} is not a JSON string: {exc}") from exc
     if not isinstance(value, dict):
         raise ValueError(f"request {key} is not a JSON object")
@@ -159,7 +160,7 @@ def decode_response(body: bytes) -> Response:
         parsed = json.loads(body)
         if not isinstance(parsed, dict):
             raise ValueError("not a JSON object")
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # RecursionError: nested past Python's stack
         return Response("", f"malformed response: {exc}", True)
     error, answer = parsed.get("error"), parsed.get("response")
     text = answer if isinstance(answer, str) else ("" if answer is None else json.dumps(answer))
@@ -177,18 +178,29 @@ def decode_response(body: bytes) -> Response:
     return Response(text, None, True)
 
 
-def _number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+def _finite(value: Any) -> float | None:
+    """A JSON number as a finite float; None for anything else (NaN, infinities, an integer
+    too large for a float, a boolean, a string)."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 def _progress(report: Any) -> tuple[float, float | None, str | None] | None:
     """A partial's progress report, or None when it has none (or a malformed one)."""
-    if not isinstance(report, dict) or not _number(report.get("progress")):
+    if not isinstance(report, dict):
         return None
-    total, message = report.get("total"), report.get("message")
+    progress = _finite(report.get("progress"))
+    if progress is None:
+        return None
+    message = report.get("message")
     return (
-        float(report["progress"]),
-        float(total) if isinstance(total, (int, float)) and _number(total) else None,
+        progress,
+        _finite(report.get("total")),
         message if isinstance(message, str) and message else None,
     )
 
