@@ -225,3 +225,16 @@ def test_an_id_jag_login_without_its_identity_provider_is_a_usage_error(
         'toolctl: error: grant = "id_jag" needs idp_token_endpoint, idp_id_token in'
         " [service.mcp.oauth]"
     ])  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "body", ["[1]", "{}", '{"result": 3}', '{"result": []}', "[" * 100_000, "not json", ""]
+)
+def test_a_hostile_initialize_answer_during_a_login_is_not_a_crash(body: str) -> None:
+    """What a server answers to the login's initialize is whatever it likes: an answer
+    that is not an initialize result falls back to the newest revision we speak."""
+    import httpx
+
+    from toolctl.mcp.oauth_flow import _version
+
+    assert _version(httpx.Response(200, text=body)) == _version(httpx.Response(200, text=""))

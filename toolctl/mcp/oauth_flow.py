@@ -111,7 +111,7 @@ class Toolctl(_Base):
             return response
         try:
             metadata = json.loads(await response.aread())
-        except ValueError:
+        except (ValueError, RecursionError):
             return response
         issuer = metadata.get("issuer") if isinstance(metadata, dict) else None
         if not isinstance(issuer, str) or _origin(issuer) != origin:
@@ -210,7 +210,7 @@ class _IdJag(OAuthClientProvider):
             answer = await client.post(endpoint, data=form, headers=headers)
         try:
             body = answer.json()
-        except ValueError:
+        except (ValueError, RecursionError):
             body = {}
         body = body if isinstance(body, dict) else {}
         grant = body.get("access_token")
@@ -323,7 +323,7 @@ def _version(answer: httpx.Response) -> str:
     if "text/event-stream" in answer.headers.get("content-type", ""):
         data = [line[5:].strip() for line in text.splitlines() if line.startswith("data:")]
         text = data[-1] if data else ""
-    with contextlib.suppress(ValueError, AttributeError):
+    with contextlib.suppress(ValueError, LookupError, TypeError, RecursionError):
         version = json.loads(text)["result"]["protocolVersion"]
         if isinstance(version, str):
             return version
