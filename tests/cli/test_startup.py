@@ -87,7 +87,6 @@ TOOLCTL_MODULES = {
     "toolctl.names",
     "toolctl.project",
     "toolctl.processes",  # the package loads its modules on first use
-    "toolctl.processes.cancelling",  # which calls were cancelled from outside
     "toolctl.processes.lifetime",  # run's signals
     "toolctl.processes.reaper",  # no process a call started outlives it
     "toolctl.registry",

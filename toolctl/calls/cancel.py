@@ -7,12 +7,13 @@ end every call of that runtime; this ends one.
 
 Every runner that starts a child does so from the calling thread, in a session of its
 own, so the children of that thread (``/proc/self/task/TID/children``, Linux) are exactly
-the call's process groups. The thread is marked cancelled too, and what the call
-registered is undone (``processes.cancelling``): its runner cleans up as after Ctrl-C (the
+the call's process groups; a call that starts none undoes what it registered
+(``processes.cancelling``: an MCP tool over HTTP tells its server). The thread is marked
+cancelled too (``runners.process``), so its runner cleans up as after Ctrl-C: the
 container runner removes the container, which killing the engine's client alone would
-leave running), and an MCP tool over HTTP tells its server. What a tool left in sessions
-of their own (``setsid``) is reaped with the rest when the caller goes idle (see
-``toolctl.calls``). A call that starts no process (HTTP, Pulsar) ends its thread when
+leave running. What a tool left in sessions of their own (``setsid``) is reaped with the
+rest when the caller goes idle (see ``toolctl.calls``). A call that starts no process
+(HTTP, Pulsar) is marked (and an MCP one cancelled at its server): its thread ends when
 the answer or the timeout comes.
 """
 
@@ -25,7 +26,8 @@ import threading
 from collections.abc import Iterator
 
 from toolctl.errors import Interrupted, ToolctlError
-from toolctl.processes import cancelling
+from toolctl.processes.cancelling import cancelled
+from toolctl.runners.process import mark_cancelled
 
 __all__ = ["Cancel", "kill_children"]
 
@@ -47,8 +49,9 @@ class Cancel:
         with self._lock:
             self._event.set()
             if self._thread is not None:
-                cancelling.cancel(self._thread)  # marked: its runner cleans up as after Ctrl-C
+                mark_cancelled(self._thread)  # its runner cleans up as after Ctrl-C
                 kill_children(self._thread)
+                cancelled(self._thread)  # what a call without processes registered
 
     @contextlib.contextmanager
     def running(self) -> Iterator[None]:
@@ -66,7 +69,7 @@ class Cancel:
             raise
         finally:
             with self._lock:
-                cancelling.forget(threading.get_native_id())
+                mark_cancelled(threading.get_native_id(), False)
                 self._thread = None
         if self.cancelled:
             raise Interrupted("cancelled; the tool's processes were killed")

@@ -69,7 +69,7 @@ def graph_command(
     else:
         drawn = draw_toolkit(settings, reporter(settings), group)
         if chosen in ("json", "mermaid"):
-            return views.print_graph(drawn.to_json, lambda: drawn.drawing, chosen)
+            return views.print_graph(drawn, chosen)
         dot = render.draw_dot(drawn.drawing)
     path = settings.environ.get("PATH", "")
     views.print_drawing(dot if chosen == "dot" else graphviz(dot, chosen, path))

@@ -104,4 +104,4 @@ def recommend_command(
     result = recommend_tools(settings, reporter(settings), action, hops, threshold)
     if chosen is Format.table:
         return views.print_recommendation(result, threshold, color=settings.color)
-    views.print_graph(result.to_json, result.drawing, chosen.value)
+    views.print_graph(result, chosen.value)

@@ -33,7 +33,6 @@ from toolctl.errors import (
     UsageError,
     interruption,
 )
-from toolctl.processes.cancelling import is_cancelled
 from toolctl.runners.base import ToolResult
 
 _PLACEHOLDER = PLACEHOLDER
@@ -231,6 +230,21 @@ class _Reader(threading.Thread):
         return held.decode("utf-8", "replace")
 
 
+_cancelled_threads: set[int] = set()
+"""Native ids of the threads whose call was cancelled from outside (``toolctl.calls.cancel``
+kills the processes such a thread started). A child of one of them ends the call with
+Interrupted, as Ctrl-C does, so the runner cleans up what lives beyond the child (the
+container runner removes the container its killed ``podman run`` client leaves running)."""
+
+
+def mark_cancelled(thread: int, cancelled: bool = True) -> None:
+    """Mark (or, once its call is over, unmark) the call on native thread ``thread``."""
+    if cancelled:
+        _cancelled_threads.add(thread)
+    else:
+        _cancelled_threads.discard(thread)
+
+
 class Children:
     """The children a runner has running, so that ``close`` can end them from any thread."""
 
@@ -283,7 +297,7 @@ def run_process(
     """
     started = time.perf_counter()
     stopped = children is not None and children.closed
-    if stopped or is_cancelled():
+    if stopped or threading.get_native_id() in _cancelled_threads:
         raise Interrupted(f"not starting '{argv[0]}': the call was stopped")
     try:
         child = subprocess.Popen(
@@ -349,7 +363,7 @@ def _complete(
     for reader in (out, err):
         if reader:
             reader.join(timeout=2)
-    if is_cancelled():
+    if threading.get_native_id() in _cancelled_threads:
         raise Interrupted(f"'{argv[0]}' was stopped: the call was cancelled")
     return Completed(
         returncode,

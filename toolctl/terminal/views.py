@@ -5,7 +5,7 @@ notes and errors.)"""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import typer
@@ -209,14 +209,15 @@ def print_drawing(drawing: str | bytes) -> None:
     sys.stdout.flush()
 
 
-def print_graph(document: Callable[[], Any], drawing: Callable[[], Any], format: str) -> None:
-    """A drawn toolkit or recommendation as json (its ``document``), dot or mermaid (its
-    ``drawing``); a recommendation's table is ``print_recommendation``."""
+def print_graph(drawn: Any, format: str) -> None:
+    """A drawn toolkit or recommendation (``to_json`` and ``drawing``) as json, dot or
+    mermaid (a recommendation's table is ``print_recommendation``)."""
     if format == "json":
-        render.print_json(document())
+        render.print_json(drawn.to_json())
         return
+    drawing = drawn.drawing() if callable(drawn.drawing) else drawn.drawing
     draw = render.draw_mermaid if format == "mermaid" else render.draw_dot
-    render.write_stdout(draw(drawing()))
+    render.write_stdout(draw(drawing))
 
 
 def print_next(result: NextTools, *, as_json: bool, color: bool) -> None:
