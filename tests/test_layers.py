@@ -75,7 +75,7 @@ TOP = {
     "__main__": {"cli"},
     "cli": {"serve", "calls", "terminal"},
     "serve": {"calls"},
-    "terminal": set(),
+    "terminal": {"calls"},  # shows what calls give (a result, a plan, a batch)
     "calls": set(),
 }
 USE_CASES = {

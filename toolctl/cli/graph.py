@@ -60,7 +60,7 @@ def graph_command(
     from toolctl.learning.draw import graphviz
     from toolctl.learning.usecases import learned_drawing
     from toolctl.registry.toolkit import draw_toolkit
-    from toolctl.terminal import render, views
+    from toolctl.terminal import diagrams, views
 
     settings = settings_for(registry, strict)
     chosen = "json" if json else format.value
@@ -70,6 +70,6 @@ def graph_command(
         drawn = draw_toolkit(settings, reporter(settings), group)
         if chosen in ("json", "mermaid"):
             return views.print_graph(drawn, chosen)
-        dot = render.draw_dot(drawn.drawing)
+        dot = diagrams.draw_dot(drawn.drawing)
     path = settings.environ.get("PATH", "")
     views.print_drawing(dot if chosen == "dot" else graphviz(dot, chosen, path))

@@ -43,22 +43,14 @@ def learn_command(
     """
     from toolctl.cli.common import open_registry
     from toolctl.learning.usecases import learn_from_history, learn_from_transcripts
-    from toolctl.terminal import render
+    from toolctl.terminal import views
 
     reg = open_registry(settings_for(registry, strict))
     if transcripts:
         done = learn_from_transcripts(transcripts, reg, out)
     else:
         done = learn_from_history(reg, out)
-    summary = done.summary()
-    if json:
-        render.print_json({**summary, "path": render.display_path(done.path)})
-    else:
-        render.note(
-            f"learned {summary['sessions']} sessions, {summary['calls']} calls: "
-            f"{summary['contexts']} contexts, {summary['proposals']} proposed edge scores "
-            f"-> {render.display_path(done.path)}"
-        )
+    views.print_learned(done, as_json=json)
 
 
 def evaluate_command(
@@ -73,18 +65,6 @@ def evaluate_command(
     Exit 2 for a malformed transcript or more folds than conversations.
     """
     from toolctl.learning.usecases import evaluate_files
-    from toolctl.terminal import render
+    from toolctl.terminal import views
 
-    result = evaluate_files(files, folds, top)
-    if json:
-        return render.print_json(result.to_json())
-    ks = sorted({k for k in (1, 3, top) if k <= top})
-    header = ["MODEL", *(f"RECALL@{k}" for k in ks), "LIST SIZE"]
-    rows = [
-        [s.model, *(f"{s.recall(k):.3f}" for k in ks), f"{s.list_size:.2f}"] for s in result.scores
-    ]
-    render.print_table(header, rows, color=False)
-    render.note(
-        f"{result.scores[0].calls} calls in {result.conversations} conversations, "
-        f"{folds} folds; lexical weight per fold: {list(result.weights)}"
-    )
+    views.print_evaluation(evaluate_files(files, folds, top), as_json=json)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -16,6 +16,9 @@ from toolctl.cli.common import (
     reporter,
     settings_for,
 )
+
+if TYPE_CHECKING:
+    from toolctl.settings import Settings
 
 
 class Format(StrEnum):
@@ -76,32 +79,45 @@ def recommend_command(
     --threshold name. Exit 0 when a start action exists (unknown ones are warned about),
     4 when none does, 2 for a bad option.
     """
-    from toolctl.errors import UsageError
     from toolctl.terminal import views
 
     settings = settings_for(registry, strict)
     chosen = Format.json if json else format
     if after or not action:
-        from toolctl.cli.common import open_registry
-        from toolctl.learning.usecases import recommend_next
-
-        sources = {
-            o: getattr(context.get_parameter_source(o), "name", "") for o in ("hops", "threshold")
-        }
-        given = [option for option, source in sources.items() if source != "DEFAULT"]
-        if action or given:
-            raise UsageError(f"--{given[0] if given else 'action'} and --after cannot be combined")
-        if not after:
-            raise UsageError("give --action (the toolkit graph) or --after (the next tools)")
-        if format in (Format.dot, Format.mermaid):
-            raise UsageError(
-                f"--format {format} draws --action results; --after prints table or json"
-            )
-        found = recommend_next(open_registry(settings), after, query, top)
-        return views.print_next(found, as_json=chosen is Format.json, color=settings.color)
+        return _next_tools(context, settings, action, after or [], query, top, format, json)
     from toolctl.registry.toolkit import recommend_tools
 
     result = recommend_tools(settings, reporter(settings), action, hops, threshold)
     if chosen is Format.table:
         return views.print_recommendation(result, threshold, color=settings.color)
     views.print_graph(result, chosen.value)
+
+
+def _next_tools(
+    context: typer.Context,
+    settings: Settings,
+    action: list[str] | None,
+    after: list[str],
+    query: str,
+    top: int,
+    format: Format,
+    json: bool,
+) -> None:
+    """`recommend --after`: the learned next tools; the toolkit graph's options refused."""
+    from toolctl.cli.common import open_registry
+    from toolctl.errors import UsageError
+    from toolctl.learning.usecases import recommend_next
+    from toolctl.terminal import views
+
+    sources = {
+        o: getattr(context.get_parameter_source(o), "name", "") for o in ("hops", "threshold")
+    }
+    given = [option for option, source in sources.items() if source != "DEFAULT"]
+    if action or given:
+        raise UsageError(f"--{given[0] if given else 'action'} and --after cannot be combined")
+    if not after:
+        raise UsageError("give --action (the toolkit graph) or --after (the next tools)")
+    if format in (Format.dot, Format.mermaid):
+        raise UsageError(f"--format {format} draws --action results; --after prints table or json")
+    found = recommend_next(open_registry(settings), after, query, top)
+    views.print_next(found, as_json=json or format is Format.json, color=settings.color)

@@ -121,13 +121,12 @@ def run_command(
     unavailable, 124 timed out, 130 interrupted, 143 terminated.
     """
     from toolctl import calls
-    from toolctl.calls.command import Planned, run_named
+    from toolctl.calls.command import run_named
     from toolctl.cli import _write_records
     from toolctl.cli.common import open_registry
     from toolctl.errors import ToolFailed
     from toolctl.processes.lifetime import Lifetime
-    from toolctl.runners.base import ToolResult
-    from toolctl.terminal import render
+    from toolctl.terminal import render, running
 
     cap = tool_args.parse_size(max_output, "--max-output") if max_output is not None else None
     settings = settings_for(
@@ -157,12 +156,8 @@ def run_command(
             allow_staging=allow_staging,
             dry_run=dry_run,
         )
-        if isinstance(done, Planned):
-            return render.print_plan(done.name, done.plan, as_json=json)
-        if not isinstance(done, ToolResult):  # a batch: results as they come, in order
-            ok = render.print_results(done, render.batch_progress(str(batch), settings.color))
-    if isinstance(done, ToolResult):
-        render.print_result(done, as_json=json, already_streamed=sink.streamed)
-        ok = done.success
+        ok = running.print_run(
+            done, as_json=json, streamed=sink.streamed, source=batch, color=settings.color
+        )
     if not ok:
         raise ToolFailed("the tool failed", quiet=True)

@@ -5,16 +5,17 @@ notes and errors.)"""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import typer
 
-from toolctl.terminal import render
+from toolctl.terminal import diagrams, render
 
 if TYPE_CHECKING:
     from toolctl.graph import Recommendation
-    from toolctl.learning.usecases import NextTools
+    from toolctl.learning.evaluate import Evaluation
+    from toolctl.learning.usecases import Learned, NextTools
     from toolctl.registry.check import CheckResult
     from toolctl.registry.loader import Definition
     from toolctl.registry.locations import Locations
@@ -62,7 +63,7 @@ def print_definition(shown: Shown, *, as_json: bool) -> None:
     if holder is not None:
         where += "; QUARANTINED"
     if winner.kind == "group":
-        fields = render.group_fields(winner.data, shown.ordered)
+        fields = group_fields(winner.data, shown.ordered)
     else:
         fields = render.flatten(
             {k: v for k, v in winner.data.items() if k not in ("schema", "name")}
@@ -81,6 +82,22 @@ def print_definition(shown: Shown, *, as_json: bool) -> None:
             *fields,
         ]
     render.print_fields(f"{winner.kind} {winner.name}  ({where})", fields)
+
+
+def group_fields(data: dict[str, Any], ordered: Sequence[str]) -> list[tuple[str, str]]:
+    """`show GROUP`: the tools numbered in usage order (the rest unnumbered), then the example."""
+    steps = len([t for t in data.get("usage_order") or [] if t in ordered])
+    fields = [(key, str(data[key])) for key in ("name", "description", "category") if data.get(key)]
+    for position, tool in enumerate(ordered, start=1):
+        fields.append(
+            (
+                "tools" if position == 1 else "",
+                f"{position}. {tool}" if position <= steps else f"-  {tool}",
+            )
+        )
+    if data.get("usage_example"):
+        fields.append(("usage_example", str(data["usage_example"])))
+    return fields
 
 
 def print_findings(result: CheckResult, format: str) -> None:
@@ -120,10 +137,10 @@ def print_recommendation(result: Recommendation, threshold: float, *, color: boo
     ]
     render.print_table(["ACTION", "HOPS", "PATH", "DESCRIPTION"], rows, color=color)
     if not result.tools:
-        render.note(f"no Call edge scores {render.score_text(threshold)} or more")
+        render.note(f"no Call edge scores {diagrams.score_text(threshold)} or more")
         return
     rows = [
-        [t.name, ", ".join(t.called_by), render.score_text(t.score), t.runtime or "?"]
+        [t.name, ", ".join(t.called_by), diagrams.score_text(t.score), t.runtime or "?"]
         for t in result.tools
     ]
     typer.echo("")
@@ -216,7 +233,7 @@ def print_graph(drawn: Any, format: str) -> None:
         render.print_json(drawn.to_json())
         return
     drawing = drawn.drawing() if callable(drawn.drawing) else drawn.drawing
-    draw = render.draw_mermaid if format == "mermaid" else render.draw_dot
+    draw = diagrams.draw_mermaid if format == "mermaid" else diagrams.draw_dot
     render.write_stdout(draw(drawing))
 
 
@@ -264,3 +281,34 @@ def print_installed(done: Any, *, printed: bool) -> None:
     render.note(f"{verb} server '{done.name}' in {where} ({done.client.title})")
     if done.backup is not None:
         render.note(f"the previous file is kept as {render.display_path(done.backup)}")
+
+
+def print_learned(done: Learned, *, as_json: bool) -> None:
+    """`graph learn`: what was learned from how many sessions, and where it was written."""
+    summary = done.summary()
+    if as_json:
+        render.print_json({**summary, "path": render.display_path(done.path)})
+        return
+    render.note(
+        f"learned {summary['sessions']} sessions, {summary['calls']} calls: "
+        f"{summary['contexts']} contexts, {summary['proposals']} proposed edge scores "
+        f"-> {render.display_path(done.path)}"
+    )
+
+
+def print_evaluation(result: Evaluation, *, as_json: bool) -> None:
+    """`graph evaluate`: recall@K of each model (K of 1, 3 and --top) and the mean list size,
+    then a note of what was measured."""
+    if as_json:
+        return render.print_json(result.to_json())
+    top = result.top
+    ks = sorted({k for k in (1, 3, top) if k <= top})
+    header = ["MODEL", *(f"RECALL@{k}" for k in ks), "LIST SIZE"]
+    rows = [
+        [s.model, *(f"{s.recall(k):.3f}" for k in ks), f"{s.list_size:.2f}"] for s in result.scores
+    ]
+    render.print_table(header, rows, color=False)
+    render.note(
+        f"{result.scores[0].calls} calls in {result.conversations} conversations, "
+        f"{result.folds} folds; lexical weight per fold: {list(result.weights)}"
+    )
