@@ -53,19 +53,10 @@ def status_command(json: JsonOption = False) -> None:
     """Whether the broker runs, and where. Exit codes: 0 running, 5 not running."""
     from toolctl.pulsar.broker import broker_status
     from toolctl.settings import Settings
-    from toolctl.terminal import render
+    from toolctl.terminal import views
 
     status = broker_status(Settings.load())
-    if json:
-        render.print_json(status)
-    elif not status["running"]:
-        typer.echo("broker: not running")
-    else:
-        state = "running" if status["answering"] else "running, not answering"
-        fields = [("state", state), ("url", str(status["url"])), ("pid", str(status["pid"]))]
-        render.print_fields(
-            "broker", [*fields, ("data", str(status["data"])), ("log", status["log"])]
-        )
+    views.print_broker_status(status, as_json=json)
     if not status["answering"]:
         from toolctl.errors import TransportUnavailable
 

@@ -69,18 +69,12 @@ def down_command(
     """
     from toolctl.calls.services import service_down
     from toolctl.errors import UsageError
-    from toolctl.terminal import render, views
+    from toolctl.terminal import views
 
     settings = settings_for(registry, strict)
     if all_ == (name is not None):
         raise UsageError("give a NAME or --all (not both)")
-    outcomes = service_down(settings, reporter(settings), name)
-    absent = None if name is None else f"service '{name}' was not running"
-    for each in outcomes:
-        kind = each.record.kind if each.record is not None else "process"
-        views.report_stop(each, f"stopped {kind} '{each.name}'", absent)
-    if name is None and not any(each.stopped or each.stale for each in outcomes):
-        render.note("nothing was running")
+    views.report_stops(service_down(settings, reporter(settings), name), name)
 
 
 def status_command(

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from toolctl.graph import Recommendation
     from toolctl.learning.evaluate import Evaluation
     from toolctl.learning.usecases import Learned, NextTools
+    from toolctl.processes.stopping import Stopped
     from toolctl.registry.check import CheckResult
     from toolctl.registry.loader import Definition
     from toolctl.registry.locations import Locations
@@ -147,7 +148,7 @@ def print_recommendation(result: Recommendation, threshold: float, *, color: boo
     render.print_table(["TOOL", "CALLED BY", "SCORE", "RUNTIME"], rows, color=color)
 
 
-def report_stop(stopped: Any, done: str, absent: str | None) -> None:
+def report_stop(stopped: Stopped, done: str, absent: str | None) -> None:
     """Say on stderr what a stop (``processes.Stopped``) did: stopped (pid), found a stale
     record, or nothing ran."""
     record = stopped.record
@@ -163,6 +164,30 @@ def report_stop(stopped: Any, done: str, absent: str | None) -> None:
             render.warn(f"{record.kind} '{record.name}': still running after SIGKILL: {pids}")
     elif absent is not None:
         render.note(absent)
+
+
+def report_stops(outcomes: Sequence[Stopped], name: str | None) -> None:
+    """`service down [NAME | --all]`: each stop (``processes.Stopped``), or that nothing ran."""
+    absent = None if name is None else f"service '{name}' was not running"
+    for each in outcomes:
+        kind = each.record.kind if each.record is not None else "process"
+        report_stop(each, f"stopped {kind} '{each.name}'", absent)
+    if name is None and not any(each.stopped or each.stale for each in outcomes):
+        render.note("nothing was running")
+
+
+def print_broker_status(status: dict[str, Any], *, as_json: bool) -> None:
+    """`broker status`: running or not, its URL, pid, data directory and log."""
+    if as_json:
+        render.print_json(status)
+    elif not status["running"]:
+        typer.echo("broker: not running")
+    else:
+        state = "running" if status["answering"] else "running, not answering"
+        fields = [("state", state), ("url", str(status["url"])), ("pid", str(status["pid"]))]
+        render.print_fields(
+            "broker", [*fields, ("data", str(status["data"])), ("log", status["log"])]
+        )
 
 
 def process_json(record: Any) -> dict[str, Any]:
