@@ -60,7 +60,6 @@ def _exit(code: int) -> NoReturn:
 
 def dispatch(args: list[str]) -> int:
     """Run one command line; returns the exit code instead of raising."""
-    from toolctl.errors import EXIT_INTERNAL, ToolctlError, signal_of, stopped_by
     from toolctl.terminal import render
 
     if args[:1] == ["help"]:  # `toolctl help mcp install` is `toolctl mcp install --help`
@@ -77,13 +76,26 @@ def dispatch(args: list[str]) -> int:
         return code if isinstance(code, int) else 0
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    except ToolctlError as exc:
+    except BrokenPipeError:
+        return 1
+    except BaseException as exc:  # every other end is told in one line
+        return _told(args, exc)
+    finally:
+        _write_records()
+
+
+def _told(args: list[str], exc: BaseException) -> int:
+    """What ended a command, said in one line on stderr (and as `run --json`'s result
+    object); its exit code. An unexpected bug gets a crash report, never a traceback."""
+    from toolctl.errors import EXIT_INTERNAL, ToolctlError, UsageError, signal_of, stopped_by
+    from toolctl.terminal import render
+
+    if isinstance(exc, ToolctlError):
         if not exc.quiet:
             _envelope(args, exc)
             render.error(str(exc), exc.details)
         return exc.exit_code
-    except click_errors() as exc:
-        from toolctl.errors import UsageError
+    if isinstance(exc, click_errors()):
         from toolctl.terminal.usage import is_help, message
 
         if is_help(exc):  # a group named without a subcommand: its help, as before
@@ -95,21 +107,18 @@ def dispatch(args: list[str]) -> int:
             _envelope(args, UsageError(text))
         render.error(text)
         return code
-    except KeyboardInterrupt as exc:  # Ctrl-C, or a signal the command's lifetime raised
+    if isinstance(exc, KeyboardInterrupt):  # Ctrl-C, or a signal the command's lifetime raised
         stopped = stopped_by(signal_of(exc))
         _envelope(args, stopped)
         render.error(stopped.message)
         return stopped.exit_code
-    except BrokenPipeError:
-        return 1
-    except Exception as exc:  # an unexpected bug: one line and a report, never a traceback
-        from toolctl.records.crash import write_crash_report
+    if not isinstance(exc, Exception):  # GeneratorExit and the like: not ours to swallow
+        raise exc
+    from toolctl.records.crash import write_crash_report
 
-        report = write_crash_report(args)
-        render.error(f"internal error: {type(exc).__name__}: {exc}; full report in {report}")
-        return EXIT_INTERNAL
-    finally:
-        _write_records()
+    report = write_crash_report(args)
+    render.error(f"internal error: {type(exc).__name__}: {exc}; full report in {report}")
+    return EXIT_INTERNAL
 
 
 def _envelope(args: list[str], exc: Exception) -> None:
