@@ -132,6 +132,9 @@ UntilFilter = Annotated[
     str | None, typer.Option(metavar="WHEN", help="Only calls before WHEN (as --since).")
 ]
 ReadyFileOption = Annotated[Path | None, typer.Option(hidden=True)]
+DetachOption = Annotated[
+    bool, typer.Option("--detach", help="Run in the background; return once it serves.")
+]
 
 # what a server serves (`serve`, `mcp serve`)
 GroupOption = Annotated[

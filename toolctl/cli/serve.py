@@ -11,6 +11,7 @@ from toolctl.cli.common import (
     AdaptiveOption,
     AnnouncedOption,
     ConcurrencyOption,
+    DetachOption,
     GroupOption,
     HopsOption,
     JsonOption,
@@ -63,9 +64,7 @@ def serve_command(
         list[str] | None,
         typer.Option("--allow-origin", metavar="ORIGIN", help="Another browser origin to let in."),
     ] = None,
-    detach: Annotated[
-        bool, typer.Option("--detach", help="Run in the background; return once it serves.")
-    ] = False,
+    detach: DetachOption = False,
     name: Annotated[
         str, typer.Option(metavar="NAME", help="Its name in `service status` (with --detach).")
     ] = "serve",

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from toolctl.cli.common import (
+    DetachOption,
     PulsarUrlOption,
     ReadyFileOption,
     RegistryOption,
@@ -47,9 +48,7 @@ def worker_command(
     concurrency: Annotated[
         int, typer.Option("--concurrency", "-c", min=1, max=1024, help="Calls in flight.")
     ] = 4,
-    detach: Annotated[
-        bool, typer.Option("--detach", help="Run in the background; return once it serves.")
-    ] = False,
+    detach: DetachOption = False,
     stop: Annotated[
         bool, typer.Option("--stop", help="Stop the detached worker (drains its calls).")
     ] = False,
