@@ -108,7 +108,8 @@ class _Scoped(BaseHTTPRequestHandler):
         if self.path == "/.well-known/oauth-protected-resource/mcp":
             self._json(200, {"resource": f"{base}/mcp", "authorization_servers": [base]})
         elif self.path == "/.well-known/oauth-authorization-server":
-            metadata = {"issuer": base, "token_endpoint": f"{base}/token"}
+            metadata = {"issuer": base, "token_endpoint": f"{base}/token",
+                        "authorization_endpoint": f"{base}/authorize"}  # fmt: skip
             self._json(200, {**metadata, "response_types_supported": ["code"]})
         else:
             self._json(405 if self.path == "/mcp" else 404, {})
@@ -213,6 +214,50 @@ def test_a_scope_that_is_never_enough_stops_the_login_in_one_line(
         " scope than it granted (asked for 'read admin')"
     ]
     assert len(scoped.token_requests) == 1 + STEP_UPS
+
+
+def test_a_login_without_an_issuer_names_the_one_to_pin(
+    toolctl: Toolctl, tmp_path: Path, scoped: Any
+) -> None:
+    """A client secret with no ``issuer``: the login works and warns, in one line naming
+    the key (never its value) and the issuer to add; with that issuer, no warning."""
+    reg = registry(tmp_path, scoped.url, CI)
+    login = toolctl("mcp", "login", "saas", "-r", str(reg))
+    assert login.returncode == 0, login.stderr
+    warned = [line for line in login.stderr.splitlines() if "warning" in line]
+    assert warned == [
+        "toolctl: warning: service 'saas': [service.mcp.oauth] names no issuer, so its"
+        " client_secret goes to whichever authorization server the MCP server names; add"
+        f' issuer = "{scoped.base}/" to send it there only'
+    ]
+    assert "shh" not in login.stdout + login.stderr
+    (tmp_path / "pinned").mkdir()
+    pinned = registry(tmp_path / "pinned", scoped.url, {**CI, "issuer": scoped.base})
+    again = toolctl("mcp", "login", "saas", "-r", str(pinned))
+    assert again.returncode == 0, again.stderr
+    assert "warning" not in again.stderr
+    assert len(scoped.token_requests) == 2
+
+
+@pytest.mark.parametrize("grant", ["client_credentials", "browser"])
+def test_an_authorization_server_other_than_the_issuer_gets_nothing(
+    toolctl: Toolctl, tmp_path: Path, scoped: Any, grant: str
+) -> None:
+    """``issuer`` set: a server naming another authorization server ends the login, exit 5
+    in one line, before the secret is sent or a browser is opened (no token request)."""
+    elsewhere = "http://127.0.0.1:9/"
+    oauth = {**CI, "issuer": elsewhere}
+    if grant == "browser":
+        oauth = {"client_id": "ci", "client_secret": "shh", "issuer": elsewhere}
+    reg = registry(tmp_path, scoped.url, oauth)
+    login = toolctl("mcp", "login", "saas", "--no-browser", "-r", str(reg))
+    assert login.returncode == 5
+    assert login.stderr.strip().splitlines() == [
+        "toolctl: error: login to MCP service 'saas' failed: the server's authorization"
+        f" server is {scoped.base}/, not the issuer configured ({elsewhere}); nothing was"
+        " sent to it"
+    ]
+    assert scoped.token_requests == []
 
 
 def test_an_id_jag_login_without_its_identity_provider_is_a_usage_error(

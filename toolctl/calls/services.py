@@ -53,7 +53,7 @@ def service_login(
     granted. UsageError for a service that is not an MCP server reached by URL."""
     from toolctl.descriptor_env import expand_env, expand_env_map
     from toolctl.errors import UsageError
-    from toolctl.mcp.oauth_flow import login
+    from toolctl.mcp.oauth_flow import CREDENTIALS, login
 
     definition = open_registry(settings, reporter).resolve("service", name)
     section = definition.data.get("mcp") or {}
@@ -63,10 +63,18 @@ def service_login(
         )
     oauth = expand_env_map(section.get("oauth") or {}, settings)
     url = expand_env(str(section["url"]), settings)
-    return login(
+    granted = login(
         settings, name, url, oauth, lambda link: reporter.note(f"open {link} to log in"),
         browser=browser,
     )  # fmt: skip
+    sent = [key for key in CREDENTIALS if oauth.get(key)]
+    if sent and not oauth.get("issuer"):
+        reporter.warn(
+            f"service '{name}': [service.mcp.oauth] names no issuer, so its {sent[0]} goes to"
+            " whichever authorization server the MCP server names; add issuer ="
+            f' "{granted.issuer}" to send it there only'
+        )
+    return granted.scope
 
 
 def _require_managed(service: dict[str, Any]) -> None:

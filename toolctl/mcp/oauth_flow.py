@@ -26,9 +26,10 @@ import os
 import queue
 import sys
 import threading
+import warnings
 from collections.abc import AsyncGenerator, Callable, Mapping
 from http.server import BaseHTTPRequestHandler, HTTPServer
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import parse_qs, quote, urlsplit
 
 import httpx
@@ -38,6 +39,7 @@ from mcp.client.auth.extensions.client_credentials import (
     ClientCredentialsOAuthProvider,
     PrivateKeyJWTOAuthProvider,
 )
+from mcp.client.auth.utils import issuers_match
 from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata
 
 from toolctl.errors import TransportUnavailable, UsageError
@@ -71,8 +73,33 @@ class Toolctl(_Base):
 
     asked: str | None = None
     """The scope asked for so far in this login (space-separated), or None."""
+    issuer: str | None = None
+    """``issuer`` of ``[service.mcp.oauth]``: the one authorization server this login's
+    credentials (a client secret or key, an ID token) and browser may go to, whatever
+    server the MCP server names."""
+
+    def authorization_server(self) -> str:
+        """The issuer of the authorization server this login deals with: its metadata's, or
+        without metadata the one the MCP server named (else its origin), whose /token and
+        /authorize the flow then uses."""
+        context = self.context
+        if context.oauth_metadata is not None:
+            return str(context.oauth_metadata.issuer)
+        return context.auth_server_url or _origin(context.server_url)
+
+    def _select_authorization_server(self, advertised: list[str]) -> str:
+        issuer = self.issuer
+        if issuer is None:
+            return str(super()._select_authorization_server(advertised))
+        return next((s for s in advertised if issuers_match(s, issuer)), advertised[0])
 
     async def _perform_authorization(self) -> httpx.Request:
+        found = self.authorization_server()
+        if self.issuer is not None and not issuers_match(found, self.issuer):
+            raise OAuthFlowError(
+                f"the server's authorization server is {found}, not the issuer configured"
+                f" ({self.issuer}); nothing was sent to it"
+            )
         wanted = merge_scopes(self.asked, self.context.client_metadata.scope) or None
         self.context.client_metadata.scope = self.asked = wanted
         request: httpx.Request = await super()._perform_authorization()
@@ -238,9 +265,9 @@ def login(
     show: Callable[[str], None],
     *,
     browser: bool = True,
-) -> str:
+) -> Granted:
     """The whole flow against the MCP server at ``url``; ``show`` gets the authorization
-    URL (never a token). Returns the scope granted ("" when the server says none)."""
+    URL (never a token)."""
     import anyio
 
     return anyio.run(_login, settings, service, url, oauth, show, browser)
@@ -253,7 +280,7 @@ async def _login(
     oauth: Mapping[str, Any],
     show: Callable[[str], None],
     browser: bool,
-) -> str:
+) -> Granted:
     kept = Kept(token_file(settings, service))
     scope = merge_scopes(oauth.get("scope"), kept.read().get("scope")) or None
     kept.write(tokens=None)  # a fresh login: the old tokens go
@@ -286,7 +313,19 @@ async def _login(
         scope=provider.asked,
     )
     tokens = kept.read().get("tokens") or {}
-    return str(tokens.get("scope") or "")
+    return Granted(str(tokens.get("scope") or ""), provider.authorization_server())
+
+
+class Granted(NamedTuple):
+    """What a login got: the scope granted ("" when the server says none), and the issuer
+    of the authorization server that granted it."""
+
+    scope: str
+    issuer: str
+
+
+CREDENTIALS = ("client_secret", "private_key_pem", "idp_id_token")
+"""Keys of ``[service.mcp.oauth]`` that a login sends to the authorization server."""
 
 
 STEP_UPS = 1
@@ -389,6 +428,7 @@ def _provider(
             client_metadata_url=oauth.get("client_metadata_url"),
         )
     provider.asked = scope
+    provider.issuer = oauth.get("issuer") or None
     return provider
 
 
@@ -403,25 +443,28 @@ def _client_credentials(kept: Kept, url: str, oauth: Mapping[str, Any], scope: s
     if not client_id:
         raise UsageError('grant = "client_credentials" needs client_id in [service.mcp.oauth]')
     kept.write(client=None)
-    if oauth.get("private_key_pem"):
-        signed = SignedJWTParameters(
-            issuer=client_id,
-            subject=client_id,
-            signing_key=oauth["private_key_pem"],
-            signing_algorithm=oauth.get("signing_algorithm") or "ES256",
+    issuer = oauth.get("issuer") or None
+    with warnings.catch_warnings():  # no issuer: `check` warns (the SDK's deprecation)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        if oauth.get("private_key_pem"):
+            signed = SignedJWTParameters(
+                issuer=client_id,
+                subject=client_id,
+                signing_key=oauth["private_key_pem"],
+                signing_algorithm=oauth.get("signing_algorithm") or "ES256",
+            )
+            assertion = signed.create_assertion_provider()
+            return KeyCredentials(url, kept, client_id, assertion, scopes=scope, issuer=issuer)
+        method = oauth.get("token_endpoint_auth_method") or "client_secret_basic"
+        return ClientCredentials(
+            url,
+            kept,
+            client_id,
+            str(oauth.get("client_secret") or ""),
+            method,  # type: ignore[arg-type]
+            scopes=scope,
+            issuer=issuer,
         )
-        return KeyCredentials(
-            url, kept, client_id, signed.create_assertion_provider(), scopes=scope
-        )
-    method = oauth.get("token_endpoint_auth_method") or "client_secret_basic"
-    return ClientCredentials(
-        url,
-        kept,
-        client_id,
-        str(oauth.get("client_secret") or ""),
-        method,  # type: ignore[arg-type]
-        scopes=scope,
-    )
 
 
 def _open_browser(url: str) -> None:
