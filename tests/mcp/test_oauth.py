@@ -260,6 +260,75 @@ def test_an_authorization_server_other_than_the_issuer_gets_nothing(
     assert scoped.token_requests == []
 
 
+KEY = "-----BEGIN PRIVATE KEY-----\nS3CR3T-KEY\n-----END PRIVATE KEY-----\n"
+HOSTILE_OAUTH = [
+    ({"issuer": "not-a-url"}, "issuer in [service.mcp.oauth] must be an http(s) URL"),
+    ({"issuer": ""}, "issuer in [service.mcp.oauth] must be an http(s) URL"),
+    ({"issuer": "ftp://auth.example"}, "issuer in [service.mcp.oauth] must be an http(s) URL"),
+    ({"issuer": "https//x"}, "issuer in [service.mcp.oauth] must be an http(s) URL"),
+    (
+        {"grant": "bogus"},
+        "grant in [service.mcp.oauth] must be one of: client_credentials, id_jag",
+    ),
+    (
+        {"token_endpoint_auth_method": "zzz"},
+        "token_endpoint_auth_method in [service.mcp.oauth] must be one of: none,"
+        " client_secret_post, client_secret_basic, private_key_jwt",
+    ),
+    (
+        {"client_metadata_url": "zzz"},
+        "client_metadata_url in [service.mcp.oauth] must be an https URL with a path",
+    ),
+    (
+        {"client_metadata_url": "https://example.com/"},
+        "client_metadata_url in [service.mcp.oauth] must be an https URL with a path",
+    ),
+    (
+        {"grant": "id_jag", "client_id": "c", "idp_token_endpoint": "no url", "idp_id_token": "t"},
+        "idp_token_endpoint in [service.mcp.oauth] must be an http(s) URL",
+    ),
+    (
+        {"grant": "client_credentials", "client_id": "c", "private_key_pem": KEY},
+        "private_key_pem in [service.mcp.oauth] cannot sign with ES256: not a PEM private key"
+        " of that kind",
+    ),
+    (
+        {"client_id": "c", "private_key_pem": KEY, "signing_algorithm": "HS256"},
+        "signing_algorithm in [service.mcp.oauth] must be one of: ES256, ES384, ES512, RS256,"
+        " RS384, RS512, PS256, PS384, PS512, EdDSA",
+    ),
+]
+
+
+@pytest.mark.parametrize(("oauth", "said"), HOSTILE_OAUTH)
+def test_oauth_settings_a_login_cannot_use_are_a_usage_error(
+    toolctl: Toolctl, tmp_path: Path, protected: str, oauth: dict[str, str], said: str
+) -> None:
+    """Hostile or mistyped [service.mcp.oauth] values: exit 2, one line naming the key and
+    what it may be, before any request; never a traceback, never the value."""
+    reg = registry(tmp_path, protected, {**oauth, "client_secret": "shh"})
+    login = toolctl("mcp", "login", "saas", "--no-browser", "-r", str(reg))
+    assert (login.returncode, login.stderr.strip().splitlines()) == (2, [f"toolctl: error: {said}"])
+    assert "S3CR3T" not in login.stderr and "shh" not in login.stderr
+
+
+def test_a_private_key_that_signs_passes_the_check(
+    toolctl: Toolctl, tmp_path: Path, protected: str
+) -> None:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    pem = ec.generate_private_key(ec.SECP256R1()).private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    )
+    oauth = {"grant": "client_credentials", "client_id": "c", "private_key_pem": pem.decode()}
+    login = toolctl("mcp", "login", "saas", "-r", str(registry(tmp_path, protected, oauth)))
+    assert login.returncode == 5, login.stderr  # checked, then the server's metadata is bad
+    assert "PRIVATE KEY" not in login.stderr
+
+
 def test_an_id_jag_login_without_its_identity_provider_is_a_usage_error(
     toolctl: Toolctl, tmp_path: Path, protected: str
 ) -> None:
