@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import functools
 import json
 import logging
 import os
@@ -455,7 +456,10 @@ def _check(oauth: Mapping[str, Any]) -> None:
         value = oauth.get(key)
         if value is None:
             continue
-        parts = urlsplit(str(value))
+        try:
+            parts = urlsplit(str(value))
+        except ValueError:  # an unclosed [IPv6 address
+            raise UsageError(f"{key} {where} must be an http(s) URL") from None
         if key == "client_metadata_url":  # the SDK's rule (SEP-991): HTTPS, a path
             if parts.scheme != "https" or not parts.netloc or parts.path in ("", "/"):
                 raise UsageError(f"{key} {where} must be an https URL with a path")
@@ -572,7 +576,9 @@ class Loopback:
         self.redirect_uri = f"http://127.0.0.1:{self._server.server_address[1]}/callback"
 
     def __enter__(self) -> Loopback:
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        # a short poll: shutdown() waits for serve_forever's next look (0.5 s by default)
+        serving = functools.partial(self._server.serve_forever, poll_interval=0.05)
+        threading.Thread(target=serving, daemon=True).start()
         return self
 
     def __exit__(self, *exc_info: object) -> None:
