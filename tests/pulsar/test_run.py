@@ -112,6 +112,24 @@ def test_a_dead_broker_is_exit_5_naming_the_url(toolctl: Toolctl, project: Proje
     assert "Traceback" not in err
 
 
+@pytest.mark.parametrize("url", ["pulsar://[::1", "http://[::1", "ftp://h:1"])
+def test_a_malformed_pulsar_url_is_exit_2_in_one_line(
+    toolctl: Toolctl, project: Project, url: str
+) -> None:
+    """--pulsar-url, TOOLCTL_PULSAR_URL and --announced alike (an unclosed IPv6 bracket
+    was exit 70): one line, exit 2 for a run; a registry read warns and goes on."""
+    code, _, err = run(toolctl, project, "hello", "--pulsar-url", url)
+    assert (code, err.splitlines()) == (2, [
+        f"toolctl: error: bad Pulsar URL '{url}': expected pulsar://HOST:PORT"
+    ])  # fmt: skip
+    listed = toolctl("list", "-r", str(project.registry), "--announced", url)
+    assert listed.returncode == 0
+    assert listed.stderr.splitlines() == [
+        f"toolctl: warning: announcements not read: bad Pulsar URL '{url}': expected"
+        " pulsar://HOST:PORT; using those read before"
+    ]
+
+
 @pytest.fixture
 def silent_peer() -> Iterator[int]:
     """A port that accepts TCP connections and never says a word."""

@@ -62,7 +62,10 @@ def open_client(url: str, timeout: float) -> Any:
 
 def require_reachable(url: str, timeout: float) -> None:
     """Raise TransportUnavailable unless some host of a ``pulsar://`` URL accepts TCP."""
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # an unclosed [IPv6 address
+        parts = urlsplit("")
     if parts.scheme not in ("pulsar", "pulsar+ssl"):
         if parts.scheme in ("http", "https"):
             return  # an HTTP lookup service: the client finds the broker itself
