@@ -53,6 +53,7 @@ FOUNDATION = {
     "project",
     "reporting",
     "signing",
+    "urls",
 }
 ROOMS: dict[str, set[str]] = {
     "graph": set(),

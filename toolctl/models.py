@@ -32,6 +32,7 @@ from toolctl.runtimes import (
     TOOL_SECTIONS,
     import_dotted,
 )
+from toolctl.urls import url_problem
 
 ArgType = Literal["string", "integer", "number", "boolean", "object", "array"]
 InputMode = Literal["json", "none"]
@@ -139,8 +140,8 @@ class HttpRuntime(_Model):
     def _url_or_path(self) -> HttpRuntime:
         if (self.url is None) == (self.path is None):
             raise ValueError("give exactly one of 'url' (absolute) or 'path' (below the service)")
-        if self.url is not None and not re.match(r"^https?://[^/\s]+", self.url):
-            raise ValueError(f"url must be absolute http(s), got {self.url!r}")
+        if self.url is not None and (problem := url_problem(self.url)):
+            raise ValueError(f"url must be absolute http(s), got {self.url!r}: {problem}")
         return self
 
 
@@ -381,8 +382,8 @@ class HttpService(_Model):
     def _url_or_start(self) -> HttpService:
         if (self.url is None) == (self.start is None):
             raise ValueError("give exactly one of 'url' (fixed) or 'start' (managed)")
-        if self.url is not None and not re.match(r"^https?://[^/\s]+", self.url):
-            raise ValueError(f"url must be absolute http(s), got {self.url!r}")
+        if self.url is not None and (problem := url_problem(self.url)):
+            raise ValueError(f"url must be absolute http(s), got {self.url!r}: {problem}")
         if self.start is not None and not any("{port}" in item for item in self.start):
             raise ValueError("start must pass the port it is given: put {port} in one item")
         return self
@@ -453,8 +454,8 @@ class McpService(_Model):
         if (self.command is None) == (self.url is None):
             raise ValueError("give exactly one of 'command' (stdio) or 'url' (streamable HTTP)")
         if self.url is not None:
-            if not re.match(r"^https?://[^/\s]+", self.url):
-                raise ValueError(f"url must be absolute http(s), got {self.url!r}")
+            if problem := url_problem(self.url):
+                raise ValueError(f"url must be absolute http(s), got {self.url!r}: {problem}")
             if self.env or self.cwd is not None:
                 raise ValueError("'env' and 'cwd' belong to a stdio server ('command')")
         if self.command is not None and self.headers:

@@ -235,6 +235,10 @@ def test_batch_keeps_one_session_for_all_lines(
         ('command = "npx server"', "command"),
         ("command = []", "command"),
         ('url = "ftp://example.org"', "url must be absolute http(s)"),
+        ('url = "http://[::1/mcp"', "got 'http://[::1/mcp': Invalid IPv6 URL"),
+        ('url = "http://h:abc/mcp"', "Port could not be cast to integer value as 'abc'"),
+        ('url = "http://h:99999/mcp"', "Port out of range 0-65535"),
+        ('url = "http://:80/mcp"', "it names no host"),
         ('url = "http://h/mcp"\nenv = { A = "b" }', "'env' and 'cwd' belong to a stdio"),
         ('command = ["x"]\nheaders = { A = "b" }', "'headers' belong to an HTTP server"),
         ('command = ["x"]\nconnect_timeout = 0', "connect_timeout"),
@@ -252,6 +256,38 @@ def test_check_rejects_bad_mcp_services(
     assert done.returncode == 3, done.stdout + done.stderr
     assert message in done.stdout + done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_an_mcp_url_an_env_value_breaks_is_exit_2_in_one_line(
+    toolctl: Toolctl, tmp_path: Path
+) -> None:
+    """Loading checks the url with ``${env:}`` references standing for a word; a value that
+    makes it no URL (an unclosed bracket was exit 70) is one line, exit 2, never the value."""
+    reg = write_files(
+        tmp_path / "reg",
+        {
+            "s.toml": """
+                [[service]]
+                name = "srv"
+                [service.mcp]
+                url = "http://${env:MCP_HOST}/mcp"
+                [[tool]]
+                name = "srv.echo"
+                service = "srv"
+                [tool.mcp]
+                name = "echo"
+            """
+        },
+    )
+    done = toolctl("run", "srv.echo", "-r", str(reg), env={"MCP_HOST": "[::1-S3CR3T"})
+    assert (done.returncode, [line for line in done.stderr.splitlines() if "error" in line]) == (
+        2,
+        [
+            "toolctl: error: MCP service 'srv': its url, with its ${env:} values, is not an"
+            " http(s) URL toolctl can send to (check those variables)"
+        ],
+    )
+    assert "S3CR3T" not in done.stdout + done.stderr
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from toolctl.descriptor_env import descriptor_cwd, expand_env, expand_env_map
-from toolctl.errors import TransportUnavailable
+from toolctl.errors import TransportUnavailable, UsageError
+from toolctl.urls import url_problem
 
 if TYPE_CHECKING:
     from toolctl.mcp.http import HttpRefused
@@ -61,6 +62,11 @@ def connect(
 
         headers = expand_env_map(section.get("headers") or {}, settings)
         url = expand_env(str(section["url"]), settings)
+        if url_problem(url):  # only a ${env:} value can make it so: loading checked the rest
+            raise UsageError(
+                f"MCP service '{name}': its url, with its ${{env:}} values, is not an http(s)"
+                " URL toolctl can send to (check those variables)"
+            )
         shown = safe_url(expand_env(str(section["url"]), settings, mask=True))
         transport = section.get("transport")
         return _with_login(

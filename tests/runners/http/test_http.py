@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import Toolctl, write_files
 from tests.runners.http.fixture_server import FixtureServer
 
@@ -107,6 +109,29 @@ def test_refused_connection_is_transport_unavailable(
     done = toolctl("run", "call", "--registry", str(http_registry(tmp_path, url)))
     assert done.returncode == 5
     assert f"cannot connect to {url}" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("url", "problem"),
+    [
+        ("http://[::1/echo", "Invalid IPv6 URL"),
+        ("http://h:abc/echo", "Port could not be cast to integer value as 'abc'"),
+        ("http://h:99999/echo", "Port out of range 0-65535"),
+        ("http://:80/echo", "it names no host"),
+        ("http://a b/echo", "it holds white space"),
+    ],
+)
+def test_a_url_no_request_can_go_to_is_a_finding(
+    toolctl: Toolctl, tmp_path: Path, url: str, problem: str
+) -> None:
+    """A url urllib or httpx cannot take apart (an unclosed bracket, a port of letters were
+    exit 70 at run time): the definition is skipped with a warning naming why; check: 3."""
+    reg = http_registry(tmp_path, url)
+    done = toolctl("run", "call", "--registry", str(reg))
+    assert done.returncode == 4
+    assert f"http: url must be absolute http(s), got '{url}': {problem} (skipped)" in done.stderr
+    checked = toolctl("check", "--registry", str(reg))
+    assert checked.returncode == 3, checked.stdout + checked.stderr
 
 
 def test_no_answer_within_the_timeout_is_124(
