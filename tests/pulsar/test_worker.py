@@ -156,6 +156,12 @@ def test_worker_usage_errors(toolctl: Toolctl, project: Project) -> None:
     pulsar_tool = toolctl("worker", "--tool", "hello", *registry)
     assert pulsar_tool.returncode == 2
     assert "toolctl worker hello" in pulsar_tool.stderr
+    for ttl in ("nan", "NaN"):  # the option's bounds let NaN by: the heartbeat would end
+        nan = toolctl("worker", "hello", "--announce", "--announce-ttl", ttl, *registry)
+        assert (nan.returncode, nan.stderr) == (
+            2,
+            "toolctl: error: --announce-ttl must be seconds from 1 to 86400, got nan\n",
+        )
 
 
 def test_dead_broker_fails_the_worker_with_5(toolctl: Toolctl, project: Project) -> None:

@@ -58,6 +58,10 @@ class Target:
             raise UsageError("give a SERVICE or --tool NAME (one of them)")
         if self.key is not None and not self.announce:
             raise UsageError("--key signs announcements: give --announce too")
+        if not 1 <= self.announce_ttl <= 86400:  # NaN too, which the option's bounds let by
+            raise UsageError(
+                f"--announce-ttl must be seconds from 1 to 86400, got {self.announce_ttl:g}"
+            )
 
     @property
     def name(self) -> str:
