@@ -37,6 +37,7 @@ DOCUMENTS = [
     "README.md",
     *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "docs" / "tutorials").glob("*.md")),
     "docs/how-to/update-a-tool.md",
+    "docs/how-to/announce.md",
 ]
 BLOCK = re.compile(
     r"(?:<!-- doctest: (?P<directive>[^>]*?) -->\n)?```(?P<lang>[\w-]*)\n(?P<body>.*?)```\n",
