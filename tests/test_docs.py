@@ -39,6 +39,7 @@ DOCUMENTS = [
     "docs/how-to/update-a-tool.md",
     "docs/how-to/announce.md",
     "docs/how-to/mcp-clients.md",
+    "docs/how-to/shell-completion.md",
 ]
 BLOCK = re.compile(
     r"(?:<!-- doctest: (?P<directive>[^>]*?) -->\n)?```(?P<lang>[\w-]*)\n(?P<body>.*?)```\n",
