@@ -1,4 +1,4 @@
-"""Every shell command in the README, the tutorials and the how-to guides runs as shown.
+"""Every shell command in the README, the tutorials and the how-to guides listed runs as shown.
 
 Each document is one bash session in a temporary home (``~`` is a fresh directory, so is
 every XDG directory): its ```sh blocks run in order, command by command, so `cd`, `export`
@@ -37,6 +37,9 @@ DOCUMENTS = [
     "README.md",
     *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "docs" / "tutorials").glob("*.md")),
     "docs/how-to/update-a-tool.md",
+    "docs/how-to/announce.md",
+    "docs/how-to/mcp-clients.md",
+    "docs/how-to/shell-completion.md",
 ]
 BLOCK = re.compile(
     r"(?:<!-- doctest: (?P<directive>[^>]*?) -->\n)?```(?P<lang>[\w-]*)\n(?P<body>.*?)```\n",

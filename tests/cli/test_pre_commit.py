@@ -74,3 +74,56 @@ def test_the_hook_fails_a_broken_registry_and_passes_a_fixed_one(tmp_path: Path)
     fixed = hook()
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
     assert "Passed" in fixed.stdout
+
+
+def test_the_config_docs_how_to_ci_writes_runs_the_hook(tmp_path: Path) -> None:
+    """docs/how-to/ci.md's pre-commit block, run as shown from a project's root with toolctl
+    cloned in ~/toolctl: the config it writes names that clone and a commit of it (no
+    placeholder to fill in), and pre-commit fetches the hook from there and runs it."""
+    from tests.test_docs import blocks
+
+    shown = [
+        b.body
+        for b in blocks((ROOT / "docs/how-to/ci.md").read_text(encoding="utf-8"))
+        if b.lang == "sh" and "pre-commit install" in b.body
+    ]
+    assert len(shown) == 1, shown
+    home = tmp_path / "home"
+    home.mkdir()
+    subprocess.run(
+        ["git", "clone", "-q", str(ROOT), str(home / "toolctl")],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    repo = write_files(
+        tmp_path / "project",
+        {
+            "toolctl.toml": '[registry]\npaths = ["registry"]\n',
+            "registry/x.toml": '[[tool]]\nname = "x"\ndescripton = "a typo"\n'
+            '[tool.local]\ncommand = ["true"]\n',
+        },
+    )
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    env = {
+        **os.environ,
+        "HOME": str(home),
+        "PATH": f"{PRE_COMMIT.parent}{os.pathsep}{os.environ['PATH']}",
+        "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home"),
+        "PRE_COMMIT_COLOR": "never",
+    }
+    done = subprocess.run(
+        ["bash", "--noprofile", "--norc", "-c", shown[0]],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=540,
+    )
+    config = (repo / ".pre-commit-config.yaml").read_text()
+    assert f"repo: {ROOT}" in config or f"repo: {ROOT.resolve()}" in config, config
+    assert "OWNER" not in config
+    assert (repo / ".git/hooks/pre-commit").exists()
+    assert done.returncode == 1, done.stdout + done.stderr  # the broken registry fails it
+    assert "unknown field 'descripton' (did you mean 'description'?)" in done.stdout

@@ -126,6 +126,38 @@ def test_an_unknown_client_is_a_usage_error(places: Path, toolctl: Toolctl) -> N
 
 
 @pytest.mark.parametrize(
+    ("selection", "says"),
+    [
+        (["--group", "gg"], "group 'gg' not found; did you mean: g?"),
+        (["--tool", "tt"], "tool 'tt' not found"),
+        (["--action", "summarise"], "action 'summarise' not found"),
+        (["--group", "g", "--tool", "nope"], "tool 'nope' not found"),
+    ],
+)
+def test_a_selection_that_does_not_exist_is_refused_and_nothing_written(
+    places: Path, toolctl: Toolctl, selection: list[str], says: str
+) -> None:
+    """The entry would start a server that exits at once (`mcp serve` refuses the name),
+    which a client reports only in its own logs: refused here, before anything is written."""
+    done = toolctl("mcp", "install", "--client", "cursor", *selection, cwd=places / "work")
+    assert done.returncode == 4, done.stderr
+    assert done.stderr.startswith(f"toolctl: error: {says}")
+    assert not (places / "home/.cursor").exists()
+
+
+def test_a_registry_directory_that_does_not_exist_is_refused(
+    places: Path, toolctl: Toolctl
+) -> None:
+    missing = places / "work/regsitry"
+    done = toolctl(
+        "mcp", "install", "--client", "cursor", "--registry", str(missing), cwd=places / "work"
+    )
+    assert done.returncode == 2, done.stderr
+    assert "registry directory regsitry does not exist" in done.stderr
+    assert not (places / "home/.cursor").exists()
+
+
+@pytest.mark.parametrize(
     ("text", "expected"),
     [
         ("", {"s": {"k": 1}}),

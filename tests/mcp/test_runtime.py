@@ -180,6 +180,8 @@ def test_a_server_that_will_not_start_is_5_with_its_stderr(
     done = toolctl("run", "probe.echo", "-r", str(reg), "--arg", "text=x")
     assert done.returncode == 5, done.stderr
     assert "cannot open the database" in done.stderr
+    # the service is named, not the program that ran it (`python3` says nothing)
+    assert "toolctl: error: MCP server 'probe' exited with code 7" in done.stderr
 
 
 def test_a_missing_command_is_5(

@@ -151,3 +151,36 @@ def test_everything_server_over_stdio_ends_cleanly(everything_argv: list[str]) -
         assert map_result(session.call_tool("echo", {"message": "x"}, 30)).output == "Echo: x"
         pid = session.transport.pid  # type: ignore[attr-defined]
     assert wait_gone([pid]) == []
+
+
+def test_a_python_server_missing_a_module_toolctl_has_names_toolctls_python(
+    tmp_path: Path,
+) -> None:
+    """The README's `uv tool install .` puts toolctl (and the MCP SDK) in an environment of
+    its own, so a server started as `python3 server.py` by another Python dies on its import:
+    the error says which Python lacks what, and that toolctl's own Python has it."""
+    import venv
+
+    bare = tmp_path / "bare"
+    venv.create(bare, with_pip=False)
+    python = bare / "bin" / "python"
+    server = tmp_path / "server.py"
+    server.write_text("import mcp\n")
+    with pytest.raises(TransportUnavailable) as caught:
+        connect_stdio([str(python), str(server)], timeout=30, name="text")
+    message = str(caught.value)
+    assert message.startswith("MCP server 'text' exited with code 1"), message
+    assert caught.value.hint == (
+        f"'{python}' cannot import 'mcp': install it for that Python, or run the server "
+        f"with the Python toolctl runs on, {sys.executable}"
+    )
+
+
+def test_a_module_toolctl_lacks_too_is_only_to_be_installed(tmp_path: Path) -> None:
+    server = tmp_path / "server.py"
+    server.write_text("import toolctl_no_such_module.sub\n")
+    with pytest.raises(TransportUnavailable) as caught:
+        connect_stdio([sys.executable, str(server)], timeout=30)
+    assert caught.value.hint == (
+        f"'{sys.executable}' cannot import 'toolctl_no_such_module': install it for that Python"
+    )

@@ -129,6 +129,7 @@ def install_client(
         raise UsageError(
             f"unknown client '{client_name}'", hint=f"one of: {', '.join(sorted(CLIENTS))}"
         )
+    _served_exists(settings, groups, actions, tools)
     path = config or client.config_path(Path.home(), Path(os.getcwd()))
     entry = serve_entry(settings, client, groups, actions, tools)
     old = _read(path)
@@ -143,6 +144,24 @@ def install_client(
     if write:
         backup = _write(path, text, old)
     return Installed(client, path, name, entry, text, backup, replaced)
+
+
+def _served_exists(
+    settings: Settings, groups: Sequence[str], actions: Sequence[str], tools: Sequence[str]
+) -> None:
+    """NotFound for a registry directory, group, action or tool the entry names that does
+    not exist now: the client would start a server that exits at once (`mcp serve` refuses
+    it), and say so only in its own logs."""
+    from toolctl.registry import require_directories
+    from toolctl.registry.index import Registry
+
+    require_directories(settings)
+    if not (groups or actions or tools):
+        return
+    registry = Registry.open(settings)
+    for kind, names in (("group", groups), ("action", actions), ("tool", tools)):
+        for name in names:
+            registry.resolve(kind, name)
 
 
 def _read(path: Path) -> str | None:

@@ -91,6 +91,7 @@ def connect(
             cwd=cwd,
             secrets=secrets,
             timeout=timeout,
+            name=name,
         )
     except FileNotFoundError as exc:
         raise TransportUnavailable(

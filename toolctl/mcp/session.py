@@ -416,18 +416,19 @@ def connect_stdio(
     secrets: Iterable[str] = (),
     timeout: float = 30.0,
     prefer_modern: bool = False,
+    name: str | None = None,
 ) -> Session:
     """Start the server (argv, never a shell) and finish the handshake within ``timeout``.
 
     ``env`` is the child's whole environment (None: ours), ``${env:NAME}`` already expanded
     by the caller, which also passes the expanded secret values so that stderr tails in
-    errors show them as ``***``.
+    errors show them as ``***``. ``name`` (default: the program's) names it in errors.
     """
     from toolctl.mcp.stdio import StdioTransport
 
     session = Session()
     session.transport = StdioTransport(
-        argv, inbound=session.inbound, env=env, cwd=cwd, secrets=secrets
+        argv, inbound=session.inbound, env=env, cwd=cwd, secrets=secrets, name=name
     )
     return _handshake(session, timeout, prefer_modern)
 

@@ -72,10 +72,13 @@ class StdioTransport:
         cwd: str | Path | None = None,
         secrets: Iterable[str] = (),
         limit: int = MAX_MESSAGE,
+        name: str | None = None,
     ) -> None:
         if not argv:
             raise TransportUnavailable("MCP server command is empty")
-        self.name = Path(argv[0]).name
+        self.name = name or Path(argv[0]).name
+        self._program = str(argv[0])
+        self._path = (os.environ if env is None else env).get("PATH", os.defpath)
         self._secrets = sorted({s for s in secrets if s}, key=len, reverse=True)
         self._inbound = inbound
         self._splitter = LineSplitter(limit)
@@ -200,9 +203,36 @@ class StdioTransport:
         if not tail:
             return failure
         last = " | ".join(tail.strip().splitlines()[-3:])[-400:]
-        error = type(failure)(f"{failure.message}; its stderr ends: {last}", hint=failure.hint)
+        hint = failure.hint or self._missing_module(tail)
+        error = type(failure)(f"{failure.message}; its stderr ends: {last}", hint=hint)
         error.details = tail.splitlines()
         return error
+
+    def _missing_module(self, tail: str) -> str | None:
+        """What to do when a Python server died on an import: the Python that ran it (a
+        `python3` on PATH is not the environment uv or pipx installed toolctl in) lacks a
+        module, which the Python toolctl runs on may have."""
+        import importlib.util
+        import re
+        import shutil
+        import sys
+
+        missing = re.findall(r"ModuleNotFoundError: No module named '([^']+)'", tail)
+        if not missing:
+            return None
+        module = missing[-1]
+        found = shutil.which(self._program, path=self._path)
+        which = f"'{self._program}'"
+        if found and found != self._program:
+            which += f" ({found})"
+        hint = f"{which} cannot import '{module}': install it for that Python"
+        try:
+            ours = importlib.util.find_spec(module.partition(".")[0]) is not None
+        except (ImportError, ValueError):
+            ours = False
+        if ours and found != sys.executable:
+            hint += f", or run the server with the Python toolctl runs on, {sys.executable}"
+        return hint
 
     def stderr_tail(self) -> str:
         """The last bytes the server wrote to stderr, with the caller's secrets masked."""
