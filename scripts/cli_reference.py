@@ -40,8 +40,8 @@ def _walk(cmd: Any, path: list[str]) -> list[tuple[list[str], Any]]:
 
 
 def _section(path: list[str], cmd: Any) -> list[str]:
-    arguments = " ".join(_argument(p) for p in cmd.params if p.param_type_name == "argument")
-    usage = " ".join([*path, "[OPTIONS]", arguments]).rstrip()
+    context = cmd.context_class(cmd, info_name=path[-1])
+    usage = " ".join([*path, *cmd.collect_usage_pieces(context)])  # what its -h shows
     help_text = (cmd.help or "").split("\f")[0].strip()
     lines = [f"## `{' '.join(path)}`", "", "```", usage, "```", ""]
     if help_text:
@@ -52,12 +52,6 @@ def _section(path: list[str], cmd: Any) -> list[str]:
         lines += [f"| {_cell(_flags(o))} | {_cell(_help(o))} |" for o in options]
         lines.append("")
     return lines
-
-
-def _argument(param: Any) -> str:
-    name = param.metavar or (param.name or "").upper()
-    name = f"{name}..." if param.nargs == -1 and not name.endswith("...") else name
-    return name if param.required else f"[{name}]"
 
 
 def _flags(option: Any) -> str:

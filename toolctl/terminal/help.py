@@ -7,6 +7,7 @@ and prints no escapes, piped or not.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 EXAMPLES: dict[str, tuple[str, ...]] = {
@@ -87,6 +88,22 @@ def plain_help(command: Any, path: str = "") -> Any:
     if examples and not command.epilog:
         # \b: click keeps the lines of this paragraph as they are
         command.epilog = "Examples:\n\n\b\n" + "\n".join(f"  {line}" for line in examples)
+    for param in getattr(command, "params", ()):
+        if param.param_type_name == "argument":  # NAME, not typer's {NAME}
+            param.get_usage_pieces = functools.partial(_usage_pieces, param)
     for name, sub in (getattr(command, "commands", None) or {}).items():
         plain_help(sub, f"{path} {name}".strip())
     return command
+
+
+def usage_piece(argument: Any) -> str:
+    """An argument in a usage line as click, gh and uv write it: ``NAME`` when required,
+    ``[NAME]`` when not, ``...`` after one that repeats. (typer 0.28 writes a required one
+    as ``{NAME}``, which reads like a set of choices.)"""
+    name = str(argument.metavar or (argument.name or "").upper())
+    name = f"{name}..." if argument.nargs == -1 and not name.endswith("...") else name
+    return name if argument.required or name.startswith("[") else f"[{name}]"
+
+
+def _usage_pieces(argument: Any, context: Any) -> list[str]:
+    return [usage_piece(argument)]
