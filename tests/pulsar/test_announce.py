@@ -244,6 +244,8 @@ def test_adopt_writes_the_announced_descriptor_for_review(
     pulsar_url: str, tmp_path: Path,
 ) -> None:  # fmt: skip
     announce(workers, "hello", key[0])
+    locked = toolctl("lock", "--registry", str(reader), "--announced", pulsar_url)
+    assert locked.returncode == 0, locked.stderr
     target = tmp_path / "hello.toml"
     done = toolctl("adopt", "hello", "--output", str(target), "--registry", str(reader),
                    "--announced", pulsar_url)  # fmt: skip
@@ -254,6 +256,22 @@ def test_adopt_writes_the_announced_descriptor_for_review(
     assert registered.returncode == 0, registered.stderr
     tools = listed(toolctl, reader, pulsar_url)  # now a file holds it: the file wins
     assert "origin" not in tools["hello"]
+    moved = toolctl("check", "--locked", "--registry", str(reader), "--announced", pulsar_url)
+    assert moved.returncode == 3
+    assert "service 'hello' moved from an announcement (as locked) to services/hello.toml" in (
+        moved.stdout
+    )
+    assert toolctl("lock", "--registry", str(reader), "--announced", pulsar_url).returncode == 0
+    # the worker announces on: what the file holds, so nothing to warn about, even --strict
+    strict = toolctl("check", "--strict", "--registry", str(reader), "--announced", pulsar_url)
+    assert strict.returncode == 0, strict.stdout + strict.stderr
+    assert "a file always wins" not in strict.stdout + strict.stderr
+    # a file that says something else than the announcement: refused with a warning
+    for registered_file in reader.rglob("*.toml"):
+        if "[[tool]]" in (old := registered_file.read_text()):
+            registered_file.write_text(old.replace("[[tool]]\n", '[[tool]]\ncategory = "x"\n'))
+    changed = toolctl("check", "--registry", str(reader), "--announced", pulsar_url)
+    assert "is defined by a file" in changed.stdout + changed.stderr
 
 
 def test_mcp_clients_see_the_list_change_both_ways(

@@ -264,7 +264,10 @@ def _tool_table(value: dict[str, Any]) -> dict[str, Any]:
 
 def _refuse_names(tables: list[dict[str, Any]], registry: Any, taken: dict[str, str]) -> None:
     """Refused when a file defines a name the announcement uses, or one a reader could
-    mistake for it, or another announcement holds a look-alike."""
+    mistake for it, or another announcement holds a look-alike. Quietly when files define
+    the whole announcement as it is (it was adopted: `toolctl adopt`, then `register`)."""
+    if _adopted(tables, registry):
+        raise Refused("")
     for index, table in enumerate(tables):
         kind, name = ("service", table["name"]) if index == 0 else ("tool", table["name"])
         held = registry.definitions(kind, name)
@@ -280,6 +283,30 @@ def _refuse_names(tables: list[dict[str, Any]], registry: Any, taken: dict[str, 
         other = taken.get(fold(name))
         if other is not None:
             raise Refused(f"{kind} '{name}' is confusable with announced '{other}'")
+
+
+def _adopted(tables: list[dict[str, Any]], registry: Any) -> bool:
+    """Whether the definitions in force of every name the announcement uses are what it
+    announces (a file holds each; the same descriptor, once normalised)."""
+    from toolctl.registry.loader import parse_document
+
+    kinds = ["service", *["tool"] * (len(tables) - 1)]
+    held = [
+        registry.definitions(kind, table["name"]) for kind, table in zip(kinds, tables, strict=True)
+    ]
+    if not all(held):
+        return False
+    document = {"service": tables[:1], **({"tool": tables[1:]} if tables[1:] else {})}
+    parsed = parse_document(_without_none(document), "", "announced.toml")
+    if parsed.problems or len(parsed.definitions) != len(tables):
+        return False
+    announced = {(d.kind, d.name): _given(d.data) for d in parsed.definitions}
+    return all(announced.get((d[0].kind, d[0].name)) == _given(d[0].data) for d in held)
+
+
+def _given(data: Mapping[str, Any]) -> dict[str, Any]:
+    """A definition's data less what the index derives (a tool's runtime, from its service)."""
+    return {key: value for key, value in data.items() if key != "runtime"}
 
 
 def _toml(service: str, tables: list[dict[str, Any]], directory: Path | None) -> bytes:

@@ -165,10 +165,21 @@ def compare(registry: Registry, lock: Path) -> list[Finding]:
         if before is None:
             message = f"{kind} '{name}' is new since {LOCK_FILE} was written"
         elif before.file != after.file:
-            message = f"{kind} '{name}' moved from {before.file} (as locked) to {after.file}"
+            message = (
+                f"{kind} '{name}' moved from {_place(before.file)} (as locked)"
+                f" to {_place(after.file)}"
+            )
         elif before.definition != after.definition or before.extra != after.extra:
             message = f"{kind} '{name}' changed since {LOCK_FILE} was written"
         else:
             continue
         problems.append(Finding("error", LOCK_CODE, definition.file, definition.line, message))
     return problems
+
+
+def _place(file: str) -> str:
+    """Where a pin says a definition is: an announcement's kept file (in the cache, which
+    nobody edits) is said as such."""
+    parts = Path(file).parts
+    kept = any(parts[i : i + 2] == ("toolctl", "announced") for i in range(len(parts)))
+    return "an announcement" if kept else file
