@@ -98,6 +98,8 @@ class ContainerRunner:
         invocation = self._invocation(tool, arguments, engine, call.traceparent)
         stdin = json.dumps(arguments).encode() if section["input"] == "json" else None
         waiting = sink.waiting(f"running '{tool.name}' in a {engine.kind} container")
+        stderr = _EngineLines(_after(waiting.stop, sink.stderr))
+        output = _after(waiting.stop, sink.output)
         with self._lock:
             self._containers[invocation.name] = engine
         try:
@@ -108,11 +110,12 @@ class ContainerRunner:
                     env=invocation.env,
                     cwd=None,
                     timeout=call.timeout,
-                    stream=_after(waiting.stop, sink.output),
-                    on_stderr=_after(waiting.stop, sink.stderr),
+                    stream=None if output is None else stderr.before(output),
+                    on_stderr=stderr.write if sink.stderr is not None else None,
                     children=self._children,
                     max_output=call.max_output,
                 )
+            stderr.end(engine_failed=_engine_complaint(done) is not None)
         except TimedOut as exc:
             gone = self._remove(engine, invocation.name)
             raise TimedOut(
@@ -122,6 +125,7 @@ class ContainerRunner:
             gone = self._remove(engine, invocation.name)
             raise interruption(exc, f"interrupted; {gone}") from exc
         finally:
+            stderr.end(engine_failed=False)  # (a second end does nothing)
             with self._lock:
                 self._containers.pop(invocation.name, None)
         return self._result(tool, section, engine, done)
@@ -353,6 +357,53 @@ def _engine_complaint(done: Completed) -> str | None:
     for prefix in ("docker: ", "Error: "):
         message = message.removeprefix(prefix)
     return message
+
+
+class _EngineLines:
+    """The container's stderr passed on as it comes, but for the engine's own error lines
+    (``Error: ...`` when it cannot start the container, such as a missing image): held
+    while they are all the stderr there is and nothing came on stdout, then dropped when
+    the run ends in that engine error (toolctl's own line says it, once), else passed on."""
+
+    def __init__(self, then: Callable[[str], None] | None) -> None:
+        self.then, self.held, self.passing = then, "", then is None
+
+    def write(self, text: str) -> None:
+        if self.passing:
+            if self.then is not None:
+                self.then(text)
+            return
+        self.held += text
+        *lines, rest = self.held.split("\n")
+        complete = [line for line in lines if line.strip()]
+        if any(not line.lstrip().startswith(_ENGINE_ERROR) for line in complete) or not (
+            rest.lstrip().startswith(_ENGINE_ERROR) or _may_become_engine_error(rest.lstrip())
+        ):
+            self._release()
+
+    def before(self, then: Callable[[str], None]) -> Callable[[str], None]:
+        """``then`` (stdout), releasing what is held first: the container runs."""
+
+        def call(text: str) -> None:
+            self._release()
+            then(text)
+
+        return call
+
+    def end(self, *, engine_failed: bool) -> None:
+        if engine_failed:
+            self.held = ""
+        self._release()
+
+    def _release(self) -> None:
+        held, self.held, self.passing = self.held, "", True
+        if held and self.then is not None:
+            self.then(held)
+
+
+def _may_become_engine_error(start: str) -> bool:
+    """Whether ``start`` may still become an engine error line (it is short so far)."""
+    return any(prefix.startswith(start) for prefix in _ENGINE_ERROR)
 
 
 def _last_line(text: str) -> str:

@@ -74,6 +74,13 @@ command = ["sh", "-c", "echo started; sleep 60"]
 input = "none"
 
 [[tool]]
+name = "ct-says-error"
+[tool.container]
+image = "{IMAGE}"
+command = ["sh", "-c", "echo 'Error: from the tool' >&2; sleep 0.5; echo 'Error: again' >&2; exit 3"]
+input = "none"
+
+[[tool]]
 name = "ct-slow"
 [tool.container]
 image = "{IMAGE}"
@@ -224,6 +231,21 @@ def test_missing_image_is_transport_unavailable(
         "image 'localhost/toolctl-no-such-image:latest' of tool 'ct-missing-image'" in done.stderr
     )
     assert "is not available to podman; pull, build or import it first" in done.stderr
+    assert len(done.stderr.splitlines()) == 1  # the engine's own "Error: ..." is not repeated
+
+
+def test_a_tools_own_error_lines_are_passed_on(
+    podman: str, toolctl: Toolctl, registry: Path
+) -> None:
+    """Lines like the engine's own ("Error: ...") held back in case the engine failed
+    reach stderr once it is clear the tool wrote them."""
+    done = toolctl("run", "ct-says-error", "-r", str(registry))
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [
+        "Error: from the tool",
+        "Error: again",
+        "toolctl: error: the tool failed: exit status 3: Error: again",
+    ]
 
 
 def test_timeout_kills_and_removes_the_container(
