@@ -19,7 +19,8 @@ import pytest
 import tomli_w
 
 from tests.conftest import Toolctl
-from toolctl.mcp.oauth import Kept
+from toolctl.mcp.oauth import Kept, token_file
+from toolctl.settings import Settings
 
 
 class _Protected(BaseHTTPRequestHandler):
@@ -352,3 +353,110 @@ def test_a_hostile_initialize_answer_during_a_login_is_not_a_crash(body: str) ->
     from toolctl.mcp.oauth_flow import _version
 
     assert _version(httpx.Response(200, text=body)) == _version(httpx.Response(200, text=""))
+
+
+class _Refreshing(_Scoped):
+    """The MCP server takes only the bearer token "fresh"; its token endpoint answers a
+    refresh with ``answer``."""
+
+    answer: bytes = b""
+
+    def do_POST(self) -> None:
+        if self.path == "/token":
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            body = type(self).answer
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return
+        if self.headers.get("Authorization") != "Bearer fresh":
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            self._json(401, {}, WWW_Authenticate='Bearer scope="read"')
+            return
+        type(self).granted["fresh"] = "read write"
+        super().do_POST()
+
+
+FRESH = json.dumps({"access_token": "fresh", "token_type": "Bearer"}).encode()
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        FRESH,
+        b"[" * 100_000,
+        json.dumps({"access_token": ["S3CR3T"], "token_type": "Bearer"}).encode(),
+        json.dumps({"access_token": "S3CR3T\r\nX-Injected: 1", "token_type": "Bearer"}).encode(),
+        json.dumps({"access_token": "", "token_type": "Bearer"}).encode(),
+        b"not json S3CR3T",
+    ],
+)
+def test_a_run_refreshes_an_expired_token_once_and_a_hostile_answer_is_a_login(
+    toolctl: Toolctl, tmp_path: Path, answer: bytes
+) -> None:
+    """A 401 with the kept token: the refresh token is traded once, then the run goes on;
+    a token endpoint answering something no header can carry is exit 5 naming the login
+    (a deeply nested answer was exit 70), never the answer."""
+    handler: type[_Refreshing] = type(
+        "Refreshing", (_Refreshing,), {"granted": {}, "token_requests": [], "answer": answer}
+    )
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    handler.base = f"http://127.0.0.1:{server.server_address[1]!s}"
+    try:
+        reg = registry(tmp_path, f"{handler.base}/mcp")
+        settings = Settings.load([reg])
+        Kept(token_file(settings, "saas")).write(
+            tokens={"access_token": "stale", "token_type": "Bearer", "refresh_token": "r"},
+            token_endpoint=f"{handler.base}/token",
+            client={"client_id": "c"},
+        )
+        done = toolctl("run", "saas.echo", "-r", str(reg))
+    finally:
+        server.shutdown()
+        server.server_close()
+    if answer == FRESH:
+        assert (done.returncode, done.stdout.strip()) == (0, "written"), done.stderr
+        return
+    assert done.returncode == 5
+    errors = [line for line in done.stderr.splitlines() if "error" in line]
+    assert errors == [
+        "toolctl: error: MCP service 'saas' needs a login (the kept one was refused);"
+        " run 'toolctl mcp login saas'"
+    ], done.stderr
+    assert "S3CR3T" not in done.stdout + done.stderr
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        {"access_token": ["S3CR3T"], "token_type": "Bearer"},
+        {"access_token": "a", "token_type": "Bearer", "refresh_token": {"S3CR3T": 1}},
+        {"access_token": "a", "token_type": "Bearer", "expires_in": "S3CR3T"},
+    ],
+)
+def test_a_login_never_shows_what_a_token_endpoint_answered(
+    toolctl: Toolctl, tmp_path: Path, answer: dict[str, object]
+) -> None:
+    """The SDK's validation error quotes the value it was given (pydantic's input_value):
+    the login's one line leaves it out."""
+    body = json.dumps(answer).encode()
+    handler: type[_Refreshing] = type(
+        "Hostile", (_Refreshing,), {"granted": {}, "token_requests": [], "answer": body}
+    )
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    handler.base = f"http://127.0.0.1:{server.server_address[1]!s}"
+    try:
+        login = toolctl(
+            "mcp", "login", "saas", "-r", str(registry(tmp_path, f"{handler.base}/mcp", CI))
+        )
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert login.returncode == 5
+    assert login.stderr.startswith("toolctl: error: login to MCP service 'saas' failed: Invalid")
+    assert len(login.stderr.splitlines()) == 1
+    assert "S3CR3T" not in login.stdout + login.stderr

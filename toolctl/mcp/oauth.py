@@ -52,7 +52,7 @@ class Kept:
     def read(self) -> dict[str, Any]:
         try:
             data = json.loads(self.path.read_text())
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             return {}
         return data if isinstance(data, dict) else {}
 
@@ -119,10 +119,12 @@ def refresh(settings: Settings, service: str, section: Mapping[str, Any]) -> boo
     try:
         answer = httpx.post(endpoint, data=form, auth=auth, timeout=30)
         fresh = answer.json() if answer.status_code == 200 else None
-    except (httpx.HTTPError, ValueError):
+    except (httpx.HTTPError, ValueError, RecursionError):
         return False
-    if not isinstance(fresh, dict) or not fresh.get("access_token"):
+    if not isinstance(fresh, dict) or not isinstance(fresh.get("access_token"), str):
         return False
+    if not fresh["access_token"] or any(char in fresh["access_token"] for char in "\r\n\0"):
+        return False  # no header can carry it
     kept.write(tokens={**tokens, **fresh}, at=time.time())
     return True
 

@@ -25,6 +25,7 @@ import json
 import logging
 import os
 import queue
+import re
 import sys
 import threading
 import warnings
@@ -370,8 +371,15 @@ def _version(answer: httpx.Response) -> str:
     return str(_HEADERS["MCP-Protocol-Version"])
 
 
+_GIVEN_VALUE = re.compile(r"\s*\[type=.*?input_type=\w+\]|\s*For further information visit \S+")
+"""What pydantic appends to a validation error: the value it was given (a server's token
+answer may hold the token itself) and a link."""
+
+
 def _one_line(exc: Exception) -> str:
-    return " ".join(str(exc).split()) or type(exc).__name__
+    """The error in one line, without any value a server sent (never a token)."""
+    text = _GIVEN_VALUE.sub("", " ".join(str(exc).split()))
+    return text or type(exc).__name__
 
 
 def _provider(
