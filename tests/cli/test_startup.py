@@ -103,6 +103,7 @@ TOOLCTL_MODULES = {
     "toolctl.records.recorder",
     "toolctl.records.tracing",
     "toolctl.runners",
+    "toolctl.runners.argv",  # the tool's command line
     "toolctl.runners.base",
     "toolctl.runners.local",
     "toolctl.runners.process",
