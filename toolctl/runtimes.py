@@ -2,7 +2,7 @@
 
 A row holds a runtime's descriptor sections (``[tool.X]``, ``[service.X]``) and their
 pydantic models, its runner's entry point, its display name, and what ``list services``
-and ``service up`` say of it. models.py, registry/lint.py, ``list``, ``service`` and the
+and ``service up`` say of it. models/, registry/lint.py, ``list``, ``service`` and the
 gateway's ``GET /tools`` read this table, and ``toolctl.runners`` finds runners with it,
 so adding a runtime (an MCP one, say) is its own module(s) plus one row here. Rows hold
 dotted names, never classes: this module sits with models and errors at the bottom, loads
