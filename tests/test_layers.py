@@ -295,7 +295,6 @@ def circles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 
 KNOWN_CIRCLES = [
-    ["toolctl.calls", "toolctl.calls.batching"],
     ["toolctl.interchange.client_configs", "toolctl.interchange.client_servers"],
     ["toolctl.records.otel", "toolctl.records.tracing"],
 ]

@@ -2,7 +2,7 @@
 
 A row holds a runtime's descriptor sections (``[tool.X]``, ``[service.X]``) and their
 pydantic models, its runner's entry point, its display name, and what ``list services``
-and ``service up`` say of it. models.py, registry/lint.py, ``list``, ``service`` and the
+and ``service up`` say of it. models/, registry/lint.py, ``list``, ``service`` and the
 gateway's ``GET /tools`` read this table, and ``toolctl.runners`` finds runners with it,
 so adding a runtime (an MCP one, say) is its own module(s) plus one row here. Rows hold
 dotted names, never classes: this module sits with models and errors at the bottom, loads
@@ -52,13 +52,13 @@ RUNTIMES: tuple[Runtime, ...] = (
         "local",
         "toolctl.runners.local:LocalRunner",
         "Local subprocess",
-        "toolctl.models:LocalRuntime",
+        "toolctl.models.tool_sections:LocalRuntime",
     ),
     Runtime(
         "container",
         "toolctl.runners.container:ContainerRunner",
         "Container (docker/podman)",
-        "toolctl.models:ContainerRuntime",
+        "toolctl.models.tool_sections:ContainerRuntime",
         local_images="toolctl.runners.images:LocalImages",
     ),
     Runtime(
@@ -66,7 +66,7 @@ RUNTIMES: tuple[Runtime, ...] = (
         "toolctl.runners.pulsar:PulsarRunner",
         "Apache Pulsar service",
         None,
-        "toolctl.models:PulsarService",
+        "toolctl.models.service_sections:PulsarService",
         endpoint=lambda section: str(section["request_queue"]),
         not_managed=(
             "service '{name}' is a Pulsar service; toolctl does not start it",
@@ -77,8 +77,8 @@ RUNTIMES: tuple[Runtime, ...] = (
         "http",
         "toolctl.runners.http:HttpRunner",
         "HTTP service",
-        "toolctl.models:HttpRuntime",
-        "toolctl.models:HttpService",
+        "toolctl.models.tool_sections:HttpRuntime",
+        "toolctl.models.service_sections:HttpService",
         tool_needs="path",
         endpoint=_http_endpoint,
         not_managed=(
@@ -90,8 +90,8 @@ RUNTIMES: tuple[Runtime, ...] = (
         "mcp",
         "toolctl.runners.mcp:McpRunner",
         "MCP server",
-        "toolctl.models:McpRuntime",
-        "toolctl.models:McpService",
+        "toolctl.models.tool_sections:McpRuntime",
+        "toolctl.models.service_sections:McpService",
         tool_needs="with the server's tool name (toolctl import mcp writes it)",
         endpoint=lambda section: str(section.get("url") or " ".join(section.get("command") or [])),
         not_managed=(

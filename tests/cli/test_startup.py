@@ -74,7 +74,10 @@ TOOLCTL_MODULES = {
     "toolctl",
     "toolctl.arguments",
     "toolctl.calls",
+    "toolctl.calls.caller",  # the Caller
     "toolctl.calls.command",  # run's use case
+    "toolctl.calls.events",  # a call's start and done
+    "toolctl.calls.resolution",  # the tool a name stands for, its arguments and timeout
     "toolctl.cli",
     "toolctl.cli.app",
     "toolctl.cli.common",
@@ -100,6 +103,7 @@ TOOLCTL_MODULES = {
     "toolctl.records.recorder",
     "toolctl.records.tracing",
     "toolctl.runners",
+    "toolctl.runners.argv",  # the tool's command line
     "toolctl.runners.base",
     "toolctl.runners.local",
     "toolctl.runners.process",

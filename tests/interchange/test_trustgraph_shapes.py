@@ -13,7 +13,7 @@ import pytest
 from tests.interchange.test_interchange import JOKE_SERVICE, TELL_JOKE, registry_data
 from toolctl.errors import RegistryError, UsageError
 from toolctl.interchange import read_import
-from toolctl.models import pulsar_topic
+from toolctl.models.service_sections import pulsar_topic
 
 
 def names(files: list[Path]) -> list[tuple[str, str]]:
@@ -129,7 +129,7 @@ response-queue = "response:tg:custom-rag"
     assert services["custom-rag"]["pulsar"]["request_queue"] == (
         "non-persistent://tg/request/custom-rag"
     )
-    from toolctl.models import PulsarService
+    from toolctl.models.service_sections import PulsarService
 
     for bad in ("queue:tg:x", "request:tg", "request::x", "request:tg:a/b"):
         with pytest.raises(ValueError, match="malformed Pulsar topic"):

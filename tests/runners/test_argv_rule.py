@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from tests.conftest import examples
 from toolctl.errors import InvalidArguments
-from toolctl.runners.process import render_argv
+from toolctl.runners.argv import render_argv
 
 NAMES = ("a", "b", "c")
 PIECES = st.lists(st.sampled_from(["{a}", "{b}", "{c}", "x", "-", "=", "{{"]), max_size=5)

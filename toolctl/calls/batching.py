@@ -11,17 +11,36 @@ from __future__ import annotations
 import json
 import threading
 from collections import deque
-from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING, TypeAlias
+from collections.abc import Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
+from toolctl.calls.resolution import build_arguments
 from toolctl.errors import InvalidArguments, ToolctlError, TransportLost
 from toolctl.runners.base import Call, Pipelined, Runner, ToolResult
 
 if TYPE_CHECKING:
-    from toolctl.calls import Caller, Submitted
+    from toolctl.calls.events import Submitted
     from toolctl.records import Origin
+    from toolctl.runners.base import ToolSpec
 
 Pending: TypeAlias = "Submitted | ToolResult"
+
+
+class Caller(Protocol):
+    """What a batch needs of ``toolctl.calls.caller.Caller`` (which runs batches through
+    here, so this module names the three methods instead of importing it)."""
+
+    def execute(self, call: Call, origin: Origin | None = None) -> ToolResult: ...
+
+    def submit(self, runner: Pipelined, call: Call, origin: Origin | None = None) -> Submitted: ...
+
+    def refused(
+        self,
+        tool: ToolSpec,
+        arguments: Mapping[str, Any] | None,
+        error: ToolctlError,
+        origin: Origin | None = None,
+    ) -> None: ...
 
 
 def run_batch(
@@ -168,7 +187,6 @@ def _arguments(
     """The line's call, arguments validated, or the failed result that stands for the line
     (invalid arguments are recorded as a refused call; a line that is not JSON is not)."""
     from toolctl.arguments import MAX_DEPTH
-    from toolctl.calls import build_arguments
 
     if not line.isascii():
         try:

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+from typing import TYPE_CHECKING
+
 from toolctl.mcp.results import map_result
 from toolctl.runners.base import ToolResult
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 
 def declared_content(result: ToolResult) -> ToolResult:
@@ -33,3 +39,28 @@ def declared_content(result: ToolResult) -> ToolResult:
         error=error,
         mcp=answer,
     )
+
+
+def declared_future(sent: Future[ToolResult]) -> Future[ToolResult]:
+    """A Future of ``sent``'s result read as a tool declaring ``output = "mcp"`` (its
+    content blocks kept for the MCP doors); cancelling it cancels ``sent``."""
+    from concurrent.futures import Future, InvalidStateError
+
+    declared: Future[ToolResult] = Future()
+
+    def settle(done: Future[ToolResult]) -> None:
+        with contextlib.suppress(InvalidStateError):  # cancelled meanwhile
+            if done.cancelled():
+                declared.cancel()
+            elif (error := done.exception()) is not None:
+                declared.set_exception(error)
+            else:
+                declared.set_result(declared_content(done.result()))
+
+    def forward(done: Future[ToolResult]) -> None:
+        if done.cancelled():
+            sent.cancel()
+
+    sent.add_done_callback(settle)
+    declared.add_done_callback(forward)
+    return declared

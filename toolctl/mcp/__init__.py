@@ -17,17 +17,11 @@ start (~1 s on the SDK) dominates both. httpx is imported only when an HTTP serv
 
 from __future__ import annotations
 
+from toolctl.mcp.asks import Progress
+from toolctl.mcp.connect import connect_http, connect_stdio
 from toolctl.mcp.pins import diff_tool, pin_of
 from toolctl.mcp.results import Answer, map_result
-from toolctl.mcp.session import (
-    LATEST,
-    LEGACY_VERSIONS,
-    MODERN,
-    Progress,
-    Session,
-    connect_http,
-    connect_stdio,
-)
+from toolctl.mcp.session import LATEST, LEGACY_VERSIONS, MODERN, Session
 from toolctl.mcp.wire import MAX_MESSAGE, ProtocolError, ServerError
 
 __all__ = [

@@ -32,7 +32,8 @@ from toolctl.errors import TimedOut, ToolctlError, TransportUnavailable
 from toolctl.mcp.wire import ServerError
 
 if TYPE_CHECKING:
-    from toolctl.mcp.session import Progress, Session
+    from toolctl.mcp.asks import Progress
+    from toolctl.mcp.session import Session
 
 SPEC_VARIABLE = "TOOLCTL_MCP_KEEP"
 """The keeper's instructions (JSON: argv with its ``${env:NAME}`` unexpanded, cwd, the names
@@ -115,7 +116,7 @@ class KeptSession:
     ) -> dict[str, Any]:
         """As ``Session.call_tool``; the server's log messages and requests stay with the
         keeper (its requests are refused there)."""
-        from toolctl.mcp.session import Progress
+        from toolctl.mcp.asks import Progress
 
         def progress(update: Any) -> None:
             if on_progress is not None:
@@ -206,7 +207,7 @@ class Keeper:
                 stop.set()
 
     def start(self) -> None:
-        from toolctl.mcp.session import connect_stdio
+        from toolctl.mcp.connect import connect_stdio
         from toolctl.mcp.stdio import server_environment
 
         argv = [_expanded(str(item), self.environ) for item in self.spec["argv"]]

@@ -53,7 +53,7 @@ def connect(
 ) -> Session:
     """A session with the MCP server of service ``name`` (its ``[service.mcp]``
     ``section``; ``base`` is the directory of the file defining it), handshake done."""
-    from toolctl.mcp.session import connect_stdio
+    from toolctl.mcp.connect import connect_stdio
     from toolctl.mcp.stdio import server_environment
 
     if section.get("url"):

@@ -21,18 +21,26 @@ from __future__ import annotations
 import contextlib
 import functools
 import itertools
-import json
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from pathlib import Path
-from typing import Any, NamedTuple, Protocol
+from collections.abc import Mapping
+from typing import Any, Protocol
 
 from toolctl import __version__
 from toolctl.errors import TimedOut, ToolFailed, TransportUnavailable
+from toolctl.mcp.asks import (
+    ASKED,
+    INTERNAL_ERROR,
+    OnLog,
+    OnProgress,
+    OnRequest,
+    Refused,
+    forward_log,
+    refusal,
+    report_progress,
+)
 from toolctl.mcp.http import HttpTransport
 from toolctl.mcp.wire import (
-    METHOD_NOT_FOUND,
     Message,
     ProtocolError,
     ServerError,
@@ -48,20 +56,6 @@ MODERN = "2026-07-28"
 UNSUPPORTED_VERSION = -32022
 CLIENT_INFO = {"name": "toolctl", "version": __version__}
 MAX_PAGES = 1000
-
-
-class Progress(NamedTuple):
-    progress: float
-    total: float | None
-    message: str | None
-
-
-OnProgress = Callable[[Progress], None]
-OnLog = Callable[[str, str], None]
-"""Where a server's log message goes: its level and its text."""
-OnRequest = Callable[[str, dict[str, Any]], dict[str, Any]]
-"""Who answers a server's request during a call: its method and params to its result (or
-``Refused``)."""
 
 
 class Transport(Protocol):
@@ -288,15 +282,15 @@ class Session:
                 # answered on a thread of its own: the reader goes on reading meanwhile
                 threading.Thread(target=self._answer, args=(asks[0], message), daemon=True).start()
                 return None
-            return _refusal(message)
+            return refusal(message)
         if method == "notifications/progress" and isinstance(params, dict):
             callback = self._progress.get(str(params.get("progressToken")))
             if callback is not None:
-                _report(callback, params)
+                report_progress(callback, params)
         elif method == "notifications/message" and isinstance(params, dict):
             listeners = list(self._logs.values())
             if len(listeners) == 1 and listeners[0] is not None:
-                _log(listeners[0], params)
+                forward_log(listeners[0], params)
         return None
 
     def _answer(self, ask: OnRequest, message: Message) -> None:
@@ -346,28 +340,6 @@ _META = {
 }
 
 
-ASKED = frozenset({"sampling/createMessage", "elicitation/create", "roots/list"})
-"""The server requests a call's ``on_request`` answers."""
-INTERNAL_ERROR = -32603
-
-
-class Refused(Exception):
-    """An ``on_request`` that will not answer: the server gets this JSON-RPC error."""
-
-    def __init__(self, code: int, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-
-
-def _refusal(message: Message) -> Message:
-    """A server request nobody answers: an elicitation declined, anything else refused."""
-    if message["method"] == "elicitation/create":
-        return {"jsonrpc": "2.0", "id": message["id"], "result": {"action": "decline"}}
-    return error_response(
-        message["id"], METHOD_NOT_FOUND, f"toolctl does not support {message['method']}"
-    )
-
-
 def _initialize_params() -> dict[str, Any]:
     return {"protocolVersion": LATEST, "capabilities": CAPABILITIES, "clientInfo": CLIENT_INFO}
 
@@ -385,78 +357,3 @@ def _input_methods(result: Mapping[str, Any]) -> set[str]:
     requests = result.get("inputRequests")
     values = requests.values() if isinstance(requests, dict) else []
     return {str(item.get("method")) for item in values if isinstance(item, dict)}
-
-
-def _report(callback: OnProgress, params: Mapping[str, Any]) -> None:
-    progress, total = params.get("progress"), params.get("total")
-    if not isinstance(progress, (int, float)):
-        return
-    message = params.get("message")
-    update = Progress(
-        float(progress),
-        float(total) if isinstance(total, (int, float)) else None,
-        message if isinstance(message, str) else None,
-    )
-    with contextlib.suppress(Exception):  # a display callback must never end the session
-        callback(update)
-
-
-def _log(callback: OnLog, params: Mapping[str, Any]) -> None:
-    level, data = params.get("level"), params.get("data")
-    text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
-    with contextlib.suppress(Exception):  # as for progress: never ends the session
-        callback(str(level or "info"), text)
-
-
-def connect_stdio(
-    argv: Sequence[str],
-    *,
-    env: Mapping[str, str] | None = None,
-    cwd: str | Path | None = None,
-    secrets: Iterable[str] = (),
-    timeout: float = 30.0,
-    prefer_modern: bool = False,
-    name: str | None = None,
-) -> Session:
-    """Start the server (argv, never a shell) and finish the handshake within ``timeout``.
-
-    ``env`` is the child's whole environment (None: ours), ``${env:NAME}`` already expanded
-    by the caller, which also passes the expanded secret values so that stderr tails in
-    errors show them as ``***``. ``name`` (default: the program's) names it in errors.
-    """
-    from toolctl.mcp.stdio import StdioTransport
-
-    session = Session()
-    session.transport = StdioTransport(
-        argv, inbound=session.inbound, env=env, cwd=cwd, secrets=secrets, name=name
-    )
-    return _handshake(session, timeout, prefer_modern)
-
-
-def connect_http(
-    url: str,
-    *,
-    headers: Mapping[str, str] | None = None,
-    timeout: float = 30.0,
-    prefer_modern: bool = False,
-) -> Session:
-    """Open a session with a streamable HTTP endpoint within ``timeout`` seconds."""
-    session = Session()
-    session.transport = HttpTransport(url, inbound=session.inbound, headers=headers)
-    return _handshake(session, timeout, prefer_modern)
-
-
-def _handshake(session: Session, timeout: float, prefer_modern: bool) -> Session:
-    try:
-        session.handshake(timeout, prefer_modern=prefer_modern)
-    except TimedOut as exc:
-        session.transport.kill()
-        ended = "it was stopped" if session.local else "the connection was closed"
-        raise TimedOut(
-            f"MCP server '{session.transport.name}' did not finish the handshake in {timeout:g} s;"
-            f" {ended}"
-        ) from exc
-    except BaseException:
-        session.transport.kill()
-        raise
-    return session

@@ -238,28 +238,30 @@ def connect_sse(
 ) -> Session:
     """A session over the old HTTP+SSE transport, handshake done within ``timeout``;
     ``shown`` is how messages name the server (default: the URL without query)."""
-    from toolctl.mcp.session import Session, _handshake
+    from toolctl.mcp.connect import finish_handshake
+    from toolctl.mcp.session import Session
 
     deadline = time.monotonic() + timeout
     session = Session()
     session.transport = SseTransport(
         url, inbound=session.inbound, headers=headers, timeout=timeout, shown=shown
     )
-    return _handshake(session, max(deadline - time.monotonic(), 0.01), False)
+    return finish_handshake(session, max(deadline - time.monotonic(), 0.01), False)
 
 
 def _connect_http(
     url: str, headers: Mapping[str, str] | None, timeout: float, shown: str | None
 ) -> Session:
     """``session.connect_http``, naming the server ``shown`` in every message."""
+    from toolctl.mcp.connect import finish_handshake
     from toolctl.mcp.http import HttpTransport
-    from toolctl.mcp.session import Session, _handshake
+    from toolctl.mcp.session import Session
 
     session = Session()
     session.transport = HttpTransport(url, inbound=session.inbound, headers=headers)
     if shown:
         session.transport.name = shown
-    return _handshake(session, timeout, False)
+    return finish_handshake(session, timeout, False)
 
 
 REFUSED = re.compile(r"answered HTTP 4\d\d\b")

@@ -31,177 +31,43 @@ topic keeps no backlog). A hosting whose handler calls through ``toolctl.calls``
 
 from __future__ import annotations
 
-import asyncio
-import contextvars
-import importlib
-import inspect
 import math
-import re
-import sys
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
-from concurrent.futures import Future
+from collections.abc import Callable, Sequence
 from contextlib import suppress
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from toolctl.errors import TransportUnavailable, UsageError
+from toolctl.errors import TransportUnavailable
 from toolctl.processes import ProcessRecord, launch_detached
 from toolctl.pulsar.client import needs_acknowledging, open_client, translate
-from toolctl.pulsar.wire import (
-    ERROR_TYPE,
-    decode_request,
-    encode_log,
-    encode_progress,
-    encode_response,
-    expired,
-    takes_progress,
+from toolctl.pulsar.hosting import AT_LEAST_ONCE, Hosting
+from toolctl.pulsar.invoking import Invoker
+from toolctl.pulsar.progress import (
+    REPORTER,
+    ProgressReporter,
+    close_reporter,
+    report_log,
+    report_progress,
 )
+from toolctl.pulsar.wire import ERROR_TYPE, decode_request, encode_response, expired, takes_progress
 from toolctl.records import Origin
 from toolctl.records.context import CURRENT_ORIGIN, Finished, Hosted
 from toolctl.records.recorder import Recorder
 from toolctl.settings import Settings
 
-Handler = Callable[[dict[str, Any], dict[str, Any], str], Any]
+__all__ = ["AnswerTooBig", "Worker", "report_log", "report_progress", "start_detached"]
+"""``report_progress`` and ``report_log`` are a handler's API (docs/reference/pulsar.md),
+imported from here; they live in ``toolctl.pulsar.progress``."""
+
 Log = Callable[[str], None]
-HANDLER_PATTERN = re.compile(r"^[\w.]+:[\w.]+$")
 POLL_MS = 250
 RECEIVE_QUEUE = 10_000
 """Requests a worker may hold on a non-persistent topic (the broker drops what overflows)."""
 SYNC_SEND_BYTES = 64 * 1024
 """Answers at least this big are sent synchronously, so one over the broker's limit is seen."""
-AT_LEAST_ONCE = "at-least-once"
 NACK_DELAY_MS = 1000
 WORKER = Origin("worker")
-
-
-class ProgressReporter:
-    """Sends one request's progress and log partials, until its final answer is sent."""
-
-    __slots__ = ("_live", "_send")
-
-    def __init__(self, send: Callable[[bytes], None]) -> None:
-        self._send = send
-        self._live = True
-
-    def progress(self, progress: float, total: float | None, message: str | None) -> None:
-        if self._live:
-            self._send(encode_progress(progress, total, message))
-
-    def log(self, level: str, message: str) -> None:
-        if self._live:
-            self._send(encode_log(level, message))
-
-    def close(self) -> None:
-        """The final answer is next: anything reported later is dropped."""
-        self._live = False
-
-
-REPORTER: contextvars.ContextVar[ProgressReporter | None] = contextvars.ContextVar(
-    "toolctl_pulsar_reporter", default=None
-)
-"""The reporter of the request being handled, when it takes progress (else None)."""
-
-
-def report_progress(
-    progress: float, total: float | None = None, message: str | None = None
-) -> None:
-    """Report the current request's progress from its handler (nothing if not asked for)."""
-    reporter = REPORTER.get()
-    if reporter is not None:
-        reporter.progress(progress, total, message)
-
-
-def report_log(level: str, message: str) -> None:
-    """Send a log message of the current request's handler (nothing if not asked for)."""
-    reporter = REPORTER.get()
-    if reporter is not None:
-        reporter.log(level, message)
-
-
-@dataclass(frozen=True)
-class Hosting:
-    """What a worker serves: a handler on a request queue, answering on a response queue."""
-
-    name: str
-    request_queue: str
-    response_queue: str
-    handler: Handler
-    origin: str
-    close: Callable[[], None] = lambda: None
-    delivery: str = "at-most-once"
-    recorded: bool = False
-    """The handler records its calls itself (through ``toolctl.calls``)."""
-
-    @property
-    def subscription(self) -> str:
-        return f"{self.name}-request"
-
-
-def host_service(
-    name: str, section: Mapping[str, Any], roots: Sequence[Path], handler: str | None = None
-) -> Hosting:
-    """The Hosting of Pulsar service ``name`` (its ``[service.pulsar]`` section).
-
-    Its handler is ``handler``, else the section's, imported with ``roots`` first on sys.path.
-    """
-    target = handler or section.get("handler")
-    if not target:
-        raise UsageError(
-            f"service '{name}' names no handler",
-            hint="add handler = 'module:function' to [service.pulsar] or pass --handler",
-        )
-    return Hosting(
-        name,
-        section["request_queue"],
-        section["response_queue"],
-        load_handler(target, roots),
-        target,
-        delivery=section.get("delivery") or "at-most-once",
-    )
-
-
-def handler_roots(definition_file: Path, search_path: Sequence[Path]) -> list[Path]:
-    """Where a handler module is imported from: the project root, then the working directory.
-
-    The project root is the parent of the registry directory that defines the service, so
-    ``registry/jokes.toml`` with ``handler = "plugins.joke.service:invoke"`` imports
-    ``plugins/joke/service.py`` next to ``registry/``, wherever toolctl runs from.
-    """
-    registry_dir = next(
-        (d for d in search_path if definition_file.is_relative_to(d)),
-        definition_file.parent,
-    )
-    return list(dict.fromkeys([registry_dir.parent, Path.cwd()]))
-
-
-def load_handler(target: str, roots: Sequence[Path]) -> Handler:
-    """Import ``module:attribute`` with ``roots`` first on sys.path; UsageError if it fails."""
-    if not HANDLER_PATTERN.match(target):
-        raise UsageError(f"handler {target!r} is not 'module:function'")
-    module_name, _, attribute = target.partition(":")
-    for root in reversed(roots):
-        if str(root) not in sys.path:
-            sys.path.insert(0, str(root))
-    looked = ", ".join(str(r) for r in roots)
-    try:
-        found: Any = importlib.import_module(module_name)
-        for part in attribute.split("."):
-            found = getattr(found, part)
-    except ImportError as exc:
-        raise UsageError(f"handler {target}: {exc}", hint=f"looked in {looked}") from exc
-    except AttributeError as exc:
-        raise UsageError(f"handler {target}: {module_name} has no {attribute}") from exc
-    except Exception as exc:  # the module itself is broken: say how, without a traceback
-        raise UsageError(
-            f"handler {target}: importing failed: {type(exc).__name__}: {exc}"
-        ) from exc
-    if not callable(found):
-        raise UsageError(f"handler {target} is not callable")
-    handler: Handler = found
-    return handler
 
 
 class Worker:
@@ -226,8 +92,7 @@ class Worker:
         self._producer: Any = None
         self._threads: list[threading.Thread] = []
         self._stopping = threading.Event()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._loop_lock = threading.Lock()
+        self._invoker = Invoker()
         self._ok: Any = None
         self._acknowledge = needs_acknowledging(hosting.request_queue)
         # a persistent topic keeps what no worker has room for: hold only what is served
@@ -296,8 +161,7 @@ class Worker:
         if self._producer is not None:
             with suppress(Exception):
                 self._producer.flush()
-        if self._loop is not None:
-            self._loop.call_soon_threadsafe(self._loop.stop)
+        self._invoker.close()
         if self._client is not None:
             self._client.close()
         self.hosting.close()
@@ -398,19 +262,19 @@ class Worker:
             )
             reporting = REPORTER.set(reporter)
             try:
-                answer = self._invoke(config, arguments, user)
+                answer = self._invoker.invoke(self.hosting.handler, config, arguments, user)
                 if isinstance(answer, str):
-                    _close(reporter)  # nothing reported after the answer
+                    close_reporter(reporter)  # nothing reported after the answer
                     sent = len(answer)
                     self._send(call_id, encode_response(answer), request)
                 else:
                     for chunk in answer:
                         sent += len(chunk)
                         self._send(call_id, encode_response(chunk, end_of_stream=False))
-                    _close(reporter)
+                    close_reporter(reporter)
                     self._send(call_id, encode_response(""), request)
             finally:
-                _close(reporter)
+                close_reporter(reporter)
                 REPORTER.reset(reporting)
                 CURRENT_ORIGIN.reset(token)
         except Exception as exc:
@@ -440,17 +304,6 @@ class Worker:
             return float(max(0, last.entry_id() - taken.entry_id()))
         except Exception:
             return math.nan
-
-    def _invoke(self, config: dict[str, Any], arguments: dict[str, Any], user: str) -> Any:
-        """The handler's answer as text, or as an iterator of text chunks."""
-        result = self.hosting.handler(config, arguments, user)
-        if inspect.isawaitable(result):
-            result = self._await(result)
-        if inspect.isasyncgen(result):
-            return (_text(chunk) for chunk in self._iterate(result))
-        if isinstance(result, Iterator):
-            return (_text(chunk) for chunk in result)
-        return _text(result)
 
     def _send(self, call_id: str, body: bytes, request: Any = None) -> None:
         """Send one response; with ``request`` (at least once) acknowledge that once stored.
@@ -493,32 +346,6 @@ class Worker:
                 self._busy -= 1
             raise
 
-    def _await(self, awaitable: Any) -> Any:
-        # the handler's coroutine runs on the loop's thread: it reports to this request
-        reporter = REPORTER.get()
-        future: Future[Any] = asyncio.run_coroutine_threadsafe(
-            _wrap(awaitable, reporter), self._event_loop()
-        )
-        return future.result()
-
-    def _iterate(self, stream: AsyncIterator[Any]) -> Iterator[Any]:
-        loop = self._event_loop()
-        reporter = REPORTER.get()
-        while True:
-            try:
-                yield asyncio.run_coroutine_threadsafe(_next(stream, reporter), loop).result()
-            except StopAsyncIteration:
-                return
-
-    def _event_loop(self) -> asyncio.AbstractEventLoop:
-        """One event loop, in its own thread, for every async handler call."""
-        with self._loop_lock:
-            if self._loop is None:
-                loop = asyncio.new_event_loop()
-                threading.Thread(target=loop.run_forever, name="toolctl-async", daemon=True).start()
-                self._loop = loop
-            return self._loop
-
 
 class AnswerTooBig(Exception):
     """A response is larger than the broker takes in one message."""
@@ -539,32 +366,6 @@ def _not_subscribed(url: str, hosting: Hosting) -> TransportUnavailable:
         hint="stop the other worker, or scale with --concurrency N in one worker; several "
         "worker processes need a real Apache Pulsar",
     )
-
-
-def _close(reporter: ProgressReporter | None) -> None:
-    if reporter is not None:
-        reporter.close()
-
-
-async def _wrap(awaitable: Any, reporter: ProgressReporter | None = None) -> Any:
-    REPORTER.set(reporter)  # this task's own context
-    return await awaitable
-
-
-async def _next(stream: AsyncIterator[Any], reporter: ProgressReporter | None = None) -> Any:
-    REPORTER.set(reporter)
-    return await stream.__anext__()
-
-
-def _text(value: Any) -> str:
-    """A handler's answer as the response string: text as is, anything else as JSON."""
-    import json
-
-    if isinstance(value, str):
-        return value
-    if isinstance(value, bytes):
-        return value.decode("utf-8", errors="replace")
-    return "" if value is None else json.dumps(value)
 
 
 def start_detached(

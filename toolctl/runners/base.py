@@ -234,7 +234,7 @@ class Sink:
         """An MCP server's request during the call (sampling, elicitation, roots), put to
         whoever made the call: its result, or None when there is nobody to ask (then the
         runner answers: declared elicitation answers, else a refusal). May raise
-        ``toolctl.mcp.session.Refused`` with the error the asker gave."""
+        ``toolctl.mcp.asks.Refused`` with the error the asker gave."""
         return None
 
     def log(self, level: str, message: str) -> None:

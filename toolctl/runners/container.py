@@ -24,8 +24,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolctl.errors import Interrupted, TimedOut, TransportUnavailable, UsageError, interruption
+from toolctl.runners.argv import render_argv
 from toolctl.runners.base import Call, ToolResult, ToolSpec, expand_env, expand_env_map
-from toolctl.runners.process import Children, Completed, render_argv, run_process
+from toolctl.runners.process import Children, Completed, run_process
 from toolctl.settings import Settings
 
 ENGINES = ("docker", "podman")

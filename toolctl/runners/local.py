@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from toolctl.runners.argv import render_argv
 from toolctl.runners.base import Call, ToolResult, ToolSpec, expand_env_map
-from toolctl.runners.process import Children, descriptor_cwd, render_argv, run_process
+from toolctl.runners.process import Children, descriptor_cwd, run_process
 from toolctl.settings import Settings
 
 

@@ -248,8 +248,8 @@ def _asker(call: Call, service: Mapping[str, Any]) -> Callable[[str, dict[str, A
     (``elicit``) and given to the run (``--elicit``), or a decline; else a refusal."""
 
     def ask(method: str, params: dict[str, Any]) -> Any:
+        from toolctl.mcp.asks import Refused
         from toolctl.mcp.elicit import declared_answer
-        from toolctl.mcp.session import Refused
         from toolctl.mcp.wire import METHOD_NOT_FOUND
 
         answer = call.sink.ask(method, params)

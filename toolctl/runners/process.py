@@ -1,29 +1,26 @@
-"""Running a child process for a tool: argv templating, streamed output, timeouts, Ctrl-C.
+"""Running a child process for a tool: streamed output, timeouts, Ctrl-C.
 
 Shared by the local runner and the container runner (whose child is ``podman run``).
-Never a shell: each argv item is substituted on its own. The child gets its own process
-group, so a timeout or Ctrl-C kills everything in it at once. What a tool starts outside
-its group (``setsid``) is the reaper's (``toolctl.processes.reaper``).
+Never a shell: each argv item is substituted on its own (``toolctl.runners.argv``). The
+child gets its own process group, so a timeout or Ctrl-C kills everything in it at once.
+What a tool starts outside its group (``setsid``) is the reaper's
+(``toolctl.processes.reaper``).
 """
 
 from __future__ import annotations
 
 import codecs
 import errno
-import functools
-import json
 import math
 import os
-import re
 import select
 import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
-from typing import IO, Any, NamedTuple
+from collections.abc import Callable, Mapping
+from typing import IO, NamedTuple
 
-from toolctl.arguments import PLACEHOLDER
 from toolctl.descriptor_env import descriptor_cwd as descriptor_cwd
 from toolctl.errors import (
     Interrupted,
@@ -35,103 +32,7 @@ from toolctl.errors import (
 )
 from toolctl.runners.base import ToolResult
 
-_PLACEHOLDER = PLACEHOLDER
 STDERR_TAIL = 4000
-
-
-MAX_ARG_BYTES = 131_072
-"""Linux's limit on one argv item (MAX_ARG_STRLEN, with its NUL): longer is E2BIG."""
-
-
-def render_argv(
-    template: Sequence[str],
-    arguments: Mapping[str, Any],
-    declared: frozenset[str] = frozenset(),
-    allow_option: frozenset[str] = frozenset(),
-) -> list[str]:
-    """Substitute ``{name}`` in each item on its own; never through a shell.
-
-    An item that is exactly ``{name}`` for a declared argument left out is dropped; ``{{``
-    and ``}}`` are literal braces; a placeholder naming no declared argument stays as is.
-
-    Refused (InvalidArguments, exit 2, naming the argument): a value with a NUL (argv
-    cannot hold one), an item longer than ``MAX_ARG_BYTES``, and an item that starts with
-    ``-`` because of a text value (the tool would read it as an option): one rule however
-    many placeholders share the item (``{dir}{file}`` as much as ``{file}``), unless the
-    template's own text puts the ``-`` there, the leading argument is in ``allow_option``,
-    or an earlier item of the template is ``--``.
-    """
-    argv: list[str] = []
-    options_end = False
-    for item in template:
-        whole = _PLACEHOLDER.fullmatch(item)
-        if whole and whole.group(1) in declared and arguments.get(whole.group(1)) is None:
-            continue
-        used: list[str] = []
-        rendered = _PLACEHOLDER.sub(functools.partial(_fill, arguments, declared, used), item)
-        for name in used:
-            if "\0" in _fill_value(arguments[name]):
-                raise InvalidArguments(
-                    f"argument '{name}' contains a NUL character, which a command line "
-                    'cannot carry (send it as JSON on stdin instead: input = "json")'
-                )
-        if len(rendered.encode("utf-8", "surrogateescape")) >= MAX_ARG_BYTES:
-            who = f"argument '{used[0]}'" if used else "the command"
-            raise InvalidArguments(
-                f"{who} makes a command-line item longer than the system allows "
-                f"({MAX_ARG_BYTES // 1024} KiB); send it as JSON on stdin instead"
-            )
-        leader = _leader(item, arguments, used) if rendered.startswith("-") else None
-        if (
-            leader is not None
-            and not options_end
-            and leader not in allow_option
-            and isinstance(arguments[leader], str)
-        ):
-            raise InvalidArguments(
-                f"argument '{leader}' starts with '-' and would reach the tool as an option "
-                f"({rendered[:40]!r}); the descriptor can allow it with allow_option = true "
-                "on that argument, or a '--' earlier in the command"
-            )
-        if item == "--":
-            options_end = True
-        argv.append(rendered)
-    return argv
-
-
-def _leader(item: str, arguments: Mapping[str, Any], used: list[str]) -> str | None:
-    """The argument whose value begins an item that starts with a placeholder: the first
-    one filled with something, however many placeholders share the item. None when the
-    item's literal text comes first (``--out={file}``: the template made it an option)."""
-    first = _PLACEHOLDER.search(item)
-    if first is None or first.start() != 0 or first.group(0) in ("{{", "}}"):
-        return None
-    return next((name for name in used if _fill_value(arguments[name])), None)
-
-
-def _fill(
-    arguments: Mapping[str, Any],
-    declared: frozenset[str],
-    used: list[str],
-    match: re.Match[str],
-) -> str:
-    token = match.group(0)
-    if token in ("{{", "}}"):
-        return token[0]
-    name = match.group(1)
-    value = arguments.get(name)
-    if value is None:
-        return "" if name in declared or name in arguments else token
-    used.append(name)
-    return _fill_value(value)
-
-
-def _fill_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (dict, list)):
-        return json.dumps(value, separators=(",", ":"))
-    return str(value)
 
 
 class Completed(NamedTuple):

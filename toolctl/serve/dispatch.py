@@ -27,8 +27,9 @@ from typing import Any
 import anyio
 
 from toolctl.arguments import DEFAULT_TIMEOUT, is_text, printable_text, tool_timeout
-from toolctl.calls import Caller, Submitted
+from toolctl.calls.caller import Caller
 from toolctl.calls.cancel import Cancel
+from toolctl.calls.events import Submitted
 from toolctl.errors import (
     InvalidArguments,
     NotFound,

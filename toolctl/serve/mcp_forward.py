@@ -114,7 +114,7 @@ class CallSink(Sink):
         (it declared no such capability)."""
         from mcp import types
 
-        from toolctl.mcp.session import Refused
+        from toolctl.mcp.asks import Refused
 
         capability = ASKED.get(method)
         declared = self._session.client_params

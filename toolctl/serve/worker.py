@@ -22,7 +22,9 @@ from toolctl.runners.base import Event, Sink
 
 if TYPE_CHECKING:
     from toolctl.processes import ProcessRecord, Stopped
-    from toolctl.pulsar.worker import Hosting, Log, ProgressReporter, Worker
+    from toolctl.pulsar.hosting import Hosting
+    from toolctl.pulsar.progress import ProgressReporter
+    from toolctl.pulsar.worker import Log, Worker
     from toolctl.records import Origin
     from toolctl.records.recorder import Recorder
     from toolctl.registry.index import Registry
@@ -226,7 +228,7 @@ def _serve_metrics(recorder: Recorder, target: Target, queue: str, worker: Worke
 def _hosting(settings: Settings, reporter: Reporter, target: Target, recorder: Recorder) -> Hosting:
     """What the worker serves: the service's handler, or a registered tool."""
     from toolctl.errors import UsageError
-    from toolctl.pulsar.worker import handler_roots, host_service
+    from toolctl.pulsar.hosting import handler_roots, host_service
     from toolctl.registry import open_registry
 
     registry = open_registry(settings, reporter)
@@ -250,7 +252,9 @@ def _host_tool(
     Dispatcher, recorded under the request's origin (its trace and id)."""
     from toolctl.calls import resolve
     from toolctl.errors import ToolFailed, UsageError
-    from toolctl.pulsar.worker import REPORTER, WORKER, Hosting
+    from toolctl.pulsar.hosting import Hosting
+    from toolctl.pulsar.progress import REPORTER
+    from toolctl.pulsar.worker import WORKER
     from toolctl.records.context import CURRENT_ORIGIN
     from toolctl.serve.catalog import Selection
     from toolctl.serve.dispatch import open_dispatcher

@@ -1,0 +1,308 @@
+"""The Caller: calls by name over runners kept open between calls, each one evented,
+recorded and reaped, with the origins it records them under (see ``toolctl.calls``)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from toolctl.calls.events import Submitted, done_event, start_event
+from toolctl.calls.resolution import build_arguments, call_max_output, call_timeout, resolve
+from toolctl.errors import Interrupted, InvalidArguments, ToolctlError, interruption
+from toolctl.processes.reaper import Reaping, sweep, wait_idle
+from toolctl.records import Origin
+from toolctl.records.recorder import Recorder, Recording
+from toolctl.runners.base import NO_SINK, Call, Event, Pipelined, Sink, ToolResult, ToolSpec
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
+
+    from toolctl.calls.cancel import Cancel
+    from toolctl.registry.index import Registry
+    from toolctl.runners.base import Runner
+    from toolctl.settings import Settings
+
+
+CLI = Origin()
+"""A call from the command line (``toolctl run``): the default origin of a Caller."""
+
+
+def cli_origin(settings: Settings) -> Origin:
+    """A call from the command line, inside the trace of whoever started toolctl: the
+    ``TRACEPARENT`` of its environment (a tool that runs toolctl gets one from toolctl)."""
+    return Origin("cli", None, settings.environ.get("TRACEPARENT"))
+
+
+def batch_origin(settings: Settings) -> Origin:
+    """A batch's calls: caller "batch", one session (TOOLCTL_SESSION, else a new id), in
+    the trace of the environment's ``TRACEPARENT``."""
+    import uuid
+
+    session = settings.records.session or f"batch-{uuid.uuid4().hex[:16]}"
+    return Origin("batch", session, settings.environ.get("TRACEPARENT"))
+
+
+class Caller:
+    """Calls by name over runners loaded once and kept open until ``close``."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        registry: Registry,
+        *,
+        recorder: Recorder | None = None,
+        origin: Origin = CLI,
+    ) -> None:
+        self.settings = settings
+        self.registry = registry
+        self.recorder = recorder if recorder is not None else Recorder(settings)
+        self.origin = origin
+        self._runners: dict[str, Runner] = {}
+        self._lock = threading.Lock()
+
+    def __enter__(self) -> Caller:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def prepare(
+        self,
+        name: str | ToolSpec,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        pairs: Sequence[str] = (),
+        timeout: float | None = None,
+        user: str | None = None,
+        sink: Sink | None = None,
+        max_output: int | None = None,
+    ) -> Call:
+        """The Call ``call`` would make: resolved, arguments built and validated."""
+        tool = name if isinstance(name, ToolSpec) else resolve(self.registry, name)
+        self.runner(tool.runtime, sink or NO_SINK)  # a missing runtime before bad arguments
+        return Call(
+            tool,
+            build_arguments(tool, arguments, pairs),
+            call_timeout(tool, timeout, self.settings.default_timeout),
+            user or self.settings.user,
+            sink or NO_SINK,
+            call_max_output(tool, max_output),
+        )
+
+    def call(
+        self,
+        name: str | ToolSpec,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        pairs: Sequence[str] = (),
+        timeout: float | None = None,
+        user: str | None = None,
+        sink: Sink | None = None,
+        cancel: Cancel | None = None,
+        max_output: int | None = None,
+        origin: Origin | None = None,
+    ) -> ToolResult:
+        """One call (see the module docstring); ``cancel`` lets another thread end it."""
+        tool = name if isinstance(name, ToolSpec) else resolve(self.registry, name)
+        try:
+            prepared = self.prepare(
+                tool,
+                arguments,
+                pairs=pairs,
+                timeout=timeout,
+                user=user,
+                sink=sink,
+                max_output=max_output,
+            )
+        except InvalidArguments as exc:
+            self.refused(tool, arguments, exc, origin)
+            raise
+        with Reaping(self.settings):
+            if cancel is None:
+                return self.execute(prepared, origin)
+            with cancel.running():
+                return self.execute(prepared, origin)
+
+    def execute(self, call: Call, origin: Origin | None = None) -> ToolResult:
+        """Run a prepared call through its runner, reporting start and done to its sink,
+        recording it (``origin``, else the caller's)."""
+        runner = self.runner(call.tool.runtime, call.sink)
+        recording = self.recorder.begin(call.tool, call.arguments, origin or self.origin)
+        call = call._replace(traceparent=recording.traceparent)
+        if call.sink.stderr_fd is None and call.sink is not NO_SINK:
+            from toolctl.runners.protocol import ProtocolSink
+
+            call = call._replace(sink=ProtocolSink(call.sink))  # toolctl:progress lines
+        call.sink.event(start_event(call.tool))
+        started = time.perf_counter()
+        try:
+            result = runner.run(call)
+            if call.tool.data.get("output") == "mcp":
+                from toolctl.calls.content import declared_content
+
+                result = declared_content(result)
+        except ToolctlError as exc:
+            call.sink.event(done_event(call.tool, None, started, exc))
+            self.recorder.end(recording, error=exc)
+            raise
+        except KeyboardInterrupt as exc:
+            call.sink.event(done_event(call.tool, None, started, exc))
+            error = interruption(exc, "interrupted; the call was stopped")
+            self.recorder.end(recording, error=error)
+            raise error from exc
+        result = result.finite()
+        call.sink.event(done_event(call.tool, result, started))
+        self.recorder.end(recording, result)
+        return result
+
+    def refused(
+        self,
+        tool: ToolSpec,
+        arguments: Mapping[str, Any] | None,
+        error: ToolctlError,
+        origin: Origin | None = None,
+    ) -> None:
+        """Record a call refused before it ran: its arguments were invalid (exit 2)."""
+        recording = self.recorder.begin(tool, arguments or {}, origin or self.origin)
+        self.recorder.end(recording, error=error)
+
+    def pipeline(self, runtime: str, sink: Sink = NO_SINK) -> Pipelined | None:
+        """The runner of ``runtime`` if it takes calls without a thread (Pulsar), else None."""
+        runner = self.runner(runtime, sink)
+        return runner if isinstance(runner, Pipelined) else None
+
+    def submit(self, runner: Pipelined, call: Call, origin: Origin | None = None) -> Submitted:
+        """Send a prepared call through a runner that pipelines (Pulsar) without waiting,
+        reporting its start: the one pipelined path (``run --batch``, the servers). The
+        caller awaits ``.future`` and reports the end with ``.finish``; the call is
+        recorded when the Future settles."""
+        recording = self.recorder.begin(call.tool, call.arguments, origin or self.origin)
+        call = call._replace(traceparent=recording.traceparent)
+        call.sink.event(start_event(call.tool))
+        started = time.perf_counter()
+        try:
+            future = runner.submit(call)
+        except ToolctlError as exc:
+            call.sink.event(done_event(call.tool, None, started, exc))
+            self.recorder.end(recording, error=exc)
+            raise
+        if call.tool.data.get("output") == "mcp":
+            from toolctl.calls.content import declared_future
+
+            future = declared_future(future)  # its content blocks, as ``execute`` reads them
+        future.add_done_callback(lambda done: self._settled(recording, done))
+        return Submitted(call, future, started)
+
+    def _settled(self, recording: Recording, future: Future[ToolResult]) -> None:
+        if future.cancelled():
+            self.recorder.end(recording, error=Interrupted("cancelled"))
+            return
+        error = future.exception()
+        self.recorder.end(recording, future.result() if error is None else None, error)
+
+    def describe(
+        self,
+        name: str | ToolSpec,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        pairs: Sequence[str] = (),
+        timeout: float | None = None,
+        user: str | None = None,
+    ) -> dict[str, Any]:
+        """What ``call`` would do, secrets masked; runs nothing."""
+        from toolctl.runners.base import Described
+
+        prepared = self.prepare(name, arguments, pairs=pairs, timeout=timeout, user=user)
+        runner = self.runner(prepared.tool.runtime, NO_SINK)
+        if isinstance(runner, Described):
+            return runner.describe(prepared)
+        return {
+            "transport": prepared.tool.runtime,
+            "arguments": prepared.arguments,
+            "timeout": prepared.timeout,
+        }
+
+    def batch(
+        self,
+        name: str | ToolSpec,
+        lines: Iterable[str],
+        *,
+        concurrency: int = 1,
+        timeout: float | None = None,
+        user: str | None = None,
+        sink: Sink | None = None,
+        max_output: int | None = None,
+        origin: Origin | None = None,
+    ) -> Iterator[ToolResult]:
+        """One call per JSON line, in input order (see the module docstring); the batch is
+        one session (TOOLCTL_SESSION, else a new one)."""
+        from toolctl.calls.batching import run_batch
+
+        tool = name if isinstance(name, ToolSpec) else resolve(self.registry, name)
+        template = Call(
+            tool,
+            {},
+            call_timeout(tool, timeout, self.settings.default_timeout),
+            user or self.settings.user,
+            max_output=call_max_output(tool, max_output),
+        )
+        events = _EventsOnly(sink or NO_SINK)
+        runner = self.runner(tool.runtime, events)
+        with Reaping(self.settings):
+            try:
+                yield from run_batch(
+                    self,
+                    runner,
+                    template._replace(sink=events),
+                    lines,
+                    concurrency,
+                    origin or batch_origin(self.settings),
+                )
+            except KeyboardInterrupt as exc:
+                runner.close()  # ends every call in flight
+                raise interruption(exc, "interrupted; the batch's calls were stopped") from exc
+
+    def runner(self, runtime: str, sink: Sink = NO_SINK) -> Runner:
+        """The runner of ``runtime``, loaded on first use and kept until ``close``."""
+        runner = self._runners.get(runtime)
+        if runner is None:
+            from toolctl.runners import load_runner
+
+            with self._lock:
+                runner = self._runners.get(runtime)
+                if runner is None:
+                    runner = load_runner(runtime, self.settings, warn=sink.warning)
+                    self._runners[runtime] = runner
+        return runner
+
+    def close(self, drain: float | None = None) -> None:
+        """Close every runner (ending calls still in flight), then reap what they left.
+
+        ``drain`` (a server stopping): first wait up to that many seconds for the calls in
+        flight to end (a cancelled call cleans up: its container is removed), then reap
+        even if one never ends.
+        """
+        if drain is not None:
+            wait_idle(drain)
+        with self._lock:
+            runners, self._runners = list(self._runners.values()), {}
+        for runner in runners:
+            runner.close()
+        sweep(self.settings, force=drain is not None)
+
+
+class _EventsOnly(Sink):
+    """A batch's calls report their events and warnings, never output: results are lines."""
+
+    reports = False
+
+    def __init__(self, sink: Sink) -> None:
+        self._sink = sink
+
+    def event(self, event: Event) -> None:
+        self._sink.event(event)
+
+    def warning(self, message: str) -> None:
+        self._sink.warning(message)

@@ -1,0 +1,105 @@
+"""The runtime sections of a tool: ``[tool.local]``, ``[tool.container]``, ``[tool.http]``,
+``[tool.mcp]`` (and its MCP annotations)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from pydantic import (
+    Field,
+    field_validator,
+    model_validator,
+)
+
+from toolctl.models.fields import DescriptorModel, InputMode
+from toolctl.urls import url_problem
+
+
+class LocalRuntime(DescriptorModel):
+    """A subprocess: argv with per-item ``{arg}`` substitution, never a shell."""
+
+    command: list[str] = Field(min_length=1)
+    input: InputMode = "json"
+    env: dict[str, str] = Field(default_factory=dict)
+    cwd: str | None = None
+
+
+class ContainerRuntime(DescriptorModel):
+    """A container run through the docker or podman CLI."""
+
+    image: str = Field(min_length=1)
+    command: list[str] = Field(default_factory=list)
+    input: InputMode = "json"
+    env: dict[str, str] = Field(default_factory=dict)
+    network: str = "none"
+    memory: str | None = None
+    cpus: float | None = Field(default=None, gt=0)
+    read_only: bool = True
+    engine: Literal["docker", "podman"] | None = None
+
+
+class HttpRuntime(DescriptorModel):
+    """An HTTP endpoint: an absolute ``url``, or a ``path`` below the tool's service."""
+
+    url: str | None = None
+    path: str | None = None
+    method: Literal["GET", "POST"] = "POST"
+    headers: dict[str, str] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _url_or_path(self) -> HttpRuntime:
+        if (self.url is None) == (self.path is None):
+            raise ValueError("give exactly one of 'url' (absolute) or 'path' (below the service)")
+        if self.url is not None and (problem := url_problem(self.url)):
+            raise ValueError(f"url must be absolute http(s), got {self.url!r}: {problem}")
+        return self
+
+
+class ToolAnnotations(DescriptorModel):
+    """MCP's hints about a tool's behaviour, spelled as MCP spells them; served as given."""
+
+    title: str | None = None
+    readOnlyHint: bool | None = None
+    destructiveHint: bool | None = None
+    idempotentHint: bool | None = None
+    openWorldHint: bool | None = None
+
+
+PIN_PATTERN = r"^sha256:[0-9a-f]{64}$"
+
+
+class McpRuntime(DescriptorModel):
+    """One tool of an MCP service: the server's own name for it, its pin and its schema."""
+
+    name: str = Field(min_length=1)
+    """The server's name for the tool (any string the server uses, not a registry name)."""
+    pin: str | None = Field(default=None, pattern=PIN_PATTERN)
+    """``sha256:`` + 64 hex digits of the tool's canonical JSON when it was imported."""
+    parameters: dict[str, Any] | None = None
+    """The tool's ``inputSchema`` as the server sent it."""
+    annotations: dict[str, Any] | None = None
+    """The tool's ``annotations`` when it was imported (shown by ``--update``'s diff)."""
+
+    @field_validator("parameters", mode="before")
+    @classmethod
+    def _json_text(cls, value: Any) -> Any:
+        """A schema holding a JSON ``null`` (``"default": null``) is kept as JSON text:
+        TOML has no null."""
+        if isinstance(value, str):
+            try:
+                return json.loads(value)
+            except ValueError as exc:
+                raise ValueError(f"mcp.parameters is not JSON: {exc}") from None
+        return value
+
+    @field_validator("parameters")
+    @classmethod
+    def _object_schema(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        if value is not None and value.get("type", "object") != "object":
+            raise ValueError("mcp.parameters must be a JSON Schema of type 'object'")
+        if value is not None:
+            from toolctl.schemas import check_parameters
+
+            check_parameters(value)
+        return value

@@ -1,0 +1,156 @@
+"""One HTTP exchange over httpx, read whole by its deadline and capped at ``max_output``,
+through clients that keep no cookies and read their TLS trust on the first handshake."""
+
+from __future__ import annotations
+
+import ssl
+import threading
+import time
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+if TYPE_CHECKING:
+    import httpx
+
+
+class Answer(NamedTuple):
+    """An answer read whole: the (closed) response, its decoded body as far as it is held,
+    and the bytes past ``max_output`` that were read and dropped."""
+
+    response: httpx.Response
+    body: bytes
+    dropped: int
+
+    def text(self) -> str:
+        """The body as text, decoded as httpx's ``Response.text`` would (its default is UTF-8;
+        the charset parameter is looked for only when there is one)."""
+        declared = "charset" in self.response.headers.get("content-type", "").lower()
+        encoding = self.response.encoding if declared else "utf-8"
+        return self.body.decode(encoding or "utf-8", errors="replace")
+
+    def whole(self) -> httpx.Response:
+        """A response holding the body (a failure's excerpt and JSON are read from it)."""
+        import httpx
+
+        streamed = self.response
+        headers = [
+            (key, value)
+            for key, value in streamed.headers.multi_items()
+            if key.lower() not in ("content-encoding", "content-length", "transfer-encoding")
+        ]
+        whole = httpx.Response(  # already decoded (gzip, ...): the encoding headers are gone
+            streamed.status_code,
+            headers=headers,
+            content=self.body,
+            request=streamed.request,
+            extensions=streamed.extensions,
+        )
+        whole.next_request = streamed.next_request
+        return whole
+
+
+def read_answer(
+    client: httpx.Client, request: httpx.Request, deadline: float, limit: int | None = None
+) -> Answer:
+    """Send and read the whole answer by ``deadline``: httpx's timeouts bound each read,
+    so a server dripping bytes (or streaming forever) would otherwise hold the call open.
+
+    The body is read chunk by chunk against the deadline; a server silent for a whole
+    timeout is cut by the read timeout, so a call ends within its timeout plus one gap.
+    At most ``limit`` bytes of the (decoded) body are held; the rest is read and counted.
+    """
+    streamed = _exchange(client, request)
+    held = bytearray()
+    dropped = 0
+    try:
+        for chunk in streamed.iter_bytes():
+            room = len(chunk) if limit is None else max(limit - len(held), 0)
+            held += chunk[:room]
+            dropped += len(chunk) - min(room, len(chunk))
+            if time.monotonic() > deadline:
+                raise TimeoutError
+    finally:
+        streamed.close()
+    return Answer(streamed, bytes(held), dropped)
+
+
+def _exchange(client: httpx.Client, request: httpx.Request) -> httpx.Response:
+    """``client.send(request, stream=True)`` without the client's per-request layers.
+
+    Those layers (auth flow, redirect loop, event hooks, cookie extraction through urllib's
+    cookie machinery, logging) cost a fifth of a call's CPU, and this runner uses none of
+    them: no auth, no cookies, redirects are its own. The request still goes through the
+    transport the client mounted for its URL (an environment proxy, or none for loopback),
+    and a redirect's next request is built by the client, as ``send`` would.
+    An httpx without those two private methods (they are stable through 0.28) gets the
+    public ``send``, with the same answers.
+    """
+    transport_for = getattr(client, "_transport_for_url", None)
+    if transport_for is None or not hasattr(client, "_build_redirect_request"):
+        return client.send(request, stream=True)
+    response: httpx.Response = transport_for(request.url).handle_request(request)
+    response.request = request
+    if response.has_redirect_location:
+        try:
+            response.next_request = client._build_redirect_request(request, response)
+        except BaseException:  # a Location that is no URL: the connection is not kept
+            response.close()
+            raise
+    return response
+
+
+def no_cookies() -> Any:
+    """A cookie jar that keeps nothing and sends nothing: no state passes between calls."""
+    import http.cookiejar
+
+    class NoCookies(http.cookiejar.CookieJar):
+        def extract_cookies(self, response: Any, request: Any) -> None:
+            pass
+
+        def add_cookie_header(self, request: Any) -> None:
+            pass
+
+    return NoCookies()
+
+
+class LazyTrust(ssl.SSLContext):
+    """httpx's default TLS context, but the CA bundle is read on the first TLS handshake.
+
+    Reading it costs 40-70 ms, a quarter of a whole ``toolctl run``; a plain http:// tool
+    (every managed service) never needs it. Same trust as httpx: $SSL_CERT_FILE, else
+    $SSL_CERT_DIR, else certifi's bundle.
+    """
+
+    _trust: tuple[str | None, str | None]
+    _loaded: threading.Lock | None
+
+    @classmethod
+    def make(cls, environ: Mapping[str, str]) -> LazyTrust:
+        context = cls(ssl.PROTOCOL_TLS_CLIENT)  # verifies certificates and host names
+        if environ.get("SSL_CERT_FILE"):
+            context._trust = (environ["SSL_CERT_FILE"], None)
+        elif environ.get("SSL_CERT_DIR"):
+            context._trust = (None, environ["SSL_CERT_DIR"])
+        else:
+            import certifi
+
+            context._trust = (certifi.where(), None)
+        context._loaded = threading.Lock()
+        return context
+
+    def _load(self) -> None:
+        lock = self._loaded
+        if lock is None:
+            return
+        with lock:
+            if self._loaded is not None:
+                self.load_verify_locations(cafile=self._trust[0], capath=self._trust[1])
+                self._loaded = None
+
+    def wrap_socket(self, *args: Any, **kwargs: Any) -> ssl.SSLSocket:
+        self._load()
+        return super().wrap_socket(*args, **kwargs)
+
+    def wrap_bio(self, *args: Any, **kwargs: Any) -> ssl.SSLObject:
+        self._load()
+        return super().wrap_bio(*args, **kwargs)
