@@ -6,6 +6,7 @@ authorization servers in tests/mcp/test_conformance.py too.)"""
 
 from __future__ import annotations
 
+import io
 import json
 import stat
 import threading
@@ -460,3 +461,61 @@ def test_a_login_never_shows_what_a_token_endpoint_answered(
     assert login.stderr.startswith("toolctl: error: login to MCP service 'saas' failed: Invalid")
     assert len(login.stderr.splitlines()) == 1
     assert "S3CR3T" not in login.stdout + login.stderr
+
+
+class _Expiring(_Scoped):
+    """The kept token "t1" opens the session, then expires at the first tools/call (401);
+    the token endpoint trades the refresh token for "t2" (accepted unless ``refuse_new``)."""
+
+    refuse_new = False
+
+    def do_POST(self) -> None:
+        if self.path == "/token":
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            type(self).token_requests.append({})
+            if not type(self).refuse_new:
+                type(self).granted["t2"] = "read write"
+            self._json(200, {"access_token": "t2", "token_type": "Bearer", "expires_in": 60})
+            return
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length)
+        if b'"tools/call"' in body and self.headers.get("Authorization") == "Bearer t1":
+            type(self).granted.pop("t1", None)  # expired, mid-session
+        self.rfile = io.BytesIO(body)
+        super().do_POST()
+
+
+@pytest.mark.parametrize("refuse_new", [False, True])
+def test_a_token_that_expires_mid_session_is_refreshed_and_the_call_sent_again(
+    toolctl: Toolctl, tmp_path: Path, refuse_new: bool
+) -> None:
+    """A long-lived session outlives its token: the 401 on the call is answered by one
+    refresh and the call, which the server never ran, is sent again in a new session."""
+    handler: type[_Expiring] = type(
+        "Expiring",
+        (_Expiring,),
+        {"granted": {"t1": "read write"}, "token_requests": [], "refuse_new": refuse_new},
+    )
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    handler.base = f"http://127.0.0.1:{server.server_address[1]!s}"
+    try:
+        reg = registry(tmp_path, f"{handler.base}/mcp")
+        Kept(token_file(Settings.load([reg]), "saas")).write(
+            tokens={"access_token": "t1", "token_type": "Bearer", "refresh_token": "r"},
+            token_endpoint=f"{handler.base}/token",
+            client={"client_id": "c"},
+        )
+        done = toolctl("run", "saas.echo", "-r", str(reg))
+    finally:
+        server.shutdown()
+        server.server_close()
+    if refuse_new:
+        assert done.returncode == 5
+        assert [line for line in done.stderr.splitlines() if "error" in line] == [
+            "toolctl: error: MCP service 'saas' needs a login (a refreshed token was refused"
+            " too); run 'toolctl mcp login saas'"
+        ]
+        return
+    assert (done.returncode, done.stdout.strip()) == (0, "written"), done.stderr
+    assert len(handler.token_requests) == 1

@@ -35,6 +35,11 @@ class LoginNeeded(TransportUnavailable):
     """An MCP server wants a login toolctl does not hold (exit 5, the command in the hint)."""
 
 
+class Refreshed(LoginNeeded):
+    """An open session's request was refused (401) with the kept token, which a refresh
+    has since replaced: the request was not run, and may be sent again in a new session."""
+
+
 def login_hint(service: str) -> str:
     return f"run 'toolctl mcp login {service}'"
 

@@ -131,15 +131,25 @@ def _with_login(
                 continue
             raise login_needed(settings, name, exc, token) from None
         if not own and isinstance(session.transport, HttpTransport):
-            session.transport.on_refused = _refused(settings, name, token)
+            session.transport.on_refused = _refused(settings, name, section, token)
         return session
     raise AssertionError("unreachable")
 
 
 def _refused(
-    settings: Settings, name: str, token: str | None
+    settings: Settings, name: str, section: Mapping[str, Any], token: str | None
 ) -> Callable[[HttpRefused], Exception]:
-    """What a refusal in an open session of service ``name`` (sent ``token``) becomes."""
-    from toolctl.mcp.oauth import login_needed
+    """What a refusal in an open session of service ``name`` (sent ``token``) becomes: a
+    401 once the kept token has expired is ``Refreshed`` when the refresh token still
+    trades for a new one (a long-lived session, such as a gateway's, outlives its token)."""
+    from toolctl.mcp.oauth import Refreshed, login_hint, login_needed, refresh
 
-    return lambda refused: login_needed(settings, name, refused, token)
+    def refused(answer: HttpRefused) -> Exception:
+        if answer.status == 401 and token and refresh(settings, name, section):
+            return Refreshed(
+                f"MCP service '{name}': its token expired and was refreshed",
+                hint=login_hint(name),
+            )
+        return login_needed(settings, name, answer, token)
+
+    return refused

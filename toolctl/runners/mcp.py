@@ -102,13 +102,28 @@ class McpRunner:
     # -- a call ---------------------------------------------------------------------------
 
     def run(self, call: Call) -> ToolResult:
+        from toolctl.mcp.oauth import LoginNeeded, Refreshed
+
+        started = time.perf_counter()
+        deadline = time.monotonic() + call.timeout
+        try:
+            return self._run(call, started, deadline)
+        except Refreshed:  # refused, so never run: again, in a session with the new token
+            try:
+                return self._run(call, started, deadline)
+            except Refreshed as again:
+                raise LoginNeeded(
+                    f"MCP service '{_service_name(call.tool)}' needs a login (a refreshed"
+                    " token was refused too)",
+                    hint=again.hint,
+                ) from None
+
+    def _run(self, call: Call, started: float, deadline: float) -> ToolResult:
         from toolctl.mcp import ServerError, map_result
 
         tool = call.tool
         section = _section(tool)
-        started = time.perf_counter()
-        deadline = time.monotonic() + call.timeout
-        live = self._session(tool, call.timeout, call.sink)
+        live = self._session(tool, max(deadline - time.monotonic(), 0.001), call.sink)
         remote = str(section["name"])
         definition = live.tools.get(remote)
         if definition is None:
