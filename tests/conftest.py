@@ -85,6 +85,7 @@ OUTSIDE: dict[str, Needs] = {
             "serve/",
             "processes/",
             "runners/http/test_managed_services.py",
+            "mcp/test_oauth.py",
             "interchange/test_function_names.py::test_serve_accepts_the_mapped_name",
             "interchange/test_client_install.py::test_the_entry_starts_a_server",
         ),
