@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 from tests.conftest import examples
 from tests.mcp.test_oauth import _Protected
 from toolctl.errors import ToolctlError
-from toolctl.mcp.oauth_flow import AUTH_METHODS, GRANTS, SIGNING, login
+from toolctl.mcp.oauth_flow import login
+from toolctl.mcp.oauth_settings import AUTH_METHODS, GRANTS, SIGNING
 from toolctl.settings import Settings
 
 SECRET = "S3CR3T"

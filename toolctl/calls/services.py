@@ -53,7 +53,8 @@ def service_login(
     granted. UsageError for a service that is not an MCP server reached by URL."""
     from toolctl.descriptor_env import expand_env, expand_env_map
     from toolctl.errors import UsageError
-    from toolctl.mcp.oauth_flow import CREDENTIALS, login
+    from toolctl.mcp.oauth_flow import login
+    from toolctl.mcp.oauth_settings import CREDENTIALS
 
     definition = open_registry(settings, reporter).resolve("service", name)
     section = definition.data.get("mcp") or {}
