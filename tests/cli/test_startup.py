@@ -84,6 +84,7 @@ TOOLCTL_MODULES = {
     "toolctl.cli.run",
     "toolctl.terminal",
     "toolctl.terminal.render",
+    "toolctl.terminal.running",  # what run shows (once the tool was found)
     "toolctl.descriptor_env",
     "toolctl.errors",
     "toolctl.findings",

@@ -126,7 +126,7 @@ def run_command(
     from toolctl.cli.common import open_registry
     from toolctl.errors import ToolFailed
     from toolctl.processes.lifetime import Lifetime
-    from toolctl.terminal import render, running
+    from toolctl.terminal import render
 
     cap = tool_args.parse_size(max_output, "--max-output") if max_output is not None else None
     settings = settings_for(
@@ -156,6 +156,8 @@ def run_command(
             allow_staging=allow_staging,
             dry_run=dry_run,
         )
+        from toolctl.terminal import running  # not before: an unknown tool never needs it
+
         ok = running.print_run(
             done, as_json=json, streamed=sink.streamed, source=batch, color=settings.color
         )
