@@ -1,5 +1,5 @@
-"""Whether a URL a descriptor or an option gives is one toolctl can send to: absolute, of
-an expected scheme, with a host and a port in range. ``urllib`` and httpx raise on the rest
+"""Whether a URL a descriptor gives is one toolctl can send to: absolute http(s), with a
+host and a port in range. ``urllib`` and httpx raise on the rest
 (an unclosed ``[``, a port of letters or past 65535) wherever the URL is first taken apart;
 checked here once, such a URL is a finding or a one-line error instead."""
 
@@ -11,8 +11,8 @@ from urllib.parse import urlsplit
 _ENV_REFERENCE = re.compile(r"\$\{env:[^}]*\}")
 
 
-def url_problem(url: str, schemes: tuple[str, ...] = ("http", "https")) -> str | None:
-    """Why ``url`` is not an absolute URL of one of ``schemes`` with a host, or None.
+def url_problem(url: str) -> str | None:
+    """Why ``url`` is not an absolute http(s) URL with a host, or None.
     A ``${env:NAME}`` reference stands for a word that fits anywhere (a host, a port is
     checked once the value is known)."""
     text = _ENV_REFERENCE.sub("env", url)
@@ -24,8 +24,8 @@ def url_problem(url: str, schemes: tuple[str, ...] = ("http", "https")) -> str |
             _ = parts.port  # raises for a port that is no number, or out of range
     except ValueError as exc:  # "Invalid IPv6 URL", "Port out of range 0-65535", ...
         return str(exc).rstrip(".")
-    if parts.scheme not in schemes:
-        return f"expected {' or '.join(f'{s}://' for s in schemes)}"
-    if not parts.hostname and not parts.netloc.startswith("env"):
+    if parts.scheme not in ("http", "https"):
+        return "expected http:// or https://"
+    if not parts.hostname:
         return "it names no host"
     return None

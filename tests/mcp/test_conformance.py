@@ -15,7 +15,7 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -115,9 +115,22 @@ def test_the_gateway_passes_every_server_scenario_of_the_reference_server(
     """The reference server imported with `import mcp` and re-served: content blocks,
     progress, logging, sampling and elicitation, resources, prompts and completions pass
     through `toolctl serve` as they are."""
+    mcp = {"command": [sys.executable, str(REFERENCE)]}
+    assert_the_gateway_passes(toolctl, suite, serve, tmp_path, mcp)
+
+
+def assert_the_gateway_passes(
+    toolctl: Toolctl,
+    suite: list[str],
+    serve: Callable[[Path], str],
+    tmp_path: Path,
+    mcp: Mapping[str, object],
+) -> None:
+    """The server of ``[service.mcp]`` ``mcp`` imported with `import mcp` and re-served by
+    `toolctl serve` passes every server scenario."""
     reg = tmp_path / "reg"
     reg.mkdir()
-    service = {"name": "reference", "mcp": {"command": [sys.executable, str(REFERENCE)]}}
+    service = {"name": "reference", "mcp": dict(mcp)}
     (reg / "services.toml").write_text(tomli_w.dumps({"service": [service]}))
     imported = toolctl("import", "mcp", "reference", "-r", str(reg), "--prefix", "")
     assert imported.returncode == 0, imported.stderr
@@ -164,15 +177,8 @@ def test_the_gateway_passes_every_server_scenario_of_the_suites_own_reference_se
     try:
         wait_for(lambda: listening() or server.poll() is not None, 120)
         assert listening(), (tmp_path / "reference.log").read_text()
-        reg = tmp_path / "reg"
-        reg.mkdir()
-        service = {"name": "reference", "mcp": {"url": f"http://127.0.0.1:{port}/mcp"}}
-        (reg / "services.toml").write_text(tomli_w.dumps({"service": [service]}))
-        imported = toolctl("import", "mcp", "reference", "-r", str(reg), "--prefix", "")
-        assert imported.returncode == 0, imported.stderr
-        checks = run_server_suite(suite, serve(reg), tmp_path / "gateway")
-        assert len(checks) == SERVER_SCENARIOS, sorted(checks)
-        assert failures(checks) == {}
+        mcp = {"url": f"http://127.0.0.1:{port}/mcp"}
+        assert_the_gateway_passes(toolctl, suite, serve, tmp_path, mcp)
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(server.pid, signal.SIGTERM)

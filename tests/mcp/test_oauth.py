@@ -6,12 +6,13 @@ authorization servers in tests/mcp/test_conformance.py too.)"""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import stat
 import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, HTTPServer, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
@@ -37,13 +38,26 @@ class _Protected(BaseHTTPRequestHandler):
         pass
 
 
+@contextlib.contextmanager
+def serving(handler: type[BaseHTTPRequestHandler], **attributes: Any) -> Iterator[Any]:
+    """A server of a subclass of ``handler`` with ``attributes`` (each test its own state)
+    on 127.0.0.1, for the block; yields that subclass, its ``base`` the server's URL."""
+    made: Any = type(handler.__name__, (handler,), attributes)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), made)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    made.base = f"http://127.0.0.1:{server.server_address[1]!s}"
+    made.url = f"{made.base}/mcp"
+    try:
+        yield made
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 @pytest.fixture
 def protected() -> Iterator[str]:
-    server = HTTPServer(("127.0.0.1", 0), _Protected)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/mcp"
-    server.shutdown()
-    server.server_close()
+    with serving(_Protected) as server:
+        yield server.url
 
 
 def registry(root: Path, url: str, oauth: dict[str, str] | None = None) -> Path:
@@ -163,14 +177,8 @@ class _Scoped(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def scoped() -> Iterator[type[_Scoped]]:
-    handler: type[_Scoped] = type("Scoped", (_Scoped,), {"granted": {}, "token_requests": []})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    handler.base = f"http://127.0.0.1:{server.server_address[1]!s}"
-    handler.url = f"{handler.base}/mcp"
-    yield handler
-    server.shutdown()
-    server.server_close()
+    with serving(_Scoped, granted={}, token_requests=[]) as server:
+        yield server
 
 
 CI = {"grant": "client_credentials", "client_id": "ci", "client_secret": "shh"}
@@ -380,6 +388,15 @@ class _Refreshing(_Scoped):
         super().do_POST()
 
 
+def keep_tokens(reg: Path, server: Any, access_token: str) -> None:
+    """What a login would have left: ``access_token`` and a refresh token for ``server``."""
+    Kept(token_file(Settings.load([reg]), "saas")).write(
+        tokens={"access_token": access_token, "token_type": "Bearer", "refresh_token": "r"},
+        token_endpoint=f"{server.base}/token",
+        client={"client_id": "c"},
+    )
+
+
 FRESH = json.dumps({"access_token": "fresh", "token_type": "Bearer"}).encode()
 
 
@@ -400,24 +417,10 @@ def test_a_run_refreshes_an_expired_token_once_and_a_hostile_answer_is_a_login(
     """A 401 with the kept token: the refresh token is traded once, then the run goes on;
     a token endpoint answering something no header can carry is exit 5 naming the login
     (a deeply nested answer was exit 70), never the answer."""
-    handler: type[_Refreshing] = type(
-        "Refreshing", (_Refreshing,), {"granted": {}, "token_requests": [], "answer": answer}
-    )
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    handler.base = f"http://127.0.0.1:{server.server_address[1]!s}"
-    try:
-        reg = registry(tmp_path, f"{handler.base}/mcp")
-        settings = Settings.load([reg])
-        Kept(token_file(settings, "saas")).write(
-            tokens={"access_token": "stale", "token_type": "Bearer", "refresh_token": "r"},
-            token_endpoint=f"{handler.base}/token",
-            client={"client_id": "c"},
-        )
+    with serving(_Refreshing, granted={}, token_requests=[], answer=answer) as server:
+        reg = registry(tmp_path, server.url)
+        keep_tokens(reg, server, "stale")
         done = toolctl("run", "saas.echo", "-r", str(reg))
-    finally:
-        server.shutdown()
-        server.server_close()
     if answer == FRESH:
         assert (done.returncode, done.stdout.strip()) == (0, "written"), done.stderr
         return
@@ -444,19 +447,8 @@ def test_a_login_never_shows_what_a_token_endpoint_answered(
     """The SDK's validation error quotes the value it was given (pydantic's input_value):
     the login's one line leaves it out."""
     body = json.dumps(answer).encode()
-    handler: type[_Refreshing] = type(
-        "Hostile", (_Refreshing,), {"granted": {}, "token_requests": [], "answer": body}
-    )
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    handler.base = f"http://127.0.0.1:{server.server_address[1]!s}"
-    try:
-        login = toolctl(
-            "mcp", "login", "saas", "-r", str(registry(tmp_path, f"{handler.base}/mcp", CI))
-        )
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(_Refreshing, granted={}, token_requests=[], answer=body) as server:
+        login = toolctl("mcp", "login", "saas", "-r", str(registry(tmp_path, server.url, CI)))
     assert login.returncode == 5
     assert login.stderr.startswith("toolctl: error: login to MCP service 'saas' failed: Invalid")
     assert len(login.stderr.splitlines()) == 1
@@ -491,25 +483,12 @@ def test_a_token_that_expires_mid_session_is_refreshed_and_the_call_sent_again(
 ) -> None:
     """A long-lived session outlives its token: the 401 on the call is answered by one
     refresh and the call, which the server never ran, is sent again in a new session."""
-    handler: type[_Expiring] = type(
-        "Expiring",
-        (_Expiring,),
-        {"granted": {"t1": "read write"}, "token_requests": [], "refuse_new": refuse_new},
-    )
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    handler.base = f"http://127.0.0.1:{server.server_address[1]!s}"
-    try:
-        reg = registry(tmp_path, f"{handler.base}/mcp")
-        Kept(token_file(Settings.load([reg]), "saas")).write(
-            tokens={"access_token": "t1", "token_type": "Bearer", "refresh_token": "r"},
-            token_endpoint=f"{handler.base}/token",
-            client={"client_id": "c"},
-        )
+    granted = {"t1": "read write"}
+    with serving(_Expiring, granted=granted, token_requests=[], refuse_new=refuse_new) as server:
+        reg = registry(tmp_path, server.url)
+        keep_tokens(reg, server, "t1")
         done = toolctl("run", "saas.echo", "-r", str(reg))
-    finally:
-        server.shutdown()
-        server.server_close()
+        requests = len(server.token_requests)
     if refuse_new:
         assert done.returncode == 5
         assert [line for line in done.stderr.splitlines() if "error" in line] == [
@@ -518,4 +497,4 @@ def test_a_token_that_expires_mid_session_is_refreshed_and_the_call_sent_again(
         ]
         return
     assert (done.returncode, done.stdout.strip()) == (0, "written"), done.stderr
-    assert len(handler.token_requests) == 1
+    assert requests == 1

@@ -4,9 +4,7 @@ never another exception (exit 70), and never a secret in what it says."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
-from http.server import HTTPServer
 from typing import Any
 
 import pytest
@@ -14,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import examples
-from tests.mcp.test_oauth import _Protected
+from tests.mcp.test_oauth import _Protected, serving
 from toolctl.errors import ToolctlError
 from toolctl.mcp.oauth_flow import login
 from toolctl.mcp.oauth_settings import AUTH_METHODS, GRANTS, SIGNING
@@ -35,11 +33,8 @@ VALUES = st.one_of(
 
 @pytest.fixture(scope="module")
 def protected() -> Iterator[str]:
-    server = HTTPServer(("127.0.0.1", 0), _Protected)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/mcp"
-    server.shutdown()
-    server.server_close()
+    with serving(_Protected) as server:
+        yield server.url
 
 
 @settings(

@@ -1,0 +1,35 @@
+"""The one check of the http(s) URLs descriptors give: any text gets an answer (a reason,
+or None for a URL urllib and httpx can take apart), never an exception."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.conftest import examples
+from toolctl.urls import url_problem
+
+PIECES = st.sampled_from(
+    ["http://", "https://", "ftp://", "[", "]", "::1", ":", "@", "/", "%", "${env:H}", " ", "h"]
+)
+
+
+@settings(max_examples=examples(500), deadline=None)
+@given(st.one_of(st.text(max_size=40), st.lists(PIECES, max_size=8).map("".join)))
+def test_any_text_gets_a_reason_or_is_a_url_that_can_be_taken_apart(url: str) -> None:
+    problem = url_problem(url)
+    assert problem is None or (isinstance(problem, str) and problem)
+    if problem is None and "${env:" not in url:
+        parts = urlsplit(url)
+        assert parts.scheme in ("http", "https") and parts.hostname
+        assert parts.port is None or 0 <= parts.port <= 65535
+
+
+@pytest.mark.parametrize(
+    "url", ["http://${env:HOST}/x", "http://h:${env:PORT}/x", "https://[::1]:8080/", "http://h/"]
+)
+def test_urls_that_are_fine(url: str) -> None:
+    assert url_problem(url) is None
