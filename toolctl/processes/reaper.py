@@ -169,7 +169,9 @@ class Reaping:
     def __enter__(self) -> None:
         global _in_flight, _before, _swept
         become_subreaper()
-        with _in_flight_lock:
+        # a sweep under way (the last call before this one just ended) finishes first:
+        # what this call starts is not a leftover of the calls before it
+        with _sweeping, _in_flight_lock:
             if _in_flight == 0:
                 _before = set(descendants())
             _in_flight += 1
