@@ -8,6 +8,7 @@ whose command ignores SIGTERM. The servers' signals are in tests/serve/test_sign
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import sys
@@ -124,3 +125,47 @@ def started(marks: tuple[str, str, str]) -> bool:
         return all(any(line.startswith(f"sleep {mark}") for line in lines) for mark in marks)
 
     return wait_for(sleeping, seconds=60)
+
+
+def _reading_stdin(pid: int) -> bool:
+    """Whether ``pid`` handles SIGTERM itself (its lifetime is in force) and is blocked in
+    a read of its stdin: the moment a user's Ctrl-C finds `run --args -` waiting."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+        syscall = Path(f"/proc/{pid}/syscall").read_text().split()
+    except OSError:
+        return False
+    caught = int(next(line for line in status.splitlines() if line.startswith("SigCgt:"))[7:], 16)
+    return bool(caught >> (signal.SIGTERM - 1) & 1) and syscall[:2] == ["0", "0x0"]
+
+
+@pytest.mark.parametrize(("signum", "code", "word"), STOPPING[2:])
+@pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
+def test_a_signal_before_any_tool_runs_is_told_with_its_own_exit_code(
+    tmp_path: Path, signum: int, code: int, word: str, as_json: bool
+) -> None:
+    # `run --args -` waits on stdin before a tool is called: nothing below the command
+    # catches the signal there (typer 0.28 made it a silent 130, SIGTERM included)
+    write_files(
+        tmp_path, {"reg/t.toml": '[[tool]]\nname = "t"\n[tool.local]\ncommand = ["true"]\n'}
+    )
+    command = [sys.executable, "-m", "toolctl", "run", "t", "--args", "-", "--registry", "reg"]
+    child = subprocess.Popen(
+        command + ["--json"] * as_json,
+        cwd=tmp_path,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert wait_for(lambda: _reading_stdin(child.pid), seconds=60)
+        child.send_signal(signum)
+        out, err = child.communicate(timeout=30)
+    finally:
+        child.kill()
+    assert (child.returncode, err) == (code, f"toolctl: error: {word}\n")
+    if as_json:
+        assert json.loads(out)["exit_code"] == code
+    else:
+        assert out == ""

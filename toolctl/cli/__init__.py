@@ -60,12 +60,12 @@ def _exit(code: int) -> NoReturn:
 
 def dispatch(args: list[str]) -> int:
     """Run one command line; returns the exit code instead of raising."""
-    from toolctl.terminal import render
-
     if args[:1] == ["help"]:  # `toolctl help mcp install` is `toolctl mcp install --help`
         args = [*args[1:], "--help"]
-    render.PROGRESS = "--json" not in args  # JSON for machines: no spinner beside it
     try:
+        from toolctl.terminal import render
+
+        render.PROGRESS = "--json" not in args  # JSON for machines: no spinner beside it
         from toolctl.cli.app import command
 
         cli = command(args)

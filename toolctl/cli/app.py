@@ -50,11 +50,26 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
+class _Group(typer.core.TyperGroup):
+    """The root group: a stopping signal that ends a command before anything below caught
+    it (Ctrl-C while the registry loads) is told like every other error, in one line and
+    with its own exit code. Typer 0.28 turns it into a silent exit 130, SIGTERM included."""
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt as exc:
+            from toolctl.errors import signal_of, stopped_by
+
+            raise stopped_by(signal_of(exc)) from None
+
+
 def build_app(modules: Sequence[str], *, completion: bool = False) -> typer.Typer:
     """A Typer app holding the commands of the given toolctl.cli modules; ``completion``:
     with ``--install-completion``/``--show-completion`` and the shells' completion."""
     app = typer.Typer(
         name="toolctl",
+        cls=_Group,
         help="A first-wins registry and runner for agent tools.",
         no_args_is_help=True,
         add_completion=completion,

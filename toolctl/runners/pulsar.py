@@ -107,13 +107,14 @@ class PulsarRunner:
         started = time.monotonic()
         channel = self._channel(tool, timeout)
         waited = Waited()
-        call_id = channel.send(
-            _request(call), waited, timeout, call.traceparent, progress=call.sink.reports
-        )
-        waiting = call.sink.waiting(
-            f"no worker has answered on {channel.request_queue} yet…", delay=WORKER_PATIENCE
-        )
-        try:
+        call_id = ""
+        try:  # from the send on: a signal a busy machine delivers at once is told the same
+            call_id = channel.send(
+                _request(call), waited, timeout, call.traceparent, progress=call.sink.reports
+            )
+            waiting = call.sink.waiting(
+                f"no worker has answered on {channel.request_queue} yet…", delay=WORKER_PATIENCE
+            )
             with waiting:
                 answer = _collect(waited.box, started + timeout, call.sink, waiting.stop)
         except TimeoutError:
