@@ -498,3 +498,61 @@ def test_a_token_that_expires_mid_session_is_refreshed_and_the_call_sent_again(
         return
     assert (done.returncode, done.stdout.strip()) == (0, "written"), done.stderr
     assert requests == 1
+
+
+class _ExpiringPrompts(_Expiring):
+    """As _Expiring, with prompts: "t1" expires at the first prompts/get instead."""
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length)
+        if self.path == "/token":
+            self.rfile = io.BytesIO(body)
+            return super().do_POST()
+        message = json.loads(body)
+        method = message.get("method")
+        token = (self.headers.get("Authorization") or "").removeprefix("Bearer ")
+        if method == "prompts/get" and token == "t1":
+            type(self).granted.pop("t1", None)  # expired, mid-session
+        if method in ("prompts/list", "prompts/get") and token in type(self).granted:
+            answer: dict[str, Any] = {"prompts": [{"name": "greet"}]}
+            if method == "prompts/get":
+                text = {"type": "text", "text": f"hello with {token}"}
+                answer = {"messages": [{"role": "user", "content": text}]}
+            return self._json(200, {"jsonrpc": "2.0", "id": message["id"], "result": answer})
+        if method == "initialize":
+            info = {"name": "prompting", "version": "1"}
+            capabilities: dict[str, Any] = {"tools": {}, "prompts": {}}
+            result = {"protocolVersion": "2025-06-18", "capabilities": capabilities}
+            return self._json(
+                200,
+                {"jsonrpc": "2.0", "id": message["id"], "result": {**result, "serverInfo": info}},
+            )
+        self.rfile = io.BytesIO(body)
+        return super().do_POST()
+
+
+def test_a_gateway_prompt_whose_token_expired_is_refreshed_and_sent_again(
+    tmp_path: Path,
+) -> None:
+    """What a door forwards besides calls (a prompt, a read, a listing) goes over the
+    calls' session: the 401 of an expired token is one refresh and the request again, in
+    a new session, as for a call (it failed with "needs a login" until the next call)."""
+    import anyio
+
+    from tests.serve.mcp_clients import stdio_session
+
+    async def get_twice(reg: Path) -> list[str]:
+        async with stdio_session(reg) as session:
+            names = [p.name for p in (await session.list_prompts()).prompts]
+            first = await session.get_prompt("greet")
+            second = await session.get_prompt("greet")
+            texts = [m.content.text for m in (*first.messages, *second.messages)]  # type: ignore[union-attr]
+            return [*names, *texts]
+
+    with serving(_ExpiringPrompts, granted={"t1": "read write"}, token_requests=[]) as server:
+        reg = registry(tmp_path, server.url)
+        keep_tokens(reg, server, "t1")
+        got = anyio.run(get_twice, reg)
+        assert got == ["greet", "hello with t2", "hello with t2"]
+        assert len(server.token_requests) == 1

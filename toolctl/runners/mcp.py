@@ -15,7 +15,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from toolctl.errors import RegistryError, TimedOut, ToolctlError, TransportUnavailable, UsageError
 from toolctl.runners.base import Call, Sink, ToolResult, ToolSpec, expand_env, expand_env_map
@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from toolctl.mcp import Progress, Session
     from toolctl.mcp.keeper import KeptSession
     from toolctl.settings import Settings
+
+_T = TypeVar("_T")
 
 SLOW_START = 1.0
 """A server that takes longer than this to start gets the keep_alive suggestion."""
@@ -102,21 +104,9 @@ class McpRunner:
     # -- a call ---------------------------------------------------------------------------
 
     def run(self, call: Call) -> ToolResult:
-        from toolctl.mcp.oauth import LoginNeeded, Refreshed
-
         started = time.perf_counter()
         deadline = time.monotonic() + call.timeout
-        try:
-            return self._run(call, started, deadline)
-        except Refreshed:  # refused, so never run: again, in a session with the new token
-            try:
-                return self._run(call, started, deadline)
-            except Refreshed as again:
-                raise LoginNeeded(
-                    f"MCP service '{_service_name(call.tool)}' needs a login (a refreshed"
-                    " token was refused too)",
-                    hint=again.hint,
-                ) from None
+        return _once_more(call.tool, lambda: self._run(call, started, deadline))
 
     def _run(self, call: Call, started: float, deadline: float) -> ToolResult:
         from toolctl.mcp import ServerError, map_result
@@ -192,6 +182,27 @@ class McpRunner:
     def session(self, tool: ToolSpec, timeout: float) -> Session:
         """The session with ``tool``'s service the calls use (opened if need be), for what
         else a door asks of that server (its resources, prompts, completions)."""
+        return self._door_session(tool, timeout).session  # type: ignore[return-value]
+
+    def request(
+        self, tool: ToolSpec, method: str, params: dict[str, Any] | None, timeout: float
+    ) -> dict[str, Any]:
+        """One request a door forwards to ``tool``'s service (a listing, a read, a prompt),
+        over the calls' session: refused with a token a refresh has since replaced, it
+        goes again once in a new session, as a call does."""
+        return _once_more(tool, lambda: self._request(tool, method, params, timeout))
+
+    def _request(
+        self, tool: ToolSpec, method: str, params: dict[str, Any] | None, timeout: float
+    ) -> dict[str, Any]:
+        live = self._door_session(tool, timeout)
+        try:
+            return live.session.request(method, params, timeout)  # type: ignore[union-attr]
+        except TransportUnavailable:  # a refreshed login too: the next session uses it
+            self._forget(_service_name(tool), live)
+            raise
+
+    def _door_session(self, tool: ToolSpec, timeout: float) -> _Live:
         from toolctl.mcp.keeper import KeptSession
 
         live = self._session(tool, timeout, Sink())
@@ -200,7 +211,7 @@ class McpRunner:
                 f"MCP service '{_service_name(tool)}' runs in a kept session, which carries "
                 "tool calls only"
             )
-        return live.session
+        return live
 
     def _session(self, tool: ToolSpec, timeout: float, sink: Sink) -> _Live:
         name = _service_name(tool)
@@ -313,6 +324,24 @@ def _service(tool: ToolSpec) -> Mapping[str, Any]:
             hint="run 'toolctl check'",
         )
     return service
+
+
+def _once_more(tool: ToolSpec, attempt: Callable[[], _T]) -> _T:
+    """``attempt()``; refused with a token a refresh has since replaced (so never run), it
+    goes once more, in a session with the new token."""
+    from toolctl.mcp.oauth import LoginNeeded, Refreshed
+
+    try:
+        return attempt()
+    except Refreshed:
+        try:
+            return attempt()
+        except Refreshed as again:
+            raise LoginNeeded(
+                f"MCP service '{_service_name(tool)}' needs a login (a refreshed token was"
+                " refused too)",
+                hint=again.hint,
+            ) from None
 
 
 def _service_name(tool: ToolSpec) -> str:

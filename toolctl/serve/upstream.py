@@ -64,7 +64,7 @@ class Upstreams:
             if capability not in session.capabilities:
                 continue
             pins = _pins(tool)
-            for item in self._pages(session, method, field):
+            for item in self._pages(tool, method, field):
                 name = item.get(key)
                 if not isinstance(name, str):
                     continue
@@ -134,8 +134,13 @@ class Upstreams:
             raise NotFound("resource", str(uri), [])
         return owner
 
-    def _forward(self, method: str, params: dict[str, Any], owner: ToolSpec) -> dict[str, Any]:
-        return self._session(owner).request(method, params, TIMEOUT)
+    def _forward(
+        self, method: str, params: dict[str, Any] | None, owner: ToolSpec
+    ) -> dict[str, Any]:
+        """``method`` of ``owner``'s service, over its calls' session (a refreshed login
+        sends it again, as a call)."""
+        result: dict[str, Any] = self._runner().request(owner, method, params, TIMEOUT)
+        return result
 
     def _services(self) -> list[ToolSpec]:
         """One served tool of each MCP service, in the registry's order of services."""
@@ -156,15 +161,17 @@ class Upstreams:
                 self.dispatcher.log_sink.warning(f"{tool.name}: {exc}")
 
     def _session(self, tool: ToolSpec) -> Session:
-        runner: Any = self.dispatcher.caller.runner("mcp")
-        session: Session = runner.session(tool, TIMEOUT)
+        session: Session = self._runner().session(tool, TIMEOUT)
         return session
 
-    def _pages(self, session: Session, method: str, field: str) -> Iterator[dict[str, Any]]:
+    def _runner(self) -> Any:
+        return self.dispatcher.caller.runner("mcp")
+
+    def _pages(self, tool: ToolSpec, method: str, field: str) -> Iterator[dict[str, Any]]:
         cursor: str | None = None
         for _ in range(MAX_PAGES):
             params = {"cursor": cursor} if cursor else None
-            result = session.request(method, params, TIMEOUT)
+            result = self._forward(method, params, tool)
             items = result.get(field)
             yield from (item for item in items or [] if isinstance(item, dict))
             cursor = result.get("nextCursor")
