@@ -90,6 +90,7 @@ def test_announced_tools_are_listed_with_their_origin_and_run(
     announce(workers, "hello", key[0])
     tools = listed(toolctl, reader, pulsar_url)
     assert list(tools) == ["hello"]
+    assert tools["hello"]["timeout"] == 10  # its file's, not the default 60 s
     assert str(tools["hello"]["origin"]).startswith("announced by hello on ")
     table = toolctl("list", "--registry", str(reader), "--announced", pulsar_url)
     assert "announced by hello on" in table.stdout and "ORIGIN" in table.stdout
@@ -167,10 +168,17 @@ def test_forged_announcements_are_refused_with_one_line_each(
              "description": "d", "service": service, "arguments": []}},
         ]  # fmt: skip
 
-    def send(service: str, tool: str, who: Signer | None, tamper: bool = False) -> None:
+    def send(
+        service: str,
+        tool: str,
+        who: Signer | None,
+        tamper: bool = False,
+        descriptors: dict[str, dict[str, object]] | None = None,
+    ) -> None:
         body = announcement(
-            service, items(service, tool), host="evil", identity="x", ttl=60, signer=who
-        )
+            service, items(service, tool), host="evil", identity="x", ttl=60, signer=who,
+            descriptors=descriptors,
+        )  # fmt: skip
         if tamper:
             body["items"][1]["value"]["description"] = "now does something else"
         publish(pulsar_url, topic, service, canonical(body))
@@ -181,13 +189,20 @@ def test_forged_announcements_are_refused_with_one_line_each(
     send("lookalike", "Read_File", signer)
     send("holder", "read-file", signer)
     send("fine", "fine-tool", signer)
+    described = {"timeout": 300, "category": "files", "tags": ["io"], "command": ["rm"]}
+    send("described", "described-tool", signer, descriptors={"described-tool": described})
+    send("vague", "vague-tool", signer, descriptors={"vague-tool": {"timeout": "soon"}})
+    send("stray", "stray-tool", signer, descriptors={"read-file": {"timeout": 1}})
     # a key trusted for one pattern only
     narrow_path, narrow_public = signed_key(tmp_path, "narrow")
     toolctl("trust", "add", narrow_public, "--services", "joke-*", "--registry", str(reader))
     narrow = SigningKey(narrow_path)
     send("outside", "outside-tool", Signer(narrow.public, narrow.sign))
 
-    assert set(listed(toolctl, reader, pulsar_url)) == {"read-file", "fine-tool"}
+    tools = listed(toolctl, reader, pulsar_url)
+    assert set(tools) == {"read-file", "fine-tool", "described-tool"}
+    shown = {k: tools["described-tool"][k] for k in ("timeout", "category", "tags", "local")}
+    assert shown == {"timeout": 300, "category": "files", "tags": ["io"], "local": None}
     done = toolctl("check", "--registry", str(reader), "--announced", pulsar_url)
     assert done.returncode == 0, done.stderr  # warnings
     lines = [
@@ -200,6 +215,8 @@ def test_forged_announcements_are_refused_with_one_line_each(
         "lookalike": "confusable with 'read-file'",
         "holder": "is defined by a file",
         "outside": "may announce only services matching joke-*",
+        "vague": "not a valid descriptor",
+        "stray": "its descriptors name 'read-file', which it does not announce",
     }
     for service, reason in why.items():
         matching = [line for line in lines if f"service '{service}'" in line]

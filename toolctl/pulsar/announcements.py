@@ -4,10 +4,13 @@ An announcement is one message on a persistent topic (``DEFAULT_TOPIC``) keyed b
 so topic compaction keeps the latest per service and N workers of one service are one
 announcement. Its body is JSON: the service's and its tools' TrustGraph config items
 (``tool-service/NAME``, ``tool/NAME``: the values ``tg-put-config-item`` takes), their
-content hash, the worker's identity and host, the time it was sent, its time to live and,
-when signed, the Ed25519 public key and signature over the canonical JSON of everything
-else. A worker re-sends it every third of its time to live (the heartbeat) and, on a clean
-stop, sends an empty body under its key: a tombstone, which compaction also keeps.
+content hash, what the tools' descriptors say that TrustGraph's items do not carry
+(``descriptors``: timeout, category and tags by tool name; apart from the items, so a
+TrustGraph reader never takes them for config values), the worker's identity and host,
+the time it was sent, its time to live and, when signed, the Ed25519 public key and
+signature over the canonical JSON of everything else. A worker re-sends it every third of
+its time to live (the heartbeat) and, on a clean stop, sends an empty body under its key:
+a tombstone, which compaction also keeps.
 
 Nothing here decides what to believe: the registry verifies, trusts and expires
 (``toolctl.registry.announced``). pulsar-client is imported inside functions only.
@@ -57,6 +60,24 @@ class Signer(NamedTuple):
     sign: Any  # Callable[[bytes], str]
 
 
+DESCRIPTOR_FIELDS = ("timeout", "category", "tags")
+"""What a tool's descriptor says that its TrustGraph item does not carry, announced beside it."""
+
+
+def descriptor_fields(
+    items: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]]
+) -> dict[str, dict[str, Any]]:
+    """The ``descriptors`` of an announcement: each announced tool's DESCRIPTOR_FIELDS that
+    its descriptor gives, by tool name (tools left out of ``items`` are left out here)."""
+    announced = {str(item["key"]).partition("/")[2] for item in items}
+    fields: dict[str, dict[str, Any]] = {}
+    for tool in tools:
+        given = {k: tool[k] for k in DESCRIPTOR_FIELDS if tool.get(k) not in (None, [], "")}
+        if tool["name"] in announced and given:
+            fields[tool["name"]] = given
+    return fields
+
+
 def announcement(
     service: str,
     items: Sequence[Mapping[str, Any]],
@@ -66,6 +87,7 @@ def announcement(
     ttl: float,
     signer: Signer | None,
     at: float | None = None,
+    descriptors: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """The body of one announcement (signed when ``signer`` is given)."""
     body: dict[str, Any] = {
@@ -78,6 +100,8 @@ def announcement(
         "at": round(time.time() if at is None else at, 3),
         "ttl": ttl,
     }
+    if descriptors:
+        body["descriptors"] = {name: dict(fields) for name, fields in descriptors.items()}
     if signer is not None:
         body["key"] = signer.public
         body["signature"] = signer.sign(signed_part(body))
@@ -100,8 +124,10 @@ class Announcer:
         ttl: float = DEFAULT_TTL,
         signer: Signer | None = None,
         topic: str = DEFAULT_TOPIC,
+        descriptors: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> None:
         self.url, self.topic, self.service, self.items = url, topic, service, list(items)
+        self.descriptors = descriptors
         self.ttl, self.signer = ttl, signer
         self.host = host_name()
         self.identity = f"{service}@{self.host}:{os.getpid()}"
@@ -132,6 +158,7 @@ class Announcer:
             identity=self.identity,
             ttl=self.ttl,
             signer=self.signer,
+            descriptors=self.descriptors,
         )
         self._producer.send(canonical(body), partition_key=self.service)
 

@@ -212,11 +212,18 @@ def _decide(
         service, str(body.get("host") or "?"), float(at), str(body.get("identity") or "?"),
         str(body.get("hash")), key if signed else None, float(at + ttl),
     )  # fmt: skip
-    return _tables(service, items), origin
+    return _tables(service, items, body.get("descriptors", {})), origin
 
 
-def _tables(service: str, items: list[Any]) -> list[dict[str, Any]]:
-    """TrustGraph config items as toolctl tables: the service first, then its tools."""
+def _tables(service: str, items: list[Any], descriptors: Any) -> list[dict[str, Any]]:
+    """TrustGraph config items as toolctl tables: the service first, then its tools, with
+    what ``descriptors`` adds to each (checked with the rest when the file is made)."""
+    from toolctl.pulsar.announcements import DESCRIPTOR_FIELDS
+
+    if not isinstance(descriptors, dict) or not all(
+        isinstance(v, dict) for v in descriptors.values()
+    ):
+        raise Refused("its descriptors are not a table of tables")
     services, tools = [], []
     for item in items:
         if not isinstance(item, dict) or not isinstance(item.get("value"), dict):
@@ -226,11 +233,17 @@ def _tables(service: str, items: list[Any]) -> list[dict[str, Any]]:
         if kind == "tool-service" and name == service == value.get("id"):
             services.append(_service_table(value))
         elif kind == "tool" and value.get("service") == service and name == value.get("name"):
-            tools.append(_tool_table(value))
+            added = descriptors.get(name, {})
+            tools.append(
+                _tool_table(value) | {k: added[k] for k in DESCRIPTOR_FIELDS if k in added}
+            )
         else:
             raise Refused(f"item '{item.get('key')}' is not this service's or one of its tools")
     if len(services) != 1:
         raise Refused(f"no tool-service/{service} item")
+    unknown = sorted(set(descriptors) - {table["name"] for table in tools})
+    if unknown:
+        raise Refused(f"its descriptors name '{unknown[0]}', which it does not announce")
     return services + tools
 
 

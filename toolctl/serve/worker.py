@@ -161,7 +161,7 @@ def _announcer(settings: Settings, reporter: Reporter, target: Target) -> Any:
     key given; heart-beating until stopped."""
     from toolctl.errors import UsageError
     from toolctl.interchange.trustgraph import announcement_items
-    from toolctl.pulsar.announcements import Announcer, Signer
+    from toolctl.pulsar.announcements import Announcer, Signer, descriptor_fields
     from toolctl.registry import open_registry
     from toolctl.signing import SigningKey
 
@@ -183,6 +183,7 @@ def _announcer(settings: Settings, reporter: Reporter, target: Target) -> Any:
         ttl=target.announce_ttl,
         signer=signer,
         topic=settings.announce_topic,
+        descriptors=descriptor_fields(items, tools),
     )
     announcer.start()
     signed = f"signed with {signer.public}" if signer else "unsigned"
