@@ -13,9 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
 
-from tests.conftest import Toolctl, write_files
-from toolctl.pulsar.announcements import Signer, announcement, canonical
+from tests.conftest import Toolctl, examples, write_files
+from toolctl.pulsar.announcements import Signer, announcement, canonical, signed_part
 from toolctl.registry.announced import decide, findings, origin_of
 from toolctl.registry.index import Registry
 from toolctl.settings import Settings
@@ -302,3 +305,45 @@ def test_check_reports_bad_trust_entries_and_an_unread_topic(
     assert "(announcements):1: warning: announcements not read: cannot reach" in done.stdout
     plain = toolctl("check", "--registry", str(registry))
     assert plain.returncode == 0, plain.stdout
+
+
+DESCRIPTOR_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=6),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner),
+    max_leaves=6,
+)
+DESCRIPTORS = DESCRIPTOR_VALUES | st.dictionaries(
+    st.sampled_from(["fine", "other", ""]),
+    DESCRIPTOR_VALUES
+    | st.dictionaries(st.sampled_from(["timeout", "category", "tags", "x"]), DESCRIPTOR_VALUES),
+    max_size=2,
+)
+
+
+@given(descriptors=DESCRIPTORS)
+@hypothesis_settings(max_examples=examples(150), deadline=None, database=None)
+def test_any_descriptors_are_taken_or_refused_in_one_line(
+    tmp_path_factory: pytest.TempPathFactory, descriptors: Any
+) -> None:
+    """What an announcement's ``descriptors`` holds (fuzzed JSON) is either taken, and the
+    tool's timeout, category and tags are then a descriptor's, or refused in one line."""
+    root = tmp_path_factory.mktemp("fuzz")
+    generate(root / "k.pem")
+    key = SigningKey(root / "k.pem")
+    signer = Signer(key.public, key.sign)
+    reg = write_files(
+        root / "reg", {"trust.toml": f'[[trust]]\nkey = "{key.public}"\nservices = "*"\n'}
+    )
+    settings = Settings.load([reg], announced=URL)
+    made = announcement("svc", items("svc", "fine"), host="h", identity="i", ttl=30,
+                        signer=signer, descriptors=None)  # fmt: skip
+    made["descriptors"] = descriptors
+    made["signature"] = signer.sign(signed_part(made))
+    refused = decide(settings, {"svc": canonical(made).decode()})
+    if refused:
+        assert len(refused) == 1 and "\n" not in refused[0].message
+        return
+    tool = Registry.open(settings, full=True).resolve("tool", "fine").data
+    assert isinstance(tool["timeout"], float) and 0 < tool["timeout"] <= 86_400
+    assert tool["category"] is None or isinstance(tool["category"], str)
+    assert all(isinstance(tag, str) for tag in tool["tags"])
