@@ -182,7 +182,7 @@ class McpRunner:
     def session(self, tool: ToolSpec, timeout: float) -> Session:
         """The session with ``tool``'s service the calls use (opened if need be), for what
         else a door asks of that server (its resources, prompts, completions)."""
-        return self._door_session(tool, timeout).session  # type: ignore[return-value]
+        return self._door_session(tool, timeout)[1]
 
     def request(
         self, tool: ToolSpec, method: str, params: dict[str, Any] | None, timeout: float
@@ -195,14 +195,16 @@ class McpRunner:
     def _request(
         self, tool: ToolSpec, method: str, params: dict[str, Any] | None, timeout: float
     ) -> dict[str, Any]:
-        live = self._door_session(tool, timeout)
+        live, session = self._door_session(tool, timeout)
         try:
-            return live.session.request(method, params, timeout)  # type: ignore[union-attr]
+            return session.request(method, params, timeout)
         except TransportUnavailable:  # a refreshed login too: the next session uses it
             self._forget(_service_name(tool), live)
             raise
 
-    def _door_session(self, tool: ToolSpec, timeout: float) -> _Live:
+    def _door_session(self, tool: ToolSpec, timeout: float) -> tuple[_Live, Session]:
+        """The calls' session with ``tool``'s service, for a door: refused when kept (a
+        kept session carries tool calls only)."""
         from toolctl.mcp.keeper import KeptSession
 
         live = self._session(tool, timeout, Sink())
@@ -211,7 +213,7 @@ class McpRunner:
                 f"MCP service '{_service_name(tool)}' runs in a kept session, which carries "
                 "tool calls only"
             )
-        return live
+        return live, live.session
 
     def _session(self, tool: ToolSpec, timeout: float, sink: Sink) -> _Live:
         name = _service_name(tool)
