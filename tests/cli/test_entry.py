@@ -1,8 +1,13 @@
-"""The command itself: version, help, usage errors, and what a crashed write leaves behind."""
+"""The command itself: version, help, usage errors, Ctrl-C while it starts, and what a
+crashed write leaves behind."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 from tests.conftest import Toolctl, write_files
 
@@ -44,3 +49,58 @@ def test_a_crashed_write_leaves_nothing_that_counts(tmp_path: Path, toolctl: Too
     assert toolctl("register", "new.toml", "-r", "reg").returncode == 0
     left = sorted(p.name for p in (tmp_path / "reg/tools").iterdir())
     assert left == ["whole.toml"]  # the next writer, holding the lock, removed it
+
+
+# A real Ctrl-C at a chosen moment of start-up: a finder on sys.meta_path sends SIGINT to
+# the process when the module named is about to be imported. With "ipaddress", the signal
+# lands inside a class's __set_name__, which Python 3.11 wraps in a RuntimeError.
+_CTRL_C_AT_IMPORT = """
+import os, signal, sys
+
+class Wrapped:
+    def __set_name__(self, owner, name):
+        os.kill(os.getpid(), signal.SIGINT)
+        for _ in range(10**6):
+            pass
+
+class CtrlC:
+    def find_spec(self, name, path=None, target=None):
+        if name == sys.argv[1]:
+            sys.meta_path.remove(self)
+            if name == "ipaddress":
+                type("Owner", (), {"field": Wrapped()})
+            os.kill(os.getpid(), signal.SIGINT)
+            for _ in range(10**6):
+                pass
+        return None
+
+sys.meta_path.insert(0, CtrlC())
+from toolctl.cli import main
+main(sys.argv[2:])
+"""
+
+
+@pytest.mark.parametrize(
+    ("module", "where"),
+    [
+        ("typing", "while the entry point's module loads"),
+        ("toolctl.terminal", "while the command's modules load"),
+        ("ipaddress", "inside a class's __set_name__ (wrapped in RuntimeError)"),
+    ],
+)
+@pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
+def test_ctrl_c_while_toolctl_starts_is_told_in_one_line_with_130(
+    tmp_path: Path, module: str, where: str, as_json: bool
+) -> None:
+    line = ["run", "nothing", "--registry", str(tmp_path)] + ["--json"] * as_json
+    done = subprocess.run(
+        [sys.executable, "-c", _CTRL_C_AT_IMPORT, module, *line],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (done.returncode, done.stderr) == (130, "toolctl: error: interrupted\n"), where
+    if as_json:
+        assert '"exit_code": 130' in done.stdout
+    else:
+        assert done.stdout == ""

@@ -10,9 +10,29 @@ The garbage collector is off while typer and the command's modules load and the 
 built: that allocates some 100,000 objects and frees almost none, so the ~40 collections
 it triggers (~4 ms) find nothing. What start-up built lives to the end: it is frozen out
 of every later collection, then collecting resumes as usual.
+
+Ctrl-C while this module loads (some 10 ms, most of it ``typing``) is held until
+``dispatch`` can tell it like any other: otherwise Python would print a traceback of the
+import. Only the interpreter's own start comes before (``toolctl/__init__`` loads nothing),
+and that is Python's to tell.
 """
 
+# ruff: noqa: E402 (Ctrl-C is held before the other imports)
 from __future__ import annotations
+
+import _signal  # type: ignore[import-not-found]  # not `signal`: that loads enum, ~2 ms
+
+
+def _hold(signum: int, frame: object) -> None:
+    global _interrupted
+    _interrupted = True
+
+
+_interrupted = False
+"""Ctrl-C came while this module loaded (see the module docstring)."""
+_holding = _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler
+if _holding:
+    _signal.signal(_signal.SIGINT, _hold)
 
 import contextlib
 import gc
@@ -63,6 +83,8 @@ def dispatch(args: list[str]) -> int:
     if args[:1] == ["help"]:  # `toolctl help mcp install` is `toolctl mcp install --help`
         args = [*args[1:], "--help"]
     try:
+        if _interrupted:
+            raise KeyboardInterrupt
         from toolctl.terminal import render
 
         render.PROGRESS = "--json" not in args  # JSON for machines: no spinner beside it
@@ -107,8 +129,9 @@ def _told(args: list[str], exc: BaseException) -> int:
             _envelope(args, UsageError(text))
         render.error(text)
         return code
-    if isinstance(exc, KeyboardInterrupt):  # Ctrl-C, or a signal the command's lifetime raised
-        stopped = stopped_by(signal_of(exc))
+    interrupt = _interruption(exc)
+    if interrupt is not None:  # Ctrl-C, or a signal the command's lifetime raised
+        stopped = stopped_by(signal_of(interrupt))
         _envelope(args, stopped)
         render.error(stopped.message)
         return stopped.exit_code
@@ -119,6 +142,18 @@ def _told(args: list[str], exc: BaseException) -> int:
     report = write_crash_report(args)
     render.error(f"internal error: {type(exc).__name__}: {exc}; full report in {report}")
     return EXIT_INTERNAL
+
+
+def _interruption(exc: BaseException | None) -> KeyboardInterrupt | None:
+    """The Ctrl-C (or stopping signal) that ended a command: ``exc``, or the one it wraps
+    (Python 3.11 turns one that lands in a class's ``__set_name__`` into a RuntimeError)."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, KeyboardInterrupt):
+            return exc
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return None
 
 
 def _envelope(args: list[str], exc: Exception) -> None:
@@ -157,3 +192,7 @@ def _write_records() -> None:
             stream.flush()
     shutdown_all()  # spans first: a warning about them is told with the history's
     flush_all(render.warn)
+
+
+if _holding:  # loaded: Ctrl-C raises KeyboardInterrupt again, as Python's default does
+    _signal.signal(_signal.SIGINT, _signal.default_int_handler)
