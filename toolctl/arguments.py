@@ -170,29 +170,58 @@ def parse_size(text: str, origin: str) -> int:
 
 
 def parse_pairs(pairs: Sequence[str], schema: Mapping[str, Any]) -> dict[str, Any]:
-    """``--arg k=v`` pairs, each value converted to the type the schema declares for k."""
+    """``--arg k=v`` pairs, each value converted to the type the schema declares for k.
+
+    A key given once takes its whole value (JSON for an array). A key declared an array
+    may be given again and again: each value is then one item, converted to the type its
+    ``items`` declare. Any other key given twice is refused: one of its values would be
+    lost."""
     properties = schema.get("properties", {})
-    arguments: dict[str, Any] = {}
+    given: dict[str, list[str]] = {}
     for pair in pairs:
         key, sep, raw = pair.partition("=")
         if not sep or not key:
             raise UsageError(f"--arg expects KEY=VALUE, got {pair!r}")
         if key not in properties and properties:
             _refuse_unknown(key, properties, schema)
-        arguments[key] = convert(key, raw, properties.get(key, {}).get("type"))
+        given.setdefault(key, []).append(raw)
+    arguments: dict[str, Any] = {}
+    for key, values in given.items():
+        declared = properties.get(key, {})
+        declared = declared if isinstance(declared, Mapping) else {}
+        if len(values) == 1:
+            arguments[key] = convert(key, values[0], declared.get("type"))
+        elif "array" in _kinds(declared.get("type")):
+            items = declared.get("items")
+            kind = items.get("type") if isinstance(items, Mapping) else None
+            arguments[key] = [convert(key, raw, kind) for raw in values]
+        else:
+            raise InvalidArguments(
+                f"argument {_shown(key)} is given {len(values)} times; give it once "
+                "(only an argument declared an array takes one item per --arg)"
+            )
     return arguments
+
+
+def _kinds(declared: Any) -> list[Any]:
+    return declared if isinstance(declared, list) else [declared]
 
 
 def key_values(pairs: Sequence[str], option: str) -> dict[str, str]:
     """``KEY=VALUE`` pairs as given, the values left as text (``--elicit``, ``mcp add --env``).
     A malformed item is named by its place, never echoed: it may be a secret typed
-    without its ``KEY=``."""
+    without its ``KEY=``. A key given twice is refused: one of its values would be lost."""
     found: dict[str, str] = {}
+    places: dict[str, int] = {}
     for place, pair in enumerate(pairs, 1):
         key, sep, raw = pair.partition("=")
         if not sep or not key:
             raise UsageError(f"{option} expects KEY=VALUE; its item {place} has no KEY=")
-        found[key] = raw
+        if key in found:  # one of the two values would be lost
+            raise UsageError(
+                f"{option} gives {_shown(key)} twice (its items {places[key]} and {place})"
+            )
+        found[key], places[key] = raw, place
     return found
 
 
@@ -210,7 +239,7 @@ def _refuse_unknown(key: str, properties: Mapping[str, Any], schema: Mapping[str
 
 def convert(key: str, raw: str, declared: Any) -> Any:
     """One ``k=v`` value as the declared JSON type (strings stay strings)."""
-    kinds = declared if isinstance(declared, list) else [declared]
+    kinds = _kinds(declared)
     try:
         if "integer" in kinds:
             return int(raw)

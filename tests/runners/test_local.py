@@ -401,3 +401,52 @@ def test_batch_order_holds_when_later_lines_finish_first(reg: Path, toolctl: Too
     assert done.returncode == 0, done.stderr
     results = [json.loads(line) for line in done.stdout.splitlines()]
     assert [float(r["output"]) for r in results] == pauses
+
+
+def test_an_array_argument_takes_one_item_per_repeated_arg(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    write_files(
+        tmp_path,
+        {
+            "reg/lists.toml": f"""
+[[tool]]
+name = "lists"
+[tool.parameters]
+type = "object"
+properties.ids = {{ type = "array", items = {{ type = "integer" }} }}
+properties.names = {{ type = "array" }}
+properties.text = {{ type = "string" }}
+[tool.local]
+command = ["{PY}", "-c", "import json, sys; print(json.dumps(json.load(sys.stdin)))"]
+"""
+        },
+    )
+    reg = tmp_path / "reg"
+
+    def run(*pairs: str) -> subprocess.CompletedProcess[str]:
+        return toolctl("run", "lists", *(f"--arg={pair}" for pair in pairs), "-r", str(reg))
+
+    assert json.loads(run("ids=1", "ids=2", "names=a", "names=[b]").stdout) == {
+        "ids": [1, 2],
+        "names": ["a", "[b]"],
+    }
+    assert json.loads(run("ids=[3, 4]").stdout) == {"ids": [3, 4]}  # once: the whole value
+    for pairs, said in [
+        (("text=a", "text=b"), "argument 'text' is given 2 times; give it once"),
+        (("ids=1", "ids=two"), "argument 'ids' expects an integer, got 'two'"),
+    ]:
+        refused = run(*pairs)
+        assert (refused.returncode, refused.stdout) == (2, ""), refused.stderr
+        assert refused.stderr.count("\n") == 1 and said in refused.stderr
+
+
+def test_a_key_given_twice_to_env_or_elicit_is_refused(tmp_path: Path, toolctl: Toolctl) -> None:
+    reg = tmp_path / "reg"
+    reg.mkdir()
+    added = toolctl("mcp", "add", "twice", "-e", "K=1", "-e", "K=2", "-r", str(reg), "--", PY, "-V")
+    assert (added.returncode, added.stderr) == (
+        2,
+        "toolctl: error: --env gives 'K' twice (its items 1 and 2)\n",
+    )
+    assert list(reg.iterdir()) == []

@@ -36,7 +36,7 @@ def run_command(
             "--arg",
             "-a",
             metavar="KEY=VALUE",
-            help="One argument; the value is converted to the declared type.",
+            help="One argument, converted to its declared type; repeat an array's for its items.",
             autocompletion=complete_arguments,
         ),
     ] = None,
