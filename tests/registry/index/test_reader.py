@@ -232,3 +232,21 @@ def test_threads_building_one_cache_at_once_do_not_collide(tmp_path: Path) -> No
     for thread in threads:
         thread.join()
     assert errors == []
+
+
+@pytest.mark.parametrize("name", ["two", "TWO"], ids=["same", "look-alike"])
+def test_a_name_given_in_place_to_an_earlier_file_takes_over(tmp_path: Path, name: str) -> None:
+    # the project's file gains the user registry's name by an in-place edit (no rename:
+    # no directory time moves); it is earlier on the path, so it wins (or quarantines)
+    write_files(tmp_path, {"a/t.toml": tool("one"), "b/u.toml": tool("two", "later")})
+    age(tmp_path)
+    config = settings(tmp_path / "a", tmp_path / "b")
+    assert Registry.open(config).resolve("tool", "two").data["description"] == "later"
+    with open(tmp_path / "a/t.toml", "a") as handle:
+        handle.write(tool(name, "earlier"))
+    registry = Registry.open(config)
+    if name == "two":
+        assert registry.resolve("tool", "two").data["description"] == "earlier"
+    else:
+        with pytest.raises(RegistryError, match="confusable with 'TWO'"):
+            registry.resolve("tool", "two")
