@@ -127,6 +127,18 @@ class TimedOut(ToolctlError):
     exit_code = 124
 
 
+class ReaderGone(ToolctlError):
+    """The reader of stdout went away before the output was all written (`toolctl export |
+    head -1`): exit 141, what a shell reports for any command SIGPIPE ended (128 + 13),
+    said with no message."""
+
+    error_code = "reader_gone"
+    exit_code = 141
+
+    def __init__(self) -> None:
+        super().__init__("the reader of the output went away", quiet=True)
+
+
 class Interrupted(ToolctlError):
     """The user pressed Ctrl-C; whatever was started has been stopped."""
 

@@ -104,3 +104,34 @@ def test_ctrl_c_while_toolctl_starts_is_told_in_one_line_with_130(
         assert '"exit_code": 130' in done.stdout
     else:
         assert done.stdout == ""
+
+
+@pytest.mark.parametrize(
+    "line",
+    [["export", "--format", "mcp"], ["list"], ["run", "many", "--batch", "-"]],
+    ids=["export", "list", "batch"],
+)
+def test_a_reader_gone_before_the_output_is_141_every_time(tmp_path: Path, line: list[str]) -> None:
+    # the read end is closed before toolctl writes a byte: as `toolctl ... | head -0`
+    write_files(
+        tmp_path,
+        {
+            "reg/t.toml": "".join(
+                f'[[tool]]\nname = "many{n or ""}"\ndescription = "{"x" * 500}"\n'
+                '[tool.local]\ncommand = ["true"]\ninput = "none"\n'
+                for n in range(200)
+            )
+        },
+    )
+    for _ in range(3):
+        child = subprocess.Popen(
+            [sys.executable, "-m", "toolctl", *line, "--registry", "reg"],
+            cwd=tmp_path,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        assert child.stdout is not None
+        child.stdout.close()
+        _, err = child.communicate(b"{}\n" * 50, timeout=60)
+        assert (child.returncode, err) == (141, b"")

@@ -72,10 +72,18 @@ def _exit(code: int) -> NoReturn:
     docstring)."""
     for stream in (sys.stdout, sys.stderr):
         # a reader that went away (`toolctl list | head -1`) leaves nothing to say
-        with contextlib.suppress(OSError, ValueError):
+        try:
             stream.flush()
+        except BrokenPipeError:
+            code = code or (_READER_GONE if stream is sys.stdout else 0)
+        except (OSError, ValueError):
+            pass
     _write_records()
     os._exit(code)
+
+
+_READER_GONE = 141
+"""toolctl.errors.ReaderGone's exit code (not imported for it: `--version` comes here)."""
 
 
 def dispatch(args: list[str]) -> int:
@@ -99,7 +107,7 @@ def dispatch(args: list[str]) -> int:
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except BrokenPipeError:
-        return 1
+        return _READER_GONE
     except BaseException as exc:  # every other end is told in one line
         return _told(args, exc)
     finally:

@@ -53,7 +53,8 @@ def _version(value: bool) -> None:
 class _Group(typer.core.TyperGroup):
     """The root group: a stopping signal that ends a command before anything below caught
     it (Ctrl-C while the registry loads) is told like every other error, in one line and
-    with its own exit code. Typer 0.28 turns it into a silent exit 130, SIGTERM included."""
+    with its own exit code. Typer 0.28 turns it into a silent exit 130, SIGTERM included.
+    A reader of stdout gone away is exit 141 (click would make it 1, "the tool failed")."""
 
     def invoke(self, ctx: Any) -> Any:
         try:
@@ -62,6 +63,10 @@ class _Group(typer.core.TyperGroup):
             from toolctl.errors import signal_of, stopped_by
 
             raise stopped_by(signal_of(exc)) from None
+        except BrokenPipeError:
+            from toolctl.errors import ReaderGone
+
+            raise ReaderGone() from None
 
 
 def build_app(modules: Sequence[str], *, completion: bool = False) -> typer.Typer:

@@ -70,8 +70,11 @@ class JsonLines:
         self._lock = threading.Lock()
         self._done = threading.Event()
         self._ticker = threading.Thread(target=self._tick, daemon=True)
+        self._gone = False  # the ticker found the reader gone: the next write says so
 
     def write(self, data: Any) -> None:
+        if self._gone:
+            raise BrokenPipeError("the reader of the output went away")
         line = json.dumps(data, sort_keys=True, ensure_ascii=False)
         with self._lock:
             self._lines.append(line)
@@ -88,7 +91,11 @@ class JsonLines:
 
     def _tick(self) -> None:
         while not self._done.wait(0.05):
-            self.flush()
+            try:
+                self.flush()
+            except OSError:  # the reader went away (`run --batch - | head -1`)
+                self._gone = True
+                return
 
     def __enter__(self) -> JsonLines:
         self._ticker.start()
