@@ -242,3 +242,20 @@ def test_sample_registry_passes_strict_check(toolctl: Toolctl) -> None:
     root = Path(__file__).resolve().parents[2]
     result = toolctl("check", "--strict", cwd=root)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_a_missing_directory_in_toolctl_registry_is_exit_2(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    # a typo in a CI job's variable must not pass as an empty registry, nor serve no tools
+    missing = tmp_path / "regsitry"
+    (tmp_path / "t.toml").write_text('[[tool]]\nname = "t"\n[tool.local]\ncommand = ["true"]\n')
+    env = {"TOOLCTL_REGISTRY": str(missing)}
+    for line in (["check"], ["list"], ["run", "t"], ["register", "t.toml"], ["lock"]):
+        done = toolctl(*line, env=env, cwd=tmp_path)
+        assert done.returncode == 2, (line, done.stderr)
+        assert done.stderr.startswith(
+            "toolctl: error: registry directory regsitry (from TOOLCTL_REGISTRY) does not "
+            "exist; create it (mkdir -p regsitry), or leave out TOOLCTL_REGISTRY"
+        ), done.stderr
+    assert not missing.exists()

@@ -39,7 +39,8 @@ def open_registry(
 
 
 def require_directories(settings: Settings) -> None:
-    """A directory named with --registry must exist: a typo must not read as 'empty'."""
+    """A directory named with --registry or TOOLCTL_REGISTRY must exist: a typo must not
+    read as 'empty' (nor become a new registry)."""
     from toolctl.errors import UsageError
     from toolctl.registry.loader import is_utf8, printable
 
@@ -49,11 +50,13 @@ def require_directories(settings: Settings) -> None:
                 f"registry directory {printable(str(directory))} is not a UTF-8 path",
                 hint="rename it, or name another with --registry",
             )
-    if settings.explicit_registry:
-        for directory in settings.without_announcements().search_path:
-            if not directory.is_dir() and directory != settings.user_registry:
-                raise UsageError(
-                    f"registry directory {directory} does not exist",
-                    hint=f"create it (mkdir -p {directory}), or leave out --registry: "
-                    "`toolctl where` shows the registry in force",
-                )
+    files = settings.without_announcements()
+    for directory, source in zip(files.search_path, files.sources, strict=True):
+        named = source in ("--registry", "TOOLCTL_REGISTRY")
+        if named and not directory.is_dir() and directory != settings.user_registry:
+            named_by = " (from TOOLCTL_REGISTRY)" if source == "TOOLCTL_REGISTRY" else ""
+            raise UsageError(
+                f"registry directory {directory}{named_by} does not exist",
+                hint=f"create it (mkdir -p {directory}), or leave out {source}: "
+                "`toolctl where` shows the registry in force",
+            )
