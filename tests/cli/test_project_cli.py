@@ -266,3 +266,27 @@ def test_replace_never_touches_an_earlier_directory_register_cannot_write(
     ) in done.stderr
     assert "change it there" in done.stderr
     assert not list((tmp_path / "own").rglob("*.toml"))
+
+
+def test_a_project_lock_holds_the_project_and_not_the_user_registry(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    # docs/tutorials/ci.md after the README's first tool: the lock must pass on CI, where
+    # nobody's user registry is; a tool registered later by hand must not fail it here
+    user = Path(os.environ["XDG_DATA_HOME"]) / "toolctl" / "registry"
+    tool = '[[tool]]\nname = "{0}"\n[tool.local]\ncommand = ["true"]\ninput = "none"\n'
+    write_files(user, {"tools/mine.toml": tool.format("mine")})
+    project = tmp_path / "project"
+    project.mkdir()
+    assert toolctl("init", cwd=project).returncode == 0
+    write_files(project, {"registry/shared.toml": tool.format("shared")})
+    assert toolctl("run", "mine", cwd=project).returncode == 0  # still read in the project
+    assert toolctl("lock", cwd=project).returncode == 0
+    locked = (project / "registry" / "toolctl.lock").read_text()
+    assert "[tool.shared]" in locked and "mine" not in locked
+    write_files(user, {"tools/later.toml": tool.format("later")})
+    here = toolctl("check", "--strict", cwd=project)
+    assert here.returncode == 0, here.stderr
+    elsewhere = {"XDG_DATA_HOME": str(tmp_path / "another-machine")}
+    ci = toolctl("check", "--strict", cwd=project, env=elsewhere)
+    assert ci.returncode == 0, ci.stderr

@@ -59,15 +59,29 @@ def _extra(definition: Definition) -> dict[str, str]:
 
 
 def current(registry: Registry, base: Path) -> dict[tuple[str, str], Pin]:
-    """Every name in force, with its file relative to ``base`` (the lock's directory)."""
+    """Every name in force, with its file relative to ``base`` (the lock's directory);
+    inside a project, not those of the user registry (see ``personal``)."""
     pins: dict[tuple[str, str], Pin] = {}
+    mine = personal(registry.settings)
     for kind in KINDS:
         for definition in registry.winners(kind):
+            if mine is not None and definition.file.startswith(mine):
+                continue
             file = os.path.relpath(definition.file, base)
             pins[(kind, definition.name)] = Pin(
                 file, definition_hash(definition.data), _extra(definition)
             )
     return pins
+
+
+def personal(settings: Settings) -> str | None:
+    """The user registry's directory (with a trailing separator) when it follows a
+    project's: what it holds is one person's, on one machine, so a project's lock neither
+    records nor checks it (CI runs without it). It can never take a project's name over:
+    it comes after."""
+    if "project" in settings.sources and "user" in settings.sources:
+        return os.path.join(settings.user_registry, "")
+    return None
 
 
 def lock(settings: Settings) -> tuple[Path, int]:
