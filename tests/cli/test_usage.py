@@ -156,3 +156,22 @@ def test_batch_lines_carry_the_same_error_codes(tmp_path: Path, toolctl: Toolctl
     assert "error_code" not in results[0]
     assert [r["error_code"] for r in results[1:]] == ["invalid_arguments", "invalid_arguments"]
     assert [r["exit_code"] for r in results[1:]] == [2, 2]
+
+
+def test_the_help_examples_that_read_work_on_the_sample_registry(toolctl: Toolctl) -> None:
+    # what `toolctl help CMD` shows a new user in this checkout must not fail on its names
+    import shlex
+
+    from tests.conftest import ROOT
+    from toolctl.terminal.help import EXAMPLES
+
+    reading = ("list", "show", "recommend", "export", "where", "history", "stats")
+    tried = 0
+    for example in {line for lines in EXAMPLES.values() for line in lines}:
+        words = shlex.split(example)
+        if words[1] not in reading or words[1:3] == ["history", "import"]:
+            continue
+        done = toolctl(*words[1:], cwd=ROOT)
+        assert done.returncode == 0, (example, done.stderr)
+        tried += 1
+    assert tried >= 10

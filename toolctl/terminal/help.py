@@ -30,8 +30,11 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "toolctl run word-count --batch lines.jsonl --concurrency 8",
         "toolctl run slugify --arg title='A B' --dry-run",
     ),
-    "worker": ("toolctl worker jokes", "toolctl worker --tool tell-joke --detach"),
-    "recommend": ("toolctl recommend --action summarise", "toolctl recommend --after search"),
+    "worker": ("toolctl worker joke-service", "toolctl worker --tool word-count --detach"),
+    "recommend": (
+        "toolctl recommend --action read-input --hops 2",
+        "toolctl recommend --after word-count",
+    ),
     "export": ("toolctl export --format mcp", "toolctl export --format openai --group text-tools"),
     "import": (
         "toolctl import mcp text-mcp",
