@@ -378,3 +378,33 @@ def test_learn_reads_the_run_history_by_default(toolctl: Toolctl, setup: tuple[P
     assert done.returncode == 0, done.stderr
     assert "learned 40 sessions" in done.stderr
     assert b"\n[next.cd]\n" in (reg / "toolctl.learned").read_bytes()
+
+
+def test_png_to_a_terminal_is_refused(setup: tuple[Path, Path], tmp_path: Path) -> None:
+    need_dot()
+    reg, _ = setup
+    import pty
+
+    leader, terminal = pty.openpty()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "toolctl", "graph", "--format", "png", "-r", str(reg)],
+            stdout=terminal,
+            stderr=subprocess.PIPE,
+            timeout=60,
+            cwd=tmp_path,
+            check=False,
+        )
+        os.set_blocking(leader, False)
+        try:
+            shown = os.read(leader, 65536)
+        except BlockingIOError:
+            shown = b""
+    finally:
+        os.close(leader)
+        os.close(terminal)
+    assert (done.returncode, shown) == (2, b"")
+    assert done.stderr == (
+        b"toolctl: error: --format png is binary and standard output is a terminal; "
+        b"redirect it to a file: toolctl graph --format png > graph.png\n"
+    )

@@ -247,6 +247,13 @@ def print_drawing(drawing: str | bytes) -> None:
         return
     import sys
 
+    if drawing.startswith(b"\x89PNG") and sys.stdout.isatty():  # as curl and gh refuse to
+        from toolctl.errors import UsageError
+
+        raise UsageError(
+            "--format png is binary and standard output is a terminal",
+            hint="redirect it to a file: toolctl graph --format png > graph.png",
+        )
     sys.stdout.buffer.write(drawing)
     sys.stdout.flush()
 
