@@ -34,6 +34,11 @@ class ToolctlError(Exception):
     def __str__(self) -> str:
         return f"{self.message}; {self.hint}" if self.hint else self.message
 
+    transport = ""
+    """The runtime of the call this error ended, once the call was under way."""
+    duration_ms = 0.0
+    """How long that call ran before this error ended it."""
+
 
 class ToolFailed(ToolctlError):
     """The tool ran and failed: non-zero exit, HTTP error status, an error response."""

@@ -144,6 +144,9 @@ def test_run_json_answers_every_outcome_with_a_result(
     assert message in str(result["error"])
     if error_code != "tool_failed":  # the tool's own exit status stays the tool's
         assert result["exit_code"] == code
+    ran = error_code in ("timed_out", "tool_failed")  # a call that ran says how, and how long
+    assert result["transport"] == ("local" if ran else "")
+    assert (float(str(result["duration_ms"])) >= 500) == (args[1] == "sleepy")
 
 
 def test_batch_lines_carry_the_same_error_codes(tmp_path: Path, toolctl: Toolctl) -> None:

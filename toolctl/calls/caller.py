@@ -8,7 +8,7 @@ import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from toolctl.calls.events import Submitted, done_event, start_event
+from toolctl.calls.events import Submitted, done_event, elapsed_ms, start_event
 from toolctl.calls.resolution import build_arguments, call_max_output, call_timeout, resolve
 from toolctl.errors import Interrupted, InvalidArguments, ToolctlError, interruption
 from toolctl.processes.reaper import Reaping, sweep, wait_idle
@@ -145,12 +145,12 @@ class Caller:
                 result = declared_content(result)
         except ToolctlError as exc:
             call.sink.event(done_event(call.tool, None, started, exc))
-            self.recorder.end(recording, error=exc)
+            self.recorder.end(recording, error=_ran(exc, call, started))
             raise
         except KeyboardInterrupt as exc:
             call.sink.event(done_event(call.tool, None, started, exc))
             error = interruption(exc, "interrupted; the call was stopped")
-            self.recorder.end(recording, error=error)
+            self.recorder.end(recording, error=_ran(error, call, started))
             raise error from exc
         result = result.finite()
         call.sink.event(done_event(call.tool, result, started))
@@ -306,3 +306,10 @@ class _EventsOnly(Sink):
 
     def warning(self, message: str) -> None:
         self._sink.warning(message)
+
+
+def _ran(error: ToolctlError, call: Call, started: float) -> ToolctlError:
+    """``error``, knowing the call it ended ran on its runtime for so long (its result
+    object, `run --json`'s, says so)."""
+    error.transport, error.duration_ms = call.tool.runtime, elapsed_ms(started)
+    return error

@@ -82,7 +82,8 @@ class ToolResult(NamedTuple):
             False,
             error=str(exc),
             exit_code=exc.exit_code,
-            transport=runtime,
+            duration_ms=getattr(exc, "duration_ms", 0.0),
+            transport=runtime or getattr(exc, "transport", ""),
             error_code=exc.error_code,
         )
 
