@@ -49,8 +49,16 @@ def test_detach_status_down(registry: Path, toolctl: Toolctl, tmp_path: Path) ->
     assert [t["tool_id"] for t in served] == ["data", "echo"]  # the selection went along
     status = json.loads(toolctl("service", "status", "--json").stdout)
     assert [(r["kind"], r["name"], r["url"]) for r in status] == [("serve", "serve", record["url"])]
-    again = toolctl("serve", "--detach", "--port", "0", "--registry", str(registry))
-    assert again.returncode == 0 and "already running" in again.stderr
+    same = ["serve", "--detach", "--port", "0", "--registry", str(registry), "--group", "texty"]
+    again = toolctl(*same)
+    assert (again.returncode, again.stdout) == (0, f"{record['url']}\n"), again.stderr
+    assert "already running" in again.stderr
+    other = toolctl("serve", "--detach", "--port", "0", "--registry", str(registry))
+    assert (other.returncode, other.stdout) == (2, "")  # not the server of another selection
+    assert other.stderr == (
+        f"toolctl: error: serve 'serve' already runs at {record['url']} with other options; "
+        "stop it (toolctl service down serve), or give this one another --name\n"
+    )
     down = toolctl("service", "down", "serve")
     assert down.returncode == 0, down.stderr
     assert wait_for(lambda: not alive(record["pid"]))

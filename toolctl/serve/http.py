@@ -262,9 +262,19 @@ def start_detached(
     line without --detach), recorded as ``name``; (its record, whether it started now)."""
     import sys
 
+    from toolctl.errors import UsageError
     from toolctl.processes import free_port
+    from toolctl.processes.table import ProcessTable
     from toolctl.serve import detached
 
+    running = ProcessTable(settings).get(name)
+    if running is not None:  # the same command line (any port, for --port 0) is kept
+        same = [sys.executable, "-m", "toolctl", *argv(port or running.port or 0)]
+        if running.argv[: len(same)] != same or running.argv[len(same) :][:1] != ["--ready-file"]:
+            raise UsageError(
+                f"serve '{name}' already runs at {running.url} with other options",
+                hint=f"stop it (toolctl service down {name}), or give this one another --name",
+            )
     port = port or free_port()
     command = [sys.executable, "-m", "toolctl", *argv(port)]
     return detached.start_detached(settings, name, command, url_of(host, port), port)
