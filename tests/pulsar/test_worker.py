@@ -76,6 +76,7 @@ def test_a_worker_killed_mid_call_times_the_call_out_and_a_new_one_takes_over(
         call.kill()
     assert call.returncode == 124
     assert "no answer from service 'sleepy'" in err
+    assert err.rstrip().endswith("start 'toolctl worker sleepy'")  # it has a handler
     # the broker let go of the dead worker's subscription: a new worker serves the service
     workers("sleepy")
     done = run(
@@ -97,6 +98,23 @@ def test_sigterm_lets_the_call_in_flight_answer_then_exits_0(
     finally:
         call.kill()
     assert (call.returncode, out) == (0, "slept\n"), err
+
+
+def test_a_call_still_running_after_the_drain_is_answered_with_an_error(
+    project: Project, workers: StartWorker, tmp_path: Path
+) -> None:
+    # SIGTERM drains for 10 s; the call would take 60, its caller would wait 50 more
+    worker = workers("sleepy")
+    call, marker = _call_in_background(project, tmp_path, seconds=60, timeout=50)
+    try:
+        wait_for(marker)
+        worker.send_signal(signal.SIGTERM)
+        out, err = call.communicate(timeout=40)
+        assert worker.wait(timeout=30) == 0
+    finally:
+        call.kill()
+    assert (call.returncode, out) == (1, ""), err
+    assert "the worker stopped before the call finished (it ran past the 10 s drain)" in err
 
 
 def test_detach_start_is_idempotent_and_stop_stops_it(toolctl: Toolctl, project: Project) -> None:
@@ -228,6 +246,9 @@ def test_a_registered_local_tool_is_hosted_with_tool(
     by_trace = {(c["caller"], c["outcome"]): c["trace_id"] for c in history}
     assert by_trace[("cli", "ok")] == by_trace[("worker", "ok")]
     assert by_trace[("cli", "failed")] == by_trace[("worker", "invalid")]
+    unserved = run(toolctl, project, "remote-upper", "--arg", "text=x", "--timeout", "1")
+    assert unserved.returncode == 124  # no handler to name: `worker upper-on-pulsar` fails
+    assert unserved.stderr.rstrip().endswith("start the worker that serves it")
 
 
 def test_the_sample_joke_service(toolctl: Toolctl, pulsar_url: str, tmp_path: Path) -> None:

@@ -100,6 +100,8 @@ class Worker:
         self._at_least_once = hosting.delivery == AT_LEAST_ONCE
         self._busy = 0  # requests taken and not yet answered (or acknowledged)
         self._busy_lock = threading.Lock()
+        self._answering: set[str] = set()  # the call ids being served now
+        self._abandoned: set[str] = set()  # answered by stop(): the handler's answer is dropped
 
     def start(self, timeout: float = 15.0) -> None:
         """Connect, subscribe and start serving; TransportUnavailable if the broker is not there.
@@ -158,6 +160,8 @@ class Worker:
         for thread in self._threads:  # each ends after the call it is in
             thread.join(timeout=max(0.0, deadline - time.monotonic()))
         drained = not any(thread.is_alive() for thread in self._threads)
+        if not drained and not self._at_least_once:
+            self._give_up(grace)
         if self._producer is not None:
             with suppress(Exception):
                 self._producer.flush()
@@ -166,6 +170,19 @@ class Worker:
             self._client.close()
         self.hosting.close()
         return drained
+
+    def _give_up(self, grace: float) -> None:
+        """Answer the calls still running past the drain with an error, so their callers
+        hear now rather than at their timeout (at most once: nobody else will answer)."""
+        with self._busy_lock:
+            unanswered, self._abandoned = sorted(self._answering), set(self._answering)
+        reason = f"the worker stopped before the call finished (it ran past the {grace:g} s drain)"
+        for call_id in unanswered:
+            with suppress(Exception):
+                self._producer.send(
+                    encode_response(error=(ERROR_TYPE, reason)), properties={"id": call_id}
+                )
+            self.log(f"call {call_id}: {reason}")
 
     def _serve(self) -> None:
         import pulsar
@@ -249,6 +266,17 @@ class Worker:
         if not call_id:
             self.log(f"ignored a request without an id on {self.hosting.request_queue}")
             return
+        with self._busy_lock:
+            self._answering.add(call_id)
+        try:
+            self._answer(call_id, body, request, origin, partials=partials)
+        finally:
+            with self._busy_lock:
+                self._answering.discard(call_id)
+
+    def _answer(
+        self, call_id: str, body: bytes, request: Any, origin: Origin, *, partials: bool
+    ) -> None:
         recording = None
         sent = 0
         try:
@@ -311,6 +339,8 @@ class Worker:
         A body over the broker's message size limit raises AnswerTooBig (the handler's
         answer becomes an error answer naming the limit, not a silent loss).
         """
+        if call_id in self._abandoned:  # stop() answered it already
+            return
         properties = {"id": call_id}
         if len(body) >= SYNC_SEND_BYTES:
             import pulsar

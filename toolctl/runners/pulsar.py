@@ -189,11 +189,13 @@ class PulsarRunner:
                 f"lost the Pulsar broker at {self.url} while waiting for service '{service}'",
                 hint=BROKER_HINT,
             )
+        handled = ((tool.service or {}).get("pulsar") or {}).get("handler")
+        start = f"'toolctl worker {service}'" if handled else "the worker that serves it"
         return TimedOut(
             f"no answer from service '{service}' within {timeout:g} s "
             f"(asked {channel.request_queue})",
-            hint="a non-persistent topic drops requests while no worker is subscribed: "
-            f"start one with 'toolctl worker {service}'",
+            hint=f"a non-persistent topic drops requests while no worker is subscribed: "
+            f"start {start}",
         )
 
 
