@@ -178,3 +178,21 @@ def test_the_help_examples_that_read_work_on_the_sample_registry(toolctl: Toolct
         assert done.returncode == 0, (example, done.stderr)
         tried += 1
     assert tried >= 10
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        ["check", "--format", "github"],
+        ["graph", "--format", "mermaid"],
+        ["recommend", "--action", "a", "--format", "dot"],
+    ],
+    ids=["check", "graph", "recommend"],
+)
+def test_json_with_another_format_is_a_usage_error(
+    tmp_path: Path, toolctl: Toolctl, line: list[str]
+) -> None:
+    write_files(tmp_path, {"reg/t.toml": TOOLS})
+    done = toolctl(*line, "--json", "-r", "reg")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == f"toolctl: error: --json and --format {line[-1]} cannot be combined\n"

@@ -13,6 +13,7 @@ from toolctl.cli.common import (
     JsonOption,
     RegistryOption,
     StrictOption,
+    output_format,
     settings_for,
 )
 
@@ -80,7 +81,7 @@ def check_command(
 
     settings = settings_for(registry, strict, announced=announced)
     result = check(settings, files=files or [], locked=locked, live=live)
-    print_findings(result, "json" if json else format.value)
+    print_findings(result, output_format(json, format.value, "text"))
     if not result.ok:
         from toolctl.errors import RegistryError
 

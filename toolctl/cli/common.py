@@ -190,6 +190,16 @@ ServedPulsarOption = Annotated[
 ]
 
 
+def output_format(json: bool, format: str, default: str) -> str:
+    """The format to print in: ``--json`` is ``--format json``, and with another --format it
+    is a usage error rather than a silent choice."""
+    if json and format not in (default, "json"):
+        from toolctl.errors import UsageError
+
+        raise UsageError(f"--json and --format {format} cannot be combined")
+    return "json" if json else format
+
+
 def settings_for(registry: list[Path] | None, strict: bool = False, **extra: object) -> Settings:
     return Settings.load(registry or (), strict=strict, **extra)  # type: ignore[arg-type]
 

@@ -10,7 +10,14 @@ from typing import Annotated
 
 import typer
 
-from toolctl.cli.common import JsonOption, RegistryOption, StrictOption, reporter, settings_for
+from toolctl.cli.common import (
+    JsonOption,
+    RegistryOption,
+    StrictOption,
+    output_format,
+    reporter,
+    settings_for,
+)
 
 
 class Format(StrEnum):
@@ -63,7 +70,7 @@ def graph_command(
     from toolctl.terminal import diagrams, views
 
     settings = settings_for(registry, strict)
-    chosen = "json" if json else format.value
+    chosen = output_format(json, format.value, "dot")
     if learned:
         dot = learned_drawing(settings, chosen)
     else:

@@ -13,6 +13,7 @@ from toolctl.cli.common import (
     StrictOption,
     complete_actions,
     complete_tools,
+    output_format,
     reporter,
     settings_for,
 )
@@ -82,7 +83,7 @@ def recommend_command(
     from toolctl.terminal import views
 
     settings = settings_for(registry, strict)
-    chosen = Format.json if json else format
+    chosen = Format(output_format(json, format.value, "table"))
     if after or not action:
         return _next_tools(context, settings, action, after or [], query, top, format, json)
     from toolctl.registry.toolkit import recommend_tools
