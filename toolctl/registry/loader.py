@@ -83,17 +83,26 @@ def walk(
     """
     files: list[FileStat] = []
     dirs: list[tuple[str, int]] = []
+    seen: set[str] = set()  # a root below (or above) an earlier one: each place counts once
     for index, root in enumerate(roots):
+        if str(root) in seen:
+            continue
         try:
             st = os.stat(root)
         except OSError:
             dirs.append((str(root), -1))
+            seen.add(str(root))
             continue
-        dirs.append((str(root), st.st_mtime_ns))
+        below: list[tuple[str, int]] = [(str(root), st.st_mtime_ns)]
         found = sorted(
-            _walk_root(str(root), st, dirs, unreadable), key=lambda item: os.fsencode(item[0])
+            _walk_root(str(root), st, below, unreadable), key=lambda item: os.fsencode(item[0])
         )
-        files.extend(FileStat(path, index, size, mtime, rel) for rel, path, size, mtime in found)
+        dirs += [d for d in below if d[0] not in seen]
+        seen.update(d for d, _ in below)
+        for rel, path, size, mtime in found:
+            if path not in seen:
+                seen.add(path)
+                files.append(FileStat(path, index, size, mtime, rel))
     return files, dirs
 
 

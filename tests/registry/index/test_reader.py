@@ -250,3 +250,16 @@ def test_a_name_given_in_place_to_an_earlier_file_takes_over(tmp_path: Path, nam
     else:
         with pytest.raises(RegistryError, match="confusable with 'TWO'"):
             registry.resolve("tool", "two")
+
+
+@pytest.mark.parametrize(
+    "roots", [("a", "a"), ("a", "a/"), ("a/sub", "a"), ("a", "a/sub")], ids=str
+)
+def test_a_directory_twice_on_the_search_path_counts_once(
+    tmp_path: Path, roots: tuple[str, str]
+) -> None:
+    write_files(tmp_path, {"a/sub/t.toml": tool("one"), "a/u.toml": tool("two")})
+    registry = Registry.open(settings(*(tmp_path / root for root in roots)))
+    assert [d.name for d in registry.winners("tool")] == sorted(["one", "two"])
+    assert registry.findings() == []  # no definition shadows itself
+    assert len(registry.definitions("tool", "one")) == 1
