@@ -346,3 +346,29 @@ def test_a_bad_lock_is_one_line_and_exit_3(tmp_path: Path, toolctl: Toolctl, tex
     sane(result)
     assert result.returncode == 3
     assert len(result.stderr.strip().splitlines()) <= 2  # the error, maybe the summary
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "default = 2024-01-01",
+        "default = 07:00:00",
+        "enum = [1979-05-27T00:00:00Z]",
+    ],
+)
+def test_a_toml_date_breaks_only_its_entry(tmp_path: Path, toolctl: Toolctl, value: str) -> None:
+    write_files(
+        tmp_path,
+        {
+            "reg/b.toml": '[[tool]]\nname = "when"\n[tool.local]\ncommand = ["echo"]\n'
+            f'[[tool.arguments]]\nname = "day"\n{value}\n\n'
+            '[[tool]]\nname = "good"\n[tool.local]\ncommand = ["echo", "ok"]\ninput = "none"\n'
+        },
+    )
+    ran = toolctl("run", "good", "-r", "reg")
+    assert (ran.returncode, ran.stdout) == (0, "ok\n"), ran.stderr
+    assert "is a TOML date or time (quote it: JSON has none) (skipped)" in ran.stderr
+    checked = toolctl("check", "--json", "-r", "reg")
+    assert checked.returncode == 3 and "tool 'when'" in checked.stdout
+    listed = toolctl("list", "--json", "-r", "reg")
+    assert listed.returncode == 0 and '"good"' in listed.stdout

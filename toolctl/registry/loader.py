@@ -6,6 +6,7 @@ A file that does not parse, or an entry that does not validate, becomes a ``Find
 
 from __future__ import annotations
 
+import datetime
 import math
 import os
 import re
@@ -270,14 +271,16 @@ MAX_DEPTH = 64
 
 
 def refuse_values(entry: dict[str, Any]) -> str | None:
-    """Why an entry's values cannot be kept, or None: nesting past MAX_DEPTH, or a
-    non-finite number (``nan``, ``inf``), which JSON cannot carry."""
+    """Why an entry's values cannot be kept, or None: nesting past MAX_DEPTH, a non-finite
+    number (``nan``, ``inf``) or a TOML date or time, which JSON cannot carry."""
     for key, value in entry.items():
         stack = [(value, 1)]
         while stack:
             item, depth = stack.pop()
             if isinstance(item, float) and not math.isfinite(item):
                 return f"{key}: {item} is not a finite number"
+            if isinstance(item, datetime.date | datetime.time):
+                return f"{key}: {item.isoformat()} is a TOML date or time (quote it: JSON has none)"
             if isinstance(item, dict | list):
                 if depth > MAX_DEPTH:
                     return f"{key}: nested deeper than {MAX_DEPTH} levels"
