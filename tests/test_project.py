@@ -89,6 +89,9 @@ def test_a_project_may_leave_the_user_registry_out(tmp_path: Path) -> None:
         ("[defaults]\ntimeout = -1\n", "defaults.timeout must be seconds above 0"),
         ("[defaults]\ntimeout = true\n", "defaults.timeout must be seconds above 0"),
         ("[registry\n", "TOML syntax error"),
+        ("[defaults]\ntimeout = " + "9" * 5000 + "\n", "TOML value error: Exceeds the limit"),
+        ("[registry]\npaths = " + "[" * 3000 + "]" * 3000 + "\n", "nested too deeply to read"),
+        ('[registry]\npaths = ["a\\u0000b"]\n', "registry.paths must be a list of directory"),
     ],
 )
 def test_a_broken_project_file_is_a_usage_error(tmp_path: Path, text: str, message: str) -> None:

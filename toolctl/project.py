@@ -101,7 +101,7 @@ def read_project(file: Path, cache: Path | None = None) -> Project:
     _known_keys(file, document, _PROJECT_KEYS)
     registry = document.get("registry", {})
     paths = registry.get("paths", [DEFAULT_REGISTRY])
-    if not isinstance(paths, list) or not paths or not all(isinstance(p, str) and p for p in paths):
+    if not isinstance(paths, list) or not paths or not all(_a_path(p) for p in paths):
         raise UsageError(f"{file}: registry.paths must be a list of directory names")
     user = registry.get("user", True)
     if not isinstance(user, bool):
@@ -178,6 +178,14 @@ def _parse(file: Path) -> dict[str, Any]:
         raise UsageError(f"{file}: TOML syntax error: {exc}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"{file}: unreadable: {exc}") from None
+    except RecursionError:
+        raise UsageError(f"{file}: nested too deeply to read") from None
+    except ValueError as exc:  # tomllib lets int()'s digit limit through
+        raise UsageError(f"{file}: TOML value error: {exc}") from None
+
+
+def _a_path(value: Any) -> bool:
+    return isinstance(value, str) and bool(value) and "\0" not in value
 
 
 def _known_keys(file: Path, document: Mapping[str, Any], known: Mapping[str, set[str]]) -> None:

@@ -30,7 +30,7 @@ def write_crash_report(args: list[str]) -> str:
                 continue
             return str(path)
         raise FileExistsError(str(directory))
-    except OSError:
+    except Exception:  # no state directory to be had (the settings are what crashed, say)
         handle, name = tempfile.mkstemp(prefix="toolctl-crash-", suffix=".log")
         with open(handle, "w", encoding="utf-8", errors="backslashreplace") as out:
             out.write(text)
