@@ -450,3 +450,30 @@ def test_a_key_given_twice_to_env_or_elicit_is_refused(tmp_path: Path, toolctl: 
         "toolctl: error: --env gives 'K' twice (its items 1 and 2)\n",
     )
     assert list(reg.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("answer", "success", "error"),
+    [
+        ({"success": False, "error": "disk full"}, False, "disk full"),
+        ({"success": "false", "error": "disk full"}, True, None),  # no result: data
+        ({"success": "yes", "output": 5, "error": {"x": 1}}, True, None),
+        ({"output": "hi", "error": {"x": 1}}, True, None),
+    ],
+)
+def test_only_a_well_typed_result_is_taken_as_the_result(
+    tmp_path: Path, toolctl: Toolctl, answer: dict[str, object], success: bool, error: str | None
+) -> None:
+    write_files(
+        tmp_path,
+        {
+            "answer.json": json.dumps(answer),
+            "reg/t.toml": f'[[tool]]\nname = "says"\n[tool.local]\ninput = "none"\n'
+            f'command = ["cat", "{tmp_path / "answer.json"}"]\n',
+        },
+    )
+    done = toolctl("run", "says", "--json", "-r", str(tmp_path / "reg"))
+    result = json.loads(done.stdout)
+    assert (result["success"], result["error"], done.returncode) == (success, error, 1 - success)
+    if success:
+        assert result["data"] == answer

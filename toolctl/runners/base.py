@@ -99,7 +99,7 @@ class ToolResult(NamedTuple):
             parsed = finite_json(json.loads(stripped))
         except (ValueError, RecursionError):
             return cls(True, output, transport=runtime, **extra)
-        if isinstance(parsed, dict) and parsed and set(parsed) <= _RESULT_KEYS:
+        if _result_shaped(parsed):
             error = parsed.get("error")
             success = bool(parsed.get("success", not error))
             answer = parsed.get("output")
@@ -114,6 +114,19 @@ class ToolResult(NamedTuple):
                 **extra,
             )
         return cls(True, output, parsed, transport=runtime, **extra)
+
+
+def _result_shaped(parsed: Any) -> bool:
+    """A tool's JSON that is a result: only result keys, ``success`` true or false and
+    ``error`` text, when given (``"success": "false"`` is no result: truthy text would
+    read as success)."""
+    return (
+        isinstance(parsed, dict)
+        and bool(parsed)
+        and set(parsed) <= _RESULT_KEYS
+        and isinstance(parsed.get("success", True), bool)
+        and isinstance(parsed.get("error", ""), str | None)
+    )
 
 
 NON_FINITE = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
