@@ -7,6 +7,8 @@ TABLES = (*KINDS, "trust")
 """Every table a registry file may hold: the kinds, and ``[[trust]]`` (the keys whose
 announcements are believed, ``toolctl.registry.trust``), which defines no name."""
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$"
+"""A valid name, for pydantic's ``pattern`` and Python's ``re.fullmatch`` (never
+``re.match``: its ``$`` lets a final newline through)."""
 
 
 def fold(name: str) -> str:

@@ -48,6 +48,9 @@ def test_new_never_overwrites_and_refuses_bad_names(tmp_path: Path, toolctl: Too
     assert bad.returncode == 2
     worse = toolctl("new", "tool", "no spaces")
     assert worse.returncode == 2 and "invalid tool name 'no spaces'" in worse.stderr
+    newline = toolctl("new", "tool", "foo\n")  # `$` alone lets a final newline through
+    assert newline.returncode == 2 and "invalid tool name 'foo\\n'" in newline.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["hello.py"]
     dotted = toolctl("new", "tool", "text.upper")
     assert dotted.returncode == 0, dotted.stderr
     assert (tmp_path / "text_upper.py").is_file()  # a module name for the script

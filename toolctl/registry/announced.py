@@ -175,7 +175,7 @@ def _decide(
     from toolctl.pulsar.announcements import content_hash, signed_part
     from toolctl.signing import verify
 
-    if not re.match(NAME_PATTERN, service):
+    if not re.fullmatch(NAME_PATTERN, service):
         raise Refused("sent under a key that is not a valid service name")
     try:
         body = json.loads(text)

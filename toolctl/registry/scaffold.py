@@ -101,7 +101,7 @@ class Created:
 
 def new_tool(name: str, runtime: str, directory: Path) -> Created:
     """Write ``NAME.toml`` (and ``NAME.py`` for a local tool) into ``directory``."""
-    if not re.match(NAME_PATTERN, name):
+    if not re.fullmatch(NAME_PATTERN, name):
         raise UsageError(
             f"invalid tool name {name!r}",
             hint="use letters, digits, '-', '_' and '.', starting with a letter or digit",
