@@ -372,3 +372,20 @@ def test_a_toml_date_breaks_only_its_entry(tmp_path: Path, toolctl: Toolctl, val
     assert checked.returncode == 3 and "tool 'when'" in checked.stdout
     listed = toolctl("list", "--json", "-r", "reg")
     assert listed.returncode == 0 and '"good"' in listed.stdout
+
+
+@pytest.mark.parametrize("field", ['image = "--privileged"', 'memory = "--rm"', 'network = "-x"'])
+def test_a_container_value_that_reads_as_an_option_is_refused(
+    tmp_path: Path, toolctl: Toolctl, field: str
+) -> None:
+    image = "" if field.startswith("image") else 'image = "alpine"\n'
+    write_files(
+        tmp_path,
+        {
+            "reg/c.toml": f'[[tool]]\nname = "c1"\n[tool.container]\n{image}{field}\ncommand = ["sh"]\n'
+        },
+    )
+    checked = toolctl("check", "-r", "reg")
+    assert checked.returncode == 3 and "must not start with '-'" in checked.stdout
+    planned = toolctl("run", "c1", "--dry-run", "-r", "reg")
+    assert (planned.returncode, planned.stdout) == (4, "")  # skipped: no argv was planned

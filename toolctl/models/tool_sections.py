@@ -38,6 +38,13 @@ class ContainerRuntime(DescriptorModel):
     read_only: bool = True
     engine: Literal["docker", "podman"] | None = None
 
+    @field_validator("image", "network", "memory")
+    @classmethod
+    def _no_option(cls, value: str | None) -> str | None:
+        if value is not None and value.startswith("-"):  # the engine would read an option
+            raise ValueError(f"must not start with '-', got {value!r}")
+        return value
+
 
 class HttpRuntime(DescriptorModel):
     """An HTTP endpoint: an absolute ``url``, or a ``path`` below the tool's service."""

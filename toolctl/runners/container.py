@@ -23,7 +23,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from toolctl.errors import Interrupted, TimedOut, TransportUnavailable, UsageError, interruption
+from toolctl.errors import (
+    Interrupted,
+    RegistryError,
+    TimedOut,
+    TransportUnavailable,
+    UsageError,
+    interruption,
+)
 from toolctl.runners.argv import render_argv
 from toolctl.runners.base import Call, ToolResult, ToolSpec, expand_env, expand_env_map
 from toolctl.runners.process import Children, Completed, run_process
@@ -167,13 +174,13 @@ class ContainerRunner:
         section = tool.data["container"]
         name = f"toolctl-{tool.name[:40]}-{uuid.uuid4().hex[:8]}"
         argv = [engine.path, "run", "--rm", "--name", name, "--pull", "never"]
-        argv += ["--network", section["network"]]
+        argv.append(f"--network={section['network']}")  # = : never read as an option
         if section["read_only"]:
             argv.append("--read-only")
             if engine.kind == "docker":  # podman mounts a writable /tmp by itself
                 argv += ["--tmpfs", "/tmp"]
         if section.get("memory"):
-            argv += ["--memory", str(section["memory"])]
+            argv.append(f"--memory={section['memory']}")
         if section.get("cpus"):
             argv += ["--cpus", format(section["cpus"], "g")]
         if section["input"] == "json":
@@ -191,6 +198,8 @@ class ContainerRunner:
         declared = frozenset(tool.data["schema"].get("properties", {}))
         allowed = frozenset(tool.data.get("allow_option", ()))
         command = render_argv(section["command"], arguments, declared, allowed)
+        if section["image"].startswith("-"):  # a descriptor read before the model said no
+            raise RegistryError(f"tool '{tool.name}': image must not start with '-'")
         argv += [section["image"], *command]
         return Invocation(argv, env, name)
 
