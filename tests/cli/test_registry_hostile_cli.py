@@ -389,3 +389,24 @@ def test_a_container_value_that_reads_as_an_option_is_refused(
     assert checked.returncode == 3 and "must not start with '-'" in checked.stdout
     planned = toolctl("run", "c1", "--dry-run", "-r", "reg")
     assert (planned.returncode, planned.stdout) == (4, "")  # skipped: no argv was planned
+
+
+def test_escape_sequences_from_a_registry_never_reach_the_terminal(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    write_files(
+        tmp_path,
+        {
+            "reg/esc.toml": '[[tool]]\nname = "desc-esc"\n'
+            'description = "\\u001b[2J\\u001b[31mHELLO"\ncategory = "\\u001b[31mcat"\n'
+            '[tool.local]\ncommand = ["echo"]\ninput = "none"\n'
+            '[[tool]]\nname = "\\u001b]0;pwned\\u0007x"\n[tool.local]\ncommand = ["echo"]\n'
+        },
+    )
+    for line in (["list"], ["show", "desc-esc"], ["run", "desc-esc"], ["check"]):
+        done = toolctl(*line, "-r", "reg")
+        shown = done.stdout + done.stderr
+        assert "\x1b" not in shown and "\x07" not in shown, line
+    listed = toolctl("list", "-r", "reg")
+    assert "\\x1b[2J\\x1b[31mHELLO" in listed.stdout  # visible, not obeyed
+    assert "tool '\\x1b]0;pwned\\x07x'" in listed.stderr

@@ -129,7 +129,7 @@ def print_table(
     cells = [list(columns)]
     widths = [len(column) for column in columns]
     for row in rows:
-        line = [" ".join(cell.split("\n")) for cell in row]
+        line = [one_line(cell) for cell in row]
         cells.append(line)
         for i, cell in enumerate(line):
             if len(cell) > widths[i]:
@@ -153,6 +153,13 @@ def print_table(
         sys.stdout.write("".join(text))
 
 
+def one_line(text: str) -> str:
+    """``text`` on one line, its control characters visible escapes (see _CONTROLS): a
+    table cell, a field, a finding."""
+    text = " ".join(text.split("\n"))
+    return text if text.isprintable() else text.translate(_CONTROLS)
+
+
 def _cut(text: str, room: int) -> str:
     """``text`` in at most ``room`` characters, cut with … (just … when there is no room)."""
     if len(text) <= room:
@@ -170,10 +177,22 @@ MAX_MESSAGE = 2000
 """The most characters of one diagnostic line: a hostile input must not make a huge one."""
 
 
+_CONTROLS = {
+    code: f"\\x{code:02x}"
+    for code in (*range(0x20), 0x7F, *range(0x80, 0xA0))
+    if chr(code) not in "\n\t"
+}
+"""Control characters as visible escapes: an ESC or BEL a name, a file or a server put in
+a message must not recolour, retitle or clear the reader's terminal."""
+
+
 def _bounded(message: str) -> str:
-    """A diagnostic fit for a terminal: cut past MAX_MESSAGE, lone surrogates escaped."""
+    """A diagnostic fit for a terminal: cut past MAX_MESSAGE, lone surrogates and control
+    characters escaped."""
     if len(message) > MAX_MESSAGE:
         message = f"{message[:MAX_MESSAGE]}… ({len(message) - MAX_MESSAGE:,} more characters)"
+    if not message.isprintable():
+        message = message.translate(_CONTROLS)
     return message.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
@@ -221,10 +240,10 @@ def _scalar(value: Any) -> str:
 
 
 def print_fields(header: str, fields: Sequence[tuple[str, str]]) -> None:
-    sys.stdout.write(header + "\n")
+    sys.stdout.write(one_line(header) + "\n")
     width = max((len(k) for k, _ in fields), default=0)
     for key, value in fields:
-        sys.stdout.write(f"  {key.ljust(width)}  {value}\n")
+        sys.stdout.write(f"  {one_line(key).ljust(width)}  {one_line(str(value))}\n")
 
 
 def write_stdout(text: str) -> None:

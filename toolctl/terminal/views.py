@@ -117,7 +117,7 @@ def print_findings(result: CheckResult, format: str) -> None:
             where, message = _escape(where, True), _escape(message, False)
             typer.echo(f"::{finding.severity} file={where},line={finding.line}::{message}")
         else:
-            typer.echo(f"{where}:{finding.line}: {finding.severity}: {message}")
+            typer.echo(render.one_line(f"{where}:{finding.line}: {finding.severity}: {message}"))
     for note in result.notes:
         render.note(note)
     render.note(result.summary())
