@@ -292,6 +292,10 @@ def validate(tool: str, schema: Mapping[str, Any], arguments: Mapping[str, Any])
         raise InvalidArguments(f"tool '{tool}': {_explain(exc, schema)}") from exc
     except SchemaProblem as exc:
         raise RegistryError(f"tool '{tool}': parameters: {exc}") from None
+    except RecursionError:  # {"$ref": "#"}, or a -> b -> a: no value ever ends it
+        raise RegistryError(
+            f"tool '{tool}': parameters: its $ref refers back to itself without end"
+        ) from None
 
 
 _PLAIN_TYPES: dict[str, tuple[type, ...]] = {

@@ -292,3 +292,26 @@ def test_local_env_secrets_never_echoed(tmp_path: Path, toolctl: Toolctl) -> Non
         outputs.append(done.stdout + done.stderr)
     for text in outputs:
         assert SECRET not in text
+
+
+@pytest.mark.parametrize(
+    "parameters",
+    [
+        '{ "$ref" = "#" }',
+        '{ "$ref" = "#/$defs/a", "$defs" = { a = { "$ref" = "#/$defs/b" }, b = { "$ref" = "#/$defs/a" } } }',  # noqa: E501
+    ],
+    ids=["self", "a-b-a"],
+)
+def test_a_ref_that_never_ends_is_exit_3(tmp_path: Path, toolctl: Toolctl, parameters: str) -> None:
+    write_files(
+        tmp_path,
+        {
+            "reg/t.toml": f'[[tool]]\nname = "ps"\nparameters = {parameters}\n'
+            '[tool.local]\ncommand = ["echo", "hi"]\ninput = "none"\n'
+        },
+    )
+    done = toolctl("run", "ps", "--args", "{}", "-r", str(tmp_path / "reg"))
+    assert (done.returncode, done.stdout) == (3, "")
+    assert done.stderr == (
+        "toolctl: error: tool 'ps': parameters: its $ref refers back to itself without end\n"
+    )
