@@ -298,7 +298,8 @@ def test_local_env_secrets_never_echoed(tmp_path: Path, toolctl: Toolctl) -> Non
     "parameters",
     [
         '{ "$ref" = "#" }',
-        '{ "$ref" = "#/$defs/a", "$defs" = { a = { "$ref" = "#/$defs/b" }, b = { "$ref" = "#/$defs/a" } } }',  # noqa: E501
+        '{ "$ref" = "#/$defs/a", "$defs" = { a = { "$ref" = "#/$defs/b" }, '
+        'b = { "$ref" = "#/$defs/a" } } }',
     ],
     ids=["self", "a-b-a"],
 )
