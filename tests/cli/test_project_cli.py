@@ -290,3 +290,20 @@ def test_a_project_lock_holds_the_project_and_not_the_user_registry(
     elsewhere = {"XDG_DATA_HOME": str(tmp_path / "another-machine")}
     ci = toolctl("check", "--strict", cwd=project, env=elsewhere)
     assert ci.returncode == 0, ci.stderr
+
+
+def test_init_that_cannot_make_the_registry_leaves_no_half_project(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    (tmp_path / "d4").mkdir()
+    (tmp_path / "d4" / "registry").symlink_to(tmp_path / "nowhere")
+    done = toolctl("init", "d4", cwd=tmp_path)
+    assert done.returncode == 2 and "cannot create d4/registry" in done.stderr
+    assert sorted(p.name for p in (tmp_path / "d4").iterdir()) == ["registry"]
+    (tmp_path / "a-file").write_text("")
+    named = toolctl("list", "--registry", "a-file", cwd=tmp_path)
+    assert (named.returncode, named.stderr) == (
+        2,
+        "toolctl: error: registry directory a-file is not a directory; name a directory, "
+        "or leave out --registry\n",
+    )

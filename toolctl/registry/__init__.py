@@ -55,6 +55,11 @@ def require_directories(settings: Settings) -> None:
         named = source in ("--registry", "TOOLCTL_REGISTRY")
         if named and not directory.is_dir() and directory != settings.user_registry:
             named_by = " (from TOOLCTL_REGISTRY)" if source == "TOOLCTL_REGISTRY" else ""
+            if directory.exists():
+                raise UsageError(
+                    f"registry directory {directory}{named_by} is not a directory",
+                    hint=f"name a directory, or leave out {source}",
+                )
             raise UsageError(
                 f"registry directory {directory}{named_by} does not exist",
                 hint=f"create it (mkdir -p {directory}), or leave out {source}: "

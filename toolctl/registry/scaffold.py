@@ -180,9 +180,15 @@ def init_project(directory: Path) -> Initialised:
         return Initialised(file, read_project(file).registries[0], created=False)
     if not directory.is_dir():
         raise UsageError(f"no such directory: {directory}")
-    _write_new(file, project_text())
+    made = not registry.is_dir()  # the directory first: a failure leaves no half project
     try:
         registry.mkdir(exist_ok=True)
     except OSError as exc:
         raise UsageError(f"cannot create {registry}: {exc.strerror or exc}") from None
+    try:
+        _write_new(file, project_text())
+    except BaseException:
+        if made:
+            registry.rmdir()
+        raise
     return Initialised(file, registry, created=True)
