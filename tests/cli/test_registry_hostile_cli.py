@@ -410,3 +410,16 @@ def test_escape_sequences_from_a_registry_never_reach_the_terminal(
     listed = toolctl("list", "-r", "reg")
     assert "\\x1b[2J\\x1b[31mHELLO" in listed.stdout  # visible, not obeyed
     assert "tool '\\x1b]0;pwned\\x07x'" in listed.stderr
+
+
+def test_check_fails_on_a_registry_file_whose_name_is_not_utf8(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    write_files(
+        tmp_path, {"reg/good.toml": '[[tool]]\nname = "g"\n[tool.local]\ncommand = ["true"]\n'}
+    )
+    with open(os.fsencode(tmp_path / "reg") + b"/b\xff.toml", "w") as handle:
+        handle.write('[[tool]]\nname = "b"\n[tool.local]\ncommand = ["true"]\n')
+    done = toolctl("check", "-r", "reg")
+    assert done.returncode == 3
+    assert done.stdout == "reg/b\\xff.toml:1: error: the name is not UTF-8 (skipped); rename it\n"
