@@ -423,3 +423,23 @@ def test_check_fails_on_a_registry_file_whose_name_is_not_utf8(
     done = toolctl("check", "-r", "reg")
     assert done.returncode == 3
     assert done.stdout == "reg/b\\xff.toml:1: error: the name is not UTF-8 (skipped); rename it\n"
+
+
+@pytest.mark.parametrize(
+    "field",
+    [
+        "timeout = true",
+        'timeout = "10"',
+        "max_output = true",
+        'arguments = [{ name = "a", required = "yes" }]',
+    ],
+)
+def test_a_value_of_the_wrong_type_is_not_coerced(
+    tmp_path: Path, toolctl: Toolctl, field: str
+) -> None:
+    write_files(
+        tmp_path,
+        {"reg/t.toml": f'[[tool]]\nname = "t"\n{field}\n[tool.local]\ncommand = ["true"]\n'},
+    )
+    done = toolctl("check", "-r", "reg")
+    assert done.returncode == 3 and "tool 't': " in done.stdout, done.stdout

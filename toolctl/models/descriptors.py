@@ -66,9 +66,9 @@ class _ToolHead(DescriptorModel):
     state: ToolState = "active"
     category: str | None = None
     tags: list[str] = Field(default_factory=list)
-    timeout: float = Field(default=DEFAULT_TIMEOUT, gt=0, le=MAX_TIMEOUT)
+    timeout: float = Field(default=DEFAULT_TIMEOUT, gt=0, le=MAX_TIMEOUT, strict=True)
     """Seconds; at most a day."""
-    max_output: int = Field(default=DEFAULT_MAX_OUTPUT, gt=0, le=MAX_OUTPUT_LIMIT)
+    max_output: int = Field(default=DEFAULT_MAX_OUTPUT, gt=0, le=MAX_OUTPUT_LIMIT, strict=True)
     """Bytes of output a result holds (``arguments.DEFAULT_MAX_OUTPUT``); at most 1 GiB."""
     output: Literal["text", "mcp"] = "text"
     """What the tool answers: text or JSON, or ``"mcp"``: MCP content blocks (a JSON list

@@ -29,7 +29,7 @@ class Argument(DescriptorModel):
     name: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_-]*$")
     type: ArgType = "string"
     description: str = ""
-    required: bool = True
+    required: bool = Field(default=True, strict=True)  # "yes" is no answer
     default: Any = None
     enum: list[Any] | None = None
     allow_option: bool = False
