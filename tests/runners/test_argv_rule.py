@@ -40,3 +40,23 @@ def test_two_placeholders_are_refused_like_one(item: str) -> None:
         return
     with pytest.raises(InvalidArguments, match="'b' starts with '-'"):
         render_argv(["t", item], values, frozenset(values))
+
+
+@pytest.mark.parametrize(
+    ("values", "refused"),
+    [
+        ({"n": -1, "b": "n"}, True),  # -1n: an option cluster
+        ({"n": -1, "b": ""}, False),  # -1: a negative number
+        ({"n": -2.5, "b": ""}, False),
+        ({"n": 1, "b": "-x"}, False),  # starts with 1
+    ],
+)
+def test_a_negative_number_is_a_value_only_on_its_own(
+    values: dict[str, object], refused: bool
+) -> None:
+    names = frozenset(values)
+    if refused:
+        with pytest.raises(InvalidArguments, match="'n' starts with '-'"):
+            render_argv(["t", "{n}{b}"], values, names)
+    else:
+        assert render_argv(["t", "{n}{b}"], values, names) == ["t", f"{values['n']}{values['b']}"]

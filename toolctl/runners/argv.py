@@ -29,7 +29,8 @@ def render_argv(
 
     Refused (InvalidArguments, exit 2, naming the argument): a value with a NUL (argv
     cannot hold one), an item longer than ``MAX_ARG_BYTES``, and an item that starts with
-    ``-`` because of a text value (the tool would read it as an option): one rule however
+    ``-`` because of a text value, or of a number that text follows (the tool would read
+    it as an option): one rule however
     many placeholders share the item (``{dir}{file}`` as much as ``{file}``), unless the
     template's own text puts the ``-`` there, the leading argument is in ``allow_option``,
     or an earlier item of the template is ``--``.
@@ -59,7 +60,7 @@ def render_argv(
             leader is not None
             and not options_end
             and leader not in allow_option
-            and isinstance(arguments[leader], str)
+            and (isinstance(arguments[leader], str) or not _a_number(rendered))
         ):
             raise InvalidArguments(
                 f"argument '{leader}' starts with '-' and would reach the tool as an option "
@@ -105,3 +106,13 @@ def _fill_value(value: Any) -> str:
     if isinstance(value, (dict, list)):
         return json.dumps(value, separators=(",", ":"))
     return str(value)
+
+
+def _a_number(item: str) -> bool:
+    """A negative number as a whole item (``-1``, ``-2.5``): a value, which tools read as
+    one; ``-1n`` (a number then text) is an option cluster."""
+    try:
+        float(item)
+    except ValueError:
+        return False
+    return True
