@@ -52,5 +52,6 @@ def descriptor_cwd(owner: str, base: Path, relative: str | None) -> str | None:
         return None
     directory = (base / relative).resolve()
     if not directory.is_dir():
-        raise UsageError(f"{owner}: working directory {directory} does not exist")
+        missing = "is not a directory" if directory.exists() else "does not exist"
+        raise UsageError(f"{owner}: working directory {directory} {missing}")
     return str(directory)

@@ -287,3 +287,17 @@ def test_check_a_file_inside_the_registry_is_the_registry_check_of_that_file(
     only_c = toolctl("check", "reg/c.toml", "-r", "reg")
     assert only_c.returncode == 0
     assert "reg/c.toml:1: warning: tool 'word-count' is shadowed by reg/a.toml:1" in only_c.stdout
+
+
+def test_a_cwd_that_is_a_file_is_not_a_directory(tmp_path: Path, toolctl: Toolctl) -> None:
+    write_files(
+        tmp_path,
+        {"reg/t.toml": '[[tool]]\nname = "c"\n[tool.local]\ncommand = ["true"]\ncwd = "t.toml"\n'},
+    )
+    ran = toolctl("run", "c", "-r", "reg")
+    assert (ran.returncode, ran.stderr) == (
+        2,
+        "toolctl: error: tool 'c': working directory reg/t.toml is not a directory\n",
+    )
+    checked = toolctl("check", "-r", "reg")
+    assert "working directory reg/t.toml is not a directory" in checked.stdout

@@ -91,8 +91,9 @@ def _cwd(
         return None
     directory = Path(os.path.normpath(base / value))
     if not directory.is_dir():
+        missing = "is not a directory" if directory.exists() else "does not exist"
         message = (
-            f"{_label(definition)}: working directory {directory} does not exist "
+            f"{_label(definition)}: working directory {directory} {missing} "
             "(a relative cwd is relative to the file that defines it)"
         )
         found.append(_warning(definition, "cwd", message))
