@@ -227,6 +227,11 @@ def test_list_filters_and_json(tmp_path: Path, toolctl: Toolctl) -> None:
     bad = toolctl("list", "widgets", "-r", "reg")
     assert bad.returncode == 2
     assert "unknown kind 'widgets'" in bad.stderr
+    odd = toolctl("unregister", "../../etc", "foo", "-r", "reg")
+    assert (odd.returncode, odd.stderr) == (
+        2,
+        "toolctl: error: unknown kind '../../etc': expected tool, service, action or group\n",
+    )
 
 
 def test_show_unknown_name_suggests(tmp_path: Path, toolctl: Toolctl) -> None:

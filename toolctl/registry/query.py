@@ -41,7 +41,7 @@ def kind_of(word: str) -> str:
 
     kind = KIND_NAMES.get(word, word)
     if kind not in KIND_NAMES.values():
-        raise UsageError(f"unknown kind '{word}': expected one of {', '.join(KIND_NAMES)}")
+        raise UsageError(f"unknown kind '{word}': expected tool, service, action or group")
     return kind
 
 
