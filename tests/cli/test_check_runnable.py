@@ -301,3 +301,22 @@ def test_a_cwd_that_is_a_file_is_not_a_directory(tmp_path: Path, toolctl: Toolct
     )
     checked = toolctl("check", "-r", "reg")
     assert "working directory reg/t.toml is not a directory" in checked.stdout
+
+
+def test_an_env_reference_that_names_no_variable_is_an_error(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    write_files(
+        tmp_path,
+        {
+            "reg/t.toml": '[[tool]]\nname = "e"\n[tool.local]\ncommand = ["true"]\n'
+            'env = { A = "${env:}", B = "sk-secret ${env:A B}", C = "${env:GOOD}" }\n'
+        },
+    )
+    done = toolctl("check", "-r", "reg")
+    assert done.returncode == 3 and "sk-secret" not in done.stdout
+    assert done.stdout.splitlines() == [
+        f"reg/t.toml:1: error: tool 'e': local.env.{key} holds a ${{env:...}} reference that "
+        "names no variable: write ${env:NAME}, NAME of letters, digits and _"
+        for key in "AB"
+    ]

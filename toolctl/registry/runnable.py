@@ -2,6 +2,8 @@
 
 * a ``{placeholder}`` in a command that names no argument (an error: `run` would pass the
   text ``{name}`` on as it is);
+* a ``${env:...}`` reference that names no variable (``${env:}``, ``${env:A B}``, one never
+  closed): an error, as `run` would refuse it;
 * a command whose executable is not on PATH (or, given as a path, not there);
 * a ``cwd`` that does not exist;
 * a container image that the engine does not hold locally (asked of the engine's local
@@ -15,6 +17,7 @@ which the registry does not import: the caller passes an ``ImageLookup``.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -48,6 +51,7 @@ def runnable_problems(
     for definition in definitions:
         if definition.data.get("state") == "disabled":
             continue  # never run: whether it could is nobody's concern
+        found += _env_references(definition)
         for section, key in _COMMANDS.get(definition.kind, ()):
             table = definition.data.get(section)
             if not isinstance(table, dict) or not table.get(key):
@@ -98,6 +102,35 @@ def _cwd(
         )
         found.append(_warning(definition, "cwd", message))
     return directory
+
+
+_ENV_REFERENCE = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def _env_references(definition: Definition) -> list[Finding]:
+    """An error for each value holding ``${env:`` that is not a whole ``${env:NAME}``,
+    named by its key path (the value itself may hold a secret)."""
+    found = []
+    for path, value in _strings(definition.data, ""):
+        if value.count("${env:") != len(_ENV_REFERENCE.findall(value)):
+            message = (
+                f"{_label(definition)}: {path} holds a ${{env:...}} reference that names no "
+                "variable: write ${env:NAME}, NAME of letters, digits and _"
+            )
+            found.append(Finding("error", "env", definition.file, definition.line, message))
+    return found
+
+
+def _strings(value: Any, path: str) -> Iterable[tuple[str, str]]:
+    """Every string below ``value`` with its dotted key path, in document order."""
+    if isinstance(value, str):
+        yield path, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _strings(item, f"{path}.{key}" if path else str(key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _strings(item, f"{path}.{index}")
 
 
 def _placeholders(definition: Definition, command: list[str]) -> list[Finding]:
