@@ -29,3 +29,19 @@ def url_problem(url: str) -> str | None:
     if not parts.hostname:
         return "it names no host"
     return None
+
+
+def shown_url(url: str) -> str:
+    """``url`` fit to print, parsed or not: a password (``user:pass@``) and the query and
+    fragment (where tokens ride) as ``***``."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return "***"
+    cut = min((i for i in (rest.find(c) for c in "/?#") if i != -1), default=len(rest))
+    authority, tail = rest[:cut], rest[cut:]
+    if "@" in authority:
+        authority = "***@" + authority.rsplit("@", 1)[1]
+    end = min((i for i in (tail.find(c) for c in "?#;") if i != -1), default=-1)
+    if end != -1:
+        tail = tail[: end + 1] + "***"
+    return f"{scheme}://{authority}{tail}"

@@ -154,8 +154,11 @@ def _list(data: dict[str, Any], key: str, source: str) -> list[Any]:
 def _name(ref: Any, what: str, source: str) -> str:
     """A reference is the YAML anchor's mapping (with ``name``) or a bare name."""
     name = ref.get("name") if isinstance(ref, dict) else ref
-    if not isinstance(name, str) or not name:
-        raise UsageError(f"{source}: a {what} without a name: {ref!r}")
+    if not isinstance(name, str) or not name:  # not echoed: it may hold an env or headers
+        keys = (
+            ", ".join(sorted(map(str, ref)))[:80] if isinstance(ref, dict) else type(ref).__name__
+        )
+        raise UsageError(f"{source}: a {what} without a name (it holds: {keys})")
     return name
 
 

@@ -20,7 +20,7 @@ from toolctl.models.fields import DescriptorModel, aliased
 from toolctl.runtimes import (
     MCP_IDLE_TIMEOUT,
 )
-from toolctl.urls import url_problem
+from toolctl.urls import shown_url, url_problem
 
 TOPIC_PATTERN = re.compile(
     r"^(persistent|non-persistent)://[A-Za-z0-9_.=-]+/[A-Za-z0-9_.=-]+/[^/\s]+$"
@@ -111,7 +111,9 @@ class HttpService(DescriptorModel):
         if (self.url is None) == (self.start is None):
             raise ValueError("give exactly one of 'url' (fixed) or 'start' (managed)")
         if self.url is not None and (problem := url_problem(self.url)):
-            raise ValueError(f"url must be absolute http(s), got {self.url!r}: {problem}")
+            raise ValueError(
+                f"url must be absolute http(s), got {shown_url(self.url)!r}: {problem}"
+            )
         if self.start is not None and not any("{port}" in item for item in self.start):
             raise ValueError("start must pass the port it is given: put {port} in one item")
         return self
@@ -184,7 +186,9 @@ class McpService(DescriptorModel):
             raise ValueError("give exactly one of 'command' (stdio) or 'url' (streamable HTTP)")
         if self.url is not None:
             if problem := url_problem(self.url):
-                raise ValueError(f"url must be absolute http(s), got {self.url!r}: {problem}")
+                raise ValueError(
+                    f"url must be absolute http(s), got {shown_url(self.url)!r}: {problem}"
+                )
             if self.env or self.cwd is not None:
                 raise ValueError("'env' and 'cwd' belong to a stdio server ('command')")
         if self.command is not None and self.headers:

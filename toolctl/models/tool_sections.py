@@ -13,7 +13,7 @@ from pydantic import (
 )
 
 from toolctl.models.fields import DescriptorModel, InputMode
-from toolctl.urls import url_problem
+from toolctl.urls import shown_url, url_problem
 
 
 class LocalRuntime(DescriptorModel):
@@ -59,7 +59,9 @@ class HttpRuntime(DescriptorModel):
         if (self.url is None) == (self.path is None):
             raise ValueError("give exactly one of 'url' (absolute) or 'path' (below the service)")
         if self.url is not None and (problem := url_problem(self.url)):
-            raise ValueError(f"url must be absolute http(s), got {self.url!r}: {problem}")
+            raise ValueError(
+                f"url must be absolute http(s), got {shown_url(self.url)!r}: {problem}"
+            )
         return self
 
 
