@@ -9,6 +9,7 @@ import re
 from urllib.parse import urlsplit
 
 _ENV_REFERENCE = re.compile(r"\$\{env:[^}]*\}")
+_PASSWORD = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://[^/?#@\s:]*):[^/?#@\s]*@")
 
 
 def url_problem(url: str) -> str | None:
@@ -45,3 +46,9 @@ def shown_url(url: str) -> str:
     if end != -1:
         tail = tail[: end + 1] + "***"
     return f"{scheme}://{authority}{tail}"
+
+
+def hide_passwords(text: str) -> str:
+    """``text`` with the password of each URL in it (``scheme://user:pass@``) as ``***``:
+    what every diagnostic and printed field goes through."""
+    return _PASSWORD.sub(r"\1:***@", text) if "@" in text else text

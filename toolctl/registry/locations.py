@@ -9,6 +9,7 @@ from typing import Any
 from toolctl.arguments import DEFAULT_TIMEOUT
 from toolctl.errors import RegistryError
 from toolctl.settings import Settings
+from toolctl.urls import hide_passwords
 
 
 @dataclass(frozen=True)
@@ -77,11 +78,15 @@ def locations(settings: Settings) -> Locations:
         cache_dir=settings.cache_dir,
         state_dir=settings.state_dir,
         defaults={
-            "pulsar_url": settings.pulsar_url,
+            "pulsar_url": hide_passwords(settings.pulsar_url),  # shown, never used
             "container_engine": settings.container_engine,
             "timeout": settings.default_timeout or DEFAULT_TIMEOUT,
             **(
-                {"announcements": f"{settings.announced} ({settings.announce_topic})"}
+                {
+                    "announcements": hide_passwords(
+                        f"{settings.announced} ({settings.announce_topic})"
+                    )
+                }
                 if settings.announced
                 else {}
             ),

@@ -17,7 +17,13 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
-from toolctl.errors import Interrupted, TimedOut, TransportUnavailable, UsageError
+from toolctl.errors import (
+    Interrupted,
+    RegistryError,
+    TimedOut,
+    TransportUnavailable,
+    UsageError,
+)
 from toolctl.imports import skip_httpx_cli
 from toolctl.runners.base import Call, ToolResult, ToolSpec, expand_env_map
 from toolctl.runners.http_exchange import Answer, LazyTrust, no_cookies, read_answer
@@ -32,6 +38,7 @@ from toolctl.runners.http_messages import (
     success_result,
 )
 from toolctl.settings import Settings
+from toolctl.urls import shown_url
 
 if TYPE_CHECKING:
     import httpx
@@ -128,15 +135,21 @@ class HttpRunner:
                     break
                 answer = read_answer(client, following, deadline, max_output)
         except (httpx.TimeoutException, TimeoutError) as exc:
-            raise TimedOut(f"{method} {url} got no answer within {timeout:g} s") from exc
+            raise TimedOut(f"{method} {shown_url(url)} got no answer within {timeout:g} s") from exc
         except httpx.ConnectError as exc:
             raise TransportUnavailable(
-                f"cannot connect to {url}: {exc}",
+                f"cannot connect to {shown_url(url)}: {exc}",
                 hint="is the server running? check the tool's url (or 'toolctl service status')",
             ) from exc
         except httpx.TransportError as exc:
             reason = redact(str(exc) or type(exc).__name__, headers)
-            raise TransportUnavailable(f"{method} {url} failed: {reason}") from None
+            raise TransportUnavailable(f"{method} {shown_url(url)} failed: {reason}") from None
+        except (httpx.InvalidURL, UnicodeError, ValueError) as exc:  # a NUL, an IDNA label...
+            reason = type(exc).__name__ if url in str(exc) else str(exc) or type(exc).__name__
+            raise RegistryError(
+                f"{method} {shown_url(url)}: the url cannot be used: {reason}",
+                hint="fix the tool's url",
+            ) from None
         return answer
 
     def _parsed(self, url: str) -> httpx.URL:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from toolctl.runners.base import Sink
+from toolctl.urls import hide_passwords
 
 PROG = "toolctl"
 
@@ -156,7 +157,7 @@ def print_table(
 def one_line(text: str) -> str:
     """``text`` on one line, its control characters visible escapes (see _CONTROLS): a
     table cell, a field, a finding."""
-    text = " ".join(text.split("\n"))
+    text = hide_passwords(" ".join(text.split("\n")))
     return text if text.isprintable() else text.translate(_CONTROLS)
 
 
@@ -193,7 +194,7 @@ def _bounded(message: str) -> str:
         message = f"{message[:MAX_MESSAGE]}… ({len(message) - MAX_MESSAGE:,} more characters)"
     if not message.isprintable():
         message = message.translate(_CONTROLS)
-    return message.encode("utf-8", "backslashreplace").decode("utf-8")
+    return hide_passwords(message).encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def warn(message: str) -> None:

@@ -1,0 +1,54 @@
+"""A tool URL that `check` lets through but httpx cannot send to is exit 3 naming it, and
+a URL is printed without its password, query or fragment."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Toolctl, write_files
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://h\\u0000/x",
+        "http://xn--/x",
+        "http://a..b/",
+        "http://h\\u2024com/",
+        "http://h/x\\u007f",
+    ],
+)
+def test_a_url_httpx_cannot_send_to_is_exit_3(tmp_path: Path, toolctl: Toolctl, url: str) -> None:
+    write_files(tmp_path, {"reg/t.toml": f'[[tool]]\nname = "hp"\n[tool.http]\nurl = "{url}"\n'})
+    done = toolctl("run", "hp", "-r", "reg")
+    assert done.returncode == 3, done.stderr
+    assert "the url cannot be used" in done.stderr and done.stderr.count("\n") == 1
+
+
+def test_a_password_in_a_url_is_never_printed(tmp_path: Path, toolctl: Toolctl) -> None:
+    url = "http://user:hunter2SECRET@127.0.0.1:9/x?token=QSECRET"
+    write_files(tmp_path, {"reg/t.toml": f'[[tool]]\nname = "hp"\n[tool.http]\nurl = "{url}"\n'})
+    done = toolctl("run", "hp", "-r", "reg")
+    assert done.returncode == 5
+    assert "SECRET" not in done.stdout + done.stderr
+    assert "cannot connect to http://***@127.0.0.1:9/x?***" in done.stderr
+
+
+def test_show_dry_run_and_where_hide_a_urls_password(tmp_path: Path, toolctl: Toolctl) -> None:
+    url = "http://user:hunter2SECRET@127.0.0.1:9/x"
+    write_files(
+        tmp_path,
+        {
+            "toolctl.toml": '[defaults]\npulsar_url = "pulsar://u:PASSWORDY@127.0.0.1:1"\n',
+            "registry/t.toml": f'[[tool]]\nname = "hp"\n[tool.http]\nurl = "{url}"\n',
+        },
+    )
+    for line in (["show", "hp"], ["run", "hp", "--dry-run"], ["where"], ["where", "--json"]):
+        done = toolctl(*line, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        shown = done.stdout + done.stderr
+        assert "SECRET" not in shown and "PASSWORDY" not in shown, line
+    assert "http://user:***@127.0.0.1:9/x" in toolctl("show", "hp", cwd=tmp_path).stdout
+    assert "pulsar://u:***@127.0.0.1:1" in toolctl("where", cwd=tmp_path).stdout
