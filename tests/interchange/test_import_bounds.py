@@ -125,3 +125,24 @@ def test_a_huge_error_line_is_cut(tmp_path: Path, toolctl: Toolctl) -> None:
     assert result.returncode == 4, result.stderr[:300]
     assert "more characters)" in result.stderr
     assert all(len(line) < 2200 for line in result.stderr.splitlines())
+
+
+def test_a_bundle_member_too_big_is_refused_before_it_is_unpacked(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    import io
+    import tarfile
+
+    from toolctl.interchange.trustgraph import MAX_BUNDLE_MEMBER
+
+    with tarfile.open(tmp_path / "bomb.tgx", "w:gz") as bundle:
+        member = tarfile.TarInfo("config/tool/x.json")
+        member.size = MAX_BUNDLE_MEMBER + 1
+        bundle.addfile(member, io.BytesIO(b" " * member.size))
+    (tmp_path / "R").mkdir()
+    done = toolctl("import", "trustgraph", "bomb.tgx", "-r", "R", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (
+        2,
+        f"toolctl: error: bomb.tgx:config/tool/x.json: {MAX_BUNDLE_MEMBER + 1:,} bytes; "
+        "a config item of a bundle holds at most 16 MiB\n",
+    )

@@ -49,3 +49,7 @@ def test_any_string_becomes_a_valid_stable_name() -> None:
         assert pattern.match(made), (name, made)
         assert len(made) <= MAX_LENGTH
         assert slug(name) == made
+
+
+def test_a_final_newline_makes_a_name_a_slug() -> None:
+    assert slug("calc\n") != "calc\n" and "\n" not in slug("calc\n")

@@ -50,7 +50,7 @@ def registry_name(prefix: str, remote: str) -> str:
     """The registry name of remote tool ``remote``: ``prefix`` + its name (or its slug)."""
     ascii_form = skeleton(remote)
     whole = prefix + ascii_form
-    if re.match(NAME_PATTERN, whole) and len(whole) <= MAX_LENGTH * 2:
+    if re.fullmatch(NAME_PATTERN, whole) and len(whole) <= MAX_LENGTH * 2:
         return whole
     return prefix + slug(ascii_form)
 

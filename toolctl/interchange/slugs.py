@@ -22,7 +22,7 @@ _OTHER = re.compile(r"[^a-z0-9]+")
 
 def slug(name: str) -> str:
     """The registry name for ``name``: itself when valid (and short enough), else a slug."""
-    if _VALID.match(name) and len(name) <= MAX_LENGTH:
+    if _VALID.fullmatch(name) and len(name) <= MAX_LENGTH:
         return name
     ascii_form = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode()
     text = _OTHER.sub("-", ascii_form.lower()).strip("-")

@@ -203,6 +203,11 @@ def _is_tar(path: Path) -> bool:
         return True  # a truncated bundle: let reading it say what is wrong
 
 
+MAX_BUNDLE_MEMBER = 16 * 1024**2
+"""Bytes a config item of a ``.tgx`` bundle may hold, checked before it is unpacked (a
+small gzip can declare gigabytes)."""
+
+
 def _bundle_entries(path: Path) -> list[Any]:
     entries = []
     try:
@@ -210,6 +215,11 @@ def _bundle_entries(path: Path) -> list[Any]:
             for member in bundle.getmembers():
                 if not (member.isfile() and member.name.startswith("config/")):
                     continue
+                if member.size > MAX_BUNDLE_MEMBER:
+                    raise UsageError(
+                        f"{path}:{member.name}: {member.size:,} bytes; a config item of a "
+                        f"bundle holds at most {MAX_BUNDLE_MEMBER // 1024**2} MiB"
+                    )
                 handle = bundle.extractfile(member)
                 if handle is not None:
                     text = handle.read().decode("utf-8")
