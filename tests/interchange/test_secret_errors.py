@@ -1,6 +1,6 @@
-"""A secret in what an import refuses is never part of the error that refuses it: an entry
+"""A secret in what an import refuses is never part of the error that refuses it (an entry
 without a name is described by its keys, a URL that does not parse is shown without its
-password, query or fragment."""
+password, query or fragment), and the forms of secrets people write are never copied."""
 
 from __future__ import annotations
 
@@ -48,3 +48,28 @@ def test_a_url_that_does_not_parse_is_shown_without_its_password(
     added = toolctl("mcp", "add", "s", "--url", url, "-r", "R", cwd=tmp_path)
     assert added.returncode != 0 and "http://***@[::1/mcp?***" in added.stderr
     _nowhere("Hunter", added, tmp_path / "R")
+
+
+def test_the_forms_of_secrets_people_write_become_references(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    servers = {
+        "upper": {"url": "HTTPS://admin:Hunter5Pw@api.example.com/mcp"},
+        "remote": {
+            "command": "npx",
+            "args": [
+                "mcp-remote",
+                "https://x.example/mcp",
+                "--header=Authorization: Bearer Hunter28Pw",
+            ],
+        },
+        "conn": {"command": "srv", "env": {"CONN": "Server=db;User Id=sa;Password=Hunter26Pw;"}},
+        "frag": {"url": "https://h.example/mcp#token=Hunter15Pw"},
+    }
+    write_files(tmp_path, {"leak.json": json.dumps({"mcpServers": servers})})
+    (tmp_path / "R").mkdir()
+    done = toolctl("import", "mcp-config", "leak.json", "-r", "R", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    _nowhere("Hunter", done, tmp_path / "R")
+    for variable in ("UPPER_PASSWORD", "REMOTE_AUTHORIZATION", "CONN_PASSWORD", "FRAG_TOKEN"):
+        assert f"export {variable}=..." in done.stdout

@@ -197,17 +197,26 @@ def _literal(text: str, scope: Scope, name: str | None, where: str, *, whole: bo
         rest = text[len(scheme) :]
         if not rest.strip():
             return text
-        if re.match(r"^[a-z][a-z0-9+.-]*://", rest) and whole:
+        if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", rest) and whole:
             return scheme + rewrite_url(rest, scope, where)
         return scheme + scope.hide(rest, name, where)
-    if re.match(r"^[a-z][a-z0-9+.-]*://\S+$", text):
+    if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://\S+$", text):
         return rewrite_url(text, scope, where)
     return _shaped(text, scope, name, where)
+
+
+_PAIR = re.compile(r"(?<![A-Za-z0-9_])([A-Za-z][A-Za-z0-9 _-]*)=([^;&\s]+)")
+"""``KEY=VALUE`` inside a longer value: a connection string's ``Password=...;``."""
 
 
 def _shaped(text: str, scope: Scope, name: str | None, where: str) -> str:
     for start, end in reversed(secret_spans(text)):
         text = text[:start] + scope.hide(text[start:end], name, where) + text[end:]
+    for match in reversed(list(_PAIR.finditer(text))):
+        key, value = match.group(1), match.group(2)
+        if secret_name(key) and not plain(value) and "${env:" not in value:
+            hidden = scope.hide(value, key, f"{where} ({key.strip()})")
+            text = text[: match.start(2)] + hidden + text[match.end(2) :]
     return text
 
 
@@ -234,9 +243,10 @@ def rewrite_url(url: str, scope: Scope, where: str) -> str:
         for segment in parts.path.split("/")
     )
     query = "&".join(_query_pair(pair, scope, where) for pair in parts.query.split("&"))
-    if (netloc, path, query if parts.query else "") == before:
+    fragment = "&".join(_query_pair(pair, scope, where) for pair in parts.fragment.split("&"))
+    if (netloc, path, query if parts.query else "", fragment) == (*before, parts.fragment):
         return url  # nothing hidden: the URL exactly as written (urlunsplit normalises)
-    return urlunsplit((parts.scheme, netloc, path, query if parts.query else "", parts.fragment))
+    return urlunsplit((parts.scheme, netloc, path, query if parts.query else "", fragment))
 
 
 def _query_pair(pair: str, scope: Scope, where: str) -> str:
@@ -272,6 +282,12 @@ def rewrite_args(args: list[str], scope: Scope) -> list[str]:
             space = value[: len(value) - len(value.lstrip())]
             hidden = rewrite(value.lstrip(), scope, header.strip(), where)
             out.append(f"{header}:{space}{hidden}")
+        elif arg.startswith(tuple(f"{o}=" for o in HEADER_OPTIONS)) and ":" in arg:
+            flag, _, line = arg.partition("=")  # --header=Authorization: Bearer X
+            header, _, value = line.partition(":")
+            space = value[: len(value) - len(value.lstrip())]
+            hidden = rewrite(value.lstrip(), scope, header.strip(), where)
+            out.append(f"{flag}={header}:{space}{hidden}")
         elif arg.startswith("-") and "=" in arg:
             flag, _, value = arg.partition("=")
             out.append(f"{flag}={rewrite(value, scope, flag.lstrip('-'), where)}")
