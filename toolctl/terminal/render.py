@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from toolctl.runners.base import Sink
-from toolctl.urls import hide_passwords
 
 PROG = "toolctl"
 
@@ -154,10 +153,20 @@ def print_table(
         sys.stdout.write("".join(text))
 
 
+def _unpassworded(text: str) -> str:
+    """``text`` with each URL's password as ``***`` (toolctl.urls, loaded only for a text
+    that has an ``@``: most never do, and `run` loads nothing it does not need)."""
+    if "@" not in text:
+        return text
+    from toolctl.urls import hide_passwords
+
+    return hide_passwords(text)
+
+
 def one_line(text: str) -> str:
     """``text`` on one line, its control characters visible escapes (see _CONTROLS): a
     table cell, a field, a finding."""
-    text = hide_passwords(" ".join(text.split("\n")))
+    text = _unpassworded(" ".join(text.split("\n")))
     return text if text.isprintable() else text.translate(_CONTROLS)
 
 
@@ -194,7 +203,7 @@ def _bounded(message: str) -> str:
         message = f"{message[:MAX_MESSAGE]}… ({len(message) - MAX_MESSAGE:,} more characters)"
     if not message.isprintable():
         message = message.translate(_CONTROLS)
-    return hide_passwords(message).encode("utf-8", "backslashreplace").decode("utf-8")
+    return _unpassworded(message).encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def warn(message: str) -> None:
