@@ -29,7 +29,7 @@ SECRET_WORDS = frozenset(
         "TOKEN", "TOKENS", "SECRET", "SECRETS", "KEY", "KEYS", "APIKEY", "APITOKEN",
         "AUTHTOKEN", "ACCESSTOKEN", "PASSWORD", "PASSWD", "PASSPHRASE", "PASS", "PWD",
         "AUTH", "AUTHORIZATION", "CREDENTIAL", "CREDENTIALS", "CREDS", "COOKIE", "PAT",
-        "BEARER", "SIG", "SIGNATURE", "DSN",
+        "BEARER", "SIG", "SIGNATURE", "DSN", "SESSION", "SESSIONID", "JSESSIONID", "PHPSESSID",
     }
 )  # fmt: skip
 """Words of a name that say its value is a secret."""
@@ -236,25 +236,30 @@ def rewrite_url(url: str, scope: Scope, where: str) -> str:
         elif not colon and secret_spans(user):
             user = scope.hide(user, "KEY", f"{where} (URL user)")
         netloc = f"{user}{colon}{password}@{host}"
-    path = "/".join(
-        scope.hide(segment, "SECRET", f"{where} (URL path)")
-        if segment and secret_spans(segment) == [(0, len(segment))]
-        else segment
-        for segment in parts.path.split("/")
-    )
+    path = "/".join(_path_segment(segment, scope, where) for segment in parts.path.split("/"))
     query = "&".join(_query_pair(pair, scope, where) for pair in parts.query.split("&"))
-    fragment = "&".join(_query_pair(pair, scope, where) for pair in parts.fragment.split("&"))
+    fragment = "&".join(
+        _query_pair(pair, scope, where, "fragment") for pair in parts.fragment.split("&")
+    )
     if (netloc, path, query if parts.query else "", fragment) == (*before, parts.fragment):
         return url  # nothing hidden: the URL exactly as written (urlunsplit normalises)
     return urlunsplit((parts.scheme, netloc, path, query if parts.query else "", fragment))
 
 
-def _query_pair(pair: str, scope: Scope, where: str) -> str:
+def _path_segment(segment: str, scope: Scope, where: str) -> str:
+    """A path segment hidden whole by its shape, or its parameters (``;jsessionid=X``)."""
+    if segment and secret_spans(segment) == [(0, len(segment))]:
+        return scope.hide(segment, "SECRET", f"{where} (URL path)")
+    name, *params = segment.split(";")
+    return ";".join([name, *(_query_pair(p, scope, where, "path") for p in params)])
+
+
+def _query_pair(pair: str, scope: Scope, where: str, part: str = "query") -> str:
     key, equals, value = pair.partition("=")
     if not equals or not value or "${env:" in value:
         return pair
     if (secret_name(key) and not plain(value)) or secret_spans(value) == [(0, len(value))]:
-        return f"{key}={scope.hide(value, key, f'{where} (URL query {key})')}"
+        return f"{key}={scope.hide(value, key, f'{where} (URL {part} {key})')}"
     return pair
 
 
@@ -265,12 +270,17 @@ def rewrite_map(values: Mapping[str, str], scope: Scope, where: str) -> dict[str
 
 ENV_OPTIONS = ("-e", "--env")
 HEADER_OPTIONS = ("-H", "--header")
+USER_OPTIONS = ("-u", "-U", "--user", "--username")
+"""Options that make the value of ``-p`` a password (``mysql -u root -p X``), not a port."""
+PORT = re.compile(r"[0-9.:\[\]]+(?:/[a-z]+)?")
 
 
 def rewrite_args(args: list[str], scope: Scope) -> list[str]:
     """Command arguments: ``--token X``, ``--token=X``, ``-e KEY=X`` (docker, podman),
-    ``--header "Authorization: Bearer X"`` (mcp-remote), ``KEY=X``, and any argument by shape."""
+    ``--header "Authorization: Bearer X"`` (mcp-remote), ``KEY=X``, ``-u USER -p X`` (database
+    clients), and any argument by shape."""
     out: list[str] = []
+    user = any(arg in USER_OPTIONS for arg in args)
     previous = ""
     for position, arg in enumerate(args, start=1):
         where = f"argument {position}"
@@ -294,6 +304,8 @@ def rewrite_args(args: list[str], scope: Scope) -> list[str]:
         elif re.match(r"^[A-Z_][A-Z0-9_]*=", arg):
             key, _, value = arg.partition("=")
             out.append(f"{key}={rewrite(value, scope, key, where)}")
+        elif previous == "-p" and user and not PORT.fullmatch(arg):
+            out.append(rewrite(arg, scope, "PASSWORD", where))
         elif previous.startswith("-") and not arg.startswith("-"):
             out.append(rewrite(arg, scope, previous.lstrip("-"), where))
         else:

@@ -7,7 +7,8 @@ top-level keys next to its own fields. Only Pulsar services, and tools on them, 
 
 On import, a TrustGraph *MCP server* item (``mcp/ID``: ``url``, ``remote-name``,
 ``auth-token``) becomes a service with ``[service.mcp]`` named after its ID (the token
-never copied: an ``Authorization`` header reading ``${env:ID_AUTH_TOKEN}``), and an
+never copied: an ``Authorization`` header reading ``${env:ID_AUTH_TOKEN}``; a password or
+token in the ``url`` becomes a reference as ``secrets`` decides), and an
 ``mcp-tool`` tool a tool on that service with ``[tool.mcp]``, its ``name`` the item's
 ``remote-name`` when the item is in the same file (TrustGraph's default: the ID). Such
 tools arrive unpinned; ``toolctl import mcp SERVICE --update --yes`` pins them.
@@ -369,7 +370,7 @@ def _mcp_server(value: dict[str, Any], name: str, result: Tables) -> None:
     if not isinstance(url, str) or not url:
         result.problems.append(f"MCP server '{foreign}' has no url")
         return
-    mcp: dict[str, Any] = {"url": url}
+    mcp: dict[str, Any] = {"url": _url(url, foreign, result)}
     token = value.get("auth-token")
     if token:
         variable = "".join(c if c.isalnum() else "_" for c in slug(foreign)).upper()
@@ -383,6 +384,21 @@ def _mcp_server(value: dict[str, Any], name: str, result: Tables) -> None:
     for key in unknown:
         result.notes.append(f"{result.source}: MCP server '{foreign}': dropped unknown key '{key}'")
     result.tables.append(("service", named({"mcp": mcp}, foreign)))
+
+
+def _url(url: str, foreign: str, result: Tables) -> str:
+    """An MCP server's URL with its secrets (a password, a token in the query) as references."""
+    from toolctl.interchange.secrets import Scope, Vault, rewrite
+
+    vault = Vault()
+    hidden = rewrite(url, Scope(slug(foreign), foreign, vault), None, "url")
+    if vault.exports:
+        result.notes.append(
+            f"{result.source}: MCP server '{foreign}': its url reads "
+            f"{', '.join(sorted(vault.exports))} from the environment (secrets are not "
+            "copied); export them before running its tools"
+        )
+    return hidden
 
 
 def _tool(value: dict[str, Any], name: str, result: Tables, remote: Mapping[str, str],
