@@ -70,9 +70,12 @@ conformance: $(CONFORMANCE)/node_modules/.installed
 
 # The in-process tier, for the edit-test loop (under a minute): every test but those that need
 # a broker, podman, MCP servers, a server or a toolctl process of their own (tests/conftest.py
-# marks those `integration` by path and fixture). `make test` runs everything, as CI does.
+# marks those `integration` by path and fixture, and the bounds tested at full size). `make
+# test` runs everything, as CI does. Byte-code is written even where PYTHONDONTWRITEBYTECODE
+# is set: without it each worker compiles toolctl and rewrites every test module's asserts
+# again, ~10 s of each run.
 check: install
-	FUZZ_SCALE=0.25 $(PY) -m pytest -q -n $(TEST_WORKERS) -m "not integration"
+	PYTHONDONTWRITEBYTECODE= FUZZ_SCALE=0.25 $(PY) -m pytest -q -n $(TEST_WORKERS) -m "not integration"
 
 test: install mcp-servers serve-clients conformance
 	$(PY) -m pytest -q -n $(TEST_WORKERS)

@@ -117,6 +117,15 @@ OUTSIDE: dict[str, Needs] = {
         "Node 22 and the official MCP conformance suite from npm",
         ("mcp/test_conformance.py",),
     ),
+    "volume": Needs(
+        "the bounds at full size: tens of MiB of output, thousands of tools, documents "
+        "nested thousands deep (a sixth of the in-process tier's time)",
+        (
+            "cli/test_listing_stream.py::test_list_json_and_export_at_thousands",
+            "runners/test_output_cap.py::test_64_mib_of_output",
+            "interchange/test_import_bounds.py::test_hostile_documents_are_one_line",
+        ),
+    ),
 }
 """The markers of tests that need a real thing outside the test's own process, set here
 from each test's path and fixtures rather than by hand; each such test is also marked
