@@ -320,3 +320,47 @@ def test_an_env_reference_that_names_no_variable_is_an_error(
         "names no variable: write ${env:NAME}, NAME of letters, digits and _"
         for key in "AB"
     ]
+
+
+TYPED = """
+[[tool]]
+name = "count"
+description = "echo a count"
+[tool.local]
+command = ["echo", "{n}"]
+input = "none"
+[[tool.arguments]]
+name = "n"
+type = "integer"
+required = false
+{values}
+"""
+
+
+@pytest.mark.parametrize(
+    ("values", "told"),
+    [
+        ('enum = ["1", "2"]', "enum value '1' is not of type integer"),
+        ('default = "3"', "default '3' is not of type integer"),
+        ("default = true", "default True is not of type integer"),
+        ("enum = [1, 2]\ndefault = 3", "default 3 is not one of enum [1, 2]"),
+    ],
+)
+def test_an_enum_or_default_no_call_could_pass_is_an_error(
+    tmp_path: Path, toolctl: Toolctl, values: str, told: str
+) -> None:
+    write_files(tmp_path, {"reg/count.toml": TYPED.replace("{values}", values)})
+    done = toolctl("check", "-r", "reg")
+    assert done.returncode == 3
+    assert f"reg/count.toml:1: error: tool 'count': arguments.0: {told}" in done.stdout
+
+
+def test_an_enum_and_default_of_the_declared_type_pass_and_run(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    write_files(
+        tmp_path, {"reg/count.toml": TYPED.replace("{values}", "enum = [1, 2]\ndefault = 2")}
+    )
+    assert toolctl("check", "--strict", "-r", "reg").returncode == 0
+    done = toolctl("run", "count", "-r", "reg")
+    assert (done.returncode, done.stdout) == (0, "2\n")
