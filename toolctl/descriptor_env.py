@@ -1,4 +1,5 @@
-"""What a descriptor's process gets from the caller's world: ``${env:NAME}`` values and a cwd.
+"""What a descriptor's process gets from the caller's world: ``${env:NAME}`` values and a
+cwd; and those values as secrets, to be masked wherever they turn up.
 
 Below runners/ and processes/, which both start processes from descriptors (a local tool,
 a managed service), so neither has to import the other.
@@ -6,8 +7,9 @@ a managed service), so neither has to import the other.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 from toolctl.errors import UsageError
 from toolctl.settings import Settings
@@ -44,6 +46,42 @@ def expand_env_map(
     values: Mapping[str, str], settings: Settings, *, mask: bool = False
 ) -> dict[str, str]:
     return {key: expand_env(value, settings, mask=mask) for key, value in values.items()}
+
+
+MASK = "***"
+MIN_SECRET = 4
+"""Shorter variable values are not hunted for in text (they would mask every ``a``)."""
+
+
+def descriptor_secrets(
+    descriptors: Iterable[Mapping[str, Any] | None], environ: Mapping[str, str]
+) -> frozenset[str]:
+    """The values of every variable the descriptors name with ``${env:NAME}``."""
+    names: set[str] = set()
+    for descriptor in descriptors:
+        if descriptor:
+            names.update(_names_in(descriptor))
+    return frozenset(environ[name] for name in names if len(environ.get(name) or "") >= MIN_SECRET)
+
+
+def _names_in(value: Any) -> Iterable[str]:
+    if isinstance(value, str):
+        if "${env:" in value:
+            yield from env_names(value)
+    elif isinstance(value, Mapping):
+        for item in value.values():
+            yield from _names_in(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _names_in(item)
+
+
+def hide_values(text: str, secrets: Iterable[str]) -> str:
+    """``text`` with each of the given secret values as ``***`` (the longest first)."""
+    for secret in sorted(secrets, key=len, reverse=True):
+        if secret in text:
+            text = text.replace(secret, MASK)
+    return text
 
 
 def descriptor_cwd(owner: str, base: Path, relative: str | None) -> str | None:

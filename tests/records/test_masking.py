@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from toolctl.records.masking import MASK, descriptor_secrets, mask_text, mask_value
+from toolctl.descriptor_env import MASK, descriptor_secrets
+from toolctl.records.masking import mask_text, mask_value
 
 TOOL = {"local": {"env": {"API_KEY": "${env:SERVICE_KEY}", "MODE": "fast"}}}
 SERVICE = {"http": {"headers": {"Authorization": "Bearer ${env:SERVICE_TOKEN}"}}}

@@ -9,6 +9,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from toolctl.calls.events import Submitted, done_event, elapsed_ms, start_event
+from toolctl.calls.leaks import passed_secrets, unleaked_error, unleaked_future, unleaked_result
 from toolctl.calls.resolution import build_arguments, call_max_output, call_timeout, resolve
 from toolctl.errors import Interrupted, InvalidArguments, ToolctlError, interruption
 from toolctl.processes.reaper import Reaping, sweep, wait_idle
@@ -137,6 +138,7 @@ class Caller:
             call = call._replace(sink=ProtocolSink(call.sink))  # toolctl:progress lines
         call.sink.event(start_event(call.tool))
         started = time.perf_counter()
+        secrets = passed_secrets(call.tool, self.settings.environ)
         try:
             result = runner.run(call)
             if call.tool.data.get("output") == "mcp":
@@ -144,6 +146,7 @@ class Caller:
 
                 result = declared_content(result)
         except ToolctlError as exc:
+            unleaked_error(exc, secrets)
             call.sink.event(done_event(call.tool, None, started, exc))
             self.recorder.end(recording, error=_ran(exc, call, started))
             raise
@@ -152,7 +155,7 @@ class Caller:
             error = interruption(exc, "interrupted; the call was stopped")
             self.recorder.end(recording, error=_ran(error, call, started))
             raise error from exc
-        result = result.finite()
+        result = unleaked_result(result.finite(), secrets)
         call.sink.event(done_event(call.tool, result, started))
         self.recorder.end(recording, result)
         return result
@@ -182,9 +185,11 @@ class Caller:
         call = call._replace(traceparent=recording.traceparent)
         call.sink.event(start_event(call.tool))
         started = time.perf_counter()
+        secrets = passed_secrets(call.tool, self.settings.environ)
         try:
             future = runner.submit(call)
         except ToolctlError as exc:
+            unleaked_error(exc, secrets)
             call.sink.event(done_event(call.tool, None, started, exc))
             self.recorder.end(recording, error=exc)
             raise
@@ -192,6 +197,8 @@ class Caller:
             from toolctl.calls.content import declared_future
 
             future = declared_future(future)  # its content blocks, as ``execute`` reads them
+        if secrets:
+            future = unleaked_future(future, secrets)
         future.add_done_callback(lambda done: self._settled(recording, done))
         return Submitted(call, future, started)
 

@@ -9,6 +9,7 @@ from toolctl.mcp.results import map_result
 from toolctl.runners.base import ToolResult
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from concurrent.futures import Future
 
 
@@ -44,23 +45,31 @@ def declared_content(result: ToolResult) -> ToolResult:
 def declared_future(sent: Future[ToolResult]) -> Future[ToolResult]:
     """A Future of ``sent``'s result read as a tool declaring ``output = "mcp"`` (its
     content blocks kept for the MCP doors); cancelling it cancels ``sent``."""
+    return mapped_future(sent, declared_content)
+
+
+def mapped_future(
+    sent: Future[ToolResult], read: Callable[[ToolResult], ToolResult]
+) -> Future[ToolResult]:
+    """A Future of ``read(result)`` once ``sent`` settles (its error as it is); cancelling
+    it cancels ``sent``."""
     from concurrent.futures import Future, InvalidStateError
 
-    declared: Future[ToolResult] = Future()
+    mapped: Future[ToolResult] = Future()
 
     def settle(done: Future[ToolResult]) -> None:
         with contextlib.suppress(InvalidStateError):  # cancelled meanwhile
             if done.cancelled():
-                declared.cancel()
+                mapped.cancel()
             elif (error := done.exception()) is not None:
-                declared.set_exception(error)
+                mapped.set_exception(error)
             else:
-                declared.set_result(declared_content(done.result()))
+                mapped.set_result(read(done.result()))
 
     def forward(done: Future[ToolResult]) -> None:
         if done.cancelled():
             sent.cancel()
 
     sent.add_done_callback(settle)
-    declared.add_done_callback(forward)
-    return declared
+    mapped.add_done_callback(forward)
+    return mapped

@@ -20,11 +20,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from toolctl.descriptor_env import env_names
-
-MASK = "***"
-MIN_SECRET = 4
-"""Shorter variable values are not hunted for in text (they would mask every ``a``)."""
+from toolctl.descriptor_env import MASK, MIN_SECRET, hide_values
 
 SECRET_KEY = re.compile(
     r"(pass(word|wd|phrase)?|secret|token|api[-_]?key|apikey|access[-_]?key|private[-_]?key|"
@@ -57,34 +53,9 @@ KEY_VALUE = re.compile(
 URL_PASSWORD = re.compile(r"(\b[a-z][a-z0-9+.-]*://[^/\s:@]+:)([^@\s/]+)(@)", re.IGNORECASE)
 
 
-def descriptor_secrets(
-    descriptors: Iterable[Mapping[str, Any] | None], environ: Mapping[str, str]
-) -> frozenset[str]:
-    """The values of every variable the descriptors name with ``${env:NAME}``."""
-    names: set[str] = set()
-    for descriptor in descriptors:
-        if descriptor:
-            names.update(_names_in(descriptor))
-    return frozenset(environ[name] for name in names if len(environ.get(name) or "") >= MIN_SECRET)
-
-
-def _names_in(value: Any) -> Iterable[str]:
-    if isinstance(value, str):
-        if "${env:" in value:
-            yield from env_names(value)
-    elif isinstance(value, Mapping):
-        for item in value.values():
-            yield from _names_in(item)
-    elif isinstance(value, list | tuple):
-        for item in value:
-            yield from _names_in(item)
-
-
 def mask_text(text: str, secrets: Iterable[str] = ()) -> str:
     """``text`` with the given secret values and credential-shaped strings masked."""
-    for secret in sorted(secrets, key=len, reverse=True):
-        if secret in text:
-            text = text.replace(secret, MASK)
+    text = hide_values(text, secrets)
     for shape in SHAPES:
         text = shape.sub(_masked_match, text)
     text = KEY_VALUE.sub(_masked_value, text)

@@ -219,12 +219,8 @@ class Recorder:
         self, tool: Tool, arguments: Mapping[str, Any], output: str, message: str | None
     ) -> tuple[str, str, str | None]:
         """(arguments JSON, output, error message), masked and cut to MAX_STORED."""
-        from toolctl.records.masking import (
-            descriptor_secrets,
-            mask_text,
-            mask_value,
-            secret_values,
-        )
+        from toolctl.descriptor_env import descriptor_secrets
+        from toolctl.records.masking import mask_text, mask_value, secret_values
 
         secrets = descriptor_secrets((tool.data, tool.service), self.settings.environ)
         secrets |= secret_values(dict(arguments))

@@ -101,6 +101,15 @@ def _fail(handler: _Handler, query: str, body: bytes) -> None:
     handler._answer(500, "text/plain", b"database exploded " + b"x" * 500)
 
 
+def _denied(handler: _Handler, query: str, body: bytes) -> None:
+    """A server that echoes the credentials it refuses, as many do."""
+    told = f"invalid credentials: {handler.headers.get('Authorization')}"
+    if "result" in query:  # as a ToolResult-shaped answer rather than an error status
+        handler._json(200, {"success": False, "output": told, "error": told})
+    else:
+        handler._answer(401, "text/plain", told.encode())
+
+
 def _slow(handler: _Handler, query: str, body: bytes) -> None:
     handler.server.fixture.release.wait(10)
     handler._json(200, {"late": True})
@@ -142,6 +151,7 @@ _ROUTES = {
     "/result": _result,
     "/text": _text,
     "/fail": _fail,
+    "/denied": _denied,
     "/slow": _slow,
     "/away": _away,
     "/home": _home,
