@@ -77,6 +77,7 @@ TOOLCTL_MODULES = {
     "toolctl.calls.caller",  # the Caller
     "toolctl.calls.command",  # run's use case
     "toolctl.calls.events",  # a call's start and done
+    "toolctl.calls.leaks",  # passed secrets masked in a failed result
     "toolctl.calls.resolution",  # the tool a name stands for, its arguments and timeout
     "toolctl.cli",
     "toolctl.cli.app",
