@@ -4,14 +4,17 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from toolctl.errors import UsageError
 
 if TYPE_CHECKING:
     from toolctl.calls import Caller
+    from toolctl.registry.index import Registry
     from toolctl.runners.base import Sink, ToolResult
+    from toolctl.settings import Settings
 
 
 class Planned(NamedTuple):
@@ -19,6 +22,41 @@ class Planned(NamedTuple):
 
     name: str
     plan: dict[str, Any]
+
+
+class RunRequest(NamedTuple):
+    """What a `toolctl run` command line asks for (see ``run_named``)."""
+
+    name: str
+    pairs: Sequence[str] = ()
+    args: str | None = None
+    batch: str | None = None
+    concurrency: int = 1
+    timeout: float | None = None
+    max_output: int | None = None
+    allow_staging: bool = False
+    dry_run: bool = False
+
+
+@contextmanager
+def run_request(
+    settings: Settings,
+    registry: Registry,
+    request: RunRequest,
+    sink: Sink,
+    *,
+    at_once: Callable[[], object],
+) -> Iterator[Planned | ToolResult | Iterator[ToolResult]]:
+    """`toolctl run`: ``request`` run from the command line (see ``run_named``); what it
+    gives is read inside the block, while the calls are open and signals end them (a
+    first Ctrl-C or SIGTERM stops the calls, a second ends at once after ``at_once``)."""
+    from toolctl.calls import Caller, cli_origin
+    from toolctl.processes.lifetime import Lifetime
+
+    caller = Caller(settings, registry, origin=cli_origin(settings))
+    with Lifetime(raising=True) as lifetime, caller:
+        lifetime.at_once(at_once)
+        yield run_named(caller, sink=sink, **request._asdict())
 
 
 def run_named(

@@ -120,42 +120,26 @@ def run_command(
     Exit codes: 0 ok, 1 the tool failed, 2 bad arguments, 4 unknown tool, 5 transport
     unavailable, 124 timed out, 130 interrupted, 143 terminated.
     """
-    from toolctl import calls
-    from toolctl.calls.command import run_named
+    from toolctl.calls.command import RunRequest, run_request
     from toolctl.cli import _write_records
     from toolctl.cli.common import open_registry
     from toolctl.errors import ToolFailed
-    from toolctl.processes.lifetime import Lifetime
     from toolctl.terminal import render
 
     cap = tool_args.parse_size(max_output, "--max-output") if max_output is not None else None
     settings = settings_for(
-        registry,
-        strict,
-        verbose=verbose,
-        pulsar_url=pulsar_url,
-        user=user,
-        record_arguments=record_arguments,
-        announced=announced,
-    )
+        registry, strict, verbose=verbose, pulsar_url=pulsar_url, user=user,
+        record_arguments=record_arguments, announced=announced,
+    )  # fmt: skip
     sink = render.TerminalSink(settings, show_output=not json, events=verbose)
     sink.answers = tool_args.key_values(elicit or [], "--elicit")
-    caller = calls.Caller(settings, open_registry(settings), origin=calls.cli_origin(settings))
-    with Lifetime(raising=True) as lifetime, caller:
-        lifetime.at_once(_write_records)  # a second signal ends at once, records written
-        done = run_named(
-            caller,
-            name,
-            sink,
-            pairs=arg or [],
-            args=args,
-            batch=batch,
-            concurrency=concurrency,
-            timeout=timeout,
-            max_output=cap,
-            allow_staging=allow_staging,
-            dry_run=dry_run,
-        )
+    request = RunRequest(
+        name, arg or [], args=args, batch=batch, concurrency=concurrency, timeout=timeout,
+        max_output=cap, allow_staging=allow_staging, dry_run=dry_run,
+    )  # fmt: skip
+    with run_request(
+        settings, open_registry(settings), request, sink, at_once=_write_records
+    ) as done:
         from toolctl.terminal import running  # not before: an unknown tool never needs it
 
         ok = running.print_run(
