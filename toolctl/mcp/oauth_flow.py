@@ -11,31 +11,25 @@ only by a login. On top of the SDK's providers:
   which is what the 2025-03-26 discovery names, instead of failing the login;
 * ``grant = "id_jag"``: enterprise-managed authorization (SEP-990): the ID token the
   identity provider issued is exchanged there (RFC 8693) for an ID-JAG, which is the
-  JWT bearer grant (RFC 7523) at the MCP server's authorization server.
+  JWT bearer grant (RFC 7523) at the MCP server's authorization server
+  (``oauth_idjag``).
 
-No message here quotes a token or a secret.
+The browser and the redirect's listener are ``oauth_loopback``. No message here quotes a token or a secret.
 """
 
 from __future__ import annotations
 
-import base64
 import contextlib
-import functools
 import json
 import logging
-import os
-import queue
 import re
-import sys
-import threading
 import warnings
 from collections.abc import AsyncGenerator, Callable, Mapping
-from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import TYPE_CHECKING, Any, NamedTuple
-from urllib.parse import parse_qs, quote, urlsplit
+from urllib.parse import urlsplit
 
 import httpx
-from mcp.client.auth import OAuthClientProvider, OAuthTokenError, TokenStorage
+from mcp.client.auth import OAuthClientProvider
 from mcp.client.auth.exceptions import OAuthFlowError
 from mcp.client.auth.extensions.client_credentials import (
     ClientCredentialsOAuthProvider,
@@ -46,19 +40,14 @@ from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata
 
 from toolctl.errors import TransportUnavailable, UsageError
 from toolctl.mcp.oauth import Kept, LoginNeeded, merge_scopes, token_file
+from toolctl.mcp.oauth_idjag import IdJagProvider
+from toolctl.mcp.oauth_loopback import LOGIN_SECONDS, Loopback, open_browser
 from toolctl.mcp.oauth_settings import check_settings
 
 if TYPE_CHECKING:
     from toolctl.settings import Settings
 
-TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
-JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
-ID_TOKEN = "urn:ietf:params:oauth:token-type:id_token"
-ID_JAG = "urn:ietf:params:oauth:token-type:id-jag"
 ROOT_METADATA = "/.well-known/oauth-authorization-server"
-
-LOGIN_SECONDS = 300.0
-"""How long `mcp login` waits for the browser to come back."""
 
 # The SDK logs a failed flow with its traceback ("OAuth flow error"); the login reports the
 # error in one line instead.
@@ -167,97 +156,8 @@ class KeyCredentials(Toolctl, PrivateKeyJWTOAuthProvider):
     """Client credentials with a private key JWT (CI)."""
 
 
-class _IdJag(OAuthClientProvider):
-    """SEP-990: the ID token traded at the identity provider for an ID-JAG (RFC 8693),
-    which is the JWT bearer grant (RFC 7523) at the authorization server; the client
-    authenticates there with its own client_id and client_secret."""
-
-    def __init__(
-        self, url: str, storage: TokenStorage, oauth: Mapping[str, Any], scope: str | None
-    ) -> None:
-        method = oauth.get("token_endpoint_auth_method") or (
-            "client_secret_basic" if oauth.get("client_secret") else "none"
-        )  # RFC 6749 2.3.1
-        metadata = OAuthClientMetadata(
-            redirect_uris=None,
-            grant_types=[JWT_BEARER],
-            token_endpoint_auth_method=method,  # type: ignore[arg-type]  # pydantic checks it
-            scope=scope,
-        )
-        super().__init__(url, metadata, storage)
-        self._oauth = oauth
-        self._client = OAuthClientInformationFull(
-            redirect_uris=None,
-            client_id=str(oauth["client_id"]),
-            client_secret=oauth.get("client_secret") or None,
-            grant_types=[JWT_BEARER],
-            token_endpoint_auth_method=method,  # type: ignore[arg-type]
-            scope=scope,
-        )
-
-    async def _initialize(self) -> None:
-        self.context.current_tokens = await self.context.storage.get_tokens()
-        self.context.client_info = self._client
-        self._initialized = True
-
-    async def _perform_authorization(self) -> httpx.Request:
-        context = self.context
-        if context.oauth_metadata is None:
-            raise OAuthTokenError("no authorization server metadata: the ID-JAG needs its issuer")
-        scope = context.client_metadata.scope
-        grant = await self._id_jag(str(context.oauth_metadata.issuer), scope)
-        form = {"grant_type": JWT_BEARER, "assertion": grant}
-        if context.should_include_resource_param(context.protocol_version):
-            form["resource"] = context.get_resource_url()
-        if scope:
-            form["scope"] = scope
-        headers = {"Content-Type": "application/x-www-form-urlencoded"}
-        form, headers = context.prepare_token_auth(form, headers)
-        return httpx.Request("POST", self._get_token_endpoint(), data=form, headers=headers)
-
-    async def _id_jag(self, audience: str, scope: str | None) -> str:
-        """The token exchange at the identity provider: an ID-JAG for ``audience``."""
-        oauth = self._oauth
-        form = {
-            "grant_type": TOKEN_EXCHANGE,
-            "requested_token_type": ID_JAG,
-            "subject_token": str(oauth["idp_id_token"]),
-            "subject_token_type": ID_TOKEN,
-            "audience": audience,
-            "resource": self.context.get_resource_url(),
-        }
-        if scope:
-            form["scope"] = scope
-        headers: dict[str, str] = {}
-        if oauth.get("idp_client_secret"):  # client_secret_basic at the identity provider
-            pair = f"{quote(str(oauth.get('idp_client_id') or ''), safe='')}:"
-            pair += quote(str(oauth["idp_client_secret"]), safe="")
-            headers["Authorization"] = f"Basic {base64.b64encode(pair.encode()).decode()}"
-        elif oauth.get("idp_client_id"):
-            form["client_id"] = str(oauth["idp_client_id"])
-        async with httpx.AsyncClient(timeout=30) as client:
-            endpoint = str(oauth["idp_token_endpoint"])
-            answer = await client.post(endpoint, data=form, headers=headers)
-        try:
-            body = answer.json()
-        except (ValueError, RecursionError):
-            body = {}
-        body = body if isinstance(body, dict) else {}
-        grant = body.get("access_token")
-        if answer.status_code != 200 or not isinstance(grant, str) or not grant:
-            said = body.get("error")
-            raise OAuthTokenError(
-                f"the identity provider refused the token exchange (HTTP {answer.status_code}"
-                + (f", {said}" if isinstance(said, str) else "")
-                + ")"
-            )
-        if body.get("issued_token_type", ID_JAG) != ID_JAG:
-            raise OAuthTokenError("the identity provider did not issue an ID-JAG")
-        return grant
-
-
-class IdJag(Toolctl, _IdJag):
-    """``grant = "id_jag"`` (see _IdJag)."""
+class IdJag(Toolctl, IdJagProvider):
+    """``grant = "id_jag"`` (see toolctl.mcp.oauth_idjag)."""
 
 
 def login(
@@ -423,7 +323,7 @@ def _provider(
         async def redirect(authorization_url: str) -> None:
             show(authorization_url)
             if browser:
-                _open_browser(authorization_url)
+                open_browser(authorization_url)
 
         provider = Login(
             url,
@@ -474,18 +374,6 @@ def _client_credentials(kept: Kept, url: str, oauth: Mapping[str, Any], scope: s
         )
 
 
-def _open_browser(url: str) -> None:
-    """Open ``url`` where a browser can be opened; the printed URL does the rest."""
-    if os.environ.get("BROWSER") == "" or not (
-        os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY") or sys.platform == "darwin"
-    ):
-        return
-    import webbrowser
-
-    with contextlib.suppress(webbrowser.Error):
-        webbrowser.open(url)
-
-
 _HEADERS = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
 _INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 _LIST = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
@@ -499,62 +387,3 @@ _INITIALIZE = {
         "clientInfo": {"name": "toolctl", "version": "login"},
     },
 }
-
-
-class Loopback:
-    """The redirect's listener on 127.0.0.1 (a free port): each ``wait`` takes the next
-    ``code`` (a step-up in one login is a second authorization)."""
-
-    def __init__(self) -> None:
-        self._answers: queue.Queue[tuple[str, str | None] | str] = queue.Queue()
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                query = parse_qs(urlsplit(self.path).query)
-                code, state = query.get("code", [None])[0], query.get("state", [None])[0]
-                if code:
-                    outer._answers.put((code, state))
-                    text = "toolctl: logged in; you can close this page."
-                else:
-                    error = (query.get("error") or ["no code"])[0]
-                    outer._answers.put(error)
-                    text = f"toolctl: login failed: {error}"
-                body = text.encode()
-                self.send_response(200 if code else 400)
-                self.send_header("Content-Type", "text/plain; charset=utf-8")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-        self._server = HTTPServer(("127.0.0.1", 0), Handler)
-        self.redirect_uri = f"http://127.0.0.1:{self._server.server_address[1]}/callback"
-
-    def __enter__(self) -> Loopback:
-        # a short poll: shutdown() waits for serve_forever's next look (0.5 s by default)
-        serving = functools.partial(self._server.serve_forever, poll_interval=0.05)
-        threading.Thread(target=serving, daemon=True).start()
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-
-    async def wait(self) -> tuple[str, str | None]:
-        import anyio
-
-        def take() -> tuple[str, str | None] | str | None:
-            try:
-                return self._answers.get(timeout=LOGIN_SECONDS)
-            except queue.Empty:
-                return None
-
-        answer = await anyio.to_thread.run_sync(take)
-        if answer is None:
-            raise TransportUnavailable(f"no login came back in {LOGIN_SECONDS:g} s")
-        if isinstance(answer, str):
-            raise TransportUnavailable(f"the authorization server refused: {answer}")
-        return answer
