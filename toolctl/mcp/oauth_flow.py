@@ -14,7 +14,8 @@ only by a login. On top of the SDK's providers:
   JWT bearer grant (RFC 7523) at the MCP server's authorization server
   (``oauth_idjag``).
 
-The browser and the redirect's listener are ``oauth_loopback``. No message here quotes a token or a secret.
+The browser and the redirect's listener are ``oauth_loopback``. No message here quotes a
+token or a secret.
 """
 
 from __future__ import annotations
