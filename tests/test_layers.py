@@ -54,6 +54,7 @@ FOUNDATION = {
     "reporting",
     "signing",
     "urls",
+    "secret_names",
 }
 ROOMS: dict[str, set[str]] = {
     "graph": set(),

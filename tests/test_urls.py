@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import examples
-from toolctl.urls import url_problem
+from toolctl.urls import hide_passwords, url_problem
 
 PIECES = st.sampled_from(
     ["http://", "https://", "ftp://", "[", "]", "::1", ":", "@", "/", "%", "${env:H}", " ", "h"]
@@ -33,3 +33,17 @@ def test_any_text_gets_a_reason_or_is_a_url_that_can_be_taken_apart(url: str) ->
 )
 def test_urls_that_are_fine(url: str) -> None:
     assert url_problem(url) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("see https://h/x?token=abc&page=2", "see https://h/x?token=***&page=2"),
+        ("https://h/x?apiKey=abc#id_token=j.w.t", "https://h/x?apiKey=***#id_token=***"),
+        ("https://h/x?key=${env:KEY}&sig=***", "https://h/x?key=${env:KEY}&sig=***"),
+        ("https://h/x?token_type=bearer&scope=a", "https://h/x?token_type=bearer&scope=a"),
+        ("no url: a?token=abc", "no url: a?token=abc"),
+    ],
+)
+def test_secret_parameters_of_a_printed_url_are_hidden(text: str, shown: str) -> None:
+    assert hide_passwords(text) == shown

@@ -49,6 +49,24 @@ def shown_url(url: str) -> str:
 
 
 def hide_passwords(text: str) -> str:
-    """``text`` with the password of each URL in it (``scheme://user:pass@``) as ``***``:
-    what every diagnostic and printed field goes through."""
-    return _PASSWORD.sub(r"\1:***@", text) if "@" in text else text
+    """``text`` with the password of each URL in it (``scheme://user:pass@``) and the value
+    of each parameter a secret's name gives (``?api_key=...``, ``#access_token=...``) as
+    ``***``: what every diagnostic and printed field goes through."""
+    if "@" in text:
+        text = _PASSWORD.sub(r"\1:***@", text)
+    if "://" in text and "=" in text:
+        text = _PARAMETER.sub(_hidden_parameter, text)
+    return text
+
+
+_PARAMETER = re.compile(r"([?&#;])([^=&#;?\s]+)=([^&#;?\s]+)")
+"""A parameter of a URL's query, fragment or path (``;jsessionid=``)."""
+
+
+def _hidden_parameter(match: re.Match[str]) -> str:
+    from toolctl.secret_names import secret_name
+
+    mark, key, value = match.groups()
+    if value == "***" or value.startswith("${env:") or not secret_name(key):
+        return match.group(0)
+    return f"{mark}{key}=***"

@@ -154,9 +154,10 @@ def print_table(
 
 
 def _unpassworded(text: str) -> str:
-    """``text`` with each URL's password as ``***`` (toolctl.urls, loaded only for a text
-    that has an ``@``: most never do, and `run` loads nothing it does not need)."""
-    if "@" not in text:
+    """``text`` with each URL's password and secret parameters as ``***`` (toolctl.urls,
+    loaded only for a text that has an ``@`` or a ``://``: most never do, and `run` loads
+    nothing it does not need)."""
+    if "@" not in text and "://" not in text:
         return text
     from toolctl.urls import hide_passwords
 

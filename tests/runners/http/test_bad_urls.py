@@ -52,3 +52,20 @@ def test_show_dry_run_and_where_hide_a_urls_password(tmp_path: Path, toolctl: To
         assert "SECRET" not in shown and "PASSWORDY" not in shown, line
     assert "http://user:***@127.0.0.1:9/x" in toolctl("show", "hp", cwd=tmp_path).stdout
     assert "pulsar://u:***@127.0.0.1:1" in toolctl("where", cwd=tmp_path).stdout
+
+
+def test_show_and_dry_run_hide_the_secret_parameters_of_a_url(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    url = (
+        "https://api.example.com/v1;jsessionid=SESSIONX?api_key=KEYX&format=json#access_token=TOKX"
+    )
+    write_files(tmp_path, {"reg/t.toml": f'[[tool]]\nname = "hp"\n[tool.http]\nurl = "{url}"\n'})
+    for line in (["show", "hp"], ["run", "hp", "--dry-run"]):
+        done = toolctl(*line, "-r", "reg")
+        assert done.returncode == 0, done.stderr
+        assert not [s for s in ("SESSIONX", "KEYX", "TOKX") if s in done.stdout], line
+        masked = (
+            "https://api.example.com/v1;jsessionid=***?api_key=***&format=json#access_token=***"
+        )
+        assert masked in done.stdout, line
