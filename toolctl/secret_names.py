@@ -13,6 +13,7 @@ SECRET_WORDS = frozenset(
         "AUTHTOKEN", "ACCESSTOKEN", "PASSWORD", "PASSWD", "PASSPHRASE", "PASS", "PWD",
         "AUTH", "AUTHORIZATION", "CREDENTIAL", "CREDENTIALS", "CREDS", "COOKIE", "PAT",
         "BEARER", "SIG", "SIGNATURE", "DSN", "SESSION", "SESSIONID", "JSESSIONID", "PHPSESSID",
+        "PGPASSWORD", "SQLCMDPASSWORD", "SSHPASS",
     }
 )  # fmt: skip
 """Words of a name that say its value is a secret."""

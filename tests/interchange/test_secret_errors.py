@@ -137,3 +137,96 @@ def test_the_url_of_a_trustgraph_mcp_server_keeps_no_secret(
     refused = toolctl("import", "trustgraph", "bad.json", "-r", "R", cwd=tmp_path)
     assert refused.returncode == 3 and "http://***@[::1/mcp#***" in refused.stderr
     _nowhere("Hunter", refused, tmp_path / "R")
+
+
+def _written(tmp_path: Path, service: str) -> str:
+    return (tmp_path / "R" / "services" / f"{service}.toml").read_text()
+
+
+def test_a_password_attached_to_p_becomes_a_reference_a_port_stays(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    servers = {
+        "mysql": {"command": "mcp-mysql", "args": ["-u", "root", "-pHunter11Pw", "shop"]},
+        "maria": {"command": "mcp-mariadb", "args": ["-uroot", "-pHunter12Pw"]},
+        "docker": {
+            "command": "docker",
+            "args": ["run", "-u", "1000", "-p8080", "-p=9090:90", "-p", "127.0.0.1:53:53", "i"],
+        },
+        "prompt": {"command": "mcp-mysql", "args": ["-u", "root", "-p", "-h", "db.internal"]},
+    }
+    done = _import(tmp_path, toolctl, servers)
+    assert "export MYSQL_PASSWORD=...   # server 'mysql', argument 3" in done.stdout
+    assert "export MARIA_PASSWORD=...   # server 'maria', argument 2" in done.stdout
+    assert "DOCKER_" not in done.stdout and "PROMPT_" not in done.stdout
+    assert '"-p${env:MYSQL_PASSWORD}",\n    "shop",' in _written(tmp_path, "mysql")
+    assert '"-uroot",\n    "-p${env:MARIA_PASSWORD}",' in _written(tmp_path, "maria")
+    docker = _written(tmp_path, "docker")
+    assert all(f'"{kept}"' in docker for kept in ("-p8080", "-p=9090:90", "127.0.0.1:53:53"))
+    assert '"-p",\n    "-h",\n    "db.internal",' in _written(tmp_path, "prompt")
+
+
+def test_sqlcmd_P_and_the_long_password_options_become_references(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    servers = {
+        "mssql": {"command": "sqlcmd", "args": ["-S", "db", "-U", "sa", "-P", "Hunter13Pw"]},
+        "long": {"command": "mcp-db", "args": ["--user", "me", "--password", "Hunter14Pw"]},
+        "equals": {"command": "mcp-db", "args": ["--password=Hunter15Pw", "PGPASSWORD=Hunter16"]},
+        "port": {"command": "mcp-mysql", "args": ["-u", "root", "-P", "3306"]},
+        "psql": {"command": "psql", "args": ["-U", "me", "-P", "pager=off", "-P", "expanded"]},
+    }
+    done = _import(tmp_path, toolctl, servers)
+    for variable, argument in [
+        ("MSSQL_PASSWORD", "mssql', argument 6"),
+        ("LONG_PASSWORD", "long', argument 4"),
+        ("EQUALS_PASSWORD", "equals', argument 1"),
+        ("EQUALS_PGPASSWORD", "equals', argument 2"),
+    ]:
+        assert f"export {variable}=...   # server '{argument}" in done.stdout
+    assert "PORT_" not in done.stdout and "PSQL_" not in done.stdout
+    assert '"-P",\n    "${env:MSSQL_PASSWORD}",' in _written(tmp_path, "mssql")
+    assert '"--password",\n    "${env:LONG_PASSWORD}",' in _written(tmp_path, "long")
+    assert '"--password=${env:EQUALS_PASSWORD}",' in _written(tmp_path, "equals")
+    assert '"PGPASSWORD=${env:EQUALS_PGPASSWORD}",' in _written(tmp_path, "equals")
+    assert '"-P",\n    "3306",' in _written(tmp_path, "port")
+    assert '"-P",\n    "pager=off",\n    "-P",\n    "expanded",' in _written(tmp_path, "psql")
+
+
+def test_the_password_after_a_redis_clients_a_becomes_a_reference_another_a_stays(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    redis = ["run", "-i", "-a", "stdout", "redis", "redis-cli", "-h", "cache"]
+    servers = {
+        "cache": {"command": "docker", "args": [*redis, "-a", "Hunter17Pw", "--no-auth-warning"]},
+        "acl": {"command": "docker", "args": [*redis, "--user", "bot", "--pass", "Hunter18Pw"]},
+        "ask": {"command": "docker", "args": [*redis, "--askpass", "ping"]},
+        "tar": {"command": "tar", "args": ["-a", "-cf", "out.tar.gz", "src"]},
+        "ls": {"command": "ls", "args": ["-a", "notes"]},
+        "direct": {"command": "/usr/bin/redis-cli", "args": ["-h", "cache", "-a", "Hunter20Pw"]},
+    }
+    done = _import(tmp_path, toolctl, servers)
+    assert "export DIRECT_PASSWORD=...   # server 'direct', argument 4" in done.stdout
+    assert '"-a",\n    "${env:DIRECT_PASSWORD}",' in _written(tmp_path, "direct")
+    assert "export CACHE_PASSWORD=...   # server 'cache', argument 10" in done.stdout
+    assert "export ACL_PASS=...   # server 'acl', argument 12" in done.stdout
+    assert not any(f"{s}_" in done.stdout for s in ("ASK", "TAR", "LS"))
+    cache = _written(tmp_path, "cache")
+    assert '"-a",\n    "stdout",' in cache  # docker's own -a, before redis-cli
+    assert '"-a",\n    "${env:CACHE_PASSWORD}",\n    "--no-auth-warning",' in cache
+    assert '"--askpass",\n    "ping",' in _written(tmp_path, "ask")
+    assert '"-a",\n    "-cf",\n    "out.tar.gz",\n    "src",' in _written(tmp_path, "tar")
+    assert '"-a",\n    "notes",' in _written(tmp_path, "ls")
+
+
+def test_a_redis_client_as_the_command_makes_its_a_a_password() -> None:
+    from toolctl.interchange.secrets import Scope, Vault, rewrite_args
+
+    vault = Vault()
+    args = ["-h", "cache", "-a", "Hunter19Pw"]
+    hidden = rewrite_args(args, Scope("cache", "cache", vault), program="/usr/bin/redis-cli")
+    assert hidden == ["-h", "cache", "-a", "${env:CACHE_PASSWORD}"]
+    assert rewrite_args(["-a", "Hunter19Pw"], Scope("x", "x", vault), program="grep") == [
+        "-a",
+        "Hunter19Pw",
+    ]

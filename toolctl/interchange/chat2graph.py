@@ -261,7 +261,10 @@ def _mcp_section(
         if not isinstance(args, list) or not isinstance(env, dict):
             raise UsageError(f"{source}: MCP tool '{name}': args must be a list, env a map")
         return {
-            "command": [config["command"], *rewrite_args([str(a) for a in args], scope)],
+            "command": [
+                config["command"],
+                *rewrite_args([str(a) for a in args], scope, program=str(config["command"])),
+            ],
             "env": rewrite_map({str(k): str(v) for k, v in env.items()}, scope, "env"),
         }
     if transport in ("STREAMABLE_HTTP", "SSE") and isinstance(config.get("url"), str):

@@ -125,8 +125,9 @@ def _section(
     if server.command is not None:
         args = [text(a, f"argument {n}") for n, a in enumerate(server.args, start=1)]
         env = {k: text(v, f"env {k}") for k, v in server.env.items()}
+        command = text(server.command, "command")
         return {
-            "command": [text(server.command, "command"), *rewrite_args(args, scope)],
+            "command": [command, *rewrite_args(args, scope, program=command)],
             "env": rewrite_map(env, scope, "env"),
             "cwd": _cwd(text(server.cwd, "cwd"), workspace) if server.cwd else None,
         }

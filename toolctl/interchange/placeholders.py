@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from toolctl.interchange.secrets import Scope, words
+from toolctl.interchange.secrets import Scope
+from toolctl.secret_names import words
 
 _PATTERN = re.compile(
     r"\$\{\{\s*(?:secrets|inputs)\.(?P<continue>[A-Za-z_][A-Za-z0-9_]*)\s*\}\}"

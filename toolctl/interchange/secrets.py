@@ -24,25 +24,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit, urlunsplit
 
-SECRET_WORDS = frozenset(
-    {
-        "TOKEN", "TOKENS", "SECRET", "SECRETS", "KEY", "KEYS", "APIKEY", "APITOKEN",
-        "AUTHTOKEN", "ACCESSTOKEN", "PASSWORD", "PASSWD", "PASSPHRASE", "PASS", "PWD",
-        "AUTH", "AUTHORIZATION", "CREDENTIAL", "CREDENTIALS", "CREDS", "COOKIE", "PAT",
-        "BEARER", "SIG", "SIGNATURE", "DSN", "SESSION", "SESSIONID", "JSESSIONID", "PHPSESSID",
-    }
-)  # fmt: skip
-"""Words of a name that say its value is a secret."""
-ABOUT_WORDS = frozenset(
-    {
-        "TYPE", "MODE", "METHOD", "URL", "URI", "ENDPOINT", "HOST", "HOSTNAME", "PORT",
-        "PATH", "FILE", "FILENAME", "DIR", "DIRECTORY", "ENABLED", "DISABLED", "REQUIRED",
-        "HEADER", "SCOPE", "SCOPES", "PROVIDER", "ID", "NAME", "USER", "USERNAME", "REGION",
-        "EXPIRY", "EXPIRES", "TTL", "TIMEOUT", "VERSION", "FORMAT", "LENGTH", "SERVER",
-        "DOMAIN", "ISSUER", "AUDIENCE", "ENV", "VAR", "STORE", "LOCATION",
-    }
-)  # fmt: skip
-"""A last word that makes the value something *about* a secret, not the secret."""
+from toolctl.secret_names import secret_name, words
+
 PREFIXES = re.compile(
     r"(?<![A-Za-z0-9_-])(?:"
     r"sk-(?:ant-|proj-|or-v1-)?[A-Za-z0-9_-]{16,}|[sr]k_(?:live|test)_[A-Za-z0-9]{16,}"
@@ -69,18 +52,6 @@ SCHEMES = ("Bearer ", "bearer ", "Basic ", "Token ", "token ", "Bot ", "ApiKey "
 """The parts of an Authorization value that are not the secret."""
 PLAIN_VALUES = frozenset({"", "true", "false", "yes", "no", "on", "off", "none", "null"})
 REFERENCE = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
-
-
-def words(name: str) -> list[str]:
-    """``apiKey``, ``X-API-Key``, ``api_key`` → their words, upper case."""
-    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name)
-    return [w.upper() for w in re.split(r"[^A-Za-z0-9]+", spaced) if w]
-
-
-def secret_name(name: str | None) -> bool:
-    """Whether the value of ``name`` (an env key, header, flag, query parameter) is a secret."""
-    parts = words(name or "")
-    return bool(parts) and parts[-1] not in ABOUT_WORDS and any(w in SECRET_WORDS for w in parts)
 
 
 def entropy(text: str) -> float:
@@ -271,19 +242,57 @@ def rewrite_map(values: Mapping[str, str], scope: Scope, where: str) -> dict[str
 ENV_OPTIONS = ("-e", "--env")
 HEADER_OPTIONS = ("-H", "--header")
 USER_OPTIONS = ("-u", "-U", "--user", "--username")
-"""Options that make the value of ``-p`` a password (``mysql -u root -p X``), not a port."""
+"""Options that make the value of ``-p`` or ``-P`` a password (``mysql -u root -p X``)."""
+USER_ATTACHED = re.compile(r"-[uU][A-Za-z0-9_.@-]+|--user(?:name)?=.+")
+"""A user option with its value attached: ``mysql -uroot``, ``--user=root``."""
+PASSWORD_OPTIONS = ("-p", "-P")
+"""Options whose value is a password when a user option is present, apart or attached
+(``mysql -u root -pX``, ``sqlcmd -U sa -P X``), unless it is a port (``mysql -P 3306``)."""
 PORT = re.compile(r"[0-9.:\[\]]+(?:/[a-z]+)?")
+PSQL_PRINT = frozenset(
+    {
+        "border", "columns", "csv_fieldsep", "expanded", "fieldsep", "fieldsep_zero", "footer",
+        "format", "linestyle", "null", "numericlocale", "pager", "pager_min_lines", "recordsep",
+        "recordsep_zero", "tableattr", "title", "tuples_only", "unicode_border_linestyle",
+        "unicode_column_linestyle", "unicode_header_linestyle", "xheader_width",
+    }
+)  # fmt: skip
+"""psql's ``-P NAME[=VALUE]`` print options (``psql -U me -P pager=off``): not passwords."""
+REDIS_CLIENTS = frozenset({"redis-cli", "valkey-cli", "keydb-cli"})
+"""Programs whose ``-a`` is the password (``redis-cli -a X``); elsewhere ``-a`` is a flag."""
 
 
-def rewrite_args(args: list[str], scope: Scope) -> list[str]:
+def _program(arg: str) -> str:
+    """``/usr/bin/redis-cli``, ``redis-cli.exe`` → ``redis-cli``."""
+    return re.split(r"[\\/]", arg)[-1].lower().removesuffix(".exe")
+
+
+def _password(option: str, value: str) -> bool:
+    """Whether ``value`` of ``-p``/``-P`` (a user option present) is a password: not a port,
+    not the next option (``mysql -u root -p -h db`` prompts), not docker's ``-p=8080:80``,
+    not a psql print option."""
+    if not value or value.startswith(("-", "=")) or PORT.fullmatch(value):
+        return False
+    return option == "-p" or value.partition("=")[0] not in PSQL_PRINT
+
+
+def rewrite_args(args: list[str], scope: Scope, *, program: str = "") -> list[str]:
     """Command arguments: ``--token X``, ``--token=X``, ``-e KEY=X`` (docker, podman),
-    ``--header "Authorization: Bearer X"`` (mcp-remote), ``KEY=X``, ``-u USER -p X`` (database
-    clients), and any argument by shape."""
+    ``--header "Authorization: Bearer X"`` (mcp-remote), ``KEY=X``, ``-u USER -p X``,
+    ``-u USER -pX`` and ``-U USER -P X`` (database clients), ``-a X`` after a Redis client
+    (``program``, the command, or one of the arguments), and any argument by shape."""
     out: list[str] = []
-    user = any(arg in USER_OPTIONS for arg in args)
+    user = any(arg in USER_OPTIONS or USER_ATTACHED.fullmatch(arg) for arg in args)
+    redis = _program(program) in REDIS_CLIENTS
     previous = ""
     for position, arg in enumerate(args, start=1):
         where = f"argument {position}"
+        redis = redis or _program(arg) in REDIS_CLIENTS
+        option, rest = arg[:2], arg[2:]
+        attached = user and option in PASSWORD_OPTIONS and _password(option, rest)  # -pX
+        password = (user and previous in PASSWORD_OPTIONS and _password(previous, arg)) or (
+            redis and previous == "-a" and not arg.startswith("-")
+        )
         if previous in ENV_OPTIONS and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", arg):
             key, _, value = arg.partition("=")
             out.append(f"{key}={rewrite(value, scope, key, where)}")
@@ -298,17 +307,20 @@ def rewrite_args(args: list[str], scope: Scope) -> list[str]:
             space = value[: len(value) - len(value.lstrip())]
             hidden = rewrite(value.lstrip(), scope, header.strip(), where)
             out.append(f"{flag}={header}:{space}{hidden}")
+        elif attached:
+            out.append(option + rewrite(rest, scope, "PASSWORD", where))
         elif arg.startswith("-") and "=" in arg:
             flag, _, value = arg.partition("=")
             out.append(f"{flag}={rewrite(value, scope, flag.lstrip('-'), where)}")
         elif re.match(r"^[A-Z_][A-Z0-9_]*=", arg):
             key, _, value = arg.partition("=")
             out.append(f"{key}={rewrite(value, scope, key, where)}")
-        elif previous == "-p" and user and not PORT.fullmatch(arg):
+        elif password:
             out.append(rewrite(arg, scope, "PASSWORD", where))
         elif previous.startswith("-") and not arg.startswith("-"):
             out.append(rewrite(arg, scope, previous.lstrip("-"), where))
         else:
             out.append(rewrite(arg, scope, None, where))
-        previous = arg if arg.startswith("-") and "=" not in arg else ""
+        attached_value = attached or "=" in arg  # the next argument is not this one's value
+        previous = arg if arg.startswith("-") and not attached_value else ""
     return out
