@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from toolctl.errors import TimedOut
 from toolctl.runners.argv import render_argv
 from toolctl.runners.base import Call, ToolResult, ToolSpec, expand_env_map
 from toolctl.runners.process import Children, descriptor_cwd, run_process
@@ -39,18 +40,24 @@ class LocalRunner:
         if call.traceparent:
             env["TRACEPARENT"] = call.traceparent
         stdin = json.dumps(arguments).encode() if section["input"] == "json" else None
-        done = run_process(
-            self._argv(tool, arguments),
-            stdin=stdin,
-            env=env,
-            cwd=self._cwd(tool),
-            timeout=call.timeout,
-            stream=sink.output,
-            stderr_fd=sink.stderr_fd,
-            on_stderr=sink.stderr,
-            children=self._children,
-            max_output=call.max_output,
-        )
+        try:
+            done = run_process(
+                self._argv(tool, arguments),
+                stdin=stdin,
+                env=env,
+                cwd=self._cwd(tool),
+                timeout=call.timeout,
+                stream=sink.output,
+                stderr_fd=sink.stderr_fd,
+                on_stderr=sink.stderr,
+                children=self._children,
+                max_output=call.max_output,
+            )
+        except TimedOut as exc:  # told by the tool's name, not its program's
+            raise TimedOut(
+                f"tool '{tool.name}' ran past its {call.timeout:g} s timeout and was killed",
+                hint="give it longer with timeout in its descriptor, or run --timeout",
+            ) from exc
         if done.returncode != 0:
             detail = done.stderr_tail.strip().splitlines()[-1:] if done.stderr_tail else []
             reason = f"exit status {done.returncode}" + (f": {detail[0]}" if detail else "")
