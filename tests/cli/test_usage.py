@@ -48,6 +48,11 @@ def one_error_line(stderr: str) -> str:
         (["lsit"], "unknown command 'lsit' (did you mean 'list'?)"),
         (["run", "echo", "--vrbose"], "unknown option '--vrbose' (did you mean '--verbose'?)"),
         (["list", "--colour"], "unknown option '--colour'; see 'toolctl list -h'"),
+        (
+            ["--registry", "reg", "list"],
+            "--registry is a command's option: put it after the command (toolctl COMMAND --registry)",
+        ),
+        (["--bogus", "list"], "unknown option '--bogus'; see 'toolctl -h'"),
         (["run"], "missing argument 'NAME'; see 'toolctl run -h'"),
         (["run", "x", "--timeout", "abc"], "invalid value for '--timeout': 'abc' is not a valid"),
     ],

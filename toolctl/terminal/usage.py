@@ -15,6 +15,12 @@ _NO_SUCH_COMMAND = re.compile(
 )
 
 
+COMMANDS_OPTIONS = frozenset(
+    {"--registry", "-r", "--json", "--strict", "--announced", "--pulsar-url", "--verbose"}
+)
+"""Options many commands take and ``toolctl`` itself does not: given before the command."""
+
+
 def message(exc: Any) -> str:
     """One line for a click exception: what was wrong, a did-you-mean or where help is."""
     from typer._click import exceptions as click
@@ -22,6 +28,10 @@ def message(exc: Any) -> str:
     if not isinstance(exc, click.ClickException):
         return "aborted"
     if isinstance(exc, click.NoSuchOption):
+        name, context = exc.option_name, getattr(exc, "ctx", None)
+        if name in COMMANDS_OPTIONS and context is not None and context.parent is None:
+            where = f"(toolctl COMMAND {name})"
+            return f"{name} is a command's option: put it after the command {where}"
         close = did_you_mean(exc.option_name, exc.possibilities or ())
         return f"unknown option '{exc.option_name}'{close or _help(exc)}"
     text = " ".join(exc.format_message().split())
