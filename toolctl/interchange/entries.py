@@ -123,15 +123,14 @@ def check_landing(imported: Imported, settings: Settings) -> list[str]:
 
 
 def _validate_one(tables: Tables) -> tuple[list[Entry], list[str]]:
-    import tomli_w
-
+    from toolctl.registry.dumping import registry_toml
     from toolctl.registry.loader import parse_document
 
     document: dict[str, list[dict[str, Any]]] = {}
     for kind, table in tables.tables:
         document.setdefault(kind, []).append(table)
     try:
-        text = tomli_w.dumps(document)
+        text = registry_toml(document)
     except (TypeError, ValueError) as exc:
         return [], [f"{tables.source}: cannot be written as TOML: {exc}"]
     parsed = parse_document(document, text, tables.source)

@@ -295,8 +295,7 @@ def apply_update(settings: Settings, changes: Sequence[Change]) -> list[str]:
     the files rewritten. A file holding other entries is rewritten with them intact."""
     import tomllib
 
-    import tomli_w
-
+    from toolctl.registry.dumping import registry_toml
     from toolctl.registry.writer import locked
 
     rewritten = []
@@ -311,7 +310,7 @@ def apply_update(settings: Settings, changes: Sequence[Change]) -> list[str]:
             tables = document.get("tool", [])
             document["tool"] = [change.table if t.get("name") == change.name else t for t in tables]
             temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-            temporary.write_bytes(tomli_w.dumps(document).encode())
+            temporary.write_bytes(registry_toml(document).encode())
             os.replace(temporary, path)
         rewritten.append(str(path))
     return rewritten
@@ -325,8 +324,7 @@ def write_offer_pins(settings: Settings, definition: Any, pins: Mapping[str, Any
     kind, maybe empty); returns the file. Other entries of the file are kept as they are."""
     import tomllib
 
-    import tomli_w
-
+    from toolctl.registry.dumping import registry_toml
     from toolctl.registry.writer import locked
 
     path = Path(definition.file)
@@ -353,6 +351,6 @@ def write_offer_pins(settings: Settings, definition: Any, pins: Mapping[str, Any
             raise RegistryError(f"{path}: service '{definition.name}' is not a table there")
         table["mcp"]["pins"] = {kind: dict(sorted(items.items())) for kind, items in pins.items()}
         temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        temporary.write_bytes(tomli_w.dumps(document).encode())
+        temporary.write_bytes(registry_toml(document).encode())
         os.replace(temporary, path)
     return str(path)

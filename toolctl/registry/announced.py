@@ -325,13 +325,12 @@ def _given(data: Mapping[str, Any]) -> dict[str, Any]:
 def _toml(service: str, tables: list[dict[str, Any]], directory: Path | None) -> bytes:
     """The file an accepted announcement is kept as; Refused when it would not load
     (checked when it differs from the file kept: a heartbeat costs no validation)."""
-    import tomli_w
-
+    from toolctl.registry.dumping import registry_toml
     from toolctl.registry.loader import parse_document
 
     document = {"service": tables[:1], **({"tool": tables[1:]} if tables[1:] else {})}
     try:
-        text = tomli_w.dumps(_without_none(document))
+        text = registry_toml(_without_none(document))
     except (TypeError, ValueError) as exc:
         raise Refused(f"a value TOML cannot hold: {exc}") from None
     try:

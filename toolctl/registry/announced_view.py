@@ -37,10 +37,9 @@ def with_origins(settings: Settings, found: Iterable[Definition]) -> Iterator[De
 def adopt(settings: Settings, reporter: Reporter, name: str, output: Path | None) -> Path:
     """`toolctl adopt NAME`: the announced tool (or service) NAME and the service it runs on,
     written to ``output`` (default ``./NAME.toml``) for review before `toolctl register`."""
-    import tomli_w
-
     from toolctl.errors import UsageError
     from toolctl.registry import open_registry
+    from toolctl.registry.dumping import registry_toml
 
     if settings.announced is None:
         raise UsageError(
@@ -66,7 +65,7 @@ def adopt(settings: Settings, reporter: Reporter, name: str, output: Path | None
         raise UsageError(f"{target} already exists", hint="pass --output FILE")
     origin = origin_text(settings, announced[0].file)
     header = f"# {origin}; review it, then `toolctl register {target}`\n"
-    target.write_text(header + tomli_w.dumps(document), encoding="utf-8")
+    target.write_text(header + registry_toml(document), encoding="utf-8")
     return target
 
 

@@ -290,12 +290,12 @@ def _take_back(done: Sequence[tuple[Written, bytes | None]]) -> None:
 def _write(entry: Entry, written: Written) -> tuple[Written, bytes | None]:
     """Write one entry's file (a new one, or in place of the one it replaces); returns
     what was there before."""
-    import tomli_w
+    from toolctl.registry.dumping import registry_toml
 
     kind, name, path = written.kind, written.name, written.path
     directory = path.parent
     directory.mkdir(parents=True, exist_ok=True)
-    content = tomli_w.dumps({kind: [entry.table]}).encode()
+    content = registry_toml({kind: [entry.table]}).encode()
     old = path.read_bytes() if written.action == "replaced" else None
     temporary = directory / f".{name}.{os.getpid()}.tmp"
     try:
