@@ -38,7 +38,7 @@ def probe_registry(root: Path, env: dict[str, str] | None = None, url: str | Non
 def imported(toolctl: Toolctl, tmp_path: Path) -> Path:
     reg = probe_registry(tmp_path)
     done = toolctl("import", "mcp", "probe", "-r", str(reg), "--json")
-    assert done.returncode == 3, done.stderr  # needs_task is refused (defect 8)
+    assert done.returncode == 0, done.stderr  # needs_task is skipped (defect 8)
     return reg
 
 
@@ -53,16 +53,37 @@ def test_null_in_a_schema_imports_and_runs(toolctl: Toolctl, imported: Path) -> 
     assert "probe.noted" not in live.stdout + live.stderr  # no drift reported for it
 
 
-def test_a_tool_needing_task_support_is_refused_with_its_reason(
+def test_a_tool_needing_task_support_is_skipped_and_never_missed(
     toolctl: Toolctl, tmp_path: Path
 ) -> None:
-    """Defect 8: it would import and never run; the refusal blames no name."""
+    """Defect 8: it would import and never run. It is skipped with a warning, not refused
+    (exit 3 is a registry problem, and there is none), and `check --live` does not ask for
+    an import that would skip it again, even with --strict."""
     reg = probe_registry(tmp_path)
-    done = toolctl("import", "mcp", "probe", "-r", str(reg))
-    assert done.returncode == 3
-    assert "'needs_task': it runs only as a task (execution.taskSupport = required)" in done.stderr
-    assert "first definition wins" not in done.stderr and "--prefix" not in done.stderr
+    done = toolctl("import", "mcp", "probe", "-r", str(reg), "--json")
+    assert done.returncode == 0, done.stderr
+    assert (
+        "toolctl: warning: skipped 1 tool(s) of 'probe' that run only as tasks "
+        "(execution.taskSupport = required), which toolctl does not call: 'needs_task'"
+    ) in done.stderr
+    assert json.loads(done.stdout)["skipped"] == ["'needs_task'"]
     assert not (reg / "tools/probe.needs_task.toml").exists()
+    live = toolctl("check", "--live", "--strict", "-r", str(reg))
+    assert "needs_task" not in live.stdout + live.stderr
+    assert live.returncode == 0, live.stdout + live.stderr
+
+
+def test_check_live_strict_makes_a_tool_not_imported_an_error(
+    toolctl: Toolctl, tmp_path: Path
+) -> None:
+    reg = probe_registry(tmp_path)
+    assert toolctl("import", "mcp", "probe", "-r", str(reg), "--tool", "echo").returncode == 0
+    plain = toolctl("check", "--live", "-r", str(reg))
+    assert plain.returncode == 0, plain.stdout
+    assert "warning: MCP service 'probe' offers" in plain.stdout
+    strict = toolctl("check", "--live", "--strict", "-r", str(reg))
+    assert strict.returncode == 3, strict.stdout
+    assert "error: MCP service 'probe' offers" in strict.stdout
 
 
 def test_stdio_servers_get_a_safe_environment_and_their_declared_env(
@@ -70,7 +91,7 @@ def test_stdio_servers_get_a_safe_environment_and_their_declared_env(
 ) -> None:
     """Defect 7: as the official SDK client, only HOME, PATH and the like are inherited."""
     reg = probe_registry(tmp_path, env={"DECLARED": "yes"})
-    assert toolctl("import", "mcp", "probe", "-r", str(reg)).returncode == 3
+    assert toolctl("import", "mcp", "probe", "-r", str(reg)).returncode == 0
     env = {**os.environ, "CANARY": "secret-value"}
     for name, expected in (("CANARY", "(unset)"), ("DECLARED", "yes"), ("PATH", env["PATH"])):
         ran = toolctl("run", "probe.get_env", "-r", str(reg), "--arg", f"name={name}", env=env)
@@ -106,7 +127,7 @@ def test_http_client_answers_requests_on_the_standalone_stream(
     """Defect 2: a sampling request tied to no call comes on the GET stream; it is refused
     there at once instead of hanging the call to its timeout."""
     reg = probe_registry(tmp_path, url=probe_url)
-    assert toolctl("import", "mcp", "probe", "-r", str(reg)).returncode == 3
+    assert toolctl("import", "mcp", "probe", "-r", str(reg)).returncode == 0
     ran = toolctl(
         "run", "probe.ask_sampling", "-r", str(reg), "--arg", "prompt=hi",
         "--arg", "related=false", "--timeout", "20",
@@ -120,7 +141,7 @@ def test_http_timeout_does_not_say_the_server_stopped(
 ) -> None:
     """Defect 9a: over HTTP nothing of the server is stopped."""
     reg = probe_registry(tmp_path, url=probe_url)
-    assert toolctl("import", "mcp", "probe", "-r", str(reg)).returncode == 3
+    assert toolctl("import", "mcp", "probe", "-r", str(reg)).returncode == 0
     ran = toolctl("run", "probe.hang", "-r", str(reg), "--timeout", "1")
     assert ran.returncode == 124
     assert "the call was cancelled and the session closed" in ran.stderr

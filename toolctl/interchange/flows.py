@@ -257,9 +257,16 @@ def _mcp_import(
             "imported": [{"name": w.name, "file": show(w.path)} for w in written],
             "refused": plan.refused,
             "present": plan.present,
+            "skipped": plan.skipped,
         }
     )
     note_written(done, written)
+    if plan.skipped:
+        reporter.warn(
+            f"skipped {len(plan.skipped)} tool(s) of '{service}' that run only as tasks "
+            f"(execution.taskSupport = required), which toolctl does not call: "
+            + ", ".join(plan.skipped)
+        )
     for note in plan.notes:
         done.note(note)
     _pin_offers(settings, done, service, live)

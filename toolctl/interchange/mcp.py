@@ -25,7 +25,7 @@ from typing import Any
 from toolctl.errors import RegistryError, UsageError
 from toolctl.interchange.entries import Tables, _validate_one, clean
 from toolctl.interchange.slugs import MAX_LENGTH, slug
-from toolctl.mcp.pins import kept_annotations, schema_field, stored_schema
+from toolctl.mcp.pins import kept_annotations, needs_task, schema_field, stored_schema
 from toolctl.names import NAME_PATTERN, fold
 from toolctl.registry.writer import Entry
 from toolctl.settings import Settings
@@ -63,6 +63,8 @@ class McpImport:
     refused: list[str] = field(default_factory=list)
     present: list[str] = field(default_factory=list)
     """Registry names of tools already imported from this service (same remote name)."""
+    skipped: list[str] = field(default_factory=list)
+    """Tools that run only as tasks, which toolctl does not call (``needs_task``)."""
     notes: list[str] = field(default_factory=list)
     clashes: int = 0
     """How many of ``refused`` were refused for their name (taken or confusable)."""
@@ -106,12 +108,6 @@ def tool_table(
     return clean(table)
 
 
-def needs_task(tool: Mapping[str, Any]) -> bool:
-    """Whether a live tool can only be called as a task (it would never run here)."""
-    execution = tool.get("execution")
-    return isinstance(execution, dict) and execution.get("taskSupport") == "required"
-
-
 def plan_import(
     settings: Settings,
     service: str,
@@ -143,10 +139,7 @@ def plan_import(
         name = registry_name(prefix, remote)
         shown = f"'{remote}'" if name == prefix + remote else f"'{remote}' (as '{name}')"
         if needs_task(tool):
-            plan.refused.append(
-                f"{shown}: it runs only as a task (execution.taskSupport = required), "
-                "which toolctl does not call"
-            )
+            plan.skipped.append(shown)
             continue
         taken = registry.definitions("tool", name)
         if taken:

@@ -18,6 +18,7 @@ from toolctl.mcp.pins import (
     UPDATE_HINT,
     Offers,
     changed_fields,
+    needs_task,
     offer_drift,
     offer_key,
     offer_pins,
@@ -203,8 +204,10 @@ def _compare(service: Entry, tool: Entry, live: Mapping[str, Mapping[str, Any]])
 def _not_imported(
     service: Entry, mine: list[Entry], live: Mapping[str, Mapping[str, Any]]
 ) -> list[Finding]:
-    """The warning on a service that offers tools the registry has not imported."""
-    new = sorted(set(live) - {str(t.data["mcp"]["name"]) for t in mine})
+    """The warning on a service that offers tools the registry has not imported (those that
+    run only as tasks, which no import takes, are not missed)."""
+    callable_ = {name for name, tool in live.items() if not needs_task(tool)}
+    new = sorted(callable_ - {str(t.data["mcp"]["name"]) for t in mine})
     if not new:
         return []
     shown = ", ".join(new[:10]) + (", ..." if len(new) > 10 else "")

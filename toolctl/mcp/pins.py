@@ -17,6 +17,13 @@ from dataclasses import dataclass
 from typing import Any
 
 
+def needs_task(tool: Mapping[str, Any]) -> bool:
+    """Whether a live tool can only be called as a task (``execution.taskSupport =
+    required``): toolctl does not call tasks, so it is neither imported nor missed."""
+    execution = tool.get("execution")
+    return isinstance(execution, dict) and execution.get("taskSupport") == "required"
+
+
 def canonical_json(value: Any) -> bytes:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode(
         "utf-8"

@@ -97,6 +97,8 @@ def check(
     registry = Registry.open(settings, full=True)
     services, tools = registry.winners("service"), registry.winners("tool")
     found = live_check(settings, services, tools, strict=settings.strict)
+    if settings.strict:  # every warning an error: tools not imported, unpinned, new offers
+        found = [f._replace(severity="error") for f in found]
     return replace(result, findings=[*result.findings, *found])
 
 
