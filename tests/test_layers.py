@@ -55,6 +55,7 @@ FOUNDATION = {
     "signing",
     "urls",
     "secret_names",
+    "targets",
 }
 ROOMS: dict[str, set[str]] = {
     "graph": set(),

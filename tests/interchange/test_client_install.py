@@ -4,6 +4,7 @@ merged into each client's config file, what was there kept, atomically, with a b
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import json5
@@ -117,6 +118,51 @@ def test_a_file_that_is_not_json_is_left_alone(places: Path, toolctl: Toolctl) -
     assert done.stderr.startswith("toolctl: error: ")
     assert path.read_text() == "[1, 2"
     assert not path.with_name("mcp.json.bak").exists()
+
+
+@pytest.mark.parametrize(
+    ("text", "told"),
+    [
+        ('{"mcpServers": {}} trailing', "it is not JSON or JSONC"),
+        ('{"mcpServers": {"a": tru}}', "it is not JSON or JSONC"),
+        ('{"a":' * 100_000 + "1" + "}" * 100_000, "it is nested too deep"),
+        (b'{"mcpServers": {"a": "\xff"}}', "it is not UTF-8 text"),
+    ],
+)
+def test_a_config_that_is_not_json_as_a_whole_is_one_line_and_left_alone(
+    places: Path, toolctl: Toolctl, text: str | bytes, told: str
+) -> None:
+    path = places / "home/.cursor/mcp.json"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(text if isinstance(text, bytes) else text.encode())
+    before = path.read_bytes()
+    done = toolctl("mcp", "install", "--client", "cursor", cwd=places / "work")
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1 and told in done.stderr, done.stderr[:300]
+    assert path.read_bytes() == before
+    assert not path.with_name("mcp.json.bak").exists()
+
+
+def test_a_symlinked_config_is_written_through_and_a_device_is_refused(
+    places: Path, toolctl: Toolctl
+) -> None:
+    real = write_files(places, {"dotfiles/cursor.json": '{"mcpServers": {}}'}) / "dotfiles"
+    link = places / "link.json"
+    link.symlink_to(real / "cursor.json")
+    done = toolctl(
+        "mcp", "install", "--client", "cursor", "--config", str(link), cwd=places / "work"
+    )
+    assert done.returncode == 0, done.stderr
+    assert link.is_symlink()  # the link stays; the file it points to has the entry
+    assert "toolctl" in json.loads((real / "cursor.json").read_text())["mcpServers"]
+    fifo = places / "fifo"
+    os.mkfifo(fifo)  # not a regular file, as /dev/null is not (which a test must not risk)
+    for target in (str(fifo), str(places)):
+        refused = toolctl("mcp", "install", "--client", "cursor", "--config", target, cwd=places)
+        assert refused.returncode == 2, refused.stderr
+        assert refused.stderr.startswith("toolctl: error: cannot write "), refused.stderr
+        assert ": it is " in refused.stderr and refused.stderr.count("\n") == 1
+    assert fifo.is_fifo()
 
 
 def test_an_unknown_client_is_a_usage_error(places: Path, toolctl: Toolctl) -> None:

@@ -122,7 +122,8 @@ def install_client(
     write: bool = True,
 ) -> Installed:
     """Merge the entry into the client's config (``config`` overrides where it is)."""
-    from toolctl.interchange.jsonc_edit import JsoncError, set_member
+    from toolctl.interchange.jsonc_edit import JsoncError, has_member, set_member
+    from toolctl.targets import output_file
 
     client = CLIENTS.get(client_name)
     if client is None:
@@ -132,17 +133,20 @@ def install_client(
     _served_exists(settings, groups, actions, tools)
     path = config or client.config_path(Path.home(), Path(os.getcwd()))
     entry = serve_entry(settings, client, groups, actions, tools)
-    old = _read(path)
+    target = output_file(path)  # through a symlink; a device or a directory refused
+    old = _read(target)
     try:
+        if old is not None:
+            _parsed(old)
         text = set_member(old or "", client.keys, name, entry)
-        replaced = _has(old, client.keys, name)
+        replaced = old is not None and has_member(old, client.keys, name)
     except JsoncError as exc:
         raise UsageError(
             f"{path}: cannot edit it: {exc}", hint="fix the file, or --print"
         ) from None
     backup = None
     if write:
-        backup = _write(path, text, old)
+        backup = _write(target, text, old)
     return Installed(client, path, name, entry, text, backup, replaced)
 
 
@@ -169,19 +173,44 @@ def _read(path: Path) -> str | None:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return None
+    except UnicodeDecodeError:
+        raise UsageError(f"{path}: cannot edit it: it is not UTF-8 text") from None
     except OSError as exc:
         raise UsageError(f"cannot read {path}: {exc.strerror}") from None
 
 
-def _has(text: str | None, keys: Sequence[str], name: str) -> bool:
-    if not text or not text.strip():
-        return False
+MAX_JSONC = 1024**2
+"""The largest config read as JSONC (comments, trailing commas): json5 reads some 30 KB a
+second; plain JSON, read by the json module, may be any size."""
+
+
+def _parsed(text: str) -> None:
+    """JsoncError unless ``text`` is JSON or JSONC as a whole: the editor only walks the
+    path it edits, and must not leave a file the client cannot read (trailing text, a
+    bad value elsewhere) looking edited."""
+    import json
+
+    from toolctl.interchange.jsonc_edit import JsoncError
+
+    if not text.strip():
+        return
+    try:
+        json.loads(text)
+        return
+    except RecursionError:
+        raise JsoncError("it is nested too deep") from None
+    except ValueError as exc:
+        plain = exc
+    if len(text) > MAX_JSONC:
+        raise JsoncError(f"it is not plain JSON ({plain}), and too large to read as JSONC")
     import json5
 
-    data: Any = json5.loads(text)
-    for key in keys:
-        data = data.get(key) if isinstance(data, dict) else None
-    return isinstance(data, dict) and name in data
+    try:
+        json5.loads(text)
+    except RecursionError:
+        raise JsoncError("it is nested too deep") from None
+    except ValueError as exc:
+        raise JsoncError(f"it is not JSON or JSONC: {exc}") from None
 
 
 def _write(path: Path, text: str, old: str | None) -> Path | None:

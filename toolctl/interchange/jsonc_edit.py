@@ -41,6 +41,19 @@ def set_member(text: str, path: Sequence[str], key: str, value: Any) -> str:
     return text[: span[0]] + _dumps(value, indent) + text[span[1] :]
 
 
+def has_member(text: str, path: Sequence[str], key: str) -> bool:
+    """Whether the object at ``path`` in ``text`` has ``key`` (what ``set_member`` replaces)."""
+    start = _skip(text, 0)
+    if start >= len(text) or text[start] != "{":
+        return False
+    for name in path:
+        span = _member(text, start, name)
+        if span is None or text[span[0]] != "{":
+            return False
+        start = span[0]
+    return _member(text, start, key) is not None
+
+
 def _dumps(value: Any, indent: str) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False).replace("\n", "\n" + indent)
 

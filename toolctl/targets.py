@@ -1,0 +1,31 @@
+"""Files a user names for toolctl to write (`mcp install --config`, `graph learn --out`).
+
+Each is replaced atomically (a new file renamed over the old), so what stands at the path
+is judged first: a symlink is written through (the file it points to is the one the user
+keeps, in their dotfiles, say; replacing the link would leave it stale), and anything but
+a regular file (``/dev/null``, a FIFO, a directory) is refused, never replaced: as root,
+``--out /dev/null`` would otherwise put a plain file in place of the device."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from toolctl.errors import UsageError
+
+
+def output_file(path: Path) -> Path:
+    """Where writing ``path`` lands: the file at the end of its symlinks, which must be a
+    regular file or not exist yet. UsageError for anything else."""
+    target = Path(os.path.realpath(path))
+    try:
+        mode = os.stat(target).st_mode
+    except FileNotFoundError:
+        return target
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror}") from None
+    if not stat.S_ISREG(mode):
+        kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file"
+        raise UsageError(f"cannot write {path}: it is {kind}", hint="name a file to write")
+    return target
