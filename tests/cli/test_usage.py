@@ -201,3 +201,10 @@ def test_json_with_another_format_is_a_usage_error(
     done = toolctl(*line, "--json", "-r", "reg")
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr == f"toolctl: error: --json and --format {line[-1]} cannot be combined\n"
+
+
+def test_a_newline_in_what_an_error_quotes_cannot_forge_a_line(toolctl: Toolctl) -> None:
+    done = toolctl("run", "nope\ntoolctl: check ok")
+    assert done.returncode == 4
+    assert done.stderr.count("\n") == 1
+    assert done.stderr.startswith("toolctl: error: tool 'nope\\ntoolctl: check ok' not found")

@@ -198,12 +198,13 @@ a message must not recolour, retitle or clear the reader's terminal."""
 
 
 def _bounded(message: str) -> str:
-    """A diagnostic fit for a terminal: cut past MAX_MESSAGE, lone surrogates and control
-    characters escaped."""
+    """A diagnostic fit for a terminal: one line (a newline a name or a file put in it is
+    ``\\n``, or it could forge a line of its own), cut past MAX_MESSAGE, lone surrogates
+    and control characters escaped."""
     if len(message) > MAX_MESSAGE:
         message = f"{message[:MAX_MESSAGE]}… ({len(message) - MAX_MESSAGE:,} more characters)"
     if not message.isprintable():
-        message = message.translate(_CONTROLS)
+        message = message.translate(_CONTROLS).replace("\n", "\\n")
     return _unpassworded(message).encode("utf-8", "backslashreplace").decode("utf-8")
 
 
