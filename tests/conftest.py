@@ -101,6 +101,7 @@ OUTSIDE: dict[str, Needs] = {
             "cli/test_records_cli.py::test_eight_toolctl_processes_record_at_once",
             "cli/test_registry_cli.py::test_parallel_registers",
             "runners/test_local.py::test_output_streams_before_the_tool_ends",
+            "cli/test_entry.py::test_a_removed_working_directory",
         ),
         ("toolctl_process",),
     ),

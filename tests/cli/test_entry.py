@@ -135,3 +135,20 @@ def test_a_reader_gone_before_the_output_is_141_every_time(tmp_path: Path, line:
         child.stdout.close()
         _, err = child.communicate(b"{}\n" * 50, timeout=60)
         assert (child.returncode, err) == (141, b"")
+
+
+def test_a_removed_working_directory_is_one_line_not_a_traceback(tmp_path: Path) -> None:
+    script = 'mkdir gone && cd gone && rmdir ../gone && exec "$0" -m toolctl "$@"'
+    for line in (["run", "nope"], ["init"], ["list"]):
+        done = subprocess.run(
+            ["sh", "-c", script, sys.executable, *line],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 2, done.stderr
+        assert done.stderr == (
+            "toolctl: error: the working directory is gone (No such file or directory); "
+            "cd to one that exists\n"
+        )

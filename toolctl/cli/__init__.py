@@ -93,6 +93,7 @@ def dispatch(args: list[str]) -> int:
     try:
         if _interrupted:
             raise KeyboardInterrupt
+        _working_directory()
         from toolctl.terminal import render
 
         render.PROGRESS = "--json" not in args  # JSON for machines: no spinner beside it
@@ -112,6 +113,19 @@ def dispatch(args: list[str]) -> int:
         return _told(args, exc)
     finally:
         _write_records()
+
+
+def _working_directory() -> None:
+    """UsageError when the working directory is gone (removed under the shell): every
+    relative path, the project and its registry would be looked for there."""
+    try:
+        os.getcwd()
+    except OSError as exc:
+        from toolctl.errors import UsageError
+
+        raise UsageError(
+            f"the working directory is gone ({exc.strerror})", hint="cd to one that exists"
+        ) from None
 
 
 def _told(args: list[str], exc: BaseException) -> int:

@@ -30,7 +30,10 @@ def display_path(file: str | Path) -> str:
 
 def relativise(message: str) -> str:
     """Shorten absolute paths below the working directory inside a message."""
-    return message.replace(os.getcwd() + os.sep, "")
+    try:
+        return message.replace(os.getcwd() + os.sep, "")
+    except OSError:  # the working directory was removed: the paths stay whole
+        return message
 
 
 def to_json(data: Any) -> str:
