@@ -102,6 +102,7 @@ OUTSIDE: dict[str, Needs] = {
             "cli/test_registry_cli.py::test_parallel_registers",
             "runners/test_local.py::test_output_streams_before_the_tool_ends",
             "cli/test_entry.py::test_a_removed_working_directory",
+            "cli/test_entry.py::test_closed_and_full_standard_streams",
         ),
         ("toolctl_process",),
     ),

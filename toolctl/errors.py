@@ -144,6 +144,13 @@ class ReaderGone(ToolctlError):
         super().__init__("the reader of the output went away", quiet=True)
 
 
+class OutputLost(ToolctlError):
+    """What toolctl printed could not be written to stdout (a full disk, an I/O error)."""
+
+    error_code = "output_lost"
+    exit_code = 74
+
+
 class Interrupted(ToolctlError):
     """The user pressed Ctrl-C; whatever was started has been stopped."""
 

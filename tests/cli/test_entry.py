@@ -152,3 +152,31 @@ def test_a_removed_working_directory_is_one_line_not_a_traceback(tmp_path: Path)
             "toolctl: error: the working directory is gone (No such file or directory); "
             "cd to one that exists\n"
         )
+
+
+@pytest.mark.parametrize(
+    ("redirect", "code", "told"),
+    [
+        (">&-", 0, ""),  # a closed stdout takes the output as /dev/null would
+        ("2>&-", 4, None),  # a closed stderr: the exit code still says what happened
+        ("<&-", 4, "toolctl: error: tool 'nope' not found"),
+        (">/dev/full", 74, "toolctl: error: cannot write: No space left on device\n"),
+    ],
+)
+def test_closed_and_full_standard_streams_are_told_by_the_exit_code(
+    tmp_path: Path, redirect: str, code: int, told: str | None
+) -> None:
+    if redirect == ">/dev/full" and not Path("/dev/full").exists():
+        pytest.skip("no /dev/full on this system")
+    line = "list" if code in (0, 74) else "run nope"
+    done = subprocess.run(
+        ["sh", "-c", f'exec "$0" -m toolctl {line} {redirect}', sys.executable],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == code, done.stderr
+    assert "Traceback" not in done.stderr and "internal error" not in done.stderr
+    if told is not None:
+        assert told in done.stderr

@@ -35,6 +35,7 @@ if _holding:
     _signal.signal(_signal.SIGINT, _hold)
 
 import contextlib
+import errno
 import gc
 import os
 import sys
@@ -44,15 +45,36 @@ from typing import NoReturn
 
 def main(argv: Sequence[str] | None = None) -> NoReturn:
     args = list(sys.argv[1:] if argv is None else argv)
+    if sys.stdin is None or sys.stdout is None or sys.stderr is None:
+        _closed_streams()
     if args in (["--version"], ["-V"]):
         from toolctl import __version__
 
-        sys.stdout.write(f"toolctl {__version__}\n")
+        try:
+            sys.stdout.write(f"toolctl {__version__}\n")
+        except OSError:  # a full disk
+            _exit(_NOT_WRITTEN)
         _exit(0)
     global _collector_paused
     _collector_paused = gc.isenabled()
     gc.disable()
     _exit(dispatch(args))
+
+
+def _closed_streams() -> None:
+    """A standard stream closed by the caller (``toolctl list >&-``) reads and writes
+    nothing, as if it were /dev/null: Python leaves it None (every print would be an
+    AttributeError), and its descriptor free, so the next file toolctl opened would take
+    it and get the output written into it."""
+    for fd, name, mode in ((0, "stdin", "r"), (1, "stdout", "w"), (2, "stderr", "w")):
+        try:
+            os.fstat(fd)
+        except OSError:
+            os.dup2(os.open(os.devnull, os.O_RDWR), fd)
+        if getattr(sys, name) is None:
+            # the process's own stream, as sys.stdout is: never closed
+            stream = open(fd, mode, encoding="utf-8", closefd=False)  # noqa: SIM115
+            setattr(sys, name, stream)
 
 
 _collector_paused = False
@@ -76,7 +98,9 @@ def _exit(code: int) -> NoReturn:
             stream.flush()
         except BrokenPipeError:
             code = code or (_READER_GONE if stream is sys.stdout else 0)
-        except (OSError, ValueError):
+        except OSError:  # the output is lost (a full disk): the exit code says so
+            code = code or (_NOT_WRITTEN if stream is sys.stdout else 0)
+        except ValueError:
             pass
     _write_records()
     os._exit(code)
@@ -84,6 +108,8 @@ def _exit(code: int) -> NoReturn:
 
 _READER_GONE = 141
 """toolctl.errors.ReaderGone's exit code (not imported for it: `--version` comes here)."""
+_NOT_WRITTEN = 74
+"""toolctl.errors.OutputLost's exit code (sysexits' EX_IOERR), for the same reason."""
 
 
 def dispatch(args: list[str]) -> int:
@@ -159,11 +185,33 @@ def _told(args: list[str], exc: BaseException) -> int:
         return stopped.exit_code
     if not isinstance(exc, Exception):  # GeneratorExit and the like: not ours to swallow
         raise exc
+    if isinstance(exc, OSError) and (exc.errno in _NO_ROOM or _output_lost()):
+        from toolctl.errors import OutputLost
+
+        lost = OutputLost(f"cannot write: {exc.strerror or exc}")
+        render.error(lost.message)
+        return lost.exit_code
     from toolctl.records.crash import write_crash_report
 
     report = write_crash_report(args)
     render.error(f"internal error: {type(exc).__name__}: {exc}; full report in {report}")
     return EXIT_INTERNAL
+
+
+_NO_ROOM = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
+"""What a write meets on a full disk or a failing device: the machine's state, not a bug."""
+
+
+def _output_lost() -> bool:
+    """Whether stdout cannot take what was written to it (a full disk, an I/O error): an
+    OSError that ended a command is then that, not a bug."""
+    try:
+        sys.stdout.flush()
+    except OSError:
+        return True
+    except ValueError:
+        return False
+    return False
 
 
 def _interruption(exc: BaseException | None) -> KeyboardInterrupt | None:
