@@ -40,27 +40,56 @@ class RecordSettings(NamedTuple):
 
     @classmethod
     def from_environ(cls, env: Mapping[str, str]) -> RecordSettings:
-        history = (env.get("TOOLCTL_HISTORY") or "1").strip().lower()
         return cls(
-            history=history not in {"0", "false", "no", "off"},
-            record_arguments=_truthy(env.get("TOOLCTL_RECORD_ARGUMENTS")),
-            max_calls=_number(env.get("TOOLCTL_HISTORY_MAX_CALLS"), DEFAULT_HISTORY_CALLS, int),
-            max_days=_number(env.get("TOOLCTL_HISTORY_MAX_DAYS"), DEFAULT_HISTORY_DAYS, float),
+            history=_switch(env, "TOOLCTL_HISTORY", default=True),
+            record_arguments=_switch(env, "TOOLCTL_RECORD_ARGUMENTS"),
+            max_calls=_number(env, "TOOLCTL_HISTORY_MAX_CALLS", DEFAULT_HISTORY_CALLS, int),
+            max_days=_number(env, "TOOLCTL_HISTORY_MAX_DAYS", DEFAULT_HISTORY_DAYS, float),
             session=(env.get("TOOLCTL_SESSION") or "").strip()[:200] or None,
         )
 
 
-def _number(value: str | None, default: Any, kind: type) -> Any:
-    """A positive number from a variable; a missing or malformed one is the default."""
-    try:
-        number = kind(value) if value else default
-    except ValueError:
+def _number(env: Mapping[str, str], variable: str, default: Any, kind: type) -> Any:
+    """A positive number from a variable (unset or empty: the default). UsageError for
+    one that is not: a bound mistyped must not silently be another."""
+    value = (env.get(variable) or "").strip()
+    if not value:
         return default
-    return number if number > 0 else default
+    try:
+        number = kind(value)
+    except ValueError:
+        number = 0
+    if not number > 0 or number == float("inf"):
+        from toolctl.errors import UsageError
+
+        raise UsageError(f"{variable}={value!r}: expected a number above 0")
+    return number
 
 
-def _truthy(value: str | None) -> bool:
-    return (value or "").strip().lower() in {"1", "true", "yes", "on"}
+_ON = frozenset({"1", "true", "yes", "on"})
+_OFF = frozenset({"0", "false", "no", "off"})
+
+
+def _switch(env: Mapping[str, str], variable: str, *, default: bool = False) -> bool:
+    """An on/off variable (unset or empty: ``default``). UsageError for any other value:
+    ``TOOLCTL_STRICT=maybe`` must not leave a CI run silently without --strict."""
+    value = (env.get(variable) or "").strip().lower()
+    if not value:
+        return default
+    if value in _ON or value in _OFF:
+        return value in _ON
+    from toolctl.errors import UsageError
+
+    raise UsageError(f"{variable}={env[variable]!r}: expected 1 or 0 (true/false, yes/no, on/off)")
+
+
+def _log_json(env: Mapping[str, str]) -> bool:
+    value = env.get("TOOLCTL_LOG", "").strip().lower()
+    if value not in ("", "json", "text"):
+        from toolctl.errors import UsageError
+
+        raise UsageError(f"TOOLCTL_LOG={env['TOOLCTL_LOG']!r}: expected json or text")
+    return value == "json"
 
 
 def _xdg(environ: Mapping[str, str], variable: str, fallback: str) -> Path:
@@ -179,13 +208,13 @@ class Settings(NamedTuple):
         settings = cls(
             search_path=dirs,
             explicit_registry=bool(registry),
-            strict=strict or _truthy(env.get("TOOLCTL_STRICT")),
+            strict=_switch(env, "TOOLCTL_STRICT") or strict,
             data_dir=data_dir,
             state_dir=_xdg(env, "XDG_STATE_HOME", ".local/state"),
             cache_dir=cache_dir,
             pulsar_url=pulsar,
             container_engine=env.get("TOOLCTL_CONTAINER_ENGINE") or defaults.container_engine,
-            log_json=env.get("TOOLCTL_LOG", "").strip().lower() == "json",
+            log_json=_log_json(env),
             verbose=verbose,
             color="NO_COLOR" not in env and env.get("TERM") != "dumb",
             user=user or _login_name(env),

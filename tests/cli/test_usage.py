@@ -208,3 +208,26 @@ def test_a_newline_in_what_an_error_quotes_cannot_forge_a_line(toolctl: Toolctl)
     assert done.returncode == 4
     assert done.stderr.count("\n") == 1
     assert done.stderr.startswith("toolctl: error: tool 'nope\\ntoolctl: check ok' not found")
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "told"),
+    [
+        ("TOOLCTL_STRICT", "maybe", "expected 1 or 0 (true/false, yes/no, on/off)"),
+        ("TOOLCTL_HISTORY", "sometimes", "expected 1 or 0 (true/false, yes/no, on/off)"),
+        ("TOOLCTL_RECORD_ARGUMENTS", "2", "expected 1 or 0 (true/false, yes/no, on/off)"),
+        ("TOOLCTL_LOG", "xml", "expected json or text"),
+        ("TOOLCTL_HISTORY_MAX_CALLS", "abc", "expected a number above 0"),
+        ("TOOLCTL_HISTORY_MAX_DAYS", "-1", "expected a number above 0"),
+    ],
+)
+def test_a_variable_with_a_value_toolctl_cannot_read_is_a_usage_error(
+    toolctl: Toolctl, variable: str, value: str, told: str
+) -> None:
+    done = toolctl("list", env={variable: value})
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == f"toolctl: error: {variable}={value!r}: {told}\n"
+
+
+def test_on_and_off_read_in_any_case(toolctl: Toolctl) -> None:
+    assert toolctl("list", env={"TOOLCTL_STRICT": "Off", "TOOLCTL_HISTORY": "YES"}).returncode == 0
