@@ -77,8 +77,14 @@ def _names_in(value: Any) -> Iterable[str]:
 
 
 def hide_values(text: str, secrets: Iterable[str]) -> str:
-    """``text`` with each of the given secret values as ``***`` (the longest first)."""
-    for secret in sorted(secrets, key=len, reverse=True):
+    """``text`` with each of the given secret values as ``***`` (the longest first), as
+    written and as a JSON string holds it (a tool that echoes ``Pa"ss\\word`` as JSON
+    writes ``Pa\\"ss\\\\word``)."""
+    import json
+
+    forms = {form for secret in secrets for form in (secret, json.dumps(secret)[1:-1])}
+    forms |= {json.dumps(secret, ensure_ascii=False)[1:-1] for secret in secrets}
+    for secret in sorted(forms, key=len, reverse=True):
         if secret in text:
             text = text.replace(secret, MASK)
     return text

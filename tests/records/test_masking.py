@@ -63,3 +63,11 @@ def test_secret_values_of_the_arguments_are_masked_in_text_too() -> None:
     assert mask_text('{"login": "ok", "pass": 1}') == '{"login": "ok", "pass": 1}'
     assert mask_text("password=hunter2&x=1") == f"password={MASK}&x=1"
     assert mask_text('{"api_key": "abc123"}') == f'{{"api_key": "{MASK}"}}'
+
+
+def test_a_secret_is_masked_as_a_json_string_holds_it_too() -> None:
+    import json
+
+    secret = 'Pa"ss\\wörd9876'
+    for text in (json.dumps({"echo": secret}), json.dumps({"echo": secret}, ensure_ascii=False)):
+        assert mask_text(text, {secret}) == '{"echo": "***"}'
