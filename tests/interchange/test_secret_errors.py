@@ -5,6 +5,7 @@ password, query or fragment), and the forms of secrets people write are never co
 from __future__ import annotations
 
 import json
+import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from subprocess import CompletedProcess
@@ -230,3 +231,26 @@ def test_a_redis_client_as_the_command_makes_its_a_a_password() -> None:
         "-a",
         "Hunter19Pw",
     ]
+
+
+def test_a_bare_header_line_and_a_json_argument_keep_no_secret(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    servers = {
+        "bare": {"command": "mcp-x", "args": ["Authorization: Bearer Hunter21Token"]},
+        "json": {
+            "command": "mcp-y",
+            "args": ["--config", '{"apiKey": "Hunter22Key", "mode": "fast", "n": [1]}'],
+        },
+        "plain": {"command": "mcp-z", "args": ["Note: hello", '{"a": 1}', "https://e.com/x"]},
+    }
+    done = _import(tmp_path, toolctl, servers)
+    assert "export BARE_AUTHORIZATION=...   # server 'bare', argument 1" in done.stdout
+    assert "export JSON_API_KEY=...   # server 'json', argument 2 (apiKey)" in done.stdout
+    assert '"Authorization: Bearer ${env:BARE_AUTHORIZATION}"' in _written(tmp_path, "bare")
+    config = json.loads(
+        tomllib.loads(_written(tmp_path, "json"))["service"][0]["mcp"]["command"][2]
+    )
+    assert config == {"apiKey": "${env:JSON_API_KEY}", "mode": "fast", "n": [1]}
+    plain = tomllib.loads(_written(tmp_path, "plain"))["service"][0]["mcp"]["command"]
+    assert plain == ["mcp-z", "Note: hello", '{"a": 1}', "https://e.com/x"]

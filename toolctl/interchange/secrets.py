@@ -22,6 +22,7 @@ import re
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from toolctl.secret_names import secret_name, words
@@ -276,6 +277,33 @@ def _password(option: str, value: str) -> bool:
     return option == "-p" or value.partition("=")[0] not in PSQL_PRINT
 
 
+HEADER_LINE = re.compile(r"(?P<name>[A-Za-z][A-Za-z0-9-]*):[ \t]*(?P<value>\S.*)", re.DOTALL)
+"""An argument that is a header line (``Authorization: Bearer X``), with no option before."""
+
+
+def _json_argument(arg: str, scope: Scope, where: str) -> str:
+    """An argument holding a JSON object (``--config '{"apiKey": "X"}'``): each string in it
+    judged under its key's name, the object written again only if one was a secret."""
+    import json
+
+    try:
+        document = json.loads(arg)
+    except (ValueError, RecursionError):
+        return rewrite(arg, scope, None, where)
+    hidden = _json_value(document, scope, None, where)
+    return arg if hidden == document else json.dumps(hidden, ensure_ascii=False)
+
+
+def _json_value(value: Any, scope: Scope, name: str | None, where: str) -> Any:
+    if isinstance(value, str):
+        return rewrite(value, scope, name, f"{where} ({name})" if name else where)
+    if isinstance(value, dict):
+        return {key: _json_value(item, scope, str(key), where) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_json_value(item, scope, name, where) for item in value]
+    return value
+
+
 def rewrite_args(args: list[str], scope: Scope, *, program: str = "") -> list[str]:
     """Command arguments: ``--token X``, ``--token=X``, ``-e KEY=X`` (docker, podman),
     ``--header "Authorization: Bearer X"`` (mcp-remote), ``KEY=X``, ``-u USER -p X``,
@@ -317,8 +345,13 @@ def rewrite_args(args: list[str], scope: Scope, *, program: str = "") -> list[st
             out.append(f"{key}={rewrite(value, scope, key, where)}")
         elif password:
             out.append(rewrite(arg, scope, "PASSWORD", where))
+        elif arg.lstrip().startswith("{"):
+            out.append(_json_argument(arg, scope, where))
         elif previous.startswith("-") and not arg.startswith("-"):
             out.append(rewrite(arg, scope, previous.lstrip("-"), where))
+        elif (head := HEADER_LINE.fullmatch(arg)) and secret_name(head["name"]):
+            hidden = rewrite(head["value"], scope, head["name"], where)  # Authorization: Bearer X
+            out.append(arg[: head.start("value")] + hidden)
         else:
             out.append(rewrite(arg, scope, None, where))
         attached_value = attached or "=" in arg  # the next argument is not this one's value
