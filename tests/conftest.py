@@ -88,6 +88,7 @@ OUTSIDE: dict[str, Needs] = {
             "mcp/test_oauth.py",
             "interchange/test_function_names.py::test_serve_accepts_the_mapped_name",
             "interchange/test_client_install.py::test_the_entry_starts_a_server",
+            "interchange/test_client_install.py::test_a_projects_shared_entry",
         ),
         ("http_server", "https_server", "serve"),
     ),

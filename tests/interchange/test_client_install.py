@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 
 import json5
@@ -64,11 +65,16 @@ def test_each_client_gets_an_entry_in_its_own_file(
     config = json5.loads(path.read_text())
     assert config[key]["other"] == {"command": "other-server"}  # other servers kept
     entry = config[key]["toolctl"]
-    assert Path(entry["command"]).is_absolute()
-    args = entry["args"]
-    assert args[args.index("mcp") :][:4] == ["mcp", "serve", "--group", "g"]
-    assert str((places / "work/registry").resolve()) in args
     assert (entry.get("type") == "stdio") == (client == "vscode")
+    if client in ("claude-code", "vscode"):  # the project's file, in git: nothing of here
+        assert (entry["command"], entry["args"]) == ("toolctl", ["mcp", "serve", "--group", "g"])
+        assert entry.get("cwd") == ("${workspaceFolder}" if client == "vscode" else None)
+        assert "runs `toolctl mcp serve` from PATH in the project" in done.stderr
+    else:
+        assert Path(entry["command"]).is_absolute()
+        args = entry["args"]
+        assert args[args.index("mcp") :][:4] == ["mcp", "serve", "--group", "g"]
+        assert str((places / "work/registry").resolve()) in args
     backup = path.with_name(path.name + ".bak")
     assert json.loads(backup.read_text()) == {key: {"other": {"command": "other-server"}}}
 
@@ -82,6 +88,32 @@ def test_the_entry_starts_a_server_that_serves_the_selection(
     tools_list = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
     listed = piped_mcp([entry["command"], *entry["args"]], tools_list, cwd="/")[2]
     assert [t["name"] for t in listed.get("result", {}).get("tools", [])] == ["t"], listed
+
+
+def test_a_projects_shared_entry_serves_the_project_from_its_directory(
+    places: Path, toolctl: Toolctl
+) -> None:
+    """The portable entry (no path of this machine) starts a server that serves the
+    project's registry when the client runs it in the project, as Claude Code does."""
+    toolctl("mcp", "install", "--client", "claude-code", "--group", "g", cwd=places / "work")
+    entry = json.loads((places / "work/.mcp.json").read_text())["mcpServers"]["toolctl"]
+    assert entry["command"] == "toolctl"
+    tools_list = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+    argv = [sys.executable, "-m", "toolctl", *entry["args"]]  # toolctl, as PATH would find it
+    listed = piped_mcp(argv, tools_list, cwd=str(places / "work"))[2]
+    assert [t["name"] for t in listed.get("result", {}).get("tools", [])] == ["t"], listed
+
+
+def test_an_explicit_registry_or_a_file_outside_the_project_keeps_absolute_paths(
+    places: Path, toolctl: Toolctl
+) -> None:
+    work = places / "work"
+    elsewhere = places / "elsewhere.json"
+    for extra in (["--registry", "registry"], ["--config", str(elsewhere)]):
+        done = toolctl("mcp", "install", "--client", "claude-code", *extra, "--print", cwd=work)
+        assert done.returncode == 0, done.stderr
+        entry = json.loads(done.stdout)["mcpServers"]["toolctl"]
+        assert Path(entry["command"]).is_absolute() and "--registry" in entry["args"], extra
 
 
 def test_vscode_comments_and_trailing_commas_are_kept(places: Path, toolctl: Toolctl) -> None:

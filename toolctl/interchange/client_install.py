@@ -8,7 +8,9 @@ temporary file in the same directory, then renamed over it).
 The entry names the registry directories in force with ``--registry``: a client starts its
 servers from a directory of its own choosing, where another registry (or none) would be
 in force; and the ``toolctl`` it runs is the one running now, by absolute path, since a
-desktop client does not read the shell's PATH.
+desktop client does not read the shell's PATH. A project's own config (Claude Code's
+``.mcp.json``, VS Code's ``.vscode/mcp.json``), shared through git, is the exception: its
+entry is ``toolctl mcp serve`` from PATH, run in the project (``shared_config``).
 """
 
 from __future__ import annotations
@@ -77,6 +79,8 @@ class Installed:
     """The whole config file as written (or as it would be)."""
     backup: Path | None
     replaced: bool
+    shared: bool = False
+    """The entry is a project's, for everyone who clones it (see ``shared_config``)."""
 
 
 def serve_entry(
@@ -85,18 +89,44 @@ def serve_entry(
     groups: Sequence[str] = (),
     actions: Sequence[str] = (),
     tools: Sequence[str] = (),
+    *,
+    shared: bool = False,
 ) -> dict[str, Any]:
-    """The client's entry that starts `toolctl mcp serve` on the registry in force."""
+    """The client's entry that starts `toolctl mcp serve` on the registry in force; a
+    ``shared`` one (a project's file, in git) names nothing of this machine (see
+    ``shared_config``)."""
     args = ["mcp", "serve"]
     for option, values in (("--group", groups), ("--action", actions), ("--tool", tools)):
         for value in values:
             args += [option, value]
+    entry: dict[str, Any] = {"type": "stdio"} if client.stdio_type else {}
+    if shared:
+        entry.update(command="toolctl", args=args)
+        return entry | ({"cwd": "${workspaceFolder}"} if client.name == "vscode" else {})
     for directory in settings.search_path:
         args += ["--registry", str(Path(directory).resolve())]
     command, *head = _toolctl_command()
-    entry: dict[str, Any] = {"type": "stdio"} if client.stdio_type else {}
     entry.update(command=command, args=[*head, *args])
     return entry
+
+
+SHARED_CLIENTS = frozenset({"claude-code", "vscode"})
+"""Clients whose config is the project's (``.mcp.json``, ``.vscode/mcp.json``), shared
+through git."""
+
+
+def shared_config(settings: Settings, client: Client, path: Path) -> bool:
+    """Whether ``path`` is a project's own config, for everyone who clones it: the client
+    keeps it in the project, it is inside the project, and the registry in force is the
+    project's (no --registry, no TOOLCTL_REGISTRY). Its entry is then ``toolctl mcp
+    serve`` from PATH, run in the project (where it finds toolctl.toml, then each user's
+    own registry): absolute paths of this machine would start nothing on another."""
+    project = settings.project
+    if client.name not in SHARED_CLIENTS or project is None:
+        return False
+    if any(source in ("--registry", "TOOLCTL_REGISTRY") for source in settings.sources):
+        return False
+    return Path(os.path.abspath(path)).is_relative_to(project.root)
 
 
 def _toolctl_command() -> list[str]:
@@ -132,7 +162,8 @@ def install_client(
         )
     _served_exists(settings, groups, actions, tools)
     path = config or client.config_path(Path.home(), Path(os.getcwd()))
-    entry = serve_entry(settings, client, groups, actions, tools)
+    shared = shared_config(settings, client, path)
+    entry = serve_entry(settings, client, groups, actions, tools, shared=shared)
     target = output_file(path)  # through a symlink; a device or a directory refused
     old = _read(target)
     try:
@@ -147,7 +178,7 @@ def install_client(
     backup = None
     if write:
         backup = _write(target, text, old)
-    return Installed(client, path, name, entry, text, backup, replaced)
+    return Installed(client, path, name, entry, text, backup, replaced, shared)
 
 
 def _served_exists(

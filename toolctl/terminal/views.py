@@ -313,6 +313,11 @@ def print_installed(done: Any, *, printed: bool) -> None:
     render.note(f"{verb} server '{done.name}' in {where} ({done.client.title})")
     if done.backup is not None:
         render.note(f"the previous file is kept as {render.display_path(done.backup)}")
+    if done.shared:
+        render.note(
+            "the entry runs `toolctl mcp serve` from PATH in the project, so it serves "
+            "everyone who clones it: toolctl must be installed and on their PATH"
+        )
 
 
 def print_learned(done: Learned, *, as_json: bool) -> None:
