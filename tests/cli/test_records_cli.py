@@ -6,6 +6,7 @@ import json
 import os
 import resource
 import signal
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -244,6 +245,118 @@ def test_history_import_refuses_a_file_with_a_bad_line(toolctl: Toolctl, tmp_pat
     refused = toolctl("history", "import", str(empty))
     assert refused.returncode == 2 and "no conversation" in refused.stderr
     assert toolctl("history", "import", str(tmp_path / "none.jsonl")).returncode == 2
+
+
+def test_history_import_replaces_only_what_an_import_wrote(
+    toolctl: Toolctl, reg: str, tmp_path: Path
+) -> None:
+    """A conversation whose id is a session of real calls: re-importing it replaces the
+    imported calls alone; the calls that ran are never lost."""
+    for _ in range(2):
+        done = toolctl("run", "fail", "-r", reg, env={"TOOLCTL_SESSION": "prod-audit"})
+        assert done.returncode == 1
+    source = tmp_path / "chats.jsonl"
+    source.write_text(json.dumps(TRANSCRIPTS[0]).replace('"conv-1"', '"prod-audit"') + "\n")
+    for _ in range(2):  # the second import replaces the first's calls
+        done = toolctl("history", "import", str(source))
+        assert done.returncode == 0, done.stderr
+    found = calls(toolctl, "--session", "prod-audit")
+    assert sorted(c["caller"] for c in found) == ["cli", "cli", "import", "import"]
+    source.write_text(json.dumps({"id": "prod-audit", "messages": []}) + "\n")
+    assert toolctl("history", "import", str(source)).returncode == 0  # no calls in it now
+    assert [c["caller"] for c in calls(toolctl, "--session", "prod-audit")] == ["cli", "cli"]
+
+
+def history_file(tmp_path: Path) -> Path:
+    return tmp_path / "home" / "state" / "toolctl" / "history.sqlite3"
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        "duration_ms = 'abc'",
+        "time = 1e300",
+        "time = 'x'",
+        "exit_code = 1.5",
+        "duration_ms = -1",
+        "tool = NULL",
+    ],
+)
+def test_odd_rows_in_the_history_are_skipped_with_one_warning(
+    toolctl: Toolctl, reg: str, tmp_path: Path, change: str
+) -> None:
+    """A row with values toolctl never writes (another program, a hand edit) is skipped,
+    counted in one warning; the others are shown; never an internal error (70)."""
+    for _ in range(3):
+        toolctl("run", "fail", "-r", reg)
+    with sqlite3.connect(history_file(tmp_path)) as db:
+        db.execute("CREATE TABLE copy AS SELECT * FROM calls")  # no NOT NULL: NULL goes in
+        db.execute("DROP TABLE calls")
+        db.execute("ALTER TABLE copy RENAME TO calls")
+        db.execute(f"UPDATE calls SET {change} WHERE rowid IN (1, 2)")
+    for command in (["history"], ["history", "--json"], ["stats"], ["stats", "--json"]):
+        done = toolctl(*command)
+        assert done.returncode == 0, (command, done.stderr)
+        assert done.stderr.splitlines() == [
+            "toolctl: warning: skipped 2 row(s) of the run history at "
+            f"{history_file(tmp_path).relative_to(tmp_path)} with values toolctl does not write"
+        ], command
+    assert len(calls(toolctl)) == 1
+    assert json.loads(toolctl("stats", "--json").stdout)["calls"] == 1
+
+
+def test_text_that_toolctl_stored_oddly_is_shown_as_best_it_can(
+    toolctl: Toolctl, reg: str, tmp_path: Path
+) -> None:
+    """A BLOB or text that is not UTF-8 where toolctl writes text is decoded as best it can."""
+    for _ in range(3):
+        toolctl("run", "fail", "-r", reg)
+    with sqlite3.connect(history_file(tmp_path)) as db:
+        db.execute("UPDATE calls SET tool = x'6661696cff' WHERE id = 1")  # a BLOB
+        db.execute("UPDATE calls SET tool = CAST(x'ff41' AS TEXT) WHERE id = 2")
+        db.execute("UPDATE calls SET session = x'7331', trace_id = 5 WHERE id = 3")
+    done = toolctl("history", "--json")
+    assert done.returncode == 0 and done.stderr == ""
+    found = json.loads(done.stdout)["calls"]
+    assert [c["tool"] for c in found] == ["fail", "\ufffdA", "fail\ufffd"]
+    assert (found[0]["session"], found[0]["trace_id"]) == ("s1", "5")
+    assert toolctl("stats").returncode == 0
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated"])
+def test_a_damaged_history_file_is_one_line_and_exit_74(
+    toolctl: Toolctl, reg: str, tmp_path: Path, damage: str
+) -> None:
+    """A history file that is not a database (or no longer one) cannot be read: one line
+    naming the file, exit 74 (a file toolctl keeps failed it), never 1 (a tool failed)."""
+    path = history_file(tmp_path)
+    shown = str(path.relative_to(tmp_path))  # paths under the working directory: relative
+    if damage == "garbage":
+        path.parent.mkdir(parents=True)
+        path.write_bytes(b"garbage")
+    else:
+        for _ in range(3):
+            toolctl("run", "echo", "-a", f"text={'x' * 3000}", "-r", reg, "--record-arguments")
+        with sqlite3.connect(path) as db:
+            db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the log folded into the file
+        with path.open("r+b") as file:
+            file.truncate(8192)
+    for command in (["history"], ["stats", "--json"], ["history", "import", "-"]):
+        done = toolctl(*command, input=json.dumps(TRANSCRIPTS[0]) + "\n")
+        assert done.returncode == 74, (command, done.stderr)
+        [told] = done.stderr.splitlines()
+        assert told.startswith("toolctl: error: cannot ") and shown in told, told
+        assert "move the file away to start a new history" in told
+    for name in ("history", "stats"):
+        assert "74 the history file cannot be read" in toolctl(name, "--help").stdout
+
+
+def test_stats_says_when_no_call_matches_the_filters(toolctl: Toolctl, reg: str) -> None:
+    assert "no calls recorded yet" in toolctl("stats", "--tool", "nope").stderr
+    toolctl("run", "fail", "-r", reg)
+    done = toolctl("stats", "--tool", "nope")
+    assert done.returncode == 0 and done.stdout == ""
+    assert done.stderr == "toolctl: no calls match the filters (see 'toolctl history --help')\n"
 
 
 def test_the_history_reads_back_as_transcripts(toolctl: Toolctl, reg: str, tmp_path: Path) -> None:

@@ -40,7 +40,8 @@ def history_command(
     chat transcripts to it.
 
     Every call through toolctl leaves a row in $XDG_STATE_HOME/toolctl/history.sqlite3
-    (see docs/records.md); filters combine. Exit codes: 0 ok, 2 bad option.
+    (see docs/records.md); filters combine. Exit codes: 0 ok, 2 bad option, 74 the
+    history file cannot be read (damaged, not a database).
     """
     if context.invoked_subcommand is not None:
         return
@@ -54,8 +55,12 @@ def history_command(
     calls = recent_calls(settings, chosen, limit)
     if json:
         render.print_json({"calls": [call.to_json() for call in calls]})
-        return
-    render.print_table(CALL_COLUMNS, call_rows(calls), color=settings.color)
+    else:
+        render.print_table(CALL_COLUMNS, call_rows(calls), color=settings.color)
+    from toolctl.records.history import take_warnings
+
+    for message in take_warnings():  # rows skipped as odd
+        render.warn(message)
 
 
 def import_command(
@@ -69,7 +74,8 @@ def import_command(
     """Import chat transcripts (OpenAI chat format, JSON Lines: one {"messages": [...]}
     conversation a line, tool calls in "tool_calls") as sessions of calls (caller
     "import"). Exit codes: 0 ok, 2 unreadable file, a line that is not a conversation
-    (nothing is imported), or no conversation at all."""
+    (nothing is imported), or no conversation at all, 74 the history file cannot be
+    written."""
     from toolctl.cli.common import settings_for
     from toolctl.records.transcripts import import_transcripts, transcript_lines
     from toolctl.terminal import render

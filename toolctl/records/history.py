@@ -15,10 +15,15 @@ either bound, so the table never holds more than ~1.1x the count bound.
 from __future__ import annotations
 
 import sqlite3
+import sys
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from functools import partial
+from itertools import islice, product
 from pathlib import Path
 from typing import Any, NamedTuple
+
+from toolctl.errors import ToolctlError
 
 WAL_PAGES = 64
 """Checkpoint the log once it holds this many pages (SQLite's default is 1,000). A
@@ -179,44 +184,241 @@ def append(
         raise
 
 
+class HistoryUnusable(ToolctlError):
+    """The history file cannot be read or written (not a database, damaged, locked, on a
+    failed disk): exit 74, the code for a file toolctl keeps that failed it."""
+
+    error_code = "history_unusable"
+    exit_code = 74
+
+
+def unusable(path: Path, exc: sqlite3.Error | OSError, doing: str = "read") -> HistoryUnusable:
+    """The error for a history file SQLite could not ``doing``, naming the file."""
+    reason = str(exc) or type(exc).__name__
+    damaged = getattr(exc, "sqlite_errorname", "") in ("SQLITE_CORRUPT", "SQLITE_NOTADB")
+    return HistoryUnusable(
+        f"cannot {doing} the run history at {path}: {reason}",
+        hint="move the file away to start a new history" if damaged else None,
+    )
+
+
+class _Reader(sqlite3.Connection):
+    """A read-only history connection that knows its file, for the errors that name it."""
+
+    path: Path
+
+
 def open_for_reading(path: Path) -> sqlite3.Connection | None:
-    """The history file read-only, or None when there is none yet."""
+    """The history file read-only, or None when there is none yet; HistoryUnusable when it
+    cannot be read."""
     if not path.exists():
         return None
-    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=BUSY_SECONDS)
+    try:
+        db = sqlite3.connect(
+            f"file:{path}?mode=ro", uri=True, timeout=BUSY_SECONDS, factory=_Reader
+        )
+    except sqlite3.Error as exc:
+        raise unusable(path, exc) from None
+    db.path = path
     try:
         if db.execute("PRAGMA user_version").fetchone()[0] != VERSION:
             db.close()
             return None
-    except sqlite3.Error:
+    except sqlite3.Error as exc:
         db.close()
-        raise
+        raise unusable(path, exc) from None
     return db
 
 
 def recent(db: sqlite3.Connection, selected: Filter, limit: int) -> list[CallRecord]:
     """The ``limit`` most recent calls of the selection, newest first."""
-    where, values = selected.where()
-    rows = db.execute(
-        f"SELECT {', '.join(COLUMNS)} FROM calls{where} ORDER BY time DESC, id DESC LIMIT ?",
-        [*values, limit],
-    )
-    return [CallRecord(*row) for row in rows]
+    found = []
+    # no LIMIT in SQL: a row skipped as odd must not leave the page short
+    for row in _rows(db, COLUMNS, selected, "time DESC, id DESC"):
+        found.append(CallRecord._make(row))
+        if len(found) >= limit:
+            break
+    return found
+
+
+def by_session(db: sqlite3.Connection, selected: Filter) -> list[CallRecord]:
+    """The calls of the selection by session, each session's in the order they were made."""
+    return [CallRecord._make(row) for row in _rows(db, COLUMNS, selected, "session, time, id")]
 
 
 def outcomes(db: sqlite3.Connection, selected: Filter) -> Iterator[tuple[str, str, float, str]]:
     """(tool, outcome, duration in ms, runtime) of every call of the selection, by tool."""
-    where, values = selected.where()
-    yield from db.execute(
-        f"SELECT tool, outcome, duration_ms, runtime FROM calls{where} ORDER BY tool, time",
-        values,
-    )
+    # the columns a row cannot go without (judged as `history` judges them), not the rest:
+    # reading them all would be half as slow again
+    for _, tool, runtime, _, outcome, _, duration, *_ in _rows(
+        db, _REQUIRED, selected, "tool, time"
+    ):
+        yield tool, outcome, duration, runtime
 
 
 def count(db: sqlite3.Connection, selected: Filter | None = None) -> int:
     where, values = (selected or Filter()).where()
-    found: int = db.execute(f"SELECT count(*) FROM calls{where}", values).fetchone()[0]
+    try:
+        found: int = db.execute(f"SELECT count(*) FROM calls{where}", values).fetchone()[0]
+    except sqlite3.Error as exc:
+        raise _unreadable(db, exc) from None
     return found
+
+
+def has_calls(path: Path) -> bool:
+    """Whether the history file holds any call at all."""
+    db = open_for_reading(path)
+    if db is None:
+        return False
+    try:
+        return db.execute("SELECT 1 FROM calls LIMIT 1").fetchone() is not None
+    except sqlite3.Error as exc:
+        raise unusable(path, exc) from None
+    finally:
+        db.close()
+
+
+def _unreadable(db: sqlite3.Connection, exc: sqlite3.Error) -> HistoryUnusable:
+    return unusable(getattr(db, "path", Path("history")), exc)
+
+
+def _rows(
+    db: sqlite3.Connection, columns: Sequence[str], selected: Filter, order: str
+) -> Iterator[tuple[Any, ...]]:
+    """The ``columns`` of the selected calls in ``order``, judged (``_Judge``): the one way
+    stored rows are read. Rows that are not what toolctl writes are skipped, and counted in
+    one warning."""
+    where, values = selected.where()
+    query = f"SELECT {', '.join(columns)} FROM calls{where} ORDER BY {order}"
+    judge = _Judge(columns)
+    skipped = read = 0
+    try:
+        for lenient in (False, True):
+            try:
+                rows = db.execute(query, values)
+                # the rows told before the text that is not UTF-8 are not told again
+                for row in islice(rows, read, None) if lenient else rows:
+                    read += 1
+                    judged = judge(row)
+                    if judged is None:
+                        skipped += 1
+                    else:
+                        yield judged
+                return
+            except sqlite3.OperationalError as exc:
+                # text that is not UTF-8 (another program wrote it) ends sqlite3's own
+                # decoding: read again, decoding as best it can (slower, so only then)
+                if lenient or "UTF-8" not in str(exc):
+                    raise
+                db.text_factory = partial(str, encoding="utf-8", errors="replace")
+    except sqlite3.Error as exc:
+        raise _unreadable(db, exc) from None
+    finally:
+        if skipped:
+            _warnings.append(
+                f"skipped {skipped} row(s) of the run history at "
+                f"{getattr(db, 'path', 'its file')} with values toolctl does not write"
+            )
+
+
+_warnings: list[str] = []
+"""What reading the history found to warn of, for the command to tell (take_warnings)."""
+
+
+def take_warnings() -> list[str]:
+    """The warnings of the reads so far (each once), for the command to tell after its
+    output: rows skipped as odd."""
+    told = list(dict.fromkeys(_warnings))
+    _warnings.clear()
+    return told
+
+
+class _Odd(Exception):
+    """A value a NOT NULL column cannot be read as."""
+
+
+MAX_TIME = 253_402_214_400.0
+"""9999-12-31 (UTC), the last day a date can be shown for; toolctl writes time.time()."""
+
+
+def _text(value: Any) -> str:
+    if type(value) is str:
+        return value
+    if isinstance(value, bytes):  # a BLOB: shown as best it can
+        return value.decode("utf-8", errors="replace")
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    raise _Odd
+
+
+def _integer(value: Any) -> int:
+    if type(value) is int:
+        return value
+    raise _Odd
+
+
+def _number(value: Any, low: float, high: float) -> float:
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if number and low <= value <= high:  # NaN is neither
+        return float(value)
+    raise _Odd
+
+
+def _optional(value: Any) -> str | None:
+    """A nullable (text) column: a value it cannot be read as is left out, the row kept."""
+    try:
+        return None if value is None else _text(value)
+    except _Odd:
+        return None
+
+
+_NULLABLE = ("session", "trace_id", "span_id", "call_id", "error", "arguments", "output")
+_REQUIRED = tuple(column for column in COLUMNS if column not in _NULLABLE)
+"""time, tool, runtime, caller, outcome, exit_code, duration_ms, bytes_in, bytes_out,
+truncated: what toolctl always writes (NOT NULL)."""
+_RANGES = {"time": (0.0, MAX_TIME), "duration_ms": (0.0, sys.float_info.max)}
+"""A call must be placed in time (a date that can be shown) and take a finite time."""
+_READ: dict[str, Callable[[Any], Any]] = {
+    **{column: partial(_number, low=low, high=high) for column, (low, high) in _RANGES.items()},
+    **dict.fromkeys(("tool", "runtime", "caller", "outcome"), _text),
+    **dict.fromkeys(("exit_code", "bytes_in", "bytes_out", "truncated"), _integer),
+    **dict.fromkeys(_NULLABLE, _optional),
+}
+_KINDS: dict[str, tuple[type, ...]] = {
+    **dict.fromkeys(_NULLABLE, (str, type(None))),
+    **dict.fromkeys(("tool", "runtime", "caller", "outcome"), (str,)),
+    **dict.fromkeys(("time", "duration_ms"), (float,)),
+    **dict.fromkeys(("exit_code", "bytes_in", "bytes_out", "truncated"), (int,)),
+}
+"""The types of what toolctl writes in each column."""
+
+
+class _Judge:
+    """Stored rows of ``columns`` as values toolctl can show: a row is None (skipped) when
+    a column toolctl always fills (NOT NULL) holds what it would never write there (text in
+    a number, a time no date can show); text stored as a BLOB is decoded as best it can, and
+    an odd value in a column it may leave empty is left out (None)."""
+
+    def __init__(self, columns: Sequence[str]) -> None:
+        self.reads = [_READ[column] for column in columns]
+        # the shapes of rows as toolctl writes them, let through at once: `stats` judges
+        # every row of the history
+        self.usual = frozenset(product(*(_KINDS[column] for column in columns)))
+        self.ranged = [
+            (i, _RANGES[column]) for i, column in enumerate(columns) if column in _RANGES
+        ]
+
+    def __call__(self, row: tuple[Any, ...]) -> tuple[Any, ...] | None:
+        if tuple(map(type, row)) in self.usual:
+            for i, (low, high) in self.ranged:
+                if not low <= row[i] <= high:
+                    break
+            else:
+                return row
+        try:
+            return tuple(read(value) for read, value in zip(self.reads, row, strict=True))
+        except _Odd:
+            return None
 
 
 def write(path: Path, records: Iterable[CallRecord], *, max_calls: int, max_days: float) -> int:

@@ -4,7 +4,8 @@
 JSONL file (read by ``toolctl.transcripts``) becomes one session of calls, caller
 ``import``, runtime ``transcript``, in the order the assistant made them; its session is the
 conversation's ``id``, else ``FILE:LINE``; importing the same conversation again replaces
-its calls. A transcript has no times: the calls are stamped with the import's time, a
+the calls an import wrote for it (caller ``import``), never calls that ran in a session of
+that name. A transcript has no times: the calls are stamped with the import's time, a
 microsecond apart, in order. A call the transcript says failed is ``failed``; one with no
 answer counts as ``ok``. Arguments are kept only when the history keeps them
 (``--record-arguments`` or TOOLCTL_RECORD_ARGUMENTS=1), masked. A line that is not a
@@ -23,7 +24,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from toolctl.errors import ToolctlError, UsageError
+from toolctl.errors import UsageError
 from toolctl.records.history import CallRecord, Filter
 
 if TYPE_CHECKING:
@@ -69,7 +70,12 @@ def import_transcripts(settings: Settings, lines: Iterable[str], origin: str) ->
         db = history.open_for_writing(path)
         try:
             sessions = sorted({_session(t) for t in transcripts})
-            db.executemany("DELETE FROM calls WHERE session = ?", [(s,) for s in sessions])
+            # what an earlier import of these conversations wrote, never the calls that ran
+            # in a session of the same name
+            db.executemany(
+                "DELETE FROM calls WHERE session = ? AND caller = 'import'",
+                [(s,) for s in sessions],
+            )
             history.append(
                 db,
                 rows,
@@ -79,7 +85,7 @@ def import_transcripts(settings: Settings, lines: Iterable[str], origin: str) ->
         finally:
             db.close()
     except (sqlite3.Error, OSError) as exc:
-        raise ToolctlError(f"cannot write the run history at {path}: {exc}") from None
+        raise history.unusable(path, exc, "write") from None
     return Imported(len(transcripts), len(rows))
 
 
@@ -119,14 +125,12 @@ def _rows(transcripts: list[Transcript], settings: Settings, now: float) -> list
 
 def history_transcripts(settings: Settings, selected: Filter | None = None) -> Iterator[Transcript]:
     """The history's sessions (of the selection) as Transcripts, oldest session first."""
-    from toolctl.records.history import COLUMNS
+    from toolctl.records.history import by_session
     from toolctl.records.reports import reading
     from toolctl.transcripts import Call, Transcript
 
-    where, values = (selected or Filter()).where()
-    query = f"SELECT {', '.join(COLUMNS)} FROM calls{where} ORDER BY session, time, id"
     with reading(settings) as db:
-        rows = [] if db is None else [CallRecord(*row) for row in db.execute(query, values)]
+        rows = [] if db is None else by_session(db, selected or Filter())
     sessions: dict[str, list[CallRecord]] = {}
     for row in rows:
         sessions.setdefault(row.session or f"call:{row.trace_id}:{row.span_id}", []).append(row)
