@@ -75,6 +75,29 @@ def test_a_file_that_is_not_a_learned_file_is_a_registry_error(text: str) -> Non
         loads(text, "x/toolctl.learned")
 
 
+@pytest.mark.parametrize(
+    ("line", "value"),
+    [
+        ("sessions = ", "inf"),
+        ("sessions = ", "1e400"),
+        ("order = ", "-1"),
+        ("min_support = ", "1.5"),
+        ("failure_weight = ", "nan"),
+        ("lexical_weight = ", "-0.5"),
+        ("fail = { calls = ", "inf"),
+    ],
+)
+def test_a_hand_edited_number_no_learning_writes_is_a_registry_error(line: str, value: str) -> None:
+    """`inf` or `1e400` ended `recommend --after` with exit 70 (OverflowError); NaN and
+    negatives were taken silently."""
+    text = dumps(learn([calls("fail")]))
+    start = text.index("\n" + line) + 1
+    end = text.index(",", start) if line.endswith("{ calls = ") else text.index("\n", start)
+    edited = text[:start] + line + value + text[end:]
+    with pytest.raises(RegistryError, match=r"^x/toolctl.learned: not a learned file"):
+        loads(edited, "x/toolctl.learned")
+
+
 def test_writing_is_atomic_and_reading_a_missing_file_is_a_usage_error(tmp_path: Path) -> None:
     path = tmp_path / "reg" / "toolctl.learned"
     write_learned(path, dumps(learn(DATA)))

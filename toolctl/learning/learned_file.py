@@ -102,14 +102,14 @@ def loads(text: str, origin: str) -> LearnedModel:
         return LearnedModel(
             _read_tallies(document.get("tools", {})),
             contexts,
-            int(document["sessions"]),
-            int(document["order"]),
-            int(document["min_support"]),
-            float(document["failure_weight"]),
-            float(document["lexical_weight"]),
+            _count(document["sessions"], "sessions"),
+            _count(document["order"], "order"),
+            _count(document["min_support"], "min_support"),
+            _weight(document["failure_weight"], "failure_weight"),
+            _weight(document["lexical_weight"], "lexical_weight"),
             proposals,
         )
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+    except (ValueError, KeyError, TypeError, AttributeError, OverflowError) as exc:
         raise RegistryError(
             f"{origin}: not a learned file ({exc})",
             hint="write it again with `toolctl graph learn`",
@@ -117,4 +117,26 @@ def loads(text: str, origin: str) -> LearnedModel:
 
 
 def _read_tallies(table: Any) -> dict[str, Tally]:
-    return {tool: Tally(int(v["calls"]), int(v.get("failed", 0))) for tool, v in table.items()}
+    return {
+        tool: Tally(_count(v["calls"], "calls"), _count(v.get("failed", 0), "failed"))
+        for tool, v in table.items()
+    }
+
+
+def _count(value: Any, key: str) -> int:
+    """A count a learned file holds: a whole number, 0 or more (``inf``, ``1e400`` and -1
+    are a hand edit, not what `graph learn` writes)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
+        raise ValueError(f"{key} = {value!r} is not a count")
+    if value < 0 or value in (float("inf"), float("-inf")) or int(value) != value:
+        raise ValueError(f"{key} = {value!r} is not a count")
+    return int(value)
+
+
+def _weight(value: Any, key: str) -> float:
+    """A weight: a finite number, 0 or more."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"{key} = {value!r} is not a number")
+    if not 0 <= value < float("inf"):  # NaN fails too
+        raise ValueError(f"{key} = {value!r} is not a finite number of 0 or more")
+    return float(value)
