@@ -408,3 +408,62 @@ def test_png_to_a_terminal_is_refused(setup: tuple[Path, Path], tmp_path: Path) 
         b"toolctl: error: --format png is binary and standard output is a terminal; "
         b"redirect it to a file: toolctl graph --format png > graph.png\n"
     )
+
+
+def test_a_call_whose_name_cannot_be_learned_is_left_out_not_fatal(
+    toolctl: Toolctl, setup: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """An imported transcript naming "my tool" (or "") stopped `graph learn` over the whole
+    history for as long as the row lived."""
+    reg, chat = setup
+    calls = [
+        {"id": str(n), "type": "function", "function": {"name": name, "arguments": "{}"}}
+        for n, name in enumerate(["my tool", "", "cat"])
+    ]
+    odd = {
+        "messages": [{"role": "user", "content": "q"}, {"role": "assistant", "tool_calls": calls}]
+    }
+    (tmp_path / "odd.jsonl").write_text(chat.read_text() + json.dumps(odd) + "\n")
+    assert toolctl("history", "import", str(tmp_path / "odd.jsonl")).returncode == 0
+    done = toolctl("graph", "learn", "--registry", str(reg))
+    assert done.returncode == 0, done.stderr
+    assert (
+        "toolctl: warning: left out 2 call(s) whose tool name cannot be learned (empty, or "
+        "with a space)"
+    ) in done.stderr
+    assert (reg / "toolctl.learned").is_file()
+
+
+def test_learn_writes_to_stdout_and_never_over_what_is_not_a_file(
+    toolctl: Toolctl, setup: tuple[Path, Path], tmp_path: Path
+) -> None:
+    reg, chat = setup
+    args = ["graph", "learn", "--from-transcripts", str(chat), "--registry", str(reg)]
+    printed = toolctl(*args, "--out", "-")
+    assert printed.returncode == 0, printed.stderr
+    assert printed.stdout.startswith("# Learned by `toolctl graph learn`")
+    assert "-> stdout" in printed.stderr and not (tmp_path / "-").exists()
+    assert toolctl(*args, "--out", "-", "--json").returncode == 2
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    refused = toolctl(*args, "--out", str(fifo))
+    assert refused.returncode == 2 and "it is not a regular file" in refused.stderr
+    assert fifo.is_fifo()
+    (tmp_path / "real.learned").write_text("")
+    (tmp_path / "link.learned").symlink_to(tmp_path / "real.learned")
+    assert toolctl(*args, "--out", str(tmp_path / "link.learned")).returncode == 0
+    assert (tmp_path / "link.learned").is_symlink()
+    assert (tmp_path / "real.learned").read_text().startswith("# Learned by")
+
+
+@pytest.mark.parametrize(
+    "line", [["graph", "evaluate", "--top"], ["recommend", "--after", "cat", "--top"]]
+)
+def test_a_top_past_1000_is_a_usage_error(
+    toolctl: Toolctl, setup: tuple[Path, Path], line: list[str]
+) -> None:
+    reg, chat = setup
+    where = [str(chat), str(chat)] if line[1] == "evaluate" else ["--registry", str(reg)]
+    done = toolctl(*line[:2], *where, *line[2:], "999999999999")
+    assert done.returncode == 2, done.stderr
+    assert "is not in the range 1<=x<=1000" in done.stderr

@@ -27,7 +27,10 @@ def learn_command(
     out: Annotated[
         Path | None,
         typer.Option(
-            "--out", "-o", metavar="FILE", help="Default: the registry's toolctl.learned."
+            "--out",
+            "-o",
+            metavar="FILE",
+            help="'-': stdout. Default: the registry's toolctl.learned.",
         ),
     ] = None,
     registry: RegistryOption = None,
@@ -42,9 +45,12 @@ def learn_command(
     descriptor). Exit 2 for an unreadable or malformed transcript (file:line).
     """
     from toolctl.cli.common import open_registry
+    from toolctl.errors import UsageError
     from toolctl.learning.usecases import learn_from_history, learn_from_transcripts
     from toolctl.terminal import views
 
+    if json and out is not None and str(out) == "-":
+        raise UsageError("--out - writes the learned file to stdout: drop --json")
     reg = open_registry(settings_for(registry, strict))
     if transcripts:
         done = learn_from_transcripts(transcripts, reg, out)
@@ -56,7 +62,9 @@ def learn_command(
 def evaluate_command(
     files: Annotated[list[Path], typer.Argument(metavar="FILE...", help="OpenAI chat JSONL.")],
     folds: Annotated[int, typer.Option(min=2, help="Conversation i is in fold i mod N.")] = 5,
-    top: Annotated[int, typer.Option(min=1, help="The length K of each ranked list.")] = 5,
+    top: Annotated[
+        int, typer.Option(min=1, max=1000, help="The length K of each ranked list.")
+    ] = 5,
     json: JsonOption = False,
 ) -> None:
     """Recall@K of the next call on held-out conversations: the learned blend against

@@ -67,7 +67,7 @@ def recommend_command(
     query: Annotated[
         str, typer.Option("--query", "-q", metavar="TEXT", help="With --after: the request.")
     ] = "",
-    top: Annotated[int, typer.Option(min=1, help="With --after: how many tools.")] = 5,
+    top: Annotated[int, typer.Option(min=1, max=1000, help="With --after: how many tools.")] = 5,
     registry: RegistryOption = None,
     strict: StrictOption = False,
     json: JsonOption = False,

@@ -46,7 +46,12 @@ def read_learned(path: Path) -> LearnedModel:
 
 
 def write_learned(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` all at once: a reader sees the old file or the new one."""
+    """Write ``text`` to ``path`` all at once: a reader sees the old file or the new one.
+    Through a symlink; UsageError for a path that is not a regular file (``/dev/null``
+    would be replaced, ``toolctl.targets``)."""
+    from toolctl.targets import output_file
+
+    path = output_file(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         handle, temporary = tempfile.mkstemp(prefix=".learned-", dir=path.parent)

@@ -6,6 +6,7 @@ sessions when it exists), so every source of calls learns the same way.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -28,6 +29,8 @@ if TYPE_CHECKING:
 class Learned:
     path: Path
     model: LearnedModel
+    skipped: int = 0
+    """Calls left out: a tool name that cannot be learned (empty, or with a space)."""
 
     def summary(self) -> dict[str, int]:
         m = self.model
@@ -82,13 +85,29 @@ def learn_graph(
     from toolctl.learning.store import default_learned_path, write_learned
 
     weight = LEXICAL_WEIGHT if lexical_weight is None else lexical_weight
-    model = learn(sessions, lexical_weight=weight)
+    kept, skipped = _learnable(sessions)
+    model = learn(kept, lexical_weight=weight)
     toolkit = _toolkit(registry)
     if toolkit is not None:
         model = replace(model, proposals=propose(toolkit, model))
     path = out or default_learned_path(registry.settings)
-    write_learned(path, dumps(model))
-    return Learned(path, model)
+    if str(path) == "-":
+        sys.stdout.write(dumps(model))
+    else:
+        write_learned(path, dumps(model))
+    return Learned(path, model, skipped)
+
+
+def _learnable(sessions: Iterable[Sequence[Step]]) -> tuple[list[list[Step]], int]:
+    """The sessions without the calls whose tool name cannot be learned (empty, or with a
+    space: one imported transcript must not stop learning from all the others), and how
+    many calls that left out."""
+    kept, skipped = [], 0
+    for session in sessions:
+        steps = [s for s in session if s.tool and not any(c.isspace() for c in s.tool)]
+        skipped += len(session) - len(steps)
+        kept.append(steps)
+    return kept, skipped
 
 
 def learn_from_transcripts(paths: Sequence[Path], registry: Registry, out: Path | None) -> Learned:

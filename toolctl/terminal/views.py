@@ -323,13 +323,19 @@ def print_installed(done: Any, *, printed: bool) -> None:
 def print_learned(done: Learned, *, as_json: bool) -> None:
     """`graph learn`: what was learned from how many sessions, and where it was written."""
     summary = done.summary()
+    if done.skipped:
+        render.warn(
+            f"left out {done.skipped} call(s) whose tool name cannot be learned (empty, or "
+            "with a space)"
+        )
     if as_json:
         render.print_json({**summary, "path": render.display_path(done.path)})
         return
+    where = "stdout" if str(done.path) == "-" else render.display_path(done.path)
     render.note(
         f"learned {summary['sessions']} sessions, {summary['calls']} calls: "
         f"{summary['contexts']} contexts, {summary['proposals']} proposed edge scores "
-        f"-> {render.display_path(done.path)}"
+        f"-> {where}"
     )
 
 
