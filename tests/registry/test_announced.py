@@ -187,6 +187,33 @@ def test_keys_sign_and_verify(tmp_path: Path) -> None:
     assert check_public_key(public) == public
 
 
+@pytest.mark.parametrize(
+    ("kept", "told"),
+    [
+        (b"\xff", "it is not UTF-8 text"),
+        (b"not = [toml", "Invalid value"),
+        (None, "Is a directory"),
+    ],
+)
+def test_trust_add_to_a_trust_file_it_cannot_read_is_one_line_and_leaves_it(
+    toolctl: Toolctl, tmp_path: Path, kept: bytes | None, told: str
+) -> None:
+    registry = tmp_path / "reg"
+    registry.mkdir()
+    trust = registry / "trust.toml"
+    if kept is None:
+        trust.mkdir()
+    else:
+        trust.write_bytes(kept)
+    done = toolctl("trust", "add", "any", "--services", "a*", "--registry", str(registry))
+    assert done.returncode == 3, done.stderr
+    assert done.stderr.startswith(f"toolctl: error: {trust}: cannot add to it: ") or (
+        "reg/trust.toml: cannot add to it: " in done.stderr
+    )
+    assert told in done.stderr and done.stderr.count("\n") == 1
+    assert trust.is_dir() if kept is None else trust.read_bytes() == kept
+
+
 def test_keygen_and_trust_add_on_the_command_line(toolctl: Toolctl, tmp_path: Path) -> None:
     done = toolctl("keygen", str(tmp_path / "k.pem"))
     assert done.returncode == 0 and done.stdout.startswith("ed25519:")

@@ -92,10 +92,30 @@ def add_trust(settings: Settings, key: str, services: str) -> Path:
         present, _ = read_trust(files)
         if any(t.key == key and t.services == services for t in present):
             return path
-        old = path.read_text(encoding="utf-8") if path.exists() else ""
+        old = _trust_text(path)
         entry = f"[[trust]]\nkey = {json.dumps(key)}\nservices = {json.dumps(services)}\n"
         text = f"{old}{chr(10) if old and not old.endswith(chr(10) * 2) else ''}{entry}"
         temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         temporary.write_text(text.lstrip("\n"), encoding="utf-8")
         os.replace(temporary, path)
     return path
+
+
+def _trust_text(path: Path) -> str:
+    """What ``trust.toml`` holds now, to append to; RegistryError (the file left as it is)
+    for one that is not a TOML file toolctl can read: appending would not make it one."""
+    import tomllib
+
+    from toolctl.errors import RegistryError
+
+    if not path.exists() and not path.is_symlink():
+        return ""
+    try:
+        text = path.read_text(encoding="utf-8")
+        tomllib.loads(text)
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        if isinstance(exc, UnicodeDecodeError):
+            reason = "it is not UTF-8 text"
+        raise RegistryError(f"{path}: cannot add to it: {reason}", hint="fix or move it") from None
+    return text
