@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
@@ -348,6 +348,7 @@ DESCRIPTORS = DESCRIPTOR_VALUES | st.dictionaries(
 
 
 @given(descriptors=DESCRIPTORS)
+@example(descriptors={"\n": {}})  # a name no tool has, holding a newline: once a 2nd line
 @hypothesis_settings(max_examples=examples(150), deadline=None, database=None)
 def test_any_descriptors_are_taken_or_refused_in_one_line(
     tmp_path_factory: pytest.TempPathFactory, descriptors: Any

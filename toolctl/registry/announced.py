@@ -238,12 +238,13 @@ def _tables(service: str, items: list[Any], descriptors: Any) -> list[dict[str, 
                 _tool_table(value) | {k: added[k] for k in DESCRIPTOR_FIELDS if k in added}
             )
         else:
-            raise Refused(f"item '{item.get('key')}' is not this service's or one of its tools")
+            key = str(item.get("key"))
+            raise Refused(f"item {key!r} is not this service's or one of its tools")
     if len(services) != 1:
         raise Refused(f"no tool-service/{service} item")
     unknown = sorted(set(descriptors) - {table["name"] for table in tools})
     if unknown:
-        raise Refused(f"its descriptors name '{unknown[0]}', which it does not announce")
+        raise Refused(f"its descriptors name {unknown[0]!r}, which it does not announce")
     return services + tools
 
 
