@@ -467,3 +467,67 @@ def test_a_top_past_1000_is_a_usage_error(
     done = toolctl(*line[:2], *where, *line[2:], "999999999999")
     assert done.returncode == 2, done.stderr
     assert "is not in the range 1<=x<=1000" in done.stderr
+
+
+def _chat_calling(*names: str) -> str:
+    """One conversation calling ``names``, as a JSONL line; json.dumps keeps a lone
+    surrogate as the escape a transcript from elsewhere may hold."""
+    calls = [
+        {"id": str(n), "type": "function", "function": {"name": name, "arguments": "{}"}}
+        for n, name in enumerate(names)
+    ]
+    messages = [{"role": "user", "content": "q"}, {"role": "assistant", "tool_calls": calls}]
+    return json.dumps({"messages": messages}) + "\n"
+
+
+def test_a_name_toml_cannot_hold_is_left_out_so_the_file_reads_back(
+    toolctl: Toolctl, setup: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """A name with a lone surrogate ("\\ud800") was written as an escape TOML refuses:
+    `graph learn` succeeded, then every `recommend --after` was exit 3."""
+    reg, chat = setup
+    (tmp_path / "odd.jsonl").write_text(chat.read_text() + _chat_calling("cd", "x\ud800", "ls"))
+    done = toolctl(
+        "graph", "learn", "--from-transcripts", str(tmp_path / "odd.jsonl"), "-r", str(reg)
+    )
+    assert done.returncode == 0, done.stderr
+    assert "toolctl: warning: left out 1 call(s) whose tool name cannot be learned" in done.stderr
+    after = toolctl("recommend", "--after", "cd", "--registry", str(reg))
+    assert after.returncode == 0, after.stderr
+
+
+def test_a_history_with_no_learnable_call_is_told_and_the_learned_file_kept(
+    toolctl: Toolctl, setup: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """As for an empty history: an empty learned file would only replace the one there."""
+    reg, _ = setup
+    (reg / "toolctl.learned").write_text("kept\n")
+    (tmp_path / "odd.jsonl").write_text(_chat_calling("my tool", ""))
+    assert toolctl("history", "import", str(tmp_path / "odd.jsonl")).returncode == 0
+    done = toolctl("graph", "learn", "--registry", str(reg))
+    assert done.returncode == 2
+    assert done.stderr.startswith(
+        "toolctl: error: nothing to learn from: no call in the run history names a tool that "
+        "can be learned"
+    )
+    assert done.stderr.count("\n") == 1
+    assert (reg / "toolctl.learned").read_text() == "kept\n"
+
+
+@pytest.mark.parametrize("command", [["recommend", "--after", "cd"], ["graph", "--learned"]])
+def test_a_count_too_big_for_the_scores_is_a_registry_error_not_a_crash(
+    toolctl: Toolctl, setup: tuple[Path, Path], command: list[str]
+) -> None:
+    """`calls = <400 digits>` is a TOML integer that passed as a count, then overflowed the
+    scores' float arithmetic: exit 70."""
+    reg, chat = setup
+    assert (
+        toolctl("graph", "learn", "--from-transcripts", str(chat), "-r", str(reg)).returncode == 0
+    )
+    learned = reg / "toolctl.learned"
+    text = learned.read_text()
+    learned.write_text(text.replace("{ calls = ", "{ calls = " + "9" * 400, 1))
+    done = toolctl(*command, "--registry", str(reg))
+    assert done.returncode == 3, done.stderr
+    assert done.stderr.startswith("toolctl: error: ") and done.stderr.count("\n") == 1
+    assert "reg/toolctl.learned: not a learned file (calls = 999" in done.stderr

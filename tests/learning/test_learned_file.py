@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from toolctl.errors import RegistryError, UsageError
-from toolctl.learning.learned_file import dumps, loads
+from toolctl.learning.learned_file import dumps, learnable, loads
 from toolctl.learning.model import Proposal, learn
 from toolctl.learning.store import read_learned, write_learned
 from toolctl.transcripts import Call
@@ -96,6 +96,40 @@ def test_a_hand_edited_number_no_learning_writes_is_a_registry_error(line: str, 
     edited = text[:start] + line + value + text[end:]
     with pytest.raises(RegistryError, match=r"^x/toolctl.learned: not a learned file"):
         loads(edited, "x/toolctl.learned")
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "told"),
+    [
+        ("calls = 1,", f"calls = {'9' * 400},", "calls = 99999999999999999999... (400 characters)"),
+        ("calls = 1, failed = 0", "calls = 1, failed = 2", "fail: failed = 2 is more than"),
+        ("failure_weight = 0.25", "failure_weight = 7.0", "failure_weight = 7.0 is not a"),
+        ("lexical_weight = 0.5", "lexical_weight = 5", "lexical_weight = 5 is not a"),
+        ("score = 0.5\n", "score = nan\n", "score = nan is not a finite number"),
+        ("current = 0.25", "current = 'high'", "current = 'high' is not a number"),
+        ('from = "browse"', "from = 1", "from and to must be names"),
+    ],
+)
+def test_a_number_too_big_for_the_scores_or_out_of_place_is_a_registry_error(
+    old: str, new: str, told: str
+) -> None:
+    """A 400-digit count passed as a count and overflowed float arithmetic (exit 70);
+    a weight above 1, more failures than calls or a NaN proposal were taken silently."""
+    from dataclasses import replace
+
+    proposal = Proposal("call", "browse", "fail", 0.5, 0.25)
+    text = dumps(replace(learn([calls("fail")]), proposals=(proposal,)))
+    assert old in text
+    with pytest.raises(RegistryError, match=r"^x/toolctl.learned: not a learned file") as err:
+        loads(text.replace(old, new, 1), "x/toolctl.learned")
+    assert told in str(err.value) and "\n" not in str(err.value)
+
+
+def test_a_name_toml_cannot_hold_is_not_learnable() -> None:
+    """A lone surrogate (a JSON escape in a transcript) was written as an escape no TOML
+    reader takes: `graph learn` wrote a file `recommend` then refused."""
+    assert learnable("cat") and learnable("read.me") and learnable("é")
+    assert not any(learnable(name) for name in ("", "my tool", "a\tb", "x\ud800"))
 
 
 def test_writing_is_atomic_and_reading_a_missing_file_is_a_usage_error(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -21,6 +22,7 @@ from toolctl.errors import RegistryError, UsageError
 from toolctl.learning.model import LearnedModel, Proposal, Tally
 
 FORMAT = 1
+MAX_COUNT = 2**53  # the largest count a float (the scores' arithmetic) holds exactly
 _BARE = re.compile(r"^[A-Za-z0-9_-]+$")
 _HEADER = """\
 # Learned by `toolctl graph learn` from {sessions} sessions of {calls} calls; `toolctl
@@ -67,9 +69,24 @@ def _tallies(tallies: Mapping[str, Tally], weights: Mapping[str, float]) -> list
     ]
 
 
-def _name(name: str) -> str:
+def learnable(name: str) -> bool:
+    """Whether a tool name can be a key of the learned file: not empty, no space (contexts
+    are names joined by spaces), and Unicode text (a lone surrogate from a JSON escape
+    would be written as an escape no TOML reader takes: the file written, then refused)."""
     if not name or any(c.isspace() for c in name):
-        raise UsageError(f"tool name {name!r} cannot be learned: it is empty or has a space")
+        return False
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _name(name: str) -> str:
+    if not learnable(name):
+        raise UsageError(
+            f"tool name {name!r} cannot be learned: it is empty, has a space or is not text"
+        )
     return name
 
 
@@ -95,9 +112,7 @@ def loads(text: str, origin: str) -> LearnedModel:
         }
         proposed = document.get("proposed", {})
         proposals = tuple(
-            Proposal(kind, p["from"], p["to"], float(p["score"]), p.get("current"))
-            for kind in sorted(proposed)
-            for p in proposed[kind]
+            _read_proposal(kind, p) for kind in sorted(proposed) for p in proposed[kind]
         )
         return LearnedModel(
             _read_tallies(document.get("tools", {})),
@@ -105,8 +120,8 @@ def loads(text: str, origin: str) -> LearnedModel:
             _count(document["sessions"], "sessions"),
             _count(document["order"], "order"),
             _count(document["min_support"], "min_support"),
-            _weight(document["failure_weight"], "failure_weight"),
-            _weight(document["lexical_weight"], "lexical_weight"),
+            _number(document["failure_weight"], "failure_weight", most=1.0),
+            _number(document["lexical_weight"], "lexical_weight", most=1.0),
             proposals,
         )
     except (ValueError, KeyError, TypeError, AttributeError, OverflowError) as exc:
@@ -117,26 +132,49 @@ def loads(text: str, origin: str) -> LearnedModel:
 
 
 def _read_tallies(table: Any) -> dict[str, Tally]:
-    return {
-        tool: Tally(_count(v["calls"], "calls"), _count(v.get("failed", 0), "failed"))
-        for tool, v in table.items()
-    }
+    return {tool: _read_tally(tool, v) for tool, v in table.items()}
+
+
+def _read_tally(tool: str, value: Any) -> Tally:
+    calls, failed = _count(value["calls"], "calls"), _count(value.get("failed", 0), "failed")
+    if failed > calls:  # a negative weight: the tool would drop out of every context
+        raise ValueError(f"{tool}: failed = {failed} is more than its calls = {calls}")
+    return Tally(calls, failed)
+
+
+def _read_proposal(kind: str, table: Any) -> Proposal:
+    source, target, current = table["from"], table["to"], table.get("current")
+    if not isinstance(source, str) or not isinstance(target, str):
+        raise ValueError(f"[[proposed.{kind}]] from and to must be names")
+    score = _number(table["score"], "score")
+    return Proposal(
+        kind, source, target, score, None if current is None else _number(current, "current")
+    )
 
 
 def _count(value: Any, key: str) -> int:
-    """A count a learned file holds: a whole number, 0 or more (``inf``, ``1e400`` and -1
-    are a hand edit, not what `graph learn` writes)."""
+    """A count a learned file holds: a whole number from 0 to ``MAX_COUNT`` (``inf``,
+    ``1e400``, -1 or a 400-digit integer are a hand edit, not what `graph learn` writes;
+    the last one overflowed the float arithmetic of the scores)."""
     if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
-        raise ValueError(f"{key} = {value!r} is not a count")
-    if value < 0 or value in (float("inf"), float("-inf")) or int(value) != value:
-        raise ValueError(f"{key} = {value!r} is not a count")
+        raise ValueError(f"{key} = {_shown(value)} is not a count")
+    if not 0 <= value <= MAX_COUNT or int(value) != value:
+        raise ValueError(f"{key} = {_shown(value)} is not a count")
     return int(value)
 
 
-def _weight(value: Any, key: str) -> float:
-    """A weight: a finite number, 0 or more."""
+def _number(value: Any, key: str, most: float | None = None) -> float:
+    """A finite number, 0 or more, and at most ``most`` when given (1 for a weight: a share
+    of a call, or of the blended score)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ValueError(f"{key} = {value!r} is not a number")
-    if not 0 <= value < float("inf"):  # NaN fails too
-        raise ValueError(f"{key} = {value!r} is not a finite number of 0 or more")
+        raise ValueError(f"{key} = {_shown(value)} is not a number")
+    if not 0 <= value <= (sys.float_info.max if most is None else most):  # NaN fails too
+        bound = "of 0 or more" if most is None else f"from 0 to {most:g}"
+        raise ValueError(f"{key} = {_shown(value)} is not a finite number {bound}")
     return float(value)
+
+
+def _shown(value: Any) -> str:
+    """The value for an error line, a hand-typed 400-digit integer cut short."""
+    text = repr(value)
+    return text if len(text) <= 24 else f"{text[:20]}... ({len(text)} characters)"

@@ -30,7 +30,7 @@ class Learned:
     path: Path
     model: LearnedModel
     skipped: int = 0
-    """Calls left out: a tool name that cannot be learned (empty, or with a space)."""
+    """Calls left out: a tool name that cannot be learned (``learned_file.learnable``)."""
 
     def summary(self) -> dict[str, int]:
         m = self.model
@@ -99,12 +99,14 @@ def learn_graph(
 
 
 def _learnable(sessions: Iterable[Sequence[Step]]) -> tuple[list[list[Step]], int]:
-    """The sessions without the calls whose tool name cannot be learned (empty, or with a
-    space: one imported transcript must not stop learning from all the others), and how
-    many calls that left out."""
+    """The sessions without the calls whose tool name cannot be learned (empty, with a
+    space, not text: one imported transcript must not stop learning from all the others),
+    and how many calls that left out."""
+    from toolctl.learning.learned_file import learnable
+
     kept, skipped = [], 0
     for session in sessions:
-        steps = [s for s in session if s.tool and not any(c.isspace() for c in s.tool)]
+        steps = [s for s in session if learnable(s.tool)]
         skipped += len(session) - len(steps)
         kept.append(steps)
     return kept, skipped
@@ -122,12 +124,20 @@ def learn_from_transcripts(paths: Sequence[Path], registry: Registry, out: Path 
 def learn_from_history(registry: Registry, out: Path | None) -> Learned:
     """``learn_graph`` over the run history's sessions (``toolctl.records``: the calls made
     through toolctl, and transcripts imported with `history import`)."""
+    from toolctl.learning.learned_file import learnable
     from toolctl.records.transcripts import history_transcripts
 
     transcripts = list(history_transcripts(registry.settings))
     if not any(t.calls for t in transcripts):
         raise UsageError(
             "nothing to learn from: the run history has no calls yet",
+            hint="run some tools, 'toolctl history import FILE', or give --from-transcripts FILE",
+        )
+    if not any(learnable(c.tool) for t in transcripts for c in t.calls):
+        # as for an empty history: an empty learned file would only hide the old one
+        raise UsageError(
+            "nothing to learn from: no call in the run history names a tool that can be "
+            "learned (each name is empty, has a space or is not text)",
             hint="run some tools, 'toolctl history import FILE', or give --from-transcripts FILE",
         )
     return learn_graph((t.calls for t in transcripts), registry, out=out)
