@@ -109,8 +109,6 @@ USE_CASES = {
     "toolctl.registry.loader",
     "toolctl.graph",
     "toolctl.runners.base",
-    "toolctl.records.history",
-    "toolctl.records.stats",
 }
 """What cli/ may import from the rooms: every command's work is one of these calls."""
 COMMANDS = {f"toolctl.cli.{name}" for name in COMMAND_MODULES.values()}

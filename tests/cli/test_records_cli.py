@@ -303,6 +303,9 @@ def test_odd_rows_in_the_history_are_skipped_with_one_warning(
         ], command
     assert len(calls(toolctl)) == 1
     assert json.loads(toolctl("stats", "--json").stdout)["calls"] == 1
+    learned = toolctl("graph", "learn", "-r", reg, "-o", str(tmp_path / "learned.toml"))
+    assert learned.returncode == 0, learned.stderr
+    assert "toolctl: warning: skipped 2 row(s) of the run history at " in learned.stderr
 
 
 def test_text_that_toolctl_stored_oddly_is_shown_as_best_it_can(

@@ -45,22 +45,14 @@ def history_command(
     """
     if context.invoked_subcommand is not None:
         return
-    from toolctl.cli.common import settings_for
+    from toolctl.cli.common import reporter, settings_for
     from toolctl.records.reports import recent_calls, selection
-    from toolctl.terminal import render
-    from toolctl.terminal.records import CALL_COLUMNS, call_rows
+    from toolctl.terminal.records import print_calls
 
     settings = settings_for(None)
     chosen = selection(tool, outcome, caller, session, since, until)
-    calls = recent_calls(settings, chosen, limit)
-    if json:
-        render.print_json({"calls": [call.to_json() for call in calls]})
-    else:
-        render.print_table(CALL_COLUMNS, call_rows(calls), color=settings.color)
-    from toolctl.records.history import take_warnings
-
-    for message in take_warnings():  # rows skipped as odd
-        render.warn(message)
+    calls = recent_calls(settings, chosen, limit, reporter(settings))
+    print_calls(calls, as_json=json, color=settings.color)
 
 
 def import_command(

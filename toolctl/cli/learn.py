@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from toolctl.cli.common import JsonOption, RegistryOption, StrictOption, settings_for
+from toolctl.cli.common import JsonOption, RegistryOption, StrictOption, reporter, settings_for
 
 
 def install(group: typer.Typer) -> None:
@@ -51,11 +51,12 @@ def learn_command(
 
     if json and out is not None and str(out) == "-":
         raise UsageError("--out - writes the learned file to stdout: drop --json")
-    reg = open_registry(settings_for(registry, strict))
+    settings = settings_for(registry, strict)
+    reg = open_registry(settings)
     if transcripts:
         done = learn_from_transcripts(transcripts, reg, out)
     else:
-        done = learn_from_history(reg, out)
+        done = learn_from_history(reg, out, reporter(settings))
     views.print_learned(done, as_json=json)
 
 

@@ -32,25 +32,11 @@ def stats_command(
     ms, the slowest call) and draw the latency histogram of the selected calls.
     Exit codes: 0 ok, 2 bad option, 74 the history file cannot be read (damaged, not a
     database)."""
-    from toolctl.cli.common import settings_for
+    from toolctl.cli.common import reporter, settings_for
     from toolctl.records.reports import selection, tool_stats
-    from toolctl.terminal import render
-    from toolctl.terminal.records import STATS_COLUMNS, print_histogram, stats_rows
+    from toolctl.terminal.records import print_stats
 
     settings = settings_for(None)
     chosen = selection(tool, outcome, caller, session, since, until)
-    report = tool_stats(settings, chosen)
-    from toolctl.records.history import Filter, has_calls, history_path, take_warnings
-
-    if json:
-        render.print_json(report.to_json())
-    elif not report.tools:
-        if chosen != Filter() and has_calls(history_path(settings.state_dir)):
-            render.note("no calls match the filters (see 'toolctl history --help')")
-        else:
-            render.note("no calls recorded yet (see 'toolctl history --help')")
-    else:
-        render.print_table(STATS_COLUMNS, stats_rows(report.tools), color=settings.color)
-        print_histogram(report.bins, color=settings.color)
-    for message in take_warnings():  # rows skipped as odd
-        render.warn(message)
+    report = tool_stats(settings, chosen, reporter(settings))
+    print_stats(report, as_json=json, color=settings.color)

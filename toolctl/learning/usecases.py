@@ -16,6 +16,7 @@ from toolctl.errors import UsageError
 from toolctl.learning.blend import Scored, rank_next
 from toolctl.learning.bm25 import tool_text
 from toolctl.learning.model import LEXICAL_WEIGHT, LearnedModel, Step, learn
+from toolctl.reporting import QUIET, Reporter
 from toolctl.transcripts import Transcript, read_transcripts
 
 if TYPE_CHECKING:
@@ -121,13 +122,14 @@ def learn_from_transcripts(paths: Sequence[Path], registry: Registry, out: Path 
     return learn_graph((t.calls for t in transcripts), registry, out=out, lexical_weight=weight)
 
 
-def learn_from_history(registry: Registry, out: Path | None) -> Learned:
+def learn_from_history(registry: Registry, out: Path | None, reporter: Reporter = QUIET) -> Learned:
     """``learn_graph`` over the run history's sessions (``toolctl.records``: the calls made
-    through toolctl, and transcripts imported with `history import`)."""
+    through toolctl, and transcripts imported with `history import`); rows of the history
+    skipped as odd are told to ``reporter``."""
     from toolctl.learning.learned_file import learnable
     from toolctl.records.transcripts import history_transcripts
 
-    transcripts = list(history_transcripts(registry.settings))
+    transcripts = list(history_transcripts(registry.settings, reporter=reporter))
     if not any(t.calls for t in transcripts):
         raise UsageError(
             "nothing to learn from: the run history has no calls yet",

@@ -17,13 +17,15 @@ from __future__ import annotations
 import sqlite3
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
+from contextlib import closing
 from functools import partial
 from itertools import islice, product
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from toolctl.errors import ToolctlError
+from toolctl.reporting import QUIET, Reporter
 
 WAL_PAGES = 64
 """Checkpoint the log once it holds this many pages (SQLite's default is 1,000). A
@@ -230,30 +232,47 @@ def open_for_reading(path: Path) -> sqlite3.Connection | None:
     return db
 
 
-def recent(db: sqlite3.Connection, selected: Filter, limit: int) -> list[CallRecord]:
-    """The ``limit`` most recent calls of the selection, newest first."""
+def recent(
+    db: sqlite3.Connection, selected: Filter, limit: int, reporter: Reporter = QUIET
+) -> list[CallRecord]:
+    """The ``limit`` most recent calls of the selection, newest first; rows skipped as odd
+    are told to ``reporter``."""
     found = []
     # no LIMIT in SQL: a row skipped as odd must not leave the page short
-    for row in _rows(db, COLUMNS, selected, "time DESC, id DESC"):
-        found.append(CallRecord._make(row))
-        if len(found) >= limit:
-            break
+    with closing(_rows(db, COLUMNS, selected, "time DESC, id DESC", reporter)) as rows:
+        for row in rows:
+            found.append(CallRecord._make(row))
+            if len(found) >= limit:
+                break
     return found
 
 
-def by_session(db: sqlite3.Connection, selected: Filter) -> list[CallRecord]:
+def by_session(
+    db: sqlite3.Connection, selected: Filter, reporter: Reporter = QUIET
+) -> list[CallRecord]:
     """The calls of the selection by session, each session's in the order they were made."""
-    return [CallRecord._make(row) for row in _rows(db, COLUMNS, selected, "session, time, id")]
+    rows = _rows(db, COLUMNS, selected, "session, time, id", reporter)
+    return [CallRecord._make(row) for row in rows]
 
 
-def outcomes(db: sqlite3.Connection, selected: Filter) -> Iterator[tuple[str, str, float, str]]:
+def outcomes(
+    db: sqlite3.Connection, selected: Filter, reporter: Reporter = QUIET
+) -> Iterator[tuple[str, str, float, str]]:
     """(tool, outcome, duration in ms, runtime) of every call of the selection, by tool."""
     # the columns a row cannot go without (judged as `history` judges them), not the rest:
     # reading them all would be half as slow again
     for _, tool, runtime, _, outcome, _, duration, *_ in _rows(
-        db, _REQUIRED, selected, "tool, time"
+        db, _REQUIRED, selected, "tool, time", reporter
     ):
         yield tool, outcome, duration, runtime
+
+
+def any_call(db: sqlite3.Connection) -> bool:
+    """Whether the history holds any call at all (of any selection)."""
+    try:
+        return db.execute("SELECT 1 FROM calls LIMIT 1").fetchone() is not None
+    except sqlite3.Error as exc:
+        raise _unreadable(db, exc) from None
 
 
 def count(db: sqlite3.Connection, selected: Filter | None = None) -> int:
@@ -265,29 +284,20 @@ def count(db: sqlite3.Connection, selected: Filter | None = None) -> int:
     return found
 
 
-def has_calls(path: Path) -> bool:
-    """Whether the history file holds any call at all."""
-    db = open_for_reading(path)
-    if db is None:
-        return False
-    try:
-        return db.execute("SELECT 1 FROM calls LIMIT 1").fetchone() is not None
-    except sqlite3.Error as exc:
-        raise unusable(path, exc) from None
-    finally:
-        db.close()
-
-
 def _unreadable(db: sqlite3.Connection, exc: sqlite3.Error) -> HistoryUnusable:
     return unusable(getattr(db, "path", Path("history")), exc)
 
 
 def _rows(
-    db: sqlite3.Connection, columns: Sequence[str], selected: Filter, order: str
-) -> Iterator[tuple[Any, ...]]:
+    db: sqlite3.Connection,
+    columns: Sequence[str],
+    selected: Filter,
+    order: str,
+    reporter: Reporter,
+) -> Generator[tuple[Any, ...], None, None]:
     """The ``columns`` of the selected calls in ``order``, judged (``_Judge``): the one way
     stored rows are read. Rows that are not what toolctl writes are skipped, and counted in
-    one warning."""
+    one warning to ``reporter``."""
     where, values = selected.where()
     query = f"SELECT {', '.join(columns)} FROM calls{where} ORDER BY {order}"
     judge = _Judge(columns)
@@ -315,22 +325,10 @@ def _rows(
         raise _unreadable(db, exc) from None
     finally:
         if skipped:
-            _warnings.append(
+            reporter.warn(
                 f"skipped {skipped} row(s) of the run history at "
                 f"{getattr(db, 'path', 'its file')} with values toolctl does not write"
             )
-
-
-_warnings: list[str] = []
-"""What reading the history found to warn of, for the command to tell (take_warnings)."""
-
-
-def take_warnings() -> list[str]:
-    """The warnings of the reads so far (each once), for the command to tell after its
-    output: rows skipped as odd."""
-    told = list(dict.fromkeys(_warnings))
-    _warnings.clear()
-    return told
 
 
 class _Odd(Exception):

@@ -17,6 +17,7 @@ from toolctl.errors import ToolctlError, UsageError
 from toolctl.records import CALLERS, OUTCOMES
 from toolctl.records.history import CallRecord, Filter, history_path
 from toolctl.records.stats import Bin, ToolStats, histogram, summarize
+from toolctl.reporting import QUIET, Reporter
 
 if TYPE_CHECKING:
     from toolctl.settings import Settings
@@ -97,13 +98,16 @@ def reading(settings: Settings) -> Iterator[sqlite3.Connection | None]:
             db.close()
 
 
-def recent_calls(settings: Settings, selected: Filter, limit: int = 20) -> list[CallRecord]:
-    """The ``limit`` most recent calls of the selection, newest first."""
+def recent_calls(
+    settings: Settings, selected: Filter, limit: int = 20, reporter: Reporter = QUIET
+) -> list[CallRecord]:
+    """The ``limit`` most recent calls of the selection, newest first; rows of the history
+    skipped as odd are told to ``reporter``."""
     from toolctl.records.history import recent
 
     check_filter(selected)
     with reading(settings) as db:
-        return [] if db is None else recent(db, selected, limit)
+        return [] if db is None else recent(db, selected, limit, reporter)
 
 
 class StatsReport(NamedTuple):
@@ -111,6 +115,8 @@ class StatsReport(NamedTuple):
 
     tools: list[ToolStats]
     bins: list[Bin]
+    filtered_out: bool = False
+    """No call selected, though the history holds some: the filters left them out."""
 
     @property
     def calls(self) -> int:
@@ -124,11 +130,13 @@ class StatsReport(NamedTuple):
         }
 
 
-def tool_stats(settings: Settings, selected: Filter) -> StatsReport:
-    """Statistics of the selected calls, by tool, with their latency histogram."""
-    from toolctl.records.history import outcomes
+def tool_stats(settings: Settings, selected: Filter, reporter: Reporter = QUIET) -> StatsReport:
+    """Statistics of the selected calls, by tool, with their latency histogram; rows of
+    the history skipped as odd are told to ``reporter``."""
+    from toolctl.records.history import any_call, outcomes
 
     check_filter(selected)
     with reading(settings) as db:
-        rows = [] if db is None else list(outcomes(db, selected))
-    return StatsReport(summarize(rows), histogram(row[2] for row in rows))
+        rows = [] if db is None else list(outcomes(db, selected, reporter))
+        filtered_out = not rows and selected != Filter() and db is not None and any_call(db)
+    return StatsReport(summarize(rows), histogram(row[2] for row in rows), filtered_out)

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from toolctl.errors import UsageError
 from toolctl.records.history import CallRecord, Filter
+from toolctl.reporting import QUIET, Reporter
 
 if TYPE_CHECKING:
     from toolctl.settings import Settings
@@ -123,14 +124,17 @@ def _rows(transcripts: list[Transcript], settings: Settings, now: float) -> list
     return rows
 
 
-def history_transcripts(settings: Settings, selected: Filter | None = None) -> Iterator[Transcript]:
-    """The history's sessions (of the selection) as Transcripts, oldest session first."""
+def history_transcripts(
+    settings: Settings, selected: Filter | None = None, reporter: Reporter = QUIET
+) -> Iterator[Transcript]:
+    """The history's sessions (of the selection) as Transcripts, oldest session first;
+    rows skipped as odd are told to ``reporter``."""
     from toolctl.records.history import by_session
     from toolctl.records.reports import reading
     from toolctl.transcripts import Call, Transcript
 
     with reading(settings) as db:
-        rows = [] if db is None else by_session(db, selected or Filter())
+        rows = [] if db is None else by_session(db, selected or Filter(), reporter)
     sessions: dict[str, list[CallRecord]] = {}
     for row in rows:
         sessions.setdefault(row.session or f"call:{row.trace_id}:{row.span_id}", []).append(row)

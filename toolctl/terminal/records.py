@@ -8,9 +8,34 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from toolctl.terminal import render
+
 if TYPE_CHECKING:
     from toolctl.records.history import CallRecord
+    from toolctl.records.reports import StatsReport
     from toolctl.records.stats import Bin, ToolStats
+
+
+def print_calls(calls: Sequence[CallRecord], *, as_json: bool, color: bool) -> None:
+    """`history`: the calls, newest first, as a table or as JSON."""
+    if as_json:
+        render.print_json({"calls": [call.to_json() for call in calls]})
+    else:
+        render.print_table(CALL_COLUMNS, call_rows(calls), color=color)
+
+
+def print_stats(report: StatsReport, *, as_json: bool, color: bool) -> None:
+    """`stats`: the tools' table and the latency histogram, as text or as JSON; a note
+    when no call is selected, saying whether the filters left them all out."""
+    if as_json:
+        render.print_json(report.to_json())
+    elif report.filtered_out:
+        render.note("no calls match the filters (see 'toolctl history --help')")
+    elif not report.tools:
+        render.note("no calls recorded yet (see 'toolctl history --help')")
+    else:
+        render.print_table(STATS_COLUMNS, stats_rows(report.tools), color=color)
+        print_histogram(report.bins, color=color)
 
 
 def call_rows(calls: Sequence[CallRecord]) -> list[list[str]]:
