@@ -32,6 +32,8 @@ class Learned:
     model: LearnedModel
     skipped: int = 0
     """Calls left out: a tool name that cannot be learned (``learned_file.learnable``)."""
+    text: str | None = None
+    """The learned file, for the caller to print, when ``path`` is ``-`` (stdout)."""
 
     def summary(self) -> dict[str, int]:
         m = self.model
@@ -60,7 +62,6 @@ def read_files(paths: Sequence[Path]) -> list[Transcript]:
 
 
 def _read_one(path: Path) -> Iterator[Transcript]:
-    import sys
 
     if str(path) == "-":
         yield from read_transcripts(sys.stdin, "<stdin>")
@@ -92,10 +93,10 @@ def learn_graph(
     if toolkit is not None:
         model = replace(model, proposals=propose(toolkit, model))
     path = out or default_learned_path(registry.settings)
+    text = dumps(model)
     if str(path) == "-":
-        sys.stdout.write(dumps(model))
-    else:
-        write_learned(path, dumps(model))
+        return Learned(path, model, skipped, text)
+    write_learned(path, text)
     return Learned(path, model, skipped)
 
 

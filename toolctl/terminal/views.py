@@ -4,6 +4,7 @@ notes and errors.)"""
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
@@ -328,6 +329,8 @@ def print_learned(done: Learned, *, as_json: bool) -> None:
             f"left out {done.skipped} call(s) whose tool name cannot be learned (empty, or "
             "with a space)"
         )
+    if done.text is not None:
+        sys.stdout.write(done.text)
     if as_json:
         render.print_json({**summary, "path": render.display_path(done.path)})
         return
