@@ -35,7 +35,6 @@ if _holding:
     _signal.signal(_signal.SIGINT, _hold)
 
 import contextlib
-import errno
 import gc
 import os
 import sys
@@ -136,7 +135,14 @@ def dispatch(args: list[str]) -> int:
     except BrokenPipeError:
         return _READER_GONE
     except BaseException as exc:  # every other end is told in one line
-        return _told(args, exc)
+        from toolctl.terminal.endings import crashed, told
+
+        code = told(args, exc)
+        if code is None:  # a bug: its report is written, never a traceback shown
+            from toolctl.records.crash import write_crash_report
+
+            code = crashed(exc, write_crash_report(args))
+        return code
     finally:
         _write_records()
 
@@ -152,100 +158,6 @@ def _working_directory() -> None:
         raise UsageError(
             f"the working directory is gone ({exc.strerror})", hint="cd to one that exists"
         ) from None
-
-
-def _told(args: list[str], exc: BaseException) -> int:
-    """What ended a command, said in one line on stderr (and as `run --json`'s result
-    object); its exit code. An unexpected bug gets a crash report, never a traceback."""
-    from toolctl.errors import EXIT_INTERNAL, ToolctlError, UsageError, signal_of, stopped_by
-    from toolctl.terminal import render
-
-    if isinstance(exc, ToolctlError):
-        if not exc.quiet:
-            _envelope(args, exc)
-            render.error(str(exc), exc.details)
-        return exc.exit_code
-    if isinstance(exc, click_errors()):
-        from toolctl.terminal.usage import is_help, message
-
-        if is_help(exc):  # a group named without a subcommand: its help, as before
-            sys.stdout.write(getattr(exc, "format_message")() + "\n")  # noqa: B009
-            return 2
-        text = message(exc)
-        code = int(getattr(exc, "exit_code", 1))
-        if code == UsageError.exit_code:
-            _envelope(args, UsageError(text))
-        render.error(text)
-        return code
-    interrupt = _interruption(exc)
-    if interrupt is not None:  # Ctrl-C, or a signal the command's lifetime raised
-        stopped = stopped_by(signal_of(interrupt))
-        _envelope(args, stopped)
-        render.error(stopped.message)
-        return stopped.exit_code
-    if not isinstance(exc, Exception):  # GeneratorExit and the like: not ours to swallow
-        raise exc
-    if isinstance(exc, OSError) and (exc.errno in _NO_ROOM or _output_lost()):
-        from toolctl.errors import OutputLost
-
-        lost = OutputLost(f"cannot write: {exc.strerror or exc}")
-        render.error(lost.message)
-        return lost.exit_code
-    from toolctl.records.crash import write_crash_report
-
-    report = write_crash_report(args)
-    render.error(f"internal error: {type(exc).__name__}: {exc}; full report in {report}")
-    return EXIT_INTERNAL
-
-
-_NO_ROOM = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
-"""What a write meets on a full disk or a failing device: the machine's state, not a bug."""
-
-
-def _output_lost() -> bool:
-    """Whether stdout cannot take what was written to it (a full disk, an I/O error): an
-    OSError that ended a command is then that, not a bug."""
-    try:
-        sys.stdout.flush()
-    except OSError:
-        return True
-    except ValueError:
-        return False
-    return False
-
-
-def _interruption(exc: BaseException | None) -> KeyboardInterrupt | None:
-    """The Ctrl-C (or stopping signal) that ended a command: ``exc``, or the one it wraps
-    (Python 3.11 turns one that lands in a class's ``__set_name__`` into a RuntimeError)."""
-    seen: set[int] = set()
-    while exc is not None and id(exc) not in seen:
-        if isinstance(exc, KeyboardInterrupt):
-            return exc
-        seen.add(id(exc))
-        exc = exc.__cause__ or exc.__context__
-    return None
-
-
-def _envelope(args: list[str], exc: Exception) -> None:
-    """`run --json`: every outcome is a result object on stdout, the one `--batch` and
-    `serve` give (success false, ``error``, ``error_code``, ``exit_code``), whatever went
-    wrong before or during the call; the exit code stays the same."""
-    if "--json" not in args or next((a for a in args if not a.startswith("-")), None) != "run":
-        return
-    from toolctl.runners.base import ToolResult
-    from toolctl.terminal import render
-
-    with contextlib.suppress(OSError, ValueError):
-        render.print_json(ToolResult.refused(exc).to_json())
-
-
-def click_errors() -> tuple[type[BaseException], ...]:
-    """Click's own errors (usage, a bad option value, an abort): typer carries its own copy
-    of click (``typer._click``), loaded by then."""
-    from typer import Abort
-    from typer._click.exceptions import ClickException
-
-    return (ClickException, Abort)
 
 
 def _write_records() -> None:

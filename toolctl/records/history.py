@@ -22,10 +22,12 @@ from contextlib import closing
 from functools import partial
 from itertools import islice, product
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from toolctl.errors import ToolctlError
-from toolctl.reporting import QUIET, Reporter
+
+if TYPE_CHECKING:
+    from toolctl.reporting import Reporter
 
 WAL_PAGES = 64
 """Checkpoint the log once it holds this many pages (SQLite's default is 1,000). A
@@ -233,7 +235,7 @@ def open_for_reading(path: Path) -> sqlite3.Connection | None:
 
 
 def recent(
-    db: sqlite3.Connection, selected: Filter, limit: int, reporter: Reporter = QUIET
+    db: sqlite3.Connection, selected: Filter, limit: int, reporter: Reporter | None = None
 ) -> list[CallRecord]:
     """The ``limit`` most recent calls of the selection, newest first; rows skipped as odd
     are told to ``reporter``."""
@@ -248,7 +250,7 @@ def recent(
 
 
 def by_session(
-    db: sqlite3.Connection, selected: Filter, reporter: Reporter = QUIET
+    db: sqlite3.Connection, selected: Filter, reporter: Reporter | None = None
 ) -> list[CallRecord]:
     """The calls of the selection by session, each session's in the order they were made."""
     rows = _rows(db, COLUMNS, selected, "session, time, id", reporter)
@@ -256,7 +258,7 @@ def by_session(
 
 
 def outcomes(
-    db: sqlite3.Connection, selected: Filter, reporter: Reporter = QUIET
+    db: sqlite3.Connection, selected: Filter, reporter: Reporter | None = None
 ) -> Iterator[tuple[str, str, float, str]]:
     """(tool, outcome, duration in ms, runtime) of every call of the selection, by tool."""
     # the columns a row cannot go without (judged as `history` judges them), not the rest:
@@ -293,11 +295,11 @@ def _rows(
     columns: Sequence[str],
     selected: Filter,
     order: str,
-    reporter: Reporter,
+    reporter: Reporter | None,
 ) -> Generator[tuple[Any, ...], None, None]:
     """The ``columns`` of the selected calls in ``order``, judged (``_Judge``): the one way
     stored rows are read. Rows that are not what toolctl writes are skipped, and counted in
-    one warning to ``reporter``."""
+    one warning to ``reporter`` (none without)."""
     where, values = selected.where()
     query = f"SELECT {', '.join(columns)} FROM calls{where} ORDER BY {order}"
     judge = _Judge(columns)
@@ -324,7 +326,7 @@ def _rows(
     except sqlite3.Error as exc:
         raise _unreadable(db, exc) from None
     finally:
-        if skipped:
+        if skipped and reporter is not None:
             reporter.warn(
                 f"skipped {skipped} row(s) of the run history at "
                 f"{getattr(db, 'path', 'its file')} with values toolctl does not write"
