@@ -180,3 +180,22 @@ def test_closed_and_full_standard_streams_are_told_by_the_exit_code(
     assert "Traceback" not in done.stderr and "internal error" not in done.stderr
     if told is not None:
         assert told in done.stderr
+
+
+@pytest.mark.parametrize("line", ["--version", "list", "list --json"])
+def test_a_full_disk_is_told_once_in_one_line_with_74(tmp_path: Path, line: str) -> None:
+    """Output that cannot be written is said once on stderr, and by exit 74, `--version`
+    (answered before anything loads) included."""
+    if not Path("/dev/full").exists():
+        pytest.skip("no /dev/full on this system")
+    done = subprocess.run(
+        ["sh", "-c", f'exec "$0" -m toolctl {line} >/dev/full', sys.executable],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (done.returncode, done.stderr) == (
+        74,
+        "toolctl: error: cannot write: No space left on device\n",
+    )

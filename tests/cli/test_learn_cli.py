@@ -428,8 +428,8 @@ def test_a_call_whose_name_cannot_be_learned_is_left_out_not_fatal(
     done = toolctl("graph", "learn", "--registry", str(reg))
     assert done.returncode == 0, done.stderr
     assert (
-        "toolctl: warning: left out 2 call(s) whose tool name cannot be learned (empty, or "
-        "with a space)"
+        "toolctl: warning: left out 2 call(s) whose tool name cannot be learned (empty, with a "
+        "space, or not text)"
     ) in done.stderr
     assert (reg / "toolctl.learned").is_file()
 

@@ -51,7 +51,8 @@ def main(argv: Sequence[str] | None = None) -> NoReturn:
 
         try:
             sys.stdout.write(f"toolctl {__version__}\n")
-        except OSError:  # a full disk
+        except OSError as exc:  # a full disk
+            _lost(exc)
             _exit(_NOT_WRITTEN)
         _exit(0)
     global _collector_paused
@@ -97,12 +98,20 @@ def _exit(code: int) -> NoReturn:
             stream.flush()
         except BrokenPipeError:
             code = code or (_READER_GONE if stream is sys.stdout else 0)
-        except OSError:  # the output is lost (a full disk): the exit code says so
-            code = code or (_NOT_WRITTEN if stream is sys.stdout else 0)
+        except OSError as exc:  # the output is lost (a full disk): said, and the exit code
+            if stream is sys.stdout and not code:
+                code = _NOT_WRITTEN
+                _lost(exc)
         except ValueError:
             pass
     _write_records()
     os._exit(code)
+
+
+def _lost(exc: OSError) -> None:
+    """Say that the output is lost, as toolctl.errors.OutputLost would be told."""
+    with contextlib.suppress(OSError, ValueError):
+        sys.stderr.write(f"toolctl: error: cannot write: {exc.strerror or exc}\n")
 
 
 _READER_GONE = 141
