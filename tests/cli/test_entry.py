@@ -3,6 +3,7 @@ crashed write leaves behind."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -199,3 +200,56 @@ def test_a_full_disk_is_told_once_in_one_line_with_74(tmp_path: Path, line: str)
         74,
         "toolctl: error: cannot write: No space left on device\n",
     )
+
+
+NOT_UTF8 = b"\xff".decode("utf-8", "surrogateescape")
+"""A byte that is not UTF-8 on the command line, as Python keeps it (a lone surrogate)."""
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        ["run", NOT_UTF8],
+        ["run", NOT_UTF8, "--json"],
+        ["show", NOT_UTF8],
+        ["unregister", "tool", NOT_UTF8],
+        ["service", "up", NOT_UTF8],
+        ["recommend", "--action", NOT_UTF8],
+        ["graph", "-g", NOT_UTF8],
+        ["history", "--tool", NOT_UTF8],
+        ["stats", "--tool", NOT_UTF8],
+        ["export", "--format", "openai", "--group", NOT_UTF8],
+    ],
+    ids=lambda line: " ".join(line).replace(NOT_UTF8, "xff"),
+)
+def test_a_name_that_is_not_utf8_is_a_usage_error_not_a_crash(
+    toolctl: Toolctl, tmp_path: Path, line: list[str]
+) -> None:
+    """A byte that is not UTF-8 in a name (a terminal in Latin-1 typing 'é') reaches SQLite
+    or a URL, which take text only: the argument is told, exit 2, never exit 70."""
+    call = {"id": "c1", "type": "function", "function": {"name": "t", "arguments": "{}"}}
+    chat = {"messages": [{"role": "assistant", "tool_calls": [call]}]}
+    (tmp_path / "chat.jsonl").write_text(json.dumps(chat) + "\n")
+    assert toolctl("history", "import", "chat.jsonl").returncode == 0  # a history to read
+    done = toolctl(*line)
+    assert done.returncode == 2, done.stderr
+    told = "the argument '\\xff' is not UTF-8 text"
+    if "--json" in line:
+        assert told in json.loads(done.stdout)["error"]
+    else:
+        assert done.stderr.startswith(f"toolctl: error: {told}; ") and done.stderr.count("\n") == 1
+
+
+def test_a_working_directory_that_is_not_utf8_is_told(tmp_path: Path, toolctl: Toolctl) -> None:
+    """`init` refuses a directory whose path is not UTF-8 (no registry there could be
+    read), and `register` there is one line, exit 2: the descriptor's directory cannot be
+    written into the TOML it registers."""
+    odd = tmp_path / f"dir{NOT_UTF8}"
+    odd.mkdir()
+    done = toolctl("init", cwd=odd)
+    assert done.returncode == 2 and "is not a UTF-8 path" in done.stderr, done.stderr
+    assert not (odd / "toolctl.toml").exists()
+    assert toolctl("new", "tool", "q", cwd=odd).returncode == 0
+    done = toolctl("register", "q.toml", cwd=odd)
+    assert done.returncode == 2, done.stderr
+    assert "the working directory" in done.stderr and "is not a UTF-8 path" in done.stderr

@@ -180,6 +180,14 @@ def init_project(directory: Path) -> Initialised:
         return Initialised(file, read_project(file).registries[0], created=False)
     if not directory.is_dir():
         raise UsageError(f"no such directory: {directory}")
+    from toolctl.registry.loader import is_utf8, printable
+
+    where = str(directory.absolute())
+    if not is_utf8(where):  # its registry could never be read (registry.require_directories)
+        raise UsageError(
+            f"{printable(where)} is not a UTF-8 path: a registry there cannot be used",
+            hint="rename it, or make the project in another directory",
+        )
     made = not registry.is_dir()  # the directory first: a failure leaves no half project
     try:
         registry.mkdir(exist_ok=True)

@@ -42,6 +42,11 @@ def told(args: list[str], exc: BaseException) -> int | None:
         return stopped.exit_code
     if not isinstance(exc, Exception):  # GeneratorExit and the like: not ours to swallow
         raise exc
+    undecodable = _not_utf8(args, exc)
+    if undecodable is not None:
+        envelope(args, undecodable)
+        render.error(str(undecodable))
+        return undecodable.exit_code
     if isinstance(exc, OSError) and (exc.errno in _NO_ROOM or _output_lost()):
         from toolctl.errors import OutputLost
 
@@ -49,6 +54,50 @@ def told(args: list[str], exc: BaseException) -> int | None:
         render.error(lost.message)
         return lost.exit_code
     return None
+
+
+def _not_utf8(args: list[str], exc: Exception) -> Exception | None:
+    """A UsageError for bytes that are not UTF-8 on the command line or in the working
+    directory's path (Python keeps them as lone surrogates) that reached where only text
+    goes (SQLite, a TOML file, a URL): what the user gave is told, never a crash."""
+    if not isinstance(exc, UnicodeError):
+        return None
+    import os
+
+    from toolctl.errors import UsageError
+
+    for arg in args:
+        if not _is_text(arg):
+            return UsageError(
+                f"the argument {_shown(arg)} is not UTF-8 text",
+                hint="toolctl takes names and values in UTF-8: is the terminal set to "
+                "another encoding?",
+            )
+    with contextlib.suppress(OSError):
+        cwd = os.getcwd()
+        if not _is_text(cwd):
+            return UsageError(
+                f"the working directory {_shown(cwd)} is not a UTF-8 path",
+                hint="rename it, or work in another directory",
+            )
+    return None
+
+
+def _is_text(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _shown(text: str) -> str:
+    """``text`` quoted, its bytes that are not UTF-8 as ``\\xff`` escapes."""
+    try:
+        raw = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:  # a surrogate no byte stands for: not from the OS
+        return ascii(text)
+    return repr(raw).replace("\\\\", "\\")
 
 
 def crashed(exc: BaseException, report: str) -> int:
