@@ -8,6 +8,10 @@ from __future__ import annotations
 import contextlib
 import errno
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from toolctl.errors import UsageError
 
 
 def told(args: list[str], exc: BaseException) -> int | None:
@@ -56,7 +60,7 @@ def told(args: list[str], exc: BaseException) -> int | None:
     return None
 
 
-def _not_utf8(args: list[str], exc: Exception) -> Exception | None:
+def _not_utf8(args: list[str], exc: Exception) -> UsageError | None:
     """A UsageError for bytes that are not UTF-8 on the command line or in the working
     directory's path (Python keeps them as lone surrogates) that reached where only text
     goes (SQLite, a TOML file, a URL): what the user gave is told, never a crash."""
