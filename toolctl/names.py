@@ -11,6 +11,24 @@ NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$"
 ``re.match``: its ``$`` lets a final newline through)."""
 
 
+MAX_NAME = 128
+NAME_RULE = "letters, digits, '-', '_' and '.', starting with a letter or digit"
+
+
+def name_problem(name: str) -> str | None:
+    """What is wrong with ``name`` as a registry name, said for a user (None: nothing):
+    the one reason, so a long name is not told to use the letters it uses."""
+    import re
+
+    if re.fullmatch(NAME_PATTERN, name):
+        return None
+    if not name:
+        return "a name cannot be empty"
+    if len(name) > MAX_NAME and re.fullmatch(NAME_PATTERN, name[:MAX_NAME]):
+        return f"{len(name)} characters; a name has at most {MAX_NAME}"
+    return f"use {NAME_RULE}"
+
+
 def fold(name: str) -> str:
     """The form two names share when a reader could mistake one for the other.
 

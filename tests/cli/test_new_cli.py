@@ -50,9 +50,30 @@ def test_new_never_overwrites_and_refuses_bad_names(tmp_path: Path, toolctl: Too
     assert worse.returncode == 2 and "invalid tool name 'no spaces'" in worse.stderr
     newline = toolctl("new", "tool", "foo\n")  # `$` alone lets a final newline through
     assert newline.returncode == 2 and "invalid tool name 'foo\\n'" in newline.stderr
+    long = toolctl("new", "tool", "b" * 129)  # the one reason: not the letters it uses
+    assert long.returncode == 2
+    assert long.stderr.endswith("'; 129 characters; a name has at most 128\n"), long.stderr
+    assert "use letters" in worse.stderr and "use letters" not in long.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["hello.py"]
     dotted = toolctl("new", "tool", "text.upper")
     assert dotted.returncode == 0, dotted.stderr
     assert (tmp_path / "text_upper.py").is_file()  # a module name for the script
     unknown = toolctl("new", "tool", "x", "--runtime", "pulsar")
     assert unknown.returncode == 2
+
+
+def test_check_tells_why_a_name_is_invalid_in_words(tmp_path: Path, toolctl: Toolctl) -> None:
+    """`check` says what is wrong with a name (too long, a character it may not hold), not
+    pydantic's regular expression."""
+    body = 'description = "x"\n[tool.local]\ncommand = ["true"]\n'
+    (tmp_path / "t.toml").write_text(
+        f'[[tool]]\nname = "{"b" * 129}"\n{body}[[tool]]\nname = "a b"\n{body}'
+    )
+    done = toolctl("check", "-r", str(tmp_path))
+    assert done.returncode == 3
+    lines = done.stdout.splitlines()  # the findings are check's data
+    assert lines[0].endswith(": name: 129 characters; a name has at most 128"), lines
+    assert lines[1].endswith(
+        "tool 'a b': name: use letters, digits, '-', '_' and '.', starting with a letter or digit"
+    ), lines
+    assert "pattern" not in done.stdout

@@ -79,3 +79,20 @@ def test_run_and_version_do_not_import_the_server_stack(registry: Path, tmp_path
         assert done.returncode == 0, done.stderr
         loaded = {line.split("|")[-1].strip() for line in done.stderr.splitlines() if "|" in line}
         assert not {m for m in loaded if m.split(".")[0] in heavy or m.startswith(heavy)}, argv
+
+
+def test_a_detached_server_needs_a_name_it_can_be_found_by(
+    registry: Path, toolctl: Toolctl
+) -> None:
+    """`--name` names the server's record and log files and what `service status` lists: an
+    empty name (listed nowhere), one too long for a file name, or one with a '/' is refused
+    before anything starts."""
+    for name, told in (
+        ("", "a name cannot be empty"),
+        ("n" * 300, "300 characters; a name has at most 128"),
+        ("a/b", "use letters, digits"),
+    ):
+        done = toolctl("serve", "--detach", "--port", "0", "-r", str(registry), "--name", name)
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.startswith("toolctl: error: --name ") and told in done.stderr
+    assert json.loads(toolctl("service", "status", "--json").stdout) == []

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from toolctl.findings import PARSE, Finding, Severity
-from toolctl.names import KINDS, TABLES
+from toolctl.names import KINDS, NAME_PATTERN, TABLES
 
 # NamedTuples rather than frozen dataclasses: these modules load on every command, and a
 # frozen dataclass costs ~0.6 ms to define against ~0.1 ms for a NamedTuple.
@@ -294,6 +294,12 @@ def _describe(error: Any, model: Any = None) -> str:
     message = str(error["msg"]).removeprefix("Value error, ")
     if error["type"] == "extra_forbidden" and error["loc"]:
         return _unknown_field(error["loc"], model)
+    if error["type"] == "string_pattern_mismatch" and error.get("ctx", {}).get("pattern") == (
+        NAME_PATTERN
+    ):
+        from toolctl.names import name_problem
+
+        message = name_problem(str(error["input"])) or message
     return f"{where}: {message}" if where else message
 
 

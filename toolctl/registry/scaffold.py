@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from toolctl.errors import UsageError
-from toolctl.names import NAME_PATTERN
+from toolctl.names import name_problem
 from toolctl.project import DEFAULT_REGISTRY, PROJECT_FILE, project_text
 
 RUNTIMES = ("local", "http", "container", "mcp")
@@ -101,11 +101,9 @@ class Created:
 
 def new_tool(name: str, runtime: str, directory: Path) -> Created:
     """Write ``NAME.toml`` (and ``NAME.py`` for a local tool) into ``directory``."""
-    if not re.fullmatch(NAME_PATTERN, name):
-        raise UsageError(
-            f"invalid tool name {name!r}",
-            hint="use letters, digits, '-', '_' and '.', starting with a letter or digit",
-        )
+    problem = name_problem(name)
+    if problem is not None:
+        raise UsageError(f"invalid tool name {name!r}", hint=problem)
     if runtime not in RUNTIMES:
         raise UsageError(f"unknown runtime '{runtime}': expected one of {', '.join(RUNTIMES)}")
     descriptor = directory / f"{name}.toml"

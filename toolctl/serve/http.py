@@ -263,10 +263,14 @@ def start_detached(
     import sys
 
     from toolctl.errors import UsageError
+    from toolctl.names import name_problem
     from toolctl.processes import free_port
     from toolctl.processes.table import ProcessTable
     from toolctl.serve import detached
 
+    problem = name_problem(name)  # its record's and log's file names, `service down NAME`
+    if problem is not None:
+        raise UsageError(f"--name {name!r}: {problem}")
     running = ProcessTable(settings).get(name)
     if running is not None:  # the same command line (any port, for --port 0) is kept
         same = [sys.executable, "-m", "toolctl", *argv(port or running.port or 0)]
