@@ -169,3 +169,25 @@ def test_the_report_file_is_json(tmp_path: Path) -> None:
     path = tmp_path / "ready"
     report_ready(path)
     assert json.loads(path.read_text()) == {"ok": True}
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="needs /proc")
+def test_a_failed_start_leaves_nothing_it_started_running(settings: Settings) -> None:
+    """A start that fails (it exits before it is ready) takes with it what it started in a
+    session of its own, which no group signal reaches once the leader is gone: `service up`
+    of a broken service leaves nothing behind."""
+    import random
+    import subprocess
+    import time
+
+    mark = f"9123.{random.randrange(10**6, 10**7)}"  # a sleep no other process runs
+    ready = ProcessTable(settings).ready_path("leaky")
+    argv = ["sh", "-c", f"(setsid sleep {mark} &); sleep 0.2; exit 1"]
+    with pytest.raises(StartFailed):
+        launch(settings, "leaky", "service", argv, ReadyFile(ready), timeout=10)
+    time.sleep(0.2)
+    found = subprocess.run(["pgrep", "-f", f"sleep {mark}"], capture_output=True, text=True)
+    pids = found.stdout.split()
+    for pid in pids:  # never left to the machine, even when the test fails
+        subprocess.run(["kill", "-9", pid], check=False)
+    assert pids == [], "a process the failed start began outlived it"

@@ -143,16 +143,16 @@ def _start(table: ProcessTable, spec: _Spec) -> ProcessRecord:
     try:
         failure = _wait_ready(child, spec)
     except KeyboardInterrupt as exc:
-        _discard(table, spec.name, child)
+        _discard(table, spec.name, child, tag)
         raise Interrupted(f"interrupted while starting {spec.kind} '{spec.name}'") from exc
     except BaseException:  # SIGTERM's exception, or a bug: nothing half-started stays behind
-        _discard(table, spec.name, child)
+        _discard(table, spec.name, child, tag)
         raise
     if isinstance(spec.ready, ReadyFile):
         spec.ready.path.unlink(missing_ok=True)
     if failure is None:
         return record
-    _discard(table, spec.name, child)
+    _discard(table, spec.name, child, tag)
     if isinstance(failure, ToolctlError):
         raise failure
     reason, status = failure
@@ -210,9 +210,11 @@ def _is_ready(ready: Ready, timeout: float) -> ToolctlError | bool:
     return read_report(ready.path)
 
 
-def _discard(table: ProcessTable, name: str, child: subprocess.Popen[bytes]) -> None:
-    """Stop a process that did not get ready, with its tree; reap it; forget its record."""
-    terminate(child.pid, FAILED_STOP_GRACE)
+def _discard(table: ProcessTable, name: str, child: subprocess.Popen[bytes], tag: str) -> None:
+    """Stop a process that did not get ready, with its tree and all that carries its
+    ``tag`` (what it started in a session of its own, orphaned once it exited); reap it;
+    forget its record."""
+    terminate(child.pid, FAILED_STOP_GRACE, tag)
     with suppress(subprocess.TimeoutExpired):
         child.wait(timeout=FAILED_STOP_GRACE)
     table.remove(name)
