@@ -164,3 +164,28 @@ def sleeper() -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         [sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True
     )
+
+
+def test_another_projects_service_of_the_same_name_is_neither_used_nor_stopped(
+    toolctl: Toolctl, reg: str, tmp_path: Path, table: ProcessTable
+) -> None:
+    """Two projects may both define a managed service 'text-api': processes are kept by
+    name, so the second project's `service up` (or a call that needs it) would answer
+    with the first's server, or stop it. It is refused, naming whose it is; the first
+    project's server keeps running."""
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "services.toml").write_text((Path(reg) / "services.toml").read_text())
+    first = toolctl("service", "up", "text-api", "-r", reg)
+    assert first.returncode == 0, first.stderr
+    running = table.get("text-api")
+    assert running is not None and running.origin == reg
+    second = toolctl("service", "up", "text-api", "-r", str(other))
+    assert (second.returncode, second.stdout) == (2, "")
+    assert second.stderr == (
+        "toolctl: error: service 'text-api' already runs for another registry (reg, pid "
+        f"{running.pid}); stop it first (toolctl service down text-api)\n"
+    )
+    assert table.get("text-api") == running  # not stopped, not replaced
+    again = toolctl("service", "up", "text-api", "-r", reg)
+    assert (again.returncode, again.stdout) == (0, first.stdout)

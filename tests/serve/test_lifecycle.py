@@ -96,3 +96,30 @@ def test_a_detached_server_needs_a_name_it_can_be_found_by(
         assert done.returncode == 2, done.stderr
         assert done.stderr.startswith("toolctl: error: --name ") and told in done.stderr
     assert json.loads(toolctl("service", "status", "--json").stdout) == []
+
+
+def test_a_detached_server_of_another_project_is_not_taken_for_this_ones(
+    registry: Path, toolctl: Toolctl, tmp_path: Path
+) -> None:
+    """`serve --detach` in two projects, with the same options: the second would be told
+    the first's server is its own, serving the other registry. It is refused instead."""
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "tools.toml").write_text((registry / "tools.toml").read_text())
+    try:
+        for directory in (registry, other):
+            (directory / "toolctl.toml").write_text('[registry]\npaths = ["."]\n')
+        first = toolctl("serve", "--detach", "--port", "0", "--json", cwd=registry)
+        assert first.returncode == 0, first.stderr
+        pid = json.loads(first.stdout)["pid"]
+        second = toolctl("serve", "--detach", "--port", "0", cwd=other)
+        assert (second.returncode, second.stdout) == (2, "")
+        assert second.stderr.startswith(
+            "toolctl: error: serve 'serve' already runs for another registry ("
+        ) and second.stderr.endswith(
+            f", pid {pid}); stop it first (toolctl service down serve); or give this one "
+            "another --name\n"
+        )
+        assert toolctl("serve", "--detach", "--port", "0", cwd=registry).returncode == 0
+    finally:
+        toolctl("service", "down", "serve")

@@ -18,7 +18,7 @@ from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 
-from toolctl.errors import Interrupted, ToolctlError, TransportUnavailable
+from toolctl.errors import Interrupted, ToolctlError, TransportUnavailable, UsageError
 from toolctl.processes.probing import Health, probe
 from toolctl.processes.ready import Healthy, Ready, ReadyFile, ReportedFailure, read_report
 from toolctl.processes.stopping import stop_locked, terminate
@@ -56,20 +56,23 @@ def launch(
     url: str | None = None,
     timeout: float = 30.0,
     reuse: Reuse | None = None,
+    origin: str | None = None,
 ) -> tuple[ProcessRecord, bool]:
     """Start ``argv`` as background process ``name`` unless it runs; (record, started now).
 
     A running record is kept if ``reuse`` (default: always) accepts it, else stopped and
-    replaced. Raises StartFailed, the process's ReportedFailure, or Interrupted.
+    replaced; one of another ``origin`` is neither (``check_origin``). Raises StartFailed,
+    the process's ReportedFailure, Interrupted, or UsageError.
     """
     table = ProcessTable(settings)
     with table.lock(name):
         current = table.get(name)
         if current is not None:
+            check_origin(current, origin)
             if reuse is None or reuse(current):
                 return current, False
             stop_locked(table, name, FAILED_STOP_GRACE)
-        spec = _Spec(name, kind, list(argv), ready, cwd, env, port, url, timeout)
+        spec = _Spec(name, kind, list(argv), ready, cwd, env, port, url, timeout, origin)
         return _start(table, spec), True
 
 
@@ -82,6 +85,7 @@ def launch_detached(
     url: str | None = None,
     port: int | None = None,
     timeout: float = 30.0,
+    origin: str | None = None,
 ) -> tuple[ProcessRecord, bool]:
     """Run a toolctl ``command`` in the background unless ``name`` runs; (record, started now).
 
@@ -101,6 +105,7 @@ def launch_detached(
             port=port,
             url=url,
             timeout=timeout,
+            origin=origin,
         )
     except StartFailed as failure:
         if failure.status is None or failure.status <= 0:
@@ -121,6 +126,26 @@ class _Spec:
     port: int | None
     url: str | None
     timeout: float
+    origin: str | None
+
+
+def check_origin(running: ProcessRecord, origin: str | None) -> None:
+    """UsageError when ``running`` is another project's process of the same name (a
+    service, worker or server of another registry): neither reused for this one, which
+    would answer from the other's tools, nor stopped, which would break the other."""
+    if origin is None or running.origin in (None, origin):
+        return
+    raise UsageError(
+        f"{running.kind} '{running.name}' already runs for another registry "
+        f"({running.origin}, pid {running.pid})",
+        hint=f"stop it first (toolctl service down {running.name})"
+        + ("; or give this one another --name" if running.kind == "serve" else ""),
+    )
+
+
+def registry_origin(settings: Settings) -> str:
+    """The origin of a worker or server: the registry search path it reads."""
+    return os.pathsep.join(str(directory.absolute()) for directory in settings.search_path)
 
 
 def _start(table: ProcessTable, spec: _Spec) -> ProcessRecord:
@@ -137,7 +162,15 @@ def _start(table: ProcessTable, spec: _Spec) -> ProcessRecord:
     tag = f"{spec.name}-{secrets.token_hex(8)}"
     child = _spawn(spec, log, tag)
     record = ProcessRecord.of(
-        spec.name, spec.kind, child.pid, spec.argv, str(log), port=spec.port, url=spec.url, tag=tag
+        spec.name,
+        spec.kind,
+        child.pid,
+        spec.argv,
+        str(log),
+        port=spec.port,
+        url=spec.url,
+        tag=tag,
+        origin=spec.origin,
     )
     table.put(record)
     try:

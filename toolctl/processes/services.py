@@ -17,7 +17,7 @@ from typing import Any
 
 from toolctl.descriptor_env import descriptor_cwd, expand_env_map
 from toolctl.errors import TransportUnavailable, UsageError
-from toolctl.processes.launching import StartFailed, launch
+from toolctl.processes.launching import StartFailed, check_origin, launch
 from toolctl.processes.probing import HOST, Health, free_port, probe
 from toolctl.processes.ready import Healthy
 from toolctl.processes.stopping import Stopped, stop
@@ -37,6 +37,11 @@ class ManagedService:
     name: str
     http: Mapping[str, Any]
     base_dir: Path
+
+    @property
+    def origin(self) -> str:
+        """Whose service it is: a project's service of the same name is another one."""
+        return str(self.base_dir.absolute())
 
     @property
     def health(self) -> str:
@@ -77,6 +82,7 @@ def ensure_running(settings: Settings, service: ManagedService) -> tuple[Process
                 url=url,
                 timeout=limit,
                 reuse=lambda running: _reusable(service, running),
+                origin=service.origin,
             )
         except StartFailed as failure:
             if attempt == 1 and failure.status is not None and _BIND_FAILURE.search(failure.output):
@@ -93,6 +99,7 @@ def _reusable(service: ManagedService, record: ProcessRecord) -> bool:
             f"(pid {record.pid})",
             hint=f"stop it with 'toolctl service down {service.name}'",
         )
+    check_origin(record, service.origin)
     if record.url is None:
         return False
     # no answer in time is a busy service, not a broken one: restarting it would kill the

@@ -47,6 +47,10 @@ class ProcessRecord:
     tag: str | None = None
     """The value of ``TAG_VARIABLE`` in its environment, which all it starts inherits: how
     `stop` finds its helpers once they are nobody's children (its leader was killed)."""
+    origin: str | None = None
+    """Whose it is, for a name two projects may both use: a managed service's descriptor
+    directory, a worker's or server's registry search path. None: the machine's (the
+    broker), or a record written before toolctl kept it."""
 
     @classmethod
     def of(
@@ -60,11 +64,14 @@ class ProcessRecord:
         port: int | None = None,
         url: str | None = None,
         tag: str | None = None,
+        origin: str | None = None,
     ) -> ProcessRecord:
         """The record of running process ``pid``, with its identity read now."""
         identity = identify(pid)
         start_time, boot_id = identity if identity is not None else (None, None)
-        return cls(name, kind, pid, argv, log, port, url, time.time(), start_time, boot_id, tag)
+        return cls(
+            name, kind, pid, argv, log, port, url, time.time(), start_time, boot_id, tag, origin
+        )
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

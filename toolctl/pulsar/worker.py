@@ -406,6 +406,14 @@ def start_detached(
     Returns (its record, whether it was started now) once the worker serves, which it
     reports in its ``--ready-file``; if it cannot start, its own error is raised here.
     """
+    from toolctl.processes.launching import registry_origin
+
     return launch_detached(
-        settings, name, "worker", command, url=settings.pulsar_url, timeout=timeout
+        settings,
+        name,
+        "worker",
+        command,
+        url=settings.pulsar_url,
+        timeout=timeout,
+        origin=registry_origin(settings),
     )

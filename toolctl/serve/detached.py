@@ -20,4 +20,9 @@ def start_detached(
     settings: Settings, name: str, command: Sequence[str], url: str, port: int, timeout: float = 60
 ) -> tuple[ProcessRecord, bool]:
     """Launch ``command`` (a `toolctl serve` line) unless ``name`` runs; (record, started now)."""
-    return launch_detached(settings, name, KIND, command, url=url, port=port, timeout=timeout)
+    from toolctl.processes.launching import registry_origin
+
+    origin = registry_origin(settings)
+    return launch_detached(
+        settings, name, KIND, command, url=url, port=port, timeout=timeout, origin=origin
+    )

@@ -265,6 +265,7 @@ def start_detached(
     from toolctl.errors import UsageError
     from toolctl.names import name_problem
     from toolctl.processes import free_port
+    from toolctl.processes.launching import check_origin, registry_origin
     from toolctl.processes.table import ProcessTable
     from toolctl.serve import detached
 
@@ -273,6 +274,7 @@ def start_detached(
         raise UsageError(f"--name {name!r}: {problem}")
     running = ProcessTable(settings).get(name)
     if running is not None:  # the same command line (any port, for --port 0) is kept
+        check_origin(running, registry_origin(settings))
         same = [sys.executable, "-m", "toolctl", *argv(port or running.port or 0)]
         if running.argv[: len(same)] != same or running.argv[len(same) :][:1] != ["--ready-file"]:
             raise UsageError(
