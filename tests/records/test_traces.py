@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -84,6 +85,31 @@ def test_without_an_endpoint_nothing_of_opentelemetry_is_imported(
     assert "toolctl.records.tracing" in imported
     assert not [m for m in imported if m.startswith(("opentelemetry", "google.protobuf"))]
     assert done.stdout.startswith("00-")  # the tool still gets a traceparent
+
+
+def test_without_opentelemetry_installed_the_warning_names_what_to_install(
+    tmp_path: Path,
+) -> None:
+    """An endpoint set where OpenTelemetry is not installed: the call still runs, and the
+    one warning names the packages to install (never 'toolctl[otel]': `toolctl` on PyPI is
+    another project)."""
+    reg = str(registry(tmp_path))
+    blocked = "import sys; sys.modules['opentelemetry'] = None; "  # as if not installed
+    code = blocked + "from toolctl.cli import main; main()"
+    done = subprocess.run(
+        [sys.executable, "-c", code, "run", "traced", "-r", reg],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=60,
+        env={**os.environ, "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9"},
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == (
+        "toolctl: warning: OTEL_EXPORTER_OTLP_ENDPOINT is set but OpenTelemetry is not "
+        "installed: spans are not exported (pip install opentelemetry-sdk "
+        "opentelemetry-exporter-otlp-proto-http, where toolctl is installed)\n"
+    )
 
 
 def test_a_failed_call_is_an_error_span(tmp_path: Path, toolctl_process: Toolctl) -> None:

@@ -105,7 +105,8 @@ class Recorder:
             except ImportError:
                 self._complain(
                     "OTEL_EXPORTER_OTLP_ENDPOINT is set but OpenTelemetry is not installed: "
-                    "spans are not exported (pip install 'toolctl[otel]')"
+                    "spans are not exported (pip install opentelemetry-sdk "
+                    "opentelemetry-exporter-otlp-proto-http, where toolctl is installed)"
                 )
                 self._tracer = ID_TRACER
             except Exception as exc:  # a broken OpenTelemetry install must not fail calls
