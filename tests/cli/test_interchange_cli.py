@@ -354,3 +354,29 @@ def test_foreign_names_show_with_their_title_and_export_by_name(
     assert "action=create-parallel-subtasks-map-action" in shown.stdout
     exported = json.loads(toolctl("export", "-f", "openai", "-r", "reg").stdout)
     assert [f["function"]["name"] for f in exported] == ["page-reader"]
+
+
+def test_an_imported_look_alike_of_a_name_in_force_is_refused(
+    toolctl: Toolctl, tmp_path: Path
+) -> None:
+    """A TrustGraph service named like one in force but for a Cyrillic letter is the name
+    it imitates, so first-wins refuses it: it is never imported beside it under another
+    name with the imitating title."""
+
+    def service(name: str) -> dict[str, object]:
+        value = {
+            "id": name,
+            "request-queue": "non-persistent://tg/request/a",
+            "response-queue": "non-persistent://tg/response/a",
+        }
+        return {"key": f"tool-service/{name}", "value": value}
+
+    reg = tmp_path / "reg"
+    reg.mkdir()
+    (tmp_path / "a.json").write_text(json.dumps([service("hello")]))
+    (tmp_path / "b.json").write_text(json.dumps([service("h\u0435llo")]))
+    assert toolctl("import", "trustgraph", "a.json", "-r", str(reg)).returncode == 0
+    done = toolctl("import", "trustgraph", "b.json", "-r", str(reg))
+    assert done.returncode == 3, done.stderr
+    listed = json.loads(toolctl("list", "services", "-r", str(reg), "--json").stdout)
+    assert [s["name"] for s in listed] == ["hello"]

@@ -53,3 +53,15 @@ def test_any_string_becomes_a_valid_stable_name() -> None:
 
 def test_a_final_newline_makes_a_name_a_slug() -> None:
     assert slug("calc\n") != "calc\n" and "\n" not in slug("calc\n")
+
+
+def test_a_look_alike_letter_becomes_the_letter_it_imitates() -> None:
+    """Cyrillic and Greek letters drawn like ASCII ones are mapped, never dropped: a
+    look-alike of 'hello' slugs to 'hello' (which first-wins then refuses as taken), not
+    to a new name 'hllo' titled like the one it imitates."""
+    cyrillic_e, cyrillic_a, cyrillic_es, greek_o = "\u0435", "\u0430", "\u0441", "\u03bf"
+    assert slug(f"h{cyrillic_e}llo") == "hello"
+    assert slug(f"d{cyrillic_a}ta") == "data"
+    assert slug(f"sv{cyrillic_es}") == "svc"
+    assert slug(f"hell{greek_o}") == "hello"
+    assert slug("\uff48\uff45\uff4c\uff4c\uff4f") == "hello"  # fullwidth, as before

@@ -16,7 +16,6 @@ import fnmatch
 import json
 import os
 import re
-import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,7 +23,7 @@ from typing import Any
 
 from toolctl.errors import RegistryError, UsageError
 from toolctl.interchange.entries import Tables, _validate_one, clean
-from toolctl.interchange.slugs import MAX_LENGTH, slug
+from toolctl.interchange.slugs import MAX_LENGTH, skeleton, slug
 from toolctl.mcp.pins import kept_annotations, needs_task, schema_field, stored_schema
 from toolctl.names import NAME_PATTERN, fold
 from toolctl.registry.writer import Entry
@@ -32,18 +31,6 @@ from toolctl.settings import Settings
 
 LiveTool = tuple[Mapping[str, Any], str]
 """A tool object as the server listed it, and its pin."""
-
-_LOOKALIKES = str.maketrans(
-    # Cyrillic, Greek and other letters drawn like ASCII ones (a subset of Unicode's
-    # confusables.txt: the ones a tool name could use to pass for another)
-    "\u0430\u0435\u043e\u0440\u0441\u0443\u0445\u0456\u0458\u0455\u0501\u04bb\u04cf\u051b\u051d\u0410\u0412\u0415\u041a\u041c\u041d\u041e\u0420\u0421\u0422\u0425\u0406\u0408\u0405\u03bf\u03b1\u03bd\u03c4\u03b9\u03ba\u03c1\u039f\u0391\u0392\u0395\u0396\u0397\u0399\u039a\u039c\u039d\u03a1\u03a4\u03a5\u03a7\u0131\u2113",
-    "aeopcyxijsdhlqwABEKMHOPCTXIJSoavtikpOABEZHIKMNPTYXil",
-)
-
-
-def skeleton(name: str) -> str:
-    """``name`` with lookalike letters replaced by the ASCII letters they imitate."""
-    return unicodedata.normalize("NFKC", name).translate(_LOOKALIKES)
 
 
 def registry_name(prefix: str, remote: str) -> str:
