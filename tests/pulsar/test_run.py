@@ -130,6 +130,30 @@ def test_a_malformed_pulsar_url_is_exit_2_in_one_line(
     ]
 
 
+@pytest.mark.parametrize("form", ["http", "pulsar"])
+def test_a_pulsar_url_the_client_cannot_read_is_exit_2_with_its_password_hidden(
+    toolctl: Toolctl, project: Project, pulsar_url: str, form: str
+) -> None:
+    """A user and password in a Pulsar URL (which the client cannot read as a host) was exit
+    70 with the password in the message and the crash report: one line, exit 2 (or the
+    announcements' warning), the password as ***. The pulsar:// one names a live broker, so
+    the TCP probe passes and the client itself refuses it."""
+    url = "http://user:hunter2@x" if form == "http" else pulsar_url.replace("//", "//u:hunter2@")
+    masked = url.replace("hunter2", "***")
+    done = toolctl("run", "hello", "-r", str(project.registry), "--pulsar-url", url)
+    assert (done.returncode, done.stderr) == (
+        2,
+        f"toolctl: error: bad Pulsar URL '{masked}': expected pulsar://HOST:PORT\n",
+    )
+    listed = toolctl("list", "-r", str(project.registry), "--announced", url)
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stderr == (
+        f"toolctl: warning: announcements not read: bad Pulsar URL '{masked}': expected "
+        "pulsar://HOST:PORT; using those read before\n"
+    )
+    assert "hunter2" not in done.stdout + listed.stdout
+
+
 @pytest.fixture
 def silent_peer() -> Iterator[int]:
     """A port that accepts TCP connections and never says a word."""

@@ -217,7 +217,7 @@ def _bare_client(url: str, timeout: float) -> Any:
     extension costs ~15 ms. The same TCP probe first, so a dead broker fails fast."""
     import _pulsar
 
-    from toolctl.pulsar.client import require_reachable
+    from toolctl.pulsar.client import bad_url, require_reachable
 
     require_reachable(url, timeout)
     conf = _pulsar.ClientConfiguration()
@@ -228,7 +228,10 @@ def _bare_client(url: str, timeout: float) -> Any:
         import certifi
 
         conf.tls_trust_certs_file_path(certifi.where())
-    return _pulsar.Client(url, conf)
+    try:
+        return _pulsar.Client(url, conf)
+    except ValueError:  # a host it cannot read: a user or password in it, a bad port
+        raise bad_url(url) from None
 
 
 def _open_reader(client: Any, topic: str, after: str | None) -> Any:

@@ -58,6 +58,15 @@ def open_client(url: str, timeout: float) -> Any:
         )
     except pulsar.PulsarException as exc:
         raise TransportUnavailable(f"bad Pulsar URL {url}: {exc}") from exc
+    except ValueError:  # a host it cannot read: a user or password in it, a bad port
+        raise bad_url(url) from None
+
+
+def bad_url(url: str) -> UsageError:
+    """The error for a Pulsar URL that is not one (its password, if any, as ``***``)."""
+    from toolctl.urls import hide_passwords
+
+    return UsageError(f"bad Pulsar URL {hide_passwords(url)!r}: expected pulsar://HOST:PORT")
 
 
 def require_reachable(url: str, timeout: float) -> None:
@@ -69,7 +78,7 @@ def require_reachable(url: str, timeout: float) -> None:
     if parts.scheme not in ("pulsar", "pulsar+ssl"):
         if parts.scheme in ("http", "https"):
             return  # an HTTP lookup service: the client finds the broker itself
-        raise UsageError(f"bad Pulsar URL {url!r}: expected pulsar://HOST:PORT")
+        raise bad_url(url)
     default_port = 6651 if parts.scheme == "pulsar+ssl" else 6650
     reason = "no host"
     for host in parts.netloc.rpartition("@")[2].split(","):
