@@ -253,3 +253,24 @@ def test_a_working_directory_that_is_not_utf8_is_told(tmp_path: Path, toolctl: T
     done = toolctl("register", "q.toml", cwd=odd)
     assert done.returncode == 2, done.stderr
     assert "the working directory" in done.stderr and "is not a UTF-8 path" in done.stderr
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        ["list", "-r", "x" * 300],
+        ["check", "x" * 300 + ".toml"],
+        ["init", "x" * 300],
+        ["import", "trustgraph", "x" * 300],
+    ],
+    ids=["list -r", "check FILE", "init DIR", "import FILE"],
+)
+def test_a_file_name_too_long_is_a_usage_error_not_a_crash(
+    toolctl: Toolctl, line: list[str]
+) -> None:
+    """A path whose name is over the file system's 255 bytes is refused by the system
+    wherever toolctl opens or makes it: one line, exit 2, never exit 70."""
+    done = toolctl(*line)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1 and "internal error" not in done.stderr
+    assert "too long" in done.stderr, done.stderr

@@ -46,11 +46,11 @@ def told(args: list[str], exc: BaseException) -> int | None:
         return stopped.exit_code
     if not isinstance(exc, Exception):  # GeneratorExit and the like: not ours to swallow
         raise exc
-    undecodable = _not_utf8(args, exc)
-    if undecodable is not None:
-        envelope(args, undecodable)
-        render.error(str(undecodable))
-        return undecodable.exit_code
+    refused = _not_utf8(args, exc) or _too_long(exc)
+    if refused is not None:
+        envelope(args, refused)
+        render.error(str(refused))
+        return refused.exit_code
     if isinstance(exc, OSError) and (exc.errno in _NO_ROOM or _output_lost()):
         from toolctl.errors import OutputLost
 
@@ -85,6 +85,17 @@ def _not_utf8(args: list[str], exc: Exception) -> UsageError | None:
                 hint="rename it, or work in another directory",
             )
     return None
+
+
+def _too_long(exc: Exception) -> UsageError | None:
+    """A UsageError for a path the file system refused as too long (a name over 255
+    bytes, a path over 4,096): a path the user gave, or made of a name they gave."""
+    if not isinstance(exc, OSError) or exc.errno != errno.ENAMETOOLONG:
+        return None
+    from toolctl.errors import UsageError
+
+    where = f": {_shown(str(exc.filename))}" if exc.filename is not None else ""
+    return UsageError(f"a file name is too long{where}", hint="use a shorter name or path")
 
 
 def _is_text(text: str) -> bool:
