@@ -380,3 +380,44 @@ def test_an_imported_look_alike_of_a_name_in_force_is_refused(
     assert done.returncode == 3, done.stderr
     listed = json.loads(toolctl("list", "services", "-r", str(reg), "--json").stdout)
     assert [s["name"] for s in listed] == ["hello"]
+
+
+def test_chat2graph_names_with_braces_import_as_text_not_placeholders(
+    toolctl: Toolctl, tmp_path: Path
+) -> None:
+    """A LOCAL_TOOL's module path and class name are data in the shim's command: braces in
+    them are written doubled, so `check` finds no placeholder naming nothing, and the tool
+    gets them as they were."""
+    (tmp_path / "in.yml").write_text(
+        'tools:\n  - name: "T{x}"\n    module_path: "mod{text}"\n'
+        'actions:\n  - name: act\n    tools: [{name: "T{x}"}]\n'
+    )
+    reg = tmp_path / "reg"
+    reg.mkdir()
+    done = toolctl("import", "chat2graph", "in.yml", "-r", str(reg))
+    assert done.returncode == 0, done.stderr
+    assert toolctl("check", "-r", str(reg)).returncode == 0
+    plan = json.loads(toolctl("run", "t-x", "-r", str(reg), "--dry-run", "--json").stdout)
+    assert plan["argv"][-2:] == ["mod{text}", "T{x}"]
+
+
+def test_an_import_that_would_not_run_is_refused_whole(tmp_path: Path) -> None:
+    """A converted tool whose command holds a {placeholder} naming no argument (`check`
+    calls it an error: `run` would pass the braces on) refuses the import where it lands,
+    as every other error does; what depends on this machine (a program not on PATH) does
+    not."""
+    from toolctl.errors import RegistryError
+    from toolctl.interchange.entries import Tables, check_landing, validate
+    from toolctl.settings import Settings
+
+    reg = tmp_path / "reg"
+    reg.mkdir()
+    settings = Settings.load([reg])
+    local = {"command": ["no-such-program-here", "{nope}"]}
+    tool = {"name": "ph", "description": "d", "local": local}
+    with pytest.raises(RegistryError) as refused:
+        check_landing(validate([Tables("in.json", [("tool", tool)])]), settings)
+    assert any("{nope}" in line for line in refused.value.details), refused.value.details
+    assert not any("no-such-program-here" in line for line in refused.value.details)
+    local["command"] = ["no-such-program-here", "{{literal}}"]
+    assert check_landing(validate([Tables("in.json", [("tool", tool)])]), settings) == []

@@ -193,9 +193,14 @@ def _tool(raw: dict[str, Any], name: str, module: str) -> dict[str, Any]:
         "description": raw.get("desc") or raw.get("description"),
         "tags": ["chat2graph"],
         "parameters": {"type": "object"},  # Chat2Graph reads the schema from docstrings
-        "local": {"command": ["python3", "-c", SHIM, module, name]},
+        "local": {"command": ["python3", "-c", SHIM, _literal(module), _literal(name)]},
     }
     return clean(named(table, name))
+
+
+def _literal(item: str) -> str:
+    """A command item taken as it is: its braces doubled, so none reads as a placeholder."""
+    return item.replace("{", "{{").replace("}", "}}")
 
 
 def _action(raw: Any, name: str, left_out: set[str], source: str) -> dict[str, Any]:

@@ -100,6 +100,7 @@ def check_landing(imported: Imported, settings: Settings) -> list[str]:
     from toolctl.names import KINDS
     from toolctl.registry.index import Registry
     from toolctl.registry.lint import lint
+    from toolctl.registry.runnable import MACHINE_CODES, runnable_problems
 
     registry = Registry.open(settings, full=True)
     present = [d for kind in KINDS for d in registry.winners(kind)]
@@ -108,7 +109,10 @@ def check_landing(imported: Imported, settings: Settings) -> list[str]:
     combined = [*present, *(d for d in new if not registry.definitions(d.kind, d.name))]
     errors: list[str] = []
     warnings: list[str] = []
-    for finding in lint(combined):
+    # what would stop an entry from running wherever it lands (a {placeholder} naming no
+    # argument, a ${env:} naming no variable); not what depends on this machine (PATH)
+    runnable = [f for f in runnable_problems(new, {}) if f.code not in MACHINE_CODES]
+    for finding in [*lint(combined), *runnable]:
         if finding.file not in sources:
             continue
         line = f"{finding.file}: {finding.message}"
