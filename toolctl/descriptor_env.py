@@ -96,6 +96,13 @@ def descriptor_cwd(owner: str, base: Path, relative: str | None) -> str | None:
         return None
     directory = (base / relative).resolve()
     if not directory.is_dir():
+        # it cannot run here, as with a program not installed: exit 5, not a usage error
+        from toolctl.errors import TransportUnavailable
+
         missing = "is not a directory" if directory.exists() else "does not exist"
-        raise UsageError(f"{owner}: working directory {directory} {missing}")
+        raise TransportUnavailable(
+            f"{owner}: working directory {directory} {missing}",
+            hint="moved? register it again from where it is now (toolctl register --replace "
+            "FILE), or fix its cwd",
+        )
     return str(directory)

@@ -294,10 +294,12 @@ def test_a_cwd_that_is_a_file_is_not_a_directory(tmp_path: Path, toolctl: Toolct
         tmp_path,
         {"reg/t.toml": '[[tool]]\nname = "c"\n[tool.local]\ncommand = ["true"]\ncwd = "t.toml"\n'},
     )
-    ran = toolctl("run", "c", "-r", "reg")
+    ran = toolctl("run", "c", "-r", "reg")  # it cannot run here, as a program not installed
     assert (ran.returncode, ran.stderr) == (
-        2,
-        "toolctl: error: tool 'c': working directory reg/t.toml is not a directory\n",
+        5,
+        "toolctl: error: tool 'c': working directory reg/t.toml is not a directory; moved? "
+        "register it again from where it is now (toolctl register --replace FILE), or fix "
+        "its cwd\n",
     )
     checked = toolctl("check", "-r", "reg")
     assert "working directory reg/t.toml is not a directory" in checked.stdout
