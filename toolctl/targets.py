@@ -1,4 +1,5 @@
-"""Files a user names for toolctl to write (`mcp install --config`, `graph learn --out`).
+"""Files a user names for toolctl to write (`mcp install --config`, `graph learn --out`),
+and to read (``input_file``: descriptors, foreign files to import).
 
 Each is replaced atomically (a new file renamed over the old), so what stands at the path
 is judged first: a symlink is written through (the file it points to is the one the user
@@ -29,3 +30,16 @@ def output_file(path: Path) -> Path:
         kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file"
         raise UsageError(f"cannot write {path}: it is {kind}", hint="name a file to write")
     return target
+
+
+def input_file(path: Path, what: str = "file", *, regular: bool = False) -> Path:
+    """``path``, a file to read; else a UsageError saying what stands there: nothing, a
+    directory, or (``regular``: a file read more than once, a descriptor) a FIFO or a
+    device."""
+    if path.is_dir():
+        raise UsageError(f"{path} is a directory, not a {what}", hint=f"name the {what}s in it")
+    if not path.exists():
+        raise UsageError(f"no such {what}: {path}")
+    if regular and not path.is_file():
+        raise UsageError(f"{path} is not a regular file: a {what} is read from one")
+    return path

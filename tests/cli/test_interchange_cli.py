@@ -421,3 +421,32 @@ def test_an_import_that_would_not_run_is_refused_whole(tmp_path: Path) -> None:
     assert not any("no-such-program-here" in line for line in refused.value.details)
     local["command"] = ["no-such-program-here", "{{literal}}"]
     assert check_landing(validate([Tables("in.json", [("tool", tool)])]), settings) == []
+
+
+def test_an_import_reads_a_pipe_and_names_a_directory(toolctl: Toolctl, tmp_path: Path) -> None:
+    """`toolctl import trustgraph <(curl ...)` reads the pipe (it was 'no such file'); a
+    directory is said to be one."""
+    import os
+    import threading
+
+    item = {
+        "key": "tool-service/piped",
+        "value": {
+            "id": "piped",
+            "request-queue": "non-persistent://tg/request/p",
+            "response-queue": "non-persistent://tg/response/p",
+        },
+    }
+    fifo = tmp_path / "items"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=fifo.write_text, args=(json.dumps([item]),), daemon=True)
+    writer.start()
+    reg = tmp_path / "reg"
+    reg.mkdir()
+    done = toolctl("import", "trustgraph", str(fifo), "-r", str(reg))
+    writer.join(5)
+    assert done.returncode == 0, done.stderr
+    assert (reg / "services" / "piped.toml").is_file()
+    folder = toolctl("import", "trustgraph", str(reg), "-r", str(reg))
+    assert folder.returncode == 2
+    assert folder.stderr == "toolctl: error: reg is a directory, not a file; name the files in it\n"

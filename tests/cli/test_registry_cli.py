@@ -109,6 +109,24 @@ def test_register_validates_first_and_writes_nothing_on_error(
     missing = toolctl("register", "nope.toml", "-r", "reg")
     assert missing.returncode == 2
     assert "no such descriptor file: nope.toml" in missing.stderr
+    # what stands there is said: a directory, a device
+    for command in ("register", "check"):
+        folder = toolctl(command, "reg", "-r", "reg")
+        assert (folder.returncode, folder.stderr) == (
+            2,
+            "toolctl: error: reg is a directory, not a descriptor file; name the descriptor "
+            "files in it\n",
+        )
+        device = toolctl(command, "/dev/null", "-r", "reg")
+        assert (device.returncode, device.stderr) == (
+            2,
+            "toolctl: error: /dev/null is not a regular file: a descriptor file is read from one\n",
+        )
+    not_a_directory = toolctl("init", "good.toml")
+    assert (not_a_directory.returncode, not_a_directory.stderr) == (
+        2,
+        "toolctl: error: good.toml is not a directory: a project is a directory\n",
+    )
 
 
 def test_broken_registry_check_and_list(tmp_path: Path, toolctl: Toolctl) -> None:

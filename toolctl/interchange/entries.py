@@ -10,6 +10,7 @@ from typing import Any
 from toolctl.errors import RegistryError, UsageError
 from toolctl.registry.writer import Entry
 from toolctl.settings import Settings
+from toolctl.targets import input_file
 
 
 @dataclass(frozen=True)
@@ -34,8 +35,7 @@ class Imported:
 
 
 def read_text(path: Path) -> str:
-    if not path.is_file():
-        raise UsageError(f"no such file: {path}")
+    input_file(path)  # a FIFO will do: `toolctl import trustgraph <(curl ...)`
     try:
         return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:

@@ -12,6 +12,7 @@ from toolctl.registry.index import Registry
 from toolctl.registry.lint import SHADOW
 from toolctl.registry.runnable import MACHINE_CODES, ImageLookup, runnable_problems
 from toolctl.settings import Settings
+from toolctl.targets import input_file
 
 
 @dataclass(frozen=True)
@@ -109,13 +110,11 @@ def check_files(
     check, limited to it; one outside is a candidate (``registry.candidates``)."""
     import os
 
-    from toolctl.errors import UsageError
     from toolctl.registry.candidates import candidate_findings
     from toolctl.registry.loader import parse_file
 
     for file in files:
-        if not file.is_file():
-            raise UsageError(f"no such descriptor file: {file}")
+        input_file(file, "descriptor file", regular=True)
     paths = [os.path.abspath(file) for file in files]
     roots = [os.path.realpath(root) for root in settings.search_path]
     inside = {p for p in paths if any(_below(os.path.realpath(p), r) for r in roots)}

@@ -177,7 +177,8 @@ def init_project(directory: Path) -> Initialised:
 
         return Initialised(file, read_project(file).registries[0], created=False)
     if not directory.is_dir():
-        raise UsageError(f"no such directory: {directory}")
+        missing = "is not a directory" if directory.exists() else "does not exist"
+        raise UsageError(f"{directory} {missing}: a project is a directory")
     from toolctl.registry.loader import is_utf8, printable
 
     where = str(directory.absolute())

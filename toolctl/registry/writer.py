@@ -22,6 +22,7 @@ from toolctl.names import fold
 from toolctl.registry.index import Registry
 from toolctl.registry.loader import Definition, parse_file
 from toolctl.settings import Settings
+from toolctl.targets import input_file
 
 LOCK_NAME = ".toolctl.lock"
 
@@ -72,8 +73,7 @@ def read_entries(files: Sequence[Path]) -> list[Entry]:
     entries: list[Entry] = []
     problems: list[str] = []
     for file in files:
-        if not file.is_file():
-            raise UsageError(f"no such descriptor file: {file}")
+        input_file(file, "descriptor file", regular=True)
         parsed = parse_file(str(file))
         problems += [f"{p.file}:{p.line}: {p.message}" for p in parsed.problems]
         counters: dict[str, int] = {}
