@@ -221,6 +221,38 @@ def test_a_missing_registry_directory_says_what_to_do(tmp_path: Path, toolctl: T
     assert (user / "tools" / "x.toml").is_file()
 
 
+def test_a_directory_commands_refuse_is_said_by_where_and_by_every_command(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    """`where` says which directory commands refuse (a --registry that does not exist, a
+    project path that is a file) rather than 'not created yet' and a place register would
+    refuse to write; `unregister` says it like the others (it said 'not found', exit 4);
+    a project's path that is a file is refused, where `register` wrote to the user
+    registry behind it."""
+    where = toolctl("where", "-r", "nowhere").stdout
+    assert f"  1. {tmp_path}/nowhere  (--registry, does not exist: commands refuse it)" in where
+    assert "register writes to: (nowhere: a directory above is refused)" in where
+    gone = toolctl("unregister", "tool", "x", "-r", "nowhere")
+    assert gone.returncode == 2 and "registry directory nowhere does not exist" in gone.stderr
+    write_files(
+        tmp_path / "p",
+        {
+            "toolctl.toml": '[registry]\npaths = ["toolctl.toml"]\n',
+            "x.toml": '[[tool]]\nname = "x"\n[tool.local]\ncommand = ["true"]\n',
+        },
+    )
+    told = (
+        "toolctl: error: registry directory toolctl.toml (from the project registry) is not a "
+        "directory; name a directory there\n"
+    )
+    for line in (["register", "x.toml"], ["list"], ["check"]):
+        done = toolctl(*line, cwd=tmp_path / "p")
+        assert (done.returncode, done.stderr) == (2, told), line
+    assert not (Path(os.environ["XDG_DATA_HOME"]) / "toolctl" / "registry").exists()
+    where = toolctl("where", cwd=tmp_path / "p").stdout
+    assert "toolctl.toml  (project, not a directory: commands refuse it)" in where
+
+
 def test_a_project_default_timeout_applies_to_tools_that_set_none(
     tmp_path: Path, toolctl: Toolctl
 ) -> None:

@@ -53,6 +53,13 @@ def require_directories(settings: Settings) -> None:
     files = settings.without_announcements()
     for directory, source in zip(files.search_path, files.sources, strict=True):
         named = source in ("--registry", "TOOLCTL_REGISTRY")
+        if not named and directory.exists() and not directory.is_dir():
+            # a file where toolctl.toml's registry.paths names a directory: reading it as
+            # empty would send `register` to the next directory on the path
+            raise UsageError(
+                f"registry directory {directory} (from the {source} registry) is not a directory",
+                hint="name a directory there",
+            )
         if named and not directory.is_dir() and directory != settings.user_registry:
             named_by = " (from TOOLCTL_REGISTRY)" if source == "TOOLCTL_REGISTRY" else ""
             if directory.exists():

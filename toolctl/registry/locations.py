@@ -19,6 +19,17 @@ class Directory:
     """``--registry``, ``TOOLCTL_REGISTRY``, ``project`` or ``user``."""
     exists: bool
 
+    @property
+    def refused(self) -> str | None:
+        """Why commands refuse it (``registry.require_directories``), or None."""
+        if self.exists:
+            return None
+        if self.path.exists():
+            return "not a directory"
+        if self.source in ("--registry", "TOOLCTL_REGISTRY"):
+            return "does not exist"  # a named one is never created: a typo must show
+        return None
+
 
 @dataclass(frozen=True)
 class Locations:
@@ -60,17 +71,20 @@ def locations(settings: Settings) -> Locations:
     from toolctl.project import CONFIG_FILE
     from toolctl.registry.writer import target_directory
 
+    search_path = [
+        Directory(path, source, path.is_dir())
+        for path, source in zip(settings.search_path, settings.sources, strict=True)
+    ]
     try:
         writes_to: Path | None = target_directory(settings)
     except RegistryError:
         writes_to = None
+    if any(d.refused for d in search_path):
+        writes_to = None  # register refuses the whole search path
     return Locations(
         project=settings.project.file if settings.project else None,
         ignored_project=settings.ignored_project,
-        search_path=[
-            Directory(path, source, path.is_dir())
-            for path, source in zip(settings.search_path, settings.sources, strict=True)
-        ],
+        search_path=search_path,
         writes_to=writes_to,
         config_files=list(settings.config_files),
         user_config=settings.config_dir / CONFIG_FILE,

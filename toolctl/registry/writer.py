@@ -336,6 +336,9 @@ def unregister(kind: str, name: str, settings: Settings) -> tuple[Definition, De
     Only a file holding that one entry is removed: a file with other entries is refused
     rather than rewritten, because rewriting TOML would drop its comments and layout.
     """
+    from toolctl.registry import require_directories
+
+    require_directories(settings)  # a --registry typo is said, not 'not found'
     settings = settings.without_announcements()  # an announced name is no file to remove
     registry = Registry.open(settings, full=True)
     winner = registry.resolve(kind, name)

@@ -228,9 +228,17 @@ def print_locations(found: Locations) -> None:
         lines.append(f"  ignored: {found.ignored_project} (another user owns it)")
     lines.append("search path (first wins):")
     for number, directory in enumerate(found.search_path, start=1):
-        missing = "" if directory.exists else ", not created yet"
+        refused = directory.refused
+        if refused is not None:
+            missing = f", {refused}: commands refuse it"
+        else:
+            missing = "" if directory.exists else ", not created yet"
         lines.append(f"  {number}. {directory.path}  ({directory.source}{missing})")
-    lines.append(f"register writes to: {found.writes_to or '(no writable directory)'}")
+    writes_to = found.writes_to
+    if writes_to is None and any(d.refused for d in found.search_path):
+        lines.append("register writes to: (nowhere: a directory above is refused)")
+    else:
+        lines.append(f"register writes to: {writes_to or '(no writable directory)'}")
     lines.append("config files:")
     lines += [f"  {file}" for file in found.config_files] or ["  (none)"]
     if found.user_config not in found.config_files:
