@@ -122,6 +122,14 @@ def test_register_validates_first_and_writes_nothing_on_error(
             2,
             "toolctl: error: /dev/null is not a regular file: a descriptor file is read from one\n",
         )
+    (tmp_path / "empty.toml").write_text("# a tool, one day\n")
+    empty = toolctl("register", "good.toml", "empty.toml", "-r", "reg")
+    assert (empty.returncode, empty.stderr) == (
+        2,
+        "toolctl: error: empty.toml defines nothing: no [[tool]], [[service]], [[action]] "
+        "or [[group]] table; nothing was registered\n",
+    )
+    assert not list((tmp_path / "reg").rglob("*.toml"))
     not_a_directory = toolctl("init", "good.toml")
     assert (not_a_directory.returncode, not_a_directory.stderr) == (
         2,

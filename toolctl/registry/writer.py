@@ -65,7 +65,15 @@ def register_files(
 
     require_directories(settings)  # a --registry typo must not become a new registry
     chosen = files or descriptor_files(Path.cwd())
-    return register(read_entries(chosen), settings, replace=replace)
+    entries = read_entries(chosen)
+    defining = {entry.definition.file for entry in entries}
+    for file in files:  # a file named that defines nothing: a mistyped table, likely
+        if str(file) not in defining:
+            raise UsageError(
+                f"{file} defines nothing: no [[tool]], [[service]], [[action]] or [[group]] "
+                "table; nothing was registered"
+            )
+    return register(entries, settings, replace=replace)
 
 
 def read_entries(files: Sequence[Path]) -> list[Entry]:
