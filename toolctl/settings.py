@@ -283,6 +283,13 @@ def _search_path(
     if env.get("TOOLCTL_REGISTRY"):
         variable = env["TOOLCTL_REGISTRY"].split(os.pathsep)
         dirs = [_absolute(base / Path(d).expanduser()) for d in variable if d]
+        if not dirs:  # `$A:$B` with both empty: never read as an empty registry
+            from toolctl.errors import UsageError
+
+            raise UsageError(
+                f"TOOLCTL_REGISTRY={env['TOOLCTL_REGISTRY']!r}: names no directory",
+                hint="name one, or unset it",
+            )
         return tuple(dirs), ("TOOLCTL_REGISTRY",) * len(dirs)
     if project is None:
         return (user_registry,), ("user",)

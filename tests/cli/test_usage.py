@@ -219,6 +219,7 @@ def test_a_newline_in_what_an_error_quotes_cannot_forge_a_line(toolctl: Toolctl)
         ("TOOLCTL_LOG", "xml", "expected json or text"),
         ("TOOLCTL_HISTORY_MAX_CALLS", "abc", "expected a number above 0"),
         ("TOOLCTL_HISTORY_MAX_DAYS", "-1", "expected a number above 0"),
+        ("TOOLCTL_REGISTRY", ":", "names no directory; name one, or unset it"),
     ],
 )
 def test_a_variable_with_a_value_toolctl_cannot_read_is_a_usage_error(
