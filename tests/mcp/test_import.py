@@ -390,3 +390,16 @@ def test_a_tool_on_a_disabled_service_does_not_run(toolctl: Toolctl, tmp_path: P
     done = toolctl("run", "off.t", "-r", str(tmp_path / "reg"))
     assert done.returncode == 2
     assert "runs on service 'off', which is disabled" in done.stderr
+
+
+def test_import_mcp_of_a_file_says_what_takes_one(toolctl: Toolctl, tmp_path: Path) -> None:
+    """`export --format mcp > tools.json; import mcp tools.json` reads as a round trip: the
+    'not found' says the argument is a file, and where a client's config goes."""
+    (tmp_path / "tools.json").write_text("{}")
+    done = toolctl("import", "mcp", "tools.json", "-r", str(tmp_path))
+    assert (done.returncode, done.stderr) == (
+        4,
+        "toolctl: error: service 'tools.json' not found; tools.json is a file: import mcp "
+        "takes a registered MCP service's name; a client's config (mcpServers) is 'toolctl "
+        "import mcp-config FILE'\n",
+    )

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from toolctl.errors import RegistryError, ToolctlError, UsageError
+from toolctl.errors import NotFound, RegistryError, ToolctlError, UsageError
 from toolctl.interchange import Exported, Streamed, export, export_streamed
 from toolctl.registry import open_registry
 
@@ -111,9 +111,17 @@ def import_files(
     _check_options(format, files, options)
     if format == "mcp":
         service = str(files[0])
-        if options.update:
-            return _mcp_update(settings, service, accept=options.accept)
-        return _mcp_import(settings, reporter, service, options)
+        try:
+            if options.update:
+                return _mcp_update(settings, service, accept=options.accept)
+            return _mcp_import(settings, reporter, service, options)
+        except NotFound as exc:
+            if exc.kind == "service" and exc.name == service and files[0].is_file():
+                exc.hint = (
+                    f"{service} is a file: import mcp takes a registered MCP service's name; "
+                    "a client's config (mcpServers) is 'toolctl import mcp-config FILE'"
+                )
+            raise
     if format == "mcp-config":
         return _mcp_config(settings, reporter, files)
     return _entries(settings, reporter, format, files, as_loaded=options.as_loaded)
