@@ -304,6 +304,13 @@ def test_evaluate_refuses_bad_folds(toolctl: Toolctl, setup: tuple[Path, Path]) 
     assert (
         done.returncode == 2 and "--folds must be between 2 and the 40 conversations" in done.stderr
     )
+    one = chat.parent / "one.jsonl"
+    one.write_text(chat.read_text().splitlines()[0] + "\n")
+    alone = toolctl("graph", "evaluate", str(one))  # no --folds could do: said so
+    assert (alone.returncode, alone.stderr) == (
+        2,
+        "toolctl: error: evaluating needs at least 2 conversations; the files hold 1\n",
+    )
 
 
 def test_graph_learned_draws_the_learned_transitions(

@@ -99,6 +99,10 @@ class Candidates:
 
 def evaluate(transcripts: Sequence[Transcript], folds: int, top: int) -> Evaluation:
     """Recall@1..top of the three models, ``folds``-fold cross-validated."""
+    if len(transcripts) < 2:  # no --folds could do: one to learn from, one to test on
+        raise UsageError(
+            f"evaluating needs at least 2 conversations; the files hold {len(transcripts)}"
+        )
     if folds < 2 or folds > len(transcripts):
         raise UsageError(f"--folds must be between 2 and the {len(transcripts)} conversations")
     if top < 1:
