@@ -114,9 +114,10 @@ def test_a_missing_executable_is_transport_unavailable(tmp_path: Path) -> None:
 def test_a_server_that_never_answers_the_handshake_times_out(tmp_path: Path) -> None:
     argv = [sys.executable, "-c", "import time; time.sleep(600)"]
     started = time.monotonic()
-    with pytest.raises(TimedOut, match="did not finish the handshake"):
+    with pytest.raises(TimedOut, match="did not finish the handshake") as caught:
         connect_stdio(argv, timeout=1)
     assert time.monotonic() - started < 30
+    assert "give it longer with timeout in the descriptor" in str(caught.value.hint)
 
 
 def test_a_server_that_writes_garbage_is_a_protocol_error() -> None:

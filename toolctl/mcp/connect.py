@@ -57,7 +57,9 @@ def finish_handshake(session: Session, timeout: float, prefer_modern: bool) -> S
         ended = "it was stopped" if session.local else "the connection was closed"
         raise TimedOut(
             f"MCP server '{session.transport.name}' did not finish the handshake in {timeout:g} s;"
-            f" {ended}"
+            f" {ended}",
+            hint="a first start can be slow (npx and uvx fetch the server then): give it "
+            "longer with timeout in the descriptor, or --timeout",
         ) from exc
     except BaseException:
         session.transport.kill()
