@@ -290,3 +290,21 @@ def test_a_missing_directory_in_toolctl_registry_is_exit_2(
             "exist; create it (mkdir -p regsitry), or leave out TOOLCTL_REGISTRY"
         ), done.stderr
     assert not missing.exists()
+
+
+def test_lock_refuses_a_registry_with_errors(tmp_path: Path, toolctl: Toolctl) -> None:
+    """A broken entry is skipped where the registry is read: locked as it is, it would be
+    left out of the lock without a word, and its return read as drift. `lock` refuses,
+    exit 3, and writes nothing."""
+    write_files(
+        tmp_path, {"reg/good.toml": tool("good"), "reg/bad.toml": '[[tool]]\nname = "bad"\n'}
+    )
+    done = toolctl("lock", "-r", "reg")
+    assert (done.returncode, done.stderr) == (
+        3,
+        "toolctl: error: the registry has 1 error(s); nothing was locked; fix them first: "
+        "'toolctl check' lists them\n",
+    )
+    assert not (tmp_path / "reg" / "toolctl.lock").exists()
+    (tmp_path / "reg" / "bad.toml").unlink()
+    assert toolctl("lock", "-r", "reg").returncode == 0

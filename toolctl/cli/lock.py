@@ -18,7 +18,7 @@ def lock_command(
 
     It records, for every name in force, its kind, file and a hash of its definition;
     `toolctl check --locked` then reports every name that moved, changed, appeared or
-    vanished (exit 3).
+    vanished (exit 3). A registry with errors is not locked (exit 3): fix them first.
     """
     from toolctl.registry.lockfile import lock
     from toolctl.terminal import render

@@ -105,7 +105,15 @@ def write_lock(settings: Settings) -> tuple[Path, int]:
 
     target = target_directory(settings)
     with locked(target):
-        pins = current(Registry.open(settings, full=True), target)
+        registry = Registry.open(settings, full=True)
+        if count := registry.error_count(strict=False):
+            # an entry an error skips would be left out of the lock without a word, and
+            # `check --locked` would then call its return a change
+            raise RegistryError(
+                f"the registry has {count} error(s); nothing was locked",
+                hint="fix them first: 'toolctl check' lists them",
+            )
+        pins = current(registry, target)
         document: dict[str, Any] = {"version": LOCK_VERSION}
         for (kind, name), pin in sorted(pins.items()):
             table = {"file": pin.file, "definition": pin.definition, **sorted_dict(pin.extra)}
