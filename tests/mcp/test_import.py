@@ -403,3 +403,17 @@ def test_import_mcp_of_a_file_says_what_takes_one(toolctl: Toolctl, tmp_path: Pa
         "takes a registered MCP service's name; a client's config (mcpServers) is 'toolctl "
         "import mcp-config FILE'\n",
     )
+
+
+def test_a_tool_the_server_lists_twice_is_refused_the_others_imported(
+    toolctl: Toolctl, tmp_path: Path, probe_argv: list[str]
+) -> None:
+    """A server that lists one name twice: the first is imported with all the others, the
+    second refused (exit 3, listed), rather than the whole import refused."""
+    reg = service_registry(
+        tmp_path, {"probe": probe_argv}, env={"probe": {"PROBE_DUPLICATE": "echo"}}
+    )
+    done = toolctl("import", "mcp", "probe", "-r", str(reg))
+    assert done.returncode == 3, done.stderr
+    assert "'echo': listed twice by the server" in done.stderr
+    assert (reg / "tools/probe.echo.toml").is_file() and (reg / "tools/probe.fail.toml").is_file()

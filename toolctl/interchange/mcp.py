@@ -148,11 +148,16 @@ def plan_import(
                 f"({similar.file}:{similar.line})"
             )
             continue
-        earlier = batch.setdefault(fold(name), remote)
-        if earlier != remote:
+        earlier = batch.get(fold(name))
+        if earlier is not None:  # the first of a name the server lists twice is kept
             plan.clashes += 1
-            plan.refused.append(f"{shown}: confusable with '{earlier}' offered by the same server")
+            plan.refused.append(
+                f"{shown}: listed twice by the server"
+                if earlier == remote
+                else f"{shown}: confusable with '{earlier}' offered by the same server"
+            )
             continue
+        batch[fold(name)] = remote
         renamed = name != prefix + remote
         table = tool_table(service, name, tool, pin, renamed=renamed, section=section)
         found, problems = _validate_one(Tables(f"{service}/{remote}", [("tool", table)]))

@@ -10,7 +10,7 @@ transport at /sse, instead of stdio), PROBE_PAGE_SIZE
 (tools/list in pages of that many tools, with nextCursor), PROBE_DEFECT_TOOLS=1 (noted: a schema with default null; get_env; write_note: a title and
 a destructiveHint; needs_task: requires task support), PROBE_EXTRA_TOOLS (comma-separated
 names of more tools that echo: a homoglyph of another tool, a name another server offers),
-PROBE_OFFER (a file: resources note://readme and note://pages/{page}, prompts greet and
+PROBE_DUPLICATE (a tool's name: tools/list lists it twice), PROBE_OFFER (a file: resources note://readme and note://pages/{page}, prompts greet and
 farewell, the file's text added to the readme's and greet's descriptions).
 On stdio, a filter in front of the SDK can make it an older or a newer server:
 PROBE_ANSWER_VERSION=2025-06-18 hands the SDK that revision as the client's offer (so the
@@ -246,6 +246,8 @@ def _paginate(size: int) -> None:
 
     async def page(cursor: str | None) -> Any:
         tools = await server.list_tools()
+        twice = os.environ.get("PROBE_DUPLICATE")  # a server that lists a tool twice
+        tools = [*tools, *(t for t in tools if t.name == twice)]
         start = int(cursor or 0)
         end = start + size
         more = str(end) if end < len(tools) else None
@@ -271,7 +273,7 @@ def _paginate(size: int) -> None:
         server._mcp_server.request_handlers[types.ListToolsRequest] = handler1
 
 
-if os.environ.get("PROBE_PAGE_SIZE") or os.environ.get("PROBE_DEFECT_TOOLS"):
+if any(os.environ.get(v) for v in ("PROBE_PAGE_SIZE", "PROBE_DEFECT_TOOLS", "PROBE_DUPLICATE")):
     _paginate(int(os.environ.get("PROBE_PAGE_SIZE") or 1000))
 
 
