@@ -57,3 +57,27 @@ def test_compiling_never_fetches_and_never_crashes() -> None:
         compile_schema({"$ref": "http://127.0.0.1:9/x.json"})
     with pytest.raises(SchemaProblem):
         compile_schema({"properties": 5})  # skipped the meta-schema: still one clean error
+
+
+def test_a_ref_that_never_descends_is_found_and_a_recursive_tree_is_not() -> None:
+    """Validation of a ``$ref`` chain that comes back without descending into the value
+    never ends, so such a schema is refused when read; one that recurses into the value's
+    parts (a tree) ends with the value."""
+    from toolctl.schemas import SchemaProblem, check_parameters, endless_ref
+
+    loop = {
+        "type": "object",
+        "definitions": {"x": {"$ref": "#/definitions/y"}, "y": {"$ref": "#/definitions/x"}},
+        "properties": {"a": {"$ref": "#/definitions/x"}},
+    }
+    assert endless_ref(loop) and endless_ref({"allOf": [{"$ref": "#"}]})
+    with pytest.raises(SchemaProblem, match="refers back to itself without end"):
+        check_parameters(loop)
+    tree = {
+        "type": "object",
+        "properties": {"name": {"type": "string"}, "children": {"items": {"$ref": "#"}}},
+    }
+    assert not endless_ref(tree)
+    check_parameters(tree)
+    shared = {"definitions": {"s": {"type": "string"}}, "anyOf": [{"$ref": "#/definitions/s"}]}
+    assert not endless_ref(shared)

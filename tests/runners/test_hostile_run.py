@@ -303,7 +303,11 @@ def test_local_env_secrets_never_echoed(tmp_path: Path, toolctl: Toolctl) -> Non
     ],
     ids=["self", "a-b-a"],
 )
-def test_a_ref_that_never_ends_is_exit_3(tmp_path: Path, toolctl: Toolctl, parameters: str) -> None:
+def test_a_ref_that_never_ends_is_an_invalid_descriptor(
+    tmp_path: Path, toolctl: Toolctl, parameters: str
+) -> None:
+    """A schema whose $ref never ends is found when the descriptor is read, as any other
+    unusable schema: `check` fails on it (exit 3) and `run` skips it with the warning."""
     write_files(
         tmp_path,
         {
@@ -311,8 +315,9 @@ def test_a_ref_that_never_ends_is_exit_3(tmp_path: Path, toolctl: Toolctl, param
             '[tool.local]\ncommand = ["echo", "hi"]\ninput = "none"\n'
         },
     )
+    told = "tool 'ps': parameters: its $ref refers back to itself without end"
+    checked = toolctl("check", "-r", str(tmp_path / "reg"))
+    assert checked.returncode == 3 and f"reg/t.toml:1: error: {told}" in checked.stdout
     done = toolctl("run", "ps", "--args", "{}", "-r", str(tmp_path / "reg"))
-    assert (done.returncode, done.stdout) == (3, "")
-    assert done.stderr == (
-        "toolctl: error: tool 'ps': parameters: its $ref refers back to itself without end\n"
-    )
+    assert (done.returncode, done.stdout) == (4, "")
+    assert done.stderr.startswith(f"toolctl: warning: reg/t.toml:1: {told} (skipped)\n")

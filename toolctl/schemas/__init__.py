@@ -137,6 +137,8 @@ def check_parameters(schema: dict[str, Any]) -> None:
         ) from None
     except RecursionError:
         raise SchemaProblem("nested too deeply to check") from None
+    if endless_ref(schema):
+        raise SchemaProblem("its $ref refers back to itself without end")
     compile_schema(schema)
 
 
@@ -226,3 +228,79 @@ def remote_ref(schema: Any) -> str | None:
         elif isinstance(item, list):
             stack.extend(item)
     return None
+
+
+_SAME_VALUE = ("allOf", "anyOf", "oneOf")
+"""Keywords whose subschemas apply to the value itself (with ``not``, ``if``, ``then``,
+``else`` and ``$ref``), not to a part of it."""
+
+
+def endless_ref(schema: Any) -> bool:
+    """Whether some ``$ref`` leads back to where it started without descending into the
+    value (``a`` -> ``b`` -> ``a``, ``{"allOf": [{"$ref": "#"}]}``): validating any value
+    there never ends. A schema that recurses into its parts (a tree's ``children``) ends
+    with the value, and is fine."""
+    ids: dict[int, Any] = {}
+    edges: dict[int, list[int]] = {}
+    stack = [schema]
+    while stack:  # every subschema, and where each leads without consuming the value
+        item = stack.pop()
+        if not isinstance(item, dict) or id(item) in ids:
+            continue
+        ids[id(item)] = item
+        leads = [*(s for key in _SAME_VALUE for s in _list(item.get(key)))]
+        leads += [item[key] for key in ("not", "if", "then", "else") if key in item]
+        ref = item.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#"):
+            target = _pointer(schema, ref[1:])
+            if target is not None:
+                leads.append(target)
+        edges[id(item)] = [id(lead) for lead in leads if isinstance(lead, dict)]
+        stack.extend(lead for lead in leads if isinstance(lead, dict))
+        for value in item.values():  # the parts: properties, items, definitions, ...
+            stack.extend(value.values() if isinstance(value, dict) else _list(value))
+            if isinstance(value, dict):
+                stack.append(value)
+    return _has_cycle(edges)
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _pointer(schema: Any, pointer: str) -> Any:
+    """The subschema a JSON pointer (``/definitions/x``) names, or None."""
+    from urllib.parse import unquote
+
+    found = schema
+    for part in filter(None, unquote(pointer).split("/")):
+        part = part.replace("~1", "/").replace("~0", "~")
+        if isinstance(found, dict) and part in found:
+            found = found[part]
+        elif isinstance(found, list) and part.isdigit() and int(part) < len(found):
+            found = found[int(part)]
+        else:
+            return None
+    return found
+
+
+def _has_cycle(edges: dict[int, list[int]]) -> bool:
+    """Whether the directed graph ``edges`` has a cycle (iteratively: no recursion)."""
+    state: dict[int, int] = {}  # 1: on the current path, 2: done
+    for start in edges:
+        if start in state:
+            continue
+        path = [(start, iter(edges.get(start, ())))]
+        state[start] = 1
+        while path:
+            node, following = path[-1]
+            step = next(following, None)
+            if step is None:
+                state[node] = 2
+                path.pop()
+            elif state.get(step) == 1:
+                return True
+            elif step not in state:
+                state[step] = 1
+                path.append((step, iter(edges.get(step, ()))))
+    return False
