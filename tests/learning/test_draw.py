@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -44,3 +45,28 @@ def test_graphviz_draws_svg_and_png() -> None:
     svg = graphviz(dot, "svg", os.environ["PATH"])
     assert b"<svg" in svg and b"stroke-width" in svg
     assert graphviz(dot, "png", os.environ["PATH"]).startswith(b"\x89PNG")
+
+
+def test_a_dot_past_its_time_is_stopped_with_all_it_started(tmp_path: Path) -> None:
+    """A `dot` that never answers (here a wrapper that starts a helper, then waits) is
+    stopped with its helper at the timeout: TimedOut (exit 124), nothing left running."""
+    import random
+    import subprocess
+    import time
+
+    from toolctl.errors import TimedOut
+
+    mark = f"9321.{random.randrange(10**6, 10**7)}"  # a sleep no other process runs
+    wrapper = tmp_path / "dot"
+    wrapper.write_text(f"#!/bin/sh\nsleep {mark} &\nsleep {mark}\n")
+    wrapper.chmod(0o755)
+    path = f"{tmp_path}:/usr/bin:/bin"
+    started = time.monotonic()
+    with pytest.raises(TimedOut, match="took more than 1 s and was stopped"):
+        graphviz("digraph {}", "svg", path=path, timeout=1)
+    assert time.monotonic() - started < 20
+    time.sleep(0.2)
+    found = subprocess.run(["pgrep", "-f", f"sleep {mark}"], capture_output=True, text=True)
+    for pid in found.stdout.split():  # never left to the machine, even when the test fails
+        subprocess.run(["kill", "-9", pid], check=False)
+    assert found.stdout.split() == [], "a process dot started outlived it"

@@ -8,11 +8,14 @@ start. Graphviz (``dot``) turns DOT into SVG or PNG; it is run without a shell, 
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import shutil
+import signal
 import subprocess
 
-from toolctl.errors import ToolFailed, TransportUnavailable
+from toolctl.errors import TimedOut, ToolFailed, TransportUnavailable
 from toolctl.learning.model import START, LearnedModel
 
 MIN_SHARE = 0.05
@@ -47,7 +50,9 @@ def _id(name: str) -> str:
     return json.dumps(name)  # a DOT double-quoted id: JSON's escapes are DOT's
 
 
-def graphviz(dot: str, format: str, path: str | None = None) -> bytes:
+def graphviz(
+    dot: str, format: str, path: str | None = None, timeout: float = GRAPHVIZ_TIMEOUT
+) -> bytes:
     """``dot -T<format>`` of the DOT text; exit 5 without Graphviz, 1 when it fails."""
     program = shutil.which("dot", path=path)
     if program is None:
@@ -56,19 +61,35 @@ def graphviz(dot: str, format: str, path: str | None = None) -> bytes:
             hint="install Graphviz (Debian: apt-get install graphviz), or use --format dot",
         )
     try:
-        done = subprocess.run(
+        child = subprocess.Popen(
             [program, f"-T{format}"],
-            input=dot.encode(),
-            capture_output=True,
-            timeout=GRAPHVIZ_TIMEOUT,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             env={"PATH": path or ""},
-            check=False,
+            start_new_session=True,  # its own group: a timeout ends all it started
         )
-    except subprocess.TimeoutExpired:
-        raise ToolFailed(f"Graphviz 'dot' took more than {GRAPHVIZ_TIMEOUT:.0f} s") from None
     except OSError as exc:
         raise TransportUnavailable(f"cannot run Graphviz 'dot': {exc.strerror or exc}") from None
-    if done.returncode != 0:
-        reason = done.stderr.decode(errors="replace").strip().splitlines()
-        raise ToolFailed(f"Graphviz 'dot' failed: {reason[0] if reason else done.returncode}")
-    return done.stdout
+    try:
+        out, err = child.communicate(dot.encode(), timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill_group(child)
+        raise TimedOut(
+            f"Graphviz 'dot' took more than {timeout:g} s and was stopped",
+            hint="draw fewer actions (--group), or use --format dot",
+        ) from None
+    except BaseException:  # Ctrl-C, a signal: nothing it started outlives the command
+        _kill_group(child)
+        raise
+    if child.returncode != 0:
+        reason = err.decode(errors="replace").strip().splitlines()
+        raise ToolFailed(f"Graphviz 'dot' failed: {reason[0] if reason else child.returncode}")
+    return out
+
+
+def _kill_group(child: subprocess.Popen[bytes]) -> None:
+    """End ``child`` and every process of its group (it leads one), then reap it."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(child.pid, signal.SIGKILL)
+    child.wait()
