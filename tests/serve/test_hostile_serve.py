@@ -322,3 +322,25 @@ def test_serve_bodies_and_names_never_5xx(
 def hostile_server(serve: StartServe, tmp_path: Path) -> tuple[str, dict[str, str]]:
     url = serve("--registry", str(hostile_registry(tmp_path, NAN))).url
     return url, mcp_session(url)
+
+
+def test_a_request_the_sdk_cannot_validate_is_one_line_in_the_log(serve: StartServe) -> None:
+    """The MCP SDK logs a request it cannot validate with pydantic's whole report (some 70
+    lines) on the root logger, and uvicorn a bad HTTP request in its own format: the
+    server's log keeps one `toolctl: ...` line each, so a client cannot garble it."""
+    served = serve()
+    session = mcp_session(served.url)
+    bad = {
+        "jsonrpc": "2.0",
+        "id": 3,
+        "method": "tools/call",
+        "params": {"name": "x", "arguments": []},
+    }
+    answer = httpx.post(f"{served.url}/mcp", json=bad, headers=session)
+    assert answer.status_code in (200, 400)
+    raw_request(served.url, b"GET / HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n")
+    served.stop()
+    lines = served.log.read_text().splitlines()
+    odd = [line for line in lines if not line.startswith(("{", "toolctl: "))]
+    assert odd == [], odd  # JSON events and one-line warnings only
+    assert any("toolctl: root: Failed to validate request" in line for line in lines), lines

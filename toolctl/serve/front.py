@@ -78,17 +78,27 @@ def write_records(warn: Callable[[str], None]) -> None:
     flush_all(warn)
 
 
+LOGGED_LENGTH = 300
+"""Characters of a library's warning a server's log keeps (a client's bad request could
+otherwise fill it: the SDK's validation error lists every field it tried)."""
+
+
 def sdk_logs_as_lines() -> None:
-    """The MCP SDK's and uvicorn's warnings as one stderr line each, never a traceback."""
+    """The MCP SDK's, uvicorn's and any library's warnings as one stderr line each, never
+    a traceback nor a multi-line dump: what a client sends cannot garble the log (the
+    SDK logs a request it cannot validate on the root logger, with pydantic's 70 lines)."""
     import logging
 
     class OneLine(logging.Formatter):
         def format(self, record: logging.LogRecord) -> str:
-            return f"toolctl: {record.name}: {record.getMessage()}"
+            lines = record.getMessage().splitlines() or [""]
+            first = lines[0][:LOGGED_LENGTH] + ("..." if len(lines[0]) > LOGGED_LENGTH else "")
+            more = f" (+{len(lines) - 1} more line(s))" if len(lines) > 1 else ""
+            return f"toolctl: {record.name}: {first}{more}"
 
     handler = logging.StreamHandler()
     handler.setFormatter(OneLine())
-    for name in ("mcp", "uvicorn"):
+    for name in ("mcp", "uvicorn", ""):  # "": the root logger, what logging.warning() uses
         logger = logging.getLogger(name)
         logger.handlers = [handler]
         logger.setLevel(logging.WARNING)

@@ -141,6 +141,7 @@ class HttpServer:
                 host=options.host,
                 port=options.port,
                 log_level="warning",
+                log_config=None,  # its loggers keep the one-line handler (sdk_logs_as_lines)
                 access_log=False,
                 timeout_graceful_shutdown=int(self.config.grace + CLEAN_UP + 1),  # a backstop
                 lifespan="on",
