@@ -181,3 +181,41 @@ def test_bash_itself_completes_through_the_script(tmp_path: Path, registry: Path
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["text=", "times="]
+
+
+@pytest.mark.skipif(shutil.which("dash") is None, reason="no dash")
+def test_completion_status_goes_to_stderr_and_a_shell_without_one_is_exit_2(
+    tmp_path: Path,
+) -> None:
+    """`--install-completion` says where it installed on stderr (stdout holds data only),
+    and a shell typer has no script for (dash, sh) is one `toolctl: error:` line, exit 2,
+    naming those that have one; typer said it on stdout with exit 1."""
+    env = {**os.environ, "HOME": str(tmp_path)}
+    installed = subprocess.run(
+        [sys.executable, "-m", "toolctl", "--install-completion", "bash"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert (installed.returncode, installed.stdout) == (0, ""), installed.stderr
+    assert installed.stderr == (
+        "toolctl: bash completion installed in .bash_completions/toolctl.sh; it works in a "
+        "new shell\n"
+    )
+    assert (tmp_path / ".bash_completions" / "toolctl.sh").is_file()
+    for option in ("--install-completion", "--show-completion"):
+        refused = subprocess.run(
+            ["dash", "-c", f"{sys.executable} -m toolctl {option}"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=env,
+            cwd=tmp_path,
+        )
+        assert (refused.returncode, refused.stdout) == (2, "")
+        assert refused.stderr == (
+            "toolctl: error: shell 'dash' has no completion here: bash, zsh, fish, powershell "
+            f"have one; name one: toolctl {option} bash\n"
+        )

@@ -114,6 +114,8 @@ def _lost(exc: OSError) -> None:
         sys.stderr.write(f"toolctl: error: cannot write: {exc.strerror or exc}\n")
 
 
+_COMPLETION_OPTIONS = ("--install-completion", "--show-completion")
+"""Answered in toolctl's style (toolctl.terminal.completion), not by typer."""
 _READER_GONE = 141
 """toolctl.errors.ReaderGone's exit code (not imported for it: `--version` comes here)."""
 _NOT_WRITTEN = 74
@@ -131,6 +133,11 @@ def dispatch(args: list[str]) -> int:
         from toolctl.terminal import render
 
         render.PROGRESS = "--json" not in args  # JSON for machines: no spinner beside it
+        if args[:1] and args[0].partition("=")[0] in _COMPLETION_OPTIONS:
+            from toolctl.terminal.completion import completion
+
+            option, _, shell = args[0].partition("=")
+            return completion([option, *([shell] if shell else []), *args[1:]])
         from toolctl.cli.app import command
 
         cli = command(args)
