@@ -129,3 +129,18 @@ def test_the_foreground_broker_ends_quietly_when_stopped_from_elsewhere(
         broker.kill()
     assert broker.returncode == 130, err
     assert toolctl("broker", "status").returncode == 5
+
+
+def test_a_data_directory_that_is_not_utf8_is_refused_before_anything_starts(
+    toolctl: Toolctl, tmp_path: Path
+) -> None:
+    """pulsar-lite reads its config as UTF-8: such a --data was told as 'in use by another
+    broker' (exit 5) though none ran. Refused, exit 2, nothing made."""
+    odd = "b" + b"\xff".decode("utf-8", "surrogateescape")
+    done = toolctl("broker", "start", "--data", str(tmp_path / odd), "--detach")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        "toolctl: error: the broker data directory b\\xff is not a UTF-8 path; pass another "
+        "with --data DIR\n"
+    )
+    assert not (tmp_path / odd).exists()

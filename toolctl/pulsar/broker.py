@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from toolctl.errors import ToolctlError, TransportUnavailable
+from toolctl.errors import ToolctlError, TransportUnavailable, UsageError
 from toolctl.processes import (
     Health,
     Healthy,
@@ -131,6 +131,14 @@ def start(settings: Settings, where: BrokerLayout) -> tuple[ProcessRecord, bool]
     if record is not None:
         return record, False
     require_free_port(where.port)
+    try:
+        str(where.data_dir).encode("utf-8")  # pulsar-lite reads its config as UTF-8 text
+    except UnicodeEncodeError:
+        shown = os.fsencode(where.data_dir).decode("utf-8", "backslashreplace")
+        raise UsageError(
+            f"the broker data directory {shown} is not a UTF-8 path",
+            hint="pass another with --data DIR",
+        ) from None
     where.data_dir.mkdir(parents=True, exist_ok=True)
     where.config.write_text(CONFIG)
     try:
