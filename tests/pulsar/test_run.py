@@ -136,9 +136,10 @@ def test_a_pulsar_url_the_client_cannot_read_is_exit_2_with_its_password_hidden(
 ) -> None:
     """A user and password in a Pulsar URL (which the client cannot read as a host) was exit
     70 with the password in the message and the crash report: one line, exit 2 (or the
-    announcements' warning), the password as ***. The pulsar:// one names a live broker, so
-    the TCP probe passes and the client itself refuses it."""
-    url = "http://user:hunter2@x" if form == "http" else pulsar_url.replace("//", "//u:hunter2@")
+    announcements' warning), the password as ***. Both name a live broker, so the TCP probe
+    passes and the client itself refuses it; a broker that cannot be reached is told
+    without the password too, in `run --json`'s result as on stderr."""
+    url = pulsar_url.replace("pulsar://", f"{form}://u:hunter2@")
     masked = url.replace("hunter2", "***")
     done = toolctl("run", "hello", "-r", str(project.registry), "--pulsar-url", url)
     assert (done.returncode, done.stderr) == (
@@ -152,6 +153,10 @@ def test_a_pulsar_url_the_client_cannot_read_is_exit_2_with_its_password_hidden(
         "pulsar://HOST:PORT; using those read before\n"
     )
     assert "hunter2" not in done.stdout + listed.stdout
+    dead = url.replace(pulsar_url.rsplit(":", 1)[1], str(free_port()))
+    gone = toolctl("run", "hello", "-r", str(project.registry), "--pulsar-url", dead, "--json")
+    assert gone.returncode == 5 and "hunter2" not in gone.stdout + gone.stderr
+    assert "u:***@" in json.loads(gone.stdout)["error"]
 
 
 @pytest.fixture

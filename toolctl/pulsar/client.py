@@ -57,16 +57,22 @@ def open_client(url: str, timeout: float) -> Any:
             logger=pulsar.FileLogger(pulsar.LoggerLevel.Error, os.devnull),
         )
     except pulsar.PulsarException as exc:
-        raise TransportUnavailable(f"bad Pulsar URL {url}: {exc}") from exc
+        raise TransportUnavailable(f"bad Pulsar URL {shown(url)}: {exc}") from exc
     except ValueError:  # a host it cannot read: a user or password in it, a bad port
         raise bad_url(url) from None
 
 
 def bad_url(url: str) -> UsageError:
     """The error for a Pulsar URL that is not one (its password, if any, as ``***``)."""
+    return UsageError(f"bad Pulsar URL {shown(url)!r}: expected pulsar://HOST:PORT")
+
+
+def shown(url: str) -> str:
+    """A broker's URL as every message says it: its password, if any, as ``***`` (the
+    message also goes into `run --json`'s result and the MCP doors' answers)."""
     from toolctl.urls import hide_passwords
 
-    return UsageError(f"bad Pulsar URL {hide_passwords(url)!r}: expected pulsar://HOST:PORT")
+    return hide_passwords(url)
 
 
 def require_reachable(url: str, timeout: float) -> None:
@@ -75,11 +81,10 @@ def require_reachable(url: str, timeout: float) -> None:
         parts = urlsplit(url)
     except ValueError:  # an unclosed [IPv6 address
         parts = urlsplit("")
-    if parts.scheme not in ("pulsar", "pulsar+ssl"):
-        if parts.scheme in ("http", "https"):
-            return  # an HTTP lookup service: the client finds the broker itself
+    defaults = {"pulsar": 6650, "pulsar+ssl": 6651, "http": 80, "https": 443}
+    if parts.scheme not in defaults:
         raise bad_url(url)
-    default_port = 6651 if parts.scheme == "pulsar+ssl" else 6650
+    default_port = defaults[parts.scheme]  # http(s): a lookup service, probed the same way
     reason = "no host"
     for host in parts.netloc.rpartition("@")[2].split(","):
         name, _, port = host.rpartition(":") if host.count(":") == 1 else (host, "", "")
@@ -91,7 +96,7 @@ def require_reachable(url: str, timeout: float) -> None:
         except (OSError, ValueError) as exc:
             reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
     raise TransportUnavailable(
-        f"cannot reach the Pulsar broker at {url}: {reason.lower()}", hint=BROKER_HINT
+        f"cannot reach the Pulsar broker at {shown(url)}: {reason.lower()}", hint=BROKER_HINT
     )
 
 
@@ -116,14 +121,15 @@ def translate(exc: Exception, url: str, doing: str) -> ToolctlError:
         # no signal came: the client's operation was cut off by the broker (a restart
         # resets the connection under a pending lookup or subscribe)
         return TransportUnavailable(
-            f"the Pulsar broker at {url} reset the connection while {doing}", hint=BROKER_HINT
+            f"the Pulsar broker at {shown(url)} reset the connection while {doing}",
+            hint=BROKER_HINT,
         )
     if isinstance(exc, (pulsar.Timeout, pulsar.ConnectError)):
         return TransportUnavailable(
-            f"the Pulsar broker at {url} did not answer while {doing}", hint=BROKER_HINT
+            f"the Pulsar broker at {shown(url)} did not answer while {doing}", hint=BROKER_HINT
         )
     name = type(exc).__name__
-    return TransportUnavailable(f"Pulsar broker at {url}: {doing} failed: {name}: {exc}")
+    return TransportUnavailable(f"Pulsar broker at {shown(url)}: {doing} failed: {name}: {exc}")
 
 
 class PendingCall(Protocol):

@@ -389,8 +389,10 @@ class AnswerTooBig(Exception):
 
 
 def _not_subscribed(url: str, hosting: Hosting) -> TransportUnavailable:
+    from toolctl.pulsar.client import shown
+
     return TransportUnavailable(
-        f"the broker at {url} did not grant the subscription '{hosting.subscription}' on "
+        f"the broker at {shown(url)} did not grant the subscription '{hosting.subscription}' on "
         f"{hosting.request_queue}; if it is the embedded broker (pulsar-lite), another worker "
         "process holds it: pulsar-lite allows one worker process per service",
         hint="stop the other worker, or scale with --concurrency N in one worker; several "
