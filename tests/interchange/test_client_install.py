@@ -197,6 +197,34 @@ def test_a_symlinked_config_is_written_through_and_a_device_is_refused(
     assert fifo.is_fifo()
 
 
+def test_the_backup_replaces_a_symlink_never_writes_through_it(
+    places: Path, toolctl: Toolctl
+) -> None:
+    """A cloned project may bring `.mcp.json.bak` as a symlink to ~/.bashrc: the old config
+    is kept by a rename over the link (the link goes, its target is untouched); a directory
+    there is refused before anything is written."""
+    work = places / "work"
+    victim = write_files(places, {"victim": "export IMPORTANT=1\n"}) / "victim"
+    config = work / "c.json"
+    config.write_text('{"mcpServers": {}}')
+    (work / "c.json.bak").symlink_to(victim)
+    done = toolctl("mcp", "install", "--client", "cursor", "--config", str(config), cwd=work)
+    assert done.returncode == 0, done.stderr
+    assert victim.read_text() == "export IMPORTANT=1\n"
+    assert not (work / "c.json.bak").is_symlink()
+    assert (work / "c.json.bak").read_text() == '{"mcpServers": {}}'
+    other = work / "d.json"
+    other.write_text("{}")
+    (work / "d.json.bak").mkdir()
+    refused = toolctl("mcp", "install", "--client", "cursor", "--config", str(other), cwd=work)
+    assert (refused.returncode, refused.stderr) == (
+        2,
+        "toolctl: error: d.json.bak is a directory, where the old file would be kept; move "
+        "it away\n",
+    )
+    assert other.read_text() == "{}"
+
+
 def test_an_unknown_client_is_a_usage_error(places: Path, toolctl: Toolctl) -> None:
     done = toolctl("mcp", "install", "--client", "emacs", cwd=places / "work")
     assert done.returncode == 2

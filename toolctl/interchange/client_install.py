@@ -244,16 +244,35 @@ def _parsed(text: str) -> None:
         raise JsoncError(f"it is not JSON or JSONC: {exc}") from None
 
 
+def _keep_old(path: Path) -> Path:
+    """Copy ``path`` to ``FILE.bak`` by a rename over it: whatever stands there (a symlink
+    a cloned repository brought, pointing at ~/.bashrc) is replaced, never written through.
+    A directory there is refused."""
+    import tempfile
+
+    backup = path.with_name(path.name + ".bak")
+    if backup.is_dir() and not backup.is_symlink():
+        raise UsageError(
+            f"{backup} is a directory, where the old file would be kept", hint="move it away"
+        )
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{backup.name}.")
+    os.close(handle)
+    try:
+        shutil.copy2(path, temporary)
+        os.replace(temporary, backup)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    return backup
+
+
 def _write(path: Path, text: str, old: str | None) -> Path | None:
     """Write ``text`` atomically; the old file, if any, stays as ``FILE.bak``."""
     import tempfile
 
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        backup = None
-        if old is not None:
-            backup = path.with_name(path.name + ".bak")
-            shutil.copy2(path, backup)
+        backup = _keep_old(path) if old is not None else None
         handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
         try:
             with os.fdopen(handle, "w", encoding="utf-8") as out:
