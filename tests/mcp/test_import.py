@@ -417,3 +417,19 @@ def test_a_tool_the_server_lists_twice_is_refused_the_others_imported(
     assert done.returncode == 3, done.stderr
     assert "'echo': listed twice by the server" in done.stderr
     assert (reg / "tools/probe.echo.toml").is_file() and (reg / "tools/probe.fail.toml").is_file()
+
+
+def test_a_nul_in_a_servers_command_is_one_line_not_a_crash(
+    toolctl: Toolctl, tmp_path: Path
+) -> None:
+    """A client config whose command holds a NUL is imported as written; connecting to it
+    was exit 70 (ValueError: embedded null byte): one line, exit 2."""
+    (tmp_path / "nul.json").write_text('{"mcpServers": {"a": {"command": "x\\u0000y"}}}')
+    reg = tmp_path / "reg"
+    reg.mkdir()
+    assert toolctl("import", "mcp-config", "nul.json", "-r", str(reg)).returncode == 0
+    done = toolctl("import", "mcp", "a", "-r", str(reg))
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.endswith(
+        "MCP server 'a' cannot start: its command, environment or cwd holds a NUL character\n"
+    ), done.stderr

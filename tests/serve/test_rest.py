@@ -210,3 +210,40 @@ def test_serves_without_uvloop_and_httptools(serve: StartServe, tmp_path: Path) 
     assert answer.status_code == 200 and answer.json()["output"] == "hi"
     mapped = Path(f"/proc/{served.child.pid}/maps").read_text()
     assert "uvloop" not in mapped and "httptools" not in mapped
+
+
+def test_an_mcp_servers_session_outlives_each_call_the_gateway_makes(
+    serve: StartServe, registry: Path, tmp_path: Path
+) -> None:
+    """The gateway's calls to a stdio MCP server share one session: the sweep after each
+    call (which ends what a call left running) spares the server the runner keeps open.
+    It killed it, so every second call failed with 'exited with code -9' (503)."""
+    from tests.mcp.conftest import PROBE
+
+    pids = tmp_path / "probe.pids"
+    (registry / "probe.toml").write_text(
+        f"""
+[[service]]
+name = "probe"
+[service.mcp]
+command = ["{sys.executable}", "{PROBE}"]
+env = {{ PROBE_PID_FILE = "{pids}" }}
+
+[[tool]]
+name = "probe.echo"
+description = "Echo"
+service = "probe"
+parameters = {{ type = "object", properties = {{ text = {{ type = "string" }} }} }}
+[tool.mcp]
+name = "echo"
+"""
+    )
+    url = serve().url
+    started = []
+    for text in ("a", "b", "c", "d"):
+        ran = httpx.post(
+            f"{url}/run_tool", json={"tool_id": "probe.echo", "params": {"text": text}}, timeout=60
+        )
+        assert (ran.status_code, ran.json()["output"]) == (200, text), ran.text
+        started.append(pids.read_text().split()[0])
+    assert len(set(started)) == 1  # one server for the four calls, never restarted

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
-from toolctl.errors import TimedOut, TransportUnavailable
+from toolctl.errors import TimedOut, TransportUnavailable, UsageError
 from toolctl.mcp.wire import MAX_MESSAGE, LineSplitter, Message, ProtocolError, decode, encode
 from toolctl.processes.table import TAG_VARIABLE
 
@@ -104,6 +104,14 @@ class StdioTransport:
             ) from exc
         except (PermissionError, NotADirectoryError, OSError) as exc:
             raise TransportUnavailable(f"MCP server '{self.name}' cannot start: {exc}") from exc
+        except ValueError:  # a NUL in the command, environment or cwd (never echoed: secrets)
+            raise UsageError(
+                f"MCP server '{self.name}' cannot start: its command, environment or cwd "
+                "holds a NUL character"
+            ) from None
+        from toolctl.processes.reaper import keep
+
+        keep(self.process.pid)  # open across calls: a sweep after one call must spare it
         self._err_thread = threading.Thread(target=self._read_stderr, daemon=True)
         self._out_thread = threading.Thread(target=self._read_stdout, daemon=True)
         self._err_thread.start()
@@ -265,6 +273,9 @@ class StdioTransport:
         self._signal_group(signal.SIGKILL)
         tree.pop(self.process.pid, None)
         terminate_tree(tree)
+        from toolctl.processes.reaper import release
+
+        release(self.process.pid)
         self._out_thread.join(timeout=1)
         self._err_thread.join(timeout=1)
         for pipe in (self.process.stdout, self.process.stderr):

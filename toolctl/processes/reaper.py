@@ -158,6 +158,21 @@ _before: set[int] = set()
 """This process's descendants when the first call in flight began: not the calls' doing."""
 _in_flight_lock = threading.Condition()
 _sweeping = threading.Lock()
+_kept: set[int] = set()
+"""Processes a runner keeps open across calls on purpose (an MCP server's stdio session,
+which a server's calls share): spared by sweeps until released."""
+
+
+def keep(pid: int) -> None:
+    """Spare ``pid`` (and what runs below it) from sweeps until ``release``."""
+    with _in_flight_lock:
+        _kept.add(pid)
+
+
+def release(pid: int) -> None:
+    """Sweeps may kill ``pid`` again (its owner is ending it)."""
+    with _in_flight_lock:
+        _kept.discard(pid)
 
 
 class Reaping:
@@ -195,7 +210,8 @@ def sweep(settings: Settings, *, force: bool = False) -> None:
     """Kill and reap what the calls left behind, unless a call is still in flight.
 
     Spared: whatever ran below this process before the first call in flight began (a
-    test's fixtures, a server's own helpers) and the background processes toolctl keeps
+    test's fixtures, a server's own helpers), the processes a runner keeps open across
+    calls (``keep``: an MCP server's session) and the background processes toolctl keeps
     on purpose (managed services started by a call). Only the first sweep after calls
     ran does anything: what a library user starts between calls is not the calls' doing.
     ``force`` sweeps even while a call is in flight (a server that stops has waited).
@@ -208,7 +224,7 @@ def sweep(settings: Settings, *, force: bool = False) -> None:
                 return
             _swept = True
             before = set(_before)
-        kill_descendants(lambda: before | _background_pids(settings))
+        kill_descendants(lambda: before | set(_kept) | _background_pids(settings))
 
 
 def _background_pids(settings: Settings) -> set[int]:
