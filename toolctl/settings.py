@@ -49,9 +49,14 @@ class RecordSettings(NamedTuple):
         )
 
 
+_MOST = 10**15
+"""The largest bound a variable may give: SQLite's integers end at 2**63, and a history
+of 10**15 calls or days is no bound anyone needs."""
+
+
 def _number(env: Mapping[str, str], variable: str, default: Any, kind: type) -> Any:
-    """A positive number from a variable (unset or empty: the default). UsageError for
-    one that is not: a bound mistyped must not silently be another."""
+    """A positive number from a variable (unset or empty: the default), at most ``_MOST``.
+    UsageError for one that is not: a bound mistyped must not silently be another."""
     value = (env.get(variable) or "").strip()
     if not value:
         return default
@@ -59,10 +64,10 @@ def _number(env: Mapping[str, str], variable: str, default: Any, kind: type) -> 
         number = kind(value)
     except ValueError:
         number = 0
-    if not number > 0 or number == float("inf"):
+    if not 0 < number <= _MOST:  # NaN and infinity too
         from toolctl.errors import UsageError
 
-        raise UsageError(f"{variable}={value!r}: expected a number above 0")
+        raise UsageError(f"{variable}={value!r}: expected a number above 0, at most 10**15")
     return number
 
 

@@ -217,8 +217,9 @@ def test_a_newline_in_what_an_error_quotes_cannot_forge_a_line(toolctl: Toolctl)
         ("TOOLCTL_HISTORY", "sometimes", "expected 1 or 0 (true/false, yes/no, on/off)"),
         ("TOOLCTL_RECORD_ARGUMENTS", "2", "expected 1 or 0 (true/false, yes/no, on/off)"),
         ("TOOLCTL_LOG", "xml", "expected json or text"),
-        ("TOOLCTL_HISTORY_MAX_CALLS", "abc", "expected a number above 0"),
-        ("TOOLCTL_HISTORY_MAX_DAYS", "-1", "expected a number above 0"),
+        ("TOOLCTL_HISTORY_MAX_CALLS", "abc", "expected a number above 0, at most 10**15"),
+        ("TOOLCTL_HISTORY_MAX_DAYS", "-1", "expected a number above 0, at most 10**15"),
+        ("TOOLCTL_HISTORY_MAX_CALLS", "9" * 23, "expected a number above 0, at most 10**15"),
         ("TOOLCTL_REGISTRY", ":", "names no directory; name one, or unset it"),
     ],
 )
