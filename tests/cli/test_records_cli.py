@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import resource
 import signal
 import sqlite3
@@ -223,11 +224,15 @@ def test_history_import_reads_chat_transcripts_as_sessions(
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == {"calls": 3, "sessions": 2}
     found = calls(toolctl, "--caller", "import")
-    assert [(c["tool"], c["outcome"], c["session"]) for c in reversed(found)] == [
-        ("get_weather", "ok", "conv-1"),
-        ("book", "failed", "conv-1"),
-        ("get_weather", "ok", f"{source}:2"),
+    assert [(c["tool"], c["outcome"]) for c in reversed(found)] == [
+        ("get_weather", "ok"),
+        ("book", "failed"),
+        ("get_weather", "ok"),
     ]
+    sessions = [c["session"] for c in reversed(found)]
+    assert sessions[:2] == ["conv-1", "conv-1"]
+    # a conversation without an id: FILE:LINE, then # and a digest of its calls
+    assert re.fullmatch(rf"{re.escape(str(source))}:2#[0-9a-f]{{8}}", sessions[2])
     assert all("arguments" not in c for c in found)
     assert toolctl("history", "import", str(source)).returncode == 0  # again: replaced
     assert len(calls(toolctl, "--caller", "import")) == 3
@@ -445,3 +450,48 @@ def test_eight_toolctl_processes_record_at_once(toolctl: Toolctl, reg: str, tmp_
     assert {s: sum(c["session"] == s for c in found) for s in {c["session"] for c in found}} == {
         f"p{n}": 40 for n in range(8)
     }
+
+
+def test_history_import_keeps_apart_what_it_cannot_tell_from_another(
+    toolctl: Toolctl, tmp_path: Path
+) -> None:
+    """Two conversations without an id read from stdin one after the other were both
+    session `-:1`, so the second import deleted the first's calls; a file that is not
+    UTF-8 was stored with its bytes as U+FFFD; U+2028 inside a string split a line; one id
+    on two lines merged two conversations; a lone surrogate in a tool's name was exit 70."""
+
+    def chat(*tools: str, id: str | None = None) -> str:
+        called = [
+            {"id": str(n), "type": "function", "function": {"name": t, "arguments": "{}"}}
+            for n, t in enumerate(tools)
+        ]
+        document: dict[str, object] = {"messages": [{"role": "assistant", "tool_calls": called}]}
+        if id is not None:
+            document["id"] = id
+        return json.dumps(document)
+
+    assert toolctl("history", "import", "-", input=chat("echo", "fail") + "\n").returncode == 0
+    assert toolctl("history", "import", "-", input=chat("hang") + "\n").returncode == 0
+    assert sorted(c["tool"] for c in calls(toolctl)) == ["echo", "fail", "hang"]
+    latin = tmp_path / "latin.jsonl"
+    latin.write_bytes(chat("caf\u00e9").encode("latin-1").replace(b"\\u00e9", b"\xe9") + b"\n")
+    refused = toolctl("history", "import", str(latin))
+    assert refused.returncode == 2 and "is not UTF-8 text" in refused.stderr, refused.stderr
+    pasted = tmp_path / "pasted.jsonl"
+    line = chat("echo")[:-1] + ', "note": "a\u2028b"}'
+    pasted.write_text(json.dumps(json.loads(line), ensure_ascii=False) + "\n")
+    assert toolctl("history", "import", str(pasted)).returncode == 0
+    twice = tmp_path / "twice.jsonl"
+    twice.write_text(chat("echo", id="same") + "\n" + chat("fail", id="same") + "\n")
+    done = toolctl("history", "import", str(twice))
+    assert done.returncode == 2 and "twice.jsonl:2: conversation id 'same' is also on line 1" in (
+        done.stderr
+    )
+    lone = tmp_path / "lone.jsonl"
+    lone.write_text(chat("ecXho").replace("ecXho", r"ec\udfffho") + "\n")  # JSON's escape
+    done = toolctl("history", "import", str(lone))
+    assert done.returncode == 2, done.stderr
+    assert "lone.jsonl:1: a conversation id, tool name or call id is not valid Unicode" in (
+        done.stderr
+    )
+    assert len(calls(toolctl)) == 4  # nothing of the refused files

@@ -50,9 +50,13 @@ def transcript_lines(file: Path) -> Iterable[str]:
     if str(file) == "-":
         return sys.stdin
     try:
-        return file.read_text(encoding="utf-8", errors="replace").splitlines()
+        text = file.read_text(encoding="utf-8")
     except OSError as exc:
         raise UsageError(f"cannot read {file}: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:  # a tool name mangled into U+FFFD would be stored
+        raise UsageError(f"cannot read {file}: it is not UTF-8 text ({exc.reason})") from None
+    # lines end at \n only, as JSON Lines says: U+2028 and the like may sit in a string
+    return text.split("\n")
 
 
 def import_transcripts(settings: Settings, lines: Iterable[str], origin: str) -> Imported:
@@ -65,6 +69,7 @@ def import_transcripts(settings: Settings, lines: Iterable[str], origin: str) ->
     transcripts = list(read_transcripts(lines, origin))  # a bad line: UsageError, exit 2
     if not transcripts:
         raise UsageError(f"{origin}: no conversation in it")
+    _check_keys(transcripts)
     rows = _rows(transcripts, settings, time.time())
     path = history.history_path(settings.state_dir)
     try:
@@ -90,8 +95,43 @@ def import_transcripts(settings: Settings, lines: Iterable[str], origin: str) ->
     return Imported(len(transcripts), len(rows))
 
 
+def _check_keys(transcripts: list[Transcript]) -> None:
+    """UsageError (FILE:LINE) for what the history cannot hold or tell apart: a lone
+    surrogate in a conversation's id, a tool's name or a call's id (SQLite stores UTF-8
+    text), or one conversation id on two lines (their calls would merge into one session,
+    inventing transitions no conversation has)."""
+    seen: dict[str, int] = {}
+    for transcript in transcripts:
+        texts = [transcript.id, *(t for c in transcript.calls for t in (c.tool, c.call_id))]
+        for text in texts:
+            try:
+                (text or "").encode("utf-8")
+            except UnicodeEncodeError:
+                raise UsageError(
+                    f"{transcript.where}: a conversation id, tool name or call id is not valid "
+                    "Unicode (a lone surrogate)"
+                ) from None
+        if transcript.id is not None:
+            first = seen.setdefault(transcript.id, transcript.line)
+            if first != transcript.line:
+                raise UsageError(
+                    f"{transcript.where}: conversation id {transcript.id!r} is also on line "
+                    f"{first}",
+                    hint="give each conversation its own id; nothing was imported",
+                )
+
+
 def _session(transcript: Transcript) -> str:
-    return transcript.id or f"{transcript.origin}:{transcript.line}"
+    """A conversation's session: its id; else where it was read, with a digest of its calls,
+    so a conversation imported again replaces its calls and another one at the same place
+    (stdin again, a file of the same name elsewhere) is never taken for it."""
+    if transcript.id:
+        return transcript.id
+    import hashlib
+
+    calls = [(c.tool, dict(c.arguments), c.call_id) for c in transcript.calls]
+    digest = hashlib.sha256(json.dumps(calls, sort_keys=True, default=str).encode())
+    return f"{transcript.origin}:{transcript.line}#{digest.hexdigest()[:8]}"
 
 
 def _rows(transcripts: list[Transcript], settings: Settings, now: float) -> list[CallRecord]:
