@@ -31,14 +31,40 @@ _TRUE = {"true", "1", "yes", "on"}
 _FALSE = {"false", "0", "no", "off"}
 
 
+MAX_INPUT = 64 * 2**20
+"""The most toolctl reads of one JSON input it holds whole (``--args``, a ``--batch`` line,
+a file to import): past it, a usage error, never all the memory there is (``/dev/zero``)."""
+
+
+def read_bounded(stream: Any, what: str) -> bytes:
+    """All of a binary ``stream``, at most ``MAX_INPUT`` bytes (UsageError past it)."""
+    raw = stream.read(MAX_INPUT + 1)
+    if len(raw) > MAX_INPUT:
+        raise UsageError(f"{what} is larger than {MAX_INPUT // 2**20} MiB")
+    return bytes(raw)
+
+
 def read_args_option(value: str) -> dict[str, Any]:
     """``--args``: inline JSON, ``@file`` or ``-`` for stdin; must be a JSON object."""
     if value == "-":
-        text, origin = sys.stdin.read(), "stdin"
+        binary = getattr(sys.stdin, "buffer", None)
+        if binary is None:  # a text stream stood in for stdin
+            text, origin = sys.stdin.read(MAX_INPUT + 1), "stdin"
+            if len(text) > MAX_INPUT:
+                raise UsageError(f"--args - (stdin) is larger than {MAX_INPUT // 2**20} MiB")
+        else:
+            raw, origin = read_bounded(binary, "--args - (stdin)"), "stdin"
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise UsageError(
+                    f"--args - (stdin) is not UTF-8 text (byte {exc.start}: {exc.reason})"
+                ) from None
     elif value.startswith("@"):
         path = Path(value[1:])
         try:
-            raw, origin = path.read_bytes(), str(path)
+            with path.open("rb") as opened:
+                raw, origin = read_bounded(opened, f"--args file {path}"), str(path)
         except OSError as exc:
             raise UsageError(f"cannot read --args file {path}: {exc.strerror}") from exc
         try:

@@ -170,3 +170,28 @@ def test_show_marks_a_quarantined_look_alike(tmp_path: Path, toolctl: Toolctl) -
     }
     holder = json.loads(toolctl("show", "read-file", *path, "--json").stdout)
     assert holder["quarantined"] is None
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="no /dev/zero")
+@pytest.mark.parametrize(
+    ("line", "told"),
+    [
+        (["run", "echo", "--args", "@/dev/zero"], "--args file /dev/zero is larger than 64 MiB"),
+        (["run", "echo", "--batch", "/dev/zero"], "--batch line 1 is longer than 64 MiB"),
+        (["import", "trustgraph", "/dev/zero"], "cannot read /dev/zero: it is larger than 64 MiB"),
+        (["import", "mcp-config", "/dev/zero"], "cannot read /dev/zero: it is larger than 64 MiB"),
+    ],
+    ids=["--args @FILE", "--batch FILE", "import FILE", "import mcp-config FILE"],
+)
+def test_an_input_that_never_ends_is_refused_at_a_bound(
+    toolctl: Toolctl, tmp_path: Path, line: list[str], told: str
+) -> None:
+    """What toolctl holds whole (an --args file, a --batch line, a file to import) is read
+    up to 64 MiB: /dev/zero took all the memory there was, then exit 70."""
+    write_files(
+        tmp_path,
+        {"reg/e.toml": '[[tool]]\nname = "echo"\n[tool.local]\ncommand = ["cat"]\n'},
+    )
+    done = toolctl(*line, "-r", str(tmp_path / "reg"))
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith(f"toolctl: error: {told}"), done.stderr

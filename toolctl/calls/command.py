@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import itertools
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -97,13 +98,35 @@ def run_named(
 
 def batch_lines(source: str) -> Iterable[str]:
     """Lines of a --batch file, or of stdin for '-'; bytes that are not UTF-8 stay in the
-    line as surrogates, so that line (and only it) fails as not UTF-8 text."""
+    line as surrogates, so that line (and only it) fails as not UTF-8 text. A line longer
+    than ``MAX_INPUT`` ends the batch (exit 2): a line that never ends (``/dev/zero``)
+    would otherwise take all the memory there is."""
     if source == "-":
         binary = getattr(sys.stdin, "buffer", None)
         if binary is None:  # a text stream stood in for stdin
             return sys.stdin
-        return (raw.decode("utf-8", "surrogateescape") for raw in binary)
+        return _bounded_lines(binary)
     try:
-        return open(source, encoding="utf-8", errors="surrogateescape")
+        opened = open(source, "rb")  # noqa: SIM115 (closed by _bounded_lines)
     except OSError as exc:
         raise UsageError(f"cannot read --batch file {source}: {exc.strerror}") from exc
+    return _bounded_lines(opened, close=True)
+
+
+def _bounded_lines(stream: Any, *, close: bool = False) -> Iterator[str]:
+    from toolctl.arguments import MAX_INPUT
+
+    try:
+        for number in itertools.count(1):
+            raw = stream.readline(MAX_INPUT + 1)
+            if not raw:
+                return
+            if len(raw) > MAX_INPUT and not raw.endswith(b"\n"):
+                raise UsageError(
+                    f"--batch line {number} is longer than {MAX_INPUT // 2**20} MiB",
+                    hint="send large values as a file the tool reads",
+                )
+            yield raw.decode("utf-8", "surrogateescape")
+    finally:
+        if close:
+            stream.close()
