@@ -86,3 +86,18 @@ def test_connecting_shows_on_a_terminal(tmp_path: Path) -> None:
     assert screen.returncode == 0, screen.text
     assert "connecting to MCP server 'text'…" in screen.text
     assert "toolctl: imported tool 'text.reverse'" in plain(screen.text)
+
+
+def test_a_name_that_is_not_a_registry_name_is_refused(toolctl: Toolctl, tmp_path: Path) -> None:
+    """`mcp add NAME` registers the service NAME: one that cannot be a name (empty, a path,
+    a letter outside ASCII) is exit 2 saying why, not a service of another, made-up name."""
+    (tmp_path / "reg").mkdir()
+    for name, told in (
+        ("", "a name cannot be empty"),
+        ("../evil", "use letters, digits"),
+        ("pr\u00f6be", "use letters, digits"),
+    ):
+        done = toolctl("mcp", "add", name, "-r", "reg", "--", *SERVER)
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.startswith(f"toolctl: error: invalid service name {name!r}: {told}")
+    assert not list((tmp_path / "reg").rglob("*.toml"))

@@ -32,7 +32,11 @@ def add_mcp_server(
     from toolctl.interchange.client_configs import ClientConfig
     from toolctl.interchange.client_servers import server_of
     from toolctl.interchange.mcp_config import import_configs
+    from toolctl.names import name_problem
 
+    problem = name_problem(name)  # the name the user chose is the service's, as it is
+    if problem is not None:
+        raise UsageError(f"invalid service name {name!r}: {problem}")
     if command and url:
         raise UsageError("give the server's command after --, or --url, not both")
     if not command and not url:
