@@ -195,3 +195,22 @@ def test_an_input_that_never_ends_is_refused_at_a_bound(
     done = toolctl(*line, "-r", str(tmp_path / "reg"))
     assert done.returncode == 2, done.stderr
     assert done.stderr.startswith(f"toolctl: error: {told}"), done.stderr
+
+
+def test_batch_with_dry_run_is_refused_and_runs_nothing(toolctl: Toolctl, tmp_path: Path) -> None:
+    """`--batch FILE --dry-run` ran every line for real (results, history rows): a dry run
+    must run nothing, so the pair is a usage error."""
+    marker = tmp_path / "ran"
+    write_files(
+        tmp_path,
+        {
+            "reg/t.toml": f'[[tool]]\nname = "touch"\n[tool.local]\ncommand = ["touch", '
+            f'"{marker}"]\ninput = "none"\n'
+        },
+    )
+    done = toolctl("run", "touch", "--batch", "-", "--dry-run", "-r", "reg", input="{}\n")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        "toolctl: error: --dry-run shows one call's plan; drop --batch (or --dry-run)\n"
+    )
+    assert not marker.exists()

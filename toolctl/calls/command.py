@@ -83,6 +83,8 @@ def run_named(
     if batch is not None:
         if pairs or args:
             raise UsageError("--batch reads the arguments from its lines; drop --arg/--args")
+        if dry_run:  # a plan per line is not what --batch is for: nothing must run
+            raise UsageError("--dry-run shows one call's plan; drop --batch (or --dry-run)")
         import gc
 
         gc.freeze()  # what start-up built lives to the end: keep it out of every GC pass
