@@ -461,6 +461,16 @@ def test_learn_writes_to_stdout_and_never_over_what_is_not_a_file(
     assert toolctl(*args, "--out", str(tmp_path / "link.learned")).returncode == 0
     assert (tmp_path / "link.learned").is_symlink()
     assert (tmp_path / "real.learned").read_text().startswith("# Learned by")
+    # the registry's own toolctl.learned, brought as a link by a clone: replaced, never
+    # written through (the --out above is a path the user named)
+    victim = tmp_path / "precious.txt"
+    victim.write_text("keep me\n")
+    default = reg / "toolctl.learned"
+    default.unlink(missing_ok=True)
+    default.symlink_to(victim)
+    assert toolctl(*args).returncode == 0
+    assert victim.read_text() == "keep me\n"
+    assert not default.is_symlink() and default.read_text().startswith("# Learned by")
 
 
 @pytest.mark.parametrize(

@@ -45,13 +45,16 @@ def read_learned(path: Path) -> LearnedModel:
     return loads(text, str(path))
 
 
-def write_learned(path: Path, text: str) -> None:
+def write_learned(path: Path, text: str, *, through_links: bool = True) -> None:
     """Write ``text`` to ``path`` all at once: a reader sees the old file or the new one.
-    Through a symlink; UsageError for a path that is not a regular file (``/dev/null``
-    would be replaced, ``toolctl.targets``)."""
+    Through a symlink (an ``--out`` the user named); without ``through_links`` (the
+    registry's own ``toolctl.learned``, which a cloned repository may bring as a link to
+    ~/.bashrc) a symlink there is replaced, never written through. UsageError for a path
+    that is not a regular file (``/dev/null`` would be replaced, ``toolctl.targets``)."""
     from toolctl.targets import output_file
 
-    path = output_file(path)
+    if through_links or not path.is_symlink():
+        path = output_file(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         handle, temporary = tempfile.mkstemp(prefix=".learned-", dir=path.parent)

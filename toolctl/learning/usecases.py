@@ -96,7 +96,7 @@ def learn_graph(
     text = dumps(model)
     if str(path) == "-":
         return Learned(path, model, skipped, text)
-    write_learned(path, text)
+    write_learned(path, text, through_links=out is not None)
     return Learned(path, model, skipped)
 
 
