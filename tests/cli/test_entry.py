@@ -274,3 +274,35 @@ def test_a_file_name_too_long_is_a_usage_error_not_a_crash(
     assert done.returncode == 2, done.stderr
     assert done.stderr.count("\n") == 1 and "internal error" not in done.stderr
     assert "too long" in done.stderr, done.stderr
+
+
+FLOOD = (
+    '[[tool]]\nname = "flood"\ntimeout = 60\n[tool.local]\ncommand = ["{python}", "-c", '
+    '"import sys\\nfor i in range(100000): sys.stdout.write(\\"x\\" * 99 + \\"\\\\n\\")"]\n'
+    'input = "none"\n'
+)
+
+
+@pytest.mark.parametrize(
+    ("redirect", "code"), [("| head -c 10 >/dev/null", 141), (">/dev/full", 74)]
+)
+def test_streamed_output_that_cannot_be_written_ends_the_run_with_its_code(
+    tmp_path: Path, redirect: str, code: int
+) -> None:
+    """A tool's output streamed to a reader that went away (`| head`) or to a full disk:
+    the rest is dropped, the tool finishes, and the run ends 141 or 74. The reading thread
+    died with a traceback and the tool, its pipe full, waited out its timeout (exit 124)."""
+    if redirect.startswith(">/dev/full") and not Path("/dev/full").exists():
+        pytest.skip("no /dev/full on this system")
+    write_files(tmp_path, {"reg/t.toml": FLOOD.replace("{python}", sys.executable)})
+    script = f'"$0" -m toolctl run flood -r reg {redirect}; echo "exit ${{PIPESTATUS[0]}}" >&2'
+    done = subprocess.run(
+        ["bash", "-c", script, sys.executable],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=50,
+    )
+    assert "Traceback" not in done.stderr and f"exit {code}\n" in done.stderr, done.stderr
+    if code == 74:
+        assert "toolctl: error: cannot write: No space left on device" in done.stderr

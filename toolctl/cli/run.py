@@ -145,5 +145,6 @@ def run_command(
         ok = running.print_run(
             done, as_json=json, streamed=sink.streamed, source=batch, color=settings.color
         )
+    sink.check_output()  # the reader gone (141), a full disk (74)
     if not ok:
         raise ToolFailed("the tool failed", quiet=True)

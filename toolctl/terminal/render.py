@@ -412,6 +412,9 @@ class TerminalSink(Sink):
         self.show_output = show_output
         self.events = events
         self.streamed = False
+        self.lost: OSError | None = None
+        """Why streamed output could not be written (the reader went away, a full disk):
+        the rest is dropped, the call goes on, and the command ends with its exit code."""
 
     def event(self, event: dict[str, Any]) -> None:
         if self.events:
@@ -419,8 +422,21 @@ class TerminalSink(Sink):
 
     def output(self, text: str) -> None:
         if self.show_output:
-            write_stdout(text)
             self.streamed = True
+            try:
+                write_stdout(text)
+            except (OSError, ValueError) as exc:  # called from the runner's reading thread
+                self.show_output = False
+                self.lost = exc if isinstance(exc, OSError) else BrokenPipeError()
+
+    def check_output(self) -> None:
+        """ReaderGone (141) or OutputLost (74) when streamed output could not be written."""
+        from toolctl.errors import OutputLost, ReaderGone
+
+        if isinstance(self.lost, BrokenPipeError):
+            raise ReaderGone()
+        if self.lost is not None:
+            raise OutputLost(f"cannot write: {self.lost.strerror or self.lost}")
 
     def stderr(self, text: str) -> None:
         write_stderr(text)
