@@ -306,3 +306,24 @@ def test_streamed_output_that_cannot_be_written_ends_the_run_with_its_code(
     assert "Traceback" not in done.stderr and f"exit {code}\n" in done.stderr, done.stderr
     if code == 74:
         assert "toolctl: error: cannot write: No space left on device" in done.stderr
+
+
+def test_a_batch_to_a_full_disk_is_74_and_says_so(tmp_path: Path) -> None:
+    """The result lines of a --batch go out in bursts from a thread: a full disk there was
+    taken for a reader gone away (141, nothing said). It is 74, said, as everywhere else."""
+    if not Path("/dev/full").exists():
+        pytest.skip("no /dev/full on this system")
+    write_files(
+        tmp_path,
+        {"reg/t.toml": '[[tool]]\nname = "t"\n[tool.local]\ncommand = ["true"]\ninput = "none"\n'},
+    )
+    (tmp_path / "lines.jsonl").write_text("{}\n" * 300)
+    script = '"$0" -m toolctl run t -r reg --batch lines.jsonl --concurrency 8 >/dev/full'
+    done = subprocess.run(
+        ["sh", "-c", script, sys.executable], cwd=tmp_path, capture_output=True, text=True,
+        timeout=120,
+    )  # fmt: skip
+    assert (done.returncode, done.stderr) == (
+        74,
+        "toolctl: error: cannot write: No space left on device\n",
+    )

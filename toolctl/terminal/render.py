@@ -73,11 +73,12 @@ class JsonLines:
         self._lock = threading.Lock()
         self._done = threading.Event()
         self._ticker = threading.Thread(target=self._tick, daemon=True)
-        self._gone = False  # the ticker found the reader gone: the next write says so
+        self._gone: OSError | None = None  # why the ticker could not write: the next
+        # write raises it (the reader gone: 141; a full disk: 74, said)
 
     def write(self, data: Any) -> None:
-        if self._gone:
-            raise BrokenPipeError("the reader of the output went away")
+        if self._gone is not None:
+            raise self._gone
         line = json.dumps(data, sort_keys=True, ensure_ascii=False)
         with self._lock:
             self._lines.append(line)
@@ -96,8 +97,8 @@ class JsonLines:
         while not self._done.wait(0.05):
             try:
                 self.flush()
-            except OSError:  # the reader went away (`run --batch - | head -1`)
-                self._gone = True
+            except OSError as exc:  # the reader went away (`run --batch - | head -1`)
+                self._gone = exc
                 return
 
     def __enter__(self) -> JsonLines:
