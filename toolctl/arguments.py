@@ -61,6 +61,8 @@ def read_args_option(value: str) -> dict[str, Any]:
                     f"--args - (stdin) is not UTF-8 text (byte {exc.start}: {exc.reason})"
                 ) from None
     elif value.startswith("@"):
+        if value == "@":
+            raise UsageError("--args @ names no file: --args @FILE")
         path = Path(value[1:])
         try:
             with path.open("rb") as opened:

@@ -214,3 +214,12 @@ def test_batch_with_dry_run_is_refused_and_runs_nothing(toolctl: Toolctl, tmp_pa
         "toolctl: error: --dry-run shows one call's plan; drop --batch (or --dry-run)\n"
     )
     assert not marker.exists()
+
+
+def test_args_at_sign_alone_names_no_file(toolctl: Toolctl, tmp_path: Path) -> None:
+    write_files(tmp_path, {"reg/e.toml": '[[tool]]\nname = "e"\n[tool.local]\ncommand = ["cat"]\n'})
+    done = toolctl("run", "e", "--args", "@", "-r", "reg")
+    assert (done.returncode, done.stderr) == (
+        2,
+        "toolctl: error: --args @ names no file: --args @FILE\n",
+    )

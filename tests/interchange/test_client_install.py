@@ -281,3 +281,16 @@ def test_set_member_refuses_what_it_cannot_edit() -> None:
     for text in ("[]", '{"s": []}', '{"s": {', '{"s" 1}'):
         with pytest.raises(JsoncError):
             set_member(text, ["s"], "k", 1)
+
+
+def test_a_name_no_client_can_show_is_refused(places: Path, toolctl: Toolctl) -> None:
+    """`--name ''` (or a newline in it) wrote an entry no client can list: exit 2."""
+    config = places / "work" / "c.json"
+    for name in ("", " ", "a\nb"):
+        done = toolctl(
+            "mcp", "install", "--client", "cursor", "--config", str(config), "--name", name,
+            cwd=places / "work",
+        )  # fmt: skip
+        assert done.returncode == 2, done.stderr
+        assert "a server's name is text to show" in done.stderr
+    assert not config.exists()

@@ -160,6 +160,10 @@ def install_client(
         raise UsageError(
             f"unknown client '{client_name}'", hint=f"one of: {', '.join(sorted(CLIENTS))}"
         )
+    if not name.strip() or not name.isprintable():  # a key the client shows in its list
+        raise UsageError(
+            f"--name {name!r}: a server's name is text to show (not empty, no control characters)"
+        )
     _served_exists(settings, groups, actions, tools)
     path = config or client.config_path(Path.home(), Path(os.getcwd()))
     shared = shared_config(settings, client, path)
