@@ -247,3 +247,18 @@ name = "echo"
         assert (ran.status_code, ran.json()["output"]) == (200, text), ran.text
         started.append(pids.read_text().split()[0])
     assert len(set(started)) == 1  # one server for the four calls, never restarted
+
+    # the service's definition changes (a secret rotated, a command replaced): the session
+    # opened for the old one is not used again
+    moved = tmp_path / "moved.pids"
+    text = (registry / "probe.toml").read_text().replace(str(pids), str(moved))
+    (registry / "probe.toml").write_text(text)
+    assert wait_for(lambda: _answers(url, "e") and moved.exists(), seconds=30)
+    assert moved.read_text().split()[0] != started[0]
+
+
+def _answers(url: str, text: str) -> bool:
+    ran = httpx.post(
+        f"{url}/run_tool", json={"tool_id": "probe.echo", "params": {"text": text}}, timeout=60
+    )
+    return ran.status_code == 200 and ran.json()["output"] == text

@@ -43,13 +43,28 @@ class ToolVanished(ToolctlError):
 
 
 class _Live:
-    """One open session and the tool definitions it listed, by the server's names."""
+    """One open session and the tool definitions it listed, by the server's names, and
+    the service definition (with its directory) it was opened for."""
 
     def __init__(
-        self, session: Session | KeptSession, tools: Mapping[str, Mapping[str, Any]]
+        self,
+        session: Session | KeptSession,
+        tools: Mapping[str, Mapping[str, Any]],
+        opened_for: str = "",
     ) -> None:
         self.session = session
         self.tools = tools
+        self.opened_for = opened_for
+
+
+def _definition(tool: ToolSpec) -> str:
+    """What a session is opened from: the service's [service.mcp] and its directory. A
+    server that runs long (`serve`) reads the registry again as it changes: a session of a
+    definition since changed (a command removed, a secret rotated) is not used again."""
+    import json
+
+    section = (tool.service or {}).get("mcp") or {}
+    return json.dumps([section, str(tool.service_dir)], sort_keys=True, default=str)
 
 
 class McpRunner:
@@ -223,6 +238,10 @@ class McpRunner:
 
                 raise Interrupted("the call was stopped")
             live = self._live.get(name)
+            if live is not None and live.opened_for != _definition(tool):
+                del self._live[name]  # opened for a definition the registry no longer has
+                live.session.close()
+                live = None
             if live is None:
                 live = self._connect(tool, timeout, sink)
                 self._live[name] = live
@@ -253,7 +272,7 @@ class McpRunner:
         except BaseException:
             session.kill()
             raise
-        return _Live(session, tools)
+        return _Live(session, tools, _definition(tool))
 
 
 def _suggest_keep_alive(name: str, service: Mapping[str, Any], took: float, sink: Sink) -> None:
