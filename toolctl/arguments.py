@@ -37,46 +37,35 @@ a file to import): past it, a usage error, never all the memory there is (``/dev
 
 
 def read_bounded(stream: Any, what: str) -> bytes:
-    """All of a binary ``stream``, at most ``MAX_INPUT`` bytes (UsageError past it)."""
+    """All of ``stream`` (binary; a text one is encoded), at most ``MAX_INPUT`` bytes:
+    UsageError past it, naming ``what``."""
     raw = stream.read(MAX_INPUT + 1)
     if len(raw) > MAX_INPUT:
         raise UsageError(f"{what} is larger than {MAX_INPUT // 2**20} MiB")
-    return bytes(raw)
+    return raw.encode("utf-8", "surrogateescape") if isinstance(raw, str) else bytes(raw)
 
 
 def read_args_option(value: str) -> dict[str, Any]:
     """``--args``: inline JSON, ``@file`` or ``-`` for stdin; must be a JSON object."""
     if value == "-":
-        binary = getattr(sys.stdin, "buffer", None)
-        if binary is None:  # a text stream stood in for stdin
-            text, origin = sys.stdin.read(MAX_INPUT + 1), "stdin"
-            if len(text) > MAX_INPUT:
-                raise UsageError(f"--args - (stdin) is larger than {MAX_INPUT // 2**20} MiB")
-        else:
-            raw, origin = read_bounded(binary, "--args - (stdin)"), "stdin"
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise UsageError(
-                    f"--args - (stdin) is not UTF-8 text (byte {exc.start}: {exc.reason})"
-                ) from None
+        what, origin = "--args - (stdin)", "stdin"
+        raw = read_bounded(getattr(sys.stdin, "buffer", sys.stdin), what)
     elif value.startswith("@"):
         if value == "@":
             raise UsageError("--args @ names no file: --args @FILE")
         path = Path(value[1:])
+        what, origin = f"--args file {path}", str(path)
         try:
             with path.open("rb") as opened:
-                raw, origin = read_bounded(opened, f"--args file {path}"), str(path)
+                raw = read_bounded(opened, what)
         except OSError as exc:
             raise UsageError(f"cannot read --args file {path}: {exc.strerror}") from exc
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise UsageError(
-                f"--args file {path} is not UTF-8 text (byte {exc.start}: {exc.reason})"
-            ) from None
     else:
-        text, origin = value, "--args"
+        raw, what, origin = b"", "", "--args"
+    try:
+        text = raw.decode("utf-8") if what else value
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{what} is not UTF-8 text (byte {exc.start}: {exc.reason})") from None
     parsed = loads(text, origin)
     if not isinstance(parsed, dict):
         raise UsageError(f"{origin} must be a JSON object of arguments")
@@ -134,6 +123,17 @@ def is_text(text: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+def printable_os(text: str) -> str:
+    """Text the OS gave (a path, a command-line argument) fit to print and store: bytes that
+    are not UTF-8 (which ``os.fsdecode`` keeps as lone surrogates) as ``\\xff`` escapes."""
+    if is_text(text):
+        return text
+    try:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:  # a surrogate no byte stands for: not from the OS
+        return printable_text(text)
 
 
 def printable_text(text: str) -> str:

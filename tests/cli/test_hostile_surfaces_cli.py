@@ -178,8 +178,8 @@ def test_show_marks_a_quarantined_look_alike(tmp_path: Path, toolctl: Toolctl) -
     [
         (["run", "echo", "--args", "@/dev/zero"], "--args file /dev/zero is larger than 64 MiB"),
         (["run", "echo", "--batch", "/dev/zero"], "--batch line 1 is longer than 64 MiB"),
-        (["import", "trustgraph", "/dev/zero"], "cannot read /dev/zero: it is larger than 64 MiB"),
-        (["import", "mcp-config", "/dev/zero"], "cannot read /dev/zero: it is larger than 64 MiB"),
+        (["import", "trustgraph", "/dev/zero"], "/dev/zero is larger than 64 MiB"),
+        (["import", "mcp-config", "/dev/zero"], "/dev/zero is larger than 64 MiB"),
     ],
     ids=["--args @FILE", "--batch FILE", "import FILE", "import mcp-config FILE"],
 )

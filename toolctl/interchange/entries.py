@@ -37,7 +37,7 @@ class Imported:
 def read_text(path: Path) -> str:
     """A file to import, whole: at most ``MAX_INPUT`` bytes of UTF-8 (``/dev/zero`` is
     refused, not read until memory runs out); a FIFO will do (`<(curl ...)`)."""
-    from toolctl.arguments import MAX_INPUT, read_bounded
+    from toolctl.arguments import read_bounded
 
     input_file(path)
     try:
@@ -45,10 +45,6 @@ def read_text(path: Path) -> str:
             return read_bounded(opened, str(path)).decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"cannot read {path}: {exc}") from exc
-    except UsageError as exc:
-        raise UsageError(f"cannot read {path}: it is larger than {MAX_INPUT // 2**20} MiB") from (
-            exc
-        )
 
 
 def read_json(path: Path) -> Any:

@@ -18,6 +18,7 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
+from toolctl.arguments import is_text
 from toolctl.errors import RegistryError, UsageError
 from toolctl.learning.model import LearnedModel, Proposal, Tally
 
@@ -73,13 +74,7 @@ def learnable(name: str) -> bool:
     """Whether a tool name can be a key of the learned file: not empty, no space (contexts
     are names joined by spaces), and Unicode text (a lone surrogate from a JSON escape
     would be written as an escape no TOML reader takes: the file written, then refused)."""
-    if not name or any(c.isspace() for c in name):
-        return False
-    try:
-        name.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
+    return bool(name) and not any(c.isspace() for c in name) and is_text(name)
 
 
 def _name(name: str) -> str:

@@ -131,14 +131,13 @@ def start(settings: Settings, where: BrokerLayout) -> tuple[ProcessRecord, bool]
     if record is not None:
         return record, False
     require_free_port(where.port)
-    try:
-        str(where.data_dir).encode("utf-8")  # pulsar-lite reads its config as UTF-8 text
-    except UnicodeEncodeError:
-        shown = os.fsencode(where.data_dir).decode("utf-8", "backslashreplace")
+    from toolctl.arguments import is_text, printable_os
+
+    if not is_text(str(where.data_dir)):  # pulsar-lite reads its config as UTF-8 text
         raise UsageError(
-            f"the broker data directory {shown} is not a UTF-8 path",
+            f"the broker data directory {printable_os(str(where.data_dir))} is not a UTF-8 path",
             hint="pass another with --data DIR",
-        ) from None
+        )
     where.data_dir.mkdir(parents=True, exist_ok=True)
     where.config.write_text(CONFIG)
     try:

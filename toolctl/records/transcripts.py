@@ -100,17 +100,16 @@ def _check_keys(transcripts: list[Transcript]) -> None:
     surrogate in a conversation's id, a tool's name or a call's id (SQLite stores UTF-8
     text), or one conversation id on two lines (their calls would merge into one session,
     inventing transitions no conversation has)."""
+    from toolctl.arguments import is_text
+
     seen: dict[str, int] = {}
     for transcript in transcripts:
         texts = [transcript.id, *(t for c in transcript.calls for t in (c.tool, c.call_id))]
-        for text in texts:
-            try:
-                (text or "").encode("utf-8")
-            except UnicodeEncodeError:
-                raise UsageError(
-                    f"{transcript.where}: a conversation id, tool name or call id is not valid "
-                    "Unicode (a lone surrogate)"
-                ) from None
+        if not all(is_text(text or "") for text in texts):
+            raise UsageError(
+                f"{transcript.where}: a conversation id, tool name or call id is not valid "
+                "Unicode (a lone surrogate)"
+            )
         if transcript.id is not None:
             first = seen.setdefault(transcript.id, transcript.line)
             if first != transcript.line:

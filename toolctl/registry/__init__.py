@@ -41,13 +41,13 @@ def open_registry(
 def require_directories(settings: Settings) -> None:
     """A directory named with --registry or TOOLCTL_REGISTRY must exist: a typo must not
     read as 'empty' (nor become a new registry)."""
+    from toolctl.arguments import is_text, printable_os
     from toolctl.errors import UsageError
-    from toolctl.registry.loader import is_utf8, printable
 
     for directory in settings.search_path:
-        if not is_utf8(str(directory)):
+        if not is_text(str(directory)):
             raise UsageError(
-                f"registry directory {printable(str(directory))} is not a UTF-8 path",
+                f"registry directory {printable_os(str(directory))} is not a UTF-8 path",
                 hint="rename it, or name another with --registry",
             )
     files = settings.without_announcements()

@@ -14,6 +14,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from toolctl.arguments import is_text, printable_os
 from toolctl.findings import PARSE, Finding, Severity
 from toolctl.names import KINDS, NAME_PATTERN, TABLES
 
@@ -54,21 +55,6 @@ class FileStat(NamedTuple):
 
 MAX_DIR_DEPTH = 32
 """Directories below a registry root deeper than this are not read."""
-
-
-def printable(path: str) -> str:
-    """A path fit to print and store: bytes that are not UTF-8 (which ``os.fsdecode``
-    keeps as lone surrogates) shown as ``\\xff`` escapes."""
-    return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-
-
-def is_utf8(name: str) -> bool:
-    """Whether a name from the file system is valid UTF-8 (no surrogate escapes)."""
-    try:
-        name.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def walk(
@@ -129,9 +115,9 @@ def _walk_root(
         for entry in entries:
             if entry.name.startswith("."):
                 continue
-            if not is_utf8(entry.name):
+            if not is_text(entry.name):
                 if unreadable is not None and (entry.name.endswith(".toml") or _is_dir(entry)):
-                    unreadable.append(printable(entry.path))
+                    unreadable.append(printable_os(entry.path))
                 continue
             try:
                 if entry.is_dir():

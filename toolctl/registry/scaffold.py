@@ -179,12 +179,12 @@ def init_project(directory: Path) -> Initialised:
     if not directory.is_dir():
         missing = "is not a directory" if directory.exists() else "does not exist"
         raise UsageError(f"{directory} {missing}: a project is a directory")
-    from toolctl.registry.loader import is_utf8, printable
+    from toolctl.arguments import is_text, printable_os
 
     where = str(directory.absolute())
-    if not is_utf8(where):  # its registry could never be read (registry.require_directories)
+    if not is_text(where):  # its registry could never be read (registry.require_directories)
         raise UsageError(
-            f"{printable(where)} is not a UTF-8 path: a registry there cannot be used",
+            f"{printable_os(where)} is not a UTF-8 path: a registry there cannot be used",
             hint="rename it, or make the project in another directory",
         )
     made = not registry.is_dir()  # the directory first: a failure leaves no half project

@@ -68,10 +68,11 @@ def _not_utf8(args: list[str], exc: Exception) -> UsageError | None:
         return None
     import os
 
+    from toolctl.arguments import is_text
     from toolctl.errors import UsageError
 
     for arg in args:
-        if not _is_text(arg):
+        if not is_text(arg):
             return UsageError(
                 f"the argument {_shown(arg)} is not UTF-8 text",
                 hint="toolctl takes names and values in UTF-8: is the terminal set to "
@@ -79,7 +80,7 @@ def _not_utf8(args: list[str], exc: Exception) -> UsageError | None:
             )
     with contextlib.suppress(OSError):
         cwd = os.getcwd()
-        if not _is_text(cwd):
+        if not is_text(cwd):
             return UsageError(
                 f"the working directory {_shown(cwd)} is not a UTF-8 path",
                 hint="rename it, or work in another directory",
@@ -98,21 +99,11 @@ def _too_long(exc: Exception) -> UsageError | None:
     return UsageError(f"a file name is too long{where}", hint="use a shorter name or path")
 
 
-def _is_text(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
 def _shown(text: str) -> str:
     """``text`` quoted, its bytes that are not UTF-8 as ``\\xff`` escapes."""
-    try:
-        raw = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-    except UnicodeEncodeError:  # a surrogate no byte stands for: not from the OS
-        return ascii(text)
-    return repr(raw).replace("\\\\", "\\")
+    from toolctl.arguments import printable_os
+
+    return repr(printable_os(text)).replace("\\\\", "\\")
 
 
 def crashed(exc: BaseException, report: str) -> int:
