@@ -114,10 +114,8 @@ class StdioTransport:
         keep(self.process.pid)  # open across calls: a sweep after one call must spare it
         self._err_thread = threading.Thread(target=self._read_stderr, daemon=True)
         self._out_thread = threading.Thread(target=self._read_stdout, daemon=True)
-        self._exit_thread = threading.Thread(target=self._watch_exit, daemon=True)
         self._err_thread.start()
         self._out_thread.start()
-        self._exit_thread.start()
 
     @property
     def pid(self) -> int:
@@ -189,15 +187,6 @@ class StdioTransport:
                 self._stderr += chunk
                 if len(self._stderr) > STDERR_TAIL:
                     del self._stderr[: len(self._stderr) - STDERR_TAIL]
-
-    def _watch_exit(self) -> None:
-        """A server that exits while something it started still holds its stdout (npx's,
-        uvx's or a shell's children) never closes the pipe: its calls fail when it exits,
-        once what it wrote before is read, not when their timeout runs out."""
-        code = self.process.wait()
-        self._out_thread.join(timeout=1.0)  # its last answers, read by then
-        if self._out_thread.is_alive():
-            self._fail(TransportUnavailable(f"MCP server '{self.name}' exited with code {code}"))
 
     def _exited(self) -> TransportUnavailable:
         try:
