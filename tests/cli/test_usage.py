@@ -166,6 +166,22 @@ def test_batch_lines_carry_the_same_error_codes(tmp_path: Path, toolctl: Toolctl
     assert [r["exit_code"] for r in results[1:]] == [2, 2]
 
 
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [(["nope", "--batch", "-"], 4), (["echo", "--batch", "missing.jsonl"], 2)],
+    ids=["unknown tool", "no such file"],
+)
+def test_a_batch_with_json_prints_only_result_lines(
+    tmp_path: Path, toolctl: Toolctl, args: list[str], code: int
+) -> None:
+    """A batch's output is JSON Lines, a result per input line: what ends the whole batch
+    is on stderr and in the exit code, never a pretty-printed object among the lines."""
+    write_files(tmp_path, {"reg/t.toml": TOOLS})
+    done = toolctl("run", *args, "--json", "-r", "reg", input='{"text": "hi"}\n')
+    assert (done.returncode, done.stdout) == (code, ""), done.stderr
+    assert done.stderr.startswith("toolctl: error: ")
+
+
 def test_the_help_examples_that_read_work_on_the_sample_registry(toolctl: Toolctl) -> None:
     # what `toolctl help CMD` shows a new user in this checkout must not fail on its names
     import shlex

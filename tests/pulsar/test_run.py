@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import json
+import signal
 import socket
+import subprocess
+import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import Toolctl
-from tests.pulsar.pulsar_support import Project, StartWorker, free_port, result_of
+from tests.pulsar.pulsar_support import Project, StartWorker, first_line, free_port, result_of
 from toolctl.calls import resolve as resolve_tool
 from toolctl.errors import TimedOut
 from toolctl.registry.index import Registry
@@ -263,3 +267,45 @@ def _library(project: Project, url: str, tool: str) -> tuple[PulsarRunner, Call]
 
 def _login() -> str:
     return Settings.load().user
+
+
+def test_a_stopped_batch_loses_no_result_and_records_its_calls_as_stopped(
+    project: Project, workers: StartWorker, tmp_path: Path, pulsar_url: str
+) -> None:
+    """The pipelined path as the threaded one (tests/runners/test_lifetimes.py): SIGTERM
+    under a batch whose lines 3 and 5 never get an answer keeps the others' results, in
+    order, and tells and records the two as terminated, not as failures of the tool."""
+    workers("whoami", "--concurrency", "8")
+    naps = [0, 0, 1000, 0, 1000]
+    lines = tmp_path / "calls.jsonl"
+    lines.write_text("".join(json.dumps({"seconds": n}) + "\n" for n in naps))
+    command = [sys.executable, "-m", "toolctl", "run", "whoami", "--batch", str(lines)]
+    command += ["--concurrency", "8", "--pulsar-url", pulsar_url]
+    command += ["--registry", str(project.registry)]
+    with open(tmp_path / "batch.out", "wb") as out:
+        batch = subprocess.Popen(command, stdout=out, stderr=subprocess.PIPE, text=True)
+    try:
+        first_line(batch, tmp_path)
+        time.sleep(1)  # line 4 has its answer too, waiting behind line 3
+        batch.send_signal(signal.SIGTERM)
+        _, err = batch.communicate(timeout=30)
+    finally:
+        batch.kill()
+    assert batch.returncode == 143, err
+    assert err == "toolctl: error: terminated; the batch's calls were stopped\n"
+    results = [json.loads(line) for line in (tmp_path / "batch.out").read_text().splitlines()]
+    assert [r["success"] for r in results] == [True, True, False, True, False]
+    assert [(r["error"], r["exit_code"], r["error_code"]) for r in results[2::2]] == [
+        (f"line {n}: terminated; the call was stopped", 143, "terminated") for n in (3, 5)
+    ]
+    calls = json.loads(
+        subprocess.run(
+            [sys.executable, "-m", "toolctl", "history", "--caller", "batch", "--json"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    )["calls"]
+    assert sorted((c["outcome"], c["exit_code"]) for c in calls) == sorted(
+        [("ok", 0)] * 3 + [("interrupted", 143)] * 2
+    )

@@ -8,6 +8,7 @@ checks that the timeout bounds the whole call.
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import signal
@@ -22,6 +23,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import Toolctl, write_files
+from toolctl.records.transcripts import history_transcripts
+from toolctl.settings import Settings
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="needs /proc")
 
@@ -158,6 +161,67 @@ def test_sigterm_ends_a_batch_and_everything_its_calls_started(tmp_path: Path) -
     assert returncode == 143, stderr
     assert "terminated" in stderr
     assert gone(marks) == []
+
+
+@pytest.mark.parametrize(
+    ("signum", "code", "word"),
+    [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")],
+)
+def test_a_stopped_batch_loses_no_result_and_records_its_calls_as_stopped(
+    tmp_path: Path, toolctl_process: Toolctl, signum: int, code: int, word: str
+) -> None:
+    """Lines that ended before the signal keep their results, in order, however long a
+    line before them ran; the calls the signal ended are told and recorded as stopped (not
+    as failures of the tool); no line taken goes without its result line."""
+    mark = markers()[0]
+    tool = """
+    [[tool]]
+    name = "nap"
+    [tool.local]
+    command = ["sh", "-c", "touch started.$1; sleep $0; echo slept $0", "{secs}", "{n}"]
+    input = "none"
+    [[tool.arguments]]
+    name = "secs"
+    [[tool.arguments]]
+    name = "n"
+    type = "integer"
+    """
+    write_files(tmp_path, {"reg/t.toml": tool})
+    naps = ["0.1", mark, "0.2", mark, "0.1"]  # lines 2 and 4 run until stopped
+    (tmp_path / "lines.jsonl").write_text(
+        "".join(f'{{"secs": "{secs}", "n": {n}}}\n' for n, secs in enumerate(naps, start=1))
+    )
+    child = start(tmp_path, "nap", "--batch", "lines.jsonl", "--concurrency", "3")
+    deadline = time.monotonic() + 30
+    while len(list(tmp_path.glob("started.*"))) < 5 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.5)  # lines 3 and 5 have ended
+    child.send_signal(signum)
+    try:
+        stdout, stderr = child.communicate(timeout=30)
+    finally:
+        child.kill()
+    assert child.returncode == code, stderr
+    assert stderr == f"toolctl: error: {word}; the batch's calls were stopped\n"
+    assert gone((mark, mark, mark)) == []
+    results = [json.loads(line) for line in stdout.splitlines()]
+    assert [r.get("output") or r["error"] for r in results] == [
+        "slept 0.1",
+        f"line 2: {word}; the call was stopped",
+        "slept 0.2",
+        f"line 4: {word}; the call was stopped",
+        "slept 0.1",
+    ]
+    assert [(r["exit_code"], r.get("error_code")) for r in results[1::2]] == [(code, word)] * 2
+    assert all(r["duration_ms"] > 400 for r in results[1::2])  # the time they ran
+    history = toolctl_process("history", "--json")
+    calls = json.loads(history.stdout)["calls"]
+    assert sorted((c["outcome"], c["exit_code"]) for c in calls) == sorted(
+        [("ok", 0)] * 3 + [("interrupted", code)] * 2
+    ), history.stderr
+    # learning from use does not take them for failures of the tool: their success is unknown
+    [session] = history_transcripts(Settings.load())
+    assert sorted((c.success for c in session.calls), key=str) == [None, None, True, True, True]
 
 
 # -- HTTP: the timeout bounds the whole call, however the answer arrives -------------------

@@ -12,10 +12,11 @@ import json
 import threading
 from collections import deque
 from collections.abc import Iterable, Iterator, Mapping
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 from toolctl.calls.resolution import build_arguments
-from toolctl.errors import InvalidArguments, ToolctlError, TransportLost
+from toolctl.errors import Interrupted, InvalidArguments, ToolctlError, TransportLost, interruption
 from toolctl.runners.base import Call, Pipelined, Runner, ToolResult
 
 if TYPE_CHECKING:
@@ -28,7 +29,7 @@ Pending: TypeAlias = "Submitted | ToolResult"
 
 class Caller(Protocol):
     """What a batch needs of ``toolctl.calls.caller.Caller`` (which runs batches through
-    here, so this module names the three methods instead of importing it)."""
+    here, so this module names the methods instead of importing it)."""
 
     def execute(self, call: Call, origin: Origin | None = None) -> ToolResult: ...
 
@@ -42,6 +43,10 @@ class Caller(Protocol):
         origin: Origin | None = None,
     ) -> None: ...
 
+    def stop(self, cause: BaseException) -> None: ...
+
+    def stopped_call(self) -> Interrupted | None: ...
+
 
 def run_batch(
     caller: Caller,
@@ -50,50 +55,158 @@ def run_batch(
     lines: Iterable[str],
     concurrency: int,
     origin: Origin,
-) -> Iterator[ToolResult]:
-    """Yield one result per non-blank line, in input order, with a bounded window in flight.
+    span: AbstractContextManager[object] | None = None,
+) -> Batch:
+    """One result per non-blank line, in input order, with a bounded window in flight.
 
     ``template`` is the call every line makes, but for its arguments. A line that is not
     a JSON object, or whose arguments are invalid, yields a failed result without running
     anything; the batch goes on. If calls failed because the transport was lost under them
     (TransportLost: the broker died), that is raised after the last result (exit 5).
+    ``span`` is entered now and left when the batch ends or is closed (the reaping of what
+    its calls leave behind).
     """
-    lost: list[TransportLost] = []
-    if isinstance(runner, Pipelined):
-        yield from _pipelined(caller, runner, template, lines, concurrency, lost, origin)
-    else:
-        yield from _threaded(caller, template, lines, concurrency, lost, origin)
-    if lost:
-        raise lost[-1]
+    return Batch(caller, runner, template, lines, concurrency, origin, span)
 
 
-class _Ordered:
-    """Lines for worker threads, and their results handed out in input order.
+class Batch(Iterator[ToolResult]):
+    """A batch's results, in input order, as they come; ``stop`` (Ctrl-C, SIGTERM) ends it.
+
+    A stopping signal that reaches the thread reading the results (raised as
+    KeyboardInterrupt, here or in the code printing them, which then calls ``stop``) takes
+    no more lines and ends the calls in flight, yet loses nothing: every line already
+    taken still gets its result, in order (a call the stop ended fails as interrupted or
+    terminated, and is recorded so), and then the batch raises the interruption.
+    """
+
+    def __init__(
+        self,
+        caller: Caller,
+        runner: Runner,
+        template: Call,
+        lines: Iterable[str],
+        concurrency: int,
+        origin: Origin,
+        span: AbstractContextManager[object] | None = None,
+    ) -> None:
+        self._caller, self._runner = caller, runner
+        self._lost: list[TransportLost] = []
+        self._stopped: Interrupted | None = None
+        self._span = span
+        if span is not None:
+            span.__enter__()
+        self._order: _Order
+        if isinstance(runner, Pipelined):
+            self._order = _Pipelined(
+                caller, runner, template, lines, concurrency, self._lost, origin
+            )
+        else:
+            self._order = _Threaded(caller, template, lines, concurrency, self._lost, origin)
+
+    def __next__(self) -> ToolResult:
+        try:
+            try:
+                result = self._order.next()
+            except KeyboardInterrupt as exc:
+                self.stop(exc)
+                result = self._order.next()
+        except BaseException:
+            self.close()
+            raise
+        if result is not None:
+            return result
+        self.close()
+        if self._stopped is not None:
+            raise self._stopped
+        if self._lost:
+            raise self._lost[-1]
+        raise StopIteration
+
+    def close(self) -> None:
+        """Leave the batch's span (once); a batch left unfinished takes no more lines."""
+        self._order.stop()
+        span, self._span = self._span, None
+        if span is not None:
+            span.__exit__(None, None, None)
+
+    def stop(self, cause: BaseException) -> None:
+        """Take no more lines and end the calls in flight (``cause``: the KeyboardInterrupt
+        of the signal); the results of the lines taken still come."""
+        if self._stopped is not None:
+            return
+        self._stopped = interruption(cause, "interrupted; the batch's calls were stopped")
+        self._caller.stop(cause)  # a call that now ends unsuccessfully was stopped
+        self._order.stop()
+        self._runner.close()  # ends every call in flight
+
+
+class _Order(Protocol):
+    def next(self) -> ToolResult | None: ...
+
+    def stop(self) -> None: ...
+
+
+class _Threaded:
+    """Lines for worker threads, each making one blocking ``run`` at a time, and their
+    results handed out in input order.
 
     Workers take lines (so the input is read in order, at most ``4 x workers`` ahead of the
-    output) and put results; the reader is woken only by the result it waits for.
+    output) and put results; the reader is woken only by the result it waits for. A worker
+    reads the input without holding the lock the reader waits on, so a stop is never kept
+    waiting by a line that has not come (``--batch -`` from a terminal).
     """
 
-    def __init__(self, lines: Iterable[str], workers: int) -> None:
+    def __init__(
+        self,
+        caller: Caller,
+        template: Call,
+        lines: Iterable[str],
+        concurrency: int,
+        lost: list[TransportLost],
+        origin: Origin,
+    ) -> None:
         self.source = _numbered(lines)
-        self.window = workers * 4
+        self.window = concurrency * 4
         self.taken = self.emitted = 0
         self.wanted = -1
         self.finished: dict[int, ToolResult] = {}
-        self.running = workers
+        self.running = concurrency
+        self.stopping = False
         self.error: BaseException | None = None
         self.changed = threading.Condition()
+        self.reading = threading.Lock()
+
+        def work() -> None:
+            error: BaseException | None = None
+            try:
+                while (item := self.take()) is not None:
+                    place, number, line = item
+                    self.put(place, _one(caller, template, number, line, lost, origin))
+            except BaseException as exc:  # a bug in a worker: re-raised in the main thread
+                error = exc
+            finally:
+                self.worker_ended(error)
+
+        for _ in range(concurrency):
+            threading.Thread(target=work, name="toolctl-batch", daemon=True).start()
 
     def take(self) -> tuple[int, int, str] | None:
         """The next line with its place in the output, or None when the input is done."""
         with self.changed:
-            while self.taken - self.emitted >= self.window and not self.error:
+            while self.taken - self.emitted >= self.window and not self.halted():
                 self.changed.wait()
-            item = None if self.error else next(self.source, None)
-            if item is None:
+            if self.halted():
                 return None
-            self.taken += 1
-            return self.taken - 1, *item
+        with self.reading:
+            item = None if self.halted() else next(self.source, None)
+            with self.changed:
+                if item is None or self.stopping:
+                    return None
+                self.taken += 1
+                return self.taken - 1, *item
+
+    def halted(self) -> bool:
+        return self.stopping or self.error is not None
 
     def put(self, place: int, result: ToolResult) -> None:
         with self.changed:
@@ -101,80 +214,85 @@ class _Ordered:
             if place == self.wanted:
                 self.changed.notify_all()
 
-    def stopped(self, error: BaseException | None) -> None:
+    def worker_ended(self, error: BaseException | None) -> None:
         with self.changed:
             self.running -= 1
             self.error = self.error or error
             self.changed.notify_all()
 
-    def results(self) -> Iterator[ToolResult]:
-        while True:
-            with self.changed:
-                while self.emitted not in self.finished and self.running and not self.error:
-                    self.wanted = self.emitted
-                    self.changed.wait()
-                if self.error:
-                    raise self.error
-                if self.emitted not in self.finished:
-                    return
-                result = self.finished.pop(self.emitted)
-                self.emitted += 1
-                if self.taken - self.emitted == self.window - 1:
-                    self.changed.notify_all()  # room for the workers again
-            yield result
+    def stop(self) -> None:
+        with self.changed:
+            self.stopping = True
+            self.changed.notify_all()
+
+    def next(self) -> ToolResult | None:
+        with self.changed:
+            while self.emitted not in self.finished and self.pending():
+                self.wanted = self.emitted
+                self.changed.wait()
+            if self.error:
+                raise self.error
+            if self.emitted not in self.finished:
+                return None
+            result = self.finished.pop(self.emitted)
+            self.emitted += 1
+            if self.taken - self.emitted == self.window - 1:
+                self.changed.notify_all()  # room for the workers again
+            return result
+
+    def pending(self) -> bool:
+        """Whether a result may still come: a line taken is running, or (unless stopped)
+        a worker may take another."""
+        if self.error is not None:
+            return False
+        return self.emitted < self.taken or (self.running > 0 and not self.stopping)
 
 
-def _threaded(
-    caller: Caller,
-    template: Call,
-    lines: Iterable[str],
-    concurrency: int,
-    lost: list[TransportLost],
-    origin: Origin,
-) -> Iterator[ToolResult]:
-    ordered = _Ordered(lines, concurrency)
+class _Pipelined:
+    """Calls sent from the reading thread through ``Caller.submit`` (the one pipelined
+    path, the servers' too), ``concurrency`` of them in flight."""
 
-    def work() -> None:
-        error: BaseException | None = None
-        try:
-            while (item := ordered.take()) is not None:
-                place, number, line = item
-                ordered.put(place, _one(caller, template, number, line, lost, origin))
-        except BaseException as exc:  # a bug in a worker: re-raised in the main thread
-            error = exc
-        finally:
-            ordered.stopped(error)
+    def __init__(
+        self,
+        caller: Caller,
+        runner: Pipelined,
+        template: Call,
+        lines: Iterable[str],
+        concurrency: int,
+        lost: list[TransportLost],
+        origin: Origin,
+    ) -> None:
+        self.caller, self.runner, self.template = caller, runner, template
+        self.source = _numbered(lines)
+        self.concurrency, self.lost, self.origin = concurrency, lost, origin
+        self.window: deque[tuple[int, Pending]] = deque()
+        self.stopping = False
 
-    for _ in range(concurrency):
-        threading.Thread(target=work, name="toolctl-batch", daemon=True).start()
-    yield from ordered.results()
+    def next(self) -> ToolResult | None:
+        while not self.stopping and len(self.window) < self.concurrency:
+            item = next(self.source, None)
+            if item is None:
+                self.stopping = True  # the input is done
+                break
+            self.window.append((item[0], self.send(*item)))
+        if not self.window:
+            return None
+        number, pending = self.window[0]
+        result = _settle(self.template, number, pending, self.lost, self.caller.stopped_call())
+        self.window.popleft()
+        return result
 
-
-def _pipelined(
-    caller: Caller,
-    runner: Pipelined,
-    template: Call,
-    lines: Iterable[str],
-    concurrency: int,
-    lost: list[TransportLost],
-    origin: Origin,
-) -> Iterator[ToolResult]:
-    """Calls sent from this thread through ``Caller.submit`` (the one pipelined path, the
-    servers' too), ``concurrency`` of them in flight."""
-    window: deque[tuple[int, Pending]] = deque()
-    for number, line in _numbered(lines):
-        call = _arguments(template, number, line, caller, origin)
+    def send(self, number: int, line: str) -> Pending:
+        call = _arguments(self.template, number, line, self.caller, self.origin)
         if isinstance(call, ToolResult):
-            window.append((number, call))
-        else:
-            try:
-                window.append((number, caller.submit(runner, call, origin)))
-            except ToolctlError as exc:
-                window.append((number, _failed(template, f"line {number}: {exc}", exc, lost)))
-        if len(window) >= concurrency:
-            yield _settle(template, *window.popleft(), lost)
-    while window:
-        yield _settle(template, *window.popleft(), lost)
+            return call
+        try:
+            return self.caller.submit(self.runner, call, self.origin)
+        except ToolctlError as exc:
+            return _failed(self.template, f"line {number}: {exc}", exc, self.lost)
+
+    def stop(self) -> None:
+        self.stopping = True
 
 
 def _numbered(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
@@ -225,20 +343,31 @@ def _one(
     call = _arguments(template, number, line, caller, origin)
     if isinstance(call, ToolResult):
         return call
+    stopped = caller.stopped_call()
+    if stopped is not None:  # taken as the stop came: never begun, so not recorded
+        return _failed(template, f"line {number}: {stopped.word} before the call began", stopped)
     try:
         return caller.execute(call, origin)
     except ToolctlError as exc:
         return _failed(template, f"line {number}: {exc}", exc, lost)
 
 
-def _settle(template: Call, number: int, pending: Pending, lost: list[TransportLost]) -> ToolResult:
-    """The result of a pending call; a pipelined one also reports its end."""
+def _settle(
+    template: Call,
+    number: int,
+    pending: Pending,
+    lost: list[TransportLost],
+    stopped: Interrupted | None,
+) -> ToolResult:
+    """The result of a pending call (``stopped``: the error of a call the batch's stop
+    ended); a pipelined one also reports its end."""
     if isinstance(pending, ToolResult):
         return pending
     try:
         result = pending.future.result()
     except ToolctlError as exc:
-        result = _failed(template, f"line {number}: {exc}", exc, lost)
+        error = exc if stopped is None else stopped
+        result = _failed(template, f"line {number}: {error}", error, lost)
     pending.finish(result)
     return result
 
@@ -256,6 +385,7 @@ def _failed(
         False,
         error=message,
         exit_code=error.exit_code,
+        duration_ms=getattr(cause, "duration_ms", 0.0),
         transport=template.tool.runtime,
         error_code=error.error_code,
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from toolctl.calls.events import Submitted, done_event, elapsed_ms, start_event
@@ -20,6 +20,7 @@ from toolctl.runners.base import NO_SINK, Call, Event, Pipelined, Sink, ToolResu
 if TYPE_CHECKING:
     from concurrent.futures import Future
 
+    from toolctl.calls.batching import Batch
     from toolctl.calls.cancel import Cancel
     from toolctl.registry.index import Registry
     from toolctl.runners.base import Runner
@@ -62,6 +63,9 @@ class Caller:
         self.origin = origin
         self._runners: dict[str, Runner] = {}
         self._lock = threading.Lock()
+        self._batches: list[Batch] = []
+        self.stopped: Interrupted | None = None
+        """Set by ``stop``: the calls that end from then on without success were stopped."""
 
     def __enter__(self) -> Caller:
         return self
@@ -141,15 +145,20 @@ class Caller:
         secrets = passed_secrets(call.tool, self.settings.environ)
         try:
             result = runner.run(call)
+            if not result.success and self.stopped is not None:
+                raise Interrupted("the call ended as it was stopped")  # told as the stop
             if call.tool.data.get("output") == "mcp":
                 from toolctl.calls.content import declared_content
 
                 result = declared_content(result)
         except ToolctlError as exc:
-            unleaked_error(exc, secrets)
-            call.sink.event(done_event(call.tool, None, started, exc))
-            self.recorder.end(recording, error=_ran(exc, call, started))
-            raise
+            error = self.stopped_call() or exc
+            unleaked_error(error, secrets)
+            call.sink.event(done_event(call.tool, None, started, error))
+            self.recorder.end(recording, error=_ran(error, call, started))
+            if error is exc:
+                raise
+            raise error from exc
         except KeyboardInterrupt as exc:
             call.sink.event(done_event(call.tool, None, started, exc))
             error = interruption(exc, "interrupted; the call was stopped")
@@ -204,10 +213,24 @@ class Caller:
 
     def _settled(self, recording: Recording, future: Future[ToolResult]) -> None:
         if future.cancelled():
-            self.recorder.end(recording, error=Interrupted("cancelled"))
+            self.recorder.end(recording, error=self.stopped_call() or Interrupted("cancelled"))
             return
         error = future.exception()
+        if error is not None and self.stopped is not None:
+            error = self.stopped_call()
         self.recorder.end(recording, future.result() if error is None else None, error)
+
+    def stop(self, cause: BaseException) -> None:
+        """From now on a call that ends without success was ended by ``cause`` (the
+        KeyboardInterrupt of a stopping signal): a batch's calls, stopped with it, are
+        told and recorded as interrupted (or terminated...), not as failures of their own."""
+        self.stopped = interruption(cause, "interrupted; the call was stopped")
+
+    def stopped_call(self) -> Interrupted | None:
+        """A new error for one call that ``stop`` ended; None before it."""
+        if self.stopped is None:
+            return None
+        return type(self.stopped)(str(self.stopped))
 
     def describe(
         self,
@@ -242,9 +265,9 @@ class Caller:
         sink: Sink | None = None,
         max_output: int | None = None,
         origin: Origin | None = None,
-    ) -> Iterator[ToolResult]:
-        """One call per JSON line, in input order (see the module docstring); the batch is
-        one session (TOOLCTL_SESSION, else a new one)."""
+    ) -> Batch:
+        """One call per JSON line, in input order (see ``toolctl.calls.batching``); the
+        batch is one session (TOOLCTL_SESSION, else a new one)."""
         from toolctl.calls.batching import run_batch
 
         tool = name if isinstance(name, ToolSpec) else resolve(self.registry, name)
@@ -257,19 +280,17 @@ class Caller:
         )
         events = _EventsOnly(sink or NO_SINK)
         runner = self.runner(tool.runtime, events)
-        with Reaping(self.settings):
-            try:
-                yield from run_batch(
-                    self,
-                    runner,
-                    template._replace(sink=events),
-                    lines,
-                    concurrency,
-                    origin or batch_origin(self.settings),
-                )
-            except KeyboardInterrupt as exc:
-                runner.close()  # ends every call in flight
-                raise interruption(exc, "interrupted; the batch's calls were stopped") from exc
+        batch = run_batch(
+            self,
+            runner,
+            template._replace(sink=events),
+            lines,
+            concurrency,
+            origin or batch_origin(self.settings),
+            span=Reaping(self.settings),
+        )
+        self._batches.append(batch)
+        return batch
 
     def runner(self, runtime: str, sink: Sink = NO_SINK) -> Runner:
         """The runner of ``runtime``, loaded on first use and kept until ``close``."""
@@ -297,6 +318,9 @@ class Caller:
             runners, self._runners = list(self._runners.values()), {}
         for runner in runners:
             runner.close()
+        for batch in self._batches:  # one left unfinished (its output lost) ends here
+            batch.close()
+        self._batches = []
         sweep(self.settings, force=drain is not None)
 
 

@@ -184,11 +184,17 @@ def history_transcripts(
             "history",
             number,
             tuple(
-                Call(c.tool, _arguments(c.arguments), c.call_id, "", c.outcome == "ok")
+                Call(c.tool, _arguments(c.arguments), c.call_id, "", _succeeded(c.outcome))
                 for c in calls
             ),
             id=session,
         )
+
+
+def _succeeded(outcome: str) -> bool | None:
+    """A recorded call's success as learning weighs it: a call a signal stopped says
+    nothing of the tool (unknown, as a call with no answer), every other end does."""
+    return None if outcome == "interrupted" else outcome == "ok"
 
 
 def _arguments(stored: str | None) -> dict[str, Any]:

@@ -146,8 +146,12 @@ def _interruption(exc: BaseException | None) -> KeyboardInterrupt | None:
 def envelope(args: list[str], exc: Exception) -> None:
     """`run --json`: every outcome is a result object on stdout, the one `--batch` and
     `serve` give (success false, ``error``, ``error_code``, ``exit_code``), whatever went
-    wrong before or during the call; the exit code stays the same."""
+    wrong before or during the call; the exit code stays the same. Not for ``--batch``:
+    its output is one result line per input line, and what ends the whole batch (a
+    signal, a lost broker) is told on stderr and by the exit code."""
     if "--json" not in args or next((a for a in args if not a.startswith("-")), None) != "run":
+        return
+    if any(a == "--batch" or a.startswith("--batch=") for a in args):
         return
     from toolctl.runners.base import ToolResult
     from toolctl.terminal import render

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from toolctl.calls.command import Planned
@@ -52,15 +53,31 @@ def print_result(result: Any, *, as_json: bool, already_streamed: bool) -> None:
 def print_results(results: Any, progress: BatchProgress | None = None) -> bool:
     """ToolResults as JSON lines, as they come; True when every one succeeded."""
     ok = True
-    with render.JsonLines() as out:
-        for result in results:
-            out.write(result.to_json())
-            ok = ok and result.success
-            if progress is not None:
-                progress.count(result.success)
-    if progress is not None:
-        progress.close()
+    with render.JsonLines() as out, _closing(progress):
+        while True:
+            try:
+                for result in results:
+                    out.write(result.to_json())
+                    ok = ok and result.success
+                    if progress is not None:
+                        progress.count(result.success)
+                break
+            except KeyboardInterrupt as exc:  # came while a result was written: the
+                stop = getattr(results, "stop", None)  # batch stops, the results still come
+                if stop is None:
+                    raise
+                stop(exc)
     return ok
+
+
+@contextmanager
+def _closing(progress: BatchProgress | None) -> Iterator[None]:
+    """The progress line's summary, however the batch ends (a signal stops it too)."""
+    try:
+        yield
+    finally:
+        if progress is not None:
+            progress.close()
 
 
 class BatchProgress:
