@@ -101,3 +101,19 @@ def test_a_name_that_is_not_a_registry_name_is_refused(toolctl: Toolctl, tmp_pat
         assert done.returncode == 2, done.stderr
         assert done.stderr.startswith(f"toolctl: error: invalid service name {name!r}: {told}")
     assert not list((tmp_path / "reg").rglob("*.toml"))
+
+
+def test_a_name_taken_by_another_server_gets_advice_that_works(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    """`mcp add` has no --replace: the refusal says what does work, and it does."""
+    (tmp_path / "reg").mkdir()
+    assert toolctl("mcp", "add", "text", "-r", "reg", "--", *SERVER).returncode == 0
+    other = toolctl("mcp", "add", "text", "-r", "reg", "--", *SERVER, "--verbose")
+    assert other.returncode == 3
+    assert "--replace" not in other.stderr
+    advice = "'toolctl unregister service text' first to change it, or pick another name"
+    assert advice in other.stderr
+    assert toolctl("unregister", "service", "text", "-r", "reg").returncode == 0
+    again = toolctl("mcp", "add", "text", "-r", "reg", "--", *SERVER, "--verbose")
+    assert again.returncode == 0, again.stderr

@@ -117,7 +117,9 @@ def test_a_server_that_never_answers_the_handshake_times_out(tmp_path: Path) -> 
     with pytest.raises(TimedOut, match="did not finish the handshake") as caught:
         connect_stdio(argv, timeout=1)
     assert time.monotonic() - started < 30
-    assert "give it longer with timeout in the descriptor" in str(caught.value.hint)
+    assert "give it longer with connect_timeout = SECONDS in the service's [service.mcp]" in str(
+        caught.value.hint
+    )
 
 
 def test_a_server_that_writes_garbage_is_a_protocol_error() -> None:

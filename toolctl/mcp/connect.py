@@ -59,7 +59,7 @@ def finish_handshake(session: Session, timeout: float, prefer_modern: bool) -> S
             f"MCP server '{session.transport.name}' did not finish the handshake in {timeout:g} s;"
             f" {ended}",
             hint="a first start can be slow (npx and uvx fetch the server then): give it "
-            "longer with timeout in the descriptor, or --timeout",
+            "longer with connect_timeout = SECONDS in the service's [service.mcp]",
         ) from exc
     except BaseException:
         session.transport.kill()

@@ -144,7 +144,7 @@ def _existing_parent(path: Path) -> Path:
 
 
 def register(
-    entries: Sequence[Entry], settings: Settings, *, replace: bool = False
+    entries: Sequence[Entry], settings: Settings, *, replace: bool | None = None
 ) -> list[Written]:
     """Write every entry, or none of them if any name is taken or any target is unusable.
 
@@ -152,6 +152,8 @@ def register(
     spelt, is left ``unchanged``; with ``replace``, one that differs from the definition
     in the directory register writes to replaces it. Anything else holding the name (an
     earlier or later directory, a look-alike) refuses the batch: first wins decides.
+    ``replace`` None: the command offers no --replace (an import), and a refusal's advice
+    does not name it.
     """
     settings = settings.without_announcements()  # register never writes announced things
     target = target_directory(settings)
@@ -188,7 +190,7 @@ def _refuse_clashes(entries: Sequence[Entry]) -> None:
 
 
 def _plan(
-    target: Path, entry: Entry, registry: Registry, settings: Settings, replace: bool
+    target: Path, entry: Entry, registry: Registry, settings: Settings, replace: bool | None
 ) -> tuple[Entry, Written]:
     """What to do with an entry; refuses (before anything is written) what cannot be done."""
     new = entry.definition
@@ -222,7 +224,7 @@ def same_definition(new: Definition, old: Definition) -> bool:
 
 
 def _refuse_taken(
-    new: Definition, holder: Definition, target: Path, settings: Settings, replace: bool
+    new: Definition, holder: Definition, target: Path, settings: Settings, replace: bool | None
 ) -> None:
     """NameConflict unless ``replace`` may update ``holder``: a file of ``target`` holding
     that one entry."""
@@ -237,9 +239,14 @@ def _refuse_taken(
             + (" or change it there" if before else ", or unregister that one first"),
         )
     if not replace:
+        update = (
+            "pass --replace to update it"
+            if replace is False
+            else f"'toolctl unregister {new.kind} {new.name}' first to change it"
+        )
         raise NameConflict(
             f"{new.kind} '{new.name}' is already defined in {where}, differently",
-            hint="first definition wins: pass --replace to update it, or pick another name",
+            hint=f"first definition wins: {update}, or pick another name",
         )
     parsed = parse_file(holder.file)
     others = sum(len(tables) for tables in parsed.raw.values()) - 1
