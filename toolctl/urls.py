@@ -1,7 +1,8 @@
 """Whether a URL a descriptor gives is one toolctl can send to: absolute http(s), with a
 host and a port in range. ``urllib`` and httpx raise on the rest
 (an unclosed ``[``, a port of letters or past 65535) wherever the URL is first taken apart;
-checked here once, such a URL is a finding or a one-line error instead."""
+checked here once, such a URL is a finding or a one-line error instead. The same for the
+headers sent with it (``header_problem``)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,37 @@ from urllib.parse import urlsplit
 
 _ENV_REFERENCE = re.compile(r"\$\{env:[^}]*\}")
 _PASSWORD = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://[^/?#@\s:]*):[^/?#@\s]*@")
+
+
+_HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+
+
+def header_problem(name: str, value: str) -> str | None:
+    """Why the header ``name: value`` cannot be sent (httpx would raise, or the header would
+    carry another line), or None; never quotes the value (a secret, as often as not)."""
+    if not _HEADER_NAME.match(name):
+        return "its name is not a valid HTTP header name"
+    if not value.isascii():
+        return "its value has characters outside ASCII"
+    if any((ord(c) < 32 and c != "\t") or ord(c) == 127 for c in value):
+        return "its value has a control character (a newline, a carriage return)"
+    if value != value.strip(" \t"):
+        return "its value starts or ends with whitespace"
+    return None
+
+
+def headers_problem(headers: dict[str, str]) -> str | None:
+    """Why a descriptor's ``headers`` table cannot be sent, or None; a ``${env:NAME}`` in a
+    value stands for a word (its value is checked once known)."""
+    for name, value in headers.items():
+        if why := header_problem(name, _ENV_REFERENCE.sub("env", value)):
+            return f"header {shown_header(name)} cannot be sent: {why}"
+    return None
+
+
+def shown_header(name: str) -> str:
+    """A header's name as a message quotes it (escaped when it is not ASCII)."""
+    return ascii(name) if not name.isascii() else repr(name)
 
 
 def url_problem(url: str) -> str | None:

@@ -321,3 +321,77 @@ def test_a_ref_that_never_ends_is_an_invalid_descriptor(
     done = toolctl("run", "ps", "--args", "{}", "-r", str(tmp_path / "reg"))
     assert (done.returncode, done.stdout) == (4, "")
     assert done.stderr.startswith(f"toolctl: warning: reg/t.toml:1: {told} (skipped)\n")
+
+
+def test_an_mcp_service_header_that_cannot_be_sent_is_exit_2_never_echoed(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    """As an HTTP tool's header: a value from the environment with a CR/LF (or a name that
+    cannot be one) is exit 2 naming the header, before any connection is tried, for every
+    door to the server (listing its tools, running one); it was exit 5 "cannot reach"."""
+    write_files(
+        tmp_path,
+        {
+            "r/s.toml": """
+            [[service]]
+            name = "remote"
+            [service.mcp]
+            url = "http://127.0.0.1:9/mcp"
+            headers = { Authorization = "Bearer ${env:HOSTILE_TOKEN}" }
+
+            [[tool]]
+            name = "remote.echo"
+            service = "remote"
+            [tool.mcp]
+            name = "echo"
+            """
+        },
+    )
+    env = {"HOSTILE_TOKEN": f"{SECRET}\r\nX-Evil: 1"}
+    for line in (["import", "mcp", "remote"], ["run", "remote.echo"]):
+        done = toolctl(*line, "-r", str(tmp_path / "r"), env=env)
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.startswith(
+            "toolctl: error: MCP service 'remote': header 'Authorization' cannot be sent: its "
+            "value has a control character"
+        ), done.stderr
+        assert "S3CR3T" not in done.stdout + done.stderr
+
+
+@pytest.mark.parametrize(
+    ("header", "why"),
+    [
+        ('"A\\nB" = "x"', "its name is not a valid HTTP header name"),
+        ('X-A = "x\\r\\nInjected: 1"', "its value has a control character"),
+    ],
+)
+def test_a_header_that_cannot_be_sent_is_a_finding_of_check(
+    tmp_path: Path, toolctl: Toolctl, header: str, why: str
+) -> None:
+    """Written into a descriptor (an MCP client's config imported, a hand edit), such a
+    header is refused when the registry loads: `check` names the file, the other entries
+    stay in force."""
+    write_files(
+        tmp_path,
+        {
+            "r/s.toml": f"""
+            [[service]]
+            name = "remote"
+            [service.mcp]
+            url = "http://127.0.0.1:9/mcp"
+            headers = {{ {header} }}
+            """,
+            "r/t.toml": """
+            [[tool]]
+            name = "web"
+            [tool.http]
+            url = "http://127.0.0.1:9/x"
+            headers = { Ok = "fine" }
+            """,
+        },
+    )
+    done = toolctl("check", "-r", str(tmp_path / "r"))
+    assert done.returncode == 3
+    assert "s.toml" in done.stdout + done.stderr and why in done.stdout + done.stderr
+    assert "t.toml" not in done.stdout + done.stderr
+    assert "web" in toolctl("list", "-r", str(tmp_path / "r")).stdout

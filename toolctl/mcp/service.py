@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from toolctl.descriptor_env import descriptor_cwd, expand_env, expand_env_map
 from toolctl.errors import TransportUnavailable, UsageError
-from toolctl.urls import url_problem
+from toolctl.urls import header_problem, shown_header, url_problem
 
 if TYPE_CHECKING:
     from toolctl.mcp.http import HttpRefused
@@ -61,6 +61,14 @@ def connect(
         from toolctl.mcp.sse import connect_remote
 
         headers = expand_env_map(section.get("headers") or {}, settings)
+        for header, value in headers.items():
+            why = header_problem(header, value)
+            if why:
+                raise UsageError(
+                    f"MCP service '{name}': header {shown_header(header)} cannot be sent: "
+                    f"{why} (the value is not shown)",
+                    hint="check its headers and the environment variables they take values from",
+                )
         url = expand_env(str(section["url"]), settings)
         if url_problem(url):  # only a ${env:} value can make it so: loading checked the rest
             raise UsageError(

@@ -20,7 +20,7 @@ from toolctl.models.fields import DescriptorModel, aliased
 from toolctl.runtimes import (
     MCP_IDLE_TIMEOUT,
 )
-from toolctl.urls import shown_url, url_problem
+from toolctl.urls import headers_problem, shown_url, url_problem
 
 TOPIC_PATTERN = re.compile(
     r"^(persistent|non-persistent)://[A-Za-z0-9_.=-]+/[A-Za-z0-9_.=-]+/[^/\s]+$"
@@ -193,6 +193,8 @@ class McpService(DescriptorModel):
                 raise ValueError("'env' and 'cwd' belong to a stdio server ('command')")
         if self.command is not None and self.headers:
             raise ValueError("'headers' belong to an HTTP server ('url')")
+        if problem := headers_problem(self.headers):
+            raise ValueError(problem)
         if self.command is not None and self.transport is not None:
             raise ValueError("'transport' is for a server reached by 'url'")
         values = [*(self.command or []), self.url or "", *self.env.values(), *self.headers.values()]

@@ -13,7 +13,7 @@ from pydantic import (
 )
 
 from toolctl.models.fields import DescriptorModel, InputMode
-from toolctl.urls import shown_url, url_problem
+from toolctl.urls import headers_problem, shown_url, url_problem
 
 
 class LocalRuntime(DescriptorModel):
@@ -58,6 +58,8 @@ class HttpRuntime(DescriptorModel):
     def _url_or_path(self) -> HttpRuntime:
         if (self.url is None) == (self.path is None):
             raise ValueError("give exactly one of 'url' (absolute) or 'path' (below the service)")
+        if problem := headers_problem(self.headers):
+            raise ValueError(problem)
         if self.url is not None and (problem := url_problem(self.url)):
             raise ValueError(
                 f"url must be absolute http(s), got {shown_url(self.url)!r}: {problem}"

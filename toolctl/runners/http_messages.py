@@ -4,12 +4,12 @@ out of messages, GET query values, the result of a success or a failure."""
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from toolctl.errors import UsageError
 from toolctl.runners.base import ToolResult
+from toolctl.urls import header_problem, shown_header
 
 if TYPE_CHECKING:
     import httpx
@@ -66,26 +66,15 @@ def _excerpt(text: str) -> str:
     return flat if len(flat) <= EXCERPT else flat[:EXCERPT] + "…"
 
 
-_HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
-
-
 def check_headers(tool: str, headers: Mapping[str, str]) -> None:
     """A UsageError (exit 2) naming the first header that cannot be sent, and why; the value
     itself (a secret from ``${env:...}``, as often as not) is never part of the message."""
     for name, value in headers.items():
-        why = None
-        if not _HEADER_NAME.match(name):
-            why = "its name is not a valid HTTP header name"
-        elif not value.isascii():
-            why = "its value has characters outside ASCII"
-        elif any((ord(c) < 32 and c != "\t") or ord(c) == 127 for c in value):
-            why = "its value has a control character (a newline, a carriage return)"
-        elif value != value.strip(" \t"):
-            why = "its value starts or ends with whitespace"
+        why = header_problem(name, value)
         if why:
             raise UsageError(
-                f"tool '{tool}': header {ascii(name) if not name.isascii() else repr(name)} "
-                f"cannot be sent: {why} (the value is not shown)",
+                f"tool '{tool}': header {shown_header(name)} cannot be sent: {why} "
+                "(the value is not shown)",
                 hint="check the environment variable the header takes its value from",
             )
 

@@ -18,13 +18,14 @@ from pathlib import Path
 from toolctl.errors import RegistryError
 from toolctl.settings import Settings
 
-CACHE_FORMAT = "8"  # 2: confusables quarantined, nan/inf and deep nesting refused; 3: delivery;
+CACHE_FORMAT = "9"  # 2: confusables quarantined, nan/inf and deep nesting refused; 3: delivery;
 # 4: precedence keys, references and attached problems, for a re-index of a few files;
 # 5: a service's state, [service.mcp] transport, idle_timeout, tool lists and tool_timeout;
 # 6: [[trust]] tables; a search path may end in the announcements' directory (its name is a
 # digest of where they are read), so reading them or not is two caches; 7: a url is
 # checked whole (its port, brackets and host), so a cached definition may no longer load;
-# 8: a $ref that never descends is refused, and what is wrong with a name said in words
+# 8: a $ref that never descends is refused, and what is wrong with a name said in words;
+# 9: a header that cannot be sent (a CR/LF, a bad name) is refused where it is written
 RACY_NS = 2_000_000_000
 """A time recorded this close to the scan that read it is not trusted (see ``index``)."""
 
