@@ -377,3 +377,26 @@ def test_the_typescript_reference_server_imports_and_runs(
     ran = toolctl("run", "everything.echo", "-r", str(reg), "-a", "message=hi ts", "--json")
     assert ran.returncode == 0, ran.stderr
     assert "hi ts" in json.loads(ran.stdout)["output"]
+
+
+def test_a_server_that_exits_while_its_child_holds_stdout_fails_at_once(
+    toolctl: Toolctl, tmp_path: Path, probe_tools: dict[str, dict[str, object]]
+) -> None:
+    """A server dying mid-call whose child (npx's, a shell's) still holds its stdout never
+    closes the pipe: the call waited out its timeout (exit 124). It fails when the server
+    exits (exit 5), and the child is ended with it."""
+    pids = tmp_path / "pids"
+    reg = registry(
+        tmp_path,
+        [sys.executable, str(PROBE)],
+        {"exit_now": probe_tools["exit_now"]},
+        env={"PROBE_PID_FILE": str(pids)},
+        timeout=60,
+    )
+    started = time.monotonic()
+    done = toolctl("run", "probe.exit_now", "-r", str(reg))
+    assert done.returncode == 5, done.stderr
+    assert "MCP server 'probe' exited with code 3" in done.stderr
+    assert time.monotonic() - started < 30
+    child = int(pids.read_text().split()[1])
+    assert not Path(f"/proc/{child}").exists() or "Z" in Path(f"/proc/{child}/stat").read_text()

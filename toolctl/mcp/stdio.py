@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import signal
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from toolctl.errors import TimedOut, TransportUnavailable, UsageError
@@ -156,7 +157,7 @@ class StdioTransport:
         assert self.process.stdout is not None
         descriptor = self.process.stdout.fileno()
         try:
-            while chunk := os.read(descriptor, 65536):
+            for chunk in _written(descriptor, self.process.pid):
                 for line in self._splitter.feed(chunk):
                     self._route(decode(line))
         except ProtocolError as error:
@@ -297,3 +298,36 @@ class StdioTransport:
     def _signal_group(self, number: int) -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.process.pid, number)
+
+
+def _written(descriptor: int, pid: int) -> Iterator[bytes]:
+    """What the server ``pid`` writes to its stdout (``descriptor``), until it closes it or
+    exits. A child of the server (npx's node, a shell's command, a helper) inherits that
+    stdout and may hold it open after the server died: the pipe never ends, and a call
+    would wait out its timeout. So the server's exit is watched too, through a pidfd,
+    which never reaps it (a wait here would race the waits of ``close`` and ``kill``):
+    once it exited, what it wrote before is read, and nothing waits for more."""
+    try:
+        exits = os.pidfd_open(pid)
+    except (AttributeError, OSError):  # not Linux 5.3+, or gone already: till the pipe ends
+        while chunk := os.read(descriptor, 65536):
+            yield chunk
+        return
+    try:
+        poller = select.poll()
+        poller.register(descriptor, select.POLLIN)
+        poller.register(exits, select.POLLIN)
+        while True:
+            ready = {fd for fd, _ in poller.poll()}
+            if descriptor not in ready:  # the server exited: read what is left, then stop
+                left = time.monotonic() + 1  # (a child that floods the pipe has no last byte)
+                while select.select([descriptor], [], [], 0)[0] and time.monotonic() < left:
+                    if not (chunk := os.read(descriptor, 65536)):
+                        return
+                    yield chunk
+                return
+            if not (chunk := os.read(descriptor, 65536)):
+                return
+            yield chunk
+    finally:
+        os.close(exits)
