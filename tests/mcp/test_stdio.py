@@ -187,3 +187,11 @@ def test_a_module_toolctl_lacks_too_is_only_to_be_installed(tmp_path: Path) -> N
     assert caught.value.hint == (
         f"'{sys.executable}' cannot import 'toolctl_no_such_module': install it for that Python"
     )
+
+
+def test_a_command_that_echoes_its_input_is_told_so() -> None:
+    """`cat` sends toolctl's initialize back, then its refusal of that: it was told as the
+    server refusing initialize ("toolctl does not support initialize")."""
+    with pytest.raises(ProtocolError, match="echoes its input, and is not an MCP server") as caught:
+        connect_stdio(["cat"], timeout=10)
+    assert "does not support" not in str(caught.value)

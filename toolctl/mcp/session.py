@@ -56,6 +56,8 @@ MODERN = "2026-07-28"
 UNSUPPORTED_VERSION = -32022
 CLIENT_INFO = {"name": "toolctl", "version": __version__}
 MAX_PAGES = 1000
+_CLIENT_REQUESTS = frozenset({"initialize", "server/discover", "tools/list", "tools/call"})
+"""Requests only a client sends: one coming from the server is toolctl's own, echoed."""
 
 
 class Transport(Protocol):
@@ -85,6 +87,8 @@ class Session:
         self._progress: dict[str, OnProgress] = {}
         self._logs: dict[str, OnLog | None] = {}
         self._asks: dict[str, OnRequest | None] = {}
+        self.echoes = False
+        """The server sent a request only a client sends (``initialize``): it echoes."""
 
     # -- handshake -------------------------------------------------------------------------
 
@@ -99,6 +103,12 @@ class Session:
             return
         answer = self._send("initialize", _initialize_params(), left())
         if "error" in answer:
+            if self.echoes:  # `cat`: our initialize came back, then our refusal of it
+                raise ProtocolError(
+                    f"MCP server '{self.transport.name}' sent toolctl's own requests back "
+                    "instead of answering them: it echoes its input, and is not an MCP server",
+                    hint="check the server's command",
+                )
             if not prefer_modern and self._discover(left()):
                 return
             raise TransportUnavailable(
@@ -282,6 +292,8 @@ class Session:
                 # answered on a thread of its own: the reader goes on reading meanwhile
                 threading.Thread(target=self._answer, args=(asks[0], message), daemon=True).start()
                 return None
+            if method in _CLIENT_REQUESTS:  # a server never sends these: ours came back
+                self.echoes = True
             return refusal(message)
         if method == "notifications/progress" and isinstance(params, dict):
             callback = self._progress.get(str(params.get("progressToken")))
