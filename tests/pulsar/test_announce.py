@@ -374,3 +374,110 @@ def test_two_workers_on_two_hosts_are_one_announcement(
             os.killpg(worker.pid, signal.SIGKILL)
             worker.wait(timeout=10)
         wait_until(lambda: not listed(toolctl, reader, pulsar_url), float(TTL) + 10, "expired")
+
+
+def _items(service: str, tool: str) -> list[dict[str, object]]:
+    return [
+        {"key": f"tool-service/{service}", "value": {"id": service,
+         "request-queue": f"non-persistent://tg/request/{service}",
+         "response-queue": f"non-persistent://tg/response/{service}", "config-params": []}},
+        {"key": f"tool/{tool}", "value": {"type": "tool-service", "name": tool,
+         "description": "d", "service": service, "arguments": []}},
+    ]  # fmt: skip
+
+
+def _send(url: str, topic: str, service: str, tool: str, key: Path | None, **fields: str) -> None:
+    """A well-formed announcement of ``service`` with one ``tool``, signed with ``key``."""
+    from toolctl.pulsar.announcements import Signer, announcement, canonical
+    from toolctl.signing import SigningKey
+
+    signer = None
+    if key is not None:
+        loaded = SigningKey(key)
+        signer = Signer(loaded.public, loaded.sign)
+    body = announcement(
+        service, _items(service, tool), host=fields.get("host", "h"), identity="i", ttl=60,
+        signer=signer,
+    )  # fmt: skip
+    publish(url, topic, service, canonical(body))
+
+
+@pytest.mark.parametrize("signed", [True, False], ids=["lab key", "lab opt-in, unsigned"])
+def test_a_name_two_announcements_claim_goes_to_neither(
+    toolctl: Toolctl, topic: str, reader: Path, key: tuple[Path, str], pulsar_url: str,
+    tmp_path: Path, signed: bool,
+) -> None:  # fmt: skip
+    """A key trusted for `lab-*` only (or the unsigned lab opt-in) announced a tool named as
+    another trusted service's, and took it: the service sorting first won. A name two
+    announcements claim (or look-alikes) now goes to neither, and both are told."""
+    lab_path, lab_public = signed_key(tmp_path, "lab")
+    trusted = lab_public if signed else "any"
+    assert (
+        toolctl("trust", "add", trusted, "--services", "lab-*", "-r", str(reader)).returncode == 0
+    )
+    lab = lab_path if signed else None
+    _send(pulsar_url, topic, "whoami", "whoami", key[0])
+    _send(pulsar_url, topic, "lab-ok", "lab-tool", lab)
+    assert set(listed(toolctl, reader, pulsar_url)) == {"whoami", "lab-tool"}
+    _send(pulsar_url, topic, "lab-b", "WhoAmI", lab)  # a look-alike of whoami's tool
+    assert set(listed(toolctl, reader, pulsar_url)) == {"lab-tool"}
+    done = toolctl("check", "--registry", str(reader), "--announced", pulsar_url)
+    told = [line for line in done.stdout.splitlines() if "two announcements claim" in line]
+    assert len(told) == 2, done.stdout
+    assert (
+        "service 'whoami': tool 'whoami' (or a look-alike) is announced by service 'lab-b'"
+        in (told[1])
+    )
+    run = toolctl("run", "whoami", "--dry-run", "-r", str(reader), "--announced", pulsar_url)
+    assert run.returncode == 4, run.stderr  # never the lab service's queues
+
+
+def test_hostile_announcement_bodies_are_refused_one_line_each_never_a_crash(
+    toolctl: Toolctl, topic: str, reader: Path, key: tuple[Path, str], pulsar_url: str,
+    tmp_path: Path,
+) -> None:  # fmt: skip
+    """Bodies that crashed every reader (exit 70, kept in the cache so every later command
+    crashed too): an `at` too large for a float, a lone surrogate, a NaN time; and a host
+    that carries lines into what `adopt` writes. Each is refused in one line."""
+    head = '{"format": "toolctl-announcement/1", "service": "%s", '
+    bodies = {
+        "bigat": (head % "bigat") + '"at": 1' + "0" * 4000 + ', "ttl": 1.0}',
+        "nanat": (head % "nanat") + '"at": NaN, "ttl": 30}',
+        "surrogate": json.dumps(
+            {
+                "format": "toolctl-announcement/1",
+                "service": "surrogate",
+                "at": 9e9,
+                "ttl": 30,
+                "key": key[1],
+                "signature": "AAAA",
+                "items": [],
+                "x": "\ud800",
+            }
+        ),
+    }
+    for service, body in bodies.items():
+        publish(pulsar_url, topic, service, body.encode("utf-8", "surrogatepass"))
+    planted = 'evil\n[[tool]]\nname = "pwn"\n[tool.local]\ncommand = ["touch", "x"]\n#'
+    _send(pulsar_url, topic, "hosted", "hosted-tool", key[0], host=planted)
+    _send(pulsar_url, topic, "fine", "fine-tool", key[0])
+    for _ in range(2):  # the second reads them from the cache
+        done = toolctl("list", "--json", "-r", str(reader), "--announced", pulsar_url)
+        assert done.returncode == 0, done.stderr
+        assert [tool["name"] for tool in json.loads(done.stdout)] == ["fine-tool"]
+        refused = [line for line in done.stderr.splitlines() if "announcement refused" in line]
+        assert len(refused) == 4, done.stderr
+        why = {
+            "bigat": "no time or time to live",
+            "nanat": "no time or time to live",
+            "surrogate": "forged or tampered",
+            "hosted": "its host is not one line of printable text",
+        }
+        for service, reason in why.items():
+            assert any(f"service '{service}'" in line and reason in line for line in refused)
+    gone = tmp_path / "missing" / "fine.toml"
+    adopt = ("--registry", str(reader), "--announced", pulsar_url)
+    written = toolctl("adopt", "fine-tool", "--output", str(gone), *adopt)
+    assert written.returncode == 2 and "cannot write" in written.stderr, written.stderr
+    unknown = toolctl("adopt", "nope", *adopt)
+    assert unknown.returncode == 4, unknown.stderr

@@ -16,8 +16,12 @@ does not answer is one warning, and the announcements last read stay until they 
   pattern, or not matching its signature or content hash: refused (a ``[[trust]]`` entry
   with ``key = "any"`` is the opt-in: its services' announcements need no trusted key,
   but a signature they carry must still verify, and their hash must match)
-* a service or tool name that a registry file defines, or confusable with a name in force
-  (a file's, or an announcement accepted before it): refused
+* a service or tool name that a registry file defines, or confusable with a file's: refused
+* a name (or a look-alike) that two announcements use: both refused, as there is no order
+  among announcements to trust (a time, a name sorts as its sender chooses), and any winner
+  would let one key take a name from another's service
+* a time or time to live that is no finite number of seconds, a host or identity that is
+  not one printable line, a body that cannot be put in canonical form: refused
 
 A refusal is a warning-level ``Finding`` (code ``announced``) that every command warns
 about in one line and `check` reports (an error under ``--strict``). Reading nothing is
@@ -134,28 +138,33 @@ def decide(
     files = settings.without_announcements()
     registry = Registry.open(files)
     trusted, _ = read_trust(files)
-    accepted: dict[str, tuple[bytes, Origin]] = {}
+    believed: dict[str, tuple[list[dict[str, Any]], bytes, Origin]] = {}
     refused: list[Finding] = []
-    taken: dict[str, str] = {}  # folded name -> the announced name holding it
     for service in sorted(bodies):
         text = bodies[service]
         if text is None:
             continue
         try:
             tables, origin = _decide(service, text, trusted, now)
-            _refuse_names(tables, registry, taken)
-            data = _toml(service, tables, settings.announced_dir)
+            _refuse_names(tables, registry)
+            believed[service] = (tables, _toml(service, tables, settings.announced_dir), origin)
         except RecursionError:
             message = f"service '{service}': nested deeper than {MAX_DEPTH} levels"
             refused.append(Finding("warning", CODE, WHERE, 1, message))
-            continue
         except Refused as exc:
             if str(exc):
                 refused.append(Finding("warning", CODE, WHERE, 1, f"service '{service}': {exc}"))
-            continue
-        for table in tables:
-            taken[fold(table["name"])] = table["name"]
-        accepted[service] = (data, origin)
+        except (ValueError, TypeError, ArithmeticError) as exc:  # a body no check foresaw
+            message = f"service '{service}': malformed ({type(exc).__name__})"
+            refused.append(Finding("warning", CODE, WHERE, 1, message))
+    accepted: dict[str, tuple[bytes, Origin]] = {}
+    claims = _claims({service: tables for service, (tables, _, _) in believed.items()})
+    for service, (tables, data, origin) in believed.items():
+        contested = _contested(service, tables, claims)
+        if contested:
+            refused.append(Finding("warning", CODE, WHERE, 1, f"service '{service}': {contested}"))
+        else:
+            accepted[service] = (data, origin)
     _write(settings, accepted)
     _save(_state_file(settings, "refused"), [list(f) for f in refused])
     return refused
@@ -172,8 +181,7 @@ def _decide(
     import re
 
     from toolctl.names import NAME_PATTERN
-    from toolctl.pulsar.announcements import content_hash, signed_part
-    from toolctl.signing import verify
+    from toolctl.pulsar.announcements import content_hash
 
     if not re.fullmatch(NAME_PATTERN, service):
         raise Refused("sent under a key that is not a valid service name")
@@ -187,17 +195,20 @@ def _decide(
         raise Refused(
             f"sent under the key of service '{service}' but names '{body.get('service')}'"
         )
-    at, ttl = body.get("at"), body.get("ttl")
-    if not isinstance(at, int | float) or not isinstance(ttl, int | float):
-        raise Refused("no time or time to live")
+    at, ttl = _seconds(body.get("at")), _seconds(body.get("ttl"))
+    if at is None or ttl is None:
+        raise Refused("no time or time to live (seconds, 0 to 10^11)")
     if at + ttl < now:
         raise Refused("")  # expired: its worker stopped heart-beating
+    for field in ("host", "identity"):
+        if not _one_line(body.get(field, "?")):
+            raise Refused(f"its {field} is not one line of printable text (at most 256)")
     key, signature = body.get("key"), body.get("signature")
     anyone = any(t.key == ANY and t.allows(service) for t in trusted)  # the opt-in
     signed = isinstance(key, str) and isinstance(signature, str)
     if not signed and not anyone:
         raise Refused("unsigned; workers sign with `worker --announce --key FILE`")
-    if signed and not verify(str(key), str(signature), signed_part(body)):
+    if signed and not _verifies(str(key), str(signature), body):
         raise Refused(f"signature does not verify with key {key}: forged or tampered")
     items = body.get("items")
     if not isinstance(items, list) or content_hash(items) != body.get("hash"):
@@ -209,10 +220,40 @@ def _decide(
         patterns = ", ".join(sorted({t.services for t in keyed}))
         raise Refused(f"key {key} may announce only services matching {patterns}")
     origin = Origin(
-        service, str(body.get("host") or "?"), float(at), str(body.get("identity") or "?"),
-        str(body.get("hash")), key if signed else None, float(at + ttl),
+        service, str(body.get("host") or "?"), at, str(body.get("identity") or "?"),
+        str(body.get("hash")), key if signed else None, at + ttl,
     )  # fmt: skip
     return _tables(service, items, body.get("descriptors", {})), origin
+
+
+def _seconds(value: Any) -> float | None:
+    """A time or time to live as sent: a finite number of seconds from 0 to 10^11 (JSON
+    holds integers of any size, and NaN, which would never expire), else None."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return None
+    try:
+        seconds = float(value)
+    except OverflowError:
+        return None
+    return seconds if 0 <= seconds <= 1e11 else None  # (NaN fails both tests)
+
+
+def _one_line(value: Any) -> bool:
+    """Text that may stand on one line of a terminal or in a `#` comment (`adopt`)."""
+    return isinstance(value, str) and len(value) <= 256 and value.isprintable()
+
+
+def _verifies(key: str, signature: str, body: dict[str, Any]) -> bool:
+    """Whether ``signature`` by ``key`` covers ``body``; a body whose text cannot even be
+    put in canonical form (a lone surrogate) verifies nothing."""
+    from toolctl.pulsar.announcements import signed_part
+    from toolctl.signing import verify
+
+    try:
+        signed = signed_part(body)
+    except (ValueError, TypeError):  # UnicodeEncodeError is a ValueError
+        return False
+    return verify(key, signature, signed)
 
 
 def _tables(service: str, items: list[Any], descriptors: Any) -> list[dict[str, Any]]:
@@ -276,14 +317,13 @@ def _tool_table(value: dict[str, Any]) -> dict[str, Any]:
     return table
 
 
-def _refuse_names(tables: list[dict[str, Any]], registry: Any, taken: dict[str, str]) -> None:
+def _refuse_names(tables: list[dict[str, Any]], registry: Any) -> None:
     """Refused when a file defines a name the announcement uses, or one a reader could
-    mistake for it, or another announcement holds a look-alike. Quietly when files define
-    the whole announcement as it is (it was adopted: `toolctl adopt`, then `register`)."""
+    mistake for it. Quietly when files define the whole announcement as it is (it was
+    adopted: `toolctl adopt`, then `register`)."""
     if _adopted(tables, registry):
         raise Refused("")
-    for index, table in enumerate(tables):
-        kind, name = ("service", table["name"]) if index == 0 else ("tool", table["name"])
+    for kind, name in _names(tables):
         held = registry.definitions(kind, name)
         if held:
             where = f"{held[0].file}:{held[0].line}"
@@ -294,9 +334,37 @@ def _refuse_names(tables: list[dict[str, Any]], registry: Any, taken: dict[str, 
                 f"{kind} '{name}' is confusable with '{holder.name}' "
                 f"({holder.file}:{holder.line}): a look-alike, quarantined"
             )
-        other = taken.get(fold(name))
-        if other is not None:
-            raise Refused(f"{kind} '{name}' is confusable with announced '{other}'")
+
+
+def _names(tables: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """(kind, name) of an announcement's tables: its service, then its tools."""
+    return [("service" if index == 0 else "tool", t["name"]) for index, t in enumerate(tables)]
+
+
+def _claims(announced: Mapping[str, list[dict[str, Any]]]) -> dict[tuple[str, str], set[str]]:
+    """The services whose announcements use each (kind, folded name)."""
+    claims: dict[tuple[str, str], set[str]] = {}
+    for service, tables in announced.items():
+        for kind, name in _names(tables):
+            claims.setdefault((kind, fold(name)), set()).add(service)
+    return claims
+
+
+def _contested(
+    service: str, tables: list[dict[str, Any]], claims: Mapping[tuple[str, str], set[str]]
+) -> str | None:
+    """Why the announcement of ``service`` is refused for a name another announcement
+    uses too (or a look-alike of it), or None. Such a name goes to neither: announcements
+    have no order to trust (a time or a name sorts as its sender chooses), so any rule
+    for a winner would let one key take a name from another's service."""
+    for kind, name in _names(tables):
+        others = sorted(claims[(kind, fold(name))] - {service})
+        if others:
+            return (
+                f"{kind} '{name}' (or a look-alike) is announced by service '{others[0]}' too; "
+                "a name two announcements claim is given to neither"
+            )
+    return None
 
 
 def _adopted(tables: list[dict[str, Any]], registry: Any) -> bool:

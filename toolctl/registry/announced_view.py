@@ -49,7 +49,15 @@ def adopt(settings: Settings, reporter: Reporter, name: str, output: Path | None
     registry = open_registry(settings, reporter)
     found = registry.find(name, ("tool", "service"))
     announced = [d for d in found if origin_text(settings, d.file) is not None]
-    if not announced or announced[0] is not found[0]:
+    if not announced:
+        from toolctl.errors import NotFound
+
+        raise NotFound(
+            "announced tool or service",
+            name,
+            hint="`toolctl list --announced URL` shows them with their origin",
+        )
+    if announced[0] is not found[0]:
         raise UsageError(
             f"'{name}' is not an announced name in force",
             hint="`toolctl list --announced URL` shows them with their origin",
@@ -63,9 +71,13 @@ def adopt(settings: Settings, reporter: Reporter, name: str, output: Path | None
     target = output or Path(f"{name}.toml")
     if target.exists():
         raise UsageError(f"{target} already exists", hint="pass --output FILE")
-    origin = origin_text(settings, announced[0].file)
+    origin = origin_text(settings, announced[0].file)  # one printable line (announced.py)
     header = f"# {origin}; review it, then `toolctl register {target}`\n"
-    target.write_text(header + registry_toml(document), encoding="utf-8")
+    try:
+        with target.open("x", encoding="utf-8") as written:
+            written.write(header + registry_toml(document))
+    except OSError as exc:
+        raise UsageError(f"cannot write {target}: {exc.strerror or exc}") from None
     return target
 
 

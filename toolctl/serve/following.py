@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
 
 from toolctl.settings import Settings
 
@@ -33,7 +34,7 @@ class Following:
     def _run(self) -> None:
         from toolctl.errors import ToolctlError
         from toolctl.pulsar.announcements import Follower
-        from toolctl.registry.announced import next_expiry, position, take
+        from toolctl.registry.announced import next_expiry, position
 
         settings = self.settings
         assert settings.announced is not None
@@ -45,7 +46,7 @@ class Following:
                 if not told:
                     self.warn(f"announcements not followed: {exc}; trying again")
                     told = True
-                take(settings, [], None)  # what was read before still expires
+                self._take([], None)  # what was read before still expires
                 self._stop.wait(TICK_SECONDS)
                 continue
             told = False
@@ -60,12 +61,22 @@ class Following:
                         or (due is not None and now >= due)
                         or now - decided > RECHECK_SECONDS
                     ):
-                        take(settings, received, follower.position)
+                        self._take(received, follower.position)
                         decided = now
             except ToolctlError as exc:
                 self.warn(f"announcements: {exc}; reading again")
             finally:
                 follower.close()
+
+    def _take(self, received: list[Any], last: str | None) -> None:
+        """``take`` what came; a failure of it (a bug: bodies are refused one by one, never
+        raised) is one warning line, and the server goes on following the topic."""
+        from toolctl.registry.announced import take
+
+        try:
+            take(self.settings, received, last)
+        except Exception as exc:
+            self.warn(f"announcements: not decided ({type(exc).__name__}: {exc}); going on")
 
     def close(self) -> None:
         self._stop.set()
