@@ -395,3 +395,51 @@ def test_a_header_that_cannot_be_sent_is_a_finding_of_check(
     assert "s.toml" in done.stdout + done.stderr and why in done.stdout + done.stderr
     assert "t.toml" not in done.stdout + done.stderr
     assert "web" in toolctl("list", "-r", str(tmp_path / "r")).stdout
+
+
+def test_json_forms_mask_url_passwords_as_the_text_forms_do(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    """`run --dry-run --json`, `show --json` and `list --json` printed a URL's password and
+    secret parameters that their text forms print as `***`."""
+    write_files(
+        tmp_path,
+        {
+            "r/t.toml": f"""
+            [[tool]]
+            name = "web"
+            [tool.http]
+            url = "http://user:{SECRET}@127.0.0.1:9/x?api_key={SECRET}"
+
+            [[service]]
+            name = "queue"
+            [service.pulsar]
+            request_queue = "non-persistent://tg/request/q"
+            response_queue = "non-persistent://tg/response/q"
+
+            [[tool]]
+            name = "queued"
+            service = "queue"
+            """
+        },
+    )
+    reg = str(tmp_path / "r")
+    lines = [
+        ["run", "web", "--dry-run", "--json"],
+        ["show", "web", "--json"],
+        ["list", "--json"],
+        [
+            "run",
+            "queued",
+            "--dry-run",
+            "--json",
+            "--pulsar-url",
+            f"pulsar://127.0.0.1:9?token={SECRET}",
+        ],
+    ]
+    for line in lines:
+        done = toolctl(*line, "-r", reg, env={"TOOLCTL_PULSAR_URL": f"pulsar://u:{SECRET}@h:1"})
+        assert done.returncode == 0, (line, done.stderr)
+        assert "S3CR3T" not in done.stdout + done.stderr, line
+        assert "***" in done.stdout, line
+        json.loads(done.stdout)

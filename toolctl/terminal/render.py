@@ -168,6 +168,18 @@ def _unpassworded(text: str) -> str:
     return hide_passwords(text)
 
 
+def unpassworded(value: Any) -> Any:
+    """JSON ``value`` with every URL in its strings shown as the text forms show it (its
+    password and secret parameters as ``***``): `run --dry-run --json`, `show --json`."""
+    if isinstance(value, str):
+        return _unpassworded(value)
+    if isinstance(value, dict):
+        return {key: unpassworded(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [unpassworded(item) for item in value]
+    return value
+
+
 def one_line(text: str) -> str:
     """``text`` on one line, its control characters visible escapes (see _CONTROLS): a
     table cell, a field, a finding."""

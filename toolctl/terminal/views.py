@@ -30,6 +30,10 @@ def definition_rows(found: Iterable[Definition]) -> Iterator[dict[str, Any]]:
     paths: dict[str, str] = {}  # ten tools to a file: one relpath per file
     for d in found:
         row = d.data
+        for section in ("http", "mcp"):  # where a descriptor's URLs are (as `show` masks)
+            runtime = row.get(section)
+            if isinstance(runtime, dict) and isinstance(runtime.get("url"), str):
+                row[section] = {**runtime, "url": render.unpassworded(runtime["url"])}
         row.setdefault("kind", d.kind)
         row["file"] = paths.get(d.file) or paths.setdefault(d.file, render.display_path(d.file))
         row["line"] = d.line
@@ -44,7 +48,7 @@ def print_definition(shown: Shown, *, as_json: bool) -> None:
             {
                 "kind": winner.kind,
                 "name": winner.name,
-                "descriptor": winner.data,
+                "descriptor": render.unpassworded(winner.data),
                 "file": render.display_path(winner.file),
                 "line": winner.line,
                 "shadowed": [
