@@ -8,6 +8,8 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import Toolctl, write_files
 
 
@@ -308,3 +310,26 @@ def test_lock_refuses_a_registry_with_errors(tmp_path: Path, toolctl: Toolctl) -
     assert not (tmp_path / "reg" / "toolctl.lock").exists()
     (tmp_path / "reg" / "bad.toml").unlink()
     assert toolctl("lock", "-r", "reg").returncode == 0
+
+
+@pytest.mark.parametrize("format", ["github", "text"])
+def test_check_lines_escape_control_characters_and_are_capped(
+    tmp_path: Path, toolctl: Toolctl, format: str
+) -> None:
+    """A name carrying an OSC sequence (ESC ] ... BEL) passed through `--format github` to
+    the CI log; a finding 5,000 characters long was printed whole (limits.md: at most 2,000)."""
+    write_files(
+        tmp_path,
+        {
+            "r/t.toml": '[[tool]]\nname = "esc\\u001b]0;pwned\\u0007"\n[tool.local]\ncommand = ["true"]\n'
+            f'[[tool]]\nname = "{"x" * 5000} y"\n[tool.local]\ncommand = ["true"]\n'
+        },
+    )
+    done = toolctl("check", "--format", format, "-r", str(tmp_path / "r"))
+    assert done.returncode == 3
+    lines = done.stdout.splitlines()
+    assert len(lines) == 2, done.stdout
+    assert "\x1b" not in done.stdout and "\x07" not in done.stdout
+    assert "\\x1b]0;pwned\\x07" in lines[0]
+    assert all(len(line) < 2200 for line in lines)
+    assert "more characters)" in lines[1]

@@ -213,7 +213,7 @@ _CONTROLS = {
 a message must not recolour, retitle or clear the reader's terminal."""
 
 
-def _bounded(message: str) -> str:
+def bounded(message: str) -> str:
     """A diagnostic fit for a terminal: one line (a newline a name or a file put in it is
     ``\\n``, or it could forge a line of its own), cut past MAX_MESSAGE, lone surrogates
     and control characters escaped."""
@@ -225,17 +225,17 @@ def _bounded(message: str) -> str:
 
 
 def warn(message: str) -> None:
-    sys.stderr.write(f"{PROG}: warning: {_bounded(relativise(message))}\n")
+    sys.stderr.write(f"{PROG}: warning: {bounded(relativise(message))}\n")
 
 
 def note(message: str) -> None:
-    sys.stderr.write(f"{PROG}: {_bounded(relativise(message))}\n")
+    sys.stderr.write(f"{PROG}: {bounded(relativise(message))}\n")
 
 
 def error(message: str, details: Sequence[str] = ()) -> None:
     for detail in details:
-        sys.stderr.write(f"  {_bounded(relativise(detail))}\n")
-    sys.stderr.write(f"{PROG}: error: {_bounded(relativise(message))}\n")
+        sys.stderr.write(f"  {bounded(relativise(detail))}\n")
+    sys.stderr.write(f"{PROG}: error: {bounded(relativise(message))}\n")
 
 
 def flatten(data: dict[str, Any], prefix: str = "") -> list[tuple[str, str]]:

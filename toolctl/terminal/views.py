@@ -117,9 +117,11 @@ def print_findings(result: CheckResult, format: str) -> None:
         return
     for finding in result.findings:
         where = render.display_path(finding.file)
-        message = render.relativise(finding.message)
+        # a diagnostic line like any other: capped, control characters visible escapes (an
+        # ESC or BEL a published name carries must not retitle a CI log or a terminal)
+        message = render.bounded(render.relativise(finding.message))
         if format == "github":
-            where, message = _escape(where, True), _escape(message, False)
+            where, message = _escape(render.bounded(where), True), _escape(message, False)
             typer.echo(f"::{finding.severity} file={where},line={finding.line}::{message}")
         else:
             typer.echo(render.one_line(f"{where}:{finding.line}: {finding.severity}: {message}"))
