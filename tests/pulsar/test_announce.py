@@ -481,3 +481,24 @@ def test_hostile_announcement_bodies_are_refused_one_line_each_never_a_crash(
     assert written.returncode == 2 and "cannot write" in written.stderr, written.stderr
     unknown = toolctl("adopt", "nope", *adopt)
     assert unknown.returncode == 4, unknown.stderr
+
+
+def test_an_oversized_announcement_is_refused_and_not_kept(
+    toolctl: Toolctl, topic: str, reader: Path, key: tuple[Path, str], pulsar_url: str,
+    tmp_path: Path,
+) -> None:  # fmt: skip
+    """Bodies of megabytes were kept whole in the cache every command reads (100 MB after a
+    flood, seconds and hundreds of MB a command): past 1 MiB only the size is kept."""
+    huge = json.dumps(
+        {"format": "toolctl-announcement/1", "service": "huge", "pad": "x" * 1_500_000}
+    )
+    publish(pulsar_url, topic, "huge", huge.encode())
+    _send(pulsar_url, topic, "fine", "fine-tool", key[0])
+    done = toolctl("list", "--json", "-r", str(reader), "--announced", pulsar_url)
+    assert done.returncode == 0, done.stderr
+    assert [tool["name"] for tool in json.loads(done.stdout)] == ["fine-tool"]
+    assert "service 'huge': 1,500,0" in done.stderr and "more than an announcement may be" in (
+        done.stderr
+    )
+    kept = sum(p.stat().st_size for p in (tmp_path / "home").rglob("*.state.json"))
+    assert 0 < kept < 100_000

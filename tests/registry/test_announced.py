@@ -376,3 +376,35 @@ def test_any_descriptors_are_taken_or_refused_in_one_line(
     assert isinstance(tool["timeout"], float) and 0 < tool["timeout"] <= 86_400
     assert tool["category"] is None or isinstance(tool["category"], str)
     assert all(isinstance(tag, str) for tag in tool["tags"])
+
+
+def test_a_broker_that_never_speaks_bounds_the_read_at_2_s(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    """An address that accepts TCP and never speaks Pulsar held every command ~8 s in
+    pulsar-client's reader creation, whatever its timeouts: the read is given up after its
+    2 s, one warning, and the command goes on with what was read before."""
+    import socket
+    import threading
+    import time
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    held: list[socket.socket] = []
+    threading.Thread(
+        target=lambda: held.extend(listener.accept()[0] for _ in range(8)), daemon=True
+    ).start()
+    (tmp_path / "reg").mkdir()
+    url = f"pulsar://127.0.0.1:{listener.getsockname()[1]}"
+    try:
+        started = time.monotonic()
+        done = toolctl("list", "-r", str(tmp_path / "reg"), "--announced", url)
+        took = time.monotonic() - started
+    finally:
+        listener.close()
+        for connection in held:
+            connection.close()
+    assert done.returncode == 0, done.stderr
+    assert "did not answer within 2 s while reading announcements" in done.stderr
+    assert took < 30  # not a measure of speed: a read that never ends would hang here

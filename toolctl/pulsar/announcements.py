@@ -200,14 +200,44 @@ def read(
 ) -> tuple[list[Received], str | None]:
     """The messages after ``after`` (a position this returned before; None: from the
     start, the compacted view where the broker compacts), read for at most ``timeout`` s;
-    and the position of the last. TransportUnavailable when the broker does not answer."""
-    client = _bare_client(url, timeout)
-    try:
-        return _read(client, topic, after, time.monotonic() + timeout)
-    except Exception as exc:
+    and the position of the last. TransportUnavailable when the broker does not answer.
+
+    The read runs in a thread of its own, and ``timeout`` bounds the wait for it whole:
+    pulsar-client's own timeouts do not bound a lookup (an address that accepts TCP and
+    never speaks Pulsar held a reader's creation for 7.5 s with a 2 s operation timeout).
+    A read given up on ends by itself and closes its client; nothing waits for it."""
+    from toolctl.errors import TransportUnavailable
+    from toolctl.pulsar.client import BROKER_HINT, shown
+
+    deadline = time.monotonic() + timeout
+    outcome: list[Any] = []
+
+    def work() -> None:
+        try:
+            client = _bare_client(url, timeout)
+            try:
+                outcome.append(_read(client, topic, after, deadline))
+            finally:
+                client.close()
+        except Exception as exc:  # told in the waiting thread
+            outcome.append(exc)
+
+    reading = threading.Thread(target=work, name="announcements-read", daemon=True)
+    reading.start()
+    reading.join(timeout + 0.5)  # (what was read by the deadline still comes back)
+    if not outcome:
+        raise TransportUnavailable(
+            f"the Pulsar broker at {shown(url)} did not answer within {timeout:g} s "
+            f"while reading announcements on {topic}",
+            hint=BROKER_HINT,
+        )
+    if isinstance(outcome[0], Exception):
+        exc = outcome[0]
+        if isinstance(exc, TransportUnavailable):
+            raise exc
         raise translate(exc, url, f"reading announcements on {topic}") from exc
-    finally:
-        client.close()
+    result: tuple[list[Received], str | None] = outcome[0]
+    return result
 
 
 def _bare_client(url: str, timeout: float) -> Any:
@@ -259,13 +289,18 @@ def _open_reader(client: Any, topic: str, after: str | None) -> Any:
 def _read(
     client: Any, topic: str, after: str | None, deadline: float
 ) -> tuple[list[Received], str | None]:
+    import _pulsar
+
     reader = _open_reader(client, topic, after)
     received: list[Received] = []
     last = after
     try:
         while time.monotonic() < deadline and reader.has_message_available():
             remaining = max(int((deadline - time.monotonic()) * 1000), 1)
-            message = reader.read_next(remaining)
+            try:
+                message = reader.read_next(remaining)
+            except _pulsar.Timeout:  # the time is up: what was read is kept (the next read
+                break  # goes on from there), never thrown away to start over
             received.append(Received(message.partition_key(), message.data()))
             last = _serialise(message.message_id())
     finally:

@@ -45,6 +45,10 @@ from toolctl.settings import Settings
 
 CODE = "announced"
 MAX_DEPTH = 64
+MAX_BODY = 1024 * 1024
+"""Bytes an announcement may have (a service of hundreds of tools with their schemas is a
+tenth of it); a larger one is refused, and only its size is kept."""
+_TOO_LARGE = "\x00too large: "
 WHERE = "(announcements)"
 FORMAT = "toolctl-announcement/1"
 
@@ -110,6 +114,9 @@ def take(settings: Settings, received: list[Any], last: str | None) -> list[Find
     state_path = _state_file(settings, "state")
     bodies: dict[str, str] = dict(_load(state_path).get("bodies") or {})
     for message in received:
+        if len(message.body) > MAX_BODY:  # refused, and never kept whole: the cache is read
+            bodies[message.service] = f"{_TOO_LARGE}{len(message.body)}"  # on every command
+            continue
         text = message.body.decode("utf-8", "replace")
         if text:
             bodies[message.service] = text
@@ -185,6 +192,9 @@ def _decide(
 
     if not re.fullmatch(NAME_PATTERN, service):
         raise Refused("sent under a key that is not a valid service name")
+    if text.startswith(_TOO_LARGE):
+        size = int(text[len(_TOO_LARGE) :])
+        raise Refused(f"{size:,} bytes, more than an announcement may be ({MAX_BODY:,})")
     try:
         body = json.loads(text)
     except (ValueError, RecursionError):
