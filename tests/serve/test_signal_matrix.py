@@ -14,14 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import write_files
 from tests.runners.container.conftest import leftovers, podman, use_podman
 from tests.runners.test_lifetimes import gone
 from tests.serve.serve_support import StartServe, wait_for
 from tests.serve.test_signals import (
-    CONTAINER,
     STOPPING,
     call,
+    container_registry,
     ended,
     mcp_serve,
     post_spawner,
@@ -63,7 +62,7 @@ def test_serve_stopped_by_a_signal_leaves_no_container(
     leftovers: Callable[[str], list[str]],
     signum: int,
 ) -> None:
-    registry = write_files(tmp_path / "reg", {"t.toml": CONTAINER})
+    registry, name = container_registry(tmp_path)
     served = serve("--grace", "1", "--registry", str(registry))
 
     def post() -> None:
@@ -72,12 +71,12 @@ def test_serve_stopped_by_a_signal_leaves_no_container(
         import httpx
 
         with contextlib.suppress(httpx.HTTPError):
-            httpx.post(f"{served.url}/run_tool", json={"tool_id": "ct-signalled"}, timeout=90)
+            httpx.post(f"{served.url}/run_tool", json={"tool_id": name}, timeout=90)
 
     threading.Thread(target=post, daemon=True).start()
-    assert wait_for(lambda: leftovers("toolctl-ct-signalled-") != [], seconds=60)
+    assert wait_for(lambda: leftovers(f"toolctl-{name}-") != [], seconds=60)
     assert served.stop(signum, timeout=90) == SERVE_CODES[signum], served.log.read_text()
-    assert leftovers("toolctl-ct-signalled-") == []
+    assert leftovers(f"toolctl-{name}-") == []
 
 
 @pytest.mark.parametrize(("signum", "code"), STOPPING[2:])
@@ -88,26 +87,26 @@ def test_mcp_serve_stopped_by_hup_or_quit_leaves_no_container(
     signum: int,
     code: int,
 ) -> None:
-    registry = write_files(tmp_path / "reg", {"t.toml": CONTAINER})
+    registry, name = container_registry(tmp_path)
     child = mcp_serve(registry)
-    call(child, "ct-signalled")
-    assert wait_for(lambda: leftovers("toolctl-ct-signalled-") != [], seconds=60)
+    call(child, name)
+    assert wait_for(lambda: leftovers(f"toolctl-{name}-") != [], seconds=60)
     child.send_signal(signum)
     returncode, stderr = ended(child)
     assert returncode == code, stderr
-    assert leftovers("toolctl-ct-signalled-") == []
+    assert leftovers(f"toolctl-{name}-") == []
 
 
 def test_mcp_serve_whose_stdin_closes_leaves_no_container(
     podman: str, tmp_path: Path, leftovers: Callable[[str], list[str]]
 ) -> None:
-    registry = write_files(tmp_path / "reg", {"t.toml": CONTAINER})
+    registry, name = container_registry(tmp_path)
     child = mcp_serve(registry)
-    call(child, "ct-signalled")
-    assert wait_for(lambda: leftovers("toolctl-ct-signalled-") != [], seconds=60)
+    call(child, name)
+    assert wait_for(lambda: leftovers(f"toolctl-{name}-") != [], seconds=60)
     assert child.stdin is not None
     child.stdin.close()
     child.stdin = None
     returncode, stderr = ended(child)
     assert returncode == 0, stderr
-    assert leftovers("toolctl-ct-signalled-") == []
+    assert leftovers(f"toolctl-{name}-") == []

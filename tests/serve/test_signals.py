@@ -32,15 +32,22 @@ __all__ = ["leftovers", "podman", "use_podman"]  # the container tests' fixtures
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="needs /proc")
 
-CONTAINER = f"""
-[[tool]]
-name = "ct-signalled"
-timeout = 120
-[tool.container]
-image = "{IMAGE}"
-command = ["sh", "-c", "trap '' TERM; sleep 120"]
-input = "none"
-"""
+
+def container_registry(tmp_path: Path) -> tuple[Path, str]:
+    """A registry whose one tool runs a container that ignores SIGTERM, and the tool's name:
+    its own per test, so that tests running at once never see each other's containers
+    (``leftovers(f"toolctl-{name}-")``)."""
+    name = f"ct-signalled-{os.urandom(4).hex()}"
+    tool = f"""
+    [[tool]]
+    name = "{name}"
+    timeout = 120
+    [tool.container]
+    image = "{IMAGE}"
+    command = ["sh", "-c", "trap '' TERM; sleep 120"]
+    input = "none"
+    """
+    return write_files(tmp_path / "reg", {"t.toml": tool}), name
 
 
 def spawning_registry(tmp_path: Path) -> tuple[Path, tuple[str, str, str]]:
@@ -134,14 +141,14 @@ def test_mcp_serve_stopped_by_a_signal_leaves_no_container(
     signum: int,
     code: int,
 ) -> None:
-    registry = write_files(tmp_path / "reg", {"t.toml": CONTAINER})
+    registry, name = container_registry(tmp_path)
     child = mcp_serve(registry)
-    call(child, "ct-signalled")
-    assert wait_for(lambda: leftovers("toolctl-ct-signalled-") != [], seconds=60)
+    call(child, name)
+    assert wait_for(lambda: leftovers(f"toolctl-{name}-") != [], seconds=60)
     child.send_signal(signum)
     returncode, stderr = ended(child)
     assert returncode == code, stderr
-    assert leftovers("toolctl-ct-signalled-") == []
+    assert leftovers(f"toolctl-{name}-") == []
 
 
 def post_spawner(url: str, answers: list[httpx.Response]) -> None:
