@@ -91,8 +91,9 @@ def hide_passwords(text: str) -> str:
     return text
 
 
-_PARAMETER = re.compile(r"([?&#;])([^=&#;?\s]+)=([^&#;?\s]+)")
-"""A parameter of a URL's query, fragment or path (``;jsessionid=``)."""
+_PARAMETER = re.compile(r"([?&#;])([^=&#;?\s]+)=([^&#;?\s]*[^&#;?\s:,.)'\"])")
+"""A parameter of a URL's query, fragment or path (``;jsessionid=``); its value does not end
+with the punctuation a message puts after a URL (``at URL: reason``, ``'URL'``)."""
 
 
 def _hidden_parameter(match: re.Match[str]) -> str:

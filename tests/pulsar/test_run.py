@@ -114,9 +114,16 @@ def test_a_dead_broker_is_exit_5_naming_the_url(toolctl: Toolctl, project: Proje
     assert f"cannot reach the Pulsar broker at {url}" in err
     assert "toolctl broker start" in err
     assert "Traceback" not in err
+    # a token in its query is masked, and the message's own ": " stays
+    code, _, err = run(toolctl, project, "hello", "--pulsar-url", f"{url}?token=s3cr3tpw")
+    assert code == 5 and "s3cr3tpw" not in err
+    assert f"cannot reach the Pulsar broker at {url}?token=***: " in err
 
 
-@pytest.mark.parametrize("url", ["pulsar://[::1", "http://[::1", "ftp://h:1"])
+@pytest.mark.parametrize(
+    "url",
+    ["pulsar://[::1", "http://[::1", "ftp://h:1", "pulsar://127.0.0.1:99999", "pulsar://h:abc"],
+)
 def test_a_malformed_pulsar_url_is_exit_2_in_one_line(
     toolctl: Toolctl, project: Project, url: str
 ) -> None:
@@ -157,9 +164,11 @@ def test_a_pulsar_url_the_client_cannot_read_is_exit_2_with_its_password_hidden(
         "pulsar://HOST:PORT; using those read before\n"
     )
     assert "hunter2" not in done.stdout + listed.stdout
+    # a broker that cannot be reached: the same answer (it was exit 5, the URL's fault told
+    # only when a broker answered)
     dead = url.replace(pulsar_url.rsplit(":", 1)[1], str(free_port()))
     gone = toolctl("run", "hello", "-r", str(project.registry), "--pulsar-url", dead, "--json")
-    assert gone.returncode == 5 and "hunter2" not in gone.stdout + gone.stderr
+    assert gone.returncode == 2 and "hunter2" not in gone.stdout + gone.stderr
     assert "u:***@" in json.loads(gone.stdout)["error"]
 
 

@@ -125,6 +125,13 @@ def test_detach_start_is_idempotent_and_stop_stops_it(toolctl: Toolctl, project:
     again = toolctl("worker", "hello", "--detach", *registry, cwd=project.root)
     assert again.returncode == 0
     assert "already running" in again.stderr
+    # with other options it is not what was asked for: "already running" (exit 0) told a
+    # script its worker served on a broker it never connected to
+    other = toolctl(
+        "worker", "hello", "--detach", "--concurrency", "7", *registry, cwd=project.root
+    )
+    assert other.returncode == 2, other.stderr
+    assert "already runs with other options" in other.stderr and "--concurrency 4" in other.stderr
     status = toolctl("service", "status", "--json")
     (record,) = [r for r in json.loads(status.stdout) if r["name"] == "worker:hello"]
     assert record["kind"] == "worker"

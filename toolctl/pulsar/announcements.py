@@ -206,7 +206,7 @@ def read(
     pulsar-client's own timeouts do not bound a lookup (an address that accepts TCP and
     never speaks Pulsar held a reader's creation for 7.5 s with a 2 s operation timeout).
     A read given up on ends by itself and closes its client; nothing waits for it."""
-    from toolctl.errors import TransportUnavailable
+    from toolctl.errors import ToolctlError, TransportUnavailable
     from toolctl.pulsar.client import BROKER_HINT, shown
 
     deadline = time.monotonic() + timeout
@@ -233,7 +233,7 @@ def read(
         )
     if isinstance(outcome[0], Exception):
         exc = outcome[0]
-        if isinstance(exc, TransportUnavailable):
+        if isinstance(exc, ToolctlError):  # a bad URL, a broker that cannot be reached
             raise exc
         raise translate(exc, url, f"reading announcements on {topic}") from exc
     result: tuple[list[Received], str | None] = outcome[0]

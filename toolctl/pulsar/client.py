@@ -75,6 +75,14 @@ def shown(url: str) -> str:
     return hide_passwords(url)
 
 
+def _host(host: str) -> tuple[str, str] | None:
+    """(name, port) of one ``HOST[:PORT]`` of a broker URL, or None when it is not one."""
+    name, _, port = host.rpartition(":") if host.count(":") == 1 else (host, "", "")
+    if port and not (port.isascii() and port.isdigit() and 0 < int(port) < 65536):
+        return None
+    return (name, port) if name else None
+
+
 def require_reachable(url: str, timeout: float) -> None:
     """Raise TransportUnavailable unless some host of a ``pulsar://`` URL accepts TCP."""
     try:
@@ -85,12 +93,14 @@ def require_reachable(url: str, timeout: float) -> None:
     if parts.scheme not in defaults:
         raise bad_url(url)
     default_port = defaults[parts.scheme]  # http(s): a lookup service, probed the same way
+    hosts = [_host(host) for host in parts.netloc.split(",")]
+    if "@" in parts.netloc or not all(hosts):  # a user or password the client cannot read,
+        raise bad_url(url)  # a port of letters or out of range: the same answer, reached or not
     reason = "no host"
-    for host in parts.netloc.rpartition("@")[2].split(","):
-        name, _, port = host.rpartition(":") if host.count(":") == 1 else (host, "", "")
+    for name, port in filter(None, hosts):
         try:
             with socket.create_connection(
-                (name or host, int(port or default_port)), timeout=min(max(timeout, 0.1), 5.0)
+                (name, int(port or default_port)), timeout=min(max(timeout, 0.1), 5.0)
             ):
                 return
         except (OSError, ValueError) as exc:

@@ -408,9 +408,11 @@ def start_detached(
     Returns (its record, whether it was started now) once the worker serves, which it
     reports in its ``--ready-file``; if it cannot start, its own error is raised here.
     """
+    from toolctl.errors import UsageError
     from toolctl.processes.launching import registry_origin
+    from toolctl.urls import hide_passwords
 
-    return launch_detached(
+    record, started = launch_detached(
         settings,
         name,
         "worker",
@@ -419,3 +421,13 @@ def start_detached(
         timeout=timeout,
         origin=registry_origin(settings),
     )
+    if not started and record.argv[: len(command)] != list(command):
+        # "already running" (exit 0) would tell a script that its worker serves on the
+        # broker, with the options, it asked for: it does not
+        given = record.argv[record.argv.index("worker") + 1 : len(command)]
+        raise UsageError(
+            f"{name} already runs with other options (pid {record.pid}): "
+            + " ".join(hide_passwords(item) for item in given),
+            hint=f"stop it first (toolctl service down {name}), then start it again",
+        )
+    return record, started
