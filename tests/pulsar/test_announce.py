@@ -502,3 +502,42 @@ def test_an_oversized_announcement_is_refused_and_not_kept(
     )
     kept = sum(p.stat().st_size for p in (tmp_path / "home").rglob("*.state.json"))
     assert 0 < kept < 100_000
+
+
+def test_only_a_signed_message_supersedes_a_signed_announcement(
+    toolctl: Toolctl, topic: str, reader: Path, key: tuple[Path, str], pulsar_url: str
+) -> None:
+    """Anyone may publish under any key: an unsigned tombstone or a junk body hid a trusted
+    service (until its next heartbeat), and a replayed older body brought back one that
+    had stopped. Only a signed message, sent no earlier, supersedes a signed one; the
+    worker's signed stop removes it at once, and what was sent before stays gone."""
+    from toolctl.pulsar.announcements import Signer, announcement, canonical
+    from toolctl.signing import SigningKey
+
+    loaded = SigningKey(key[0])
+    signer = Signer(loaded.public, loaded.sign)
+
+    def body(at: float, *, stopped: bool = False) -> bytes:
+        sent = announcement(
+            "whoami", [] if stopped else _items("whoami", "whoami"), host="h", identity="i",
+            ttl=600, signer=signer, at=at, stopped=stopped,
+        )  # fmt: skip
+        return canonical(sent)
+
+    now = time.time()
+    earlier = body(now - 5)
+    publish(pulsar_url, topic, "whoami", earlier)
+    publish(pulsar_url, topic, "whoami", body(now))
+    assert "whoami" in listed(toolctl, reader, pulsar_url)
+    for forged in (b"", b"junk", b'{"format": "toolctl-announcement/1", "service": "whoami"}'):
+        publish(pulsar_url, topic, "whoami", forged)
+        assert "whoami" in listed(toolctl, reader, pulsar_url), forged
+    publish(pulsar_url, topic, "whoami", earlier)  # an older one, replayed: no effect
+    assert "whoami" in listed(toolctl, reader, pulsar_url)
+    publish(pulsar_url, topic, "whoami", body(now + 1, stopped=True))  # the worker stops
+    publish(pulsar_url, topic, "whoami", b"")
+    assert "whoami" not in listed(toolctl, reader, pulsar_url)
+    publish(pulsar_url, topic, "whoami", body(now))  # replayed after the stop: stays gone
+    assert "whoami" not in listed(toolctl, reader, pulsar_url)
+    publish(pulsar_url, topic, "whoami", body(now + 2))  # the worker back, later
+    assert "whoami" in listed(toolctl, reader, pulsar_url)

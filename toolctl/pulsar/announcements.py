@@ -9,8 +9,10 @@ content hash, what the tools' descriptors say that TrustGraph's items do not car
 TrustGraph reader never takes them for config values), the worker's identity and host,
 the time it was sent, its time to live and, when signed, the Ed25519 public key and
 signature over the canonical JSON of everything else. A worker re-sends it every third of
-its time to live (the heartbeat) and, on a clean stop, sends an empty body under its key:
-a tombstone, which compaction also keeps.
+its time to live (the heartbeat) and, on a clean stop, sends a signed stop (``stopped``:
+an unsigned message proves nothing, and readers let only a message signed like the one
+they keep supersede it), then an empty body under its key: a tombstone, which compaction
+also keeps.
 
 Nothing here decides what to believe: the registry verifies, trusts and expires
 (``toolctl.registry.announced``). pulsar-client is imported inside functions only.
@@ -88,8 +90,10 @@ def announcement(
     signer: Signer | None,
     at: float | None = None,
     descriptors: Mapping[str, Mapping[str, Any]] | None = None,
+    stopped: bool = False,
 ) -> dict[str, Any]:
-    """The body of one announcement (signed when ``signer`` is given)."""
+    """The body of one announcement (signed when ``signer`` is given); ``stopped``: the one
+    a worker sends as it stops cleanly, which readers believe only signed."""
     body: dict[str, Any] = {
         "format": FORMAT,
         "service": service,
@@ -102,6 +106,8 @@ def announcement(
     }
     if descriptors:
         body["descriptors"] = {name: dict(fields) for name, fields in descriptors.items()}
+    if stopped:
+        body["stopped"] = True
     if signer is not None:
         body["key"] = signer.public
         body["signature"] = signer.sign(signed_part(body))
@@ -150,15 +156,16 @@ class Announcer:
         self._thread = threading.Thread(target=self._beat, name="announcer", daemon=True)
         self._thread.start()
 
-    def _send(self) -> None:
+    def _send(self, *, stopped: bool = False) -> None:
         body = announcement(
             self.service,
-            self.items,
+            [] if stopped else self.items,
             host=self.host,
             identity=self.identity,
             ttl=self.ttl,
             signer=self.signer,
-            descriptors=self.descriptors,
+            descriptors=None if stopped else self.descriptors,
+            stopped=stopped,
         )
         self._producer.send(canonical(body), partition_key=self.service)
 
@@ -176,7 +183,9 @@ class Announcer:
             self._thread.join(timeout=5)
         try:
             if tombstone and self._producer is not None:
-                self._producer.send(b"", partition_key=self.service)
+                if self.signer is not None:  # what readers believe: the tombstone is anyone's
+                    self._send(stopped=True)
+                self._producer.send(b"", partition_key=self.service)  # for compaction
         except Exception:  # the broker is gone: the announcement expires instead
             pass
         finally:

@@ -11,7 +11,10 @@ ended; the first read takes the compacted view) before the registry opens; a bro
 does not answer is one warning, and the announcements last read stay until they expire.
 ``decide`` then decides, announcement by announcement, in service order:
 
-* expired (its last heartbeat older than its time to live), or a tombstone: gone, silently
+* expired (its last heartbeat older than its time to live), stopped (the signed stop a
+  worker sends on a clean stop), or a tombstone: gone, silently. A message supersedes a
+  kept announcement that a key trusted for its service signed only when it is one too,
+  sent no earlier (``take``): an unsigned tombstone or junk under its key cannot hide it
 * unsigned, signed by a key no ``[[trust]]`` entry names, for a service outside its key's
   pattern, or not matching its signature or content hash: refused (a ``[[trust]]`` entry
   with ``key = "any"`` is the opt-in: its services' announcements need no trusted key,
@@ -110,14 +113,32 @@ def refresh(settings: Settings, reporter: Reporter) -> list[Finding]:
 
 def take(settings: Settings, received: list[Any], last: str | None) -> list[Finding]:
     """Fold messages into the announcements kept (the latest per service; a tombstone
-    removes it), remember where reading ended, then ``decide``; the refusals."""
+    removes it), remember where reading ended, then ``decide``; the refusals.
+
+    Anyone may publish under any key, so a message supersedes a kept announcement that a
+    key trusted for its service signed (and that has not expired) only when it is one too,
+    sent no earlier: an unsigned tombstone or a junk body cannot hide a trusted service,
+    nor a replayed older message bring back one that stopped (its worker signs the stop)."""
+    from toolctl.registry.trust import read_trust
+
     state_path = _state_file(settings, "state")
     bodies: dict[str, str] = dict(_load(state_path).get("bodies") or {})
+    trusted: list[Any] | None = None
+    now = time.time()
     for message in received:
         if len(message.body) > MAX_BODY:  # refused, and never kept whole: the cache is read
-            bodies[message.service] = f"{_TOO_LARGE}{len(message.body)}"  # on every command
-            continue
-        text = message.body.decode("utf-8", "replace")
+            text = f"{_TOO_LARGE}{len(message.body)}"  # on every command
+        else:
+            text = message.body.decode("utf-8", "replace")
+        kept = bodies.get(message.service)
+        if kept is not None:
+            trusted = (
+                read_trust(settings.without_announcements())[0] if trusted is None else trusted
+            )
+            held = _authentic(message.service, kept, trusted, now)
+            sent = _authentic(message.service, text, trusted, now)
+            if held is not None and (sent is None or sent < held):
+                continue
         if text:
             bodies[message.service] = text
         else:
@@ -125,6 +146,28 @@ def take(settings: Settings, received: list[Any], last: str | None) -> list[Find
     if received:
         _save(state_path, {"position": last, "bodies": bodies})
     return decide(settings, bodies)
+
+
+def _authentic(service: str, text: str, trusted: list[Any], now: float) -> float | None:
+    """The time ``text`` was sent, when it is an announcement (or the stop) of ``service``
+    signed by a key trusted for it, verified, not expired; else None."""
+    if not text or text.startswith(_TOO_LARGE):
+        return None
+    try:
+        body = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(body, dict) or body.get("service") != service:
+        return None
+    at, ttl = _seconds(body.get("at")), _seconds(body.get("ttl"))
+    key, signature = body.get("key"), body.get("signature")
+    if at is None or ttl is None or at + ttl < now:
+        return None
+    if not isinstance(key, str) or not isinstance(signature, str):
+        return None
+    if not any(t.key == key and t.allows(service) for t in trusted):
+        return None
+    return at if _verifies(key, signature, body) else None
 
 
 def position(settings: Settings) -> str | None:
@@ -223,6 +266,8 @@ def _decide(
     items = body.get("items")
     if not isinstance(items, list) or content_hash(items) != body.get("hash"):
         raise Refused("content hash does not match its items: tampered")
+    if body.get("stopped") is True:
+        raise Refused("")  # its worker stopped cleanly: gone at once, silently
     keyed = [t for t in trusted if t.key == key]
     if signed and not anyone and not keyed:
         raise Refused(f"signed by untrusted key {key}; `toolctl trust add KEY --services PATTERN`")
