@@ -425,6 +425,35 @@ def test_check_fails_on_a_registry_file_whose_name_is_not_utf8(
     assert done.stdout == "reg/b\\xff.toml:1: error: the name is not UTF-8 (skipped); rename it\n"
 
 
+def test_a_symlink_to_nothing_is_told_never_silently_skipped(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    """A `*.toml` symlink whose target is gone (a moved checkout, a file of another disk)
+    was left out without a word: `check` passed, `list` lacked its tools."""
+    write_files(
+        tmp_path, {"reg/good.toml": '[[tool]]\nname = "g"\n[tool.local]\ncommand = ["true"]\n'}
+    )
+    (tmp_path / "reg" / "gone.toml").symlink_to(tmp_path / "elsewhere" / "tools.toml")
+    done = toolctl("check", "-r", "reg")
+    assert done.returncode == 3
+    assert done.stdout == (
+        "reg/gone.toml:1: error: a symlink to nothing: its target does not exist (skipped)\n"
+    )
+    for _ in range(2):  # the second from the cache
+        listed = toolctl("list", "-r", "reg")
+        assert listed.returncode == 0 and "g " in listed.stdout
+        assert listed.stderr == (
+            "toolctl: warning: reg/gone.toml: a symlink to nothing: its target does not exist "
+            "(skipped)\n"
+        )
+    write_files(
+        tmp_path,
+        {"elsewhere/tools.toml": '[[tool]]\nname = "h"\n[tool.local]\ncommand = ["true"]\n'},
+    )
+    found = toolctl("list", "-r", "reg")
+    assert (found.stderr, "h " in found.stdout) == ("", True)
+
+
 @pytest.mark.parametrize(
     "field",
     [

@@ -30,8 +30,8 @@ def open_registry(
             reporter.warn(f"announcement refused: {refused.message}")
     registry = Registry.open(settings, full=full, reporter=reporter)
     if warn:
-        for unreadable in registry.unreadable():
-            reporter.warn(f"{unreadable}: the name is not UTF-8 (skipped); rename it")
+        for path, why in registry.unreadable():
+            reporter.warn(f"{path}: {why}")
         for problem in registry.skipped():
             reporter.warn(f"{problem.file}:{problem.line}: {problem.message} (skipped)")
     registry.ensure_usable()

@@ -161,9 +161,8 @@ def run_check(
     announced = announced_findings(settings)
     registry = Registry.open(settings, full=True)
     findings = [strictened(found, settings.strict) for found in registry.findings()]
-    findings += [  # a name no path can hold: `list` skips it, so it is an error here
-        Finding("error", "parse", path, 1, "the name is not UTF-8 (skipped); rename it")
-        for path in registry.unreadable()
+    findings += [  # a file the walk had to leave out: `list` skips it, an error here
+        Finding("error", "parse", path, 1, why) for path, why in registry.unreadable()
     ]
     findings += [
         found._replace(severity="error") if settings.strict else found for found in announced

@@ -66,7 +66,8 @@ def walk(
     path. Directories come back with their mtime (-1 for a root that does not exist), which
     is what the cache compares to notice files being added, removed or renamed. A file or
     directory whose name is not UTF-8 is left out (its path, printable, goes to
-    ``unreadable``): descriptors name their files, and such a name cannot be told or stored.
+    ``unreadable``): descriptors name their files, and such a name cannot be told or stored;
+    so is a ``*.toml`` symlink whose target does not exist (told, never silently skipped).
     """
     files: list[FileStat] = []
     dirs: list[tuple[str, int]] = []
@@ -117,7 +118,7 @@ def _walk_root(
                 continue
             if not is_text(entry.name):
                 if unreadable is not None and (entry.name.endswith(".toml") or _is_dir(entry)):
-                    unreadable.append(printable_os(entry.path))
+                    unreadable.append(f"{printable_os(entry.path)}\t{NOT_UTF8}")
                 continue
             try:
                 if entry.is_dir():
@@ -130,9 +131,21 @@ def _walk_root(
                 elif entry.name.endswith(".toml") and entry.is_file():
                     st = entry.stat()
                     yield entry.path[len(prefix) :], entry.path, st.st_size, st.st_mtime_ns
+                elif entry.name.endswith(".toml") and _dangling(entry) and unreadable is not None:
+                    unreadable.append(f"{entry.path}\t{DANGLING}")
             except OSError:
                 continue
         stack.extend(reversed(subdirectories))
+
+
+NOT_UTF8 = "the name is not UTF-8 (skipped); rename it"
+DANGLING = "a symlink to nothing: its target does not exist (skipped)"
+"""Why the walk leaves out a file it lists in ``unreadable`` (``PATH\tREASON`` each)."""
+
+
+def _dangling(entry: os.DirEntry[str]) -> bool:
+    """A symlink whose target does not exist."""
+    return entry.is_symlink() and not os.path.exists(entry.path)
 
 
 def _is_dir(entry: os.DirEntry[str]) -> bool:

@@ -193,8 +193,9 @@ class Registry:
             for severity, code, file, line, message, skipped in rows
         ]
 
-    def unreadable(self) -> list[str]:
-        """Files and directories the walk left out: their names are not UTF-8."""
+    def unreadable(self) -> list[tuple[str, str]]:
+        """(path, why) of the files and directories the walk left out: a name that is not
+        UTF-8, a symlink to nothing."""
         return _unreadable(self._db)
 
     def skipped(self) -> list[Finding]:
@@ -359,9 +360,10 @@ def _refresh(
         return build(path, path_key(settings), files, dirs, started, unreadable)
 
 
-def _unreadable(db: sqlite3.Connection) -> list[str]:
+def _unreadable(db: sqlite3.Connection) -> list[tuple[str, str]]:
     row = db.execute("SELECT value FROM meta WHERE key = 'unreadable'").fetchone()
-    return row[0].split("\n") if row and row[0] else []
+    entries = row[0].split("\n") if row and row[0] else []
+    return [(path, why) for path, _, why in (entry.rpartition("\t") for entry in entries)]
 
 
 def _progress(reporter: Reporter | None, message: str) -> AbstractContextManager[object]:
