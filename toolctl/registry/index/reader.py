@@ -352,7 +352,7 @@ def _refresh(
             fresh = reindex(path, path_key(settings), files, dirs, started, unreadable)
         if fresh is not None:
             return fresh
-        if _same_files(old, files) and _unreadable(old) == unreadable:
+        if _same_files(old, files) and _unreadable(old) == _pairs(unreadable):
             return old  # only directory times moved and the cache cannot be rewritten
     from toolctl.registry.index.build import build
 
@@ -362,7 +362,11 @@ def _refresh(
 
 def _unreadable(db: sqlite3.Connection) -> list[tuple[str, str]]:
     row = db.execute("SELECT value FROM meta WHERE key = 'unreadable'").fetchone()
-    entries = row[0].split("\n") if row and row[0] else []
+    return _pairs(row[0].split("\n") if row and row[0] else [])
+
+
+def _pairs(entries: list[str]) -> list[tuple[str, str]]:
+    """The walk's ``PATH\tWHY`` entries as (path, why)."""
     return [(path, why) for path, _, why in (entry.rpartition("\t") for entry in entries)]
 
 
