@@ -163,12 +163,36 @@ def test_sigterm_ends_a_batch_and_everything_its_calls_started(tmp_path: Path) -
     assert gone(marks) == []
 
 
+def test_a_second_signal_ends_at_once_and_still_leaves_nothing(tmp_path: Path) -> None:
+    """A second Ctrl-C ends a batch at once (130), while the first is still ending its
+    calls: it used to leave every call's tool (one that ignores the signal) and their
+    grandchildren running, nobody's children any more."""
+    marks = markers()
+    then = "trap '' TERM INT; touch started.$0; sleep {last}"
+    write_files(tmp_path, {"reg/t.toml": spawner(marks, then=then)})
+    (tmp_path / "lines.jsonl").write_text("".join(f'{{"n": "{n}"}}\n' for n in range(3)))
+    child = start(tmp_path, "spawner", "--batch", "lines.jsonl", "--concurrency", "3")
+    deadline = time.monotonic() + 30
+    while len(list(tmp_path.glob("started.*"))) < 3 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    child.send_signal(signal.SIGINT)
+    time.sleep(0.05)  # the first one is ending the calls
+    returncode, _ = finish(child, signal.SIGINT)
+    assert returncode == 130
+    assert gone(marks) == []
+
+
 @pytest.mark.parametrize(
-    ("signum", "code", "word"),
-    [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")],
+    ("signum", "code", "word", "error_code"),
+    [
+        (signal.SIGINT, 130, "interrupted", "interrupted"),
+        (signal.SIGTERM, 143, "terminated", "terminated"),
+        (signal.SIGHUP, 129, "hung up", "hung_up"),  # recorded as `error` (exit 70's) once
+        (signal.SIGQUIT, 131, "quit", "quit"),
+    ],
 )
 def test_a_stopped_batch_loses_no_result_and_records_its_calls_as_stopped(
-    tmp_path: Path, toolctl_process: Toolctl, signum: int, code: int, word: str
+    tmp_path: Path, toolctl_process: Toolctl, signum: int, code: int, word: str, error_code: str
 ) -> None:
     """Lines that ended before the signal keep their results, in order, however long a
     line before them ran; the calls the signal ended are told and recorded as stopped (not
@@ -212,7 +236,9 @@ def test_a_stopped_batch_loses_no_result_and_records_its_calls_as_stopped(
         f"line 4: {word}; the call was stopped",
         "slept 0.1",
     ]
-    assert [(r["exit_code"], r.get("error_code")) for r in results[1::2]] == [(code, word)] * 2
+    assert [(r["exit_code"], r.get("error_code")) for r in results[1::2]] == [
+        (code, error_code)
+    ] * 2
     assert all(r["duration_ms"] > 400 for r in results[1::2])  # the time they ran
     history = toolctl_process("history", "--json")
     calls = json.loads(history.stdout)["calls"]

@@ -53,9 +53,11 @@ def run_request(
     first Ctrl-C or SIGTERM stops the calls, a second ends at once after ``at_once``)."""
     from toolctl.calls import Caller, cli_origin
     from toolctl.processes.lifetime import Lifetime
+    from toolctl.processes.reaper import kill_now
 
     caller = Caller(settings, registry, origin=cli_origin(settings))
     with Lifetime(raising=True) as lifetime, caller:
+        lifetime.at_once(lambda: kill_now(settings))  # a second signal: nothing outlives it
         lifetime.at_once(at_once)
         yield run_named(caller, sink=sink, **request._asdict())
 

@@ -227,6 +227,15 @@ def sweep(settings: Settings, *, force: bool = False) -> None:
         kill_descendants(lambda: before | set(_kept) | _background_pids(settings))
 
 
+def kill_now(settings: Settings) -> None:
+    """SIGKILL at once every process this one started but the background processes kept
+    on purpose (and what ran before its first call): a second stopping signal ends the
+    command at once, and what its calls started must not outlive it (a tool ignoring
+    SIGTERM, a child in a session of its own, an MCP server's helpers)."""
+    with contextlib.suppress(Exception):  # quick or nothing: the process ends next
+        kill_descendants(lambda: set(_before) | _background_pids(settings))
+
+
 def _background_pids(settings: Settings) -> set[int]:
     """The processes toolctl keeps running on purpose (managed services, broker, workers)."""
     from toolctl.errors import ToolctlError

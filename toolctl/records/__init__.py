@@ -38,8 +38,10 @@ OUTCOMES = {
     5: "unavailable",
     70: "error",
     124: "timeout",
-    130: "interrupted",
-    143: "interrupted",
+    129: "interrupted",  # SIGHUP
+    130: "interrupted",  # SIGINT
+    131: "interrupted",  # SIGQUIT
+    143: "interrupted",  # SIGTERM
 }
 """A call's outcome by the exit code `toolctl run` would have ended with."""
 

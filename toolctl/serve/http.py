@@ -98,6 +98,7 @@ class HttpServer:
         import asyncio
 
         from toolctl.processes.lifetime import Lifetime
+        from toolctl.processes.reaper import kill_now
         from toolctl.serve.front import open_front, write_records
 
         config = self.config
@@ -113,6 +114,7 @@ class HttpServer:
         server = self._server(dispatcher)
         with Lifetime(clean={signal.SIGTERM}) as lifetime:
             lifetime.at_once(dispatcher.cancel_all)
+            lifetime.at_once(lambda: kill_now(config.settings))  # setsid children too
             lifetime.at_once(lambda: write_records(self.reporter.warn))
             with asyncio.Runner(loop_factory=event_loop_factory()) as runner:
                 runner.run(self._serve(server, dispatcher, lifetime, listening))

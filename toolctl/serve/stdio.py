@@ -41,6 +41,7 @@ class StdioServer:
         import anyio
 
         from toolctl.processes.lifetime import Lifetime
+        from toolctl.processes.reaper import kill_now
         from toolctl.serve.adaptive import served_adaptive
         from toolctl.serve.front import open_front, write_records
         from toolctl.serve.mcp_server import ToolServer, serve_stdio
@@ -52,6 +53,7 @@ class StdioServer:
         tools = ToolServer(dispatcher, served_adaptive(dispatcher, config.adaptive, self.reporter))
         with Lifetime() as lifetime:
             lifetime.at_once(dispatcher.cancel_all)
+            lifetime.at_once(lambda: kill_now(config.settings))  # setsid children too
             lifetime.at_once(lambda: write_records(self.reporter.warn))
             try:
                 anyio.run(lambda: serve_stdio(tools, lifetime=lifetime))

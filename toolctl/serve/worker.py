@@ -116,6 +116,7 @@ def run_worker(
     from toolctl.errors import ToolctlError
     from toolctl.processes import report_failure, report_ready
     from toolctl.processes.lifetime import Lifetime
+    from toolctl.processes.reaper import kill_now
     from toolctl.pulsar.worker import Worker
     from toolctl.serve.front import write_records
 
@@ -138,6 +139,7 @@ def run_worker(
             report_failure(ready_file, exc)
         raise
     with Lifetime(clean={signal.SIGTERM}) as lifetime:
+        lifetime.at_once(lambda: kill_now(settings))  # a second signal: nothing outlives it
         lifetime.at_once(lambda: write_records(log))  # a stop may send SIGTERM twice
         if ready_file is not None:
             report_ready(ready_file)
