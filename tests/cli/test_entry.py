@@ -4,8 +4,10 @@ crashed write leaves behind."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -306,6 +308,36 @@ def test_streamed_output_that_cannot_be_written_ends_the_run_with_its_code(
     assert "Traceback" not in done.stderr and f"exit {code}\n" in done.stderr, done.stderr
     if code == 74:
         assert "toolctl: error: cannot write: No space left on device" in done.stderr
+
+
+def test_a_tool_whose_reader_went_away_is_ended_as_a_pipeline_would_be(tmp_path: Path) -> None:
+    """`toolctl run flood | head -1` kept the tool (`yes`) running to its timeout, 600 s
+    here, then told and recorded a timeout. As SIGPIPE ends `yes | head -1`, the tool is
+    ended once its output can go nowhere: exit 141, recorded as interrupted."""
+    marker = f"flood-{os.getpid()}-{time.monotonic_ns()}"
+    write_files(
+        tmp_path,
+        {"reg/t.toml": f'[[tool]]\nname = "yes"\ntimeout = 600\n[tool.local]\n'
+         f'command = ["yes", "{marker}"]\ninput = "none"\n'},
+    )  # fmt: skip
+    script = '"$0" -m toolctl run yes -r reg | head -1; echo "exit ${PIPESTATUS[0]}" >&2'
+    done = subprocess.run(
+        ["bash", "-c", script, sys.executable],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,  # far less than the tool's 600 s
+    )
+    assert (done.stdout, done.stderr) == (f"{marker}\n", "exit 141\n")
+    assert subprocess.run(["pgrep", "-f", marker], capture_output=True).returncode == 1
+    history = subprocess.run(
+        [sys.executable, "-m", "toolctl", "history", "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    [call] = json.loads(history.stdout)["calls"]
+    assert (call["outcome"], call["exit_code"]) == ("interrupted", 141)
 
 
 def test_a_batch_to_a_full_disk_is_74_and_says_so(tmp_path: Path) -> None:

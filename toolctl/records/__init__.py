@@ -41,6 +41,7 @@ OUTCOMES = {
     129: "interrupted",  # SIGHUP
     130: "interrupted",  # SIGINT
     131: "interrupted",  # SIGQUIT
+    141: "interrupted",  # the reader of the output went away (as SIGPIPE ends a pipeline)
     143: "interrupted",  # SIGTERM
 }
 """A call's outcome by the exit code `toolctl run` would have ended with."""

@@ -208,6 +208,15 @@ class NoWait:
         pass
 
 
+class OutputGone(Exception):
+    """Raised by ``Sink.output`` when the output can go nowhere any more (the reader of a
+    pipe went away, a full disk): the runner ends the call, which then raises ``error``."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
 class Sink:
     """Where a call reports while it works; this base discards everything.
 
@@ -223,7 +232,8 @@ class Sink:
         """A ``start`` or ``done`` event of a call (never its arguments)."""
 
     def output(self, text: str) -> None:
-        """A chunk of the tool's output as it arrives; the result still holds all of it."""
+        """A chunk of the tool's output as it arrives; the result still holds all of it.
+        OutputGone when it can go nowhere any more: a runner that streams ends the call."""
 
     def stderr(self, text: str) -> None:
         """A chunk of a child's stderr as it arrives."""

@@ -10,6 +10,7 @@ What a tool starts outside its group (``setsid``) is the reaper's
 from __future__ import annotations
 
 import codecs
+import contextlib
 import errno
 import math
 import os
@@ -30,7 +31,7 @@ from toolctl.errors import (
     UsageError,
     interruption,
 )
-from toolctl.runners.base import ToolResult
+from toolctl.runners.base import OutputGone, ToolResult
 
 STDERR_TAIL = 4000
 
@@ -84,6 +85,9 @@ class _Reader(threading.Thread):
         self.held = bytearray()
         self.dropped = 0
         self.streamed = False
+        self.gone: Exception | None = None
+        """Set when ``stream`` could take no more (``OutputGone``): what the call ends with."""
+        self.on_gone: Callable[[], None] = lambda: None
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
 
     def run(self) -> None:
@@ -122,7 +126,13 @@ class _Reader(threading.Thread):
 
     def _emit(self, text: str) -> None:
         assert self.stream is not None
-        self.stream(text)
+        if self.gone is not None:
+            return  # drained to the end, never written (the child was ended)
+        try:
+            self.stream(text)
+        except OutputGone as gone:
+            self.gone = gone.error
+            self.on_gone()
         self.streamed = True
 
     @property
@@ -247,6 +257,7 @@ def _complete(
 ) -> Completed:
     assert child.stdout is not None
     out = _Reader(child.stdout, stream, keep=None, limit=max_output)
+    out.on_gone = lambda: _signal_group(child, signal.SIGKILL)  # no wait: the caller's
     err = _Reader(child.stderr, on_stderr, STDERR_TAIL, sniff=False) if child.stderr else None
     for reader in (out, err):
         if reader:
@@ -264,6 +275,8 @@ def _complete(
     for reader in (out, err):
         if reader:
             reader.join(timeout=2)
+    if out.gone is not None:  # the output could go nowhere: the tool was ended for it
+        raise out.gone
     if threading.get_native_id() in _cancelled_threads:
         raise Interrupted(f"'{argv[0]}' was stopped: the call was cancelled")
     return Completed(
@@ -319,6 +332,11 @@ def _feed(child: subprocess.Popen[bytes], data: bytes) -> None:
         child.stdin.close()
     except (BrokenPipeError, OSError):
         pass  # the tool did not read its input; its exit status tells the story
+
+
+def _signal_group(child: subprocess.Popen[bytes], number: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(child.pid, number)
 
 
 def _kill_group(child: subprocess.Popen[bytes]) -> None:

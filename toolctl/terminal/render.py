@@ -427,7 +427,7 @@ class TerminalSink(Sink):
         self.streamed = False
         self.lost: OSError | None = None
         """Why streamed output could not be written (the reader went away, a full disk):
-        the rest is dropped, the call goes on, and the command ends with its exit code."""
+        the call is ended (``OutputGone``), and the command ends with that error's code."""
 
     def event(self, event: dict[str, Any]) -> None:
         if self.events:
@@ -439,8 +439,14 @@ class TerminalSink(Sink):
             try:
                 write_stdout(text)
             except (OSError, ValueError) as exc:  # called from the runner's reading thread
+                from toolctl.errors import OutputLost, ReaderGone
+                from toolctl.runners.base import OutputGone
+
                 self.show_output = False
                 self.lost = exc if isinstance(exc, OSError) else BrokenPipeError()
+                if isinstance(self.lost, BrokenPipeError):  # as SIGPIPE ends `yes | head`
+                    raise OutputGone(ReaderGone()) from exc
+                raise OutputGone(OutputLost(f"cannot write: {self.lost.strerror}")) from exc
 
     def check_output(self) -> None:
         """ReaderGone (141) or OutputLost (74) when streamed output could not be written."""
