@@ -359,3 +359,39 @@ def test_a_batch_to_a_full_disk_is_74_and_says_so(tmp_path: Path) -> None:
         74,
         "toolctl: error: cannot write: No space left on device\n",
     )
+
+
+def test_a_signal_while_the_records_are_written_ends_at_once_without_a_traceback(
+    tmp_path: Path,
+) -> None:
+    """Once a command is over, it writes its history row, waiting up to 2 s for another
+    writer's lock: a Ctrl-C then printed a traceback (Python's own handler was back)."""
+    import signal
+
+    write_files(
+        tmp_path,
+        {"reg/t.toml": '[[tool]]\nname = "nap"\n[tool.local]\ncommand = ["sleep", "60"]\n'},
+    )
+    run = [sys.executable, "-m", "toolctl", "run", "nap", "-r", "reg"]
+    subprocess.run([*run, "--timeout", "0.1"], cwd=tmp_path, capture_output=True)  # the file
+    database = next((tmp_path / "home").rglob("history.sqlite3"))
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sqlite3, sys, time\n"
+         "db = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
+         "db.execute('BEGIN IMMEDIATE'); print('held', flush=True); time.sleep(20)",
+         str(database)],
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        child = subprocess.Popen(run, cwd=tmp_path, stderr=subprocess.PIPE, text=True)
+        time.sleep(1)
+        child.send_signal(signal.SIGINT)  # the call ends; the row waits for the lock
+        time.sleep(0.5)
+        child.send_signal(signal.SIGINT)
+        _, err = child.communicate(timeout=30)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert child.returncode == 130
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err

@@ -181,6 +181,9 @@ def _write_records() -> None:
     the run history, then the spans still held, when the command made calls at all."""
     if "toolctl.records.journal" not in sys.modules:
         return
+    from toolctl.processes.lifetime import signals_end_at_once
+
+    signals_end_at_once()  # the command is over: a signal now never shows a traceback
     from toolctl.records.journal import flush_all
     from toolctl.records.tracing import shutdown_all
     from toolctl.terminal import render

@@ -111,3 +111,21 @@ class Lifetime:
         """Raise what the command ends with after its clean stop (see the module docstring)."""
         if self.signum is not None and self.signum not in self.clean:
             raise stopped_by(self.signum, message, quiet=quiet)
+
+
+def signals_end_at_once() -> None:
+    """From now on a stopping signal ends the process at once, exit 128 + its number, as a
+    second one does under a Lifetime: for what a command does once its work is over
+    (writing its records waits up to 2 s for another writer's lock), where Python's own
+    handlers would print a traceback or die silently."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for number in SIGNALS:
+        signal.signal(number, _end_now)
+
+
+def _end_now(signum: int, _frame: FrameType | None) -> None:
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(128 + signum)
