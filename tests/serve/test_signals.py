@@ -167,7 +167,15 @@ def test_serve_drains_on_sigterm_answers_503_and_exits_0(serve: StartServe, tmp_
     caller.join(timeout=30)
     assert [a.status_code for a in answers] == [503]
     assert answers[0].json()["success"] is False
-    assert "cancelled" in answers[0].json()["error"]
+    # the call was ended by the server's SIGTERM: told and recorded as terminated (143),
+    # as `run` tells it (it was "cancelled", exit 130, whatever the signal)
+    body = answers[0].json()
+    assert (body["error"], body["error_code"], body["exit_code"]) == (
+        "terminated; the call was stopped",
+        "terminated",
+        143,
+    )
+    assert body["transport"] == "local" and body["duration_ms"] > 0
     assert gone(marks) == []
     assert "Traceback" not in served.log.read_text()
 

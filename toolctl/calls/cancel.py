@@ -63,6 +63,12 @@ class Cancel:
             self._thread = threading.get_native_id()
         try:
             yield
+        except Interrupted as exc:
+            if type(exc) is not Interrupted:  # a server's signal (terminated, hung up...)
+                raise
+            if self.cancelled:
+                raise Interrupted("cancelled; the tool's processes were killed") from None
+            raise
         except ToolctlError:
             if self.cancelled:
                 raise Interrupted("cancelled; the tool's processes were killed") from None

@@ -36,7 +36,8 @@ from toolctl.serve.mcp_server import ToolServer
 
 MAX_BODY = 1024 * 1024
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
-STATUS_BY_EXIT = {1: 200, 2: 422, 3: 409, 4: 404, 5: 503, 124: 504, 130: 503}
+STATUS_BY_EXIT = {1: 200, 2: 422, 3: 409, 4: 404, 5: 503, 124: 504}
+STATUS_BY_EXIT.update(dict.fromkeys((129, 130, 131, 143), 503))  # a call a signal stopped
 
 
 @dataclass(frozen=True)

@@ -97,6 +97,7 @@ class HttpServer:
     def _run(self) -> None:
         import asyncio
 
+        from toolctl.errors import StopSignal
         from toolctl.processes.lifetime import Lifetime
         from toolctl.processes.reaper import kill_now
         from toolctl.serve.front import open_front, write_records
@@ -113,6 +114,7 @@ class HttpServer:
         )
         server = self._server(dispatcher)
         with Lifetime(clean={signal.SIGTERM}) as lifetime:
+            lifetime.on_stop(lambda signum: dispatcher.caller.stop(StopSignal(signum)))
             lifetime.at_once(dispatcher.cancel_all)
             lifetime.at_once(lambda: kill_now(config.settings))  # setsid children too
             lifetime.at_once(lambda: write_records(self.reporter.warn))

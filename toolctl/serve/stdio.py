@@ -40,6 +40,7 @@ class StdioServer:
     def run(self) -> None:
         import anyio
 
+        from toolctl.errors import StopSignal
         from toolctl.processes.lifetime import Lifetime
         from toolctl.processes.reaper import kill_now
         from toolctl.serve.adaptive import served_adaptive
@@ -52,6 +53,7 @@ class StdioServer:
         )
         tools = ToolServer(dispatcher, served_adaptive(dispatcher, config.adaptive, self.reporter))
         with Lifetime() as lifetime:
+            lifetime.on_stop(lambda signum: dispatcher.caller.stop(StopSignal(signum)))
             lifetime.at_once(dispatcher.cancel_all)
             lifetime.at_once(lambda: kill_now(config.settings))  # setsid children too
             lifetime.at_once(lambda: write_records(self.reporter.warn))
