@@ -94,3 +94,38 @@ def _children(pid: int) -> list[str]:
         if parent == pid:
             found.append(f"{entry}: {line}")
     return found
+
+
+@pytest.mark.parametrize(
+    ("signum", "code", "word"),
+    [(signal.SIGTERM, 143, "terminated"), (signal.SIGHUP, 129, "hung up")],
+)
+def test_a_signal_under_import_mcp_ends_it_as_ctrl_c_does(
+    tmp_path: Path, signum: int, code: int, word: str
+) -> None:
+    """SIGTERM or SIGHUP while `import mcp` waited on a slow server killed toolctl
+    silently (Python's default) and left the server and its helpers running: it ends as
+    Ctrl-C does, its clean-up run, in one line with the signal's code."""
+    import subprocess
+
+    marks = markers()
+    first, second, last = marks
+    script = f"setsid sleep {first} & nohup sh -c 'sleep {second} &' >/dev/null 2>&1; sleep {last}"
+    service = {"name": "slow", "mcp": {"command": ["sh", "-c", script], "connect_timeout": 60}}
+    (tmp_path / "reg").mkdir()
+    (tmp_path / "reg/s.toml").write_text(tomli_w.dumps({"service": [service]}))
+    child = subprocess.Popen(
+        [sys.executable, "-m", "toolctl", "import", "mcp", "slow", "-r", str(tmp_path / "reg")],
+        cwd=tmp_path,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert wait_for(lambda: len(survivors(marks)) >= 3, 30)
+        child.send_signal(signum)
+        _, err = child.communicate(timeout=30)
+    finally:
+        child.kill()
+        child.wait()
+    assert (child.returncode, err) == (code, f"toolctl: error: {word}\n")
+    assert gone(marks) == []

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -400,3 +401,35 @@ def test_a_server_that_exits_while_its_child_holds_stdout_fails_at_once(
     assert time.monotonic() - started < 30
     child = int(pids.read_text().split()[1])
     assert not Path(f"/proc/{child}").exists() or "Z" in Path(f"/proc/{child}/stat").read_text()
+
+
+def test_a_cancelled_mcp_call_is_recorded_as_interrupted(
+    tmp_path: Path, probe_tools: dict[str, dict[str, object]]
+) -> None:
+    """A call a server cancels (its client went away) ended in the MCP session abandoned,
+    and was recorded as `unavailable`, as if the MCP server had been down."""
+    import threading
+
+    from toolctl.calls import Caller, resolve
+    from toolctl.calls.cancel import Cancel
+    from toolctl.errors import Interrupted
+    from toolctl.records.journal import flush_all
+    from toolctl.registry.index import Registry
+    from toolctl.settings import Settings
+
+    reg = registry(tmp_path, [sys.executable, str(PROBE)], {"hang": probe_tools["hang"]})
+    settings = Settings.load([reg])
+    index = Registry.open(settings)
+    cancel = Cancel()
+    with Caller(settings, index) as caller:
+        threading.Timer(3, cancel.cancel).start()  # the server's session is open by then
+        with pytest.raises(Interrupted):
+            caller.call(resolve(index, "probe.hang"), cancel=cancel)
+    flush_all(lambda message: None)
+    history = subprocess.run(
+        [sys.executable, "-m", "toolctl", "history", "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert [c["outcome"] for c in json.loads(history.stdout)["calls"]] == ["interrupted"]

@@ -153,6 +153,10 @@ class Caller:
                 result = declared_content(result)
         except ToolctlError as exc:
             error = self.stopped_call() or exc
+            if error is exc and not isinstance(exc, Interrupted) and _cancelled_here():
+                # its client went away or its server stopped: what the call then ended with
+                # (an MCP session abandoned: "unavailable") is not how the tool fared
+                error = Interrupted("cancelled; the tool's processes were killed")
             unleaked_error(error, secrets)
             call.sink.event(done_event(call.tool, None, started, error))
             self.recorder.end(recording, error=_ran(error, call, started))
@@ -337,6 +341,12 @@ class _EventsOnly(Sink):
 
     def warning(self, message: str) -> None:
         self._sink.warning(message)
+
+
+def _cancelled_here() -> bool:
+    from toolctl.runners.process import cancelled_here  # (loaded by then if it matters)
+
+    return cancelled_here()
 
 
 def _ran(error: ToolctlError, call: Call, started: float) -> ToolctlError:

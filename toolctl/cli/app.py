@@ -52,13 +52,20 @@ def _version(value: bool) -> None:
 
 class _Group(typer.core.TyperGroup):
     """The root group: a stopping signal that ends a command before anything below caught
-    it (Ctrl-C while the registry loads) is told like every other error, in one line and
-    with its own exit code. Typer 0.28 turns it into a silent exit 130, SIGTERM included.
+    it (Ctrl-C while the registry loads, SIGTERM during `import mcp`) is told like every
+    other error, in one line and with its own exit code. Typer 0.28 turns it into a silent
+    exit 130, SIGTERM included.
     A reader of stdout gone away is exit 141 (click would make it 1, "the tool failed")."""
 
     def invoke(self, ctx: Any) -> Any:
+        from toolctl.processes.lifetime import Lifetime
+
         try:
-            return super().invoke(ctx)
+            # SIGTERM, SIGHUP and SIGQUIT end every command as Ctrl-C does (its clean-up
+            # runs: an MCP server `import mcp` started is stopped), never Python's silent
+            # death; a long-running command holds a lifetime of its own inside this one
+            with Lifetime(raising=True):
+                return super().invoke(ctx)
         except KeyboardInterrupt as exc:
             from toolctl.errors import signal_of, stopped_by
 

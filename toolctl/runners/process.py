@@ -156,6 +156,11 @@ def mark_cancelled(thread: int, cancelled: bool = True) -> None:
         _cancelled_threads.discard(thread)
 
 
+def cancelled_here() -> bool:
+    """Whether the call on this thread was cancelled from outside (``mark_cancelled``)."""
+    return threading.get_native_id() in _cancelled_threads
+
+
 class Children:
     """The children a runner has running, so that ``close`` can end them from any thread."""
 
