@@ -12,7 +12,7 @@ from pathlib import Path
 
 import httpx
 
-from tests.conftest import Toolctl
+from tests.conftest import Toolctl, write_files
 from tests.serve.serve_support import StartServe, alive, read_pid, wait_for
 from tests.serve.test_rest import call_hang
 
@@ -123,3 +123,44 @@ def test_a_detached_server_of_another_project_is_not_taken_for_this_ones(
         assert toolctl("serve", "--detach", "--port", "0", cwd=registry).returncode == 0
     finally:
         toolctl("service", "down", "serve")
+
+
+def test_service_down_of_a_server_drains_it_and_its_calls_are_not_failures(
+    toolctl: Toolctl, tmp_path: Path
+) -> None:
+    """`service down serve` SIGTERMed the server and its calls' tools at once: a call the
+    server's drain would have let finish was killed, answered and recorded as a failure
+    of its tool (200, `tool_failed`, exit -15). The server alone gets SIGTERM first, and
+    drains: the call finishes within its grace."""
+    pidfile = tmp_path / "brief.pid"
+    write_files(
+        tmp_path / "reg",
+        {
+            "t.toml": f"""
+            [[tool]]
+            name = "brief"
+            [tool.local]
+            command = ["{sys.executable}", "-c", "import os, sys, time; open(sys.argv[1], 'w').write(str(os.getpid())); time.sleep(1.5); print('done')", "{pidfile}"]
+            input = "none"
+            """
+        },
+    )  # fmt: skip
+    started = toolctl(
+        "serve", "--detach", "--port", "0", "--grace", "10", "-r", str(tmp_path / "reg"), "--json"
+    )
+    assert started.returncode == 0, started.stderr
+    url = json.loads(started.stdout)["url"]
+    answers: list[httpx.Response] = []
+    caller = threading.Thread(
+        target=lambda: answers.append(
+            httpx.post(f"{url}/run_tool", json={"tool_id": "brief"}, timeout=60)
+        )
+    )
+    caller.start()
+    read_pid(pidfile)
+    down = toolctl("service", "down", "serve")
+    assert down.returncode == 0, down.stderr
+    caller.join(30)
+    assert [(a.status_code, a.json()["output"]) for a in answers] == [(200, "done")]
+    history = json.loads(toolctl("history", "--json").stdout)["calls"]
+    assert [(c["tool"], c["outcome"]) for c in history] == [("brief", "ok")]

@@ -64,19 +64,37 @@ def stop_locked(table: ProcessTable, name: str, grace: float) -> Stopped:
     if record is None:
         return Stopped(name, None, None)
     state = state_of(record)
-    survivors = terminate(record.pid, grace, record.tag) if state is State.RUNNING else []
+    survivors = []
+    if state is State.RUNNING:
+        # a server or worker of toolctl drains on SIGTERM: it alone gets it first, as its
+        # calls' tools killed with it would be answered as failures of their own
+        drains = record.kind in DRAINING
+        survivors = terminate(record.pid, grace, record.tag, leader_first=drains)
     if state is not State.RUNNING and record.tag:  # its leader was killed: what it left
         survivors = terminate_tree(tagged(record.tag))
     table.remove(name)
     return Stopped(name, record, state, survivors)
 
 
-def terminate(leader: int, grace: float, tag: str | None = None) -> list[int]:
+DRAINING = frozenset({"serve", "worker"})
+"""Kinds of background process that end their own calls on SIGTERM (``stop_locked``)."""
+
+
+def terminate(
+    leader: int, grace: float, tag: str | None = None, *, leader_first: bool = False
+) -> list[int]:
     """SIGTERM the group led by ``leader`` and its descendants (and every process whose
-    environment carries ``tag``), SIGKILL what remains.
+    environment carries ``tag``), SIGKILL what remains. ``leader_first``: SIGTERM only the
+    leader, and wait up to ``grace`` for it to end what it started, before the rest.
 
     Returns the pids still running at the end (none, unless something resists SIGKILL).
     """
+    if leader_first:
+        alone = {pid: start for pid, start in process_tree(leader).items() if pid == leader}
+        with suppress(ProcessLookupError, PermissionError):
+            os.kill(leader, signal.SIGTERM)
+        if not _wait_gone(alone, grace):
+            grace = min(grace, 1.0)  # what it left: the usual way, briefly
     tree = {**process_tree(leader), **(tagged(tag) if tag else {})}
     # the group at once (a process forked just now is in it), then each one we know of
     with suppress(ProcessLookupError, PermissionError):
