@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import httpx
@@ -164,3 +166,35 @@ def test_service_down_of_a_server_drains_it_and_its_calls_are_not_failures(
     assert [(a.status_code, a.json()["output"]) for a in answers] == [(200, "done")]
     history = json.loads(toolctl("history", "--json").stdout)["calls"]
     assert [(c["tool"], c["outcome"]) for c in history] == [("brief", "ok")]
+
+
+def test_a_call_still_queued_at_sigterm_never_starts(serve: StartServe, tmp_path: Path) -> None:
+    """With every slot busy, a call waits in the queue: on SIGTERM it was started once the
+    grace had ended the running one (a new tool process, 10 s late, HTTP 500). It never
+    starts, and is answered 503."""
+    served = serve("--concurrency", "1", "--grace", "1")
+    first, second = tmp_path / "first.pid", tmp_path / "second.pid"
+    answers: dict[str, int] = {}
+
+    def post(label: str, pidfile: Path) -> None:
+        with contextlib.suppress(httpx.HTTPError):
+            answer = httpx.post(
+                f"{served.url}/run_tool",
+                json={"tool_id": "hang", "params": {"pidfile": str(pidfile)}},
+                timeout=60,
+            )
+            answers[label] = answer.status_code
+
+    threads = [
+        threading.Thread(target=post, args=("first", first)),
+        threading.Thread(target=post, args=("second", second)),
+    ]
+    threads[0].start()
+    read_pid(first)
+    threads[1].start()
+    time.sleep(0.5)  # queued behind the first
+    assert served.stop(signal.SIGTERM, timeout=60) == 0, served.log.read_text()
+    for thread in threads:
+        thread.join(30)
+    assert not second.exists()  # never started
+    assert answers == {"first": 503, "second": 503}

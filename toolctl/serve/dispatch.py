@@ -164,6 +164,9 @@ class Dispatcher:
     async def _run(
         self, name: str, arguments: dict[str, Any], origin: Origin, user: str | None, sink: Sink
     ) -> ToolResult:
+        stopped = self.caller.stopped_call()
+        if stopped is not None:  # a call still queued when the server was signalled to stop
+            raise type(stopped)(f"{stopped.word}: the server is stopping; the call never began")
         tool = self.catalog.snapshot.tools.get(name, {})
         default = self.caller.settings.default_timeout
         limit = float(tool_timeout(tool, default) or DEFAULT_TIMEOUT) + GUARD_SECONDS
