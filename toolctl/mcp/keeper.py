@@ -246,8 +246,8 @@ class Keeper:
             if process is None or process.poll() is None:
                 continue
             with self.lock:
-                if self.session is not session:
-                    continue
+                if self.session is not session or stop.is_set():
+                    continue  # (stopping: no restart, whose server would outlive the keeper)
                 code = process.returncode
                 if self.expected_end:  # a timeout ended it on purpose
                     self.expected_end = False
@@ -374,8 +374,12 @@ def main() -> int:
         signal.signal(signal.SIGTERM, lambda *_: stop.set())
         stop.wait()
         server.shutdown()
-    if keeper.session is not None:
-        keeper.session.close()
+    with keeper.lock:  # a restart under way finishes first: its server is closed too
+        if keeper.session is not None:
+            keeper.session.close()
+    from toolctl.processes.reaper import kill_descendants
+
+    kill_descendants()  # what a dead server left (it is below the keeper, a subreaper)
     Path(spec["token_file"]).unlink(missing_ok=True)
     return 0 if keeper.failure is None else keeper.failure.exit_code
 
