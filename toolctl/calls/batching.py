@@ -48,29 +48,16 @@ class Caller(Protocol):
     def stopped_call(self) -> Interrupted | None: ...
 
 
-def run_batch(
-    caller: Caller,
-    runner: Runner,
-    template: Call,
-    lines: Iterable[str],
-    concurrency: int,
-    origin: Origin,
-    span: AbstractContextManager[object] | None = None,
-) -> Batch:
-    """One result per non-blank line, in input order, with a bounded window in flight.
-
-    ``template`` is the call every line makes, but for its arguments. A line that is not
-    a JSON object, or whose arguments are invalid, yields a failed result without running
-    anything; the batch goes on. If calls failed because the transport was lost under them
-    (TransportLost: the broker died), that is raised after the last result (exit 5).
-    ``span`` is entered now and left when the batch ends or is closed (the reaping of what
-    its calls leave behind).
-    """
-    return Batch(caller, runner, template, lines, concurrency, origin, span)
-
-
 class Batch(Iterator[ToolResult]):
     """A batch's results, in input order, as they come; ``stop`` (Ctrl-C, SIGTERM) ends it.
+
+    One result per non-blank line, with a bounded window in flight. ``template`` is the
+    call every line makes, but for its arguments. A line that is not a JSON object, or
+    whose arguments are invalid, yields a failed result without running anything; the
+    batch goes on. If calls failed because the transport was lost under them
+    (TransportLost: the broker died), that is raised after the last result (exit 5).
+    ``span`` is entered now and left when the batch ends or is closed (the reaping of
+    what its calls leave behind).
 
     A stopping signal that reaches the thread reading the results (raised as
     KeyboardInterrupt, here or in the code printing them, which then calls ``stop``) takes

@@ -272,7 +272,7 @@ class Caller:
     ) -> Batch:
         """One call per JSON line, in input order (see ``toolctl.calls.batching``); the
         batch is one session (TOOLCTL_SESSION, else a new one)."""
-        from toolctl.calls.batching import run_batch
+        from toolctl.calls.batching import Batch
 
         tool = name if isinstance(name, ToolSpec) else resolve(self.registry, name)
         template = Call(
@@ -284,7 +284,7 @@ class Caller:
         )
         events = _EventsOnly(sink or NO_SINK)
         runner = self.runner(tool.runtime, events)
-        batch = run_batch(
+        batch = Batch(
             self,
             runner,
             template._replace(sink=events),

@@ -94,10 +94,7 @@ class Lifetime:
         for callback in self._at_once:
             with contextlib.suppress(Exception):
                 callback()
-        for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(OSError, ValueError):
-                stream.flush()
-        os._exit(128 + signum)  # skips teardown that could hang (a Pulsar client's)
+        _end_now(signum, None)
 
     def wait(self, poll: float = 0.5) -> int:
         """Block until the first signal; its number. (The timeout keeps the main thread
@@ -125,6 +122,8 @@ def signals_end_at_once() -> None:
 
 
 def _end_now(signum: int, _frame: FrameType | None) -> None:
+    """What was printed flushed, then exit 128 + ``signum`` at once: skips teardown that
+    could hang (a Pulsar client's)."""
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(OSError, ValueError):
             stream.flush()
