@@ -25,6 +25,8 @@ import pytest
 
 from tests.conftest import write_files
 from tests.runners.container.conftest import IMAGE, leftovers, podman, use_podman
+from tests.runners.http.test_http_stop import Silent
+from tests.runners.http.test_http_stop import registry as http_stop_registry
 from tests.runners.test_lifetimes import gone, markers, spawner, survivors
 from tests.serve.serve_support import StartServe, wait_for
 
@@ -178,6 +180,33 @@ def test_serve_drains_on_sigterm_answers_503_and_exits_0(serve: StartServe, tmp_
     assert body["transport"] == "local" and body["duration_ms"] > 0
     assert gone(marks) == []
     assert "Traceback" not in served.log.read_text()
+
+
+def test_serve_drains_an_http_call_that_gets_no_answer(serve: StartServe, tmp_path: Path) -> None:
+    """An HTTP tool's call past the grace ends then (503, 143), not when its server answers
+    (here never; its timeout is minutes), and no "Exception in ASGI application"."""
+    server = Silent(None)
+    try:
+        registry = http_stop_registry(tmp_path, server.url)
+        served = serve("--grace", "1", "--registry", str(registry))
+        answers: list[httpx.Response] = []
+
+        def post() -> None:
+            with contextlib.suppress(httpx.HTTPError):
+                answers.append(httpx.post(f"{served.url}/run_tool", json={"tool_id": "slow"}))
+
+        caller = threading.Thread(target=post)
+        caller.start()
+        server.wait_for_requests(1)
+        assert served.stop(signal.SIGTERM, timeout=60) == 0, served.log.read_text()
+        caller.join(timeout=30)
+    finally:
+        server.close()
+    assert [a.status_code for a in answers] == [503]
+    body = answers[0].json()
+    assert (body["error_code"], body["exit_code"], body["transport"]) == ("terminated", 143, "http")
+    log = served.log.read_text()
+    assert "Exception in ASGI application" not in log and "Traceback" not in log
 
 
 def test_serve_stopped_by_sighup_exits_129_and_leaves_nothing(

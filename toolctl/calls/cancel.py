@@ -13,8 +13,9 @@ cancelled too (``runners.process``), so its runner cleans up as after Ctrl-C: th
 container runner removes the container, which killing the engine's client alone would
 leave running. What a tool left in sessions of their own (``setsid``) is reaped with the
 rest when the caller goes idle (see ``toolctl.calls``). A call that starts no process
-(HTTP, Pulsar) is marked (and an MCP one cancelled at its server): its thread ends when
-the answer or the timeout comes.
+undoes what it registered: an HTTP call's connection is shut down (it ends at once), an
+MCP call is cancelled at its server; a Pulsar call is marked, and its thread ends when the
+answer or the timeout comes.
 """
 
 from __future__ import annotations

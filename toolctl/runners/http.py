@@ -6,7 +6,9 @@ one shared client would make the 16 threads of a ``--batch`` queue on its pool's
 (httpcore checks every pooled socket under it as each request starts and ends). Clients
 keep no cookies: every call stands alone. Redirects are followed only within the same
 origin (scheme, host and port): a redirect elsewhere is reported, never followed, so headers
-carrying secrets stay home.
+carrying secrets stay home. A call cancelled from another thread (a server's client gone,
+a stopped ``--batch``) has its connection shut down, so it ends at once
+(``http_exchange.Abortable``).
 """
 
 from __future__ import annotations
@@ -25,8 +27,9 @@ from toolctl.errors import (
     UsageError,
 )
 from toolctl.imports import skip_httpx_cli
+from toolctl.processes.cancelling import on_cancel
 from toolctl.runners.base import Call, ToolResult, ToolSpec, expand_env_map
-from toolctl.runners.http_exchange import Answer, LazyTrust, no_cookies, read_answer
+from toolctl.runners.http_exchange import Abortable, Answer, LazyTrust, no_cookies, read_answer
 from toolctl.runners.http_messages import (
     MAX_REDIRECTS,
     RUNTIME,
@@ -55,7 +58,7 @@ class HttpRunner:
         self.settings = settings
         self._local = threading.local()  # this thread's client
         self._trust: LazyTrust | None = None  # one TLS context, loaded once, for all
-        self._clients: list[httpx.Client] = []  # every thread's, to close
+        self._clients: list[tuple[httpx.Client, Abortable | None]] = []  # every thread's
         self._bases: dict[str, str] = {}
         self._urls: dict[str, httpx.URL] = {}
         self._lock = threading.Lock()
@@ -105,7 +108,10 @@ class HttpRunner:
         with self._lock:
             self._closed = True
             clients, self._clients = self._clients, []
-        for client in clients:
+        for _, backend in clients:  # the calls in flight end now, then their clients
+            if backend is not None:
+                backend.abort()
+        for client, _ in clients:
             client.close()
 
     # -- the request ------------------------------------------------------------------
@@ -120,6 +126,22 @@ class HttpRunner:
         max_output: int | None = None,
     ) -> Answer:
         client = self._http()  # imports httpx
+        backend: Abortable | None = self._local.backend
+        if backend is not None:
+            backend.arm()  # a call cancelled before on this thread aborted it
+        with on_cancel(backend.abort if backend is not None else _nothing):
+            return self._exchange(client, method, url, arguments, headers, timeout, max_output)
+
+    def _exchange(
+        self,
+        client: httpx.Client,
+        method: str,
+        url: str,
+        arguments: dict[str, Any],
+        headers: dict[str, str],
+        timeout: float,
+        max_output: int | None,
+    ) -> Answer:
         import httpx
 
         body = {"json": arguments} if method == "POST" else {"params": query(arguments)}
@@ -184,9 +206,10 @@ class HttpRunner:
             # a proxy from the environment must not catch managed services on loopback
             mounts=dict.fromkeys(_LOOPBACK),
         )
+        backend = _abortable(client)
         with self._lock:
-            self._clients.append(client)
-        self._local.client = client
+            self._clients.append((client, backend))
+        self._local.client, self._local.backend = client, backend
         return client
 
     # -- where the request goes -------------------------------------------------------
@@ -231,6 +254,25 @@ class HttpRunner:
             return _join(record.url, section["path"]), True, f"running (pid {record.pid})"
         planned = _join("http://127.0.0.1:{port}", section["path"])
         return planned, True, "not running: started on a free port on first use"
+
+
+def _abortable(client: httpx.Client) -> Abortable | None:
+    """Give the client's transports (its own, and an environment proxy's) one backend that
+    another thread can abort (see ``Abortable``). httpx has no option for it: the pools'
+    backend is set in place (stable through httpx 0.28, httpcore 1.0); an httpx without it
+    keeps its own, and a stopped call then waits for its answer as before."""
+    transports = [client._transport, *client._mounts.values()]
+    pools: list[Any] = [getattr(t, "_pool", None) for t in transports if t is not None]
+    if not all(hasattr(pool, "_network_backend") for pool in pools):
+        return None
+    backend = Abortable()
+    for pool in pools:
+        pool._network_backend = backend
+    return backend
+
+
+def _nothing() -> None:
+    pass
 
 
 def _section(tool: ToolSpec) -> Mapping[str, Any]:

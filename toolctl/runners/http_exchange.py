@@ -3,9 +3,12 @@ through clients that keep no cookies and read their TLS trust on the first hands
 
 from __future__ import annotations
 
+import contextlib
+import socket
 import ssl
 import threading
 import time
+import weakref
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -154,3 +157,94 @@ class LazyTrust(ssl.SSLContext):
     def wrap_bio(self, *args: Any, **kwargs: Any) -> ssl.SSLObject:
         self._load()
         return super().wrap_bio(*args, **kwargs)
+
+
+class Abortable:
+    """httpcore's network backend for one client, whose open sockets another thread can shut
+    down (``abort``): a call blocked reading its answer then ends at once, where closing the
+    client would leave it waiting for the server or its timeout (closing a socket does not
+    wake a thread blocked on it; shutting it down does). Each thread's client has one, so
+    aborting ends just the call that thread is making. Once aborted, the backend opens no
+    connection until ``arm`` (the start of the thread's next call). A connection being made
+    when the abort comes ends with its connect timeout.
+    """
+
+    def __init__(self) -> None:
+        import httpcore
+
+        self._backend = httpcore.SyncBackend()
+        self._streams: weakref.WeakSet[_Kept] = weakref.WeakSet()
+        self._lock = threading.Lock()
+        self._aborted = False
+
+    def arm(self) -> None:
+        with self._lock:
+            self._aborted = False
+
+    def abort(self) -> None:
+        """Shut down every connection this backend opened (from any thread)."""
+        with self._lock:
+            self._aborted = True
+            streams = list(self._streams)
+        for stream in streams:
+            stream.shut_down()
+
+    def connect_tcp(self, *args: Any, **kwargs: Any) -> Any:
+        return self._kept(self._backend.connect_tcp(*args, **kwargs))
+
+    def connect_unix_socket(self, *args: Any, **kwargs: Any) -> Any:
+        return self._kept(self._backend.connect_unix_socket(*args, **kwargs))
+
+    def sleep(self, seconds: float) -> None:
+        self._backend.sleep(seconds)
+
+    def _kept(self, stream: Any) -> _Kept:
+        kept = _Kept(stream, self)
+        with self._lock:
+            if not self._aborted:
+                self._streams.add(kept)
+                return kept
+        stream.close()
+        import httpcore
+
+        raise httpcore.ConnectError("the call was stopped")
+
+    def _upgraded(self, stream: _Kept) -> None:
+        with self._lock:
+            aborted = self._aborted
+        if aborted:
+            stream.shut_down()
+
+
+class _Kept:
+    """A connection of an ``Abortable`` backend (httpcore's NetworkStream interface)."""
+
+    def __init__(self, stream: Any, backend: Abortable) -> None:
+        self._stream = stream
+        self._backend = backend
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        data: bytes = self._stream.read(max_bytes, timeout)
+        return data
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self._stream.write(buffer, timeout)
+
+    def close(self) -> None:
+        self._stream.close()
+
+    def start_tls(self, *args: Any, **kwargs: Any) -> _Kept:
+        # the TLS socket takes over the descriptor: the plain one can no longer shut it down
+        self._stream = self._stream.start_tls(*args, **kwargs)
+        self._backend._upgraded(self)
+        return self
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._stream.get_extra_info(info)
+
+    def shut_down(self) -> None:
+        sock = self._stream.get_extra_info("socket")
+        with contextlib.suppress(OSError, AttributeError):
+            # the plain socket's shutdown even for a TLS one: no TLS close_notify, and no
+            # change to the SSLSocket the reading thread is inside
+            socket.socket.shutdown(sock, socket.SHUT_RDWR)
