@@ -135,6 +135,43 @@ def test_mcp_serve_whose_stdin_closes_leaves_no_grandchild(tmp_path: Path) -> No
     assert gone(marks) == []
 
 
+def test_mcp_serve_blocked_writing_to_a_client_that_never_reads_stops_on_sigterm(
+    tmp_path: Path,
+) -> None:
+    """The answers fill the pipe the client never reads; the first SIGTERM still ends the
+    server (143), rather than waiting for the client to read."""
+    tool = """
+    [[tool]]
+    name = "big"
+    [tool.local]
+    command = ["python3", "-c", "print('x' * 300000)"]
+    input = "none"
+    """
+    child = mcp_serve(write_files(tmp_path / "reg", {"t.toml": tool}))
+    for number in range(3, 8):  # ~1.5 MB of answers, far past a pipe's 64 KiB
+        params = {"name": "big", "arguments": {}}
+        send(child, {"jsonrpc": "2.0", "id": number, "method": "tools/call", "params": params})
+    assert wait_for(lambda: _pipe_full(child), seconds=60), "the answers never filled the pipe"
+    child.send_signal(signal.SIGTERM)
+    try:
+        child.wait(timeout=60)  # stdout still unread
+    finally:
+        child.kill()
+        ended(child)
+    assert child.returncode == 143
+
+
+def _pipe_full(child: subprocess.Popen[str]) -> bool:
+    """Whether the server is blocked writing: its stdout pipe (64 KiB) is nearly full."""
+    import fcntl
+    import termios
+
+    assert child.stdout is not None
+    unread = bytearray(4)
+    fcntl.ioctl(child.stdout.fileno(), termios.FIONREAD, unread)
+    return int.from_bytes(unread, sys.byteorder) >= 60000
+
+
 @pytest.mark.parametrize(("signum", "code"), STOPPING[:2])
 def test_mcp_serve_stopped_by_a_signal_leaves_no_container(
     podman: str,

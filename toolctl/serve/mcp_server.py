@@ -265,7 +265,7 @@ async def serve_stdio(
 
     from toolctl.serve.stdio_wire import stdio_transport
 
-    protocol = anyio.wrap_file(os.fdopen(os.dup(1), "wb"))
+    protocol = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     stdin = sys.stdin.buffer

@@ -19,8 +19,9 @@ that is not a JSON-RPC message without a word, and dies on text it cannot encode
 
 A message is serialised as the model it holds, not through the ``JSONRPCMessage`` union
 around it (the bytes are the same; the union costs ~7x more, which for a 10,000-tool list
-is ~240 ms of the server's ~300); a line is read on a thread the server may abandon, so a
-signal stops it without waiting for stdin.
+is ~240 ms of the server's ~300); a line is read, and a message written, on a thread the
+server may abandon, so a signal stops it without waiting for stdin, or for a client that
+does not read what it was sent.
 """
 
 from __future__ import annotations
@@ -126,7 +127,7 @@ def encoded(text: str) -> bytes:
 
 @contextlib.asynccontextmanager
 async def stdio_transport(
-    stdin: IO[bytes], stdout: anyio.AsyncFile[bytes]
+    stdin: IO[bytes], stdout: IO[bytes]
 ) -> AsyncIterator[tuple[Incoming, Outgoing]]:
     """The session's read and write streams over ``stdin`` and ``stdout`` (see above)."""
     from mcp.shared.message import SessionMessage
@@ -136,10 +137,13 @@ async def stdio_transport(
     writing = anyio.Lock()
     unanswered: set[str | int] = set()  # the ids of requests read and not yet answered
 
+    def put(data: bytes) -> None:
+        stdout.write(data)
+        stdout.flush()
+
     async def send(data: bytes) -> None:
-        async with writing:
-            await stdout.write(data)
-            await stdout.flush()
+        async with writing:  # abandoned when the session is cancelled (see above)
+            await anyio.to_thread.run_sync(put, data, abandon_on_cancel=True)
 
     async def reader() -> None:
         async with read_writer:
