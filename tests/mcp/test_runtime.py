@@ -433,3 +433,55 @@ def test_a_cancelled_mcp_call_is_recorded_as_interrupted(
         check=True,
     )
     assert [c["outcome"] for c in json.loads(history.stdout)["calls"]] == ["interrupted"]
+
+
+def test_cancelling_a_call_spares_the_mcp_server_its_thread_started_before(
+    tmp_path: Path, probe_tools: dict[str, dict[str, object]]
+) -> None:
+    """A server's worker thread that started an MCP server for one call (kept open across
+    calls) and then runs a local call that is cancelled: the call's processes are killed,
+    the MCP server, which other calls share, is not."""
+    import threading
+
+    from toolctl.calls import Caller, resolve
+    from toolctl.calls.cancel import Cancel
+    from toolctl.errors import Interrupted
+    from toolctl.registry.index import Registry
+    from toolctl.settings import Settings
+
+    reg = registry(tmp_path, [sys.executable, str(PROBE)], {"echo": probe_tools["echo"]})
+    with (reg / "tools.toml").open("a") as handle:
+        handle.write('\n[[tool]]\nname = "nap"\n[tool.local]\ncommand = ["sleep", "600"]\n')
+        handle.write('input = "none"\n')
+    settings = Settings.load([reg])
+    index = Registry.open(settings)
+    echo, nap = resolve(index, "probe.echo"), resolve(index, "nap")
+    cancel, napping = Cancel(), threading.Event()
+    seen: dict[str, object] = {}
+
+    def children() -> set[int]:
+        with open(f"/proc/self/task/{threading.get_native_id()}/children") as handle:
+            return {int(pid) for pid in handle.read().split()}
+
+    with Caller(settings, index) as caller:
+
+        def calls() -> None:
+            caller.call(echo, {"text": "one"})
+            seen["server"] = children()
+            napping.set()
+            try:
+                caller.call(nap, cancel=cancel)
+            except Interrupted as exc:
+                seen["nap"] = exc
+            seen["after"] = children()
+            seen["again"] = caller.call(echo, {"text": "two"}).output
+
+        thread = threading.Thread(target=calls)
+        thread.start()
+        assert napping.wait(60)
+        time.sleep(0.5)  # the nap's sleep has started
+        cancel.cancel()
+        thread.join(60)
+    assert isinstance(seen["nap"], Interrupted)
+    assert seen["server"] and seen["server"] == seen["after"]  # the same server, alive
+    assert seen["again"] == "two"

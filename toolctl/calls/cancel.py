@@ -28,6 +28,7 @@ from collections.abc import Iterator
 
 from toolctl.errors import Interrupted, ToolctlError
 from toolctl.processes.cancelling import cancelled
+from toolctl.processes.reaper import is_kept
 from toolctl.runners.process import mark_cancelled
 
 __all__ = ["Cancel", "kill_children"]
@@ -83,13 +84,17 @@ class Cancel:
 
 
 def kill_children(thread: int) -> None:
-    """SIGKILL the process group of every child the thread ``thread`` started."""
+    """SIGKILL the process group of every child the thread ``thread`` started but those
+    kept open across calls (an MCP server's session, which other calls share: a call
+    that started it on this thread before is not this call)."""
     try:
         with open(f"/proc/self/task/{thread}/children") as handle:
             children = [int(pid) for pid in handle.read().split()]
     except (OSError, ValueError):
         return
     for pid in children:
+        if is_kept(pid):
+            continue
         try:
             os.killpg(pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):

@@ -169,6 +169,12 @@ def keep(pid: int) -> None:
         _kept.add(pid)
 
 
+def is_kept(pid: int) -> bool:
+    """Whether ``pid`` is kept open across calls (see ``keep``)."""
+    with _in_flight_lock:
+        return pid in _kept
+
+
 def release(pid: int) -> None:
     """Sweeps may kill ``pid`` again (its owner is ending it)."""
     with _in_flight_lock:
