@@ -147,6 +147,8 @@ class Caller:
             result = runner.run(call)
             if not result.success and self.stopped is not None:
                 raise Interrupted("the call ended as it was stopped")  # told as the stop
+            if not result.success and _cancelled_here():  # an MCP server's answer to it
+                raise Interrupted("cancelled; the tool's processes were killed")
             if call.tool.data.get("output") == "mcp":
                 from toolctl.calls.content import declared_content
 
