@@ -363,6 +363,28 @@ def test_a_streamable_http_service_runs_with_secret_headers(
     assert "PROBE_KEY is not set" in missing.stderr
 
 
+def test_a_port_taken_from_a_variable_imports_runs_and_checks(
+    toolctl: Toolctl, tmp_path: Path, probe_url: str
+) -> None:
+    """Claude Code's ``http://127.0.0.1:${PORT:-3000}/mcp``, imported as ``${env:PORT}``: the
+    port's value is masked in messages, never parsed masked (it was exit 70)."""
+    port = probe_url.split(":")[2].split("/")[0]
+    templated = probe_url.replace(f":{port}/", ":${env:PROBE_PORT}/")
+    document = {"service": [{"name": "web", "mcp": {"url": templated}}]}
+    (tmp_path / "reg").mkdir()
+    (tmp_path / "reg/s.toml").write_text(tomli_w.dumps(document))
+    reg, env = str(tmp_path / "reg"), {"PROBE_PORT": port}
+    imported = toolctl("import", "mcp", "web", "-r", reg, "--tool", "echo", env=env)
+    assert imported.returncode == 0, imported.stderr
+    ran = toolctl("run", "web.echo", "-r", reg, "-a", "text=ported", env=env)
+    assert (ran.returncode, ran.stdout.strip()) == (0, "ported"), ran.stderr
+    checked = toolctl("check", "--live", "-r", reg, env=env)
+    assert checked.returncode == 0, checked.stderr
+    closed = toolctl("run", "web.echo", "-r", reg, "-a", "text=x", env={"PROBE_PORT": "9"})
+    assert closed.returncode == 5, closed.stderr
+    assert "127.0.0.1:***/mcp" in closed.stderr and "internal error" not in closed.stderr
+
+
 def test_the_typescript_reference_server_imports_and_runs(
     toolctl: Toolctl, tmp_path: Path, everything_argv: list[str]
 ) -> None:

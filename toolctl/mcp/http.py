@@ -30,8 +30,8 @@ DEFAULT_RETRY = 1.0
 def safe_url(url: str) -> str:
     """The URL without userinfo, query or fragment: what may appear in a message."""
     parts = urlsplit(url)
-    host = parts.hostname or ""
-    netloc = f"{host}:{parts.port}" if parts.port else host
+    # as written, not parsed: a port from a masked ${env:} value ("***") is no number
+    netloc = parts.netloc.rpartition("@")[2]
     return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
