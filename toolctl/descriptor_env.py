@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from toolctl.errors import UsageError
+from toolctl.errors import ToolctlError, UsageError
 from toolctl.settings import Settings
 
 
@@ -88,6 +88,17 @@ def hide_values(text: str, secrets: Iterable[str]) -> str:
         if secret in text:
             text = text.replace(secret, MASK)
     return text
+
+
+def unleaked_error(error: ToolctlError, secrets: Iterable[str]) -> ToolctlError:
+    """``error`` with ``secrets`` masked in its message, hint and details (in place): a
+    server that echoes a key it was sent ("invalid key sk-...") never has it printed."""
+    if secrets:
+        error.message = hide_values(error.message, secrets)
+        error.hint = hide_values(error.hint, secrets) if error.hint is not None else None
+        error.details = [hide_values(line, secrets) for line in error.details]
+        error.args = (error.message, *error.args[1:])
+    return error
 
 
 def descriptor_cwd(owner: str, base: Path, relative: str | None) -> str | None:

@@ -507,3 +507,45 @@ def test_cancelling_a_call_spares_the_mcp_server_its_thread_started_before(
     assert isinstance(seen["nap"], Interrupted)
     assert seen["server"] and seen["server"] == seen["after"]  # the same server, alive
     assert seen["again"] == "two"
+
+
+def test_a_server_echoing_the_token_it_refused_never_has_it_printed(
+    toolctl: Toolctl, tmp_path: Path
+) -> None:
+    """An auth proxy's "auth failed for Bearer <token>" as a JSON-RPC error: `import mcp`
+    and `check --live` mask the token (the descriptor's ${env:} values), as `run` does."""
+    import http.server
+    import threading
+
+    class Echoing(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            sent = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            error = {"code": -32000, "message": f"auth failed for {self.headers['Authorization']}"}
+            body = json.dumps({"jsonrpc": "2.0", "id": sent.get("id"), "error": error}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Echoing)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/mcp"
+        headers = {"Authorization": "Bearer ${env:LEAK_TOKEN}"}
+        document = {"service": [{"name": "proxied", "mcp": {"url": url, "headers": headers}}]}
+        (tmp_path / "reg").mkdir()
+        (tmp_path / "reg/s.toml").write_text(tomli_w.dumps(document))
+        env = {"LEAK_TOKEN": SECRET}
+        imported = toolctl("import", "mcp", "proxied", "-r", str(tmp_path / "reg"), env=env)
+        checked = toolctl("check", "--live", "-r", str(tmp_path / "reg"), env=env)
+    finally:
+        server.shutdown()
+    assert imported.returncode == 5
+    assert "auth failed for Bearer ***" in imported.stderr
+    assert "auth failed for Bearer ***" in checked.stdout  # a finding
+    for done in (imported, checked):
+        assert SECRET not in done.stdout + done.stderr

@@ -12,14 +12,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from toolctl.descriptor_env import descriptor_secrets, hide_values
+from toolctl.descriptor_env import descriptor_secrets, hide_values, unleaked_error
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from concurrent.futures import Future
 
-    from toolctl.errors import ToolctlError
     from toolctl.runners.base import ToolResult, ToolSpec
+
+__all__ = ["passed_secrets", "unleaked_error", "unleaked_future", "unleaked_result"]
 
 
 def passed_secrets(tool: ToolSpec, environ: Mapping[str, str]) -> frozenset[str]:
@@ -54,16 +55,6 @@ def _unleak_exception(done: Future[ToolResult], secrets: frozenset[str]) -> None
 
     if not done.cancelled() and isinstance(error := done.exception(), ToolctlError):
         unleaked_error(error, secrets)
-
-
-def unleaked_error(error: ToolctlError, secrets: frozenset[str]) -> ToolctlError:
-    """``error`` with ``secrets`` masked in its message, hint and details (in place)."""
-    if secrets:
-        error.message = hide_values(error.message, secrets)
-        error.hint = hide_values(error.hint, secrets) if error.hint is not None else None
-        error.details = [hide_values(line, secrets) for line in error.details]
-        error.args = (error.message, *error.args[1:])
-    return error
 
 
 def _hidden(value: Any, secrets: frozenset[str]) -> Any:

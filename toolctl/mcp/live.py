@@ -10,6 +10,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from toolctl.descriptor_env import descriptor_secrets, unleaked_error
 from toolctl.errors import ToolctlError, UsageError
 from toolctl.findings import Finding, Severity
 from toolctl.mcp.pins import (
@@ -58,12 +59,21 @@ def live_offer(
 
     budget = connect_budget(section, timeout)
     with Reaping(settings):  # what the server started in sessions of its own goes with it
-        session = connect(settings, service.name, section, Path(service.file).parent, budget)
         try:
-            tools = session.list_tools(budget)
-            return tools, list_offers(session, budget) if offers else {}
-        finally:
-            session.close()
+            session = connect(settings, service.name, section, Path(service.file).parent, budget)
+            try:
+                tools = session.list_tools(budget)
+                return tools, list_offers(session, budget) if offers else {}
+            finally:
+                session.close()
+        except ToolctlError as exc:
+            raise _unleaked(exc, settings, service) from None
+
+
+def _unleaked(error: ToolctlError, settings: Settings, service: Entry) -> ToolctlError:
+    """``error`` with the values the service passes (``${env:}`` in its headers, env,
+    command) masked: a server may echo a token it refused."""
+    return unleaked_error(error, descriptor_secrets((service.data,), settings.environ))
 
 
 def list_offers(session: Session, timeout: float) -> Offers:
@@ -120,7 +130,7 @@ def live_check(
             finally:
                 session.kill()
         except ToolctlError as exc:
-            return exc
+            return _unleaked(exc, settings, service)
 
     from toolctl.processes.reaper import Reaping
 
