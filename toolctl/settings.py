@@ -102,6 +102,17 @@ def _xdg(environ: Mapping[str, str], variable: str, fallback: str) -> Path:
     return Path(base) / "toolctl"
 
 
+def own_directories(environ: Mapping[str, str]) -> dict[str, Path]:
+    """Where toolctl keeps its files, by the variable that moves each: its state (process
+    table, history, logs), its data (the user registry), its cache and its config."""
+    return {
+        "XDG_STATE_HOME": _xdg(environ, "XDG_STATE_HOME", ".local/state"),
+        "XDG_DATA_HOME": _xdg(environ, "XDG_DATA_HOME", ".local/share"),
+        "XDG_CACHE_HOME": _xdg(environ, "XDG_CACHE_HOME", ".cache"),
+        "XDG_CONFIG_HOME": _xdg(environ, "XDG_CONFIG_HOME", ".config"),
+    }
+
+
 def _login_name(environ: Mapping[str, str]) -> str:
     for variable in ("LOGNAME", "USER", "LNAME", "USERNAME"):
         if environ.get(variable):

@@ -1,0 +1,50 @@
+"""A state directory toolctl cannot use (a path through a file, a read-only disk) is one
+line and exit 74, naming the directory and the variable that moves it: never exit 70."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Toolctl, write_files
+
+SERVICE = """
+[[service]]
+name = "api"
+[service.http]
+start = ["python3", "-m", "http.server", "{port}"]
+
+[[tool]]
+name = "get"
+service = "api"
+[tool.http]
+path = "/"
+method = "GET"
+"""
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["run", "get", "-r", "reg"],
+        ["run", "get", "-r", "reg", "--json"],
+        ["service", "up", "api", "-r", "reg"],
+        ["broker", "start", "--detach"],
+    ],
+    ids=["run", "run-json", "service-up", "broker"],
+)
+def test_a_state_directory_through_a_file_is_exit_74_in_one_line(
+    toolctl: Toolctl, tmp_path: Path, command: list[str]
+) -> None:
+    write_files(tmp_path, {"reg/t.toml": SERVICE, "plain-file": "x"})
+    state = tmp_path / "plain-file" / "state"
+    done = toolctl(*command, cwd=tmp_path, env={"XDG_STATE_HOME": str(state)})
+    assert done.returncode == 74, done.stderr
+    [line] = done.stderr.splitlines()
+    # (shown relative to the working directory, as every path toolctl prints)
+    assert line.startswith("toolctl: error: cannot use plain-file/state/toolctl/")
+    assert line.endswith("set XDG_STATE_HOME to another directory") and "internal" not in line
+    if "--json" in command:
+        assert json.loads(done.stdout)["error_code"] == "output_lost"
