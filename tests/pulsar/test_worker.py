@@ -296,6 +296,34 @@ def test_a_second_worker_process_on_the_embedded_broker_is_refused_clearly(
     assert "Traceback" not in second.stderr
 
 
+@pytest.mark.embedded_only
+@pytest.mark.parametrize(
+    ("signum", "code", "word"),
+    [(signal.SIGTERM, 143, "terminated"), (signal.SIGHUP, 129, "hung up")],
+)
+def test_a_second_worker_stopped_while_it_waits_for_its_subscription_is_told_so(
+    project: Project, workers: StartWorker, signum: int, code: int, word: str
+) -> None:
+    """Stopped while pulsar-lite keeps it waiting (the service's subscription is held):
+    told as the signal that stopped it, not "interrupted" (130)."""
+    workers("hello")
+    second = subprocess.Popen(
+        [sys.executable, "-m", "toolctl", "worker", "hello", "--registry", str(project.registry)],
+        cwd=project.root,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        time.sleep(3)  # (it waits up to 15 s; a signal before that is told the same)
+        second.send_signal(signum)
+        _, err = second.communicate(timeout=30)
+    finally:
+        second.kill()
+    assert (second.returncode, err) == (code, f"toolctl: error: {word}\n")
+
+
 def test_ctrl_c_while_waiting_is_130(
     project: Project, workers: StartWorker, tmp_path: Path
 ) -> None:

@@ -28,6 +28,7 @@ from toolctl.errors import (
     TransportLost,
     TransportUnavailable,
     UsageError,
+    stopped_by,
 )
 from toolctl.pulsar.wire import fresh_id, request_properties
 
@@ -126,8 +127,9 @@ def translate(exc: Exception, url: str, doing: str) -> ToolctlError:
     if isinstance(exc, pulsar.Interrupted):
         from toolctl.processes.lifetime import received
 
-        if received() is not None:
-            return Interrupted("interrupted")
+        signum = received()
+        if signum is not None:  # told as that signal: SIGTERM is "terminated" (143)
+            return stopped_by(signum)
         # no signal came: the client's operation was cut off by the broker (a restart
         # resets the connection under a pending lookup or subscribe)
         return TransportUnavailable(
