@@ -91,6 +91,17 @@ def test_variables_distinct_per_server_and_value() -> None:
     assert rewrite("x", scope("github"), "GITHUB_TOKEN", "e") == "${env:GITHUB_TOKEN}"
 
 
+def test_an_env_option_with_its_pair_attached_keeps_the_key() -> None:
+    """docker's ``--env=KEY=X`` (and ``-e=KEY=X``) is ``--env KEY=X`` in one argument: X is
+    judged under KEY, the key stays in the command (it was taken into the variable)."""
+    s = scope("d2")
+    args = ["run", "--env=GITLAB_TOKEN=glpat-abcdefghij0123456789", "-e=MODE=fast", "--env=x"]
+    assert rewrite_args(args, s) == [
+        "run", "--env=GITLAB_TOKEN=${env:D2_GITLAB_TOKEN}", "-e=MODE=fast", "--env=x",
+    ]  # fmt: skip
+    assert list(s.vault.exports) == ["D2_GITLAB_TOKEN"]  # no variable for "--env" itself
+
+
 def test_arguments_in_every_form() -> None:
     s = scope("srv")
     args = [

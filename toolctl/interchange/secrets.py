@@ -304,6 +304,19 @@ def _json_value(value: Any, scope: Scope, name: str | None, where: str) -> Any:
     return value
 
 
+def _attached_env(arg: str) -> tuple[str, str, str] | None:
+    """``--env=KEY=X`` (``-e=KEY=X``) as its option, KEY and X: X is KEY's value, judged
+    under KEY's name, as ``--env KEY=X`` is."""
+    flag, equals, pair = arg.partition("=")
+    if not equals or flag not in ENV_OPTIONS or not ENV_PAIR.match(pair):
+        return None
+    key, _, value = pair.partition("=")
+    return flag, key, value
+
+
+ENV_PAIR = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+
+
 def rewrite_args(args: list[str], scope: Scope, *, program: str = "") -> list[str]:
     """Command arguments: ``--token X``, ``--token=X``, ``-e KEY=X`` (docker, podman),
     ``--header "Authorization: Bearer X"`` (mcp-remote), ``KEY=X``, ``-u USER -p X``,
@@ -321,7 +334,7 @@ def rewrite_args(args: list[str], scope: Scope, *, program: str = "") -> list[st
         password = (user and previous in PASSWORD_OPTIONS and _password(previous, arg)) or (
             redis and previous == "-a" and not arg.startswith("-")
         )
-        if previous in ENV_OPTIONS and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", arg):
+        if previous in ENV_OPTIONS and ENV_PAIR.match(arg):
             key, _, value = arg.partition("=")
             out.append(f"{key}={rewrite(value, scope, key, where)}")
         elif previous in HEADER_OPTIONS and ":" in arg:
@@ -335,6 +348,9 @@ def rewrite_args(args: list[str], scope: Scope, *, program: str = "") -> list[st
             space = value[: len(value) - len(value.lstrip())]
             hidden = rewrite(value.lstrip(), scope, header.strip(), where)
             out.append(f"{flag}={header}:{space}{hidden}")
+        elif (pair := _attached_env(arg)) is not None:  # --env=KEY=X
+            flag, key, value = pair
+            out.append(f"{flag}={key}={rewrite(value, scope, key, where)}")
         elif attached:
             out.append(option + rewrite(rest, scope, "PASSWORD", where))
         elif arg.startswith("-") and "=" in arg:
