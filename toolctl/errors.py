@@ -76,6 +76,10 @@ class NameConflict(RegistryError):
     error_code = "name_conflict"
 
 
+class PinDrift(RegistryError):
+    """A pinned MCP tool's live definition differs from its pin (the rug-pull): exit 3."""
+
+
 class NotFound(ToolctlError):
     """A tool, service, action or group of that name does not exist."""
 

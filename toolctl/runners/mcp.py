@@ -17,7 +17,13 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from toolctl.errors import RegistryError, TimedOut, ToolctlError, TransportUnavailable, UsageError
+from toolctl.errors import (
+    PinDrift,
+    TimedOut,
+    ToolctlError,
+    TransportUnavailable,
+    UsageError,
+)
 from toolctl.runners.base import Call, Sink, ToolResult, ToolSpec, expand_env, expand_env_map
 from toolctl.runtimes import MCP_IDLE_TIMEOUT
 
@@ -30,10 +36,6 @@ _T = TypeVar("_T")
 
 SLOW_START = 1.0
 """A server that takes longer than this to start gets the keep_alive suggestion."""
-
-
-class PinDrift(RegistryError):
-    """A pinned MCP tool's live definition differs from its pin (the rug-pull): exit 3."""
 
 
 class ToolVanished(ToolctlError):

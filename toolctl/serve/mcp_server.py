@@ -3,9 +3,10 @@
 ``tools/list`` is the catalog's listing, which is ``export --format mcp`` of the selected
 tools, as it is. ``tools/call`` goes through the Dispatcher. Errors follow the 2025-11-25
 revision: an unknown tool is a JSON-RPC error (-32602); invalid arguments, a failed tool,
-a timeout or an unreachable transport are ``isError`` results carrying toolctl's one-line
-message, so the model can correct itself. ``notifications/tools/list_changed`` goes to
-every session that has asked for the list once the registry changes on disk. With
+a timeout, an unreachable transport or a pinned MCP tool its server changed are ``isError``
+results carrying toolctl's one-line message, so the model can correct itself.
+``notifications/tools/list_changed`` goes to every session that has asked for the list
+once the registry changes on disk. With
 ``--adaptive K`` (``serve/adaptive.py``) each session is listed its own top K tools, and
 told list_changed when a call changes them.
 """
@@ -28,7 +29,7 @@ from pydantic import PrivateAttr
 
 from toolctl import __version__
 from toolctl.arguments import is_text, printable_text
-from toolctl.errors import NotFound, RegistryError, ToolctlError
+from toolctl.errors import NotFound, PinDrift, RegistryError, ToolctlError
 from toolctl.records import Origin
 from toolctl.runners.base import ToolResult
 from toolctl.serve.dispatch import Dispatcher
@@ -130,6 +131,8 @@ class ToolServer:
             raise McpError(
                 types.ErrorData(code=types.INVALID_PARAMS, message=f"Unknown tool: {exc}")
             ) from None
+        except PinDrift as exc:  # its server changed the tool: the tool's answer, told
+            answer = _failed(str(exc))
         except RegistryError as exc:
             raise McpError(types.ErrorData(code=types.INTERNAL_ERROR, message=str(exc))) from None
         except ToolctlError as exc:
