@@ -441,6 +441,43 @@ command = ["{PY}", "-c", "import json, sys; print(json.dumps(json.load(sys.stdin
         assert refused.stderr.count("\n") == 1 and said in refused.stderr
 
 
+def test_an_arguments_table_declares_an_arrays_item_type(tmp_path: Path, toolctl: Toolctl) -> None:
+    """``items`` in ``[[tool.arguments]]`` (a name, or JSON Schema's one-type table): the
+    repeated ``--arg`` values are converted to it; a default or enum of other items and
+    ``items`` on a non-array are refused when the file is read."""
+    tool = f"""
+[[tool]]
+name = "sum"
+[tool.local]
+command = ["{PY}", "-c", "import json, sys; print(json.dumps(json.load(sys.stdin)))"]
+[[tool.arguments]]
+name = "nums"
+type = "array"
+items = {{ type = "number" }}
+[[tool.arguments]]
+name = "tags"
+type = "array"
+items = "string"
+default = ["a"]
+"""
+    write_files(tmp_path, {"reg/sum.toml": tool})
+    reg = str(tmp_path / "reg")
+    done = toolctl("run", "sum", "--arg", "nums=1", "--arg", "nums=2.5", "-r", reg)
+    assert json.loads(done.stdout) == {"nums": [1, 2.5], "tags": ["a"]}, done.stderr
+    exported = json.loads(toolctl("export", "--format", "mcp", "-r", reg).stdout)
+    properties = exported["tools"][0]["inputSchema"]["properties"]
+    assert properties["nums"]["items"] == {"type": "number"}
+    for wrong, said in [
+        ('default = ["a"]', "default = [1]"),
+        ('items = "string"', 'items = "string"\nenum = [[2]]'),
+        ('type = "array"\nitems = "string"', 'type = "string"\nitems = "string"'),
+    ]:
+        write_files(tmp_path, {"reg/sum.toml": tool.replace(wrong, said)})
+        checked = toolctl("check", "-r", reg)
+        assert checked.returncode == 3, checked.stdout
+    assert "items declares an array's items; type is string" in checked.stdout
+
+
 def test_a_key_given_twice_to_env_or_elicit_is_refused(tmp_path: Path, toolctl: Toolctl) -> None:
     reg = tmp_path / "reg"
     reg.mkdir()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 ArgType = Literal["string", "integer", "number", "boolean", "object", "array"]
 InputMode = Literal["json", "none"]
@@ -27,25 +27,48 @@ class Argument(DescriptorModel):
     required: bool = Field(default=True, strict=True)  # "yes" is no answer
     default: Any = None
     enum: list[Any] | None = None
+    items: ArgType | None = None
+    """An array's item type: ``items = "number"`` (or JSON Schema's ``{ type = "number" }``),
+    to which each repeated ``--arg`` value is converted."""
     allow_option: bool = False
     """Whether a value starting with ``-`` may fill a whole argv item (an option)."""
+
+    @field_validator("items", mode="before")
+    @classmethod
+    def _items_as_schema(cls, value: Any) -> Any:
+        if isinstance(value, dict) and list(value) == ["type"]:
+            return value["type"]  # JSON Schema's form, of one type
+        return value
 
     @model_validator(mode="after")
     def _values_of_its_type(self) -> Argument:
         """An ``enum`` or ``default`` no call could pass is refused when the file is read,
         not at every `run` (``type = "integer"`` with ``default = "3"``)."""
+        if self.items is not None and self.type != "array":
+            raise ValueError(f"items declares an array's items; type is {self.type}")
         for value in self.enum or ():
-            if not of_type(value, self.type):
-                raise ValueError(f"enum value {value!r} is not of type {self.type}")
+            if not self._fits(value):
+                raise ValueError(f"enum value {value!r} is not of type {self._shown_type}")
         if self.default is not None:
-            if not of_type(self.default, self.type):
-                raise ValueError(f"default {self.default!r} is not of type {self.type}")
+            if not self._fits(self.default):
+                raise ValueError(f"default {self.default!r} is not of type {self._shown_type}")
             if self.enum is not None and self.default not in self.enum:
                 raise ValueError(f"default {self.default!r} is not one of enum {self.enum!r}")
         return self
 
+    def _fits(self, value: Any) -> bool:
+        if not of_type(value, self.type):
+            return False
+        return self.items is None or all(of_type(item, self.items) for item in value)
+
+    @property
+    def _shown_type(self) -> str:
+        return f"array of {self.items}" if self.items is not None else self.type
+
     def schema_property(self) -> dict[str, Any]:
         prop: dict[str, Any] = {"type": self.type}
+        if self.items is not None:
+            prop["items"] = {"type": self.items}
         if self.description:
             prop["description"] = self.description
         if self.enum is not None:

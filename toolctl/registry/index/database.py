@@ -18,7 +18,7 @@ from pathlib import Path
 from toolctl.errors import RegistryError
 from toolctl.settings import Settings
 
-CACHE_FORMAT = "9"  # 2: confusables quarantined, nan/inf and deep nesting refused; 3: delivery;
+CACHE_FORMAT = "10"  # 2: confusables quarantined, nan/inf and deep nesting refused; 3: delivery;
 # 4: precedence keys, references and attached problems, for a re-index of a few files;
 # 5: a service's state, [service.mcp] transport, idle_timeout, tool lists and tool_timeout;
 # 6: [[trust]] tables; a search path may end in the announcements' directory (its name is a
@@ -26,6 +26,7 @@ CACHE_FORMAT = "9"  # 2: confusables quarantined, nan/inf and deep nesting refus
 # checked whole (its port, brackets and host), so a cached definition may no longer load;
 # 8: a $ref that never descends is refused, and what is wrong with a name said in words;
 # 9: a header that cannot be sent (a CR/LF, a bad name) is refused where it is written
+# 10: an argument's `items` (an array's item type), which a cached error refused
 RACY_NS = 2_000_000_000
 """A time recorded this close to the scan that read it is not trusted (see ``index``)."""
 
