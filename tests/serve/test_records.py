@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 import urllib.request
+from pathlib import Path
 
 import anyio
 import httpx
@@ -46,7 +49,11 @@ def test_serve_records_rest_and_mcp_calls(serve: StartServe, toolctl: Toolctl) -
     )
     assert (fail["caller"], fail["outcome"]) == ("serve", "failed")
     assert mcp["caller"] == "mcp" and mcp["call_id"]
-    assert len(str(mcp["session"])) >= 16  # the Mcp-Session-Id the server gave the client
+    # a digest of the Mcp-Session-Id the server gave the client, never the id, with which
+    # another client could act in its session; and the history is its owner's alone
+    assert str(mcp["session"]).startswith("mcp-") and len(str(mcp["session"])) == 28
+    history = Path(os.environ["XDG_STATE_HOME"]) / "toolctl/history.sqlite3"
+    assert stat.S_IMODE(history.stat().st_mode) == 0o600
     with urllib.request.urlopen(f"{url}/metrics", timeout=10) as response:
         exposition = response.read()
     text = exposition.decode()

@@ -14,6 +14,7 @@ either bound, so the table never holds more than ~1.1x the count bound.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import sys
 import time
@@ -134,6 +135,7 @@ def open_for_writing(path: Path) -> sqlite3.Connection:
     """The history file, created (with its directory) on first use; sqlite3.Error or OSError
     when it cannot be (a read-only or full disk)."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    _private(path)
     # the journal's writer thread and the thread that flushes at exit share it, one at a
     # time (Journal._writing): sqlite3's own same-thread check would refuse the second
     db = sqlite3.connect(path, timeout=BUSY_SECONDS, isolation_level=None, check_same_thread=False)
@@ -146,6 +148,18 @@ def open_for_writing(path: Path) -> sqlite3.Connection:
         db.close()
         raise
     return db
+
+
+def _private(path: Path) -> None:
+    """The history readable by its owner alone (0600; SQLite gives its -wal and -shm files
+    the same mode): it names sessions, and with --record-arguments holds what calls were
+    given and answered. A file made readable to others before is made private again."""
+    try:
+        os.close(os.open(path, os.O_RDONLY | os.O_CREAT, 0o600))
+        if os.stat(path).st_mode & 0o077:
+            os.chmod(path, 0o600)
+    except PermissionError:  # another user's file: SQLite says what it can do with it
+        pass
 
 
 def _create(db: sqlite3.Connection) -> None:

@@ -148,7 +148,7 @@ class ToolServer:
     def cancel_call(self, session: str | None, call_id: str) -> bool:
         """Cancel the running tools/call ``call_id`` of an HTTP ``session`` (its client went
         away); whether one was running."""
-        scope = self._running.get((session or self.stdio_session, call_id))
+        scope = self._running.get((recorded_session(session) or self.stdio_session, call_id))
         if scope is not None:
             scope.cancel()
         return scope is not None
@@ -174,7 +174,7 @@ class ToolServer:
         http = context.request
         headers = getattr(http, "headers", None)
         if headers is not None:
-            session = headers.get("mcp-session-id") or session
+            session = recorded_session(headers.get("mcp-session-id")) or session
             traceparent = traceparent or headers.get("traceparent")
         if not isinstance(traceparent, str):
             traceparent = None
@@ -248,6 +248,16 @@ def call_result(result: ToolResult) -> types.CallToolResult:
         structuredContent=structured,
         isError=False,
     )
+
+
+def recorded_session(session_id: str | None) -> str | None:
+    """How an HTTP client's ``Mcp-Session-Id`` is kept (the run history, the logs): a
+    digest, never the id, which is what another client would need to act in its session."""
+    if not session_id:
+        return None
+    import hashlib
+
+    return "mcp-" + hashlib.sha256(session_id.encode(errors="replace")).hexdigest()[:24]
 
 
 def _failed(message: str, output: str = "") -> types.CallToolResult:
