@@ -344,3 +344,30 @@ def test_a_request_the_sdk_cannot_validate_is_one_line_in_the_log(serve: StartSe
     odd = [line for line in lines if not line.startswith(("{", "toolctl: "))]
     assert odd == [], odd  # JSON events and one-line warnings only
     assert any("toolctl: root: Failed to validate request" in line for line in lines), lines
+
+
+def test_mcp_bodies_the_stdio_door_refuses_are_400_json_rpc_errors(serve: StartServe) -> None:
+    """Over /mcp as over stdio: a number that is not finite (the SDK would read it as null
+    and run the tool with it), a batch, JSON that is no JSON-RPC message; a bad
+    notification is accepted and dropped."""
+    served = serve()
+    session = {**mcp_session(served.url), "Content-Type": "application/json"}
+    for body, request_id, said in [
+        (
+            b'{"jsonrpc": "2.0", "id": 4, "method": "tools/call",'
+            b' "params": {"name": "echo", "arguments": {"text": NaN}}}',
+            4,
+            "Invalid Request: a number that is not finite (nan)",
+        ),
+        (b'[{"jsonrpc": "2.0", "id": 5, "method": "tools/list"}]', None, "batches"),
+        (b'{"hello": 1, "id": 6}', 6, "Invalid Request: not a JSON-RPC message"),
+        (b"", None, "Parse error: no body"),
+    ]:
+        answer = httpx.post(f"{served.url}/mcp", content=body, headers=session)
+        assert answer.status_code == 400, answer.text
+        error = answer.json()
+        assert error["id"] == request_id and said in error["error"]["message"], error
+    notification = b'{"jsonrpc": "2.0", "method": "notifications/x", "params": {"v": NaN}}'
+    dropped = httpx.post(f"{served.url}/mcp", content=notification, headers=session)
+    assert (dropped.status_code, dropped.content) == (202, b"")
+    assert mcp_call(served.url, session, "echo", {"text": "still"})["result"]["content"]

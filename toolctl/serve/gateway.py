@@ -151,8 +151,8 @@ class _Guard:
         if not isinstance(body, bytes):  # the client went away mid-body: nothing to run
             self.log({"event": "disconnect", "path": path, "during": "body"})
             return
-        if path == "/mcp" and not _is_json(body):  # the SDK answers 500 to undecodable bytes
-            await _parse_error()(scope, receive, send)
+        if path == "/mcp" and (refusal := _bad_message(body)) is not None:
+            await refusal(scope, receive, send)
             return
         if path == "/mcp" and (refusal := _discover_refusal(body)) is not None:
             await refusal(scope, receive, send)
@@ -214,17 +214,24 @@ def _discover_refusal(body: bytes) -> Response | None:
     return JSONResponse(answer)
 
 
-def _is_json(body: bytes) -> bool:
-    try:
-        json.loads(body)
-    except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
-        return False
-    return True
+def _bad_message(body: bytes) -> Response | None:
+    """A body the stdio door would not pass on (``stdio_wire.triage``), refused as it is
+    there, with status 400: not JSON (-32700; the SDK would answer 500), a batch, not a
+    JSON-RPC message, a number that is not finite (the SDK reads NaN as null, and the tool
+    would run with it) or text that is not Unicode (-32600, with its id). A bad
+    notification is accepted (202) and dropped, as a notification is never answered."""
+    from toolctl.serve.stdio_wire import Line, triage
 
-
-def _parse_error() -> JSONResponse:
-    error = {"code": -32700, "message": "Parse error: the body is not JSON"}
-    return JSONResponse({"jsonrpc": "2.0", "id": None, "error": error}, status_code=400)
+    if not body.strip():
+        answer: dict[str, Any] | None = {"code": -32700, "message": "Parse error: no body"}
+        answer = {"jsonrpc": "2.0", "id": None, "error": answer}
+    else:
+        message, answer = triage(Line(body))
+        if message is not None:
+            return None
+    if answer is None:
+        return Response(status_code=202)
+    return JSONResponse(answer, status_code=400)
 
 
 def _hostname(url: str) -> str:
