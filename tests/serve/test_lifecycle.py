@@ -198,3 +198,42 @@ def test_a_call_still_queued_at_sigterm_never_starts(serve: StartServe, tmp_path
         thread.join(30)
     assert not second.exists()  # never started
     assert answers == {"first": 503, "second": 503}
+
+
+def test_service_down_waits_out_a_servers_grace_and_its_calls_are_answered(
+    toolctl: Toolctl, tmp_path: Path
+) -> None:
+    """`service down` killed a draining server after its own 5 s, whatever `--grace`: a
+    call the server would have answered 503 (terminated) at the end of a longer grace lost
+    its answer (the client saw the connection close). It waits the grace and the clean-up."""
+    pidfile = tmp_path / "long.pid"
+    write_files(
+        tmp_path / "reg",
+        {
+            "t.toml": f"""
+            [[tool]]
+            name = "long"
+            [tool.local]
+            command = ["{sys.executable}", "-c", "import os, sys, time; open(sys.argv[1], 'w').write(str(os.getpid())); time.sleep(60)", "{pidfile}"]
+            input = "none"
+            """
+        },
+    )  # fmt: skip
+    started = toolctl(
+        "serve", "--detach", "--port", "0", "--grace", "7", "-r", str(tmp_path / "reg"), "--json"
+    )
+    assert started.returncode == 0, started.stderr
+    url = json.loads(started.stdout)["url"]
+    answers: list[httpx.Response] = []
+
+    def post() -> None:
+        with contextlib.suppress(httpx.HTTPError):  # the connection closed: no answer
+            answers.append(httpx.post(f"{url}/run_tool", json={"tool_id": "long"}, timeout=60))
+
+    caller = threading.Thread(target=post)
+    caller.start()
+    read_pid(pidfile)
+    down = toolctl("service", "down", "serve")
+    assert down.returncode == 0, down.stderr
+    caller.join(30)
+    assert [(a.status_code, a.json()["exit_code"]) for a in answers] == [(503, 143)]

@@ -97,7 +97,7 @@ def serve_command(
     if not detach:
         HttpServer(config, reporter(settings), render.log_line).run()
         return
-    record, started = start_detached(settings, name, host, port, lambda p: _argv(context, p))
+    record, started = start_detached(settings, name, host, port, lambda p: _argv(context, p), grace)
     how = "started" if started else "already running"
     render.note(f"serve '{name}' {how} at {record.url} (pid {record.pid}, log {record.log})")
     render.print_json(record.to_json()) if json else typer.echo(record.url)

@@ -57,6 +57,7 @@ def launch(
     timeout: float = 30.0,
     reuse: Reuse | None = None,
     origin: str | None = None,
+    drain: float | None = None,
 ) -> tuple[ProcessRecord, bool]:
     """Start ``argv`` as background process ``name`` unless it runs; (record, started now).
 
@@ -72,7 +73,7 @@ def launch(
             if reuse is None or reuse(current):
                 return current, False
             stop_locked(table, name, FAILED_STOP_GRACE)
-        spec = _Spec(name, kind, list(argv), ready, cwd, env, port, url, timeout, origin)
+        spec = _Spec(name, kind, list(argv), ready, cwd, env, port, url, timeout, origin, drain)
         return _start(table, spec), True
 
 
@@ -86,6 +87,7 @@ def launch_detached(
     port: int | None = None,
     timeout: float = 30.0,
     origin: str | None = None,
+    drain: float | None = None,
 ) -> tuple[ProcessRecord, bool]:
     """Run a toolctl ``command`` in the background unless ``name`` runs; (record, started now).
 
@@ -106,6 +108,7 @@ def launch_detached(
             url=url,
             timeout=timeout,
             origin=origin,
+            drain=drain,
         )
     except StartFailed as failure:
         if failure.status is None or failure.status <= 0:
@@ -127,6 +130,7 @@ class _Spec:
     url: str | None
     timeout: float
     origin: str | None
+    drain: float | None = None
 
 
 def check_origin(running: ProcessRecord, origin: str | None) -> None:
@@ -171,6 +175,7 @@ def _start(table: ProcessTable, spec: _Spec) -> ProcessRecord:
         url=spec.url,
         tag=tag,
         origin=spec.origin,
+        drain=spec.drain,
     )
     table.put(record)
     try:

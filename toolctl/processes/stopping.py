@@ -69,7 +69,8 @@ def stop_locked(table: ProcessTable, name: str, grace: float) -> Stopped:
         # a server or worker of toolctl drains on SIGTERM: it alone gets it first, as its
         # calls' tools killed with it would be answered as failures of their own
         drains = record.kind in DRAINING
-        survivors = terminate(record.pid, grace, record.tag, leader_first=drains)
+        wait = max(grace, record.drain or 0.0) if drains else grace  # its calls' answers
+        survivors = terminate(record.pid, wait, record.tag, leader_first=drains)
     if state is not State.RUNNING and record.tag:  # its leader was killed: what it left
         survivors = terminate_tree(tagged(record.tag))
     table.remove(name)

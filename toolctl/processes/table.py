@@ -51,6 +51,9 @@ class ProcessRecord:
     """Whose it is, for a name two projects may both use: a managed service's descriptor
     directory, a worker's or server's registry search path. None: the machine's (the
     broker), or a record written before toolctl kept it."""
+    drain: float | None = None
+    """Seconds a server or worker may take to drain once told to stop (its grace and the
+    clean-up after it): what `stop` waits before it kills. None: the stop's own grace."""
 
     @classmethod
     def of(
@@ -65,12 +68,25 @@ class ProcessRecord:
         url: str | None = None,
         tag: str | None = None,
         origin: str | None = None,
+        drain: float | None = None,
     ) -> ProcessRecord:
         """The record of running process ``pid``, with its identity read now."""
         identity = identify(pid)
         start_time, boot_id = identity if identity is not None else (None, None)
         return cls(
-            name, kind, pid, argv, log, port, url, time.time(), start_time, boot_id, tag, origin
+            name,
+            kind,
+            pid,
+            argv,
+            log,
+            port,
+            url,
+            time.time(),
+            start_time,
+            boot_id,
+            tag,
+            origin,
+            drain,
         )
 
     def to_json(self) -> dict[str, Any]:

@@ -401,9 +401,14 @@ def _not_subscribed(url: str, hosting: Hosting) -> TransportUnavailable:
 
 
 def start_detached(
-    settings: Settings, name: str, command: Sequence[str], timeout: float = 30.0
+    settings: Settings,
+    name: str,
+    command: Sequence[str],
+    timeout: float = 30.0,
+    drain: float | None = None,
 ) -> tuple[ProcessRecord, bool]:
-    """Run ``command`` (a ``toolctl worker`` line) in the background unless ``name`` runs.
+    """Run ``command`` (a ``toolctl worker`` line) in the background unless ``name`` runs;
+    ``drain``: the seconds it may take to stop (`service down` waits that long).
 
     Returns (its record, whether it was started now) once the worker serves, which it
     reports in its ``--ready-file``; if it cannot start, its own error is raised here.
@@ -420,6 +425,7 @@ def start_detached(
         url=settings.pulsar_url,
         timeout=timeout,
         origin=registry_origin(settings),
+        drain=drain,
     )
     if not started and record.argv[: len(command)] != list(command):
         # "already running" (exit 0) would tell a script that its worker serves on the

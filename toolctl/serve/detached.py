@@ -17,12 +17,27 @@ KIND = "serve"
 
 
 def start_detached(
-    settings: Settings, name: str, command: Sequence[str], url: str, port: int, timeout: float = 60
+    settings: Settings,
+    name: str,
+    command: Sequence[str],
+    url: str,
+    port: int,
+    drain: float,
+    timeout: float = 60,
 ) -> tuple[ProcessRecord, bool]:
-    """Launch ``command`` (a `toolctl serve` line) unless ``name`` runs; (record, started now)."""
+    """Launch ``command`` (a `toolctl serve` line) unless ``name`` runs; (record, started now).
+    ``drain``: the seconds it may take to stop (`service down` waits that long)."""
     from toolctl.processes.launching import registry_origin
 
     origin = registry_origin(settings)
     return launch_detached(
-        settings, name, KIND, command, url=url, port=port, timeout=timeout, origin=origin
+        settings,
+        name,
+        KIND,
+        command,
+        url=url,
+        port=port,
+        timeout=timeout,
+        origin=origin,
+        drain=drain,
     )

@@ -261,10 +261,16 @@ def url_of(host: str, port: int) -> str:
 
 
 def start_detached(
-    settings: Settings, name: str, host: str, port: int, argv: Callable[[int], list[str]]
+    settings: Settings,
+    name: str,
+    host: str,
+    port: int,
+    argv: Callable[[int], list[str]],
+    grace: float = 3.0,
 ) -> tuple[ProcessRecord, bool]:
     """`serve --detach`: the same server in the background (``argv(port)``: its command
-    line without --detach), recorded as ``name``; (its record, whether it started now)."""
+    line without --detach), recorded as ``name``; (its record, whether it started now).
+    `service down` gives it its ``grace`` and the clean-up after it to drain."""
     import sys
 
     from toolctl.errors import UsageError
@@ -288,4 +294,5 @@ def start_detached(
             )
     port = port or free_port()
     command = [sys.executable, "-m", "toolctl", *argv(port)]
-    return detached.start_detached(settings, name, command, url_of(host, port), port)
+    drain = grace + CLEAN_UP + 1
+    return detached.start_detached(settings, name, command, url_of(host, port), port, drain)

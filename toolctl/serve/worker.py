@@ -106,7 +106,7 @@ def start_worker(
     from toolctl.pulsar.worker import start_detached
 
     command = target.argv(settings, explicit_registry=explicit_registry, strict=strict)
-    return start_detached(settings, target.name, command)
+    return start_detached(settings, target.name, command, drain=DRAIN_GRACE + 1)
 
 
 def run_worker(
