@@ -371,3 +371,63 @@ def test_mcp_bodies_the_stdio_door_refuses_are_400_json_rpc_errors(serve: StartS
     dropped = httpx.post(f"{served.url}/mcp", content=notification, headers=session)
     assert (dropped.status_code, dropped.content) == (202, b"")
     assert mcp_call(served.url, session, "echo", {"text": "still"})["result"]["content"]
+
+
+def _connect(url: str, first: bytes = b"") -> socket.socket:
+    host, port = url.removeprefix("http://").split(":")
+    connection = socket.create_connection((host, int(port)), timeout=60)
+    if first:
+        connection.sendall(first)
+    return connection
+
+
+def _closed_or_answered(connection: socket.socket) -> bytes:
+    """What the server sends before it closes (b"" when it just closes); a test whose
+    server never closes fails on the 60 s timeout."""
+    with connection:
+        chunks = []
+        while chunk := connection.recv(65536):
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+
+def test_slow_clients_are_cut_off(serve: StartServe) -> None:
+    """Slowloris: a connection that sends nothing, headers that never end and a body that
+    drips are each ended (the first two closed, the body 408), so clients cannot hold a
+    server's connections for as long as they like before any token is read."""
+    served = serve()
+    idle = _connect(served.url)
+    headers = _connect(served.url, b"GET /tools HTTP/1.1\r\nHost: 127.0.0.1\r\nX-A: ")
+    post = b"POST /run_tool HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+    body = _connect(served.url, post + b"Content-Length: 100\r\n\r\n{")
+    assert _closed_or_answered(idle) == b""
+    assert _closed_or_answered(headers) == b""
+    answered = _closed_or_answered(body)
+    assert answered.startswith(b"HTTP/1.1 408 "), answered
+    assert b"the request body did not arrive within" in answered
+    assert httpx.get(f"{served.url}/health").status_code == 200
+
+
+def test_connections_past_the_servers_share_of_files_are_closed_as_they_come(
+    serve: StartServe,
+) -> None:
+    """With 256 file descriptors, clients holding 300 connections never leave the server
+    without one to accept with: past half of them each is closed at once, and the idle
+    ones are cut off, so /health answers while the clients still hold theirs."""
+    import resource
+
+    served = serve()
+    resource.prlimit(served.child.pid, resource.RLIMIT_NOFILE, (256, 256))
+    held = [_connect(served.url) for _ in range(300)]
+    try:
+        assert wait_for(lambda: _health(served.url), 60), "the server never answered again"
+    finally:
+        for connection in held:
+            connection.close()
+
+
+def _health(url: str) -> bool:
+    try:
+        return httpx.get(f"{url}/health", timeout=5).status_code == 200
+    except httpx.HTTPError:
+        return False

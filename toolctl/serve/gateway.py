@@ -144,7 +144,15 @@ class _Guard:
             await self.app(scope, receive, send)
             return
         path = scope["path"]
-        body = await read_body(receive, limit)
+        body = TOO_SLOW
+        with anyio.move_on_after(BODY_SECONDS):  # a body dripped a byte at a time holds a slot
+            body = await read_body(receive, limit)
+        if body is TOO_SLOW:
+            self.log({"event": "slow body", "path": path})
+            await _error(408, f"the request body did not arrive within {BODY_SECONDS:g} s")(
+                scope, receive, send
+            )
+            return
         if body is None:
             await _too_large(limit)(scope, receive, send)
             return
@@ -212,6 +220,11 @@ def _discover_refusal(body: bytes) -> Response | None:
 
     answer = {"jsonrpc": "2.0", "id": message.get("id"), "error": DISCOVER_REFUSAL}
     return JSONResponse(answer)
+
+
+BODY_SECONDS = 10.0
+"""The longest a request's body may take to arrive once its headers have (1 MiB at most)."""
+TOO_SLOW = object()
 
 
 def _bad_message(body: bytes) -> Response | None:
