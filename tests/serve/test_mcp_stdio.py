@@ -280,3 +280,23 @@ def test_sigterm_kills_the_calls_processes(registry: Path, tmp_path: Path) -> No
     child.send_signal(signal.SIGTERM)
     assert child.wait(timeout=30) == 143
     assert wait_for(lambda: not alive(pid)), "the call's process outlived the server"
+
+
+def test_a_result_cut_at_max_output_says_so(tmp_path: Path) -> None:
+    """The model is told the output it got is not the whole of it, as `run` tells it."""
+    tool = """
+    [[tool]]
+    name = "long"
+    max_output = 10
+    [tool.local]
+    command = ["python3", "-c", "print('x' * 100)"]
+    input = "none"
+    """
+    registry = write_files(tmp_path / "reg", {"t.toml": tool})
+    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "long"}}
+    argv = [sys.executable, "-m", "toolctl", "mcp", "serve", "-r", str(registry)]
+    content = piped_mcp(argv, call)[2]["result"]["content"]
+    assert [block["text"] for block in content] == [
+        "x" * 10,
+        "toolctl: output truncated: 91 bytes past the tool's max_output were dropped",
+    ]

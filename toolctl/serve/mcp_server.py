@@ -241,13 +241,27 @@ def call_result(result: ToolResult) -> types.CallToolResult:
         with contextlib.suppress(ValueError):  # pydantic's ValidationError is one
             return types.CallToolResult.model_validate(result.mcp)
     if not result.success:
-        return _failed(f"the tool failed: {result.error or 'no reason given'}", result.output)
+        failed = _failed(f"the tool failed: {result.error or 'no reason given'}", result.output)
+        failed.content.extend(_cut(result))
+        return failed
     structured = result.data if isinstance(result.data, dict) else None
     return types.CallToolResult(
-        content=[types.TextContent(type="text", text=result.output)],
+        content=[types.TextContent(type="text", text=result.output), *_cut(result)],
         structuredContent=structured,
         isError=False,
     )
+
+
+def _cut(result: ToolResult) -> list[types.ContentBlock]:
+    """A note that the output was cut at its max_output, as `run` says it (the model would
+    otherwise take what it got for the whole answer)."""
+    if not result.truncated:
+        return []
+    note = (
+        f"toolctl: output truncated: {result.truncated} bytes past the tool's max_output "
+        "were dropped"
+    )
+    return [types.TextContent(type="text", text=note)]
 
 
 def recorded_session(session_id: str | None) -> str | None:
