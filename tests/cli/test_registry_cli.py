@@ -233,6 +233,22 @@ def test_unregister(tmp_path: Path, toolctl: Toolctl) -> None:
     assert unknown.returncode == 4
 
 
+def test_a_quarantined_look_alike_is_unregistered(tmp_path: Path, toolctl: Toolctl) -> None:
+    """Removing the look-alike is the fix its quarantine asks for: `unregister` does it, as
+    from any directory (it said "rename one of them" and refused, exit 3)."""
+    write_files(tmp_path, {"a/t.toml": tool("word-count"), "new.toml": tool("word_count")})
+    (tmp_path / "b").mkdir()
+    assert toolctl("register", "new.toml", "-r", "b").returncode == 0
+    ran = toolctl("run", "word_count", "-r", "a", "-r", "b")
+    assert ran.returncode == 3 and "toolctl unregister tool word_count" in ran.stderr
+    shown = toolctl("show", "word_count", "-r", "a", "-r", "b")
+    assert "QUARANTINED" in shown.stdout and "toolctl unregister tool word_count" in shown.stdout
+    gone = toolctl("unregister", "tool", "word_count", "-r", "a", "-r", "b")
+    assert gone.returncode == 0, gone.stderr
+    assert not (tmp_path / "b/tools/word_count.toml").exists()
+    assert (tmp_path / "a/t.toml").exists()
+
+
 def test_list_filters_and_json(tmp_path: Path, toolctl: Toolctl) -> None:
     write_files(
         tmp_path,

@@ -356,8 +356,11 @@ def unregister(kind: str, name: str, settings: Settings) -> tuple[Definition, De
     require_directories(settings)  # a --registry typo is said, not 'not found'
     settings = settings.without_announcements()  # an announced name is no file to remove
     registry = Registry.open(settings, full=True)
-    winner = registry.resolve(kind, name)
-    root = _root_of(Path(winner.file), settings)
+    # not resolve(): a look-alike quarantined (never in force) is removed all the same
+    defined = registry.definitions(kind, name)
+    if not defined:
+        raise registry.not_found(kind, name)
+    root = _root_of(Path(defined[0].file), settings)
     with locked(root):
         registry = Registry.open(settings, full=True)
         found = registry.definitions(kind, name)

@@ -83,7 +83,8 @@ def print_definition(shown: Shown, *, as_json: bool) -> None:
                 "quarantined",
                 f"confusable with '{holder.name}' "
                 f"({render.display_path(holder.file)}:{holder.line}): never run, listed or "
-                "exported; rename one of them",
+                "exported; rename one of them, or remove this one (toolctl unregister "
+                f"{winner.kind} {winner.name})",
             ),
             *fields,
         ]

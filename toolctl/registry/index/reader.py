@@ -97,7 +97,7 @@ class Registry:
                 f"{kind} '{name}' ({found[0].file}:{found[0].line}) is confusable with "
                 f"'{holder.name}' defined earlier in {holder.file}:{holder.line}, so it is "
                 "quarantined",
-                hint="rename one of them",
+                hint=f"rename one of them, or remove this one (toolctl unregister {kind} {name})",
             )
         return found[0]
 
