@@ -1,4 +1,4 @@
-"""A state directory toolctl cannot use (a path through a file, a read-only disk) is one
+"""A state or data directory toolctl cannot use (a path through a file, a read-only disk) is one
 line and exit 74, naming the directory and the variable that moves it: never exit 70."""
 
 from __future__ import annotations
@@ -48,3 +48,20 @@ def test_a_state_directory_through_a_file_is_exit_74_in_one_line(
     assert line.endswith("set XDG_STATE_HOME to another directory") and "internal" not in line
     if "--json" in command:
         assert json.loads(done.stdout)["error_code"] == "output_lost"
+
+
+def test_a_user_registry_through_a_file_is_named_not_its_lock(
+    toolctl: Toolctl, tmp_path: Path
+) -> None:
+    """`register` into a user registry that cannot be made says so, not that its lock
+    file is the trouble."""
+    write_files(tmp_path, {"t.toml": '[[tool]]\nname = "t"\n[tool.local]\ncommand = ["true"]\n'})
+    write_files(tmp_path, {"plain-file": "x"})
+    done = toolctl(
+        "register", "t.toml", cwd=tmp_path, env={"XDG_DATA_HOME": str(tmp_path / "plain-file")}
+    )
+    assert done.returncode == 3, done.stderr
+    assert done.stderr.startswith(
+        "toolctl: error: cannot make the registry directory plain-file/toolctl/registry: "
+        "Not a directory"
+    )

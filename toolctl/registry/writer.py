@@ -126,14 +126,26 @@ def descriptor_files(directory: Path) -> list[Path]:
 def target_directory(settings: Settings) -> Path:
     """The first writable directory on the search path (created if its parent allows);
     never the announcements' directory."""
+    why: list[str] = []
     for directory in settings.without_announcements().search_path:
         if directory.is_dir() and os.access(directory, os.W_OK | os.X_OK):
             return directory
         if not directory.exists() and os.access(_existing_parent(directory), os.W_OK):
             return directory
+        if directory.is_dir():
+            why.append(f"{directory} cannot be written (read-only, or not yours)")
+        elif directory.exists() or directory.is_symlink():
+            why.append(f"{directory} is not a directory")
+        else:
+            why.append(
+                f"{directory} cannot be made ({_existing_parent(directory)} cannot be written)"
+            )
+    if settings.explicit_registry:
+        hint = "make it writable, or pass another --registry DIR"
+    else:
+        hint = "pass --registry DIR or set TOOLCTL_REGISTRY"
     raise RegistryError(
-        "no writable registry directory on the search path",
-        hint="pass --registry DIR or set TOOLCTL_REGISTRY",
+        "no writable registry directory on the search path: " + "; ".join(why), hint=hint
     )
 
 
@@ -395,6 +407,12 @@ def locked(directory: Path) -> Iterator[None]:
     path = directory / LOCK_NAME
     try:
         directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise RegistryError(
+            f"cannot make the registry directory {directory}: {exc.strerror or exc}",
+            hint="make its parent a writable directory, or use another registry",
+        ) from None
+    try:
         descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     except OSError as exc:
         raise RegistryError(
