@@ -163,3 +163,13 @@ def test_foreign_names_become_slugs_and_references_follow(tmp_path: Path) -> Non
     assert tables["tell-a-joke"]["title"] == "Tell a Joke"
     assert tables["tell-a-joke"]["service"] == "joke-service"
     assert tables["joke-service"]["title"] == "Joke Service"
+
+
+def test_an_openai_function_list_is_refused_in_one_line(tmp_path: Path) -> None:
+    """What `export --format openai` prints, given to `import trustgraph`, is named for what
+    it is (it was one "TrustGraph does not know type 'function'" line per function)."""
+    function = {"name": "hi", "description": "", "parameters": {"type": "object"}}
+    path = tmp_path / "tools.json"
+    path.write_text(json.dumps([{"type": "function", "function": function}] * 3))
+    with pytest.raises(UsageError, match="this is an OpenAI function list"):
+        read_import("trustgraph", [path])

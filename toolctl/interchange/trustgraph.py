@@ -234,6 +234,14 @@ def _bundle_entries(path: Path) -> list[Any]:
 
 def convert(data: Any, source: str) -> Tables:
     """Config items, a config dump or bundle entries, or bare values → service/tool tables."""
+    if _openai_functions(data):
+        raise UsageError(
+            f"{source}: this is an OpenAI function list (what `toolctl export --format "
+            "openai` prints), not TrustGraph config items",
+            hint="an OpenAI function says what a tool takes, not how to run it: it cannot be "
+            "imported; import where the tools are defined (trustgraph, chat2graph, "
+            "tool-agent, mcp-config)",
+        )
     result = Tables(source)
     classified = [_classify(item, source) for item in _items(data, source)]
     remote = {
@@ -254,6 +262,19 @@ def convert(data: Any, source: str) -> Tables:
             others[kind] = others.get(kind, 0) + 1
     result.notes.extend(_summary(source, others, internal))
     return result
+
+
+def _openai_functions(data: Any) -> bool:
+    """Whether ``data`` is a list of OpenAI tools (``{"type": "function", "function": ...}``)."""
+    items = data.get("tools") if isinstance(data, dict) else data
+    return (
+        isinstance(items, list)
+        and bool(items)
+        and all(
+            isinstance(item, dict) and item.get("type") == "function" and "function" in item
+            for item in items
+        )
+    )
 
 
 def _summary(
