@@ -305,3 +305,38 @@ def test_an_endless_http_answer_times_out(
     done = toolctl_process("run", "endless", "-r", "reg", timeout=30)
     assert done.returncode == 124, done.stderr
     assert f"POST {endless_server}/ got no answer within 1 s" in done.stderr
+
+
+def test_the_same_signal_twice_at_once_is_one_stop(tmp_path: Path) -> None:
+    """GNU `timeout -s INT` signals the command, then its process group: toolctl gets
+    SIGINT twice within microseconds. That is one stop (every taken line keeps its result
+    line, and the batch is told stopped), not a second signal's end at once."""
+    mark = markers()[0]
+    tool = f"""
+    [[tool]]
+    name = "nap"
+    [tool.local]
+    command = ["sh", "-c", "touch started.$0; sleep {mark}", "{{n}}"]
+    input = "none"
+    [[tool.arguments]]
+    name = "n"
+    type = "integer"
+    """
+    write_files(tmp_path, {"reg/t.toml": tool})
+    (tmp_path / "lines.jsonl").write_text("".join(f'{{"n": {n}}}\n' for n in range(1, 4)))
+    child = start(tmp_path, "nap", "--batch", "lines.jsonl", "--concurrency", "3")
+    deadline = time.monotonic() + 30
+    while len(list(tmp_path.glob("started.*"))) < 3 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    try:
+        child.send_signal(signal.SIGINT)
+        time.sleep(0.005)  # as `timeout` sends them: the first one is being handled
+        child.send_signal(signal.SIGINT)
+        stdout, stderr = child.communicate(timeout=30)
+    finally:
+        child.kill()
+    assert child.returncode == 130, stderr
+    assert stderr == "toolctl: error: interrupted; the batch's calls were stopped\n"
+    results = [json.loads(line)["error"] for line in stdout.splitlines()]
+    assert results == [f"line {n}: interrupted; the call was stopped" for n in (1, 2, 3)]
+    assert gone((mark, mark, mark)) == []

@@ -11,7 +11,9 @@ Every command that runs until it is stopped (``run``, ``serve``, ``mcp serve``,
   call started. The command then stops taking work, drains or cancels what runs and
   kills every process it started;
 * a **second** ends the process at once, exit 128 + its number, after the ``at_once``
-  callbacks (quick ones: a SIGKILL, never a wait);
+  callbacks (quick ones: a SIGKILL, never a wait); the same signal again within
+  ``SAME_STOP`` is the first one sent twice (``timeout -s INT`` signals the command and
+  its process group), not a second;
 * ``ended()`` then raises what the command ends with: nothing for a signal in ``clean``
   (a server or worker stopped by SIGTERM exits 0), else the Interrupted of that signal:
   130 SIGINT, 143 SIGTERM, 129 SIGHUP, 131 SIGQUIT.
@@ -27,6 +29,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterable
 from types import FrameType
 
@@ -34,6 +37,11 @@ from toolctl.errors import StopSignal, stopped_by
 
 SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT)
 """What a terminal, a supervisor or a user sends to stop a command."""
+
+SAME_STOP = 0.5
+"""Seconds within which the same signal again is the same stop, not a second one: GNU
+``timeout`` sends its signal to the command and then to its process group, and a
+supervisor may signal a process and its group alike."""
 
 _received: int | None = None
 
@@ -56,6 +64,7 @@ class Lifetime:
         self._on_stop: list[Callable[[int], object]] = []
         self._at_once: list[Callable[[], object]] = []
         self._previous: dict[int, object] = {}
+        self._first = 0.0  # when the first signal came (time.monotonic)
 
     def on_stop(self, callback: Callable[[int], object]) -> None:
         """Run ``callback(signum)`` when the first signal comes (at once if it came)."""
@@ -82,8 +91,11 @@ class Lifetime:
     def _handle(self, signum: int, _frame: FrameType | None) -> None:
         global _received
         if self.signum is not None:
+            if signum == self.signum and time.monotonic() - self._first < SAME_STOP:
+                return  # one stop sent twice (`timeout -s INT`: the process, then its group)
             self._end_at_once(signum)
         self.signum = _received = signum
+        self._first = time.monotonic()
         self.stopping.set()
         for callback in self._on_stop:
             callback(signum)
