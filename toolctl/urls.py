@@ -47,7 +47,10 @@ def shown_header(name: str) -> str:
 def url_problem(url: str) -> str | None:
     """Why ``url`` is not an absolute http(s) URL with a host, or None.
     A ``${env:NAME}`` reference stands for a word that fits anywhere (a host, a port is
-    checked once the value is known)."""
+    checked once the value is known), or for the whole URL (Claude Code's ``"url":
+    "${MCP_URL}"``)."""
+    if _ENV_REFERENCE.fullmatch(url):  # the whole URL from a variable: checked once known
+        return None
     text = _ENV_REFERENCE.sub("env", url)
     if any(char.isspace() for char in text):
         return "it holds white space"

@@ -403,6 +403,22 @@ def test_a_port_taken_from_a_variable_imports_runs_and_checks(
     assert "127.0.0.1:***/mcp" in closed.stderr and "internal error" not in closed.stderr
 
 
+def test_a_url_taken_whole_from_a_variable_imports_and_runs(
+    toolctl: Toolctl, tmp_path: Path, probe_url: str
+) -> None:
+    """Claude Code's ``"url": "${MCP_URL:-...}"``: imported as ``${env:MCP_URL}`` (it was
+    refused, "url must be absolute http(s), got '***'"), its tools listed and run."""
+    config = {"mcpServers": {"web": {"type": "http", "url": "${MCP_URL:-http://x/mcp}"}}}
+    (tmp_path / ".mcp.json").write_text(json.dumps(config))
+    reg, env = str(tmp_path / "reg"), {"MCP_URL": probe_url}
+    configured = toolctl("import", "mcp-config", ".mcp.json", "-r", reg, cwd=tmp_path)
+    assert configured.returncode == 0, configured.stderr
+    imported = toolctl("import", "mcp", "web", "-r", reg, "--tool", "echo", env=env)
+    assert imported.returncode == 0, imported.stderr
+    ran = toolctl("run", "web.echo", "-r", reg, "-a", "text=whole", env=env)
+    assert (ran.returncode, ran.stdout.strip()) == (0, "whole"), ran.stderr
+
+
 def test_the_typescript_reference_server_imports_and_runs(
     toolctl: Toolctl, tmp_path: Path, everything_argv: list[str]
 ) -> None:

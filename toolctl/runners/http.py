@@ -28,7 +28,7 @@ from toolctl.errors import (
 )
 from toolctl.imports import skip_httpx_cli
 from toolctl.processes.cancelling import on_cancel
-from toolctl.runners.base import Call, ToolResult, ToolSpec, expand_env_map
+from toolctl.runners.base import Call, ToolResult, ToolSpec, expand_env, expand_env_map
 from toolctl.runners.http_exchange import Abortable, Answer, LazyTrust, no_cookies, read_answer
 from toolctl.runners.http_messages import (
     MAX_REDIRECTS,
@@ -41,7 +41,7 @@ from toolctl.runners.http_messages import (
     success_result,
 )
 from toolctl.settings import Settings
-from toolctl.urls import shown_url
+from toolctl.urls import shown_url, url_problem
 
 if TYPE_CHECKING:
     import httpx
@@ -215,16 +215,28 @@ class HttpRunner:
     # -- where the request goes -------------------------------------------------------
 
     def _url(self, tool: ToolSpec) -> str:
+        """Where the call goes, its ``${env:NAME}`` values in (a missing one: exit 2)."""
         section = _section(tool)
         if section.get("url"):
-            return str(section["url"])
+            return self._expanded(tool, str(section["url"]))
         return _join(self._base(tool), section["path"])
+
+    def _expanded(self, tool: ToolSpec, url: str) -> str:
+        if "${env:" not in url:
+            return url
+        expanded = expand_env(url, self.settings)
+        if url_problem(expanded):  # loading checked the rest: only a value can make it so
+            raise UsageError(
+                f"tool '{tool.name}': its url, with its ${{env:}} values, is not an http(s) "
+                "URL toolctl can send to (check those variables)"
+            )
+        return expanded
 
     def _base(self, tool: ToolSpec) -> str:
         """The service's base URL; a managed service is started (once per runner) if needed."""
         service = _service_http(tool)
         if service.get("url"):
-            return str(service["url"])
+            return self._expanded(tool, str(service["url"]))
         name = str(tool.service["name"]) if tool.service else ""
         if (known := self._bases.get(name)) is not None:
             return known
@@ -243,10 +255,11 @@ class HttpRunner:
         """URL, whether the service is managed, and its state; starts nothing."""
         section = _section(tool)
         if section.get("url"):
-            return str(section["url"]), False, None
+            return expand_env(str(section["url"]), self.settings, mask=True), False, None
         service = _service_http(tool)
         if service.get("url"):
-            return _join(str(service["url"]), section["path"]), False, None
+            shown = expand_env(str(service["url"]), self.settings, mask=True)
+            return _join(shown, section["path"]), False, None
         from toolctl.processes.table import ProcessTable
 
         record = ProcessTable(self.settings).get(str(tool.service["name"]) if tool.service else "")

@@ -283,3 +283,23 @@ def test_https_verifies_certificates_against_ssl_cert_file(
     trusted = toolctl("run", "call", "--registry", str(reg), "--arg", "text=x", env=env)
     assert trusted.returncode == 0, trusted.stderr
     assert json.loads(trusted.stdout)["arguments"] == {"text": "x"}
+
+
+@pytest.mark.parametrize("template", ["http://${env:ECHO_HOST}:{port}/echo", "${env:ECHO_URL}"])
+def test_a_url_with_env_values_is_sent_expanded_and_shown_masked(
+    toolctl: Toolctl, tmp_path: Path, http_server: FixtureServer, template: str
+) -> None:
+    """``${env:NAME}`` in a url (a host, or the whole url) is the variable's value when the
+    call is sent (it was sent as written: "Invalid port"), masked wherever it is shown; a
+    value that makes no URL is exit 2."""
+    port = http_server.url.rsplit(":", 1)[1]
+    reg = http_registry(tmp_path, template.replace("{port}", port))
+    env = {"ECHO_HOST": "127.0.0.1", "ECHO_URL": f"{http_server.url}/echo"}
+    ran = toolctl("run", "call", "-r", str(reg), "--arg", "text=x", env=env)
+    assert ran.returncode == 0, ran.stderr
+    assert json.loads(ran.stdout)["arguments"] == {"text": "x"}
+    planned = toolctl("run", "call", "-r", str(reg), "--dry-run", "--json", env=env)
+    assert "127.0.0.1" not in json.loads(planned.stdout)["url"]
+    bad = toolctl("run", "call", "-r", str(reg), env={"ECHO_HOST": "a b", "ECHO_URL": "nope"})
+    assert bad.returncode == 2, bad.stderr
+    assert "its url, with its ${env:} values, is not an http(s) URL" in bad.stderr
