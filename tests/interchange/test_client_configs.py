@@ -340,3 +340,24 @@ def test_a_client_placeholder_left_in_a_descriptor_is_an_error(
     assert "'${input:token}' is an MCP client's placeholder, which toolctl does not fill" in (
         done.stdout + done.stderr
     )
+
+
+def test_the_same_server_in_two_clients_configs_is_imported_once(
+    toolctl: Toolctl, tmp_path: Path
+) -> None:
+    """The how-to's own `import mcp-config ~/.cursor/mcp.json .vscode/mcp.json`: a server
+    in both, the same, is imported once (the whole import was refused); one of that name
+    that differs is refused alone, and every other server is imported."""
+    files = {
+        "c.json": {"dup": {"command": "echo"}, "a1": {"command": "echo"}},
+        "d.json": {"dup": {"command": "echo"}, "b1": {"command": "echo"}},
+        "e.json": {"DUP": {"command": "cat"}, "e1": {"command": "echo"}},
+    }
+    for name, servers in files.items():
+        (tmp_path / name).write_text(json.dumps({"mcpServers": servers}))
+    done, services = imported(toolctl, tmp_path / "reg", *(tmp_path / n for n in files))
+    assert done.returncode == 3, done.stderr
+    assert sorted(services) == ["a1", "b1", "dup", "e1"]
+    assert services["dup"]["mcp"]["command"] == ["echo"]
+    assert "server 'dup' is also in" in done.stderr
+    assert "e.json: server 'DUP' differs from 'dup' of c.json" in done.stderr

@@ -52,13 +52,41 @@ def import_configs(settings: Settings, configs: Sequence[ClientConfig]) -> Confi
 
     result = ConfigImport()
     vault = Vault()
-    converted = [convert(config, vault, result) for config in configs]
+    converted = _once([convert(config, vault, result) for config in configs], result)
     imported: Imported = validate(converted)
     result.notes += [*imported.notes, *check_landing(imported, settings)]
     if imported.entries:
         result.written = register(imported.entries, settings)
     result.exports = dict(sorted(vault.exports.items()))
     return result
+
+
+def _once(converted: list[Tables], result: ConfigImport) -> list[Tables]:
+    """Each server once across the files: the same server in two clients' configs (the
+    usual case) is imported once; two different servers of one name (or look-alikes) are
+    refused, the later one, and every other server still imported."""
+    from toolctl.names import fold
+
+    seen: dict[str, tuple[str, dict[str, Any]]] = {}
+    for tables in converted:
+        kept = []
+        for kind, table in tables.tables:
+            key = fold(str(table["name"]))
+            if key not in seen:
+                seen[key] = (tables.source, table)
+                kept.append((kind, table))
+            elif seen[key][1] == table:
+                tables.notes.append(
+                    f"{tables.source}: server '{table['name']}' is also in {seen[key][0]}, "
+                    "the same: imported once"
+                )
+            else:
+                result.refused.append(
+                    f"{tables.source}: server '{table['name']}' differs from '"
+                    f"{seen[key][1]['name']}' of {seen[key][0]}: rename one of them in its file"
+                )
+        tables.tables[:] = kept
+    return converted
 
 
 def convert(config: ClientConfig, vault: Vault, result: ConfigImport | None = None) -> Tables:
