@@ -135,6 +135,24 @@ def test_vscode_comments_and_trailing_commas_are_kept(places: Path, toolctl: Too
     assert "/* the servers */" in path.read_text()
 
 
+def test_a_files_byte_order_mark_and_crlf_line_ends_are_kept(
+    places: Path, toolctl: Toolctl
+) -> None:
+    """A config saved on Windows (CRLF, maybe a UTF-8 byte-order mark) is edited and
+    written back so (it was refused "does not hold a JSON object", or rewritten with LF)."""
+    path = places / "home/.cursor/mcp.json"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(
+        b'\xef\xbb\xbf{\r\n  "mcpServers": {\r\n    "a": {"command": "x"}\r\n  }\r\n}\r\n'
+    )
+    done = toolctl("mcp", "install", "--client", "cursor", cwd=places / "work")
+    assert done.returncode == 0, done.stderr
+    written = path.read_bytes()
+    assert written.startswith(b"\xef\xbb\xbf{\r\n")
+    assert b"\n" not in written.replace(b"\r\n", b"")  # no bare LF: every line end CRLF
+    assert list(json.loads(written.decode("utf-8-sig"))["mcpServers"]) == ["a", "toolctl"]
+
+
 def test_print_writes_nothing(places: Path, toolctl: Toolctl) -> None:
     done = toolctl("mcp", "install", "--client", "claude-desktop", "--print", cwd=places / "work")
     assert done.returncode == 0, done.stderr

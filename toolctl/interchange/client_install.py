@@ -169,7 +169,9 @@ def install_client(
     shared = shared_config(settings, client, path)
     entry = serve_entry(settings, client, groups, actions, tools, shared=shared)
     target = output_file(path)  # through a symlink; a device or a directory refused
-    old = _read(target)
+    written = _read(target)
+    # edited as text with "\n" and no byte-order mark; written back as the file was
+    old = None if written is None else written.removeprefix(BOM).replace("\r\n", "\n")
     try:
         if old is not None:
             _parsed(old)
@@ -181,8 +183,20 @@ def install_client(
         ) from None
     backup = None
     if write:
-        backup = _write(target, text, old)
+        backup = _write(target, _as_written(text, written), written)
     return Installed(client, path, name, entry, text, backup, replaced, shared)
+
+
+BOM = "\ufeff"
+
+
+def _as_written(text: str, written: str | None) -> str:
+    """``text`` with the old file's byte-order mark and CRLF line ends, if it had them."""
+    if written is None:
+        return text
+    if "\r\n" in written:
+        text = text.replace("\n", "\r\n")
+    return BOM + text if written.startswith(BOM) else text
 
 
 def _served_exists(
@@ -204,8 +218,10 @@ def _served_exists(
 
 
 def _read(path: Path) -> str | None:
+    """The file's text as written (its line ends kept), or None when there is none."""
     try:
-        return path.read_text(encoding="utf-8")
+        with open(path, encoding="utf-8", newline="") as handle:
+            return handle.read()
     except FileNotFoundError:
         return None
     except UnicodeDecodeError:
