@@ -300,3 +300,20 @@ def test_a_result_cut_at_max_output_says_so(tmp_path: Path) -> None:
         "x" * 10,
         "toolctl: output truncated: 91 bytes past the tool's max_output were dropped",
     ]
+
+
+def test_a_cancelled_request_gets_no_answer(tmp_path: Path) -> None:
+    """MCP: the receiver of notifications/cancelled SHOULD NOT answer the request; the SDK
+    answered it an error of code 0 (which JSON-RPC does not define)."""
+    tool = '[[tool]]\nname = "nap"\n[tool.local]\ncommand = ["sleep", "30"]\ninput = "none"\n'
+    registry = write_files(tmp_path / "reg", {"t.toml": tool})
+    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "nap"}}
+    cancel = {
+        "jsonrpc": "2.0",
+        "method": "notifications/cancelled",
+        "params": {"requestId": 2, "reason": "the user went away"},
+    }
+    listing = {"jsonrpc": "2.0", "id": 3, "method": "tools/list"}
+    argv = [sys.executable, "-m", "toolctl", "mcp", "serve", "-r", str(registry)]
+    answers = piped_mcp(argv, call, cancel, listing)
+    assert sorted(answers) == [1, 3], answers

@@ -105,6 +105,15 @@ DISCOVER_REFUSAL = {"code": types.METHOD_NOT_FOUND, "message": "Method not found
 the handshake revisions, so the probing client falls back to ``initialize``."""
 
 
+def _cancelled_id(notification: types.JSONRPCNotification) -> list[str | int]:
+    """The request id a ``notifications/cancelled`` names (none for other notifications)."""
+    if notification.method != "notifications/cancelled":
+        return []
+    request_id = (notification.params or {}).get("requestId")
+    usable = _usable_id(request_id)
+    return [] if usable is None else [usable]
+
+
 def _discover_refusal(request_id: str | int) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": request_id, "error": DISCOVER_REFUSAL}
 
@@ -136,6 +145,7 @@ async def stdio_transport(
     write, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
     writing = anyio.Lock()
     unanswered: set[str | int] = set()  # the ids of requests read and not yet answered
+    cancelled: set[str | int] = set()  # the ids notifications/cancelled named
 
     def put(data: bytes) -> None:
         stdout.write(data)
@@ -160,6 +170,8 @@ async def stdio_transport(
                     continue
                 if isinstance(probe, types.JSONRPCRequest):
                     unanswered.add(probe.id)
+                elif isinstance(probe, types.JSONRPCNotification):
+                    cancelled.update(_cancelled_id(probe))
                 try:
                     await read_writer.send(SessionMessage(message))
                 except (anyio.ClosedResourceError, anyio.BrokenResourceError):
@@ -174,6 +186,9 @@ async def stdio_transport(
                 root = outgoing.message.root
                 if isinstance(root, types.JSONRPCResponse | types.JSONRPCError):
                     unanswered.discard(root.id)
+                if isinstance(root, types.JSONRPCError) and root.id in cancelled:
+                    cancelled.discard(root.id)  # the SDK's "Request cancelled" (code 0): MCP
+                    continue  # says a cancelled request gets no answer
                 await send(encoded(root.model_dump_json(by_alias=True, exclude_none=True)))
 
     async with anyio.create_task_group() as group:
