@@ -141,6 +141,23 @@ def printable_text(text: str) -> str:
     return text if is_text(text) else text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
+class DuplicateKey(ValueError):
+    """A JSON object that gives one key twice (its message: the key): which value counts
+    differs between readers, so a proxy that reads the first ``tool_id`` would log another
+    tool than the one run. ``json.loads(text, object_pairs_hook=unique_keys)`` raises it."""
+
+
+def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise DuplicateKey(_shown(key))
+            seen.add(key)
+    return found
+
+
 def check_arguments(arguments: Mapping[str, Any]) -> None:
     """InvalidArguments naming the first argument no tool could be given (see value_problem)."""
     for key, value in arguments.items():

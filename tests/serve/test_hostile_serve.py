@@ -431,3 +431,27 @@ def _health(url: str) -> bool:
         return httpx.get(f"{url}/health", timeout=5).status_code == 200
     except httpx.HTTPError:
         return False
+
+
+def test_a_key_given_twice_is_refused_not_read_last_wins(serve: StartServe) -> None:
+    """`{"tool_id": "echo", "tool_id": "fail"}` ran the second: a proxy or audit log that
+    reads the first sees another tool than the one run. Refused, REST and /mcp alike."""
+    served = serve()
+    json_type = {"Content-Type": "application/json"}
+    twice = b'{"tool_id": "echo", "tool_id": "fail", "params": {}}'
+    ran = httpx.post(f"{served.url}/run_tool", content=twice, headers=json_type)
+    assert ran.status_code == 400 and "the body gives 'tool_id' twice" in ran.text, ran.text
+    huge = b'{"tool_id": "echo", "params": {"text": ' + b"9" * 5000 + b"}}"
+    ran = httpx.post(f"{served.url}/run_tool", content=huge, headers=json_type)
+    assert ran.status_code == 400 and "sys.set_int_max_str_digits" not in ran.text, ran.text
+    session = {**mcp_session(served.url), **json_type}
+    call = (
+        b'{"jsonrpc": "2.0", "id": 8, "method": "tools/call",'
+        b' "params": {"name": "echo", "name": "fail", "arguments": {}}}'
+    )
+    answer = httpx.post(f"{served.url}/mcp", content=call, headers=session)
+    assert answer.status_code == 400, answer.text
+    assert answer.json()["error"] == {
+        "code": -32600,
+        "message": "Invalid Request: it gives 'name' twice",
+    }

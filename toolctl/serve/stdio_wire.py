@@ -34,7 +34,7 @@ from typing import IO, TYPE_CHECKING, Any
 import anyio
 from mcp import types
 
-from toolctl.arguments import value_problem
+from toolctl.arguments import DuplicateKey, unique_keys, value_problem
 
 if TYPE_CHECKING:
     from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
@@ -83,7 +83,9 @@ def triage(line: Line) -> tuple[Any, dict[str, Any] | None]:
     if not line.data.strip():
         return None, None
     try:
-        value = json.loads(line.data)
+        value = json.loads(line.data, object_pairs_hook=unique_keys)
+    except DuplicateKey as exc:
+        return None, _error(None, INVALID_REQUEST, f"Invalid Request: it gives {exc} twice")
     except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
         return None, _error(None, PARSE_ERROR, f"Parse error: {str(exc)[:200]}")
     if isinstance(value, list):
