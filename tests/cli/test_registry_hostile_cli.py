@@ -472,3 +472,22 @@ def test_a_value_of_the_wrong_type_is_not_coerced(
     )
     done = toolctl("check", "-r", "reg")
     assert done.returncode == 3 and "tool 't': " in done.stdout, done.stdout
+
+
+def test_a_fifo_or_a_symlink_loop_named_toml_is_told_never_silently_skipped(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    """Like a symlink to nothing: a `*.toml` that is a FIFO, or a symlink loop, was left
+    out without a word (`check --strict` passed)."""
+    write_files(
+        tmp_path, {"reg/good.toml": '[[tool]]\nname = "g"\n[tool.local]\ncommand = ["true"]\n'}
+    )
+    os.mkfifo(tmp_path / "reg" / "pipe.toml")
+    (tmp_path / "reg" / "loop.toml").symlink_to("loop.toml")
+    done = toolctl("check", "--strict", "-r", "reg")
+    assert done.returncode == 3
+    assert done.stdout == (
+        "reg/loop.toml:1: error: it cannot be read: Too many levels of symbolic links "
+        "(skipped)\n"
+        "reg/pipe.toml:1: error: not a regular file (a FIFO, a socket or a device: skipped)\n"
+    )

@@ -131,15 +131,19 @@ def _walk_root(
                 elif entry.name.endswith(".toml") and entry.is_file():
                     st = entry.stat()
                     yield entry.path[len(prefix) :], entry.path, st.st_size, st.st_mtime_ns
-                elif entry.name.endswith(".toml") and _dangling(entry) and unreadable is not None:
-                    unreadable.append(f"{entry.path}\t{DANGLING}")
-            except OSError:
+                elif entry.name.endswith(".toml") and unreadable is not None:
+                    why = DANGLING if _dangling(entry) else NOT_A_FILE
+                    unreadable.append(f"{entry.path}\t{why}")
+            except OSError as exc:  # a symlink loop, no permission to look
+                if entry.name.endswith(".toml") and unreadable is not None:
+                    unreadable.append(f"{entry.path}\tit cannot be read: {exc.strerror} (skipped)")
                 continue
         stack.extend(reversed(subdirectories))
 
 
 NOT_UTF8 = "the name is not UTF-8 (skipped); rename it"
 DANGLING = "a symlink to nothing: its target does not exist (skipped)"
+NOT_A_FILE = "not a regular file (a FIFO, a socket or a device: skipped)"
 """Why the walk leaves out a file it lists in ``unreadable`` (``PATH\tREASON`` each)."""
 
 
