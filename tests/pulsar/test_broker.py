@@ -36,6 +36,11 @@ def test_start_status_stop(toolctl: Toolctl, tmp_path: Path) -> None:
     again = toolctl("broker", "start", "--detach", "--port", str(port))
     assert (again.returncode, again.stdout) == (0, f"pulsar://127.0.0.1:{port}\n")
     assert "already running" in again.stderr
+    for other in (["--port", str(free_port())], ["--data", str(tmp_path / "other")]):
+        # not the broker asked for: "already running" would send a script to the wrong one
+        refused = toolctl("broker", "start", "--detach", *other)
+        assert (refused.returncode, refused.stdout) == (2, ""), refused.stderr
+        assert f"the broker already runs at pulsar://127.0.0.1:{port}" in refused.stderr
 
     listed = json.loads(toolctl("service", "status", "--json").stdout)
     assert [(r["kind"], r["name"]) for r in listed] == [("broker", "broker")]

@@ -53,6 +53,9 @@ class BrokerLayout:
 
     port: int
     data_dir: Path
+    port_given: bool = False
+    """Whether the port was asked for (``--port``), and the data directory (``--data``)."""
+    data_given: bool = False
 
     @property
     def url(self) -> str:
@@ -72,8 +75,10 @@ class BrokerLayout:
 
 def layout(settings: Settings, port: int | None = None, data: Path | None = None) -> BrokerLayout:
     """The broker's port and data directory: the options given, else the defaults."""
+    port_given = port is not None
     directory = Path(data).expanduser().absolute() if data else settings.state_dir / "broker"
-    return BrokerLayout(port or _loopback_port(settings.pulsar_url) or DEFAULT_PORT, directory)
+    port = port or _loopback_port(settings.pulsar_url) or DEFAULT_PORT
+    return BrokerLayout(port, directory, port_given=port_given, data_given=bool(data))
 
 
 def _loopback_port(url: str) -> int | None:
@@ -129,6 +134,7 @@ def start(settings: Settings, where: BrokerLayout) -> tuple[ProcessRecord, bool]
     """
     record = running(settings)
     if record is not None:
+        _same_broker(record, where)
         return record, False
     require_free_port(where.port)
     from toolctl.arguments import is_text, printable_os
@@ -154,6 +160,22 @@ def start(settings: Settings, where: BrokerLayout) -> tuple[ProcessRecord, bool]
         )
     except StartFailed as failure:
         raise _start_failure(where, failure) from failure
+
+
+def _same_broker(record: ProcessRecord, where: BrokerLayout) -> None:
+    """UsageError when the running broker is not the one ``--port`` or ``--data`` asked for:
+    "already running" would tell a script its broker is where it is not. (Without them,
+    the one running is the broker, and its URL is printed.)"""
+    other = []
+    if where.port_given and record.port != where.port:
+        other.append(f"on port {record.port}, not {where.port}")
+    if where.data_given and str(where.db) not in record.argv:
+        other.append("with another data directory")
+    if other:
+        raise UsageError(
+            f"the broker already runs at {record.url} (pid {record.pid}), " + " and ".join(other),
+            hint="stop it first (toolctl broker stop), or use the one running",
+        )
 
 
 def require_free_port(port: int) -> None:
