@@ -455,3 +455,28 @@ def test_a_key_given_twice_is_refused_not_read_last_wins(serve: StartServe) -> N
         "code": -32600,
         "message": "Invalid Request: it gives 'name' twice",
     }
+
+
+def test_mcp_sessions_past_the_limit_are_refused(serve: StartServe) -> None:
+    """Each MCP session holds memory for 30 min: past 1,000 open, a new one is 503 (the
+    SDK's own limit was 10,000, some 650 MiB), and the sessions open go on."""
+    from toolctl.serve.gateway import MAX_MCP_SESSIONS
+
+    served = serve()
+    hello = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "0"},
+        },
+    }
+    with httpx.Client(headers=MCP_HEADERS, timeout=30) as client:
+        opened = [client.post(f"{served.url}/mcp", json=hello) for _ in range(MAX_MCP_SESSIONS)]
+        assert {answer.status_code for answer in opened} == {200}
+        assert client.post(f"{served.url}/mcp", json=hello).status_code == 503
+        first = {**MCP_HEADERS, "Mcp-Session-Id": opened[0].headers["mcp-session-id"]}
+        listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+        assert client.post(f"{served.url}/mcp", json=listing, headers=first).status_code == 200

@@ -67,7 +67,7 @@ def build_app(dispatcher: Dispatcher, tools: ToolServer, options: GatewayOptions
 
     from toolctl.serve import rest
 
-    sessions = StreamableHTTPSessionManager(app=tools.server)
+    sessions = StreamableHTTPSessionManager(app=tools.server, max_sessions=MAX_MCP_SESSIONS)
 
     async def mcp_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
         await sessions.handle_request(scope, receive, send)
@@ -222,6 +222,9 @@ def _discover_refusal(body: bytes) -> Response | None:
     return JSONResponse(answer)
 
 
+MAX_MCP_SESSIONS = 1000
+"""MCP sessions open at once on /mcp (each holds ~65 KiB; an idle one ends after 30 min):
+past it a new one is refused 503 (the SDK's 10,000 let clients take ~650 MiB)."""
 BODY_SECONDS = 10.0
 """The longest a request's body may take to arrive once its headers have (1 MiB at most)."""
 TOO_SLOW = object()
