@@ -162,7 +162,14 @@ def test_token(serve: StartServe, toolctl: Toolctl) -> None:
     assert httpx.get(f"{url}/tools").status_code == 401
     assert httpx.get(f"{url}/tools", headers={"Authorization": "Bearer nope"}).status_code == 401
     assert httpx.get(f"{url}/tools", headers={"Authorization": "Bearer s3cret"}).status_code == 200
-    assert httpx.post(f"{url}/mcp", json={}).status_code == 401
+    refused_mcp = httpx.post(f"{url}/mcp", json={})
+    assert refused_mcp.status_code == 401
+    assert refused_mcp.json() == {  # what an MCP client reads: a JSON-RPC error
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {"code": -32600, "message": "missing or wrong bearer token"},
+    }
+    assert httpx.get(f"{url}/tools").json()["error"] == "missing or wrong bearer token"
     assert httpx.get(f"{url}/health").status_code == 200
 
 

@@ -138,7 +138,7 @@ class _Guard:
         limit = self.options.max_body
         length = headers.get("content-length", "")
         if length.isdigit() and int(length) > limit:
-            await _too_large(limit)(scope, receive, send)
+            await _too_large(limit, scope["path"])(scope, receive, send)
             return
         if scope["method"] not in _BODIES:
             await self.app(scope, receive, send)
@@ -149,12 +149,11 @@ class _Guard:
             body = await read_body(receive, limit)
         if body is TOO_SLOW:
             self.log({"event": "slow body", "path": path})
-            await _error(408, f"the request body did not arrive within {BODY_SECONDS:g} s")(
-                scope, receive, send
-            )
+            slow = f"the request body did not arrive within {BODY_SECONDS:g} s"
+            await _error(408, slow, path)(scope, receive, send)
             return
         if body is None:
-            await _too_large(limit)(scope, receive, send)
+            await _too_large(limit, scope["path"])(scope, receive, send)
             return
         if not isinstance(body, bytes):  # the client went away mid-body: nothing to run
             self.log({"event": "disconnect", "path": path, "during": "body"})
@@ -175,10 +174,10 @@ class _Guard:
     def _refusal(self, scope: Scope, headers: dict[str, str]) -> Response | None:
         host = headers.get("host", "")
         if self.local and _hostname(f"//{host}") not in self.hosts:
-            return _error(421, f"requests for host {host!r} are not served here")
+            return _error(421, f"requests for host {host!r} are not served here", scope["path"])
         origin = headers.get("origin")
         if origin and not self._origin_allowed(origin, scope):
-            return _error(403, f"origin {origin!r} is not allowed")
+            return _error(403, f"origin {origin!r} is not allowed", scope["path"])
         token = self.options.token
         if token is not None and scope["path"] != "/health":
             given = headers.get("authorization", "")
@@ -186,7 +185,7 @@ class _Guard:
             if scheme.lower() != "bearer" or not hmac.compare_digest(
                 value.strip().encode(), token.encode()
             ):
-                response = _error(401, "missing or wrong bearer token")
+                response = _error(401, "missing or wrong bearer token", scope["path"])
                 response.headers["WWW-Authenticate"] = "Bearer"
                 return response
         return None
@@ -257,12 +256,17 @@ def _hostname(url: str) -> str:
         return ""
 
 
-def _error(status: int, message: str) -> JSONResponse:
+def _error(status: int, message: str, path: str = "") -> JSONResponse:
+    """A refusal before the request reaches its route: REST's shape, or on ``/mcp`` a
+    JSON-RPC error (id null), which an MCP client can read."""
+    if path == "/mcp":
+        error = {"code": -32600, "message": message}  # Invalid Request
+        return JSONResponse({"jsonrpc": "2.0", "id": None, "error": error}, status_code=status)
     return JSONResponse({"success": False, "error": message}, status_code=status)
 
 
-def _too_large(limit: int) -> JSONResponse:
-    return _error(413, f"request body over {limit} bytes")
+def _too_large(limit: int, path: str) -> JSONResponse:
+    return _error(413, f"request body over {limit} bytes", path)
 
 
 def failure_body(exc: ToolctlError) -> tuple[int, dict[str, Any]]:
