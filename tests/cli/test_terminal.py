@@ -139,16 +139,18 @@ def test_no_progress_beside_json_or_on_a_terminal_stdout(project: Path) -> None:
 
 
 def test_a_cold_index_shows_progress(tmp_path: Path) -> None:
+    # enough files that indexing outlasts the spinner's delay and its start (rich's import)
+    # on a fast, idle machine too: 3,000 took ~0.35 s, and the spinner sometimes never showed
     files = {
         f"registry/t{n:05}.toml": f'[[tool]]\nname = "t{n:05}"\n[tool.local]\ncommand = ["true"]\n'
-        for n in range(3000)
+        for n in range(10000)
     }
     write_files(tmp_path, {"toolctl.toml": '[registry]\npaths = ["registry"]\n', **files})
     out = tmp_path / "out.txt"
     screen = run_on_terminal("list", cwd=tmp_path, stdout=out)
     assert screen.returncode == 0
-    assert "indexing the registry (3000 files)…" in screen.text
-    assert len(out.read_text().splitlines()) == 3001
+    assert "indexing the registry (10000 files)…" in screen.text
+    assert len(out.read_text().splitlines()) == 10001
     again = run_on_terminal("list", "--json", cwd=tmp_path, stdout=out)
     assert again.text == ""  # warm, and --json: nothing on the terminal
 
