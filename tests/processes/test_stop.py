@@ -182,3 +182,19 @@ def test_a_stop_signals_its_group_once_and_the_rest_one_by_one(tmp_path: Path) -
     assert set(_outside_group(tree, leader.pid)) == {own_session}
     assert terminate(leader.pid, grace=5) == []
     leader.wait(timeout=10)
+
+
+def test_down_all_stops_the_broker_last(
+    toolctl: Toolctl, settings: Settings, stranger: subprocess.Popen[bytes]
+) -> None:
+    """Workers and servers drain through the broker: `service down --all` stops them
+    before it (it went by name, and "broker" sorts first)."""
+    table = ProcessTable(settings)
+    table.put(stale_record("broker", "broker", stranger.pid, port=1, url="pulsar://127.0.0.1:1"))
+    table.put(stale_record("serve", "serve", stranger.pid))
+    table.put(stale_record("worker:a", "worker", stranger.pid))
+    table.put(stale_record("api", "service", stranger.pid))
+    every = toolctl("service", "down", "--all")
+    assert every.returncode == 0, every.stderr
+    said = [line.split("'")[1] for line in every.stderr.splitlines() if "'" in line]
+    assert said == ["serve", "worker:a", "api", "broker"], every.stderr

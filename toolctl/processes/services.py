@@ -20,7 +20,7 @@ from toolctl.errors import TransportUnavailable, UsageError
 from toolctl.processes.launching import StartFailed, check_origin, launch
 from toolctl.processes.probing import HOST, Health, free_port, probe
 from toolctl.processes.ready import Healthy
-from toolctl.processes.stopping import Stopped, stop
+from toolctl.processes.stopping import DRAINING, Stopped, stop
 from toolctl.processes.table import ProcessRecord, ProcessTable
 from toolctl.settings import Settings
 
@@ -123,5 +123,14 @@ def _failed(
 
 
 def stop_all(settings: Settings, grace: float = 5.0) -> list[Stopped]:
-    """Stop every recorded process (managed services, the broker, workers), stale ones too."""
-    return [stop(settings, name, grace) for name in ProcessTable(settings).names()]
+    """Stop every recorded process (managed services, the broker, workers), stale ones too:
+    servers and workers first (their drain answers calls through the broker and the
+    services), the broker last."""
+    table = ProcessTable(settings)
+
+    def order(name: str) -> int:
+        record = table.read(name)
+        kind = record.kind if record is not None else ""
+        return 0 if kind in DRAINING else 2 if kind == "broker" else 1
+
+    return [stop(settings, name, grace) for name in sorted(table.names(), key=order)]
