@@ -249,3 +249,21 @@ def test_a_variable_with_a_value_toolctl_cannot_read_is_a_usage_error(
 
 def test_on_and_off_read_in_any_case(toolctl: Toolctl) -> None:
     assert toolctl("list", env={"TOOLCTL_STRICT": "Off", "TOOLCTL_HISTORY": "YES"}).returncode == 0
+
+
+@pytest.mark.parametrize(
+    ("line", "said"),
+    [
+        (["rm", "tool", "x"], "unknown command 'rm' (did you mean 'unregister'?)"),
+        (["version"], "unknown command 'version' (did you mean '--version'?)"),
+        (["run", "t", "who=Ada"], "(who=Ada) (did you mean --arg who=Ada?)"),
+        (["run", "t", "--who", "Ada"], "unknown option '--who' (a tool's arguments go in --arg"),
+        (["list", "--category"], "requires an argument; see 'toolctl list -h'"),
+    ],
+)
+def test_what_other_clis_would_take_gets_toolctls_way_said(
+    toolctl: Toolctl, line: list[str], said: str
+) -> None:
+    done = toolctl(*line)
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and said in done.stderr, done.stderr

@@ -34,7 +34,7 @@ def told(args: list[str], exc: BaseException) -> int | None:
         if is_help(exc):  # a group named without a subcommand: its help, as before
             sys.stdout.write(getattr(exc, "format_message")() + "\n")  # noqa: B009
             return 2
-        text = message(exc)
+        text = message(exc, args)
         code = int(getattr(exc, "exit_code", 1))
         if code == UsageError.exit_code:
             envelope(args, UsageError(text))

@@ -8,6 +8,7 @@ instead, so an unknown option reads like every other toolctl error, with a did-y
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 _NO_SUCH_COMMAND = re.compile(
@@ -21,30 +22,67 @@ COMMANDS_OPTIONS = frozenset(
 """Options many commands take and ``toolctl`` itself does not: given before the command."""
 
 
-def message(exc: Any) -> str:
-    """One line for a click exception: what was wrong, a did-you-mean or where help is."""
+SYNONYMS = {
+    "rm": "unregister",
+    "remove": "unregister",
+    "delete": "unregister",
+    "ls": "list",
+    "info": "show",
+    "describe": "show",
+    "exec": "run",
+    "call": "run",
+    "invoke": "run",
+    "lint": "check",
+    "validate": "check",
+    "version": "--version",
+}
+"""Commands other CLIs name so, and what toolctl calls them."""
+
+
+def message(exc: Any, args: Sequence[str] = ()) -> str:
+    """One line for a click exception: what was wrong, a did-you-mean or where help is
+    (``args``: the command line, for the command an error without a context is about)."""
     from typer._click import exceptions as click
 
     if not isinstance(exc, click.ClickException):
         return "aborted"
+    command = _command(exc, args)
     if isinstance(exc, click.NoSuchOption):
         name, context = exc.option_name, getattr(exc, "ctx", None)
         if name in COMMANDS_OPTIONS and context is not None and context.parent is None:
             where = f"(toolctl COMMAND {name})"
             return f"{name} is a command's option: put it after the command {where}"
         close = did_you_mean(exc.option_name, exc.possibilities or ())
-        return f"unknown option '{exc.option_name}'{close or _help(exc)}"
+        if not close and command == "toolctl run" and name.startswith("--"):
+            close = f" (a tool's arguments go in --arg {name[2:]}=VALUE)"
+        return f"unknown option '{exc.option_name}'{close or _help(command)}"
     text = " ".join(exc.format_message().split())
     found = _NO_SUCH_COMMAND.fullmatch(text)
     if found:
-        close = found["close"]
-        suggestion = f" (did you mean '{close}'?)" if close else _help(exc)
+        close = found["close"] or SYNONYMS.get(found["name"]) or ""
+        suggestion = f" (did you mean '{close}'?)" if close else _help("toolctl")
         return f"unknown command '{found['name']}'{suggestion}"
     text = text[:1].lower() + text[1:]
     text = text.removesuffix(".")
+    extra = _EXTRA.fullmatch(text)
+    if extra and command == "toolctl run" and "=" in extra["first"]:
+        return f"{text} (did you mean --arg {extra['first']}?)"
     if isinstance(exc, click.UsageError):
-        return text + _help(exc)
+        return text + _help(command)
     return text
+
+
+_EXTRA = re.compile(r"got unexpected extra argument(?:\(s\)|s)? \((?P<first>[^ )]+)[^)]*\)")
+
+
+def _command(exc: Any, args: Sequence[str]) -> str:
+    """The command an error is about: its context's, else the command line's first word
+    that names one (click raises some parsing errors without a context)."""
+    context = getattr(exc, "ctx", None)
+    if context is not None:
+        return str(context.command_path)
+    name = next((a for a in args if not a.startswith("-")), None)  # parsed: a command's
+    return f"toolctl {name}" if name else "toolctl"
 
 
 def is_help(exc: Any) -> bool:
@@ -62,7 +100,5 @@ def did_you_mean(word: str, choices: Any) -> str:
     return f" (did you mean '{close[0]}'?)" if close else ""
 
 
-def _help(exc: Any) -> str:
-    context = getattr(exc, "ctx", None)
-    path = context.command_path if context is not None else "toolctl"
-    return f"; see '{path} -h'"
+def _help(command: str) -> str:
+    return f"; see '{command} -h'"
