@@ -349,3 +349,21 @@ def test_check_lines_escape_control_characters_and_are_capped(
     assert "\\x1b]0;pwned\\x07" in lines[0]
     assert all(len(line) < 2200 for line in lines)
     assert "more characters)" in lines[1]
+
+
+def test_a_name_of_another_kind_is_said_so(tmp_path: Path, toolctl: Toolctl) -> None:
+    """`run SERVICE`, `worker TOOL`: "not found" says what the name is (exit 4 still)."""
+    write_files(
+        tmp_path,
+        {
+            "reg/t.toml": tool("word-count") + '[[service]]\nname = "jokes"\n[service.pulsar]\n'
+            'request_queue = "non-persistent://tg/request/jokes"\n'
+            'response_queue = "non-persistent://tg/response/jokes"\n'
+        },
+    )
+    ran = toolctl("run", "jokes", "-r", "reg")
+    assert ran.returncode == 4
+    assert "'jokes' is a service, not a tool" in ran.stderr
+    hosted = toolctl("worker", "word-count", "-r", "reg")
+    assert hosted.returncode == 4
+    assert "'toolctl worker --tool word-count' hosts one tool" in hosted.stderr

@@ -105,6 +105,12 @@ class Registry:
         """The error for a name nothing defines: close matches, and where toolctl looked."""
         searched = self.settings.search_path
         error = NotFound(kind, name, self.suggest(kind, name), searched=searched)
+        other = next((d.kind for d in self.find(name) if d.kind != kind), None)
+        if other is not None:  # `run joke-service`: a service of that name
+            error.hint = f"'{name}' is a{'n' if other[0] in 'aeiou' else ''} {other}, not a {kind}"
+            if (kind, other) == ("service", "tool"):
+                error.hint += f": 'toolctl worker --tool {name}' hosts one tool"
+            return error
         here = Path(os.path.abspath("registry"))
         if self.settings.project is None and here not in searched and here.is_dir():
             # ./registry was read by default before projects: say how to read it again
