@@ -267,3 +267,12 @@ def test_what_other_clis_would_take_gets_toolctls_way_said(
     done = toolctl(*line)
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and said in done.stderr, done.stderr
+
+
+def test_concurrency_without_batch_is_refused(toolctl: Toolctl, tmp_path: Path) -> None:
+    """It was ignored without a word: a single call has nothing to run at once."""
+    (tmp_path / "reg").mkdir()
+    (tmp_path / "reg/t.toml").write_text('[[tool]]\nname = "t"\n[tool.local]\ncommand = ["true"]\n')
+    done = toolctl("run", "t", "-r", str(tmp_path / "reg"), "--concurrency", "4")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert "--concurrency is how many --batch lines run at once" in done.stderr

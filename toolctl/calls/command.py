@@ -94,6 +94,8 @@ def run_named(
         return caller.batch(
             spec, lines, concurrency=concurrency, timeout=timeout, sink=sink, max_output=max_output
         )
+    if concurrency != 1:  # a single call has nothing to run at once
+        raise UsageError("--concurrency is how many --batch lines run at once; add --batch")
     given = arguments.read_args_option(args) if args is not None else None
     if dry_run:
         return Planned(spec.name, caller.describe(spec, given, pairs=pairs, timeout=timeout))
