@@ -312,3 +312,16 @@ def test_a_name_no_client_can_show_is_refused(places: Path, toolctl: Toolctl) ->
         assert done.returncode == 2, done.stderr
         assert "a server's name is text to show" in done.stderr
     assert not config.exists()
+
+
+def test_the_same_entry_again_is_unchanged_and_writes_nothing(
+    places: Path, toolctl: Toolctl
+) -> None:
+    """It said "replaced" and rewrote the file, its .bak taking the place of the user's
+    own earlier backup."""
+    first = toolctl("mcp", "install", "--client", "cursor", "--group", "g", cwd=places / "work")
+    assert first.returncode == 0, first.stderr
+    again = toolctl("mcp", "install", "--client", "cursor", "--group", "g", cwd=places / "work")
+    assert again.returncode == 0, again.stderr
+    assert "unchanged: server 'toolctl'" in again.stderr
+    assert not (places / "home/.cursor/mcp.json.bak").exists()

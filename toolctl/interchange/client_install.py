@@ -81,6 +81,8 @@ class Installed:
     replaced: bool
     shared: bool = False
     """The entry is a project's, for everyone who clones it (see ``shared_config``)."""
+    unchanged: bool = False
+    """The file held this entry already, as it is: nothing was written."""
 
 
 def serve_entry(
@@ -182,9 +184,10 @@ def install_client(
             f"{path}: cannot edit it: {exc}", hint="fix the file, or --print"
         ) from None
     backup = None
-    if write:
+    unchanged = text == old
+    if write and not unchanged:
         backup = _write(target, _as_written(text, written), written)
-    return Installed(client, path, name, entry, text, backup, replaced, shared)
+    return Installed(client, path, name, entry, text, backup, replaced, shared, unchanged)
 
 
 BOM = "\ufeff"

@@ -325,7 +325,7 @@ def print_installed(done: Any, *, printed: bool) -> None:
         render.print_json({done.client.keys[-1]: {done.name: done.entry}})
         render.note(f"{done.client.title} reads it from {where}")
         return
-    verb = "replaced" if done.replaced else "added"
+    verb = "unchanged:" if done.unchanged else "replaced" if done.replaced else "added"
     render.note(f"{verb} server '{done.name}' in {where} ({done.client.title})")
     if done.backup is not None:
         render.note(f"the previous file is kept as {render.display_path(done.backup)}")
