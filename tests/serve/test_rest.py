@@ -269,3 +269,36 @@ def _answers(url: str, text: str) -> bool:
         f"{url}/run_tool", json={"tool_id": "probe.echo", "params": {"text": text}}, timeout=60
     )
     return ran.status_code == 200 and ran.json()["output"] == text
+
+
+def test_allow_origin_answers_a_browsers_cors(serve: StartServe) -> None:
+    """A page on an --allow-origin origin can call the server: its preflight is answered
+    (without a token, which a preflight never carries), and each answer names the origin,
+    so the browser lets the page read it (and the MCP session id). Others get neither."""
+    app = "http://app.example:3000"
+    url = serve("--allow-origin", app, "--token-env", "T", env={"T": "s3cret"}).url
+    preflight = httpx.options(
+        f"{url}/mcp",
+        headers={
+            "Origin": app,
+            "Access-Control-Request-Method": "POST",
+            "Access-Control-Request-Headers": "authorization, content-type",
+        },
+    )
+    assert preflight.status_code == 204
+    assert preflight.headers["access-control-allow-origin"] == app
+    assert "Authorization" in preflight.headers["access-control-allow-headers"]
+    called = httpx.post(
+        f"{url}/run_tool",
+        json={"tool_id": "echo", "params": {"text": "hi"}},
+        headers={"Origin": app, "Authorization": "Bearer s3cret"},
+    )
+    assert called.status_code == 200 and called.headers["access-control-allow-origin"] == app
+    unauthorized = httpx.get(f"{url}/tools", headers={"Origin": app})
+    assert unauthorized.status_code == 401  # told, and readable by the page
+    assert unauthorized.headers["access-control-allow-origin"] == app
+    evil = httpx.options(
+        f"{url}/mcp",
+        headers={"Origin": "http://evil.example", "Access-Control-Request-Method": "POST"},
+    )
+    assert evil.status_code in (401, 403) and "access-control-allow-origin" not in evil.headers

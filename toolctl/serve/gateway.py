@@ -25,7 +25,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from toolctl.arguments import MAX_DEPTH, DuplicateKey, unique_keys
 from toolctl.errors import ToolctlError
@@ -131,6 +131,12 @@ class _Guard:
             await self.app(scope, receive, send)
             return
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+        origin = headers.get("origin")
+        if origin is not None and origin in self.options.allow_origins:
+            if scope["method"] == "OPTIONS" and "access-control-request-method" in headers:
+                await _preflight(origin)(scope, receive, send)  # never carries a token
+                return
+            send = _with_cors(send, origin)  # the page at that origin may read the answer
         refusal = self._refusal(scope, headers)
         if refusal is not None:
             await refusal(scope, receive, send)
@@ -205,6 +211,39 @@ class _Guard:
 
 
 _BODIES = ("POST", "PUT", "PATCH")
+
+CORS_HEADERS = "Authorization, Content-Type, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID"
+"""What a page on an ``--allow-origin`` origin may send (MCP's, and the token's)."""
+
+
+def _preflight(origin: str) -> Response:
+    """A browser's CORS preflight from an ``--allow-origin`` origin: what it may send."""
+    return Response(
+        status_code=204,
+        headers={
+            "Access-Control-Allow-Origin": origin,
+            "Access-Control-Allow-Methods": "GET, POST, DELETE",
+            "Access-Control-Allow-Headers": CORS_HEADERS,
+            "Access-Control-Max-Age": "600",
+            "Vary": "Origin",
+        },
+    )
+
+
+def _with_cors(send: Send, origin: str) -> Send:
+    """``send`` that lets the page at ``origin`` read the answer and its session id."""
+    added = [
+        (b"access-control-allow-origin", origin.encode("latin-1")),
+        (b"access-control-expose-headers", b"Mcp-Session-Id, WWW-Authenticate"),
+        (b"vary", b"Origin"),
+    ]
+
+    async def sending(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            message = {**message, "headers": [*message.get("headers", []), *added]}
+        await send(message)
+
+    return sending
 
 
 def _discover_refusal(body: bytes) -> Response | None:
