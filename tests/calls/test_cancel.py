@@ -7,11 +7,13 @@ goes on to its result.
 
 from __future__ import annotations
 
+import contextlib
 import random
 import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -107,3 +109,55 @@ def test_a_cancelled_call_does_not_start(tmp_path: Path) -> None:
     with Caller(settings, Registry.open(settings)) as caller, pytest.raises(Interrupted):
         caller.call("nap", cancel=cancel)
     assert not sleeping(mark)
+
+
+def test_what_a_call_leaves_is_killed_as_it_ends_while_others_run(tmp_path: Path) -> None:
+    """A server is never idle when calls keep coming: what a call left in a session of its
+    own (``setsid``) is killed as that call ends, not at a sweep that never comes; the
+    call still running keeps its processes."""
+    long_mark = f"{9000 + random.randrange(10**5)}.{random.randrange(10**6)}"
+    left_mark = f"{9000 + random.randrange(10**5)}.{random.randrange(10**6)}"
+    write_files(
+        tmp_path / "registry",
+        {
+            "tools.toml": f"""
+            [[tool]]
+            name = "nap"
+            timeout = 60
+            [tool.local]
+            command = ["sleep", "{long_mark}"]
+            input = "none"
+
+            [[tool]]
+            name = "leaver"
+            [tool.local]
+            command = ["sh", "-c", "setsid sleep {left_mark} >/dev/null 2>&1 & echo left"]
+            input = "none"
+            """
+        },
+    )
+    settings = Settings.load([tmp_path / "registry"])
+    registry_ = Registry.open(settings)
+    nap, leaver = resolve(registry_, "nap"), resolve(registry_, "leaver")
+    cancel = Cancel()
+    with Caller(settings, registry_) as caller:
+        napping = threading.Thread(target=lambda: _quietly(caller, nap, cancel))
+        napping.start()
+        deadline = time.monotonic() + 20
+        while not sleeping(long_mark) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert sleeping(long_mark), "the long call never started"
+        assert caller.call(leaver).output == "left"
+        deadline = time.monotonic() + 5
+        while sleeping(left_mark) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        left, still = sleeping(left_mark), sleeping(long_mark)
+        cancel.cancel()
+        napping.join(30)
+    assert left == [], "what the call left outlived it while another call ran"
+    assert still, "the call still running lost its process"
+
+
+def _quietly(caller: Caller, tool: Any, cancel: Cancel) -> None:
+    with contextlib.suppress(Interrupted):
+        caller.call(tool, cancel=cancel)

@@ -181,8 +181,22 @@ def release(pid: int) -> None:
         _kept.discard(pid)
 
 
+CALL_TAG = "TOOLCTL_CALL"
+"""The variable each call's processes get (``call_tag``): what a call left in sessions of
+its own still carries it, so it is found and killed as the call ends, while other calls
+run (a busy server is never idle, and its sweep would never come)."""
+_calls = threading.local()
+
+
+def call_tag() -> str | None:
+    """The tag of the call this thread makes (what ``run_process`` gives its child)."""
+    tags: list[str] = getattr(_calls, "tags", [])
+    return tags[-1] if tags else None
+
+
 class Reaping:
-    """Counts calls in flight; when the last one ends, kills what the calls left behind."""
+    """Counts calls in flight; when the last one ends, kills what the calls left behind;
+    when one ends while others run, kills what it left that carries its tag."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -197,13 +211,65 @@ class Reaping:
                 _before = set(descendants())
             _in_flight += 1
             _swept = False
+        if not hasattr(_calls, "tags"):
+            _calls.tags = []
+        _calls.tags.append(os.urandom(8).hex())
 
     def __exit__(self, *exc_info: object) -> None:
         global _in_flight
+        tag = _calls.tags.pop()
         with _in_flight_lock:
             _in_flight -= 1
+            others = _in_flight > 0
             _in_flight_lock.notify_all()
+        if others:
+            kill_tagged_orphans(tag, self.settings)
         sweep(self.settings)
+
+
+def kill_tagged_orphans(tag: str, settings: Settings) -> list[int]:
+    """Kill what a call left re-parented to this process (in sessions of its own) that
+    carries ``tag`` in its environment, with what runs below it; spares kept and
+    background processes. One read of this process's children when nothing is left."""
+    me = os.getpid()
+    try:  # an orphan re-parents to the thread group's leader: its own list, one read
+        with open(f"/proc/{me}/task/{me}/children", "rb") as listing:
+            orphans = [int(word) for word in listing.read().split()]
+    except OSError:
+        return []
+    if not orphans:
+        return []
+    marker = f"\0{CALL_TAG}={tag}\0".encode()
+    with _in_flight_lock:
+        spared = set(_kept) | set(_before)
+    doomed = [pid for pid in orphans if pid not in spared and marker in _environ(pid)]
+    if doomed:
+        doomed = [pid for pid in doomed if pid not in _background_pids(settings)]
+    killed = []
+    for pid in doomed:
+        for victim in [*descendants(pid), pid]:
+            with contextlib.suppress(OSError):
+                os.kill(victim, signal.SIGKILL)
+                killed.append(victim)
+    if killed:
+        time.sleep(0.01)
+        _reap(me)
+    return killed
+
+
+def _environ(pid: int) -> bytes:
+    """``pid``'s environment, NUL first; read again for up to 50 ms while it is empty (a
+    process in the middle of an exec shows none)."""
+    for _ in range(10):
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as handle:
+                found = handle.read()
+        except OSError:
+            return b""
+        if found:
+            return b"\0" + found
+        time.sleep(0.005)
+    return b""
 
 
 def wait_idle(timeout: float) -> bool:

@@ -189,6 +189,14 @@ class Children:
             _kill_group(child)
 
 
+def _tagged(env: Mapping[str, str]) -> dict[str, str]:
+    """The child's environment with its call's tag (``processes.reaper.call_tag``)."""
+    from toolctl.processes.reaper import CALL_TAG, call_tag
+
+    tag = call_tag()
+    return {**env, CALL_TAG: tag} if tag is not None else dict(env)
+
+
 def run_process(
     argv: list[str],
     *,
@@ -222,7 +230,7 @@ def run_process(
             stdout=subprocess.PIPE,
             stderr=stderr_fd if stderr_fd is not None else subprocess.PIPE,
             cwd=cwd,
-            env=dict(env),
+            env=_tagged(env),
             start_new_session=True,
         )
     except FileNotFoundError as exc:
