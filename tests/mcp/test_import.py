@@ -142,6 +142,24 @@ def test_update_shows_the_diff_and_rewrites_pins_only_with_yes(
     assert quiet.returncode == 0 and "match the server" in quiet.stderr
 
 
+def test_update_of_a_hand_written_tool_drops_the_arguments_it_replaces(
+    toolctl: Toolctl, tmp_path: Path, probe_argv: list[str]
+) -> None:
+    """`new tool --runtime mcp` writes [[tool.arguments]]; pinning it with `--update`
+    writes the server's schema beside them, and they were left in the file, never read
+    (its `--arg message=hi` then "missing required argument")."""
+    reg = service_registry(tmp_path, {"probe": probe_argv})
+    (reg / "mine.toml").write_text(
+        '[[tool]]\nname = "mine"\nservice = "probe"\n[tool.mcp]\nname = "echo"\n'
+        '[[tool.arguments]]\nname = "message"\nrequired = false\ndefault = "hi"\n'
+    )
+    accepted = toolctl("import", "mcp", "probe", "-r", str(reg), "--update", "--yes")
+    assert accepted.returncode == 0, accepted.stderr
+    assert "arguments" not in (reg / "mine.toml").read_text()
+    ran = toolctl("run", "mine", "-r", str(reg), "--arg", "text=pinned")
+    assert (ran.returncode, ran.stdout.strip()) == (0, "pinned"), ran.stderr
+
+
 def test_import_from_the_reference_time_server(
     toolctl: Toolctl, tmp_path: Path, time_argv: list[str]
 ) -> None:

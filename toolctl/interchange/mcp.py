@@ -265,6 +265,10 @@ def _updated_table(definition: Any, tool: Mapping[str, Any], pin: str) -> dict[s
             mcp.pop("annotations", None)
             if isinstance(schema, dict):
                 mcp["parameters"] = schema_field(schema)
+                # the server's schema is what the tool takes now: arguments written by hand
+                # (a scaffold's) would be left in the file, never read
+                updated.pop("arguments", None)
+                updated.pop("parameters", None)
             if isinstance(tool.get("annotations"), dict):
                 mcp["annotations"] = kept_annotations(tool["annotations"])
             updated["mcp"] = mcp
