@@ -69,7 +69,7 @@ def gateway_options(
             raise UsageError(f"--token-env {token_env}: the variable is not set or empty")
     elif not is_loopback(host):
         raise UsageError(
-            f"binding {host} exposes the tools beyond this machine without a token",
+            f"binding {host!r} exposes the tools beyond this machine without a token",
             hint="pass --token-env NAME (a variable holding the bearer token), or bind 127.0.0.1",
         )
     return GatewayOptions(host, port, token, allow_origins=origins)

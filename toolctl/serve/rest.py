@@ -171,4 +171,5 @@ def _number(request: Request, key: str, kind: type[int] | type[float], default: 
     try:
         return kind(raw)
     except ValueError:
-        raise UsageError(f"{key} must be a {kind.__name__}, got {raw!r}") from None
+        what = "an integer" if kind is int else "a number"
+        raise UsageError(f"{key} must be {what}, got {raw!r}") from None
