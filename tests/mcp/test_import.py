@@ -140,6 +140,8 @@ def test_update_shows_the_diff_and_rewrites_pins_only_with_yes(
     assert ran.returncode == 0, ran.stderr
     quiet = toolctl("import", "mcp", "probe", "-r", str(reg), "--update")
     assert quiet.returncode == 0 and "match the server" in quiet.stderr
+    # the probe's other tools were never imported: said, so a new one is not missed
+    assert "the server also offers" in quiet.stderr and "fail" in quiet.stderr
 
 
 def test_update_of_a_hand_written_tool_drops_the_arguments_it_replaces(

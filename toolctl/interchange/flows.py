@@ -302,7 +302,7 @@ def _mcp_update(settings: Settings, service: str, *, accept: bool) -> ImportDone
     from toolctl.mcp.pins import SINGULAR, offer_drift
 
     live = _live(settings, service)
-    changes, same = plan_update(settings, service, live.tools)
+    changes, same, unimported = plan_update(settings, service, live.tools)
     stored = live.definition.data["mcp"].get("pins")
     drift = offer_drift(stored or {}, live.pins)
     done = ImportDone(
@@ -313,6 +313,7 @@ def _mcp_update(settings: Settings, service: str, *, accept: bool) -> ImportDone
                 for c in changes
             ],
             "offers": [{"kind": d.kind, "key": d.key, "state": d.state} for d in drift],
+            "not_imported": unimported,
             "accepted": accept,
         }
     )
@@ -337,6 +338,12 @@ def _mcp_update(settings: Settings, service: str, *, accept: bool) -> ImportDone
             done.data(f"  now: {json.dumps(now, sort_keys=True, ensure_ascii=False)}\n")
     if not changes:
         done.note(f"all {same} pinned tool(s) of '{service}' match the server")
+    if unimported:  # a tool the server offers now that nothing here pins
+        shown = ", ".join(unimported[:5]) + (", ..." if len(unimported) > 5 else "")
+        done.note(
+            f"the server also offers {len(unimported)} tool(s) not imported: {shown} "
+            f"('toolctl import mcp {service} --tool NAME' imports one)"
+        )
     if stored is not None and not drift:
         done.note(f"its {_offer_counts(live.pins)} match their pins")
     if not accept:

@@ -192,19 +192,22 @@ class Change:
 
 def plan_update(
     settings: Settings, service: str, tools: Sequence[LiveTool]
-) -> tuple[list[Change], int]:
+) -> tuple[list[Change], int, list[str]]:
     """Each tool imported from ``service`` whose pin differs from the live one (or that
-    vanished), with a per-field diff; and how many tools are unchanged."""
+    vanished), with a per-field diff; how many tools are unchanged; and the server's tools
+    not imported (new ones, or left out)."""
     from toolctl.registry.index import Registry
 
     live = {str(tool["name"]): (tool, pin) for tool, pin in tools}
     registry = Registry.open(settings, full=True)
     changes, same = [], 0
+    imported: set[str] = set()
     for definition in registry.winners("tool"):
         mcp = definition.data.get("mcp")
         if definition.data.get("service") != service or not isinstance(mcp, dict):
             continue
         remote = str(mcp.get("name"))
+        imported.add(remote)
         if remote not in live:
             changes.append(Change(definition.name, remote, definition.file, ["vanished"], [], None))
             continue
@@ -215,7 +218,7 @@ def plan_update(
         fields, diff = _diff(definition.data, mcp, tool)
         table = _updated_table(definition, tool, pin)
         changes.append(Change(definition.name, remote, definition.file, fields, diff, table))
-    return changes, same
+    return changes, same, sorted(set(live) - imported)
 
 
 def _diff(
