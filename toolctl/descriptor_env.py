@@ -98,6 +98,8 @@ def unleaked_error(error: ToolctlError, secrets: Iterable[str]) -> ToolctlError:
         error.hint = hide_values(error.hint, secrets) if error.hint is not None else None
         error.details = [hide_values(line, secrets) for line in error.details]
         error.args = (error.message, *error.args[1:])
+        if getattr(error, "output", None):  # what the tool printed before it was ended
+            error.output = hide_values(error.output, secrets)  # type: ignore[attr-defined]
     return error
 
 

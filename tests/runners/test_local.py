@@ -514,3 +514,27 @@ def test_only_a_well_typed_result_is_taken_as_the_result(
     assert (result["success"], result["error"], done.returncode) == (success, error, 1 - success)
     if success:
         assert result["data"] == answer
+
+
+def test_a_timed_out_tools_output_so_far_is_in_its_result(tmp_path: Path, toolctl: Toolctl) -> None:
+    """`run --json` (and a --batch line) of a tool its timeout ended keeps what it printed
+    before, as a failed exit keeps it; a secret it was passed and printed is masked."""
+    tool = """
+[[tool]]
+name = "slowish"
+timeout = 1
+[tool.local]
+command = ["sh", "-c", "echo started with $KEY; sleep 30"]
+input = "none"
+env = { KEY = "${env:SLOW_KEY}" }
+"""
+    write_files(tmp_path, {"reg/t.toml": tool})
+    env = {"SLOW_KEY": "sekret-value-123"}
+    done = toolctl("run", "slowish", "-r", str(tmp_path / "reg"), "--json", env=env)
+    assert done.returncode == 124, done.stderr
+    result = json.loads(done.stdout)
+    assert (result["error_code"], result["output"]) == ("timed_out", "started with ***")
+    lines = toolctl(
+        "run", "slowish", "-r", str(tmp_path / "reg"), "--batch", "-", input="{}\n", env=env
+    )
+    assert json.loads(lines.stdout)["output"] == "started with ***"

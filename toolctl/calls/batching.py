@@ -370,6 +370,7 @@ def _failed(
     error = cause if cause is not None else InvalidArguments(message)
     return ToolResult(
         False,
+        output=str(getattr(cause, "output", "") or "").rstrip("\n"),  # printed before it ended
         error=message,
         exit_code=error.exit_code,
         duration_ms=getattr(cause, "duration_ms", 0.0),

@@ -80,6 +80,7 @@ class ToolResult(NamedTuple):
         ToolctlError; ``exit_code`` is the one `toolctl run` ends with."""
         return cls(
             False,
+            output=str(getattr(exc, "output", "") or "").rstrip("\n"),  # printed before it ended
             error=str(exc),
             exit_code=exc.exit_code,
             duration_ms=getattr(exc, "duration_ms", 0.0),

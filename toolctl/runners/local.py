@@ -54,10 +54,12 @@ class LocalRunner:
                 max_output=call.max_output,
             )
         except TimedOut as exc:  # told by the tool's name, not its program's
-            raise TimedOut(
+            named = TimedOut(
                 f"tool '{tool.name}' ran past its {call.timeout:g} s timeout and was killed",
                 hint="give it longer with timeout in its descriptor, or run --timeout",
-            ) from exc
+            )
+            named.output = getattr(exc, "output", "")  # type: ignore[attr-defined]
+            raise named from exc
         if done.returncode != 0:
             detail = done.stderr_tail.strip().splitlines()[-1:] if done.stderr_tail else []
             reason = f"exit status {done.returncode}" + (f": {detail[0]}" if detail else "")

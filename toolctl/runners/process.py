@@ -27,6 +27,7 @@ from toolctl.errors import (
     Interrupted,
     InvalidArguments,
     TimedOut,
+    ToolctlError,
     TransportUnavailable,
     UsageError,
     interruption,
@@ -258,6 +259,14 @@ def run_process(
             children.discard(child)
 
 
+def _with_output(error: ToolctlError, out: _Reader) -> ToolctlError:
+    """``error`` carrying what the tool printed before it was ended (``output``: `run
+    --json` and the servers put it in the result), once the killed tool's pipe is read."""
+    out.join(timeout=1)
+    error.output = out.text  # type: ignore[attr-defined]
+    return error
+
+
 def _complete(
     child: subprocess.Popen[bytes],
     argv: list[str],
@@ -281,10 +290,12 @@ def _complete(
         returncode = _wait(child, timeout)
     except subprocess.TimeoutExpired as exc:
         _kill_group(child)
-        raise TimedOut(f"'{argv[0]}' ran past its {timeout:g} s timeout and was killed") from exc
+        late = TimedOut(f"'{argv[0]}' ran past its {timeout:g} s timeout and was killed")
+        raise _with_output(late, out) from exc
     except KeyboardInterrupt as exc:
         _kill_group(child)
-        raise interruption(exc, "interrupted; the tool's processes were killed") from exc
+        stopped = interruption(exc, "interrupted; the tool's processes were killed")
+        raise _with_output(stopped, out) from exc
     for reader in (out, err):
         if reader:
             reader.join(timeout=2)
