@@ -158,6 +158,10 @@ def test_token(serve: StartServe, toolctl: Toolctl) -> None:
     assert refused.returncode == 2 and "--token-env" in refused.stderr
     unset = toolctl("serve", "--token-env", "TOOLCTL_TEST_UNSET_TOKEN", "--port", "0")
     assert unset.returncode == 2 and "not set" in unset.stderr
+    short = toolctl(
+        "serve", "--host", "0.0.0.0", "--token-env", "T", "--port", "0", env={"T": "abc"}
+    )  # beyond loopback, a token that can be guessed is none
+    assert short.returncode == 2 and "a token of 3 characters can be guessed" in short.stderr
     url = serve("--token-env", "SERVE_TOKEN", env={"SERVE_TOKEN": "s3cret"}).url
     assert httpx.get(f"{url}/tools").status_code == 401
     assert httpx.get(f"{url}/tools", headers={"Authorization": "Bearer nope"}).status_code == 401

@@ -35,6 +35,8 @@ if TYPE_CHECKING:
     from toolctl.serve.gateway import GatewayOptions
     from toolctl.settings import Settings
 
+MIN_TOKEN = 16
+"""The shortest bearer token a server beyond loopback takes (16 hex digits: 64 bits)."""
 CLEAN_UP = 10.0
 """Seconds past the grace that the cancelled calls get to clean up (a container removed,
 a pipe a grandchild held drained) and answer, before what is left is ended."""
@@ -67,6 +69,12 @@ def gateway_options(
         token = settings.environ.get(token_env, "")
         if not token:
             raise UsageError(f"--token-env {token_env}: the variable is not set or empty")
+        if len(token) < MIN_TOKEN and not is_loopback(host):
+            raise UsageError(
+                f"--token-env {token_env}: a token of {len(token)} characters can be guessed "
+                f"by whoever reaches {host!r}; give at least {MIN_TOKEN}",
+                hint="make one with: openssl rand -hex 16",
+            )
     elif not is_loopback(host):
         raise UsageError(
             f"binding {host!r} exposes the tools beyond this machine without a token",
