@@ -3,9 +3,12 @@ Origin, disconnects mid-body and mid-call, and argument validation that cannot f
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -400,6 +403,14 @@ def test_slow_clients_are_cut_off(serve: StartServe) -> None:
     headers = _connect(served.url, b"GET /tools HTTP/1.1\r\nHost: 127.0.0.1\r\nX-A: ")
     post = b"POST /run_tool HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
     body = _connect(served.url, post + b"Content-Length: 100\r\n\r\n{")
+
+    def drip() -> None:  # a byte a second: the 408 must end the connection, not only answer
+        with contextlib.suppress(OSError):
+            for _ in range(90):
+                time.sleep(1)
+                body.send(b" ")
+
+    threading.Thread(target=drip, daemon=True).start()
     assert _closed_or_answered(idle) == b""
     assert _closed_or_answered(headers) == b""
     answered = _closed_or_answered(body)

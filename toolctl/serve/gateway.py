@@ -156,7 +156,9 @@ class _Guard:
         if body is TOO_SLOW:
             self.log({"event": "slow body", "path": path})
             slow = f"the request body did not arrive within {BODY_SECONDS:g} s"
-            await _error(408, slow, path)(scope, receive, send)
+            refusal = _error(408, slow, path)
+            refusal.headers["Connection"] = "close"  # the rest of the body is never read
+            await refusal(scope, receive, send)
             return
         if body is None:
             await _too_large(limit, scope["path"])(scope, receive, send)
