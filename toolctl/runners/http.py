@@ -94,15 +94,28 @@ class HttpRunner:
         if call.traceparent and not any(k.lower() == "traceparent" for k in headers):
             headers["traceparent"] = call.traceparent
         url = self._url(tool)  # may start the managed service
+        shown = self._shown(tool, url)
         started = time.perf_counter()
         answer = self._send(
-            section["method"], url, call.arguments, headers, call.timeout, call.max_output
+            section["method"], url, call.arguments, headers, call.timeout, call.max_output, shown
         )
         duration = round((time.perf_counter() - started) * 1000, 3)
         if answer.response.is_success:
             return success_result(answer.text(), duration)._replace(truncated=answer.dropped)
-        failed = failure_result(answer.whole(), section["method"], url, duration)
+        failed = failure_result(answer.whole(), section["method"], shown, duration)
         return failed._replace(truncated=answer.dropped)
+
+    def _shown(self, tool: ToolSpec, url: str) -> str:
+        """``url`` as messages show it: the ``${env:}`` values it took masked (a whole URL
+        from a variable may carry a token in its path), its password and query too."""
+        section, service = _section(tool), (tool.service or {}).get("http") or {}
+        raw = str(section.get("url") or service.get("url") or "")
+        if "${env:" not in raw:
+            return shown_url(url)
+        masked = expand_env(raw, self.settings, mask=True)
+        if not section.get("url"):
+            masked = _join(masked, section["path"])
+        return shown_url(masked)
 
     def close(self) -> None:
         with self._lock:
@@ -124,13 +137,23 @@ class HttpRunner:
         headers: dict[str, str],
         timeout: float,
         max_output: int | None = None,
+        shown: str | None = None,
     ) -> Answer:
         client = self._http()  # imports httpx
         backend: Abortable | None = self._local.backend
         if backend is not None:
             backend.arm()  # a call cancelled before on this thread aborted it
         with on_cancel(backend.abort if backend is not None else _nothing):
-            return self._exchange(client, method, url, arguments, headers, timeout, max_output)
+            return self._exchange(
+                client,
+                method,
+                url,
+                arguments,
+                headers,
+                timeout,
+                max_output,
+                shown or shown_url(url),
+            )
 
     def _exchange(
         self,
@@ -141,6 +164,7 @@ class HttpRunner:
         headers: dict[str, str],
         timeout: float,
         max_output: int | None,
+        shown: str,
     ) -> Answer:
         import httpx
 
@@ -157,19 +181,19 @@ class HttpRunner:
                     break
                 answer = read_answer(client, following, deadline, max_output)
         except (httpx.TimeoutException, TimeoutError) as exc:
-            raise TimedOut(f"{method} {shown_url(url)} got no answer within {timeout:g} s") from exc
+            raise TimedOut(f"{method} {shown} got no answer within {timeout:g} s") from exc
         except httpx.ConnectError as exc:
             raise TransportUnavailable(
-                f"cannot connect to {shown_url(url)}: {exc}",
+                f"cannot connect to {shown}: {exc}",
                 hint="is the server running? check the tool's url (or 'toolctl service status')",
             ) from exc
         except httpx.TransportError as exc:
             reason = redact(str(exc) or type(exc).__name__, headers)
-            raise TransportUnavailable(f"{method} {shown_url(url)} failed: {reason}") from None
+            raise TransportUnavailable(f"{method} {shown} failed: {reason}") from None
         except (httpx.InvalidURL, UnicodeError, ValueError) as exc:  # a NUL, an IDNA label...
             reason = type(exc).__name__ if url in str(exc) else str(exc) or type(exc).__name__
             raise RegistryError(
-                f"{method} {shown_url(url)}: the url cannot be used: {reason}",
+                f"{method} {shown}: the url cannot be used: {reason}",
                 hint="fix the tool's url",
             ) from None
         return answer

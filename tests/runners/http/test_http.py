@@ -303,3 +303,16 @@ def test_a_url_with_env_values_is_sent_expanded_and_shown_masked(
     bad = toolctl("run", "call", "-r", str(reg), env={"ECHO_HOST": "a b", "ECHO_URL": "nope"})
     assert bad.returncode == 2, bad.stderr
     assert "its url, with its ${env:} values, is not an http(s) URL" in bad.stderr
+
+
+def test_a_url_wholly_from_a_variable_is_never_shown_in_an_error(
+    toolctl: Toolctl, tmp_path: Path, closed_port: int
+) -> None:
+    """Its path may be the token (`https://hooks.example/T0K3N`): an error shows `***`
+    for the whole of it, not the URL with only its query masked."""
+    reg = http_registry(tmp_path, "${env:HOOK_URL}")
+    hook = f"http://127.0.0.1:{closed_port}/SECRET-PATH-TOKEN?k=v"
+    done = toolctl("run", "call", "-r", str(reg), "--json", env={"HOOK_URL": hook})
+    assert done.returncode == 5, done.stderr
+    assert "SECRET-PATH-TOKEN" not in done.stdout + done.stderr
+    assert "cannot connect to ***" in done.stderr
