@@ -340,3 +340,33 @@ def test_the_same_signal_twice_at_once_is_one_stop(tmp_path: Path) -> None:
     results = [json.loads(line)["error"] for line in stdout.splitlines()]
     assert results == [f"line {n}: interrupted; the call was stopped" for n in (1, 2, 3)]
     assert gone((mark, mark, mark)) == []
+
+
+def test_what_a_batch_line_leaves_is_killed_as_the_line_ends(tmp_path: Path) -> None:
+    """A `--batch` line whose tool leaves `setsid sleep` behind: killed as that line ends,
+    while a long line still runs (it lived until the whole batch ended)."""
+    left, held = markers()[:2]
+    tool = f"""
+    [[tool]]
+    name = "mixed"
+    [tool.local]
+    command = ["sh", "-c", "if [ $0 = leave ]; then setsid sleep {left} >/dev/null 2>&1 & touch left.done; else sleep {held}; fi", "{{how}}"]
+    input = "none"
+    [[tool.arguments]]
+    name = "how"
+    """
+    write_files(tmp_path, {"reg/t.toml": tool})
+    (tmp_path / "lines.jsonl").write_text('{"how": "hold"}\n{"how": "leave"}\n')
+    child = start(tmp_path, "mixed", "--batch", "lines.jsonl", "--concurrency", "2")
+    try:
+        deadline = time.monotonic() + 30
+        while not (tmp_path / "left.done").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(1)  # the leaving line has ended
+        sleeps = [line.split(": ", 1)[1] for line in survivors((left, held, held))]
+        outlived = [line for line in sleeps if line.startswith(f"sleep {left}")]
+        still = [line for line in sleeps if line.startswith(f"sleep {held}")]
+    finally:
+        finish(child, signal.SIGINT)
+    assert still, "the long line lost its process"
+    assert outlived == [], "what the ended line left outlived it while the batch ran"

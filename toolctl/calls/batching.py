@@ -17,12 +17,14 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 from toolctl.calls.resolution import build_arguments
 from toolctl.errors import Interrupted, InvalidArguments, ToolctlError, TransportLost, interruption
+from toolctl.processes.reaper import Reaping
 from toolctl.runners.base import Call, Pipelined, Runner, ToolResult
 
 if TYPE_CHECKING:
     from toolctl.calls.events import Submitted
     from toolctl.records import Origin
     from toolctl.runners.base import ToolSpec
+    from toolctl.settings import Settings
 
 Pending: TypeAlias = "Submitted | ToolResult"
 
@@ -30,6 +32,8 @@ Pending: TypeAlias = "Submitted | ToolResult"
 class Caller(Protocol):
     """What a batch needs of ``toolctl.calls.caller.Caller`` (which runs batches through
     here, so this module names the methods instead of importing it)."""
+
+    settings: Settings
 
     def execute(self, call: Call, origin: Origin | None = None) -> ToolResult: ...
 
@@ -334,7 +338,8 @@ def _one(
     if stopped is not None:  # taken as the stop came: never begun, so not recorded
         return _failed(template, f"line {number}: {stopped.word} before the call began", stopped)
     try:
-        return caller.execute(call, origin)
+        with Reaping(caller.settings):  # what this line leaves is killed as it ends
+            return caller.execute(call, origin)
     except ToolctlError as exc:
         return _failed(template, f"line {number}: {exc}", exc, lost)
 

@@ -213,11 +213,16 @@ class Reaping:
             _swept = False
         if not hasattr(_calls, "tags"):
             _calls.tags = []
-        _calls.tags.append(os.urandom(8).hex())
+        # the entering thread's: what it starts carries it (exited maybe on another thread)
+        self._tags: list[str] = _calls.tags
+        self._tag = os.urandom(8).hex()
+        self._tags.append(self._tag)
 
     def __exit__(self, *exc_info: object) -> None:
         global _in_flight
-        tag = _calls.tags.pop()
+        tag = self._tag
+        if tag in self._tags:
+            self._tags.remove(tag)
         with _in_flight_lock:
             _in_flight -= 1
             others = _in_flight > 0

@@ -156,10 +156,14 @@ def _private(path: Path) -> None:
     given and answered. A file made readable to others before is made private again."""
     try:
         os.close(os.open(path, os.O_RDONLY | os.O_CREAT, 0o600))
-        if os.stat(path).st_mode & 0o077:
-            os.chmod(path, 0o600)
     except PermissionError:  # another user's file: SQLite says what it can do with it
-        pass
+        return
+    for part in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):  # the newest rows: -wal
+        try:
+            if part.stat().st_mode & 0o077:
+                os.chmod(part, 0o600)
+        except OSError:  # not there (yet), or not ours
+            pass
 
 
 def _create(db: sqlite3.Connection) -> None:
