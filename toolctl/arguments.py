@@ -75,11 +75,13 @@ def read_args_option(value: str) -> dict[str, Any]:
 def loads(text: str, origin: str) -> Any:
     """JSON text as a value, or a UsageError naming ``origin`` (too deep, not UTF-8, bad)."""
     try:
-        parsed = json.loads(text)
+        parsed = json.loads(text, object_pairs_hook=unique_keys)
     except RecursionError:
         raise UsageError(f"{origin} nests deeper than {MAX_DEPTH} levels") from None
+    except DuplicateKey as exc:
+        raise UsageError(f"{origin} gives {exc} twice") from None
     except ValueError as exc:
-        raise UsageError(f"{origin} is not valid JSON: {exc}") from None
+        raise UsageError(f"{origin} is not valid JSON: {json_problem(exc)}") from None
     if isinstance(parsed, dict):
         check_arguments(parsed)  # names the argument
         return parsed
@@ -139,6 +141,13 @@ def printable_os(text: str) -> str:
 def printable_text(text: str) -> str:
     """``text`` with each lone surrogate as a ``\\udXXX`` escape: safe to print, log or send."""
     return text if is_text(text) else text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def json_problem(exc: Exception) -> str:
+    """Why ``json.loads`` refused a text, in words for whoever wrote it (Python's own limit
+    on a number's digits comes with advice to its programmer)."""
+    text = str(exc)
+    return "a number of over 4300 digits" if "int_max_str_digits" in text else text
 
 
 class DuplicateKey(ValueError):

@@ -276,3 +276,18 @@ def test_concurrency_without_batch_is_refused(toolctl: Toolctl, tmp_path: Path) 
     done = toolctl("run", "t", "-r", str(tmp_path / "reg"), "--concurrency", "4")
     assert (done.returncode, done.stdout) == (2, "")
     assert "--concurrency is how many --batch lines run at once" in done.stderr
+
+
+def test_a_key_given_twice_in_args_or_a_batch_line_is_refused(
+    toolctl: Toolctl, tmp_path: Path
+) -> None:
+    """Last-wins would run with a value another reader of the same text does not see."""
+    tool = '[[tool]]\nname = "t"\n[tool.local]\ncommand = ["cat"]\n'
+    (tmp_path / "reg").mkdir()
+    (tmp_path / "reg/t.toml").write_text(tool)
+    reg = str(tmp_path / "reg")
+    args = toolctl("run", "t", "-r", reg, "--args", '{"a": 1, "a": 2}')
+    assert (args.returncode, args.stdout) == (2, "")
+    assert "--args gives 'a' twice" in args.stderr
+    line = toolctl("run", "t", "-r", reg, "--batch", "-", input='{"a": 1, "a": 2}\n')
+    assert json.loads(line.stdout)["error"] == "line 1: gives 'a' twice"

@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import write_files
 from toolctl.serve.stdio_wire import MAX_LINE, Line, read_line, triage
 
 HELLO = {
@@ -118,3 +119,28 @@ def test_any_line_is_a_message_an_answer_or_nothing(data: bytes) -> None:
     if error is not None:
         assert error["error"]["code"] in (-32700, -32600)
         json.dumps(error, allow_nan=False).encode("utf-8")  # always sendable
+
+
+def test_a_key_given_twice_is_answered_with_the_requests_id(tmp_path: Path) -> None:
+    """Refused (-32600), and with its id: a client waits for the answer to its request."""
+
+    registry = write_files(
+        tmp_path / "reg", {"t.toml": '[[tool]]\nname = "t"\n[tool.local]\ncommand = ["true"]\n'}
+    )
+    argv = [sys.executable, "-m", "toolctl", "mcp", "serve", "-r", str(registry)]
+    call = {"jsonrpc": "2.0", "id": 5, "method": "tools/list"}
+    done = subprocess.run(
+        argv,
+        input=json.dumps(call)[:-1] + ', "id": 6}\n',
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    assert answers == [
+        {
+            "jsonrpc": "2.0",
+            "id": 6,
+            "error": {"code": -32600, "message": "Invalid Request: it gives 'id' twice"},
+        }
+    ]

@@ -295,7 +295,7 @@ def _arguments(
 ) -> Call | ToolResult:
     """The line's call, arguments validated, or the failed result that stands for the line
     (invalid arguments are recorded as a refused call; a line that is not JSON is not)."""
-    from toolctl.arguments import MAX_DEPTH
+    from toolctl.arguments import MAX_DEPTH, DuplicateKey, json_problem, unique_keys
 
     if not line.isascii():
         try:
@@ -303,13 +303,16 @@ def _arguments(
         except UnicodeEncodeError:
             return _failed(template, f"line {number}: not UTF-8 text")
     try:
-        given = json.loads(line)
+        given = json.loads(line, object_pairs_hook=unique_keys)
         if not isinstance(given, dict):
             raise ValueError("not a JSON object")
     except RecursionError:
         return _failed(template, f"line {number}: nests deeper than {MAX_DEPTH} levels")
+    except DuplicateKey as exc:
+        return _failed(template, f"line {number}: gives {exc} twice")
     except ValueError as exc:
-        return _failed(template, f"line {number}: not a JSON object of arguments ({exc})")
+        why = json_problem(exc)
+        return _failed(template, f"line {number}: not a JSON object of arguments ({why})")
     try:
         return template._replace(arguments=build_arguments(template.tool, given))
     except RecursionError:

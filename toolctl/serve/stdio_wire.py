@@ -34,7 +34,7 @@ from typing import IO, TYPE_CHECKING, Any
 import anyio
 from mcp import types
 
-from toolctl.arguments import DuplicateKey, unique_keys, value_problem
+from toolctl.arguments import DuplicateKey, json_problem, unique_keys, value_problem
 
 if TYPE_CHECKING:
     from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
@@ -84,10 +84,12 @@ def triage(line: Line) -> tuple[Any, dict[str, Any] | None]:
         return None, None
     try:
         value = json.loads(line.data, object_pairs_hook=unique_keys)
-    except DuplicateKey as exc:
-        return None, _error(None, INVALID_REQUEST, f"Invalid Request: it gives {exc} twice")
+    except DuplicateKey as exc:  # answered with its id (read the lenient way) if it has one
+        lenient = json.loads(line.data)
+        request_id = _usable_id(lenient.get("id") if isinstance(lenient, dict) else None)
+        return None, _error(request_id, INVALID_REQUEST, f"Invalid Request: it gives {exc} twice")
     except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
-        return None, _error(None, PARSE_ERROR, f"Parse error: {str(exc)[:200]}")
+        return None, _error(None, PARSE_ERROR, f"Parse error: {json_problem(exc)[:200]}")
     if isinstance(value, list):
         return None, _error(None, INVALID_REQUEST, "batches (JSON arrays) are not supported")
     request_id = _usable_id(value.get("id") if isinstance(value, dict) else None)
