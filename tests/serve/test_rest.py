@@ -306,3 +306,17 @@ def test_allow_origin_answers_a_browsers_cors(serve: StartServe) -> None:
         headers={"Origin": "http://evil.example", "Access-Control-Request-Method": "POST"},
     )
     assert evil.status_code in (401, 403) and "access-control-allow-origin" not in evil.headers
+
+
+def test_allow_origin_takes_an_origin_and_refuses_null_and_star(
+    serve: StartServe, toolctl: Toolctl
+) -> None:
+    """`null` (what any sandboxed page or file sends) and `*` would let every page in;
+    an origin is taken as a browser sends it (lower case, no trailing slash)."""
+    for given in ("null", "*", "ftp://x"):
+        refused = toolctl("serve", "--port", "0", "--allow-origin", given)
+        assert refused.returncode == 2 and "not an origin" in refused.stderr, refused.stderr
+    url = serve("--allow-origin", "http://App.Example:3000/").url
+    seen = httpx.get(f"{url}/tools", headers={"Origin": "http://app.example:3000"})
+    assert seen.status_code == 200
+    assert seen.headers["access-control-allow-origin"] == "http://app.example:3000"

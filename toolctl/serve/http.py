@@ -80,7 +80,29 @@ def gateway_options(
             f"binding {host!r} exposes the tools beyond this machine without a token",
             hint="pass --token-env NAME (a variable holding the bearer token), or bind 127.0.0.1",
         )
-    return GatewayOptions(host, port, token, allow_origins=origins)
+    return GatewayOptions(host, port, token, allow_origins=tuple(map(_origin, origins)))
+
+
+def _origin(given: str) -> str:
+    """An ``--allow-origin`` as a browser sends its ``Origin``: ``scheme://host[:port]``,
+    lower case; UsageError for ``null`` (any sandboxed page or file sends it) or ``*``."""
+    from urllib.parse import urlsplit
+
+    from toolctl.errors import UsageError
+
+    try:
+        parts = urlsplit(given.strip())
+        port = parts.port
+    except ValueError:
+        parts, port = urlsplit(""), None
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.path not in ("", "/"):
+        raise UsageError(
+            f"--allow-origin {given!r}: not an origin (scheme://host[:port]); "
+            "'null' and '*' would let any page in",
+            hint="give the page's origin, as http://localhost:3000",
+        )
+    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+    return f"{parts.scheme}://{host}" + (f":{port}" if port else "")
 
 
 class HttpServer:
