@@ -53,8 +53,9 @@ def message(exc: Any, args: Sequence[str] = ()) -> str:
             where = f"(toolctl COMMAND {name})"
             return f"{name} is a command's option: put it after the command {where}"
         close = did_you_mean(exc.option_name, exc.possibilities or ())
-        if not close and command == "toolctl run" and name.startswith("--"):
-            close = f" (a tool's arguments go in --arg {name[2:]}=VALUE)"
+        if command == "toolctl run" and name.startswith("--") and not _typo(name, close):
+            also = f"a tool's arguments go in --arg {name[2:]}=VALUE"  # `--n 1`, `--who x`
+            close = f"{close[:-2]}? or {also})" if close else f" ({also})"
         return f"unknown option '{exc.option_name}'{close or _help(command)}"
     text = " ".join(exc.format_message().split())
     found = _NO_SUCH_COMMAND.fullmatch(text)
@@ -98,6 +99,17 @@ def did_you_mean(word: str, choices: Any) -> str:
 
     close = difflib.get_close_matches(word, list(choices), n=1)
     return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+def _typo(name: str, close: str) -> bool:
+    """Whether ``close`` (a did-you-mean) is ``name`` mistyped, not a guess (``--vrbose``
+    is ``--verbose``; ``--n`` is hardly ``--json``)."""
+    import difflib
+
+    found = re.search(r"'(.+)'", close)
+    if found is None:
+        return False
+    return difflib.SequenceMatcher(None, name, found[1]).ratio() >= 0.8
 
 
 def _help(command: str) -> str:
