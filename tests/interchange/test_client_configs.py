@@ -361,3 +361,23 @@ def test_the_same_server_in_two_clients_configs_is_imported_once(
     assert services["dup"]["mcp"]["command"] == ["echo"]
     assert "server 'dup' is also in" in done.stderr
     assert "e.json: server 'DUP' differs from 'dup' of c.json" in done.stderr
+
+
+def test_a_remote_server_one_file_types_and_the_other_does_not_is_the_same(
+    toolctl: Toolctl, tmp_path: Path
+) -> None:
+    """Cursor writes no `type` for a remote server, VS Code needs `"type": "http"`: the same
+    server, imported once with the transport named; one that differs says in what."""
+    remote = {"url": "https://mcp.example/mcp"}
+    (tmp_path / "cursor.json").write_text(json.dumps({"mcpServers": {"remote": remote}}))
+    vscode = {"servers": {"remote": {**remote, "type": "http"}}}
+    (tmp_path / "mcp.json").write_text(json.dumps(vscode))
+    other = {"mcpServers": {"remote": {"url": "https://elsewhere.example/mcp"}}}
+    (tmp_path / "other.json").write_text(json.dumps(other))
+    files = [tmp_path / n for n in ("cursor.json", "mcp.json")]
+    done, services = imported(toolctl, tmp_path / "reg", *files)
+    assert done.returncode == 0, done.stderr
+    assert services["remote"]["mcp"]["transport"] == "http"
+    clash, _ = imported(toolctl, tmp_path / "reg2", files[0], tmp_path / "other.json")
+    assert clash.returncode == 3
+    assert "differs from 'remote' of" in clash.stderr and "(mcp.url)" in clash.stderr

@@ -75,18 +75,39 @@ def _once(converted: list[Tables], result: ConfigImport) -> list[Tables]:
             if key not in seen:
                 seen[key] = (tables.source, table)
                 kept.append((kind, table))
-            elif seen[key][1] == table:
+                continue
+            source, first = seen[key]
+            differs = _differing(first, table)
+            if not differs:
                 tables.notes.append(
-                    f"{tables.source}: server '{table['name']}' is also in {seen[key][0]}, "
+                    f"{tables.source}: server '{table['name']}' is also in {source}, "
                     "the same: imported once"
                 )
             else:
                 result.refused.append(
-                    f"{tables.source}: server '{table['name']}' differs from '"
-                    f"{seen[key][1]['name']}' of {seen[key][0]}: rename one of them in its file"
+                    f"{tables.source}: server '{table['name']}' differs from '{first['name']}' "
+                    f"of {source} ({', '.join(differs)}): rename one of them in its file"
                 )
         tables.tables[:] = kept
     return converted
+
+
+def _differing(first: dict[str, Any], other: dict[str, Any]) -> list[str]:
+    """What two servers of one name differ in; a transport one file leaves to be found
+    (Cursor writes no `type`) and the other names (VS Code's `"type": "http"`) is the same
+    server, kept with the transport named."""
+    mcp, theirs = dict(first.get("mcp") or {}), dict(other.get("mcp") or {})
+    named = "transport" not in mcp and "transport" in theirs
+    if named:
+        mcp["transport"] = theirs["transport"]
+    elif "transport" in mcp and "transport" not in theirs:
+        theirs["transport"] = mcp["transport"]
+    keys = sorted({*first, *other} - {"mcp"})
+    differs = [k for k in keys if first.get(k) != other.get(k)]
+    differs += [f"mcp.{k}" for k in sorted({*mcp, *theirs}) if mcp.get(k) != theirs.get(k)]
+    if not differs and named:
+        first["mcp"] = mcp
+    return differs
 
 
 def convert(config: ClientConfig, vault: Vault, result: ConfigImport | None = None) -> Tables:
