@@ -41,6 +41,9 @@ def test_start_status_stop(toolctl: Toolctl, tmp_path: Path) -> None:
         refused = toolctl("broker", "start", "--detach", *other)
         assert (refused.returncode, refused.stdout) == (2, ""), refused.stderr
         assert f"the broker already runs at pulsar://127.0.0.1:{port}" in refused.stderr
+    (tmp_path / "link").symlink_to(data)  # the same directory by another path: the same
+    linked = toolctl("broker", "start", "--detach", "--data", str(tmp_path / "link"))
+    assert (linked.returncode, linked.stdout) == (0, f"pulsar://127.0.0.1:{port}\n")
 
     listed = json.loads(toolctl("service", "status", "--json").stdout)
     assert [(r["kind"], r["name"]) for r in listed] == [("broker", "broker")]

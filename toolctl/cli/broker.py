@@ -38,8 +38,9 @@ def start_command(
 ) -> None:
     """Start the broker on 127.0.0.1; print its URL. Already running: say so, exit 0.
 
-    Without --detach it runs until Ctrl-C or SIGTERM. Exit codes: 0 running, 5 it could not
-    start (port taken, data directory in use).
+    Without --detach it runs until Ctrl-C or SIGTERM. Exit codes: 0 running, 2 a broker
+    runs on another --port or with another --data, 5 it could not start (port taken, data
+    directory in use).
     """
     from toolctl.pulsar import broker
     from toolctl.settings import Settings

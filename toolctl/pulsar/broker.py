@@ -169,8 +169,10 @@ def _same_broker(record: ProcessRecord, where: BrokerLayout) -> None:
     other = []
     if where.port_given and record.port != where.port:
         other.append(f"on port {record.port}, not {where.port}")
-    if where.data_given and str(where.db) not in record.argv:
-        other.append("with another data directory")
+    argv = record.argv
+    running_db = argv[argv.index("--db-path") + 1] if "--db-path" in argv[:-1] else ""
+    if where.data_given and os.path.realpath(running_db) != os.path.realpath(where.db):
+        other.append(f"with its data in {Path(running_db).parent}, not {where.data_dir}")
     if other:
         raise UsageError(
             f"the broker already runs at {record.url} (pid {record.pid}), " + " and ".join(other),
