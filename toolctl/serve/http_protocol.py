@@ -36,7 +36,7 @@ def max_connections() -> int:
     soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft == resource.RLIM_INFINITY or soft < 0:
         soft = 1 << 20
-    return max(64, min(soft, 1 << 20) // 2)
+    return max(8, min(soft, 1 << 20) // 2)
 
 
 class CoalescingHttpToolsProtocol(HttpToolsProtocol):
