@@ -341,10 +341,17 @@ def _one(
     if stopped is not None:  # taken as the stop came: never begun, so not recorded
         return _failed(template, f"line {number}: {stopped.word} before the call began", stopped)
     try:
+        if call.tool.runtime in _NO_PROCESSES:  # nothing it could leave: no ~0.25 ms a line
+            return caller.execute(call, origin)
         with Reaping(caller.settings):  # what this line leaves is killed as it ends
             return caller.execute(call, origin)
     except ToolctlError as exc:
         return _failed(template, f"line {number}: {exc}", exc, lost)
+
+
+_NO_PROCESSES = frozenset({"http", "pulsar", "mcp", "tool-agent"})
+"""Runtimes whose calls start no process of their own (an MCP server's session is kept
+apart): a line of theirs needs no reaping of its own (``_one``)."""
 
 
 def _settle(
