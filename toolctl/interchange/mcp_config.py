@@ -79,6 +79,9 @@ def _once(converted: list[Tables], result: ConfigImport) -> list[Tables]:
             source, first = seen[key]
             differs = _differing(first, table)
             if not differs:
+                named = (table.get("mcp") or {}).get("transport")
+                if named is not None and "transport" not in (first.get("mcp") or {}):
+                    first["mcp"] = {**first.get("mcp", {}), "transport": named}
                 tables.notes.append(
                     f"{tables.source}: server '{table['name']}' is also in {source}, "
                     "the same: imported once"
@@ -93,21 +96,16 @@ def _once(converted: list[Tables], result: ConfigImport) -> list[Tables]:
 
 
 def _differing(first: dict[str, Any], other: dict[str, Any]) -> list[str]:
-    """What two servers of one name differ in; a transport one file leaves to be found
-    (Cursor writes no `type`) and the other names (VS Code's `"type": "http"`) is the same
-    server, kept with the transport named."""
+    """What two servers of one name differ in. A transport one file leaves to be found
+    (Cursor writes no `type`) and the other names (VS Code's `"type": "http"`) is no
+    difference (``_once`` keeps the one named)."""
     mcp, theirs = dict(first.get("mcp") or {}), dict(other.get("mcp") or {})
-    named = "transport" not in mcp and "transport" in theirs
-    if named:
-        mcp["transport"] = theirs["transport"]
-    elif "transport" in mcp and "transport" not in theirs:
-        theirs["transport"] = mcp["transport"]
+    if ("transport" in mcp) != ("transport" in theirs):
+        mcp.pop("transport", None)
+        theirs.pop("transport", None)
     keys = sorted({*first, *other} - {"mcp"})
     differs = [k for k in keys if first.get(k) != other.get(k)]
-    differs += [f"mcp.{k}" for k in sorted({*mcp, *theirs}) if mcp.get(k) != theirs.get(k)]
-    if not differs and named:
-        first["mcp"] = mcp
-    return differs
+    return differs + [f"mcp.{k}" for k in sorted({*mcp, *theirs}) if mcp.get(k) != theirs.get(k)]
 
 
 def convert(config: ClientConfig, vault: Vault, result: ConfigImport | None = None) -> Tables:
