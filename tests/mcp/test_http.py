@@ -3,8 +3,11 @@ streams, the stateless revision, timeouts, and secrets kept out of every error."
 
 from __future__ import annotations
 
+import json
 import threading
 import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, ClassVar
 
 import httpx
 import pytest
@@ -124,3 +127,86 @@ def test_a_cancelled_call_hands_the_servers_requests_to_the_call_still_waiting(
         assert answer.output == "sampling answered"
         first.join(timeout=30)
     assert ended.is_set()
+
+
+class _SlowStreamServer(BaseHTTPRequestHandler):
+    """A streamable HTTP server as the TypeScript SDK behaves when a tool asks with
+    ``server.request`` (no related call): the elicitation goes on the standalone GET
+    stream, or nowhere when that stream is not open yet. Its GET answers 0.5 s late."""
+
+    protocol_version = "HTTP/1.1"
+    stream: Any = None
+    answered = threading.Event()
+    answer: ClassVar[dict[str, Any]] = {}
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def _json(self, status: int, body: dict[str, Any] | None = None) -> None:
+        data = json.dumps(body).encode() if body is not None else b""
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Mcp-Session-Id", "slow-stream")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_POST(self) -> None:
+        message = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        cls = type(self)
+        if message.get("method") == "initialize":
+            result = {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+                      "serverInfo": {"name": "slow-stream", "version": "1"}}  # fmt: skip
+            return self._json(200, {"jsonrpc": "2.0", "id": message["id"], "result": result})
+        if message.get("method") != "tools/call":
+            if "method" not in message:  # our answer to the elicitation
+                cls.answer = message
+                cls.answered.set()
+            return self._json(202)
+        if cls.stream is None:
+            text = "dropped: no stream open"
+        else:
+            ask = {"jsonrpc": "2.0", "id": "ask-1", "method": "elicitation/create",
+                   "params": {"message": "name?", "requestedSchema": {"type": "object",
+                   "properties": {"name": {"type": "string", "default": "Ada"}}}}}  # fmt: skip
+            cls.stream.write(f"event: message\ndata: {json.dumps(ask)}\n\n".encode())
+            cls.stream.flush()
+            text = cls.answer["result"]["action"] if cls.answered.wait(10) else "no answer"
+        called: dict[str, Any] = {"content": [{"type": "text", "text": text}]}
+        return self._json(200, {"jsonrpc": "2.0", "id": message["id"], "result": called})
+
+    def do_GET(self) -> None:
+        time.sleep(0.5)
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.end_headers()
+        self.wfile.flush()
+        type(self).stream = self.wfile
+        while not self.server.done:  # type: ignore[attr-defined]
+            time.sleep(0.05)
+
+    def do_DELETE(self) -> None:
+        self._json(200)
+
+
+def test_the_get_stream_is_open_before_the_first_call() -> None:
+    """A server that sends a call's elicitation on the standalone stream (the TypeScript
+    SDK's ``server.request``) and drops it while that stream is not yet open: the session
+    waits for the GET's answer before its first call, so the elicitation is answered
+    (it was lost, and the server waited out its 60 s, when the call won the race)."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _SlowStreamServer)
+    server.done = False  # type: ignore[attr-defined]
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/mcp"
+
+    def accept(method: str, params: dict[str, Any]) -> dict[str, Any]:
+        return {"action": "accept", "content": {"name": "Ada"}}
+
+    try:
+        with connect_http(url, timeout=10) as session:
+            answer = map_result(session.call_tool("ask", {}, 10, on_request=accept))
+        assert answer.output == "accept"
+    finally:
+        server.done = True  # type: ignore[attr-defined]
+        server.shutdown()
+        server.server_close()

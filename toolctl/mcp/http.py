@@ -19,6 +19,8 @@ from toolctl.imports import skip_httpx_cli
 from toolctl.mcp.wire import MAX_MESSAGE, Message, ProtocolError, SseParser, decode, encode
 
 if TYPE_CHECKING:
+    import threading
+
     import httpx
 
 Inbound = Callable[[Message], "Message | None"]
@@ -229,31 +231,44 @@ class HttpTransport:
             raise TransportUnavailable(f"MCP server at {self.name} refused to resume the stream")
         return response
 
-    def listen(self) -> None:
+    def listen(self, timeout: float = 5.0) -> None:
         """Open the standalone GET stream (after the handshake), where a server sends the
         requests and notifications tied to no call: answered on a thread of its own until
-        the transport closes. A server without one (405) is fine."""
+        the transport closes. A server without one (405) is fine.
+
+        Returns once the server has answered the GET (or ``timeout`` passed): a request it
+        sends there during the first call is otherwise lost, as a server drops what it
+        would send on a stream not yet open (the TypeScript SDK does; an elicitation it
+        sent that way waited out its own 60 s timeout)."""
         import threading
 
-        threading.Thread(target=self._listen, name="mcp-get-stream", daemon=True).start()
+        answered = threading.Event()
+        threading.Thread(
+            target=self._listen, args=(answered,), name="mcp-get-stream", daemon=True
+        ).start()
+        answered.wait(max(0.0, timeout))
 
-    def _listen(self) -> None:
+    def _listen(self, answered: threading.Event) -> None:
         headers = self._headers({})
         headers["Accept"] = "text/event-stream"
         del headers["Content-Type"]
         request = self._client.build_request("GET", self.url, headers=headers)
         request.extensions["timeout"] = self._httpx.Timeout(5.0, read=None).as_dict()
         parser = SseParser(self._limit)
-        with (
-            contextlib.suppress(Exception),  # closed, refused, garbage: the calls go on
-            contextlib.closing(self._client.send(request, stream=True)) as response,
-        ):
-            if response.status_code != 200:
-                return
-            for chunk in response.iter_bytes():
-                for event in parser.feed(chunk):
-                    if event.event == "message" and event.data.strip():
-                        self._event(decode(event.data), None)
+        try:
+            with (
+                contextlib.suppress(Exception),  # closed, refused, garbage: the calls go on
+                contextlib.closing(self._client.send(request, stream=True)) as response,
+            ):
+                answered.set()
+                if response.status_code != 200:
+                    return
+                for chunk in response.iter_bytes():
+                    for event in parser.feed(chunk):
+                        if event.event == "message" and event.data.strip():
+                            self._event(decode(event.data), None)
+        finally:
+            answered.set()
 
     def _event(self, message: Message, request_id: Any) -> Message | None:
         if "method" not in message:

@@ -124,7 +124,7 @@ class Session:
         self._adopt(version, result)
         self.transport.notify(notification("notifications/initialized"))
         if isinstance(self.transport, HttpTransport):
-            self.transport.listen()
+            self.transport.listen(min(5.0, left()))
 
     def _discover(self, timeout: float) -> bool:
         """Try the stateless revision; True when the server speaks it (and it is adopted)."""
