@@ -199,8 +199,9 @@ def test_step_up_is_exit_5_naming_the_login_and_the_scope_it_asks_for(
         "toolctl: error: MCP service 'saas' needs a login with scope 'read write';"
         " run 'toolctl mcp login saas'"
     ]  # (and the warning that the tool has no pin)
-    again = toolctl("mcp", "login", "saas", "-r", str(reg))
+    again = toolctl("mcp", "login", "saas", "-r", str(reg), "--json")
     assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout) == {"service": "saas", "scope": "read write"}
     assert scoped.token_requests[-1]["scope"] == ["read write"]
     done = toolctl("run", "saas.echo", "-r", str(reg))
     assert (done.returncode, done.stdout.strip()) == (0, "written"), done.stderr

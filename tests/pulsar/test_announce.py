@@ -265,8 +265,9 @@ def test_adopt_writes_the_announced_descriptor_for_review(
     assert locked.returncode == 0, locked.stderr
     target = tmp_path / "hello.toml"
     done = toolctl("adopt", "hello", "--output", str(target), "--registry", str(reader),
-                   "--announced", pulsar_url)  # fmt: skip
+                   "--announced", pulsar_url, "--json")  # fmt: skip
     assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"name": "hello", "file": "hello.toml"}
     text = target.read_text()
     assert text.startswith("# announced by hello on ") and 'name = "hello"' in text
     registered = toolctl("register", str(target), "--registry", str(reader))

@@ -36,6 +36,13 @@ def test_start_status_stop(toolctl: Toolctl, tmp_path: Path) -> None:
     again = toolctl("broker", "start", "--detach", "--port", str(port))
     assert (again.returncode, again.stdout) == (0, f"pulsar://127.0.0.1:{port}\n")
     assert "already running" in again.stderr
+    as_json = toolctl("broker", "start", "--detach", "--port", str(port), "--json")
+    running = json.loads(as_json.stdout)
+    assert (running["url"], running["pid"], running["started"]) == (
+        f"pulsar://127.0.0.1:{port}",
+        shown["pid"],
+        False,
+    )
     for other in (["--port", str(free_port())], ["--data", str(tmp_path / "other")]):
         # not the broker asked for: "already running" would send a script to the wrong one
         refused = toolctl("broker", "start", "--detach", *other)
@@ -55,6 +62,7 @@ def test_start_status_stop(toolctl: Toolctl, tmp_path: Path) -> None:
     gone = toolctl("broker", "status")
     assert (gone.returncode, gone.stdout) == (5, "broker: not running\n")
     assert "not running" in toolctl("broker", "stop").stderr
+    assert json.loads(toolctl("broker", "stop", "--json").stdout)["state"] == "not running"
 
 
 def test_a_port_in_use_is_exit_5_suggesting_another(toolctl: Toolctl) -> None:

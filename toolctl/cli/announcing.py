@@ -7,7 +7,13 @@ from typing import Annotated
 
 import typer
 
-from toolctl.cli.common import AnnouncedOption, RegistryOption, reporter, settings_for
+from toolctl.cli.common import (
+    AnnouncedOption,
+    JsonOption,
+    RegistryOption,
+    reporter,
+    settings_for,
+)
 
 
 def install(app: typer.Typer) -> None:
@@ -20,6 +26,7 @@ def install(app: typer.Typer) -> None:
 
 def keygen_command(
     file: Annotated[Path, typer.Argument(metavar="FILE", help="Where to write the key.")],
+    json: JsonOption = False,
 ) -> None:
     """Write a new Ed25519 signing key to FILE (mode 0600) and print its public key.
 
@@ -27,8 +34,13 @@ def keygen_command(
     public key (`toolctl trust add KEY --services PATTERN`). Exit 2 if FILE exists.
     """
     from toolctl.signing import generate
+    from toolctl.terminal import render
 
-    typer.echo(generate(file))
+    public = generate(file)
+    if json:
+        render.print_json({"file": render.display_path(file), "public_key": public})
+        return
+    typer.echo(public)
 
 
 def trust_add_command(
@@ -44,12 +56,16 @@ def trust_add_command(
         typer.Option("--services", metavar="PATTERN", help='Services it may announce ("joke-*").'),
     ],
     registry: RegistryOption = None,
+    json: JsonOption = False,
 ) -> None:
     """Trust PUBLIC_KEY to announce the services matching PATTERN ([[trust]] in trust.toml)."""
     from toolctl.registry.announced_view import add_trust
     from toolctl.terminal import render
 
     path = add_trust(settings_for(registry), key, services)
+    if json:
+        render.print_json({"key": key, "services": services, "file": render.display_path(path)})
+        return
     render.note(f"trusted {key} for services {services!r} in {render.display_path(path)}")
 
 
@@ -61,6 +77,7 @@ def adopt_command(
     ] = None,
     registry: RegistryOption = None,
     announced: AnnouncedOption = None,
+    json: JsonOption = False,
 ) -> None:
     """Write the announced NAME (and its service) into a file to review and register."""
     from toolctl.registry.announced_view import adopt
@@ -68,4 +85,7 @@ def adopt_command(
 
     settings = settings_for(registry, announced=announced)
     written = adopt(settings, reporter(settings), name, output)
+    if json:
+        render.print_json({"name": name, "file": render.display_path(written)})
+        return
     render.note(f"wrote {render.display_path(written)}; review it, then `toolctl register` it")

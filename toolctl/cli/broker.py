@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from toolctl.cli.common import JsonOption, reporter
+
+if TYPE_CHECKING:
+    from toolctl.processes import ProcessRecord
 
 
 def install(app: typer.Typer) -> None:
@@ -35,6 +39,7 @@ def start_command(
             metavar="DIR", help="Data directory (default: the state directory's broker/)."
         ),
     ] = None,
+    json: JsonOption = False,
 ) -> None:
     """Start the broker on 127.0.0.1; print its URL. Already running: say so, exit 0.
 
@@ -44,10 +49,18 @@ def start_command(
     """
     from toolctl.pulsar import broker
     from toolctl.settings import Settings
+    from toolctl.terminal import render, views
+
+    def announce(record: ProcessRecord, started: bool) -> None:
+        if json:
+            render.print_json({**views.process_json(record), "started": started})
+            sys.stdout.flush()  # in the foreground: before the broker runs
+        else:
+            typer.echo(record.url)
 
     settings = Settings.load()
     where = broker.layout(settings, port, data)
-    broker.run_broker(settings, reporter(), where, detach=detach, announce=typer.echo)
+    broker.run_broker(settings, reporter(), where, detach=detach, announce=announce)
 
 
 def status_command(json: JsonOption = False) -> None:
@@ -64,10 +77,14 @@ def status_command(json: JsonOption = False) -> None:
         raise TransportUnavailable("the broker does not answer", quiet=True)  # printed above
 
 
-def stop_command() -> None:
+def stop_command(json: JsonOption = False) -> None:
     """Stop the broker toolctl started; stopping one that is not running succeeds."""
     from toolctl.pulsar import broker
     from toolctl.settings import Settings
-    from toolctl.terminal.views import report_stop
+    from toolctl.terminal import render, views
 
-    report_stop(broker.stop_broker(Settings.load()), "broker stopped", "the broker is not running")
+    stopped = broker.stop_broker(Settings.load())
+    if json:
+        render.print_json(views.stop_json(stopped))
+        return
+    views.report_stop(stopped, "broker stopped", "the broker is not running")

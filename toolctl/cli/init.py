@@ -7,6 +7,8 @@ from typing import Annotated
 
 import typer
 
+from toolctl.cli.common import JsonOption
+
 
 def install(app: typer.Typer) -> None:
     app.command("init")(init_command)
@@ -16,6 +18,7 @@ def init_command(
     directory: Annotated[
         Path, typer.Argument(metavar="DIR", help="The project's directory.", show_default=False)
     ] = Path("."),
+    json: JsonOption = False,
 ) -> None:
     """Make DIR (default: here) a project: toolctl.toml and a registry/ directory.
 
@@ -27,6 +30,10 @@ def init_command(
     from toolctl.terminal import render
 
     made = init_project(directory)
+    if json:
+        file, registry = render.display_path(made.file), render.display_path(made.registry)
+        render.print_json({"created": made.created, "file": file, "registry": registry})
+        return
     if not made.created:
         render.note(f"{render.display_path(made.file)} exists already; nothing changed")
         return

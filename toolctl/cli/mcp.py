@@ -13,6 +13,7 @@ from toolctl.cli.common import (
     ConcurrencyOption,
     GroupOption,
     HopsOption,
+    JsonOption,
     PinOption,
     RegistryOption,
     ServedPulsarOption,
@@ -47,6 +48,7 @@ def login_command(
     ] = True,
     registry: RegistryOption = None,
     strict: StrictOption = False,
+    json: JsonOption = False,
 ) -> None:
     """Log in to an MCP server that asks for OAuth; its tokens are kept for later runs.
 
@@ -57,6 +59,11 @@ def login_command(
 
     settings = settings_for(registry, strict)
     scope = service_login(settings, reporter(settings), service, browser=browser)
+    if json:
+        from toolctl.terminal import render
+
+        render.print_json({"service": service, "scope": scope or None})
+        return
     reporter(settings).note(
         f"logged in to MCP service '{service}'" + (f" (scope: {scope})" if scope else "")
     )

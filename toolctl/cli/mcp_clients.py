@@ -51,6 +51,7 @@ def install_command(
         bool, typer.Option("--print", help="Print the entry and where it goes; write nothing.")
     ] = False,
     registry: RegistryOption = None,
+    json: JsonOption = False,
 ) -> None:
     """Add a `toolctl mcp serve` server (the registry in force, or a --group, --action or
     --tool selection) to an MCP client's config: Claude Desktop, Claude Code (the
@@ -73,7 +74,7 @@ def install_command(
         config=config,
         write=not print_only,
     )
-    views.print_installed(done, printed=print_only)
+    views.print_installed(done, printed=print_only, as_json=json)
 
 
 def add_command(

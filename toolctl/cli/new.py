@@ -7,6 +7,8 @@ from typing import Annotated
 
 import typer
 
+from toolctl.cli.common import JsonOption
+
 
 class Runtime(StrEnum):
     local = "local"
@@ -26,6 +28,7 @@ def new_tool_command(
     runtime: Annotated[
         Runtime, typer.Option("--runtime", help="How the tool runs.")
     ] = Runtime.local,
+    json: JsonOption = False,
 ) -> None:
     """Write NAME.toml here, with the fields the runtime needs, and for a local tool
     NAME.py, a script that reads its arguments as JSON on stdin: edit them, then
@@ -37,5 +40,9 @@ def new_tool_command(
     from toolctl.terminal import render
 
     made = new_tool(name, runtime.value, Path.cwd())
+    if json:
+        files = [render.display_path(path) for path in made.files]
+        render.print_json({"name": name, "runtime": runtime.value, "files": files, "run": made.run})
+        return
     shown = " and ".join(render.display_path(path) for path in made.files)
     render.note(f"created {shown}; edit, then: toolctl register && {made.run}")

@@ -70,6 +70,7 @@ def unregister_command(
         typer.Argument(metavar="NAME", show_default=False, autocompletion=complete_of_kind),
     ] = None,
     registry: RegistryOption = None,
+    json: JsonOption = False,
 ) -> None:
     """Remove the file that defines KIND NAME (only a file holding just that entry)."""
     from toolctl.registry.query import kind_of
@@ -79,6 +80,12 @@ def unregister_command(
     if name is None:  # `unregister sentiment`: a name where the kind goes
         raise kind_first(kind)
     removed, now = unregister(kind_of(kind), name, settings_for(registry))
+    if json:
+        file, now_json = render.display_path(removed.file), None
+        if now is not None:
+            now_json = {"file": render.display_path(now.file), "line": now.line}
+        render.print_json({"kind": removed.kind, "name": name, "file": file, "in_force": now_json})
+        return
     render.note(f"unregistered {removed.kind} '{name}' ({render.display_path(removed.file)})")
     if now is not None:
         render.warn(

@@ -62,6 +62,7 @@ def down_command(
     ] = False,
     registry: RegistryOption = None,
     strict: StrictOption = False,
+    json: JsonOption = False,
 ) -> None:
     """Stop a managed service (or any process `status` lists): SIGTERM, then SIGKILL.
 
@@ -74,7 +75,13 @@ def down_command(
     settings = settings_for(registry, strict)
     if all_ == (name is not None):
         raise UsageError("give a NAME or --all (not both)")
-    views.report_stops(service_down(settings, reporter(settings), name), name)
+    outcomes = service_down(settings, reporter(settings), name)
+    if json:
+        from toolctl.terminal import render
+
+        render.print_json([views.stop_json(each) for each in outcomes])
+        return
+    views.report_stops(outcomes, name)
 
 
 def status_command(

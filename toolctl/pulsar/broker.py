@@ -271,9 +271,10 @@ def run_broker(
     where: BrokerLayout,
     *,
     detach: bool,
-    announce: Callable[[str], None],
+    announce: Callable[[ProcessRecord, bool], None],
 ) -> None:
-    """`toolctl broker start`: start the broker (``announce`` gets its URL) unless it runs;
+    """`toolctl broker start`: start the broker unless it runs (``announce`` gets its record
+    and whether this call started it);
     without ``detach``, then wait until a signal (the broker is stopped, SIGTERM exits 0)
     or until the broker ends by itself (TransportUnavailable unless it ended cleanly)."""
     if detach:
@@ -299,16 +300,19 @@ def run_broker(
 
 
 def _started(
-    settings: Settings, reporter: Reporter, where: BrokerLayout, announce: Callable[[str], None]
+    settings: Settings,
+    reporter: Reporter,
+    where: BrokerLayout,
+    announce: Callable[[ProcessRecord, bool], None],
 ) -> ProcessRecord | None:
     """Start the broker and announce its URL; its record, or None if it ran already."""
     record, started = start(settings, where)
     if not started:
         reporter.note(f"the broker is already running (pid {record.pid})")
-        announce(str(record.url))
+        announce(record, False)
         return None
     reporter.note(f"broker started (pid {record.pid}, data {where.data_dir}, log {record.log})")
-    announce(str(record.url))
+    announce(record, True)
     return record
 
 

@@ -184,6 +184,20 @@ def report_stops(outcomes: Sequence[Stopped], name: str | None) -> None:
         render.note("nothing was running")
 
 
+def stop_json(stopped: Stopped) -> dict[str, Any]:
+    """A stop (``processes.Stopped``) as `service down --json` and `broker stop --json` show
+    it: what was stopped, or why nothing was."""
+    record = stopped.record
+    state = "stale" if stopped.stale else "stopped" if stopped.stopped else "not running"
+    return {
+        "kind": record.kind if record is not None else None,
+        "name": stopped.name,
+        "pid": record.pid if record is not None else None,
+        "state": state,
+        "survivors": list(stopped.survivors),
+    }
+
+
 def print_broker_status(status: dict[str, Any], *, as_json: bool) -> None:
     """`broker status`: running or not, its URL, pid, data directory and log."""
     if as_json:
@@ -317,15 +331,22 @@ def print_exported(exported: Any) -> None:
         render.print_json(exported.data)
 
 
-def print_installed(done: Any, *, printed: bool) -> None:
+def print_installed(done: Any, *, printed: bool, as_json: bool = False) -> None:
     """What `mcp install` did (``interchange.client_install``), or with ``printed`` the
     entry it would write and where."""
     where = render.display_path(done.path)
+    verb = "unchanged" if done.unchanged else "replaced" if done.replaced else "added"
+    if as_json:
+        backup = render.display_path(done.backup) if done.backup is not None else None
+        shown = {"client": done.client.name, "file": where, "name": done.name}
+        action = "printed" if printed else verb
+        render.print_json({**shown, "entry": done.entry, "action": action, "backup": backup})
+        return
     if printed:
         render.print_json({done.client.keys[-1]: {done.name: done.entry}})
         render.note(f"{done.client.title} reads it from {where}")
         return
-    verb = "unchanged:" if done.unchanged else "replaced" if done.replaced else "added"
+    verb = "unchanged:" if done.unchanged else verb
     render.note(f"{verb} server '{done.name}' in {where} ({done.client.title})")
     if done.backup is not None:
         render.note(f"the previous file is kept as {render.display_path(done.backup)}")
