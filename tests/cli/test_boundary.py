@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from tests.conftest import Toolctl, write_files
@@ -36,6 +37,12 @@ def test_a_failed_tool_is_said_once(tmp_path: Path, toolctl: Toolctl) -> None:
     assert done.returncode == 1
     assert done.stderr.count("error:") == 1
     assert "the tool failed: exit status 3" in done.stderr
+    # with --json too: the result on stdout for the script, the reason on stderr for a person
+    as_json = toolctl("run", "fails", "-r", "reg", "--json")
+    assert as_json.returncode == 1
+    assert json.loads(as_json.stdout)["error"] == "exit status 3"
+    assert as_json.stderr.count("error:") == 1
+    assert "the tool failed: exit status 3" in as_json.stderr
 
 
 def test_a_failed_check_prints_its_findings_and_nothing_more(

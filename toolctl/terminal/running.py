@@ -34,9 +34,12 @@ def print_run(
 
 
 def print_result(result: Any, *, as_json: bool, already_streamed: bool) -> None:
-    """A ToolResult: the whole of it as JSON, or its output (unless streamed) and its error."""
+    """A ToolResult: the whole of it as JSON, or its output (unless streamed); a failure's
+    reason on stderr either way."""
     if as_json:
         render.print_json(result.to_json())
+        if not result.success:
+            render.error(f"the tool failed: {result.error or 'no reason given'}")
         return
     if not already_streamed and result.output:
         sys.stdout.write(result.output if result.output.endswith("\n") else result.output + "\n")
