@@ -354,7 +354,8 @@ def test_an_enum_or_default_no_call_could_pass_is_an_error(
     write_files(tmp_path, {"reg/count.toml": TYPED.replace("{values}", values)})
     done = toolctl("check", "-r", "reg")
     assert done.returncode == 3
-    assert f"reg/count.toml:1: error: tool 'count': arguments.0: {told}" in done.stdout
+    # line 7: the argument's [[tool.arguments]] header, where the enum and default are
+    assert f"reg/count.toml:7: error: tool 'count': arguments.0: {told}" in done.stdout
 
 
 def test_an_enum_and_default_of_the_declared_type_pass_and_run(

@@ -99,7 +99,7 @@ def test_validation_error_names_entry_and_field_path(tmp_path: Path) -> None:
     )
     assert [d.name for d in parsed.definitions] == ["ok"]
     (problem,) = parsed.problems
-    assert problem.line == 6
+    assert problem.line == 12  # the field, not the [[tool]] header (line 6)
     assert problem.message.startswith("tool 'bad': arguments.0.type:")
 
 

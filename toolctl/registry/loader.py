@@ -232,12 +232,15 @@ def parse_document(document: dict[str, Any], text: str, path: str) -> ParsedFile
                 continue
             refused = refuse_values(entry)
             if refused is not None:
+                from toolctl.registry.keylines import key_line
+
                 label = _label(key, entry, position)
-                problems.append(_problem("error", path, line, f"{label}: {refused}", skipped=True))
+                at = key_line(text, key, line, [refused.partition(":")[0]])
+                problems.append(_problem("error", path, at, f"{label}: {refused}", skipped=True))
                 continue
             from toolctl.models import MODELS
 
-            outcome = _validate(MODELS[key], key, entry, path, line, position)
+            outcome = _validate(MODELS[key], key, entry, (path, text, line), position)
             if isinstance(outcome, Definition):
                 definitions.append(outcome)
                 texts.append(None)
@@ -247,18 +250,29 @@ def parse_document(document: dict[str, Any], text: str, path: str) -> ParsedFile
 
 
 def _validate(
-    model: Any, kind: str, entry: dict[str, Any], path: str, line: int, position: int
+    model: Any, kind: str, entry: dict[str, Any], where: tuple[str, str, int], position: int
 ) -> Definition | list[Finding]:
+    """The entry as a Definition, or a finding for each error, at the line of its key
+    (``where``: the file's path, its text, the entry's header line)."""
     from pydantic import ValidationError
 
     from toolctl.models import normalise
 
+    path, text, line = where
     try:
         validated = model.model_validate(entry)
     except ValidationError as exc:
+        from toolctl.registry.keylines import key_line
+
         label = _label(kind, entry, position)
         return [
-            _problem("error", path, line, f"{label}: {_describe(error, model)}", skipped=True)
+            _problem(
+                "error",
+                path,
+                key_line(text, kind, line, error["loc"]),
+                f"{label}: {_describe(error, model)}",
+                skipped=True,
+            )
             for error in exc.errors()
         ]
     return Definition(kind, validated.name, path, line, normalise(kind, validated))

@@ -18,7 +18,7 @@ from pathlib import Path
 from toolctl.errors import RegistryError
 from toolctl.settings import Settings
 
-CACHE_FORMAT = "10"  # 2: confusables quarantined, nan/inf and deep nesting refused; 3: delivery;
+CACHE_FORMAT = "11"  # 2: confusables quarantined, nan/inf and deep nesting refused; 3: delivery;
 # 4: precedence keys, references and attached problems, for a re-index of a few files;
 # 5: a service's state, [service.mcp] transport, idle_timeout, tool lists and tool_timeout;
 # 6: [[trust]] tables; a search path may end in the announcements' directory (its name is a
@@ -27,6 +27,7 @@ CACHE_FORMAT = "10"  # 2: confusables quarantined, nan/inf and deep nesting refu
 # 8: a $ref that never descends is refused, and what is wrong with a name said in words;
 # 9: a header that cannot be sent (a CR/LF, a bad name) is refused where it is written
 # 10: an argument's `items` (an array's item type), which a cached error refused
+# 11: a finding points at the line of its key (timeout, arguments.0.type), not the header
 RACY_NS = 2_000_000_000
 """A time recorded this close to the scan that read it is not trusted (see ``index``)."""
 
