@@ -123,6 +123,22 @@ def test_an_unreadable_registry_completes_nothing(tmp_path: Path) -> None:
     assert complete(tmp_path, "bash", "toolctl run ") == []
 
 
+@pytest.mark.parametrize(
+    "words",
+    ["toolctl run h", "toolctl run h --arg ", "toolctl show h", "toolctl unregister tool h"],
+)
+def test_broken_settings_complete_nothing_and_say_nothing(
+    tmp_path: Path, registry: Path, words: str
+) -> None:
+    """A toolctl.toml that does not parse, a TOOLCTL_* value that means nothing: the
+    commands say so (exit 2), but a shell asking for completions gets none, not the error
+    printed under the prompt (``complete`` asserts exit 0 and an empty stderr)."""
+    (tmp_path / "toolctl.toml").write_text("[registry\n")
+    assert complete(tmp_path, "bash", words) == []
+    (tmp_path / "toolctl.toml").unlink()
+    assert complete(tmp_path, "bash", words, TOOLCTL_STRICT="maybe") == []
+
+
 @pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
 def test_each_shells_script(tmp_path: Path, shell: str) -> None:
     done = subprocess.run(

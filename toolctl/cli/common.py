@@ -19,15 +19,23 @@ if TYPE_CHECKING:
 # What typer calls for a value being typed, only while a shell asks for completions
 # (``_TOOLCTL_COMPLETE`` set); here rather than in a module of their own, so that a command
 # that runs pays nothing for them.
-def _completion_settings(ctx: Any) -> Any:
-    return settings_for(ctx.params.get("registry"))
+def _completion_settings(ctx: Any) -> Settings | None:
+    """What completion reads, or None when settings cannot be had (a broken toolctl.toml,
+    a bad TOOLCTL_* value): a shell asking for completions gets none, never an error."""
+    from toolctl.errors import ToolctlError
+
+    try:
+        return settings_for(ctx.params.get("registry"))
+    except (ToolctlError, OSError):
+        return None
 
 
 def _complete_names(kind: str) -> Any:
     def complete(ctx: Any, incomplete: str) -> list[tuple[str, str]]:
         from toolctl.registry.query import complete_names
 
-        return complete_names(_completion_settings(ctx), kind, incomplete)
+        settings = _completion_settings(ctx)
+        return [] if settings is None else complete_names(settings, kind, incomplete)
 
     complete.__name__ = f"complete_{kind}"
     return complete
@@ -46,9 +54,10 @@ def complete_arguments(ctx: Any, incomplete: str) -> list[tuple[str, str]]:
     # `run NAME --arg <TAB>`: click stops parsing at the --arg that lacks its value, before
     # NAME is assigned, and leaves NAME among the context's extra args
     tool = ctx.params.get("name") or next(iter(ctx.args), None)
-    if not tool or "=" in incomplete:
+    settings = _completion_settings(ctx)
+    if not tool or "=" in incomplete or settings is None:
         return []
-    return arguments_of(_completion_settings(ctx), tool, incomplete)
+    return arguments_of(settings, tool, incomplete)
 
 
 def complete_kinds(incomplete: str) -> list[str]:
@@ -62,6 +71,8 @@ def complete_anything(ctx: Any, incomplete: str) -> list[tuple[str, str]]:
     kind = ctx.params.get("kind")
     chosen = [kind.rstrip("s")] if kind else ["tool", "service", "action", "group"]
     settings = _completion_settings(ctx)
+    if settings is None:
+        return []
     return sorted({item for k in chosen for item in complete_names(settings, k, incomplete)})
 
 
@@ -70,9 +81,10 @@ def complete_of_kind(ctx: Any, incomplete: str) -> list[tuple[str, str]]:
     from toolctl.registry.query import complete_names
 
     kind = str(ctx.params.get("kind") or "").rstrip("s")
-    if kind not in ("tool", "service", "action", "group"):
+    settings = _completion_settings(ctx)
+    if kind not in ("tool", "service", "action", "group") or settings is None:
         return []
-    return complete_names(_completion_settings(ctx), kind, incomplete)
+    return complete_names(settings, kind, incomplete)
 
 
 RegistryOption = Annotated[
