@@ -264,7 +264,13 @@ def test_check_files_finds_look_alikes_and_clashes(tmp_path: Path, toolctl: Tool
     assert (
         "alike.toml:1: error: tool 'Word.Count' is confusable with 'word-count' (reg/taken.toml:1)"
     ) in done.stdout
-    assert "twice.toml:5: warning: tool 'x' is shadowed by twice.toml:1" in done.stdout
+    assert (  # register refuses the two: an error, not a shadow's warning
+        "twice.toml:5: error: tool 'x' clashes with 'x' (twice.toml:1) in the same batch"
+    ) in done.stdout
+    write_files(tmp_path, {"empty.toml": "# nothing yet\n"})
+    empty = toolctl("check", "empty.toml", "-r", "reg")
+    assert empty.returncode == 3  # register says it defines nothing (exit 2)
+    assert "empty.toml:1: error: defines nothing" in empty.stdout
     unchanged = toolctl("check", "same.toml", "--strict", "-r", "reg")
     assert unchanged.returncode == 0, unchanged.stdout  # register would leave it unchanged
     syntax = toolctl("check", "broken.toml", "-r", "reg")

@@ -18,13 +18,18 @@ from toolctl.errors import RegistryError
 from toolctl.findings import Finding
 from toolctl.names import fold
 from toolctl.registry.index import Registry
-from toolctl.registry.lint import confusable, in_force_problems, shadow
+from toolctl.registry.lint import confusable, in_force_problems
 from toolctl.registry.loader import Definition, parse_file
 from toolctl.registry.runnable import ImageLookup, runnable_problems
 from toolctl.settings import Settings
 
 TAKEN = "taken"
 """The code of a candidate whose name a different definition in force holds."""
+NOTHING = (
+    "defines nothing: no [[tool]], [[service]], [[action]] or [[group]] table (register refuses it)"
+)
+CLASH = "clash"
+"""The code of a candidate whose name (or a look-alike) another candidate holds."""
 
 
 def candidate_findings(
@@ -38,6 +43,8 @@ def candidate_findings(
         parsed = parse_file(path)
         findings += parsed.problems
         candidates += parsed.definitions
+        if not parsed.definitions and not parsed.problems:  # as `register` refuses it
+            findings.append(Finding("error", "parse", path, 1, NOTHING))
     if candidates:
         registry = Registry.open(settings, full=True)
         findings += _names(candidates, registry, _writes_to(settings))
@@ -65,11 +72,12 @@ def _names(
     seen: dict[tuple[str, str], Definition] = {}
     for new in candidates:
         earlier = seen.setdefault((new.kind, fold(new.name)), new)
-        if earlier is not new:
-            if earlier.name == new.name:
-                found.append(shadow(new, earlier))
-            else:
-                found.append(confusable(new, earlier))
+        if earlier is not new:  # `register` refuses the batch: an error, even the same name
+            message = (
+                f"{new.kind} '{new.name}' clashes with '{earlier.name}' "
+                f"({earlier.file}:{earlier.line}) in the same batch: register refuses the files"
+            )
+            found.append(Finding("error", CLASH, new.file, new.line, message))
             continue
         similar = registry.confusable_with(new.kind, new.name)
         if similar is not None:

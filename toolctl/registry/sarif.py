@@ -24,6 +24,7 @@ RULES = {
     "lock": "A definition that differs from toolctl.lock",
     "symlink": "A symlink leaving a registry directory",
     "taken": "A name already taken on the search path",
+    "clash": "A name (or a look-alike) defined twice in the files register would take",
     "confusable": "A name confusable with another",
     "service": "A tool naming a service that does not fit",
     "graph": "A problem in the toolkit graph",
