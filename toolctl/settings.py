@@ -6,12 +6,16 @@ Nothing else in toolctl reads ``os.environ``: code that needs a variable (a secr
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from toolctl.project import CONFIG_FILE, Project, find_project, read_config
+
+if TYPE_CHECKING:
+    from toolctl.errors import OutputLost
 
 DEFAULT_PULSAR_URL = "pulsar://localhost:6650"
 ANNOUNCE_TOPIC = "persistent://tg/config/tool-descriptors"
@@ -111,6 +115,30 @@ def own_directories(environ: Mapping[str, str]) -> dict[str, Path]:
         "XDG_CACHE_HOME": _xdg(environ, "XDG_CACHE_HOME", ".cache"),
         "XDG_CONFIG_HOME": _xdg(environ, "XDG_CONFIG_HOME", ".config"),
     }
+
+
+_UNUSABLE = frozenset({errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOTDIR, errno.ELOOP})
+"""What a file toolctl keeps meets when its directory is not one it can use."""
+
+
+def own_file_unusable(exc: BaseException) -> OutputLost | None:
+    """OutputLost (74) for a file toolctl keeps (under its state, data, cache or config
+    directory) that cannot be made or opened there: a read-only disk, a path through a
+    file, no permission. The user's machine, not a bug: no crash report (which would be
+    written there too)."""
+    if not isinstance(exc, OSError) or exc.errno not in _UNUSABLE or not exc.filename:
+        return None
+    from toolctl.errors import OutputLost
+
+    path = Path(os.path.abspath(os.fsdecode(exc.filename)))
+    for variable, directory in own_directories(os.environ).items():
+        if path.is_relative_to(directory):
+            return OutputLost(
+                f"cannot use {path}: {exc.strerror or exc}",
+                hint=f"toolctl keeps its files in {directory}: make it writable, or set "
+                f"{variable} to another directory",
+            )
+    return None
 
 
 def _login_name(environ: Mapping[str, str]) -> str:

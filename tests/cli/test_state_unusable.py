@@ -50,18 +50,18 @@ def test_a_state_directory_through_a_file_is_exit_74_in_one_line(
         assert json.loads(done.stdout)["error_code"] == "output_lost"
 
 
-def test_a_user_registry_through_a_file_is_named_not_its_lock(
-    toolctl: Toolctl, tmp_path: Path
+@pytest.mark.parametrize("command", [["register", "t.toml"], ["lock"]])
+def test_a_user_registry_through_a_file_is_exit_74_naming_xdg_data_home(
+    toolctl: Toolctl, tmp_path: Path, command: list[str]
 ) -> None:
-    """`register` into a user registry that cannot be made says so, not that its lock
-    file is the trouble."""
+    """`register` into a user registry that cannot be made says so (not that its lock
+    file is the trouble), as exit 74 naming the variable that moves it, as for state."""
     write_files(tmp_path, {"t.toml": '[[tool]]\nname = "t"\n[tool.local]\ncommand = ["true"]\n'})
     write_files(tmp_path, {"plain-file": "x"})
-    done = toolctl(
-        "register", "t.toml", cwd=tmp_path, env={"XDG_DATA_HOME": str(tmp_path / "plain-file")}
+    done = toolctl(*command, cwd=tmp_path, env={"XDG_DATA_HOME": str(tmp_path / "plain-file")})
+    assert done.returncode == 74, done.stderr
+    [line] = done.stderr.splitlines()
+    assert line.startswith(
+        "toolctl: error: cannot use plain-file/toolctl/registry: Not a directory"
     )
-    assert done.returncode == 3, done.stderr
-    assert done.stderr.startswith(
-        "toolctl: error: cannot make the registry directory plain-file/toolctl/registry: "
-        "Not a directory"
-    )
+    assert line.endswith("set XDG_DATA_HOME to another directory")

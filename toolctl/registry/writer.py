@@ -408,6 +408,11 @@ def locked(directory: Path) -> Iterator[None]:
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
+        from toolctl.settings import own_file_unusable
+
+        unusable = own_file_unusable(exc)  # the user registry under an unusable XDG_DATA_HOME
+        if unusable is not None:
+            raise unusable from None
         raise RegistryError(
             f"cannot make the registry directory {directory}: {exc.strerror or exc}",
             hint="make its parent a writable directory, or use another registry",

@@ -9,11 +9,10 @@ import contextlib
 import errno
 import os
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from toolctl.errors import ToolctlError, UsageError
+    from toolctl.errors import UsageError
 
 
 def told(args: list[str], exc: BaseException) -> int | None:
@@ -53,7 +52,9 @@ def told(args: list[str], exc: BaseException) -> int | None:
         envelope(args, refused)
         render.error(str(refused))
         return refused.exit_code
-    unusable = _own_file_unusable(exc)
+    from toolctl.settings import own_file_unusable
+
+    unusable = own_file_unusable(exc)
     if unusable is not None:
         envelope(args, unusable)
         render.error(str(unusable))
@@ -73,7 +74,6 @@ def _not_utf8(args: list[str], exc: Exception) -> UsageError | None:
     goes (SQLite, a TOML file, a URL): what the user gave is told, never a crash."""
     if not isinstance(exc, UnicodeError):
         return None
-    import os
 
     from toolctl.arguments import is_text
     from toolctl.errors import UsageError
@@ -120,31 +120,6 @@ def crashed(exc: BaseException, report: str) -> int:
 
     render.error(f"internal error: {type(exc).__name__}: {exc}; full report in {report}")
     return EXIT_INTERNAL
-
-
-_UNUSABLE = frozenset({errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOTDIR, errno.ELOOP})
-"""What a file toolctl keeps meets when its directory is not one it can use."""
-
-
-def _own_file_unusable(exc: BaseException) -> ToolctlError | None:
-    """OutputLost (74) for a file toolctl keeps (under its state, data, cache or config
-    directory) that cannot be made or opened there: a read-only disk, a path through a
-    file, no permission. The user's machine, not a bug: no crash report (which would be
-    written there too)."""
-    if not isinstance(exc, OSError) or exc.errno not in _UNUSABLE or not exc.filename:
-        return None
-    from toolctl.errors import OutputLost
-    from toolctl.settings import own_directories
-
-    path = Path(os.path.abspath(os.fsdecode(exc.filename)))
-    for variable, directory in own_directories(os.environ).items():
-        if path.is_relative_to(directory):
-            return OutputLost(
-                f"cannot use {path}: {exc.strerror or exc}",
-                hint=f"toolctl keeps its files in {directory}: make it writable, or set "
-                f"{variable} to another directory",
-            )
-    return None
 
 
 _NO_ROOM = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
