@@ -342,3 +342,27 @@ def test_init_that_cannot_make_the_registry_leaves_no_half_project(
         "toolctl: error: registry directory a-file is not a directory; name a directory, "
         "or leave out --registry\n",
     )
+
+
+def test_unregister_in_a_project_leaves_the_user_registry_alone(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    """In a project, `register` writes to its registry/; `unregister` of a tool the user
+    registry holds refused (exit 3, nothing removed), naming how to remove it there. It
+    removed the user's file silently."""
+    work, team = tmp_path / "work", tmp_path / "team"
+    work.mkdir()
+    team.mkdir()
+    assert toolctl("new", "tool", "hello", cwd=work).returncode == 0
+    assert toolctl("register", cwd=work).returncode == 0  # into the user registry
+    assert toolctl("init", cwd=team).returncode == 0
+    user = Path(os.environ["XDG_DATA_HOME"]) / "toolctl" / "registry"
+    refused = toolctl("unregister", "tool", "hello", cwd=team)
+    assert refused.returncode == 3, refused.stderr
+    assert (user / "tools/hello.toml").exists()
+    [line] = refused.stderr.splitlines()
+    assert f"tool 'hello' is defined in {user}/tools/hello.toml, not in registry where" in line
+    assert line.endswith(f"to remove it there: toolctl unregister tool hello -r {user}")
+    gone = toolctl("unregister", "tool", "hello", "-r", str(user), cwd=team)
+    assert gone.returncode == 0, gone.stderr
+    assert not (user / "tools/hello.toml").exists()

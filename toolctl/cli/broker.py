@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated, Any
 
 import typer
 
 from toolctl.cli.common import JsonOption, reporter
-
-if TYPE_CHECKING:
-    from toolctl.processes import ProcessRecord
 
 
 def install(app: typer.Typer) -> None:
@@ -51,7 +48,7 @@ def start_command(
     from toolctl.settings import Settings
     from toolctl.terminal import render, views
 
-    def announce(record: ProcessRecord, started: bool) -> None:
+    def announce(record: Any, started: bool) -> None:  # a processes.ProcessRecord
         if json:
             render.print_json({**views.process_json(record), "started": started})
             sys.stdout.flush()  # in the foreground: before the broker runs

@@ -67,12 +67,19 @@ def unregister_command(
     ],
     name: Annotated[
         str | None,
-        typer.Argument(metavar="NAME", show_default=False, autocompletion=complete_of_kind),
+        typer.Argument(
+            metavar="NAME",
+            help="The name to remove.",
+            show_default=False,
+            autocompletion=complete_of_kind,
+        ),
     ] = None,
     registry: RegistryOption = None,
     json: JsonOption = False,
 ) -> None:
-    """Remove the file that defines KIND NAME (only a file holding just that entry)."""
+    """Remove the file that defines KIND NAME (only a file holding just that entry) from
+    the directory `register` writes to (`toolctl where`); a definition elsewhere on the
+    search path is refused (exit 3), naming the -r that removes it there."""
     from toolctl.registry.query import kind_of
     from toolctl.registry.writer import unregister
     from toolctl.terminal import render

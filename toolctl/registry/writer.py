@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import shlex
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -372,6 +373,8 @@ def unregister(kind: str, name: str, settings: Settings) -> tuple[Definition, De
     defined = registry.definitions(kind, name)
     if not defined:
         raise registry.not_found(kind, name)
+    if registry.confusable_with(kind, name) is None:  # a quarantined look-alike: remove it
+        _refuse_elsewhere(defined[0], settings)
     root = _root_of(Path(defined[0].file), settings)
     with locked(root):
         registry = Registry.open(settings, full=True)
@@ -390,6 +393,24 @@ def unregister(kind: str, name: str, settings: Settings) -> tuple[Definition, De
         os.unlink(winner.file)
         _fsync_directory(Path(winner.file).parent)
     return winner, (found[1] if len(found) > 1 else None)
+
+
+def _refuse_elsewhere(definition: Definition, settings: Settings) -> None:
+    """unregister removes only from the directory register writes to: a definition in force
+    from another one (the user registry, in a project) is refused, its directory named.
+    (A quarantined look-alike is removed wherever it is: that is the fix its quarantine
+    asks for.)"""
+    target = target_directory(settings)
+    if Path(definition.file).is_relative_to(target):
+        return
+    home = next((d for d in settings.search_path if Path(definition.file).is_relative_to(d)), None)
+    where = home if home is not None else Path(definition.file).parent
+    raise RegistryError(
+        f"{definition.kind} '{definition.name}' is defined in {definition.file}, not in "
+        f"{target} where register writes; nothing was removed",
+        hint=f"to remove it there: toolctl unregister {definition.kind} "
+        f"{shlex.quote(definition.name)} -r {shlex.quote(str(where))}",
+    )
 
 
 def _root_of(file: Path, settings: Settings) -> Path:
