@@ -367,3 +367,18 @@ def test_a_name_of_another_kind_is_said_so(tmp_path: Path, toolctl: Toolctl) -> 
     hosted = toolctl("worker", "word-count", "-r", "reg")
     assert hosted.returncode == 4
     assert "'toolctl worker --tool word-count' hosts one tool" in hosted.stderr
+
+
+@pytest.mark.parametrize("json_flag", [[], ["--json"]])
+def test_list_refuses_a_runtime_that_is_none(
+    tmp_path: Path, toolctl: Toolctl, json_flag: list[str]
+) -> None:
+    """`--runtime contianer` listed nothing, exit 0, as if no tool ran in containers."""
+    write_files(tmp_path, {"reg/t.toml": tool("alpha")})
+    done = toolctl("list", "--runtime", "contianer", "-r", "reg", *json_flag)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        "toolctl: error: unknown runtime 'contianer': expected one of local, container, "
+        "pulsar, http, mcp; did you mean 'container'?\n"
+    )
+    assert toolctl("list", "--runtime", "local", "-r", "reg", *json_flag).returncode == 0

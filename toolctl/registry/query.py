@@ -62,8 +62,9 @@ def list_table(
     search: str | None = None,
 ) -> Table:
     """`toolctl list` as a table: the definitions of a kind in force, filtered, one row each."""
-    registry = open_registry(settings, reporter, full=True)
     kind = kind_of(word)
+    _known_runtime(runtime)
+    registry = open_registry(settings, reporter, full=True)
     if settings.announced is not None:  # a column saying which names were announced
         from toolctl.registry.announced_view import with_origins
 
@@ -91,13 +92,32 @@ def list_definitions(
 ) -> Iterator[Definition]:
     """`toolctl list --json`: the definitions of a kind in force, filtered, streamed (a
     registry of 100,000 tools is never held whole)."""
+    kind = kind_of(word)
+    _known_runtime(runtime)
     registry = open_registry(settings, reporter, full=True)
-    found = _matching(registry, kind_of(word), category, runtime, search)
+    found = _matching(registry, kind, category, runtime, search)
     if settings.announced is None:
         return found
     from toolctl.registry.announced_view import with_origins
 
     return with_origins(settings, found)
+
+
+def _known_runtime(runtime: str | None) -> None:
+    """``--runtime`` names one of the table of runtimes (a typo lists nothing, exit 0, else)."""
+    from toolctl.runtimes import BY_NAME
+
+    if runtime is None or runtime in BY_NAME:
+        return
+    import difflib
+
+    from toolctl.errors import UsageError
+
+    close = difflib.get_close_matches(runtime.lower(), list(BY_NAME), n=1)
+    raise UsageError(
+        f"unknown runtime '{runtime}': expected one of {', '.join(BY_NAME)}",
+        hint=f"did you mean '{close[0]}'?" if close else None,
+    )
 
 
 def _matching(
