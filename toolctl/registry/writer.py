@@ -215,7 +215,7 @@ def _plan(
         raise NameConflict(
             f"{new.kind} '{new.name}' is confusable with '{similar.name}' "
             f"defined in {similar.file}:{similar.line}",
-            hint="names equal up to case and - _ . are refused",
+            hint="names that differ only in case or in which of - _ . separates words are refused",
         )
     if taken:
         holder = Path(taken[0].file)
