@@ -9,10 +9,10 @@ of ``reverse``: the demo's rug-pull.
 
 from __future__ import annotations
 
+import asyncio
 import os
 from typing import Any
 
-import anyio
 from mcp import types
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
@@ -66,4 +66,4 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    anyio.run(main)
+    asyncio.run(main())

@@ -203,6 +203,21 @@ def test_a_server_that_will_not_start_is_5_with_its_stderr(
     assert "toolctl: error: MCP server 'probe' exited with code 7" in done.stderr
 
 
+def test_a_server_dying_on_a_traceback_is_one_line(
+    toolctl: Toolctl, tmp_path: Path, probe_tools: dict[str, dict[str, object]]
+) -> None:
+    """A Python server that dies on an import: one line quoting its traceback's last lines
+    (the whole traceback was printed above the line that quoted it)."""
+    server = tmp_path / "server.py"
+    server.write_text("import os\nimport toolctl_no_such_module\n")
+    reg = registry(tmp_path, [sys.executable, str(server)], {"echo": probe_tools["echo"]})
+    done = toolctl("run", "probe.echo", "-r", str(reg), "--arg", "text=x")
+    assert done.returncode == 5, done.stderr
+    [line] = done.stderr.splitlines()
+    assert line.startswith("toolctl: error: MCP server 'probe' exited with code 1; its stderr")
+    assert "ModuleNotFoundError: No module named 'toolctl_no_such_module'" in line
+
+
 def test_a_missing_command_is_5(
     toolctl: Toolctl, tmp_path: Path, probe_tools: dict[str, dict[str, object]]
 ) -> None:

@@ -213,9 +213,8 @@ class StdioTransport:
             return failure
         last = " | ".join(tail.strip().splitlines()[-3:])[-400:]
         hint = failure.hint or self._missing_module(tail)
-        error = type(failure)(f"{failure.message}; its stderr ends: {last}", hint=hint)
-        error.details = tail.splitlines()
-        return error
+        # one line: the tail's last lines (a traceback's exception) are quoted, not repeated
+        return type(failure)(f"{failure.message}; its stderr ends: {last}", hint=hint)
 
     def _missing_module(self, tail: str) -> str | None:
         """What to do when a Python server died on an import: the Python that ran it (a
