@@ -77,3 +77,25 @@ def test_check_tells_why_a_name_is_invalid_in_words(tmp_path: Path, toolctl: Too
         "tool 'a b': name: use letters, digits, '-', '_' and '.', starting with a letter or digit"
     ), lines
     assert "pattern" not in done.stdout
+
+
+def test_new_says_when_register_will_refuse_the_name(tmp_path: Path, toolctl: Toolctl) -> None:
+    """A name (or a look-alike) in force already: the scaffold is written, with a warning
+    that `register` will refuse it (it said nothing, and the register after it failed)."""
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir()
+    second.mkdir()
+    assert toolctl("new", "tool", "hello", cwd=first).returncode == 0
+    assert toolctl("register", cwd=first).returncode == 0
+    again = toolctl("new", "tool", "hello", cwd=second)
+    assert again.returncode == 0 and (second / "hello.toml").exists()
+    assert again.stderr.splitlines()[-1].startswith(
+        "toolctl: warning: tool 'hello' is in force already ("
+    )
+    assert "`toolctl register` will refuse this one" in again.stderr
+    alike = toolctl("new", "tool", "Hello", "--runtime", "http", "--json", cwd=second)
+    assert json.loads(alike.stdout)["name"] == "Hello"
+    assert alike.stderr.startswith("toolctl: warning: tool 'hello' (")
+    assert "looks like 'Hello': `toolctl register` will refuse it" in alike.stderr
+    fresh = toolctl("new", "tool", "other", cwd=second)
+    assert "warning" not in fresh.stderr

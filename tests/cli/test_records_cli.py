@@ -364,7 +364,7 @@ def test_stats_says_when_no_call_matches_the_filters(toolctl: Toolctl, reg: str)
     toolctl("run", "fail", "-r", reg)
     done = toolctl("stats", "--tool", "nope")
     assert done.returncode == 0 and done.stdout == ""
-    assert done.stderr == "toolctl: no calls match the filters (see 'toolctl history --help')\n"
+    assert done.stderr == "toolctl: no calls match the filters (see 'toolctl stats --help')\n"
 
 
 def test_the_history_reads_back_as_transcripts(toolctl: Toolctl, reg: str, tmp_path: Path) -> None:

@@ -36,13 +36,16 @@ def new_tool_command(
     """
     from pathlib import Path
 
-    from toolctl.registry.scaffold import new_tool
+    from toolctl.registry.scaffold import already_in_force, new_tool
     from toolctl.terminal import render
 
     made = new_tool(name, runtime.value, Path.cwd())
     if json:
         files = [render.display_path(path) for path in made.files]
         render.print_json({"name": name, "runtime": runtime.value, "files": files, "run": made.run})
-        return
-    shown = " and ".join(render.display_path(path) for path in made.files)
-    render.note(f"created {shown}; edit, then: toolctl register && {made.run}")
+    else:
+        shown = " and ".join(render.display_path(path) for path in made.files)
+        render.note(f"created {shown}; edit, then: toolctl register && {made.run}")
+    taken = already_in_force(name)
+    if taken is not None:
+        render.warn(render.relativise(taken))

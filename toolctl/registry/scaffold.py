@@ -119,6 +119,35 @@ def new_tool(name: str, runtime: str, directory: Path) -> Created:
     return Created(list(files), f"toolctl run {name}{_example(runtime)}")
 
 
+def already_in_force(name: str) -> str | None:
+    """Why `register` will refuse a new tool NAME, when a tool of that name (or a look-alike)
+    is in force already on the search path here; None when it will not, or when the
+    registry cannot be read (scaffolding goes on: `register` will say)."""
+    from toolctl.errors import ToolctlError
+    from toolctl.registry.index import Registry
+    from toolctl.settings import Settings
+
+    try:
+        registry = Registry.open(Settings.load())
+        held = registry.confusable_with("tool", name) or next(
+            iter(registry.definitions("tool", name)), None
+        )
+    except (ToolctlError, OSError):
+        return None
+    if held is None:
+        return None
+    where = f"({held.file}:{held.line})"
+    if held.name != name:
+        return (
+            f"tool '{held.name}' {where} looks like '{name}': `toolctl register` will "
+            "refuse it; rename it"
+        )
+    return (
+        f"tool '{name}' is in force already {where}: `toolctl register` will refuse this "
+        "one; rename it, or `toolctl register --replace` to update yours"
+    )
+
+
 def _descriptor(name: str, runtime: str, script: str) -> str:
     example = _example(runtime)
     text = _HEAD.format(name=name, runtime=runtime, file=f"{name}.toml", example=example)

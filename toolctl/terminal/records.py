@@ -30,9 +30,9 @@ def print_stats(report: StatsReport, *, as_json: bool, color: bool) -> None:
     if as_json:
         render.print_json(report.to_json())
     elif report.filtered_out:
-        render.note("no calls match the filters (see 'toolctl history --help')")
+        render.note("no calls match the filters (see 'toolctl stats --help')")
     elif not report.tools:
-        render.note("no calls recorded yet (see 'toolctl history --help')")
+        render.note("no calls recorded yet (see 'toolctl stats --help')")
     else:
         render.print_table(STATS_COLUMNS, stats_rows(report.tools), color=color)
         print_histogram(report.bins, color=color)
