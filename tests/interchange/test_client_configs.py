@@ -381,3 +381,16 @@ def test_a_remote_server_one_file_types_and_the_other_does_not_is_the_same(
     clash, _ = imported(toolctl, tmp_path / "reg2", files[0], tmp_path / "other.json")
     assert clash.returncode == 3
     assert "differs from 'remote' of" in clash.stderr and "(mcp.url)" in clash.stderr
+
+
+def test_a_refused_servers_secret_is_not_asked_for(toolctl: Toolctl, tmp_path: Path) -> None:
+    """The server refused (another of its name differs) had its secret given a variable
+    before it was refused: only the variables of the servers imported are to be set."""
+    first = {"api": {"command": "echo", "env": {"API_KEY": "sk-first-0123456789abcdef"}}}
+    second = {"api": {"command": "cat", "env": {"API_KEY": "sk-second-0123456789abcdef"}}}
+    (tmp_path / "a.json").write_text(json.dumps({"mcpServers": first}))
+    (tmp_path / "b.json").write_text(json.dumps({"mcpServers": second}))
+    done = toolctl("import", "mcp-config", "a.json", "b.json", "-r", "reg", "--json")
+    assert done.returncode == 3, done.stderr
+    assert json.loads(done.stdout)["export"] == ["API_KEY"]
+    assert "API_KEY_2" not in done.stdout + done.stderr

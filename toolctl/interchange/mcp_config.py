@@ -57,8 +57,18 @@ def import_configs(settings: Settings, configs: Sequence[ClientConfig]) -> Confi
     result.notes += [*imported.notes, *check_landing(imported, settings)]
     if imported.entries:
         result.written = register(imported.entries, settings)
-    result.exports = dict(sorted(vault.exports.items()))
+    used = _variables([table for tables in converted for _, table in tables.tables])
+    result.exports = {k: v for k, v in sorted(vault.exports.items()) if k in used}
     return result
+
+
+def _variables(tables: Sequence[dict[str, Any]]) -> set[str]:
+    """The ``${env:NAME}`` variables the imported tables use: a refused server's are not
+    asked for (its secret was given a variable before it was refused)."""
+    import json
+    import re
+
+    return set(re.findall(r"\$\{env:([^}]+)\}", json.dumps(tables, ensure_ascii=False)))
 
 
 def _once(converted: list[Tables], result: ConfigImport) -> list[Tables]:
