@@ -100,6 +100,14 @@ def test_an_env_option_with_its_pair_attached_keeps_the_key() -> None:
         "run", "--env=GITLAB_TOKEN=${env:D2_GITLAB_TOKEN}", "-e=MODE=fast", "--env=x",
     ]  # fmt: skip
     assert list(s.vault.exports) == ["D2_GITLAB_TOKEN"]  # no variable for "--env" itself
+    # docker's short option with the pair attached: -eKEY=X (the variable was E_KEY)
+    attached = ["run", "-eGITLAB_TOKEN=glpat-abcdefghij0123456789", "-eMODE=fast"]
+    assert rewrite_args(attached, s) == [
+        "run",
+        "-eGITLAB_TOKEN=${env:D2_GITLAB_TOKEN}",
+        "-eMODE=fast",
+    ]
+    assert list(s.vault.exports) == ["D2_GITLAB_TOKEN"]
 
 
 def test_arguments_in_every_form() -> None:

@@ -305,13 +305,16 @@ def _json_value(value: Any, scope: Scope, name: str | None, where: str) -> Any:
 
 
 def _attached_env(arg: str) -> tuple[str, str, str] | None:
-    """``--env=KEY=X`` (``-e=KEY=X``) as its option, KEY and X: X is KEY's value, judged
-    under KEY's name, as ``--env KEY=X`` is."""
+    """``--env=KEY=X``, ``-e=KEY=X`` or docker's ``-eKEY=X`` as what comes before KEY (the
+    option), KEY and X: X is KEY's value, judged under KEY's name, as ``--env KEY=X`` is."""
+    if arg.startswith("-e") and ENV_PAIR.match(arg[2:]):  # -eKEY=X: the value attached
+        key, _, value = arg[2:].partition("=")
+        return "-e", key, value
     flag, equals, pair = arg.partition("=")
     if not equals or flag not in ENV_OPTIONS or not ENV_PAIR.match(pair):
         return None
     key, _, value = pair.partition("=")
-    return flag, key, value
+    return flag + "=", key, value
 
 
 ENV_PAIR = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
@@ -348,9 +351,9 @@ def rewrite_args(args: list[str], scope: Scope, *, program: str = "") -> list[st
             space = value[: len(value) - len(value.lstrip())]
             hidden = rewrite(value.lstrip(), scope, header.strip(), where)
             out.append(f"{flag}={header}:{space}{hidden}")
-        elif (pair := _attached_env(arg)) is not None:  # --env=KEY=X
-            flag, key, value = pair
-            out.append(f"{flag}={key}={rewrite(value, scope, key, where)}")
+        elif (pair := _attached_env(arg)) is not None:  # --env=KEY=X, -eKEY=X
+            before, key, value = pair
+            out.append(f"{before}{key}={rewrite(value, scope, key, where)}")
         elif attached:
             out.append(option + rewrite(rest, scope, "PASSWORD", where))
         elif arg.startswith("-") and "=" in arg:
