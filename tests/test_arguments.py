@@ -69,3 +69,22 @@ def test_the_shortcut_takes_the_common_case() -> None:
     assert not plainly_valid(schema, {"n": 1})  # missing: fastjsonschema words the error
     assert not plainly_valid(schema, {"text": "hi", "x": 1})
     assert not plainly_valid({**schema, "minProperties": 1}, {"text": "hi"})
+
+
+def test_a_number_typed_as_an_integer_stays_one() -> None:
+    """`--arg x=1` for a number is 1 (a tool doing `range(x)` got 1.0); decimals and
+    exponents are floats; what is no number is refused."""
+    import json
+
+    import pytest
+
+    from toolctl.arguments import convert
+    from toolctl.errors import InvalidArguments
+
+    number = "number"  # the declared type, as the schema gives it
+    assert [json.dumps(convert("x", raw, number)) for raw in ("1", "-3", "0", "1.5", "1e3")] == [
+        "1", "-3", "0", "1.5", "1000.0",
+    ]  # fmt: skip
+    assert convert("x", "007", number) == 7.0  # not JSON's integer: read as a decimal
+    with pytest.raises(InvalidArguments, match="expects a number"):
+        convert("x", "one", number)

@@ -291,14 +291,17 @@ def _refuse_unknown(key: str, properties: Mapping[str, Any], schema: Mapping[str
         raise InvalidArguments(f"unknown argument '{key}' (did you mean '{close[0]}'?)")
 
 
+_JSON_INTEGER = re.compile(r"-?(?:0|[1-9][0-9]*)")
+
+
 def convert(key: str, raw: str, declared: Any) -> Any:
     """One ``k=v`` value as the declared JSON type (strings stay strings)."""
     kinds = _kinds(declared)
     try:
         if "integer" in kinds:
             return int(raw)
-        if "number" in kinds:
-            return float(raw)
+        if "number" in kinds:  # `x=1` is 1, as JSON writes it; `x=1.5`, `x=1e3` floats
+            return int(raw) if _JSON_INTEGER.fullmatch(raw.strip()) else float(raw)
         if "boolean" in kinds:
             if raw.lower() in _TRUE | _FALSE:
                 return raw.lower() in _TRUE
