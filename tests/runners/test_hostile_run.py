@@ -317,10 +317,11 @@ def test_a_ref_that_never_ends_is_an_invalid_descriptor(
     )
     told = "tool 'ps': parameters: its $ref refers back to itself without end"
     checked = toolctl("check", "-r", str(tmp_path / "reg"))
-    assert checked.returncode == 3 and f"reg/t.toml:1: error: {told}" in checked.stdout
+    # line 3: the parameters the finding is about, not the [[tool]] header
+    assert checked.returncode == 3 and f"reg/t.toml:3: error: {told}" in checked.stdout
     done = toolctl("run", "ps", "--args", "{}", "-r", str(tmp_path / "reg"))
     assert (done.returncode, done.stdout) == (4, "")
-    assert done.stderr.startswith(f"toolctl: warning: reg/t.toml:1: {told} (skipped)\n")
+    assert done.stderr.startswith(f"toolctl: warning: reg/t.toml:3: {told} (skipped)\n")
 
 
 def test_an_mcp_service_header_that_cannot_be_sent_is_exit_2_never_echoed(
