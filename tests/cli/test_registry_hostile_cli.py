@@ -491,3 +491,30 @@ def test_a_fifo_or_a_symlink_loop_named_toml_is_told_never_silently_skipped(
         "(skipped)\n"
         "reg/pipe.toml:1: error: not a regular file (a FIFO, a socket or a device: skipped)\n"
     )
+
+
+def test_invisible_and_reordering_characters_are_shown_as_codes(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    """A right-to-left override reverses the rest of the line it is printed in, a
+    zero-width space makes `zw<ZWSP>x` read as `zwx` ("Trojan Source"): in a finding, a
+    table or JSON they are shown as their codes (in JSON the same string, escaped)."""
+    write_files(
+        tmp_path,
+        {
+            "reg/a.toml": '[[tool]]\nname = "zw\\u200bx"\n[tool.local]\ncommand = ["true"]\n',
+            "reg/b.toml": '[[tool]]\nname = "ok"\ndescription = "safe\\u202eexe.txt"\n'
+            '[tool.local]\ncommand = ["true"]\n',
+        },
+    )
+    outputs = []
+    for args in (["check"], ["check", "--format", "github"], ["check", "--format", "json"],
+                 ["list"], ["list", "--json"], ["show", "ok", "--json"]):  # fmt: skip
+        done = toolctl(*args, "-r", "reg")
+        outputs.append(done.stdout)
+        assert "\u200b" not in done.stdout + done.stderr, args
+        assert "\u202e" not in done.stdout + done.stderr, args
+    assert "zw\\u200bx" in outputs[0] and "zw\\u200bx" in outputs[1]
+    assert "safe\\u202eexe.txt" in outputs[4]
+    listed = json.loads(outputs[4])
+    assert listed[0]["description"] == "safe\u202eexe.txt"  # the value itself unchanged

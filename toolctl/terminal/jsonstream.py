@@ -126,6 +126,8 @@ def pretty(value: Any, indent: str = "") -> str:
 def write_list(stream: TextIO, items: Iterable[Any], *, indent: str = "", batch: int = 256) -> None:
     """A JSON list of ``items`` at nesting ``indent``, written a batch of items at a time
     (no newline after the closing bracket)."""
+    from toolctl.terminal.render import shown
+
     depth = len(indent) // 2 + 1
     separator = ",\n" + indent + "  "
     out: list[str] = []
@@ -135,6 +137,6 @@ def write_list(stream: TextIO, items: Iterable[Any], *, indent: str = "", batch:
         _write(item, depth, out)
         lead = separator
         if number % batch == 0:
-            stream.write("".join(out))
+            stream.write(shown("".join(out)))
             out.clear()
-    stream.write("".join(out) + (f"\n{indent}]" if lead == separator else "[]"))
+    stream.write(shown("".join(out)) + (f"\n{indent}]" if lead == separator else "[]"))

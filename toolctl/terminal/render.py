@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -37,8 +38,14 @@ def relativise(message: str) -> str:
 
 
 def to_json(data: Any) -> str:
-    """Sorted, indented, byte-stable JSON."""
-    return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False)
+    """Sorted, indented, byte-stable JSON; an invisible or reordering character (only ever
+    inside a string) written as its ``\\uXXXX`` escape: the same value, seen."""
+    return shown(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False))
+
+
+def shown(text: str) -> str:
+    """JSON text with its invisible or reordering characters as escapes (see to_json)."""
+    return text.translate(_JSON_INVISIBLE) if _HAS_INVISIBLE.search(text) else text
 
 
 def print_json(data: Any) -> None:
@@ -79,7 +86,7 @@ class JsonLines:
     def write(self, data: Any) -> None:
         if self._gone is not None:
             raise self._gone
-        line = json.dumps(data, sort_keys=True, ensure_ascii=False)
+        line = shown(json.dumps(data, sort_keys=True, ensure_ascii=False))
         with self._lock:
             self._lines.append(line)
             full = len(self._lines) >= 256
@@ -204,13 +211,27 @@ MAX_MESSAGE = 2000
 """The most characters of one diagnostic line: a hostile input must not make a huge one."""
 
 
+_INVISIBLE = (
+    0x061C, *range(0x200B, 0x2010), *range(0x202A, 0x202F), *range(0x2060, 0x2065),
+    *range(0x2066, 0x206A), 0xFEFF,
+)  # fmt: skip
+"""Characters that show nothing or reorder what follows (zero-width spaces and joiners,
+bidirectional overrides and isolates: "Trojan Source"): a name holding one reads as
+another, and an override reverses the rest of the line."""
 _CONTROLS = {
-    code: f"\\x{code:02x}"
-    for code in (*range(0x20), 0x7F, *range(0x80, 0xA0))
-    if chr(code) not in "\n\t"
+    **{
+        code: f"\\x{code:02x}"
+        for code in (*range(0x20), 0x7F, *range(0x80, 0xA0))
+        if chr(code) not in "\n\t"
+    },
+    **{code: f"\\u{code:04x}" for code in _INVISIBLE},
 }
 """Control characters as visible escapes: an ESC or BEL a name, a file or a server put in
-a message must not recolour, retitle or clear the reader's terminal."""
+a message must not recolour, retitle or clear the reader's terminal; an invisible or
+reordering character is shown as its code."""
+_JSON_INVISIBLE = {code: f"\\u{code:04x}" for code in _INVISIBLE}
+"""The same characters as JSON escapes: inside a JSON string the same text, shown."""
+_HAS_INVISIBLE = re.compile("[" + "".join(map(chr, _INVISIBLE)) + "]")
 
 
 def bounded(message: str) -> str:
