@@ -75,6 +75,19 @@ def test_the_hook_fails_a_broken_registry_and_passes_a_fixed_one(tmp_path: Path)
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
     assert "Passed" in fixed.stdout
 
+    # a commit that only deletes a descriptor another one names: pre-commit matches no
+    # deleted file against `files`, so the hook was skipped and the broken registry went in
+    (repo / "registry/g.toml").write_text('[[group]]\nname = "g"\ntools = ["x"]\n')
+    git(repo, "add", "-A")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "both")
+    git(repo, "rm", "-q", "registry/x.toml")
+    staged = subprocess.run(
+        [str(PRE_COMMIT), "try-repo", str(ROOT), "toolctl-check"],
+        cwd=repo, env=env, capture_output=True, text=True, timeout=540,
+    )  # fmt: skip
+    assert staged.returncode == 1, staged.stdout + staged.stderr
+    assert "Skipped" not in staged.stdout and "exit code: 3" in staged.stdout
+
 
 def test_the_config_docs_how_to_ci_writes_runs_the_hook(tmp_path: Path) -> None:
     """docs/how-to/ci.md's pre-commit block, run as shown from a project's root with toolctl
