@@ -173,4 +173,4 @@ def test_walk_orders_files_bytewise_and_roots_in_path_order(tmp_path: Path) -> N
     names = [Path(f.path).relative_to(tmp_path).as_posix() for f in files]
     assert names == ["a/B.toml", "a/b.toml", "a/sub/a.toml", "b/a.toml"]
     assert [f.root for f in files] == [0, 0, 0, 2]
-    assert (str(tmp_path / "missing"), -1) in dirs
+    assert (str(tmp_path / "missing"), -1, -1) in dirs

@@ -51,6 +51,8 @@ class FileStat(NamedTuple):
     size: int
     mtime_ns: int
     rel: str = ""
+    stamp: int | None = None
+    """What the index compares to see a change (``stamp``); None: as the cache has it."""
 
 
 MAX_DIR_DEPTH = 32
@@ -59,18 +61,18 @@ MAX_DIR_DEPTH = 32
 
 def walk(
     roots: tuple[Path, ...], unreadable: list[str] | None = None
-) -> tuple[list[FileStat], list[tuple[str, int]]]:
+) -> tuple[list[FileStat], list[tuple[str, int, int]]]:
     """Every ``*.toml`` below the roots in precedence order, and every directory seen.
 
     Roots keep their search-path order; inside a root, files sort bytewise by relative
-    path. Directories come back with their mtime (-1 for a root that does not exist), which
-    is what the cache compares to notice files being added, removed or renamed. A file or
+    path. Directories come back with their mtime and ``stamp`` (-1 for a root that does not
+    exist), which the cache compares to notice files being added, removed or renamed. A file or
     directory whose name is not UTF-8 is left out (its path, printable, goes to
     ``unreadable``): descriptors name their files, and such a name cannot be told or stored;
     so is a ``*.toml`` symlink whose target does not exist (told, never silently skipped).
     """
     files: list[FileStat] = []
-    dirs: list[tuple[str, int]] = []
+    dirs: list[tuple[str, int, int]] = []
     seen: set[str] = set()  # a root below (or above) an earlier one: each place counts once
     for index, root in enumerate(roots):
         if str(root) in seen:
@@ -78,28 +80,28 @@ def walk(
         try:
             st = os.stat(root)
         except OSError:
-            dirs.append((str(root), -1))
+            dirs.append((str(root), -1, -1))
             seen.add(str(root))
             continue
-        below: list[tuple[str, int]] = [(str(root), st.st_mtime_ns)]
+        below: list[tuple[str, int, int]] = [(str(root), st.st_mtime_ns, stamp(st))]
         found = sorted(
             _walk_root(str(root), st, below, unreadable), key=lambda item: os.fsencode(item[0])
         )
         dirs += [d for d in below if d[0] not in seen]
-        seen.update(d for d, _ in below)
-        for rel, path, size, mtime in found:
+        seen.update(d for d, _, _ in below)
+        for rel, path, size, st in found:
             if path not in seen:
                 seen.add(path)
-                files.append(FileStat(path, index, size, mtime, rel))
+                files.append(FileStat(path, index, size, st.st_mtime_ns, rel, stamp(st)))
     return files, dirs
 
 
 def _walk_root(
     root: str,
     root_stat: os.stat_result,
-    dirs: list[tuple[str, int]],
+    dirs: list[tuple[str, int, int]],
     unreadable: list[str] | None,
-) -> Iterator[tuple[str, str, int, int]]:
+) -> Iterator[tuple[str, str, int, os.stat_result]]:
     """Each directory once: a symlinked directory already visited (an ancestor, a loop,
     a second link to one place) is not entered again, and depth is bounded. Names are
     visited in sorted order, so which of two links to one directory counts is stable."""
@@ -126,11 +128,11 @@ def _walk_root(
                     if depth >= MAX_DIR_DEPTH or (st.st_dev, st.st_ino) in visited:
                         continue
                     visited.add((st.st_dev, st.st_ino))
-                    dirs.append((entry.path, st.st_mtime_ns))
+                    dirs.append((entry.path, st.st_mtime_ns, stamp(st)))
                     subdirectories.append((entry.path, depth + 1))
                 elif entry.name.endswith(".toml") and entry.is_file():
                     st = entry.stat()
-                    yield entry.path[len(prefix) :], entry.path, st.st_size, st.st_mtime_ns
+                    yield entry.path[len(prefix) :], entry.path, st.st_size, st
                 elif entry.name.endswith(".toml") and unreadable is not None:
                     why = DANGLING if _dangling(entry) else NOT_A_FILE
                     unreadable.append(f"{entry.path}\t{why}")
@@ -139,6 +141,16 @@ def _walk_root(
                     unreadable.append(f"{entry.path}\tit cannot be read: {exc.strerror} (skipped)")
                 continue
         stack.extend(reversed(subdirectories))
+
+
+def stamp(st: os.stat_result) -> int:
+    """What the index compares to see that a file or directory changed: its mtime and its
+    ctime, as one number. The mtime alone can be set back (``touch -d``; ``cp -p``, ``rsync
+    -a``, ``tar x`` and a container's COPY keep it), so an edit of the same size read as
+    unchanged and a run ran the old command; the ctime is the kernel's own, set to now by
+    any change, even of the mtime. (Whether a time is too recent to trust is still the
+    mtime's question: see ``index``.)"""
+    return st.st_mtime_ns ^ st.st_ctime_ns
 
 
 NOT_UTF8 = "the name is not UTF-8 (skipped); rename it"

@@ -314,3 +314,25 @@ def test_processes_re_indexing_at_once_each_see_a_whole_index(tmp_path: Path) ->
     assert answers == {(fresh.returncode, fresh.stdout, fresh.stderr)}
     assert_same_as_cold(roots, tmp_path)
     assert list((Settings.load(roots).cache_dir).glob(".registry-*.tmp")) == []
+
+
+def test_an_edit_that_keeps_the_size_and_sets_the_mtime_back_is_seen(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    """`touch -d`, `cp -p`, `rsync -a`, `tar x` and a container's COPY keep or restore a
+    file's mtime: an edit of the same size was taken for no change, so `run` ran the old
+    command and `check --locked` passed. The ctime, which nothing sets back, moved."""
+    text = '[[tool]]\nname = "t"\n[tool.local]\ncommand = ["echo", "hi"]\ninput = "none"\n'
+    write_files(tmp_path, {"reg/t.toml": text})
+    age(tmp_path, 3600)
+    file, then = tmp_path / "reg/t.toml", (tmp_path / "reg/t.toml").stat().st_mtime
+    assert toolctl("run", "t", "-r", "reg").stdout == "hi\n"
+    assert toolctl("lock", "-r", "reg").returncode == 0
+    age(tmp_path, 3600)  # the lock is written: the directory keeps its time
+    file.write_text(text.replace('"echo"', '"true"'))  # the same size
+    os.utime(file, (then, then))
+    ran = toolctl("run", "t", "-r", "reg")
+    assert (ran.returncode, ran.stdout) == (0, ""), ran.stderr
+    locked = toolctl("check", "--locked", "-r", "reg")
+    assert locked.returncode == 3
+    assert "tool 't' changed since toolctl.lock was written" in locked.stdout

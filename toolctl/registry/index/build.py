@@ -13,13 +13,13 @@ import gc
 import os
 import sqlite3
 import struct
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from toolctl.names import fold
-from toolctl.registry.index.database import INDEXES, RACY_NS, SCHEMA, open_target, publish
+from toolctl.registry.index.database import INDEXES, SCHEMA, open_target, publish, stable
 from toolctl.registry.loader import Definition, FileStat
 
 if TYPE_CHECKING:
@@ -47,11 +47,6 @@ def lint_problem_seq(category: int, definition_seq: bytes, position: int) -> byt
     return bytes([1 + category]) + definition_seq + struct.pack(">I", position)
 
 
-def stable_mtime(mtime_ns: int | None, started: int) -> int | None:
-    """None for a time too close to the scan to be trusted (see ``index``'s docstring)."""
-    return None if mtime_ns is None or mtime_ns > started - RACY_NS else mtime_ns
-
-
 class Rows(NamedTuple):
     """Rows to insert, and the definitions (``light`` data) with their ids and keys."""
 
@@ -71,7 +66,7 @@ class Rows(NamedTuple):
         """The rows of one file (winners and lint left for later); the next free id."""
         key = file_seq(stat.root, stat.rel or stat.path)
         self.files.append(
-            (stat.path, key, stat.root, stat.size, stable_mtime(stat.mtime_ns, started))
+            (stat.path, key, stat.root, stat.size, stable(stat.mtime_ns, stat.stamp, started))
         )
         for position, (d, text) in enumerate(zip(parsed.definitions, parsed.texts, strict=True)):
             seq = def_seq(key, position)
@@ -143,15 +138,13 @@ def _columns(finding: Finding) -> tuple[str, str, str, int, str]:
 def write_dirs(
     db: sqlite3.Connection,
     dirs: Iterable[tuple[str, int | None]],
-    started: int,
     unreadable: list[str] | None = None,
 ) -> None:
-    """The directories seen and their times; ``unreadable``, when given, the paths the walk
-    left out (non-UTF-8 names), which every command warns about while the cache holds."""
+    """The directories seen and what the cache keeps of each (``stable``); ``unreadable``,
+    when given, the paths the walk left out (non-UTF-8 names), which every command warns
+    about while the cache holds."""
     db.execute("DELETE FROM dirs")
-    db.executemany(
-        "INSERT INTO dirs VALUES (?, ?)", [(p, stable_mtime(m, started)) for p, m in dirs]
-    )
+    db.executemany("INSERT INTO dirs VALUES (?, ?)", list(dirs))
     if unreadable is not None:
         db.execute("INSERT OR REPLACE INTO meta VALUES ('unreadable', ?)", ("\n".join(unreadable),))
 
@@ -175,11 +168,12 @@ def build(
     path: Path | None,
     key: str,
     files: list[FileStat],
-    dirs: list[tuple[str, int]],
+    dirs: Sequence[tuple[str, int | None]],
     started: int,
     unreadable: list[str] | None = None,
 ) -> sqlite3.Connection:
-    """Parse every file, find the winners, lint everything, and publish a new cache."""
+    """Parse every file, find the winners, lint everything, and publish a new cache
+    (``dirs``: each directory and what the cache keeps of it, ``stable``)."""
     from toolctl.registry.index.parsing import parse_many
     from toolctl.registry.lint import in_force, lint_attached, resolve_runtime
 
@@ -203,7 +197,7 @@ def build(
 
     target, temporary = open_target(path)
     try:
-        return _write(target, temporary, path, key, rows, dirs, started, unreadable or [])
+        return _write(target, temporary, path, key, rows, dirs, unreadable or [])
     except (OSError, sqlite3.Error):
         if temporary is None:
             raise
@@ -212,7 +206,7 @@ def build(
         target.close()
         temporary.unlink(missing_ok=True)
         memory, _ = open_target(None)
-        return _write(memory, None, None, key, rows, dirs, started, unreadable or [])
+        return _write(memory, None, None, key, rows, dirs, unreadable or [])
 
 
 def _write(
@@ -221,14 +215,13 @@ def _write(
     path: Path | None,
     key: str,
     rows: Rows,
-    dirs: list[tuple[str, int]],
-    started: int,
+    dirs: Sequence[tuple[str, int | None]],
     unreadable: list[str],
 ) -> sqlite3.Connection:
     with target:
         target.executescript(SCHEMA)
         target.execute("INSERT INTO meta VALUES ('key', ?)", (key,))
-        write_dirs(target, dirs, started, unreadable)
+        write_dirs(target, dirs, unreadable)
         insert(target, rows)
         target.executescript(INDEXES)
     return publish(target, temporary, path, key)

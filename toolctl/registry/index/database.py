@@ -18,7 +18,7 @@ from pathlib import Path
 from toolctl.errors import RegistryError
 from toolctl.settings import Settings
 
-CACHE_FORMAT = "11"  # 2: confusables quarantined, nan/inf and deep nesting refused; 3: delivery;
+CACHE_FORMAT = "12"  # 2: confusables quarantined, nan/inf and deep nesting refused; 3: delivery;
 # 4: precedence keys, references and attached problems, for a re-index of a few files;
 # 5: a service's state, [service.mcp] transport, idle_timeout, tool lists and tool_timeout;
 # 6: [[trust]] tables; a search path may end in the announcements' directory (its name is a
@@ -28,8 +28,16 @@ CACHE_FORMAT = "11"  # 2: confusables quarantined, nan/inf and deep nesting refu
 # 9: a header that cannot be sent (a CR/LF, a bad name) is refused where it is written
 # 10: an argument's `items` (an array's item type), which a cached error refused
 # 11: a finding points at the line of its key (timeout, arguments.0.type), not the header
+# 12: files and directories are compared by their stamp (mtime and ctime), not the mtime
 RACY_NS = 2_000_000_000
 """A time recorded this close to the scan that read it is not trusted (see ``index``)."""
+
+
+def stable(mtime_ns: int, stamp: int | None, started: int) -> int | None:
+    """What the cache keeps of a file or directory: its ``stamp`` (``loader.stamp``), or
+    None when its mtime is too close to the scan (``started``) to be trusted."""
+    return None if mtime_ns > started - RACY_NS else stamp
+
 
 SCHEMA = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);

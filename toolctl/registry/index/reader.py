@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING, Any
 from toolctl.errors import NameConflict, NotFound, RegistryError
 from toolctl.findings import Finding
 from toolctl.names import KINDS, fold
-from toolctl.registry.index.database import RACY_NS, cache_path, connect, path_key
-from toolctl.registry.loader import Definition, FileStat, walk
+from toolctl.registry.index.database import cache_path, connect, path_key, stable
+from toolctl.registry.loader import Definition, FileStat, stamp, walk
 from toolctl.settings import Settings
 
 if TYPE_CHECKING:
@@ -261,7 +261,7 @@ class Registry:
                 st = os.stat(file)
             except OSError:
                 return False
-            if row is None or row[1] is None or (st.st_size, st.st_mtime_ns) != tuple(row):
+            if row is None or row[1] is None or (st.st_size, stamp(st)) != tuple(row):
                 return False
         return True
 
@@ -318,7 +318,7 @@ def _dirs_unchanged(db: sqlite3.Connection) -> bool:
         if mtime is None:
             return False
         try:
-            current = os.stat(path).st_mtime_ns
+            current = stamp(os.stat(path))
         except OSError:
             current = -1
         if current != mtime:
@@ -346,11 +346,11 @@ def _refresh(
         if fresh is not None:
             return fresh
     unreadable: list[str] = []
-    files, dirs = walk(settings.search_path, unreadable)
+    files, walked = walk(settings.search_path, unreadable)
+    dirs = [(p, stable(mtime, s, started)) for p, mtime, s in walked]
     if old is not None:
         recorded = old.execute("SELECT path, mtime_ns FROM dirs ORDER BY path").fetchall()
-        stable = sorted((p, None if m > started - RACY_NS else m) for p, m in dirs)
-        if recorded == stable and _same_files(old, files):
+        if recorded == sorted(dirs) and _same_files(old, files):
             return old
         from toolctl.registry.index.reindex import reindex
 
@@ -382,5 +382,5 @@ def _progress(reporter: Reporter | None, message: str) -> AbstractContextManager
 
 def _same_files(db: sqlite3.Connection, files: list[FileStat]) -> bool:
     cached = db.execute("SELECT path, root, size, mtime_ns FROM files ORDER BY seq").fetchall()
-    current = [(f.path, f.root, f.size, f.mtime_ns) for f in files]
+    current = [(f.path, f.root, f.size, f.stamp) for f in files]
     return cached == current

@@ -34,7 +34,7 @@ from toolctl.registry.index.build import (
     write_dirs,
 )
 from toolctl.registry.index.database import publish, temporary_for, writable
-from toolctl.registry.loader import Definition, FileStat
+from toolctl.registry.loader import Definition, FileStat, stamp
 
 REINDEX_UP_TO = 0.25
 """Above this share of changed files, a cold build is cheaper than re-indexing."""
@@ -46,7 +46,7 @@ def reindex(
     path: Path,
     key: str,
     files: list[FileStat],
-    dirs: list[tuple[str, int]],
+    dirs: list[tuple[str, int | None]],
     started: int,
     unreadable: list[str] | None = None,
 ) -> sqlite3.Connection | None:
@@ -69,8 +69,10 @@ def reindex_only(path: Path, key: str, paths: set[str], started: int) -> sqlite3
                     st = os.stat(file)
                 except OSError:
                     return False
-                size, mtime = st.st_size, st.st_mtime_ns
-            files.append(FileStat(file, root, size, mtime, os.fsdecode(seq[4:])))
+                size, mtime, now = st.st_size, st.st_mtime_ns, stamp(st)
+            else:
+                now = mtime  # as the cache has it (None: too recent to have been trusted)
+            files.append(FileStat(file, root, size, mtime or 0, os.fsdecode(seq[4:]), now))
         dirs = db.execute("SELECT path, mtime_ns FROM dirs").fetchall()
         return _apply(db, key, files, dirs, started)
 
@@ -115,7 +117,7 @@ def _apply(
         path: (root, size, mtime)
         for path, root, size, mtime in db.execute("SELECT path, root, size, mtime_ns FROM files")
     }
-    changed = [f for f in files if known.get(f.path) != (f.root, f.size, f.mtime_ns)]
+    changed = [f for f in files if known.get(f.path) != (f.root, f.size, f.stamp)]
     present = {f.path for f in files}
     gone = [path for path in known if path not in present]
     if len(changed) + len(gone) > max(1, len(files)) * REINDEX_UP_TO:
@@ -162,7 +164,7 @@ def _apply(
     moved = {k for k in before.keys() | after.keys() if before.get(k) != after.get(k)}
     leads |= _leads(db, after.values())
     _relint(db, _reached(db, moved, leads))
-    write_dirs(db, dirs, started, unreadable)
+    write_dirs(db, dirs, unreadable)
     return True
 
 
