@@ -274,13 +274,28 @@ def test_lock_then_check_locked_reports_every_difference(tmp_path: Path, toolctl
     (tmp_path / "r/same.toml").write_text(tool("same", 'description = "edited"'))
     check = toolctl("check", "--locked", "-r", "r")
     assert check.returncode == 3
-    assert "tool 'read-file' moved from legit.toml (as locked) to 0000.toml" in check.stdout
+    # the new definition differs from the one locked: not only moved (it read as a move)
+    assert "tool 'read-file' moved from legit.toml (as locked) to 0000.toml, and changed" in (
+        check.stdout
+    )
     assert "tool 'fresh' is new since toolctl.lock was written" in check.stdout
-    assert "tool 'gone' is in toolctl.lock but no longer defined" in check.stdout
+    gone_line = text.splitlines().index("[tool.gone]") + 1  # at its pin, not line 1
+    assert (
+        f"r/toolctl.lock:{gone_line}: error: tool 'gone' is in toolctl.lock but no longer defined"
+    ) in check.stdout
     assert "tool 'same' changed since toolctl.lock was written" in check.stdout
     assert toolctl("check", "--strict", "-r", "r").returncode == 3
     assert toolctl("check", "-r", "r").returncode == 0  # shadows warn; the lock is opt-in
     sane(check)
+
+    # a lock damaged (a merge's conflict markers): one finding at its line, the others told
+    lock.write_text(text + "<<<<<<< HEAD\n")
+    damaged = toolctl("check", "--strict", "--format", "json", "-r", "r")
+    assert damaged.returncode == 3
+    found = json.loads(damaged.stdout)
+    messages = [f["message"] for f in found["problems"]]
+    assert any(m.startswith("cannot read toolctl.lock: Invalid statement") for m in messages)
+    assert any("is shadowed by" in m for m in messages), messages  # the registry's own
 
 
 def test_check_locked_without_a_lock_is_exit_3(tmp_path: Path, toolctl: Toolctl) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -170,8 +171,15 @@ def read_lock(path: Path) -> dict[tuple[str, str], Pin]:
 
 
 def compare(registry: Registry, lock: Path) -> list[Finding]:
-    """Every difference between the names in force and the lock, as errors."""
-    recorded = read_lock(lock)
+    """Every difference between the names in force and the lock, as errors. A lock that
+    cannot be read is one finding (at its line), the registry's others still told."""
+    try:
+        recorded = read_lock(lock)
+    except RegistryError as exc:
+        found = re.search(r"at line (\d+)", exc.message)
+        line = int(found.group(1)) if found else 1
+        message = f"{exc.message}; {exc.hint}".replace(str(lock), LOCK_FILE)
+        return [Finding("error", LOCK_CODE, str(lock), line, message)]
     now = current(registry, lock.parent)
     where = {(d.kind, d.name): d for kind in KINDS for d in registry.winners(kind)}
     shown = str(lock)
@@ -181,15 +189,18 @@ def compare(registry: Registry, lock: Path) -> list[Finding]:
         before, after = recorded.get(key), now.get(key)
         if after is None:
             message = f"{kind} '{name}' is in {LOCK_FILE} but no longer defined"
-            problems.append(Finding("error", LOCK_CODE, shown, 1, message))
+            problems.append(
+                Finding("error", LOCK_CODE, shown, _pin_line(lock, kind, name), message)
+            )
             continue
         definition = where[key]
         if before is None:
             message = f"{kind} '{name}' is new since {LOCK_FILE} was written"
         elif before.file != after.file:
+            changed = before.definition != after.definition or before.extra != after.extra
             message = (
                 f"{kind} '{name}' moved from {_place(before.file)} (as locked)"
-                f" to {_place(after.file)}"
+                f" to {_place(after.file)}" + (", and changed" if changed else "")
             )
         elif before.definition != after.definition or before.extra != after.extra:
             message = f"{kind} '{name}' changed since {LOCK_FILE} was written"
@@ -197,6 +208,16 @@ def compare(registry: Registry, lock: Path) -> list[Finding]:
             continue
         problems.append(Finding("error", LOCK_CODE, definition.file, definition.line, message))
     return problems
+
+
+def _pin_line(lock: Path, kind: str, name: str) -> int:
+    """The line of ``[kind.name]`` (or ``[kind."name"]``) in the lock, else 1."""
+    try:
+        lines = lock.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return 1
+    headers = {f"[{kind}.{name}]", f'[{kind}."{name}"]'}
+    return next((n for n, line in enumerate(lines, 1) if line.strip() in headers), 1)
 
 
 def _place(file: str) -> str:
