@@ -366,3 +366,21 @@ def test_unregister_in_a_project_leaves_the_user_registry_alone(
     gone = toolctl("unregister", "tool", "hello", "-r", str(user), cwd=team)
     assert gone.returncode == 0, gone.stderr
     assert not (user / "tools/hello.toml").exists()
+
+
+def test_a_projects_check_leaves_the_user_registry_out(tmp_path: Path, toolctl: Toolctl) -> None:
+    """A broken file in one person's user registry failed the project's `check` (and so
+    its pre-commit hook, on that machine only: CI has no user registry)."""
+    team = tmp_path / "team"
+    team.mkdir()
+    assert toolctl("init", cwd=team).returncode == 0
+    write_files(team, {"registry/ok.toml": HERE_TOOL.format(cwd=".")})
+    user = Path(os.environ["XDG_DATA_HOME"]) / "toolctl" / "registry"
+    write_files(user, {"broken.toml": "bad = \n"})
+    done = toolctl("check", "--strict", cwd=team)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "left out 1 finding(s) in the user registry" in done.stderr
+    as_json = json.loads(toolctl("check", "--format", "json", cwd=team).stdout)
+    assert as_json["problems"] == [] and as_json["notes"]
+    alone = toolctl("check", "-r", str(user), cwd=team)
+    assert alone.returncode == 3 and "broken.toml:1: error: TOML syntax error" in alone.stdout

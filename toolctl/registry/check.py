@@ -88,7 +88,7 @@ def check(
     if files:
         result = check_files(files, settings, images=images)
     else:
-        result = run_check(settings, locked=locked, images=images)
+        result = _project_only(run_check(settings, locked=locked, images=images), settings)
     if not live:
         return result
     from dataclasses import replace
@@ -181,6 +181,33 @@ def run_check(
         findings += compare(registry, lock)
     files, definitions = registry.counts()
     return CheckResult(findings, files, definitions, image_notes(images))
+
+
+def _project_only(result: CheckResult, settings: Settings) -> CheckResult:
+    """In a project, what its own directories hold: the user registry (read after them)
+    is one person's, on one machine; CI runs without it, so a problem there must not fail
+    the project's check (or its pre-commit hook). What was left out is said in a note."""
+    import os
+    from dataclasses import replace
+
+    user = [
+        os.path.realpath(d)
+        for d, source in zip(settings.search_path, settings.sources, strict=False)
+        if source == "user"
+    ]
+    if not user or "project" not in settings.sources:
+        return result
+    kept = [
+        f for f in result.findings if not any(_below(os.path.realpath(f.file), u) for u in user)
+    ]
+    left = len(result.findings) - len(kept)
+    if not left:
+        return result
+    note = (
+        f"left out {left} finding(s) in the user registry ({', '.join(user)}): not the "
+        f"project's; `toolctl check -r {user[0]}` shows them"
+    )
+    return replace(result, findings=kept, notes=(*result.notes, note))
 
 
 def announced_findings(settings: Settings) -> list[Finding]:
