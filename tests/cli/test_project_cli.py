@@ -384,3 +384,25 @@ def test_a_projects_check_leaves_the_user_registry_out(tmp_path: Path, toolctl: 
     assert as_json["problems"] == [] and as_json["notes"]
     alone = toolctl("check", "-r", str(user), cwd=team)
     assert alone.returncode == 3 and "broken.toml:1: error: TOML syntax error" in alone.stdout
+
+
+def test_a_project_registry_that_does_not_exist_fails_its_check(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    """`paths = ["regsitry"]` (or the directory renamed): the check read nothing and passed
+    (exit 0, "0 file(s)"), --strict too. The directory's absence is an error at `paths`;
+    beside a directory that exists, a warning (--strict: an error)."""
+    team = tmp_path / "team"
+    write_files(team, {"toolctl.toml": '[registry]\npaths = ["regsitry"]\nuser = false\n'})
+    done = toolctl("check", "--strict", cwd=team)
+    assert done.returncode == 3
+    assert done.stdout.startswith(
+        "toolctl.toml:2: error: registry directory regsitry does not exist"
+    )
+    write_files(team, {"toolctl.toml": '[registry]\npaths = ["registry", "extra"]\n'})
+    (team / "registry").mkdir()
+    partly = toolctl("check", cwd=team)
+    assert partly.returncode == 0 and "warning: registry directory extra does not exist" in (
+        partly.stdout
+    )
+    assert toolctl("check", "--strict", cwd=team).returncode == 3

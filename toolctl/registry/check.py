@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from toolctl.findings import Finding
+from toolctl.findings import Finding, Severity
 from toolctl.registry.index import Registry
 from toolctl.registry.lint import SHADOW
 from toolctl.registry.runnable import MACHINE_CODES, ImageLookup, runnable_problems
@@ -89,10 +89,9 @@ def check(
         result = check_files(files, settings, images=images)
     else:
         result = _project_only(run_check(settings, locked=locked, images=images), settings)
+        result = replace(result, findings=[*_missing_directories(settings), *result.findings])
     if not live:
         return result
-    from dataclasses import replace
-
     from toolctl.mcp.live import live_check
 
     registry = Registry.open(settings, full=True)
@@ -183,12 +182,48 @@ def run_check(
     return CheckResult(findings, files, definitions, image_notes(images))
 
 
+def _missing_directories(settings: Settings) -> list[Finding]:
+    """A project's registry directory that does not exist (a typo in ``paths``, a directory
+    renamed): read as empty, the check would pass on nothing. An error when none of the
+    project's exists, else a warning (an error under --strict)."""
+    project = settings.project
+    if project is None or "project" not in settings.sources:
+        return []
+    missing = [d for d in project.registries if not d.is_dir()]
+    if not missing:
+        return []
+    every = len(missing) == len(project.registries)
+    severity: Severity = "error" if every or settings.strict else "warning"
+    line = _key_line(project.file, "paths")
+    return [
+        Finding(
+            severity,
+            "project",
+            str(project.file),
+            line,
+            f"registry directory {d} does not exist: nothing of it is checked (a typo in "
+            "paths? `toolctl init` makes registry/)",
+        )
+        for d in missing
+    ]
+
+
+def _key_line(file: Path, key: str) -> int:
+    import re
+
+    try:
+        lines = file.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return 1
+    pattern = re.compile(rf"^\s*{re.escape(key)}\s*=")
+    return next((n for n, line in enumerate(lines, 1) if pattern.match(line)), 1)
+
+
 def _project_only(result: CheckResult, settings: Settings) -> CheckResult:
     """In a project, what its own directories hold: the user registry (read after them)
     is one person's, on one machine; CI runs without it, so a problem there must not fail
     the project's check (or its pre-commit hook). What was left out is said in a note."""
     import os
-    from dataclasses import replace
 
     user = [
         os.path.realpath(d)

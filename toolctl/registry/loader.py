@@ -150,7 +150,7 @@ def stamp(st: os.stat_result) -> int:
     unchanged and a run ran the old command; the ctime is the kernel's own, set to now by
     any change, even of the mtime. (Whether a time is too recent to trust is still the
     mtime's question: see ``index``.)"""
-    return st.st_mtime_ns ^ st.st_ctime_ns
+    return hash((st.st_mtime_ns, st.st_ctime_ns))  # ints hash the same in every process
 
 
 NOT_UTF8 = "the name is not UTF-8 (skipped); rename it"

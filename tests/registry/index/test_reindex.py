@@ -336,3 +336,9 @@ def test_an_edit_that_keeps_the_size_and_sets_the_mtime_back_is_seen(
     locked = toolctl("check", "--locked", "-r", "reg")
     assert locked.returncode == 3
     assert "tool 't' changed since toolctl.lock was written" in locked.stdout
+    # and an edit of the same size as any editor makes it (mtime and ctime both now)
+    file.write_text(text.replace('"hi"', '"ho"'))
+    time.sleep(2.1)  # past the racy window: the index trusts what it reads now
+    assert toolctl("run", "t", "-r", "reg").stdout == "ho\n"
+    file.write_text(text.replace('"hi"', '"hu"'))
+    assert toolctl("run", "t", "-r", "reg").stdout == "hu\n"
