@@ -63,8 +63,8 @@ def list_table(
 ) -> Table:
     """`toolctl list` as a table: the definitions of a kind in force, filtered, one row each."""
     kind = kind_of(word)
-    _known_runtime(runtime)
     registry = open_registry(settings, reporter, full=True)
+    _known_runtime(registry, runtime)
     if settings.announced is not None:  # a column saying which names were announced
         from toolctl.registry.announced_view import with_origins
 
@@ -93,8 +93,8 @@ def list_definitions(
     """`toolctl list --json`: the definitions of a kind in force, filtered, streamed (a
     registry of 100,000 tools is never held whole)."""
     kind = kind_of(word)
-    _known_runtime(runtime)
     registry = open_registry(settings, reporter, full=True)
+    _known_runtime(registry, runtime)
     found = _matching(registry, kind, category, runtime, search)
     if settings.announced is None:
         return found
@@ -103,11 +103,12 @@ def list_definitions(
     return with_origins(settings, found)
 
 
-def _known_runtime(runtime: str | None) -> None:
-    """``--runtime`` names one of the table of runtimes (a typo lists nothing, exit 0, else)."""
+def _known_runtime(registry: Registry, runtime: str | None) -> None:
+    """``--runtime`` names a runtime of the table of runtimes, or one a tool in force runs
+    on (a plugin's): a typo listed nothing, exit 0, as if no tool ran there."""
     from toolctl.runtimes import BY_NAME
 
-    if runtime is None or runtime in BY_NAME:
+    if runtime is None or runtime in BY_NAME or runtime in registry.runtimes_in_force():
         return
     import difflib
 
@@ -115,7 +116,8 @@ def _known_runtime(runtime: str | None) -> None:
 
     close = difflib.get_close_matches(runtime.lower(), list(BY_NAME), n=1)
     raise UsageError(
-        f"unknown runtime '{runtime}': expected one of {', '.join(BY_NAME)}",
+        f"unknown runtime '{runtime}': expected one of {', '.join(BY_NAME)} (or a plugin's "
+        "that a tool runs on)",
         hint=f"did you mean '{close[0]}'?" if close else None,
     )
 

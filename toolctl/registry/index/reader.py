@@ -139,6 +139,13 @@ class Registry:
                 return definition
         return None
 
+    def runtimes_in_force(self) -> set[str]:
+        """The runtimes the tools in force run on (a plugin's among them)."""
+        rows = self._db.execute(
+            "SELECT DISTINCT runtime FROM defs WHERE kind = 'tool' AND winner = 1"
+        )
+        return {str(runtime) for (runtime,) in rows if runtime}
+
     def winners(self, kind: str) -> list[Definition]:
         """The definitions in force of one kind, sorted by name."""
         return self._query("WHERE kind = ? AND winner = 1 ORDER BY name", (kind,))
