@@ -317,3 +317,38 @@ def test_a_cancelled_request_gets_no_answer(tmp_path: Path) -> None:
     argv = [sys.executable, "-m", "toolctl", "mcp", "serve", "-r", str(registry)]
     answers = piped_mcp(argv, call, cancel, listing)
     assert sorted(answers) == [1, 3], answers
+
+
+FORKER = """
+[[tool]]
+name = "forker"
+description = "Leaves a process in a session of its own, then waits"
+timeout = 60
+[tool.local]
+command = ["sh", "-c", "setsid sleep 300 & echo $! > {pidfile}; sleep 60"]
+input = "none"
+"""
+
+
+def test_a_client_that_leaves_mid_call_leaves_nothing_running(tmp_path: Path) -> None:
+    """The official SDK's stdio client leaving during a call: it closes stdin, waits 2 s,
+    sends SIGTERM, and SIGKILL 2 s later. toolctl took ~4 s to end the call (its pipes,
+    held open by what the tool left in a session of its own, were waited on first), so
+    the SIGKILL came first and that process ran on, re-parented to init, for good."""
+    pidfile = tmp_path / "left.pid"
+    write_files(tmp_path / "reg", {"t.toml": FORKER.format(pidfile=pidfile)})
+
+    async def main() -> None:
+        async with stdio_session(tmp_path / "reg") as session, anyio.create_task_group() as group:
+            group.start_soon(session.call_tool, "forker", {})
+            while not (pidfile.exists() and pidfile.read_text().strip()):
+                await anyio.sleep(0.05)
+            group.cancel_scope.cancel()
+
+    anyio.run(main)
+    pid = read_pid(pidfile)
+    try:
+        assert wait_for(lambda: not alive(pid), 5), "what the tool left outlived the server"
+    finally:
+        if alive(pid):
+            os.kill(pid, signal.SIGKILL)

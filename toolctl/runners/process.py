@@ -259,10 +259,16 @@ def run_process(
             children.discard(child)
 
 
+ENDED_DRAIN = 0.25
+"""Seconds a killed tool's pipes are read for what it wrote before it was ended. Not until
+they close: a process it started in a session of its own holds them open, and it is killed
+only once the call ends (``processes.reaper``), so a longer wait kept it alive as long."""
+
+
 def _with_output(error: ToolctlError, out: _Reader) -> ToolctlError:
     """``error`` carrying what the tool printed before it was ended (``output``: `run
     --json` and the servers put it in the result), once the killed tool's pipe is read."""
-    out.join(timeout=1)
+    out.join(timeout=ENDED_DRAIN)
     error.output = out.text  # type: ignore[attr-defined]
     return error
 
@@ -296,9 +302,10 @@ def _complete(
         _kill_group(child)
         stopped = interruption(exc, "interrupted; the tool's processes were killed")
         raise _with_output(stopped, out) from exc
+    ended = threading.get_native_id() in _cancelled_threads  # killed from outside
     for reader in (out, err):
         if reader:
-            reader.join(timeout=2)
+            reader.join(timeout=ENDED_DRAIN if ended else 2)
     if out.gone is not None:  # the output could go nowhere: the tool was ended for it
         raise out.gone
     if threading.get_native_id() in _cancelled_threads:
