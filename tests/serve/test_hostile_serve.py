@@ -138,6 +138,15 @@ def test_a_lone_surrogate_name_is_400_and_a_json_rpc_error(serve: StartServe) ->
     )
     message = mcp_message(answer.text)
     assert message["error"]["code"] in (-32602, -32600, -32700), message
+    # a method no client sends: -32601, as on stdio (the SDK answered -32602, params)
+    unknown = b'{"jsonrpc": "2.0", "id": 10, "method": "nope/x"}'
+    refused = httpx.post(
+        f"{url}/mcp", content=unknown, headers={**session, "Content-Type": "application/json"}
+    )
+    assert refused.status_code == 200
+    assert mcp_message(refused.text) == {
+        "jsonrpc": "2.0", "id": 10, "error": {"code": -32601, "message": "Method not found"}
+    }  # fmt: skip
     assert "Traceback" not in served.log.read_text()
 
 

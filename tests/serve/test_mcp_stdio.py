@@ -219,7 +219,7 @@ def test_stdout_carries_only_protocol(registry: Path) -> None:
     by_id = {a.get("id"): a for a in answers}
     assert by_id[1]["result"]["protocolVersion"] == "2025-11-25"  # lenient: newest revision
     assert "error" in by_id[2]
-    assert by_id[3]["error"]["code"] in (-32601, -32602)  # the SDK answers -32602
+    assert by_id[3]["error"] == {"code": -32601, "message": "Method not found"}  # SDK: -32602
     assert by_id[4]["result"]["isError"] is True
     assert by_id[5]["result"] == {}
     logged = [json.loads(line) for line in stderr.splitlines() if line.startswith("{")]

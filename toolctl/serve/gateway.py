@@ -169,9 +169,6 @@ class _Guard:
         if path == "/mcp" and (refusal := _bad_message(body)) is not None:
             await refusal(scope, receive, send)
             return
-        if path == "/mcp" and (refusal := _discover_refusal(body)) is not None:
-            await refusal(scope, receive, send)
-            return
         session = headers.get("mcp-session-id")
 
         async def gone(body: bytes) -> None:
@@ -248,20 +245,6 @@ def _with_cors(send: Send, origin: str) -> Send:
     return sending
 
 
-def _discover_refusal(body: bytes) -> Response | None:
-    """A 2026-07-28 client's ``server/discover`` probe, refused as the stdio door does (the
-    SDK would log a long validation warning for it); None for every other message."""
-    if b"server/discover" not in body:
-        return None
-    message = json.loads(body)
-    if not isinstance(message, dict) or message.get("method") != "server/discover":
-        return None
-    from toolctl.serve.stdio_wire import DISCOVER_REFUSAL
-
-    answer = {"jsonrpc": "2.0", "id": message.get("id"), "error": DISCOVER_REFUSAL}
-    return JSONResponse(answer)
-
-
 MAX_MCP_SESSIONS = 1000
 """MCP sessions open at once on /mcp (each holds ~65 KiB; an idle one ends after 30 min):
 past it a new one is refused 503 (the SDK's 10,000 let clients take ~650 MiB)."""
@@ -275,8 +258,12 @@ def _bad_message(body: bytes) -> Response | None:
     there, with status 400: not JSON (-32700; the SDK would answer 500), a batch, not a
     JSON-RPC message, a number that is not finite (the SDK reads NaN as null, and the tool
     would run with it) or text that is not Unicode (-32600, with its id). A bad
-    notification is accepted (202) and dropped, as a notification is never answered."""
-    from toolctl.serve.stdio_wire import Line, triage
+    notification is accepted (202) and dropped, as a notification is never answered. A
+    request of a method no client sends (``server/discover``, a typo) is answered -32601
+    Method not found (status 200), as the stdio door does."""
+    from mcp import types
+
+    from toolctl.serve.stdio_wire import DISCOVER_REFUSAL, Line, triage, unknown_method
 
     if not body.strip():
         answer: dict[str, Any] | None = {"code": -32700, "message": "Parse error: no body"}
@@ -284,6 +271,9 @@ def _bad_message(body: bytes) -> Response | None:
     else:
         message, answer = triage(Line(body))
         if message is not None:
+            probe = message.root
+            if isinstance(probe, types.JSONRPCRequest) and unknown_method(probe.method):
+                return JSONResponse({"jsonrpc": "2.0", "id": probe.id, "error": DISCOVER_REFUSAL})
             return None
     if answer is None:
         return Response(status_code=202)

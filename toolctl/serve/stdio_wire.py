@@ -9,8 +9,9 @@ that is not a JSON-RPC message without a word, and dies on text it cannot encode
 * a JSON array is answered with one ``-32600`` (MCP 2025-06-18 dropped JSON-RPC batches);
 * JSON that is not a JSON-RPC message, or holds text that is not Unicode (a lone
   surrogate, ``"\\ud800"``), is answered ``-32600`` with its id (a notification: nothing);
-* ``server/discover`` (the 2026-07-28 revision's probe) is refused ``-32601`` here, before
-  the SDK would log a long validation warning for it;
+* a request of a method no client sends (the 2026-07-28 revision's ``server/discover``
+  probe, a typo) is refused ``-32601`` Method not found here: the SDK answered ``-32602``
+  Invalid params, and logged a long validation warning;
 * what goes out is always UTF-8: a lone surrogate is written as its JSON escape;
 * when stdin closes, the requests already read get ``EOF_GRACE`` seconds to be answered
   before the session ends (and the SDK cancels what is still running): a client that
@@ -27,6 +28,7 @@ does not read what it was sent.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 from collections.abc import AsyncIterator
 from typing import IO, TYPE_CHECKING, Any
@@ -105,8 +107,26 @@ def triage(line: Line) -> tuple[Any, dict[str, Any] | None]:
 
 
 DISCOVER_REFUSAL = {"code": types.METHOD_NOT_FOUND, "message": "Method not found"}
-"""The answer to ``server/discover``, the 2026-07-28 revision's probe: this server speaks
-the handshake revisions, so the probing client falls back to ``initialize``."""
+"""The answer to a method no client sends, ``server/discover`` (the 2026-07-28 revision's
+probe: this server speaks the handshake revisions, so the probing client falls back to
+``initialize``) among them."""
+
+
+def unknown_method(method: str) -> bool:
+    """Whether ``method`` is none of the requests a client sends (``types.ClientRequest``)."""
+    return method not in _client_methods()
+
+
+@functools.cache
+def _client_methods() -> frozenset[str]:
+    import typing
+
+    union = types.ClientRequest.model_fields["root"].annotation
+    return frozenset(
+        method
+        for request in typing.get_args(union)
+        for method in typing.get_args(request.model_fields["method"].annotation)
+    )
 
 
 def _cancelled_id(notification: types.JSONRPCNotification) -> list[str | int]:
@@ -168,8 +188,7 @@ async def stdio_transport(
                 if message is None:
                     continue
                 probe = message.root
-                if isinstance(probe, types.JSONRPCRequest) and probe.method == "server/discover":
-                    # the SDK would log a 94-line validation warning for it
+                if isinstance(probe, types.JSONRPCRequest) and unknown_method(probe.method):
                     await send(encoded(json.dumps(_discover_refusal(probe.id))))
                     continue
                 if isinstance(probe, types.JSONRPCRequest):
