@@ -66,7 +66,7 @@ def test_run_calls_the_tool_and_maps_its_answer(
     toolctl: Toolctl, tmp_path: Path, probe_argv: list[str]
 ) -> None:
     tools = live_tools(probe_argv)
-    reg = registry(tmp_path, probe_argv, {"echo": tools["echo"]})
+    reg = registry(tmp_path, probe_argv, {"echo": tools["echo"], "fail": tools["fail"]})
     done = toolctl("run", "probe.echo", "-r", str(reg), "--arg", "text=hello", "--json")
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
@@ -74,6 +74,9 @@ def test_run_calls_the_tool_and_maps_its_answer(
     assert result["transport"] == "mcp"
     assert result["output"] == "hello"
     assert result["data"] == {"result": "hello"}
+    assert result["exit_code"] == 0  # no process of its own: the code `run` exits with
+    failed = toolctl("run", "probe.fail", "-r", str(reg), "--arg", "message=x", "--json")
+    assert (failed.returncode, json.loads(failed.stdout)["exit_code"]) == (1, 1)
 
 
 def test_output_past_max_output_is_truncated_and_says_so(

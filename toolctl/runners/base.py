@@ -72,6 +72,8 @@ class ToolResult(NamedTuple):
                 del data["error_code"]
             else:  # the tool ran and failed (toolctl's own failures name theirs)
                 data["error_code"] = "tool_failed"
+            if data["exit_code"] is None:  # no process of its own (HTTP, Pulsar, MCP):
+                data["exit_code"] = 0 if self.success else 1  # the code `run` exits with
         return data
 
     @classmethod
