@@ -533,3 +533,23 @@ def test_invisible_and_reordering_characters_are_shown_as_codes(
     assert "safe\\u202eexe.txt" in outputs[4]
     listed = json.loads(outputs[4])
     assert listed[0]["description"] == "safe\u202eexe.txt"  # the value itself unchanged
+
+
+def test_max_output_takes_a_size_as_run_max_output_does(tmp_path: Path, toolctl: Toolctl) -> None:
+    """`max_output = "1KiB"` was refused ("a valid integer") while `run --max-output 1KiB`
+    was fine: the descriptor takes the same sizes, and refuses what the option refuses."""
+    write_files(
+        tmp_path,
+        {
+            "reg/t.toml": '[[tool]]\nname = "t"\nmax_output = "1KiB"\n[tool.local]\n'
+            'command = ["python3", "-c", "print(\'x\' * 3000)"]\ninput = "none"\n',
+            "bad/t.toml": '[[tool]]\nname = "t"\nmax_output = "2GiB"\n[tool.local]\n'
+            'command = ["true"]\n',
+        },
+    )
+    done = toolctl("run", "t", "-r", "reg", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["output"] == "x" * 1024
+    refused = toolctl("check", "-r", "bad")
+    assert refused.returncode == 3
+    assert "max_output: must be above 0 and at most 1GiB, got '2GiB'" in refused.stdout

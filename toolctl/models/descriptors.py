@@ -69,7 +69,22 @@ class _ToolHead(DescriptorModel):
     timeout: float = Field(default=DEFAULT_TIMEOUT, gt=0, le=MAX_TIMEOUT, strict=True)
     """Seconds; at most a day."""
     max_output: int = Field(default=DEFAULT_MAX_OUTPUT, gt=0, le=MAX_OUTPUT_LIMIT, strict=True)
-    """Bytes of output a result holds (``arguments.DEFAULT_MAX_OUTPUT``); at most 1 GiB."""
+    """Bytes of output a result holds (``arguments.DEFAULT_MAX_OUTPUT``); at most 1 GiB. A
+    size as `run --max-output` takes it (``"512KiB"``, ``"16MiB"``) is read as its bytes."""
+
+    @field_validator("max_output", mode="before")
+    @classmethod
+    def _size(cls, value: Any) -> Any:
+        if not isinstance(value, str):
+            return value
+        from toolctl.arguments import parse_size
+        from toolctl.errors import UsageError
+
+        try:
+            return parse_size(value, "max_output")
+        except UsageError as exc:
+            raise ValueError(exc.message.removeprefix("max_output ")) from None
+
     output: Literal["text", "mcp"] = "text"
     """What the tool answers: text or JSON, or ``"mcp"``: MCP content blocks (a JSON list
     of them, or a whole ``tools/call`` result), which the MCP doors pass on as they are."""
