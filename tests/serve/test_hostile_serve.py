@@ -164,6 +164,33 @@ properties = { word = { type = "string", pattern = "^(a+)+$" } }
 """
 
 
+def test_mcp_refusals_are_json_rpc_errors_without_a_session(serve: StartServe) -> None:
+    """The SDK's own refusals on /mcp: `"id": "server-error"` (a string a client may take
+    for its request's id) is null, a plain-text body a JSON-RPC error, a PUT 405, and a
+    refused opening request no longer hands out the id of a session already discarded."""
+    url = serve().url + "/mcp"
+    accept = {"Accept": "application/json, text/event-stream"}
+    listing = {"jsonrpc": "2.0", "id": 9, "method": "tools/list"}
+    cases = [
+        ("POST", {**accept, "Content-Type": "application/json"}, json.dumps(listing), 400),
+        ("POST", {"Accept": "application/json", "Content-Type": "application/json"},
+         json.dumps(listing), 406),
+        ("POST", {**accept, "Content-Type": "text/plain"}, json.dumps(listing), 400),
+        ("POST", {**accept, "Content-Type": "application/json", "Mcp-Session-Id": "nope"},
+         json.dumps(listing), 404),
+        ("PUT", {**accept, "Content-Type": "application/json"}, "{}", 405),
+    ]  # fmt: skip
+    for method, headers, body, status in cases:
+        answer = httpx.request(method, url, headers=headers, content=body)
+        assert answer.status_code == status, (method, headers, answer.text)
+        assert "mcp-session-id" not in answer.headers, (method, headers)
+        refused = strict_json(answer.text)
+        assert refused["jsonrpc"] == "2.0" and refused["id"] is None, refused
+        assert isinstance(refused["error"]["message"], str), refused
+    head = httpx.head(url, headers=accept)
+    assert head.status_code == 405 and "mcp-session-id" not in head.headers
+
+
 def test_a_backtracking_pattern_cannot_freeze_the_server(serve: StartServe, tmp_path: Path) -> None:
     import threading
     import time

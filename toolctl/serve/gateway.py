@@ -137,6 +137,8 @@ class _Guard:
                 await _preflight(origin)(scope, receive, send)  # never carries a token
                 return
             send = _with_cors(send, origin)  # the page at that origin may read the answer
+        if scope["path"] == "/mcp":
+            send = _jsonrpc_refusals(send, body=scope["method"] != "HEAD")
         refusal = self._refusal(scope, headers)
         if refusal is not None:
             await refusal(scope, receive, send)
@@ -146,10 +148,10 @@ class _Guard:
         if length.isdigit() and int(length) > limit:
             await _too_large(limit, scope["path"])(scope, receive, send)
             return
-        if scope["method"] not in _BODIES:
-            await self.app(scope, receive, send)
-            return
         path = scope["path"]
+        if scope["method"] not in _BODIES or (path == "/mcp" and scope["method"] != "POST"):
+            await self.app(scope, receive, send)  # /mcp: the SDK answers PUT 405, as HEAD
+            return
         body = TOO_SLOW
         with anyio.move_on_after(BODY_SECONDS):  # a body dripped a byte at a time holds a slot
             body = await read_body(receive, limit)
@@ -243,6 +245,55 @@ def _with_cors(send: Send, origin: str) -> Send:
         await send(message)
 
     return sending
+
+
+def _jsonrpc_refusals(send: Send, *, body: bool = True) -> Send:
+    """``send`` for /mcp that makes the SDK's refusals JSON-RPC errors as toolctl's are: its
+    ``"id": "server-error"`` (a string a client may take for a request's id) is null, a
+    plain-text body (``Invalid Content-Type header``) is wrapped in an error, and the
+    ``Mcp-Session-Id`` of a refused opening request (a session discarded at once: using
+    it is a 404) is not sent. ``body`` False (HEAD): the headers only."""
+    held: Message | None = None
+
+    async def sending(message: Message) -> None:
+        nonlocal held
+        if message["type"] == "http.response.start" and message["status"] >= 400:
+            held = message
+            return
+        if held is None or message["type"] != "http.response.body":
+            await send(message)
+            return
+        start, held = held, None
+        kept = [(k, v) for k, v in start.get("headers", []) if k.lower() != b"mcp-session-id"]
+        body = message.get("body", b"")
+        if message.get("more_body", False):  # a stream: passed on as it is
+            await send({**start, "headers": kept})
+            await send(message)
+            return
+        body = _as_jsonrpc_error(body)
+        kept = [(k, v) for k, v in kept if k.lower() not in (b"content-length", b"content-type")]
+        kept += [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(body)).encode()),
+        ]
+        await send({**start, "headers": kept})
+        await send({**message, "body": body})
+
+    return sending
+
+
+def _as_jsonrpc_error(body: bytes) -> bytes:
+    try:
+        answer = json.loads(body)
+    except ValueError:
+        answer = None
+    if isinstance(answer, dict) and "error" in answer:
+        if answer.get("id") == "server-error":
+            answer["id"] = None
+        return json.dumps(answer).encode()
+    text = body.decode("utf-8", "replace").strip() or "refused"
+    error = {"code": -32600, "message": text[:500]}
+    return json.dumps({"jsonrpc": "2.0", "id": None, "error": error}).encode()
 
 
 MAX_MCP_SESSIONS = 1000
