@@ -173,7 +173,7 @@ def _parse(file: Path) -> dict[str, Any]:
 
     try:
         with open(file, "rb") as handle:
-            return tomllib.load(handle)
+            return tomllib.loads(handle.read().decode("utf-8-sig"))  # a BOM is no TOML
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"{file}: TOML syntax error: {exc}") from None
     except (OSError, UnicodeDecodeError) as exc:

@@ -174,3 +174,19 @@ def test_walk_orders_files_bytewise_and_roots_in_path_order(tmp_path: Path) -> N
     assert names == ["a/B.toml", "a/b.toml", "a/sub/a.toml", "b/a.toml"]
     assert [f.root for f in files] == [0, 0, 0, 2]
     assert (str(tmp_path / "missing"), -1, -1) in dirs
+
+
+def test_a_bom_is_read_past_and_a_byte_that_is_not_utf8_is_placed(tmp_path: Path) -> None:
+    """A UTF-8 BOM (Windows editors save one) was a TOML syntax error at line 1, column 1,
+    invisible in the editor; a Latin-1 byte was told at line 1 by its byte offset."""
+    bom = tmp_path / "bom.toml"
+    bom.write_bytes(b'\xef\xbb\xbf[[tool]]\nname = "bom"\n[tool.local]\ncommand = ["true"]\n')
+    parsed = parse_file(str(bom))
+    assert [d.name for d in parsed.definitions] == ["bom"] and parsed.problems == []
+    latin = tmp_path / "latin.toml"
+    latin.write_bytes(b'[[tool]]\nname = "l"\ndescription = "caf\xe9"\n')
+    (problem,) = parse_file(str(latin)).problems
+    assert (problem.line, problem.message) == (
+        3,
+        "not UTF-8: byte 0xe9 at line 3, column 19; save it as UTF-8",
+    )

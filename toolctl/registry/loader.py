@@ -180,11 +180,19 @@ def parse_file(path: str) -> ParsedFile:
 
     try:
         with open(path, "rb") as handle:
-            text = handle.read().decode("utf-8")
+            data = handle.read()
     except FileNotFoundError:
         return ParsedFile([], [], {})  # removed since the walk (an unregister): simply gone
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
         return ParsedFile([], [_problem("error", path, 1, f"unreadable: {exc}", skipped=True)], {})
+    try:  # a UTF-8 BOM (Windows editors write one) is no part of the TOML
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        byte = data[exc.start : exc.start + 1].hex()
+        why = f"not UTF-8: byte 0x{byte} at line {line}, column {column}; save it as UTF-8"
+        return ParsedFile([], [_problem("error", path, line, why, skipped=True)], {})
     try:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -56,7 +56,7 @@ def read_trust(settings: Settings) -> tuple[list[Trusted], list[Finding]]:
                 data = handle.read()
             if b"trust" not in data:  # most files: not worth parsing (a registry may be big)
                 continue
-            tables = tomllib.loads(data.decode("utf-8")).get("trust")
+            tables = tomllib.loads(data.decode("utf-8-sig")).get("trust")
         except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, ValueError):
             continue  # the loader reports a file that does not parse
         if tables is None:

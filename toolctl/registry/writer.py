@@ -110,7 +110,7 @@ def descriptor_files(directory: Path) -> list[Path]:
     found = []
     for path in sorted(directory.glob("*.toml")):
         try:
-            document = tomllib.loads(path.read_text(encoding="utf-8"))
+            document = tomllib.loads(path.read_text(encoding="utf-8-sig"))
         except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
             found.append(path)  # read_entries says what is wrong with it
             continue

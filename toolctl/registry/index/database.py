@@ -18,7 +18,7 @@ from pathlib import Path
 from toolctl.errors import RegistryError
 from toolctl.settings import Settings
 
-CACHE_FORMAT = "13"  # 2: confusables quarantined, nan/inf and deep nesting refused; 3: delivery;
+CACHE_FORMAT = "14"  # 2: confusables quarantined, nan/inf and deep nesting refused; 3: delivery;
 # 4: precedence keys, references and attached problems, for a re-index of a few files;
 # 5: a service's state, [service.mcp] transport, idle_timeout, tool lists and tool_timeout;
 # 6: [[trust]] tables; a search path may end in the announcements' directory (its name is a
@@ -30,6 +30,7 @@ CACHE_FORMAT = "13"  # 2: confusables quarantined, nan/inf and deep nesting refu
 # 11: a finding points at the line of its key (timeout, arguments.0.type), not the header
 # 12: files and directories are compared by their stamp (mtime and ctime), not the mtime
 # 13: max_output takes a size ("1MiB"), which a cached error refused
+# 14: a file starting with a UTF-8 BOM is read (it was a cached syntax error)
 RACY_NS = 2_000_000_000
 """A time recorded this close to the scan that read it is not trusted (see ``index``)."""
 
