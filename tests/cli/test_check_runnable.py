@@ -234,8 +234,8 @@ def test_check_files_against_the_registry_in_force_writes_nothing(
     assert lines == [
         "new.toml:1: warning: tool 'word-count' differs from the one in force at "
         "reg/taken.toml:1: `register --replace` would update it",
-        "new.toml:18: error: tool 'uses-nothing' names unknown service 'nowhere'",
-        "new.toml:23: error: group 'mine' names unknown tool 'missing'",
+        "new.toml:21: error: tool 'uses-nothing' names unknown service 'nowhere'",
+        "new.toml:25: error: group 'mine' names unknown tool 'missing'",
     ]
     assert done.stderr.endswith(
         "check failed: 2 error(s), 1 warning(s) in 1 file(s), 5 definition(s)\n"

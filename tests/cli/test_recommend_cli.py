@@ -250,13 +250,14 @@ def test_check_lints_the_graph(tmp_path: Path, toolctl: Toolctl) -> None:
     result = toolctl("check", "-r", "reg")
     assert result.returncode == 3
     lines = result.stdout.splitlines()
-    assert "reg/graph.toml:1: error: action 'entry' leads to unknown action 'ghost'" in lines
-    assert "reg/graph.toml:5: error: action 'middle' calls unknown tool 'phantom'" in lines
+    # each at the line of the edge or list it is about, not the [[action]] header
+    assert "reg/graph.toml:3: error: action 'entry' leads to unknown action 'ghost'" in lines
+    assert "reg/graph.toml:7: error: action 'middle' calls unknown tool 'phantom'" in lines
     assert (
-        "reg/graph.toml:5: error: action 'middle': call edge to 'word-count' has score 1.5, "
+        "reg/graph.toml:7: error: action 'middle': call edge to 'word-count' has score 1.5, "
         "outside [0, 1]"
     ) in lines
-    assert "reg/graph.toml:13: error: group 'g' names unknown tool 'nowhere'" in lines
+    assert "reg/graph.toml:15: error: group 'g' names unknown tool 'nowhere'" in lines
     isolated = [line for line in lines if "isolated" in line]
     assert isolated == [
         "reg/graph.toml:9: warning: action 'alone' is isolated: no action leads to it and it "

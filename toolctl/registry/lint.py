@@ -13,7 +13,8 @@ never an error: an entry action with edges of its own is normal.
 
 from __future__ import annotations
 
-from collections.abc import Container, Iterable, Mapping
+import functools
+from collections.abc import Container, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple, Protocol
 
 from toolctl.findings import Finding
@@ -156,7 +157,12 @@ def in_force_problems(
             Attached(
                 GROUPS,
                 definition,
-                _error(definition, GROUP, f"group '{definition.name}' names unknown tool '{name}'"),
+                _error(
+                    definition,
+                    GROUP,
+                    f"group '{definition.name}' names unknown tool '{name}'",
+                    ("tools",),
+                ),
             )
             for name in definition.data["tools"]
             if name not in tools
@@ -164,8 +170,45 @@ def in_force_problems(
     return []
 
 
-def _error(definition: Definition, code: str, message: str) -> Finding:
-    return Finding("error", code, definition.file, definition.line, message)
+def _error(
+    definition: Definition, code: str, message: str, loc: Sequence[str | int] = ()
+) -> Finding:
+    """An error at the line of ``loc`` in the definition (``service``, ``("next", 1)``),
+    else at its header."""
+    return Finding("error", code, definition.file, field_line(definition, loc), message)
+
+
+def field_line(definition: Definition, loc: Sequence[str | int]) -> int:
+    """The line of ``loc`` in a definition's entry (``keylines.key_line``), its header's
+    when there is none or its file cannot be read again."""
+    if not loc:
+        return definition.line
+    from toolctl.registry.keylines import key_line
+
+    text = _text(definition.file)
+    return key_line(text, definition.kind, definition.line, loc) if text else definition.line
+
+
+def _text(file: str) -> str | None:
+    """A registry file's text, read once per version of it (a finding is rare; a file with
+    many has its text read once)."""
+    import os
+
+    try:
+        st = os.stat(file)
+    except OSError:
+        return None
+    return _read(file, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+@functools.lru_cache(maxsize=8)
+def _read(file: str, size: int, mtime: int, ctime: int) -> str | None:
+    del size, mtime, ctime  # the cache's key: another version of the file is read again
+    try:
+        with open(file, encoding="utf-8-sig") as handle:
+            return handle.read()
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def _tool_service(tool: Definition, services: InForce) -> list[Finding]:
@@ -174,14 +217,15 @@ def _tool_service(tool: Definition, services: InForce) -> list[Finding]:
         return []
     service = services.get(name)
     if service is None:
-        return [_error(tool, SERVICE, f"tool '{tool.name}' names unknown service '{name}'")]
+        message = f"tool '{tool.name}' names unknown service '{name}'"
+        return [_error(tool, SERVICE, message, ("service",))]
     found = []
     runtime = service.data["transport"]
     own = [section for section in TOOL_SECTIONS if tool.data.get(section)]
     for section in own:
         if section != runtime:
             message = f"tool '{tool.name}' has [tool.{section}] but service '{name}' is {runtime}"
-            found.append(_error(tool, SERVICE, message))
+            found.append(_error(tool, SERVICE, message, (section,)))
     needs = BY_NAME[runtime].tool_needs if runtime in BY_NAME else ""
     if needs and runtime not in own:
         message = (
@@ -198,13 +242,14 @@ def _tool_service(tool: Definition, services: InForce) -> list[Finding]:
                     f"tool '{tool.name}' misses config param '{param['name']}' "
                     f"that service '{name}' requires"
                 )
-                found.append(_error(tool, SERVICE, message))
+                found.append(_error(tool, SERVICE, message, ("config",)))
         declared = {p["name"] for p in params}
         for key in sorted(set(config) - declared):
             message = (
                 f"tool '{tool.name}' sets config '{key}' that service '{name}' does not declare"
             )
-            found.append(Finding("warning", SERVICE, tool.file, tool.line, message))
+            line = field_line(tool, ("config", key))
+            found.append(Finding("warning", SERVICE, tool.file, line, message))
     return found
 
 
@@ -212,24 +257,25 @@ def _action_edges(
     action: Definition, tools: Container[str], actions: Container[str]
 ) -> list[Finding]:
     found = []
-    for edge in action.data["tools"]:
+    for index, edge in enumerate(action.data["tools"]):
         if edge["tool"] not in tools:
             message = f"action '{action.name}' calls unknown tool '{edge['tool']}'"
-            found.append(_error(action, GRAPH, message))
-        found += _score(action, f"call edge to '{edge['tool']}'", edge["score"])
-    for edge in action.data["next"]:
+            found.append(_error(action, GRAPH, message, ("tools", index)))
+        found += _score(action, f"call edge to '{edge['tool']}'", edge["score"], ("tools", index))
+    for index, edge in enumerate(action.data["next"]):
         if edge["action"] not in actions:
             message = f"action '{action.name}' leads to unknown action '{edge['action']}'"
-            found.append(_error(action, GRAPH, message))
-        found += _score(action, f"next edge to '{edge['action']}'", edge["score"])
+            found.append(_error(action, GRAPH, message, ("next", index)))
+        edge_name = f"next edge to '{edge['action']}'"
+        found += _score(action, edge_name, edge["score"], ("next", index))
     return found
 
 
-def _score(action: Definition, edge: str, score: float) -> list[Finding]:
+def _score(action: Definition, edge: str, score: float, loc: Sequence[str | int]) -> list[Finding]:
     if 0.0 <= score <= 1.0:
         return []
     message = f"action '{action.name}': {edge} has score {score}, outside [0, 1]"
-    return [_error(action, GRAPH, message)]
+    return [_error(action, GRAPH, message, loc)]
 
 
 def linked_actions(actions: Iterable[Definition]) -> set[str]:
