@@ -319,7 +319,21 @@ def _search_path(
     here: Path | None,
 ) -> tuple[tuple[Path, ...], tuple[str, ...]]:
     """The registry directories, highest precedence first, and where each comes from:
-    --registry, else TOOLCTL_REGISTRY, else the project's then the user registry."""
+    --registry, else TOOLCTL_REGISTRY, else the project's then the user registry. A
+    directory named twice (``paths = ["a", "b", "a/"]``) counts once, where first named."""
+    dirs, sources = _named_directories(registry, env, project, user_registry, here)
+    first = dict(zip(reversed(dirs), reversed(sources), strict=True))  # the first one's
+    kept = list(dict.fromkeys(dirs))
+    return tuple(kept), tuple(first[d] for d in kept)
+
+
+def _named_directories(
+    registry: Sequence[str | Path],
+    env: Mapping[str, str],
+    project: Project | None,
+    user_registry: Path,
+    here: Path | None,
+) -> tuple[tuple[Path, ...], tuple[str, ...]]:
     base = here or Path()
     if registry:
         dirs = [_absolute(base / Path(d).expanduser()) for d in registry]

@@ -406,3 +406,16 @@ def test_a_project_registry_that_does_not_exist_fails_its_check(
         partly.stdout
     )
     assert toolctl("check", "--strict", cwd=team).returncode == 3
+
+
+def test_a_directory_named_twice_is_on_the_search_path_once(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    """`paths = ["a", "b", "a/"]`: `where` listed a third directory `check` never read."""
+    write_files(tmp_path, {"toolctl.toml": '[registry]\npaths = ["a", "b", "a/"]\nuser = false\n'})
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    shown = json.loads(toolctl("where", "--json").stdout)
+    assert [d["path"] for d in shown["search_path"]] == [str(tmp_path / "a"), str(tmp_path / "b")]
+    twice = json.loads(toolctl("where", "--json", "-r", "a", "-r", "./a", "-r", "b").stdout)
+    assert len(twice["search_path"]) == 2
