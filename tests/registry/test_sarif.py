@@ -83,6 +83,27 @@ def test_findings_as_a_valid_sarif_log(tmp_path: Path, toolctl: Toolctl, validat
         r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in run["results"]
     }
     assert uris == {"registry/a.toml", "registry/sub%20dir/b.toml"}
+    # a message's paths are relative as the locations are (not the runner's directory)
+    shadow = next(text for rule, _, text in results if rule == "shadow")
+    assert str(tmp_path) not in shadow and "registry/a.toml" in shadow
+    # every rule says what it is about, not its bare id
+    assert all(r["shortDescription"]["text"] != r["id"] for r in run["tool"]["driver"]["rules"])
+
+
+def test_what_was_not_checked_is_a_notification(
+    tmp_path: Path, toolctl: Toolctl, validator: Any
+) -> None:
+    """The notes text and JSON give (what was not checked, and why) were not in SARIF."""
+    import os
+
+    write_files(tmp_path, BROKEN)
+    user = Path(os.environ["XDG_DATA_HOME"]) / "toolctl" / "registry"
+    write_files(user, {"broken.toml": "bad = \n"})  # left out of a project's check, said
+    log = json.loads(toolctl("check", "--format", "sarif").stdout)
+    validator.validate(log)
+    told = log["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+    notes = json.loads(toolctl("check", "--format", "json").stdout)["notes"]
+    assert notes and [n["message"]["text"] for n in told] == notes
 
 
 def test_a_clean_registry_is_an_empty_run(tmp_path: Path, toolctl: Toolctl, validator: Any) -> None:

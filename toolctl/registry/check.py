@@ -47,9 +47,11 @@ class CheckResult:
         from toolctl import __version__
         from toolctl.registry.sarif import sarif_log
 
-        return sarif_log(self.findings, __version__)
+        return sarif_log(self.findings, __version__, notes=self.notes)
 
-    def to_json(self, show_path: Callable[[str], str]) -> dict[str, Any]:
+    def to_json(
+        self, show_path: Callable[[str], str], show_text: Callable[[str], str] = str
+    ) -> dict[str, Any]:
         return {
             "ok": self.ok,
             "errors": self.errors,
@@ -62,11 +64,11 @@ class CheckResult:
                     "code": f.code,
                     "file": show_path(f.file),
                     "line": f.line,
-                    "message": f.message,
+                    "message": show_text(f.message),
                 }
                 for f in self.findings
             ],
-            "notes": list(self.notes),
+            "notes": [show_text(note) for note in self.notes],
         }
 
 

@@ -29,21 +29,39 @@ RULES = {
     "service": "A tool naming a service that does not fit",
     "graph": "A problem in the toolkit graph",
     "group": "A group naming something missing",
+    "project": "A project's registry directory that does not exist",
+    "executable": "A local tool's command that is not on this machine's PATH",
+    "cwd": "A local tool's working directory that does not exist",
+    "image": "A container image this machine's engine does not hold",
+    "env": "An environment value that would leak or cannot be sent",
+    "announced": "An announcement that was refused or could not be read",
+    "trust": "A [[trust]] entry that is not valid",
+    "mcp-pin": "An MCP tool whose server changed it since it was pinned",
+    "mcp-vanished": "An MCP tool its server no longer offers",
+    "mcp-new": "An MCP tool its server offers that is not imported",
+    "mcp-unpinned": "An MCP tool without a pin",
+    "mcp-unreachable": "An MCP server that could not be reached",
+    "mcp-login": "An MCP server that needs a login",
 }
 """Short descriptions of the best-known codes; any other code is its own description."""
 
 
 def sarif_log(
-    findings: Iterable[Finding], version: str, root: Path | None = None
+    findings: Iterable[Finding],
+    version: str,
+    root: Path | None = None,
+    notes: Iterable[str] = (),
 ) -> dict[str, Any]:
     """The SARIF log of ``findings``; paths relative to ``root`` (default: the working
-    directory) when they lie below it."""
+    directory) when they lie below it, in locations and in messages; ``notes`` (what was
+    not checked, and why) as the invocation's notifications."""
     base = Path(root or os.getcwd()).resolve()
     rules: dict[str, int] = {}
     results = []
     for finding in findings:
         index = rules.setdefault(finding.code, len(rules))
         results.append(_result(finding, index, base))
+    told = [{"level": "note", "message": {"text": _relative(n, base)}} for n in notes]
     return {
         "$schema": SCHEMA,
         "version": "2.1.0",
@@ -57,10 +75,17 @@ def sarif_log(
                     }
                 },
                 "originalUriBaseIds": {"%SRCROOT%": {"uri": base.as_uri() + "/"}},
+                "invocations": [{"executionSuccessful": True, "toolExecutionNotifications": told}],
                 "results": results,
             }
         ],
     }
+
+
+def _relative(text: str, base: Path) -> str:
+    """Paths below ``base`` in a message shown relative to it, as the locations are: a
+    runner's absolute directory says nothing in a code-scanning alert."""
+    return text.replace(f"{base}{os.sep}", "")
 
 
 def _rule(code: str) -> dict[str, Any]:
@@ -75,7 +100,7 @@ def _result(finding: Finding, index: int, base: Path) -> dict[str, Any]:
         "ruleId": finding.code,
         "ruleIndex": index,
         "level": "error" if finding.severity == "error" else "warning",
-        "message": {"text": finding.message},
+        "message": {"text": _relative(finding.message, base)},
         "locations": [{"physicalLocation": location}],
     }
 

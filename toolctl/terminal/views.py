@@ -110,7 +110,7 @@ def group_fields(data: dict[str, Any], ordered: Sequence[str]) -> list[tuple[str
 def print_findings(result: CheckResult, format: str) -> None:
     """`check`: JSON, SARIF, GitHub workflow annotations, or ``file:line: severity: message``."""
     if format == "json":
-        render.print_json(result.to_json(render.display_path))
+        render.print_json(result.to_json(render.display_path, render.relativise))
         return
     if format == "sarif":
         render.print_json(result.to_sarif())
