@@ -292,6 +292,13 @@ def test_check_a_file_inside_the_registry_is_the_registry_check_of_that_file(
     only_c = toolctl("check", "reg/c.toml", "-r", "reg")
     assert only_c.returncode == 0
     assert "reg/c.toml:1: warning: tool 'word-count' is shadowed by reg/a.toml:1" in only_c.stdout
+    # a symlink in the registry to a file elsewhere is the registry's: its warning is kept
+    write_files(
+        tmp_path, {"out/d.toml": '[[tool]]\nname = "d"\n[tool.local]\ncommand = ["true"]\n'}
+    )
+    (tmp_path / "reg/link.toml").symlink_to(tmp_path / "out/d.toml")
+    linked = toolctl("check", "reg/link.toml", "-r", "reg")
+    assert "reg/link.toml:1: warning: symlink leaves the registry directory" in linked.stdout
 
 
 def test_a_cwd_that_is_a_file_is_not_a_directory(tmp_path: Path, toolctl: Toolctl) -> None:

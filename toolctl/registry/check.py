@@ -118,7 +118,12 @@ def check_files(
         input_file(file, "descriptor file", regular=True)
     paths = [os.path.abspath(file) for file in files]
     roots = [os.path.realpath(root) for root in settings.search_path]
-    inside = {p for p in paths if any(_below(os.path.realpath(p), r) for r in roots)}
+    named = [os.path.abspath(root) for root in settings.search_path]
+    inside = {  # by where it is (a symlink in a registry directory is the registry's) or leads
+        p
+        for p in paths
+        if any(_below(p, r) for r in named) or any(_below(os.path.realpath(p), r) for r in roots)
+    }
     findings, notes = [], list(image_notes(images))
     if inside:
         whole = run_check(settings, images=images)
