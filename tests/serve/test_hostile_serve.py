@@ -191,6 +191,31 @@ def test_mcp_refusals_are_json_rpc_errors_without_a_session(serve: StartServe) -
     assert head.status_code == 405 and "mcp-session-id" not in head.headers
 
 
+def test_a_cancelled_request_gets_no_answer_on_mcp(serve: StartServe, tmp_path: Path) -> None:
+    """notifications/cancelled for a call in flight: its process is killed and the call's
+    stream ends without an answer, as on stdio (MCP: a cancelled request gets none; the
+    SDK sent an error of code 0, "Request cancelled")."""
+    url = serve().url
+    session = mcp_session(url)
+    pidfile = tmp_path / "cancelled.pid"
+    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "hang", "arguments": {"pidfile": str(pidfile)}}}  # fmt: skip
+    answers: list[str] = []
+    thread = threading.Thread(
+        target=lambda: answers.append(
+            httpx.post(f"{url}/mcp", json=call, headers=session, timeout=60).text
+        )
+    )
+    thread.start()
+    pid = read_pid(pidfile)
+    cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled",
+              "params": {"requestId": 2, "reason": "test"}}  # fmt: skip
+    assert httpx.post(f"{url}/mcp", json=cancel, headers=session).status_code == 202
+    thread.join(timeout=30)
+    assert not thread.is_alive() and wait_for(lambda: not alive(pid))
+    assert '"id":2' not in answers[0].replace(" ", ""), answers[0]
+
+
 def test_a_backtracking_pattern_cannot_freeze_the_server(serve: StartServe, tmp_path: Path) -> None:
     import threading
     import time

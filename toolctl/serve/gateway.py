@@ -252,34 +252,55 @@ def _jsonrpc_refusals(send: Send, *, body: bool = True) -> Send:
     ``"id": "server-error"`` (a string a client may take for a request's id) is null, a
     plain-text body (``Invalid Content-Type header``) is wrapped in an error, and the
     ``Mcp-Session-Id`` of a refused opening request (a session discarded at once: using
-    it is a 404) is not sent. ``body`` False (HEAD): the headers only."""
+    it is a 404) is not sent. ``body`` False (HEAD): the headers only. The SDK's answer to
+    a request the client cancelled (code 0, "Request cancelled") is not sent: MCP says a
+    cancelled request gets none, and the stdio door sends none."""
     held: Message | None = None
+    stream = False  # an event stream, whose events can be left out (no content-length)
 
     async def sending(message: Message) -> None:
-        nonlocal held
-        if message["type"] == "http.response.start" and message["status"] >= 400:
-            held = message
-            return
+        nonlocal held, stream
+        if message["type"] == "http.response.start":
+            kind = dict(message.get("headers", [])).get(b"content-type", b"")
+            stream = kind.startswith(b"text/event-stream")
+            if message["status"] >= 400:
+                held = message
+                return
+        if stream and message["type"] == "http.response.body" and _cancelled_answer(message):
+            message = {**message, "body": b""}
         if held is None or message["type"] != "http.response.body":
             await send(message)
             return
         start, held = held, None
         kept = [(k, v) for k, v in start.get("headers", []) if k.lower() != b"mcp-session-id"]
-        body = message.get("body", b"")
-        if message.get("more_body", False):  # a stream: passed on as it is
+        if message.get("more_body", False) or not body:  # a stream, or HEAD: as they are
             await send({**start, "headers": kept})
             await send(message)
             return
-        body = _as_jsonrpc_error(body)
+        mended = _as_jsonrpc_error(message.get("body", b""))
         kept = [(k, v) for k, v in kept if k.lower() not in (b"content-length", b"content-type")]
-        kept += [
-            (b"content-type", b"application/json"),
-            (b"content-length", str(len(body)).encode()),
-        ]
+        kept += [(b"content-type", b"application/json")]
+        kept += [(b"content-length", str(len(mended)).encode())]
         await send({**start, "headers": kept})
-        await send({**message, "body": body})
+        await send({**message, "body": mended})
 
     return sending
+
+
+def _cancelled_answer(message: Message) -> bool:
+    """Whether a body chunk is the SDK's answer to a cancelled request: an SSE event (or a
+    JSON body) whose message is a JSON-RPC error of code 0, "Request cancelled"."""
+    chunk = message.get("body", b"")
+    if b"Request cancelled" not in chunk:
+        return False
+    for line in chunk.splitlines():
+        data = line.removeprefix(b"data:").strip()
+        with contextlib.suppress(ValueError):
+            answer = json.loads(data)
+            error = answer.get("error") if isinstance(answer, dict) else None
+            if isinstance(error, dict) and error.get("code") == 0:
+                return error.get("message") == "Request cancelled"
+    return False
 
 
 def _as_jsonrpc_error(body: bytes) -> bytes:
