@@ -553,3 +553,22 @@ def test_max_output_takes_a_size_as_run_max_output_does(tmp_path: Path, toolctl:
     refused = toolctl("check", "-r", "bad")
     assert refused.returncode == 3
     assert "max_output: must be above 0 and at most 1GiB, got '2GiB'" in refused.stdout
+
+
+def test_a_look_alike_that_sorts_first_is_told_at_itself_against_the_lock(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    """A new file that sorts earlier defines a look-alike of a locked name: it holds the
+    name now and the locked one is quarantined. The lock said the locked name was "no
+    longer defined" (it is, quarantined) at toolctl.lock, not at the newcomer a review
+    reads."""
+    plain = '[[tool]]\nname = "{name}"\n[tool.local]\ncommand = ["{command}"]\n'
+    write_files(tmp_path, {"r/local.toml": plain.format(name="echo-it", command="true")})
+    assert toolctl("lock", "-r", "r").returncode == 0
+    write_files(tmp_path, {"r/00-early.toml": plain.format(name="echo.it", command="false")})
+    done = toolctl("check", "--locked", "-r", "r")
+    assert done.returncode == 3
+    assert (
+        "r/00-early.toml:1: error: tool 'echo.it' takes the place of 'echo-it' of toolctl.lock"
+    ) in done.stdout
+    assert "no longer defined" not in done.stdout

@@ -188,6 +188,16 @@ def compare(registry: Registry, lock: Path) -> list[Finding]:
         kind, name = key
         before, after = recorded.get(key), now.get(key)
         if after is None:
+            holder = registry.confusable_with(kind, name)
+            if holder is not None and registry.definitions(kind, name):
+                # a look-alike (a file that sorts earlier) took the place of a locked name:
+                # told at the newcomer, where a review sees it
+                message = (
+                    f"{kind} '{holder.name}' takes the place of '{name}' of {LOCK_FILE}: a "
+                    f"look-alike, so '{name}' is quarantined; rename or remove this one"
+                )
+                problems.append(Finding("error", LOCK_CODE, holder.file, holder.line, message))
+                continue
             message = f"{kind} '{name}' is in {LOCK_FILE} but no longer defined"
             problems.append(
                 Finding("error", LOCK_CODE, shown, _pin_line(lock, kind, name), message)
