@@ -171,12 +171,16 @@ def _keep(path: Path, data: dict[str, Any]) -> None:
 def _parse(file: Path) -> dict[str, Any]:
     import tomllib
 
+    from toolctl.targets import NotUtf8, utf8_text
+
     try:
         with open(file, "rb") as handle:
-            return tomllib.loads(handle.read().decode("utf-8-sig"))  # a BOM is no TOML
+            return tomllib.loads(utf8_text(handle.read()))  # a BOM read past
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"{file}: TOML syntax error: {exc}") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except NotUtf8 as exc:
+        raise UsageError(f"{file}: {exc}") from None
+    except OSError as exc:
         raise UsageError(f"{file}: unreadable: {exc}") from None
     except RecursionError:
         raise UsageError(f"{file}: nested too deeply to read") from None

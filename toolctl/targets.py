@@ -43,3 +43,25 @@ def input_file(path: Path, what: str = "file", *, regular: bool = False) -> Path
     if regular and not path.is_file():
         raise UsageError(f"{path} is not a regular file: a {what} is read from one")
     return path
+
+
+class NotUtf8(ValueError):
+    """A file's first byte that is not UTF-8, by its line and column (in bytes)."""
+
+    def __init__(self, byte: bytes, line: int, column: int) -> None:
+        super().__init__(
+            f"not UTF-8: byte 0x{byte.hex()} at line {line}, column {column}; save it as UTF-8"
+        )
+        self.line = line
+
+
+def utf8_text(data: bytes) -> str:
+    """A TOML file's text: UTF-8, a BOM (Windows editors write one) read past; NotUtf8
+    naming the first byte that is not UTF-8."""
+    body = data[3:] if data.startswith(b"\xef\xbb\xbf") else data
+    try:
+        return body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = body[: exc.start].count(b"\n") + 1
+        column = exc.start - (body.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise NotUtf8(body[exc.start : exc.start + 1], line, column) from None

@@ -67,3 +67,55 @@ def test_any_text_gives_a_line_of_the_file(text: str, loc: list[str | int]) -> N
     count = len(text.splitlines())
     for header in (1, max(1, count)):
         assert 1 <= key_line(text, "tool", header, loc) <= max(1, count)
+
+
+STRINGS = '''\
+[[tool]]
+name = "q"
+description = 'quote: """ here'  # a literal string: no multi-line string opens
+notes = "escaped \\"\\"\\" too"  # """ in a comment opens none either
+timeout = 0
+
+[[tool]]
+name = "r"
+description = """
+[[tool]]
+timeout = "inside the string"
+"""
+timeout = "ten"
+tool.local.command = 5
+'''
+
+
+def test_strings_and_comments_are_read_as_toml_reads_them() -> None:
+    assert key_line(STRINGS, "tool", 1, ["timeout"]) == 5
+    assert key_line(STRINGS, "tool", 7, ["timeout"]) == 13  # the one after the string
+    assert key_line(STRINGS, "tool", 7, ["tool"]) == 14  # dotted under an unknown key
+
+
+def test_u2028_is_no_line_break(toolctl: Toolctl, tmp_path: Path) -> None:
+    """TOML's lines end at LF: a U+2028 in a comment moved every finding a line down."""
+    write_files(
+        tmp_path,
+        {
+            "reg/t.toml": '# a\u2028b\n[[tool]]\nname = "t"\n\ntimeout = 0\n[tool.local]\ncommand = ["true"]\n'
+        },
+    )
+    done = toolctl("check", "-r", "reg")
+    assert "reg/t.toml:5: error: tool 't': timeout:" in done.stdout, done.stdout
+
+
+def test_a_header_inside_a_string_is_no_header(toolctl: Toolctl, tmp_path: Path) -> None:
+    write_files(tmp_path, {"reg/t.toml": STRINGS.replace("tool.local.command = 5\n", "")})
+    done = toolctl("check", "-r", "reg")
+    lines = [line.split(": error")[0] for line in done.stdout.splitlines() if "error" in line]
+    assert lines == ["reg/t.toml:4", "reg/t.toml:5", "reg/t.toml:13"], done.stdout
+
+
+def test_a_bom_before_a_byte_that_is_not_utf8_keeps_its_place(tmp_path: Path) -> None:
+    from toolctl.registry.loader import parse_file
+
+    bad = tmp_path / "bad.toml"
+    bad.write_bytes(b'\xef\xbb\xbf[[tool]]\nname = "nb"\ndescription = "caf\xe9 ok"\n')
+    (problem,) = parse_file(str(bad)).problems
+    assert problem.message == "not UTF-8: byte 0xe9 at line 3, column 19; save it as UTF-8"

@@ -11,7 +11,7 @@ Only the text of a file that has a finding is scanned.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 _BARE = r"[A-Za-z0-9_-]+"
 _QUOTED = r'"(?:[^"\\]|\\.)*"|\'[^\']*\''
@@ -27,12 +27,25 @@ Path = tuple[str | int, ...]
 def key_line(text: str, kind: str, header: int, loc: Sequence[str | int]) -> int:
     """The line of ``loc`` (a pydantic error location) in the ``[[kind]]`` entry whose
     header is on line ``header``; ``header`` when no key of it is found."""
-    lines = _entry_keys(text.splitlines(), kind, header)
+    if not loc:
+        return header
+    lines = _entry_keys(text.split("\n"), kind, header)  # TOML's lines: U+2028 is none
     best, found = -1, header
     for path, number in lines:
         length = _common(path, loc)
         if length == len(path) and length > best:
             best, found = length, number
+    if best < len(loc):  # loc names a table its keys are dotted under (`tool.timeout = ...`)
+        below = next(
+            (
+                n
+                for path, n in lines
+                if len(path) > len(loc) and _common(tuple(loc), path) == len(loc)
+            ),
+            None,
+        )
+        if below is not None and best <= 0:
+            return below
     return found
 
 
@@ -48,12 +61,11 @@ def _entry_keys(lines: list[str], kind: str, header: int) -> list[tuple[Path, in
     keys: list[tuple[Path, int]] = []
     table: Path = ()
     counts: dict[tuple[str, ...], int] = {}
-    quote: str | None = None
+    within: str | None = None  # the multi-line string a line starts in (its delimiter)
     for number in range(header + 1, len(lines) + 1):
         line = lines[number - 1]
-        if quote is not None:  # inside a multi-line string
-            if line.count(quote) % 2 == 1:
-                quote = None
+        if within is not None:
+            within = _strings(line, within)
             continue
         head = _HEADER.match(line)
         if head is not None:
@@ -66,11 +78,55 @@ def _entry_keys(lines: list[str], kind: str, header: int) -> list[tuple[Path, in
         assign = _ASSIGN.match(line)
         if assign is not None:
             keys.append(((*table, *_parts(assign.group("key"))), number))
-            rest = line[assign.end() :]
-            for mark in ('"""', "'''"):
-                if rest.count(mark) % 2 == 1:
-                    quote = mark
+            within = _strings(line[assign.end() :], None)
     return keys
+
+
+def outside_strings(lines: list[str]) -> Iterator[tuple[int, str]]:
+    """Each line (numbered from 1) that does not start inside a multi-line string."""
+    within: str | None = None
+    for number, line in enumerate(lines, start=1):
+        if within is None:
+            yield number, line
+        within = _strings(line, within)
+
+
+def _strings(text: str, within: str | None) -> str | None:
+    """The multi-line string (``\"\"\"`` or ``'''``) ``text`` ends inside of, read from
+    ``within`` (None: outside any): strings of one line, escapes and comments read as
+    TOML reads them, so a ``\"\"\"`` in a literal string or a comment opens nothing."""
+    at = 0
+    while at < len(text):
+        if within is not None:  # find its end: \"\"\" (not escaped) or '''
+            if within == '"""':
+                while at < len(text) and not text.startswith(within, at):
+                    at += 2 if text[at] == "\\" else 1
+            else:
+                found = text.find(within, at)
+                at = len(text) if found < 0 else found
+            if at >= len(text):
+                return within
+            at += 3
+            while at < len(text) and text[at] == within[0]:  # up to two more quotes belong
+                at += 1
+            within = None
+            continue
+        char = text[at]
+        if char == "#":
+            return None
+        if text.startswith('"""', at) or text.startswith("'''", at):
+            within, at = text[at : at + 3], at + 3
+        elif char == '"':
+            at += 1
+            while at < len(text) and text[at] != '"':
+                at += 2 if text[at] == "\\" else 1
+            at += 1
+        elif char == "'":
+            found = text.find("'", at + 1)
+            at = len(text) if found < 0 else found + 1
+        else:
+            at += 1
+    return within
 
 
 def _table(parts: list[str], array: bool, counts: dict[tuple[str, ...], int]) -> Path:

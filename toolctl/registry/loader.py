@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 from toolctl.arguments import is_text, printable_os
 from toolctl.findings import PARSE, Finding, Severity
 from toolctl.names import KINDS, NAME_PATTERN, TABLES
+from toolctl.targets import NotUtf8, utf8_text
 
 # NamedTuples rather than frozen dataclasses: these modules load on every command, and a
 # frozen dataclass costs ~0.6 ms to define against ~0.1 ms for a NamedTuple.
@@ -185,14 +186,10 @@ def parse_file(path: str) -> ParsedFile:
         return ParsedFile([], [], {})  # removed since the walk (an unregister): simply gone
     except OSError as exc:
         return ParsedFile([], [_problem("error", path, 1, f"unreadable: {exc}", skipped=True)], {})
-    try:  # a UTF-8 BOM (Windows editors write one) is no part of the TOML
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
-        byte = data[exc.start : exc.start + 1].hex()
-        why = f"not UTF-8: byte 0x{byte} at line {line}, column {column}; save it as UTF-8"
-        return ParsedFile([], [_problem("error", path, line, why, skipped=True)], {})
+    try:
+        text = utf8_text(data)
+    except NotUtf8 as exc:
+        return ParsedFile([], [_problem("error", path, exc.line, str(exc), skipped=True)], {})
     try:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -374,9 +371,17 @@ def _model_in(annotation: Any) -> Any:
 
 
 def _header_lines(text: str, kind: str, count: int) -> list[int]:
-    """The line of each ``[[kind]]`` header; TOML keeps array-of-table order."""
+    """The line of each ``[[kind]]`` header; TOML keeps array-of-table order. (TOML's
+    lines end at LF only: U+2028 is no line break; a header inside a multi-line string
+    is none, so such a file's lines are read string by string.)"""
     pattern = re.compile(rf"^\s*\[\[\s*{kind}\s*\]\]\s*(#.*)?$")
-    lines = [n for n, line in enumerate(text.splitlines(), start=1) if pattern.match(line)]
+    if '"""' in text or "'''" in text:
+        from toolctl.registry.keylines import outside_strings
+
+        numbered = outside_strings(text.split("\n"))
+    else:
+        numbered = enumerate(text.split("\n"), start=1)
+    lines = [n for n, line in numbered if pattern.match(line)]
     if len(lines) == count:
         return lines
     # An inline array (`tool = [{...}]`) has no headers: point at its key instead.
@@ -385,7 +390,7 @@ def _header_lines(text: str, kind: str, count: int) -> list[int]:
 
 def _key_line(text: str, key: str) -> int:
     pattern = re.compile(rf"^\s*\[*\s*{re.escape(key)}\b")
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(text.split("\n"), start=1):
         if pattern.match(line):
             return number
     return 1
