@@ -518,7 +518,7 @@ def test_invisible_and_reordering_characters_are_shown_as_codes(
         tmp_path,
         {
             "reg/a.toml": '[[tool]]\nname = "zw\\u200bx"\n[tool.local]\ncommand = ["true"]\n',
-            "reg/b.toml": '[[tool]]\nname = "ok"\ndescription = "safe\\u202eexe.txt"\n'
+            "reg/b.toml": '[[tool]]\nname = "ok"\ndescription = "safe\\u202eexe.txt\\U000e0041"\n'
             '[tool.local]\ncommand = ["true"]\n',
         },
     )
@@ -529,10 +529,11 @@ def test_invisible_and_reordering_characters_are_shown_as_codes(
         outputs.append(done.stdout)
         assert "\u200b" not in done.stdout + done.stderr, args
         assert "\u202e" not in done.stdout + done.stderr, args
+        assert "\U000e0041" not in done.stdout + done.stderr, args  # a TAG: "ASCII smuggling"
     assert "zw\\u200bx" in outputs[0] and "zw\\u200bx" in outputs[1]
-    assert "safe\\u202eexe.txt" in outputs[4]
+    assert "safe\\u202eexe.txt\\udb40\\udc41" in outputs[4]
     listed = json.loads(outputs[4])
-    assert listed[0]["description"] == "safe\u202eexe.txt"  # the value itself unchanged
+    assert listed[0]["description"] == "safe\u202eexe.txt\U000e0041"  # the value unchanged
 
 
 def test_max_output_takes_a_size_as_run_max_output_does(tmp_path: Path, toolctl: Toolctl) -> None:

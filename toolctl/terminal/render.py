@@ -212,24 +212,37 @@ MAX_MESSAGE = 2000
 
 
 _INVISIBLE = (
-    0x061C, *range(0x200B, 0x2010), *range(0x202A, 0x202F), *range(0x2060, 0x2065),
-    *range(0x2066, 0x206A), 0xFEFF,
+    0x00AD, 0x034F, 0x061C, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x180E, *range(0x200B, 0x2010),
+    0x2028, 0x2029, *range(0x202A, 0x202F), *range(0x2060, 0x2065), *range(0x2066, 0x206A),
+    0x3164, 0xFEFF, 0xFFA0, *range(0xE0000, 0xE0080),
 )  # fmt: skip
 """Characters that show nothing or reorder what follows (zero-width spaces and joiners,
-bidirectional overrides and isolates: "Trojan Source"): a name holding one reads as
-another, and an override reverses the rest of the line."""
+soft hyphens, fillers, line and paragraph separators, bidirectional overrides and
+isolates: "Trojan Source"; the TAG characters that hide text in a description for a model
+to read, "ASCII smuggling"): a name holding one reads as another, an override reverses
+the rest of the line."""
 _CONTROLS = {
     **{
         code: f"\\x{code:02x}"
         for code in (*range(0x20), 0x7F, *range(0x80, 0xA0))
         if chr(code) not in "\n\t"
     },
-    **{code: f"\\u{code:04x}" for code in _INVISIBLE},
+    **{code: f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}" for code in _INVISIBLE},
 }
 """Control characters as visible escapes: an ESC or BEL a name, a file or a server put in
 a message must not recolour, retitle or clear the reader's terminal; an invisible or
 reordering character is shown as its code."""
-_JSON_INVISIBLE = {code: f"\\u{code:04x}" for code in _INVISIBLE}
+
+
+def _surrogates(code: int) -> str:
+    """A character beyond the BMP as JSON writes it escaped: its UTF-16 surrogate pair."""
+    high, low = divmod(code - 0x10000, 0x400)
+    return f"\\u{0xD800 + high:04x}\\u{0xDC00 + low:04x}"
+
+
+_JSON_INVISIBLE = {
+    code: f"\\u{code:04x}" if code < 0x10000 else _surrogates(code) for code in _INVISIBLE
+}
 """The same characters as JSON escapes: inside a JSON string the same text, shown."""
 _HAS_INVISIBLE = re.compile("[" + "".join(map(chr, _INVISIBLE)) + "]")
 
