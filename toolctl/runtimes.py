@@ -105,6 +105,9 @@ RUNTIMES: tuple[Runtime, ...] = (
 BY_NAME: dict[str, Runtime] = {row.name: row for row in RUNTIMES}
 TOOL_SECTIONS = tuple(row.name for row in RUNTIMES if row.tool_model)
 SERVICE_SECTIONS = tuple(row.name for row in RUNTIMES if row.service_model)
+OWN_PLUGINS = ("tool-agent",)
+"""Runtimes toolctl registers as any plugin does (``runtime = "tool-agent"``: the
+``toolctl.runners`` entry points of pyproject.toml), not rows of the table."""
 
 
 def import_dotted(target: str) -> Any:

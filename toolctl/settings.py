@@ -320,11 +320,13 @@ def _search_path(
 ) -> tuple[tuple[Path, ...], tuple[str, ...]]:
     """The registry directories, highest precedence first, and where each comes from:
     --registry, else TOOLCTL_REGISTRY, else the project's then the user registry. A
-    directory named twice (``paths = ["a", "b", "a/"]``) counts once, where first named."""
+    directory named twice (``paths = ["a", "b", "a/"]``, or a symlink to it) counts once,
+    where first named."""
     dirs, sources = _named_directories(registry, env, project, user_registry, here)
-    first = dict(zip(reversed(dirs), reversed(sources), strict=True))  # the first one's
-    kept = list(dict.fromkeys(dirs))
-    return tuple(kept), tuple(first[d] for d in kept)
+    kept: dict[str, tuple[Path, str]] = {}  # by where it leads (a symlink, "a/"), the first named
+    for directory, source in zip(dirs, sources, strict=True):
+        kept.setdefault(os.path.realpath(directory), (directory, source))
+    return tuple(d for d, _ in kept.values()), tuple(s for _, s in kept.values())
 
 
 def _named_directories(

@@ -99,3 +99,19 @@ def test_new_says_when_register_will_refuse_the_name(tmp_path: Path, toolctl: To
     assert "looks like 'Hello': `toolctl register` will refuse it" in alike.stderr
     fresh = toolctl("new", "tool", "other", cwd=second)
     assert "warning" not in fresh.stderr
+
+
+def test_new_offers_replace_only_where_register_could_replace(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    """In a project, a tool the user registry holds: `register --replace` is refused there
+    (a later directory), so the warning does not offer it."""
+    work, team = tmp_path / "work", tmp_path / "team"
+    work.mkdir()
+    team.mkdir()
+    assert toolctl("new", "tool", "uonly", cwd=work).returncode == 0
+    assert toolctl("register", cwd=work).returncode == 0  # into the user registry
+    assert toolctl("init", cwd=team).returncode == 0
+    made = toolctl("new", "tool", "uonly", cwd=team)
+    assert "`toolctl register` will refuse this one; rename it" in made.stderr
+    assert "--replace" not in made.stderr

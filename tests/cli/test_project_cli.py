@@ -419,3 +419,6 @@ def test_a_directory_named_twice_is_on_the_search_path_once(
     assert [d["path"] for d in shown["search_path"]] == [str(tmp_path / "a"), str(tmp_path / "b")]
     twice = json.loads(toolctl("where", "--json", "-r", "a", "-r", "./a", "-r", "b").stdout)
     assert len(twice["search_path"]) == 2
+    (tmp_path / "link").symlink_to(tmp_path / "a")  # the same directory by another name
+    linked = json.loads(toolctl("where", "--json", "-r", "a", "-r", "link").stdout)
+    assert [d["path"] for d in linked["search_path"]] == [str(tmp_path / "a")]

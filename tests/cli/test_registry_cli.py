@@ -379,6 +379,8 @@ def test_list_refuses_a_runtime_that_is_none(
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr == (
         "toolctl: error: unknown runtime 'contianer': expected one of local, container, "
-        "pulsar, http, mcp (or a plugin's that a tool runs on); did you mean 'container'?\n"
+        "pulsar, http, mcp, tool-agent (or a plugin's that a tool runs on); did you mean "
+        "'container'?\n"
     )
     assert toolctl("list", "--runtime", "local", "-r", "reg", *json_flag).returncode == 0
+    assert toolctl("list", "--runtime", "tool-agent", "-r", "reg", *json_flag).returncode == 0

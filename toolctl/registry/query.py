@@ -106,17 +106,18 @@ def list_definitions(
 def _known_runtime(registry: Registry, runtime: str | None) -> None:
     """``--runtime`` names a runtime of the table of runtimes, or one a tool in force runs
     on (a plugin's): a typo listed nothing, exit 0, as if no tool ran there."""
-    from toolctl.runtimes import BY_NAME
+    from toolctl.runtimes import BY_NAME, OWN_PLUGINS
 
-    if runtime is None or runtime in BY_NAME or runtime in registry.runtimes_in_force():
+    known = [*BY_NAME, *OWN_PLUGINS]
+    if runtime is None or runtime in known or runtime in registry.runtimes_in_force():
         return
     import difflib
 
     from toolctl.errors import UsageError
 
-    close = difflib.get_close_matches(runtime.lower(), list(BY_NAME), n=1)
+    close = difflib.get_close_matches(runtime.lower(), known, n=1)
     raise UsageError(
-        f"unknown runtime '{runtime}': expected one of {', '.join(BY_NAME)} (or a plugin's "
+        f"unknown runtime '{runtime}': expected one of {', '.join(known)} (or a plugin's "
         "that a tool runs on)",
         hint=f"did you mean '{close[0]}'?" if close else None,
     )

@@ -125,13 +125,16 @@ def already_in_force(name: str) -> str | None:
     registry cannot be read (scaffolding goes on: `register` will say)."""
     from toolctl.errors import ToolctlError
     from toolctl.registry.index import Registry
+    from toolctl.registry.writer import target_directory
     from toolctl.settings import Settings
 
     try:
-        registry = Registry.open(Settings.load())
+        settings = Settings.load()
+        registry = Registry.open(settings)
         held = registry.confusable_with("tool", name) or next(
             iter(registry.definitions("tool", name)), None
         )
+        ours = held is not None and Path(held.file).is_relative_to(target_directory(settings))
     except (ToolctlError, OSError):
         return None
     if held is None:
@@ -142,6 +145,9 @@ def already_in_force(name: str) -> str | None:
             f"tool '{held.name}' {where} looks like '{name}': `toolctl register` will "
             "refuse it; rename it"
         )
+    if not ours:  # in another directory of the search path: --replace would be refused
+        refused = "`toolctl register` will refuse this one; rename it"
+        return f"tool '{name}' is in force already {where}: {refused}"
     return (
         f"tool '{name}' is in force already {where}: `toolctl register` will refuse this "
         "one; rename it, or `toolctl register --replace` to update yours"
