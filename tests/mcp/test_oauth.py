@@ -201,7 +201,7 @@ def test_step_up_is_exit_5_naming_the_login_and_the_scope_it_asks_for(
     ]  # (and the warning that the tool has no pin)
     again = toolctl("mcp", "login", "saas", "-r", str(reg), "--json")
     assert again.returncode == 0, again.stderr
-    assert json.loads(again.stdout) == {"service": "saas", "scope": "read write"}
+    assert json.loads(again.stdout) == {"login": True, "service": "saas", "scope": "read write"}
     assert scoped.token_requests[-1]["scope"] == ["read write"]
     done = toolctl("run", "saas.echo", "-r", str(reg))
     assert (done.returncode, done.stdout.strip()) == (0, "written"), done.stderr
@@ -557,3 +557,16 @@ def test_a_gateway_prompt_whose_token_expired_is_refreshed_and_sent_again(
         got = anyio.run(get_twice, reg)
         assert got == ["greet", "hello with t2", "hello with t2"]
         assert len(server.token_requests) == 1
+
+
+def test_a_login_to_a_server_that_asks_for_none_says_so(
+    toolctl: Toolctl, tmp_path: Path, probe_url: str
+) -> None:
+    """A server that answers without asking for a login: "logged in" (exit 0) was said,
+    with a warning about where the client secret would go, and nothing was granted."""
+    reg = registry(tmp_path, probe_url, CI)
+    done = toolctl("mcp", "login", "saas", "-r", str(reg))
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == "toolctl: MCP service 'saas' asks for no login: nothing to do\n"
+    as_json = toolctl("mcp", "login", "saas", "-r", str(reg), "--json")
+    assert json.loads(as_json.stdout) == {"login": False, "service": "saas", "scope": None}

@@ -47,10 +47,11 @@ def service_up(settings: Settings, reporter: Reporter, name: str) -> Up:
 
 def service_login(
     settings: Settings, reporter: Reporter, name: str, *, browser: bool = True
-) -> str:
+) -> str | None:
     """`mcp login`: OAuth with the MCP server of service ``name`` (reached by URL), the
     tokens kept for its runs; the authorization URL goes to the reporter. Returns the scope
-    granted. UsageError for a service that is not an MCP server reached by URL."""
+    granted, or None when the server asked for no login. UsageError for a service that is
+    not an MCP server reached by URL."""
     from toolctl.descriptor_env import expand_env, expand_env_map
     from toolctl.errors import UsageError
     from toolctl.mcp.oauth_flow import login
@@ -68,6 +69,8 @@ def service_login(
         settings, name, url, oauth, lambda link: reporter.note(f"open {link} to log in"),
         browser=browser,
     )  # fmt: skip
+    if not granted.needed:
+        return None
     sent = [key for key in CREDENTIALS if oauth.get(key)]
     if sent and not oauth.get("issuer"):
         reporter.warn(

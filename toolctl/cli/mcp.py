@@ -62,7 +62,10 @@ def login_command(
     if json:
         from toolctl.terminal import render
 
-        render.print_json({"service": service, "scope": scope or None})
+        render.print_json({"service": service, "login": scope is not None, "scope": scope or None})
+        return
+    if scope is None:
+        reporter(settings).note(f"MCP service '{service}' asks for no login: nothing to do")
         return
     reporter(settings).note(
         f"logged in to MCP service '{service}'" + (f" (scope: {scope})" if scope else "")

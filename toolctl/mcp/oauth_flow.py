@@ -216,8 +216,10 @@ async def _login(
         resource=context.get_resource_url() if context.should_include_resource_param() else None,
         scope=provider.asked,
     )
-    tokens = kept.read().get("tokens") or {}
-    return Granted(str(tokens.get("scope") or ""), provider.authorization_server())
+    tokens = kept.read().get("tokens")
+    if not tokens and metadata is None:  # the server answered without asking for one
+        return Granted("", "", needed=False)
+    return Granted(str((tokens or {}).get("scope") or ""), provider.authorization_server())
 
 
 class Granted(NamedTuple):
@@ -226,6 +228,8 @@ class Granted(NamedTuple):
 
     scope: str
     issuer: str
+    needed: bool = True
+    """False: the server answered without asking for a login (nothing was granted)."""
 
 
 STEP_UPS = 1
