@@ -38,6 +38,7 @@ def test_start_status_stop(toolctl: Toolctl, tmp_path: Path) -> None:
     assert "already running" in again.stderr
     as_json = toolctl("broker", "start", "--detach", "--port", str(port), "--json")
     running = json.loads(as_json.stdout)
+    assert as_json.stderr == ""  # the note for a person ("already running") left out
     assert (running["url"], running["pid"], running["started"]) == (
         f"pulsar://127.0.0.1:{port}",
         shown["pid"],

@@ -84,7 +84,7 @@ def adopt_command(
     from toolctl.terminal import render
 
     settings = settings_for(registry, announced=announced)
-    written = adopt(settings, reporter(settings), name, output)
+    written = adopt(settings, reporter(settings, notes=not json), name, output)
     if json:
         render.print_json({"name": name, "file": render.display_path(written)})
         return

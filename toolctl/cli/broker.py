@@ -57,7 +57,8 @@ def start_command(
 
     settings = Settings.load()
     where = broker.layout(settings, port, data)
-    broker.run_broker(settings, reporter(), where, detach=detach, announce=announce)
+    told = reporter(notes=not json)
+    broker.run_broker(settings, told, where, detach=detach, announce=announce)
 
 
 def status_command(json: JsonOption = False) -> None:

@@ -216,11 +216,13 @@ def settings_for(registry: list[Path] | None, strict: bool = False, **extra: obj
     return Settings.load(registry or (), strict=strict, **extra)  # type: ignore[arg-type]
 
 
-def reporter(settings: Settings | None = None) -> TerminalReporter:
-    """Where a use case reports: ``toolctl:`` lines on stderr."""
+def reporter(settings: Settings | None = None, *, notes: bool = True) -> TerminalReporter:
+    """Where a use case reports: ``toolctl:`` lines on stderr (``notes`` False: warnings
+    only, for a command printing --json)."""
     from toolctl.terminal.render import TerminalReporter
 
-    return TerminalReporter(color=settings.color if settings is not None else True)
+    color = settings.color if settings is not None else True
+    return TerminalReporter(color=color, notes=notes)
 
 
 def open_registry(settings: Settings, *, full: bool = False) -> Registry:

@@ -75,7 +75,7 @@ def down_command(
     settings = settings_for(registry, strict)
     if all_ == (name is not None):
         raise UsageError("give a NAME or --all (not both)")
-    outcomes = service_down(settings, reporter(settings), name)
+    outcomes = service_down(settings, reporter(settings, notes=not json), name)
     if json:
         from toolctl.terminal import render
 

@@ -405,11 +405,12 @@ class TerminalReporter:
     """The CLI's Reporter (``toolctl.reporting``): notes and warnings as ``toolctl:`` lines
     on stderr (paths below the working directory shortened), a spinner for a long wait."""
 
-    def __init__(self, *, color: bool = True) -> None:
-        self.color = color
+    def __init__(self, *, color: bool = True, notes: bool = True) -> None:
+        self.color, self.notes = color, notes
 
     def note(self, message: str) -> None:
-        note(message)
+        if self.notes:  # off for --json: what a person reads, where a script reads stdout
+            note(message)
 
     def warn(self, message: str) -> None:
         warn(message)
