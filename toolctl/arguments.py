@@ -214,7 +214,7 @@ def parse_size(text: str, origin: str) -> int:
     """``1048576``, ``512KiB``, ``16M``, ``1GiB`` (binary units) as bytes, in (0, 1 GiB]."""
     import re
 
-    match = re.fullmatch(r"\s*(\d{1,12})\s*([A-Za-z]{0,3})\s*", text)
+    match = re.fullmatch(r"\s*([0-9]{1,12})\s*([A-Za-z]{0,3})\s*", text)  # ASCII digits
     if not match or match.group(2).lower() not in _UNITS:
         raise UsageError(f"{origin} expects a size such as 1048576, 512KiB or 16MiB, got {text!r}")
     size = int(match.group(1)) * _UNITS[match.group(2).lower()]

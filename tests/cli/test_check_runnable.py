@@ -379,3 +379,18 @@ def test_an_enum_and_default_of_the_declared_type_pass_and_run(
     assert toolctl("check", "--strict", "-r", "reg").returncode == 0
     done = toolctl("run", "count", "-r", "reg")
     assert (done.returncode, done.stdout) == (0, "2\n")
+
+
+def test_a_file_named_twice_is_checked_and_registered_once(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    """`check a.toml ./a.toml` (a shell glob and a name, a link to it) said the file's tool
+    clashed with itself "in the same batch"; `register` refused it the same way."""
+    write_files(tmp_path, {"a.toml": '[[tool]]\nname = "a"\n[tool.local]\ncommand = ["true"]\n'})
+    (tmp_path / "reg").mkdir()
+    (tmp_path / "link.toml").symlink_to(tmp_path / "a.toml")
+    done = toolctl("check", "a.toml", "./a.toml", "link.toml", "-r", "reg")
+    assert done.returncode == 0, done.stdout
+    assert "in 1 file(s), 1 definition(s)" in done.stderr
+    registered = toolctl("register", "a.toml", "./a.toml", "-r", "reg")
+    assert registered.returncode == 0, registered.stderr

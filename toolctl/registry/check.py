@@ -116,7 +116,8 @@ def check_files(
 
     for file in files:
         input_file(file, "descriptor file", regular=True)
-    paths = [os.path.abspath(file) for file in files]
+    # a file named twice (`a.toml ./a.toml`, a link to it) is one: not a clash with itself
+    paths = list({os.path.realpath(f): os.path.abspath(f) for f in reversed(files)}.values())[::-1]
     roots = [os.path.realpath(root) for root in settings.search_path]
     named = [os.path.abspath(root) for root in settings.search_path]
     inside = {  # by where it is (a symlink in a registry directory is the registry's) or leads
@@ -133,7 +134,7 @@ def check_files(
     found, definitions = candidate_findings([p for p in paths if p not in inside], settings, images)
     findings += [strictened(f, settings.strict) for f in found]
     definitions += sum(len(parse_file(p).definitions) for p in inside)
-    return CheckResult(findings, len(files), definitions, tuple(notes))
+    return CheckResult(findings, len(paths), definitions, tuple(notes))
 
 
 def _below(path: str, root: str) -> bool:

@@ -66,6 +66,7 @@ def register_files(
 
     require_directories(settings)  # a --registry typo must not become a new registry
     chosen = files or descriptor_files(Path.cwd())
+    chosen = list({os.path.realpath(f): f for f in reversed(chosen)}.values())[::-1]  # once
     entries = read_entries(chosen)
     defining = {entry.definition.file for entry in entries}
     for file in files:  # a file named that defines nothing: a mistyped table, likely
