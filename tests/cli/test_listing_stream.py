@@ -14,6 +14,7 @@ from toolctl.names import function_name
 from toolctl.registry.index import Registry
 from toolctl.settings import Settings
 from toolctl.terminal import jsonstream
+from toolctl.terminal.render import shown
 
 TOOLS = 3000
 
@@ -162,7 +163,7 @@ def test_pretty_leaves_what_json_never_makes_to_json_dumps() -> None:
         [{"z": 1, "a": {3: 4}}],
         type("Sub", (dict,), {})(b=1, a=[1]),
     ]:
-        expected = json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)
+        expected = shown(json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False))
         assert jsonstream.pretty(value, "  ") == expected.replace("\n", "\n  ")
     try:
         jsonstream.pretty({"a": object()})
@@ -179,7 +180,7 @@ def test_write_list_is_json_dumps_in_any_batch(values: list[object], batch: int)
 
     out = io.StringIO()
     jsonstream.write_list(out, iter(values), batch=batch)
-    assert out.getvalue() == json.dumps(values, indent=2, sort_keys=True, ensure_ascii=False)
+    assert out.getvalue() == shown(json.dumps(values, indent=2, sort_keys=True, ensure_ascii=False))
 
 
 def _varied(root: Path) -> Path:

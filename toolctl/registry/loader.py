@@ -17,7 +17,6 @@ from typing import Any, NamedTuple
 from toolctl.arguments import is_text, printable_os
 from toolctl.findings import PARSE, Finding, Severity
 from toolctl.names import KINDS, NAME_PATTERN, TABLES
-from toolctl.targets import NotUtf8, utf8_text
 
 # NamedTuples rather than frozen dataclasses: these modules load on every command, and a
 # frozen dataclass costs ~0.6 ms to define against ~0.1 ms for a NamedTuple.
@@ -186,6 +185,8 @@ def parse_file(path: str) -> ParsedFile:
         return ParsedFile([], [], {})  # removed since the walk (an unregister): simply gone
     except OSError as exc:
         return ParsedFile([], [_problem("error", path, 1, f"unreadable: {exc}", skipped=True)], {})
+    from toolctl.targets import NotUtf8, utf8_text
+
     try:
         text = utf8_text(data)
     except NotUtf8 as exc:
