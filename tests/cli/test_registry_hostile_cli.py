@@ -573,3 +573,29 @@ def test_a_look_alike_that_sorts_first_is_told_at_itself_against_the_lock(
         "r/00-early.toml:1: error: tool 'echo.it' takes the place of 'echo-it' of toolctl.lock"
     ) in done.stdout
     assert "no longer defined" not in done.stdout
+
+
+@pytest.mark.parametrize(
+    "description",
+    ["Adds\\U000E0049\\U000E0067 numbers", "Adds numbers\U000e0049", "safe\\u202eexe", "ok\u2066x"],
+    ids=["tag-escape", "tag", "bidi-escape", "bidi"],
+)
+def test_check_warns_of_text_a_model_reads_and_a_person_does_not(
+    tmp_path: Path, toolctl: Toolctl, description: str
+) -> None:
+    """TAG characters ("ASCII smuggling": instructions for the model inside a tool's
+    description) and bidi controls ("Trojan Source"), as characters or TOML escapes: a
+    warning at their line, an error under --strict."""
+    write_files(
+        tmp_path,
+        {"reg/t.toml": f'[[tool]]\nname = "t"\ndescription = "{description}"\n'
+         '[tool.local]\ncommand = ["true"]\n'},
+    )  # fmt: skip
+    done = toolctl("check", "-r", "reg")
+    assert done.returncode == 0
+    assert "reg/t.toml:3: warning: holds" in done.stdout and "hide or reorder text" in done.stdout
+    assert toolctl("check", "--strict", "-r", "reg").returncode == 3
+    clean = tmp_path / "clean"
+    write_files(clean, {"t.toml": '[[tool]]\nname = "t"\ndescription = "a \\\\u0041 b"\n'
+                                  '[tool.local]\ncommand = ["true"]\n'})  # fmt: skip
+    assert "hide or reorder" not in toolctl("check", "-r", str(clean)).stdout

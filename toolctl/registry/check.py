@@ -10,6 +10,7 @@ from typing import Any
 from toolctl.findings import Finding, Severity
 from toolctl.registry.index import Registry
 from toolctl.registry.lint import SHADOW
+from toolctl.registry.loader import HIDDEN
 from toolctl.registry.runnable import MACHINE_CODES, ImageLookup, runnable_problems
 from toolctl.settings import Settings
 from toolctl.targets import input_file
@@ -274,8 +275,9 @@ def announced_findings(settings: Settings) -> list[Finding]:
 
 
 def strictened(found: Finding, strict: bool) -> Finding:
-    """A finding as `check` reports it: --strict makes shadows and machine problems errors."""
-    if strict and (found.code == SHADOW or found.code in MACHINE_CODES):
+    """A finding as `check` reports it: --strict makes shadows, hidden text and machine
+    problems errors."""
+    if strict and (found.code in (SHADOW, HIDDEN) or found.code in MACHINE_CODES):
         return found._replace(severity="error")
     return found
 

@@ -264,7 +264,40 @@ def parse_document(document: dict[str, Any], text: str, path: str) -> ParsedFile
                 texts.append(None)
             else:
                 problems.extend(outcome)
+    problems.extend(_hidden_text(text, path))
     return ParsedFile(definitions, problems, raw, tuple(texts))
+
+
+HIDDEN = "hidden"
+"""The code of a file holding characters that hide or reorder text (``_hidden_text``)."""
+_HIDDEN = re.compile(
+    "[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\U000e0000-\U000e007f]"
+    # or written as TOML escapes (\u202e, \U000E0041), as such a file usually has them
+    r"|\\u(?:061[cC]|200[eEfF]|202[a-eA-E]|206[6-9])|\\U000[eE]00[0-7][0-9a-fA-F]"
+)
+
+
+def _code(match: str) -> str:
+    """``U+202E`` for the character or its escape."""
+    return f"U+{ord(match):04X}" if len(match) == 1 else f"U+{match[2:].lstrip('0').upper():0>4}"
+
+
+def _hidden_text(text: str, path: str) -> list[Finding]:
+    """A warning for a file holding bidirectional controls ("Trojan Source") or TAG
+    characters ("ASCII smuggling": instructions a model reads in a description and a
+    person reviewing it does not see); at the first, with how many there are."""
+    found = _HIDDEN.search(text)
+    if found is None:
+        return []
+    line = text.count("\n", 0, found.start()) + 1
+    column = found.start() - (text.rfind("\n", 0, found.start()) + 1) + 1
+    count = len(_HIDDEN.findall(text))
+    message = (
+        f"holds {count} character(s) that hide or reorder text ({_code(found.group())} at "
+        f"column {column} the first): a model reads what a person reviewing it does not see; "
+        "remove them"
+    )
+    return [Finding("warning", HIDDEN, path, line, message)]
 
 
 def _validate(

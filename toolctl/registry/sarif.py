@@ -30,6 +30,7 @@ RULES = {
     "graph": "A problem in the toolkit graph",
     "group": "A group naming something missing",
     "project": "A project's registry directory that does not exist",
+    "hidden": "Characters that hide or reorder text (bidi controls, TAG characters)",
     "executable": "A local tool's command that is not on this machine's PATH",
     "cwd": "A local tool's working directory that does not exist",
     "image": "A container image this machine's engine does not hold",
