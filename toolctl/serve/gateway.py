@@ -335,7 +335,14 @@ def _bad_message(body: bytes) -> Response | None:
     Method not found (status 200), as the stdio door does."""
     from mcp import types
 
-    from toolctl.serve.stdio_wire import DISCOVER_REFUSAL, Line, triage, unknown_method
+    from toolctl.serve.stdio_wire import (
+        DISCOVER_REFUSAL,
+        INVALID_PARAMS,
+        Line,
+        params_problem,
+        triage,
+        unknown_method,
+    )
 
     if not body.strip():
         answer: dict[str, Any] | None = {"code": -32700, "message": "Parse error: no body"}
@@ -346,6 +353,11 @@ def _bad_message(body: bytes) -> Response | None:
             probe = message.root
             if isinstance(probe, types.JSONRPCRequest) and unknown_method(probe.method):
                 return JSONResponse({"jsonrpc": "2.0", "id": probe.id, "error": DISCOVER_REFUSAL})
+            if isinstance(probe, types.JSONRPCRequest) and (
+                problem := params_problem(probe.method, probe.params)
+            ):
+                error = {"code": INVALID_PARAMS, "message": problem}
+                return JSONResponse({"jsonrpc": "2.0", "id": probe.id, "error": error})
             return None
     if answer is None:
         return Response(status_code=202)

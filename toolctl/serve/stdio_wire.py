@@ -53,6 +53,7 @@ EOF_GRACE = 3.0
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
+INVALID_PARAMS = -32602
 
 
 class Line:
@@ -117,16 +118,40 @@ def unknown_method(method: str) -> bool:
     return method not in _client_methods()
 
 
-@functools.cache
+def params_problem(method: str, params: Any) -> str | None:
+    """Why a known request's params are not its own (``tools/call`` without ``name``,
+    ``arguments`` that are not an object), naming the field; None when they are. The SDK
+    answered such a request -32602 "Invalid request parameters", naming nothing, after a
+    validation warning of up to a hundred lines on stderr."""
+    import pydantic
+
+    model = _client_requests().get(method)
+    if model is None:
+        return None
+    try:
+        model.model_validate({"method": method, "params": params})
+    except pydantic.ValidationError as exc:
+        error = exc.errors()[0]
+        where = ".".join(str(part) for part in error["loc"])
+        return f"Invalid params: {where}: {error['msg']}"
+    return None
+
+
 def _client_methods() -> frozenset[str]:
+    return frozenset(_client_requests())
+
+
+@functools.cache
+def _client_requests() -> dict[str, Any]:
+    """Each request a client sends, by its method: the SDK's model of it."""
     import typing
 
     union = types.ClientRequest.model_fields["root"].annotation
-    return frozenset(
-        method
+    return {
+        method: request
         for request in typing.get_args(union)
         for method in typing.get_args(request.model_fields["method"].annotation)
-    )
+    }
 
 
 def _cancelled_id(notification: types.JSONRPCNotification) -> list[str | int]:
@@ -190,6 +215,11 @@ async def stdio_transport(
                 probe = message.root
                 if isinstance(probe, types.JSONRPCRequest) and unknown_method(probe.method):
                     await send(encoded(json.dumps(_discover_refusal(probe.id))))
+                    continue
+                if isinstance(probe, types.JSONRPCRequest) and (
+                    problem := params_problem(probe.method, probe.params)
+                ):
+                    await send(encoded(json.dumps(_error(probe.id, INVALID_PARAMS, problem))))
                     continue
                 if isinstance(probe, types.JSONRPCRequest):
                     unanswered.add(probe.id)
