@@ -319,7 +319,12 @@ class Channel:
                 if call is not None and call.deliver(message.data()):
                     pending.pop(call_id, None)
                 if self._acknowledge:
-                    consumer.acknowledge(message)
+                    try:
+                        consumer.acknowledge(message)
+                    except pulsar.PulsarException:  # closed meanwhile (AlreadyClosed): the
+                        if self._closed:  # broker redelivers it to the next consumer
+                            return
+                        continue
             if time.monotonic() >= sweep:
                 sweep = time.monotonic() + SWEEP_S
                 self._expire()
