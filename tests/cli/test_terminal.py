@@ -164,3 +164,14 @@ def test_a_large_import_says_one_line(tmp_path: Path) -> None:
     said = [line for line in plain(screen.text).splitlines() if line.startswith("toolctl: ")]
     assert said == ["toolctl: imported 60 tools into registry/tools"]
     assert len(list((tmp_path / "registry/tools").glob("*.toml"))) == 60
+
+
+def test_the_invisible_characters_search_finds_exactly_the_list() -> None:
+    """``render._HAS_INVISIBLE`` (ranges, for speed) matches every character of
+    ``_INVISIBLE`` (what is escaped) and nothing else."""
+    from toolctl.terminal import render
+
+    listed = set(map(chr, render._INVISIBLE))
+    assert all(render._HAS_INVISIBLE.fullmatch(c) for c in listed)
+    others = (chr(c) for c in range(0x20, 0xE0100) if not 0xD800 <= c <= 0xDFFF)
+    assert not [c for c in others if c not in listed and render._HAS_INVISIBLE.fullmatch(c)]

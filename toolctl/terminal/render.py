@@ -45,7 +45,9 @@ def to_json(data: Any) -> str:
 
 def shown(text: str) -> str:
     """JSON text with its invisible or reordering characters as escapes (see to_json)."""
-    return text.translate(_JSON_INVISIBLE) if _HAS_INVISIBLE.search(text) else text
+    if text.isascii() or not _HAS_INVISIBLE.search(text):  # isascii: a flag, no scan
+        return text
+    return text.translate(_JSON_INVISIBLE)
 
 
 def print_json(data: Any) -> None:
@@ -244,7 +246,10 @@ _JSON_INVISIBLE = {
     code: f"\\u{code:04x}" if code < 0x10000 else _surrogates(code) for code in _INVISIBLE
 }
 """The same characters as JSON escapes: inside a JSON string the same text, shown."""
-_HAS_INVISIBLE = re.compile("[" + "".join(map(chr, _INVISIBLE)) + "]")
+_HAS_INVISIBLE = re.compile(
+    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f\u2028-\u202e"
+    "\u2060-\u2064\u2066-\u2069\u3164\ufeff\uffa0\U000e0000-\U000e007f]"
+)  # _INVISIBLE as ranges: a class of 180 single characters made a search 40 us a line
 
 
 def bounded(message: str) -> str:
