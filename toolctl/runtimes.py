@@ -105,6 +105,10 @@ RUNTIMES: tuple[Runtime, ...] = (
 BY_NAME: dict[str, Runtime] = {row.name: row for row in RUNTIMES}
 TOOL_SECTIONS = tuple(row.name for row in RUNTIMES if row.tool_model)
 SERVICE_SECTIONS = tuple(row.name for row in RUNTIMES if row.service_model)
+STARTS_NOTHING = frozenset({"http", "pulsar", "tool-agent"})
+"""Runtimes whose calls start no process (a request over the network): a call of theirs
+needs no reaping (``processes.reaper.Reaping``, ~0.25 ms of CPU a call: ``serve``'s
+/run_tool of a Pulsar tool lost ~10% of its calls/s to it)."""
 OWN_PLUGINS = ("tool-agent",)
 """Runtimes toolctl registers as any plugin does (``runtime = "tool-agent"``: the
 ``toolctl.runners`` entry points of pyproject.toml), not rows of the table."""

@@ -19,6 +19,7 @@ from toolctl.calls.resolution import build_arguments
 from toolctl.errors import Interrupted, InvalidArguments, ToolctlError, TransportLost, interruption
 from toolctl.processes.reaper import Reaping
 from toolctl.runners.base import Call, Pipelined, Runner, ToolResult
+from toolctl.runtimes import STARTS_NOTHING
 
 if TYPE_CHECKING:
     from toolctl.calls.events import Submitted
@@ -349,9 +350,9 @@ def _one(
         return _failed(template, f"line {number}: {exc}", exc, lost)
 
 
-_NO_PROCESSES = frozenset({"http", "pulsar", "mcp", "tool-agent"})
-"""Runtimes whose calls start no process of their own (an MCP server's session is kept
-apart): a line of theirs needs no reaping of its own (``_one``)."""
+_NO_PROCESSES = STARTS_NOTHING | {"mcp"}
+"""Runtimes whose lines start no process of their own (a batch's MCP server session is
+kept apart): a line of theirs needs no reaping of its own (``_one``)."""
 
 
 def _settle(

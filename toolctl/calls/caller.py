@@ -3,6 +3,7 @@ recorded and reaped, with the origins it records them under (see ``toolctl.calls
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -16,6 +17,7 @@ from toolctl.processes.reaper import Reaping, sweep, wait_idle
 from toolctl.records import Origin
 from toolctl.records.recorder import Recorder, Recording
 from toolctl.runners.base import NO_SINK, Call, Event, Pipelined, Sink, ToolResult, ToolSpec
+from toolctl.runtimes import STARTS_NOTHING
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
@@ -124,7 +126,8 @@ class Caller:
         except InvalidArguments as exc:
             self.refused(tool, arguments, exc, origin)
             raise
-        with Reaping(self.settings):
+        reaping = Reaping(self.settings) if tool.runtime not in STARTS_NOTHING else None
+        with reaping or contextlib.nullcontext():
             if cancel is None:
                 return self.execute(prepared, origin)
             with cancel.running():
