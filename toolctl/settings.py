@@ -244,7 +244,9 @@ class Settings(NamedTuple):
         defaults = read_config(config_dir / CONFIG_FILE, cache_dir)
         if project is not None:
             defaults = project.defaults.over(defaults)
-        dirs, sources = _search_path(registry, env, project, data_dir / "registry", here)
+        dirs, sources = _distinct(
+            *_search_path(registry, env, project, data_dir / "registry", here)
+        )
         # announced tools run where they were announced, unless a Pulsar URL is set
         explicit = pulsar_url or env.get("TOOLCTL_PULSAR_URL") or defaults.pulsar_url
         reading = _announced(announced, env, defaults.announcements, explicit or DEFAULT_PULSAR_URL)
@@ -319,23 +321,7 @@ def _search_path(
     here: Path | None,
 ) -> tuple[tuple[Path, ...], tuple[str, ...]]:
     """The registry directories, highest precedence first, and where each comes from:
-    --registry, else TOOLCTL_REGISTRY, else the project's then the user registry. A
-    directory named twice (``paths = ["a", "b", "a/"]``, or a symlink to it) counts once,
-    where first named."""
-    dirs, sources = _named_directories(registry, env, project, user_registry, here)
-    kept: dict[str, tuple[Path, str]] = {}  # by where it leads (a symlink, "a/"), the first named
-    for directory, source in zip(dirs, sources, strict=True):
-        kept.setdefault(os.path.realpath(directory), (directory, source))
-    return tuple(d for d, _ in kept.values()), tuple(s for _, s in kept.values())
-
-
-def _named_directories(
-    registry: Sequence[str | Path],
-    env: Mapping[str, str],
-    project: Project | None,
-    user_registry: Path,
-    here: Path | None,
-) -> tuple[tuple[Path, ...], tuple[str, ...]]:
+    --registry, else TOOLCTL_REGISTRY, else the project's then the user registry."""
     base = here or Path()
     if registry:
         dirs = [_absolute(base / Path(d).expanduser()) for d in registry]
@@ -356,6 +342,17 @@ def _named_directories(
     dirs = list(project.registries)
     user = [user_registry] if project.user_registry and user_registry not in dirs else []
     return (*dirs, *user), ("project",) * len(dirs) + ("user",) * len(user)
+
+
+def _distinct(
+    dirs: tuple[Path, ...], sources: tuple[str, ...]
+) -> tuple[tuple[Path, ...], tuple[str, ...]]:
+    """A directory named twice (``paths = ["a", "b", "a/"]``, or a symlink to it) once,
+    where first named, with where that name came from."""
+    kept: dict[str, tuple[Path, str]] = {}
+    for directory, source in zip(dirs, sources, strict=True):
+        kept.setdefault(os.path.realpath(directory), (directory, source))
+    return tuple(d for d, _ in kept.values()), tuple(s for _, s in kept.values())
 
 
 def _absolute(path: Path) -> Path:

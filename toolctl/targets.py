@@ -11,9 +11,13 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TypeVar
 
 from toolctl.errors import UsageError
+
+P = TypeVar("P", str, Path)
 
 
 def output_file(path: Path) -> Path:
@@ -65,3 +69,12 @@ def utf8_text(data: bytes) -> str:
         line = body[: exc.start].count(b"\n") + 1
         column = exc.start - (body.rfind(b"\n", 0, exc.start) + 1) + 1
         raise NotUtf8(body[exc.start : exc.start + 1], line, column) from None
+
+
+def distinct(paths: Sequence[P]) -> list[P]:
+    """Each path once by where it leads (``a.toml``, ``./a.toml``, a symlink to it), the
+    first name given kept, in order: a file named twice is not a clash with itself."""
+    kept: dict[str, P] = {}
+    for path in paths:
+        kept.setdefault(os.path.realpath(path), path)
+    return list(kept.values())

@@ -10,10 +10,10 @@ from typing import Any
 from toolctl.findings import Finding, Severity
 from toolctl.registry.index import Registry
 from toolctl.registry.lint import SHADOW
-from toolctl.registry.loader import HIDDEN
+from toolctl.registry.loader import HIDDEN, first_key_line
 from toolctl.registry.runnable import MACHINE_CODES, ImageLookup, runnable_problems
 from toolctl.settings import Settings
-from toolctl.targets import input_file
+from toolctl.targets import distinct, input_file
 
 
 @dataclass(frozen=True)
@@ -117,8 +117,7 @@ def check_files(
 
     for file in files:
         input_file(file, "descriptor file", regular=True)
-    # a file named twice (`a.toml ./a.toml`, a link to it) is one: not a clash with itself
-    paths = list({os.path.realpath(f): os.path.abspath(f) for f in reversed(files)}.values())[::-1]
+    paths = [os.path.abspath(file) for file in distinct(files)]
     roots = [os.path.realpath(root) for root in settings.search_path]
     named = [os.path.abspath(root) for root in settings.search_path]
     inside = {  # by where it is (a symlink in a registry directory is the registry's) or leads
@@ -203,7 +202,10 @@ def _missing_directories(settings: Settings) -> list[Finding]:
         return []
     every = len(missing) == len(project.registries)
     severity: Severity = "error" if every or settings.strict else "warning"
-    line = _key_line(project.file, "paths")
+    try:
+        line = first_key_line(project.file.read_text(encoding="utf-8-sig"), "paths")
+    except (OSError, UnicodeDecodeError):
+        line = 1
     return [
         Finding(
             severity,
@@ -215,17 +217,6 @@ def _missing_directories(settings: Settings) -> list[Finding]:
         )
         for d in missing
     ]
-
-
-def _key_line(file: Path, key: str) -> int:
-    import re
-
-    try:
-        lines = file.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError):
-        return 1
-    pattern = re.compile(rf"^\s*{re.escape(key)}\s*=")
-    return next((n for n, line in enumerate(lines, 1) if pattern.match(line)), 1)
 
 
 def _project_only(result: CheckResult, settings: Settings) -> CheckResult:

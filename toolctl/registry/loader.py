@@ -224,7 +224,7 @@ def parse_document(document: dict[str, Any], text: str, path: str) -> ParsedFile
                 _problem(
                     "error",
                     path,
-                    _key_line(text, key),
+                    first_key_line(text, key),
                     f"unknown table '{key}': expected {expected}",
                 )
             )
@@ -234,7 +234,7 @@ def parse_document(document: dict[str, Any], text: str, path: str) -> ParsedFile
                 _problem(
                     "error",
                     path,
-                    _key_line(text, key),
+                    first_key_line(text, key),
                     f"'{key}' must be an array of tables: write [[{key}]]",
                     skipped=True,
                 )
@@ -419,10 +419,11 @@ def _header_lines(text: str, kind: str, count: int) -> list[int]:
     if len(lines) == count:
         return lines
     # An inline array (`tool = [{...}]`) has no headers: point at its key instead.
-    return [_key_line(text, kind)] * count
+    return [first_key_line(text, kind)] * count
 
 
-def _key_line(text: str, key: str) -> int:
+def first_key_line(text: str, key: str) -> int:
+    """The line of the first ``key =`` or ``[key...]`` of a TOML text (1 when none)."""
     pattern = re.compile(rf"^\s*\[*\s*{re.escape(key)}\b")
     for number, line in enumerate(text.split("\n"), start=1):
         if pattern.match(line):

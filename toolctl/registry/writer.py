@@ -23,7 +23,7 @@ from toolctl.names import fold
 from toolctl.registry.index import Registry
 from toolctl.registry.loader import Definition, parse_file
 from toolctl.settings import Settings
-from toolctl.targets import input_file
+from toolctl.targets import distinct, input_file
 
 LOCK_NAME = ".toolctl.lock"
 
@@ -66,8 +66,7 @@ def register_files(
 
     require_directories(settings)  # a --registry typo must not become a new registry
     chosen = files or descriptor_files(Path.cwd())
-    chosen = list({os.path.realpath(f): f for f in reversed(chosen)}.values())[::-1]  # once
-    entries = read_entries(chosen)
+    entries = read_entries(distinct(chosen))
     defining = {entry.definition.file for entry in entries}
     for file in files:  # a file named that defines nothing: a mistyped table, likely
         if str(file) not in defining:
