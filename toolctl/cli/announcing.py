@@ -63,10 +63,9 @@ def trust_add_command(
     from toolctl.terminal import render
 
     path = add_trust(settings_for(registry), key, services)
-    if json:
-        render.print_json({"key": key, "services": services, "file": render.display_path(path)})
-        return
-    render.note(f"trusted {key} for services {services!r} in {render.display_path(path)}")
+    shown = render.display_path(path)
+    line = f"trusted {key} for services {services!r} in {shown}"
+    render.outcome({"key": key, "services": services, "file": shown}, line, as_json=json)
 
 
 def adopt_command(
@@ -85,7 +84,6 @@ def adopt_command(
 
     settings = settings_for(registry, announced=announced)
     written = adopt(settings, reporter(settings, notes=not json), name, output)
-    if json:
-        render.print_json({"name": name, "file": render.display_path(written)})
-        return
-    render.note(f"wrote {render.display_path(written)}; review it, then `toolctl register` it")
+    shown = render.display_path(written)
+    line = f"wrote {shown}; review it, then `toolctl register` it"
+    render.outcome({"name": name, "file": shown}, line, as_json=json)

@@ -4,87 +4,20 @@ and a Reporter. (No command module imports another: what they share lives here.)
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from toolctl.settings import Settings
+from toolctl.terminal.completion import (
+    complete_actions,
+    complete_groups,
+    complete_tools,
+)
 
 if TYPE_CHECKING:
     from toolctl.registry.index import Registry
     from toolctl.terminal.render import TerminalReporter
-
-
-# -- shell completion from the registry in force -------------------------------------------
-# What typer calls for a value being typed, only while a shell asks for completions
-# (``_TOOLCTL_COMPLETE`` set); here rather than in a module of their own, so that a command
-# that runs pays nothing for them.
-def _completion_settings(ctx: Any) -> Settings | None:
-    """What completion reads, or None when settings cannot be had (a broken toolctl.toml,
-    a bad TOOLCTL_* value): a shell asking for completions gets none, never an error."""
-    from toolctl.errors import ToolctlError
-
-    try:
-        return settings_for(ctx.params.get("registry"))
-    except (ToolctlError, OSError):
-        return None
-
-
-def _complete_names(kind: str) -> Any:
-    def complete(ctx: Any, incomplete: str) -> list[tuple[str, str]]:
-        from toolctl.registry.query import complete_names
-
-        settings = _completion_settings(ctx)
-        return [] if settings is None else complete_names(settings, kind, incomplete)
-
-    complete.__name__ = f"complete_{kind}"
-    return complete
-
-
-complete_tools = _complete_names("tool")
-complete_services = _complete_names("service")
-complete_actions = _complete_names("action")
-complete_groups = _complete_names("group")
-
-
-def complete_arguments(ctx: Any, incomplete: str) -> list[tuple[str, str]]:
-    """``--arg NAME=``: the argument names of the tool named on the line so far."""
-    from toolctl.registry.query import complete_arguments as arguments_of
-
-    # `run NAME --arg <TAB>`: click stops parsing at the --arg that lacks its value, before
-    # NAME is assigned, and leaves NAME among the context's extra args
-    tool = ctx.params.get("name") or next(iter(ctx.args), None)
-    settings = _completion_settings(ctx)
-    if not tool or "=" in incomplete or settings is None:
-        return []
-    return arguments_of(settings, tool, incomplete)
-
-
-def complete_kinds(incomplete: str) -> list[str]:
-    return [k for k in ("tool", "service", "action", "group") if k.startswith(incomplete)]
-
-
-def complete_anything(ctx: Any, incomplete: str) -> list[tuple[str, str]]:
-    """`show NAME`: names of every kind (of ``--kind`` when given)."""
-    from toolctl.registry.query import complete_names
-
-    kind = ctx.params.get("kind")
-    chosen = [kind.rstrip("s")] if kind else ["tool", "service", "action", "group"]
-    settings = _completion_settings(ctx)
-    if settings is None:
-        return []
-    return sorted({item for k in chosen for item in complete_names(settings, k, incomplete)})
-
-
-def complete_of_kind(ctx: Any, incomplete: str) -> list[tuple[str, str]]:
-    """`unregister KIND NAME`: names of the kind given before."""
-    from toolctl.registry.query import complete_names
-
-    kind = str(ctx.params.get("kind") or "").rstrip("s")
-    settings = _completion_settings(ctx)
-    if kind not in ("tool", "service", "action", "group") or settings is None:
-        return []
-    return complete_names(settings, kind, incomplete)
 
 
 RegistryOption = Annotated[

@@ -74,10 +74,6 @@ def import_command(
 
     settings = settings_for(None, record_arguments=record_arguments)
     imported = import_transcripts(settings, transcript_lines(file), str(file))
-    if json:
-        render.print_json(imported.to_json())
-        return
-    render.note(
-        f"imported {imported.calls} call(s) in {imported.sessions} session(s) from "
-        f"{render.display_path(file)}"
-    )
+    shown = render.display_path(file)
+    line = f"imported {imported.calls} call(s) in {imported.sessions} session(s) from {shown}"
+    render.outcome(imported.to_json(), line, as_json=json)

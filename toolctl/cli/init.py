@@ -30,14 +30,9 @@ def init_command(
     from toolctl.terminal import render
 
     made = init_project(directory)
-    if json:
-        file, registry = render.display_path(made.file), render.display_path(made.registry)
-        render.print_json({"created": made.created, "file": file, "registry": registry})
-        return
+    file, registry = render.display_path(made.file), render.display_path(made.registry)
+    line = f"created {file} and {registry}/: `toolctl register` now writes there"
     if not made.created:
-        render.note(f"{render.display_path(made.file)} exists already; nothing changed")
-        return
-    render.note(
-        f"created {render.display_path(made.file)} and {render.display_path(made.registry)}/: "
-        "`toolctl register` now writes there"
-    )
+        line = f"{file} exists already; nothing changed"
+    document = {"created": made.created, "file": file, "registry": registry}
+    render.outcome(document, line, as_json=json)

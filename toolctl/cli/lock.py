@@ -24,7 +24,6 @@ def lock_command(
     from toolctl.terminal import render
 
     path, count = lock(settings_for(registry, announced=announced))
-    if json:
-        render.print_json({"file": render.display_path(path), "names": count})
-        return
-    render.note(f"locked {count} name(s) in {render.display_path(path)}")
+    shown = render.display_path(path)
+    line = f"locked {count} name(s) in {shown}"
+    render.outcome({"file": shown, "names": count}, line, as_json=json)

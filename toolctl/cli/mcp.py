@@ -59,17 +59,13 @@ def login_command(
 
     settings = settings_for(registry, strict)
     scope = service_login(settings, reporter(settings), service, browser=browser)
-    if json:
-        from toolctl.terminal import render
+    from toolctl.terminal import render
 
-        render.print_json({"service": service, "login": scope is not None, "scope": scope or None})
-        return
+    line = f"logged in to MCP service '{service}'" + (f" (scope: {scope})" if scope else "")
     if scope is None:
-        reporter(settings).note(f"MCP service '{service}' asks for no login: nothing to do")
-        return
-    reporter(settings).note(
-        f"logged in to MCP service '{service}'" + (f" (scope: {scope})" if scope else "")
-    )
+        line = f"MCP service '{service}' asks for no login: nothing to do"
+    document = {"service": service, "login": scope is not None, "scope": scope or None}
+    render.outcome(document, line, as_json=json)
 
 
 def serve_command(

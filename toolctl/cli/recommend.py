@@ -11,12 +11,11 @@ from toolctl.cli.common import (
     JsonOption,
     RegistryOption,
     StrictOption,
-    complete_actions,
-    complete_tools,
     output_format,
     reporter,
     settings_for,
 )
+from toolctl.terminal.completion import complete_actions, complete_tools
 
 if TYPE_CHECKING:
     from toolctl.settings import Settings

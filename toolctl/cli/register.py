@@ -10,10 +10,9 @@ import typer
 from toolctl.cli.common import (
     JsonOption,
     RegistryOption,
-    complete_kinds,
-    complete_of_kind,
     settings_for,
 )
+from toolctl.terminal.completion import complete_kinds, complete_of_kind
 
 
 def install(app: typer.Typer) -> None:

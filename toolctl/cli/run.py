@@ -16,10 +16,9 @@ from toolctl.cli.common import (
     PulsarUrlOption,
     RegistryOption,
     StrictOption,
-    complete_arguments,
-    complete_tools,
     settings_for,
 )
+from toolctl.terminal.completion import complete_arguments, complete_tools
 
 
 def install(app: typer.Typer) -> None:
@@ -123,7 +122,6 @@ def run_command(
     from toolctl.calls.command import RunRequest, run_request
     from toolctl.cli import _write_records
     from toolctl.cli.common import open_registry
-    from toolctl.errors import ToolFailed
     from toolctl.terminal import render
 
     cap = tool_args.parse_size(max_output, "--max-output") if max_output is not None else None
@@ -131,8 +129,8 @@ def run_command(
         registry, strict, verbose=verbose, pulsar_url=pulsar_url, user=user,
         record_arguments=record_arguments, announced=announced,
     )  # fmt: skip
-    sink = render.TerminalSink(settings, show_output=not json, events=verbose)
-    sink.answers = tool_args.key_values(elicit or [], "--elicit")
+    answers = tool_args.key_values(elicit or [], "--elicit")
+    sink = render.TerminalSink(settings, show_output=not json, events=verbose, answers=answers)
     request = RunRequest(
         name, arg or [], args=args, batch=batch, concurrency=concurrency, timeout=timeout,
         max_output=cap, allow_staging=allow_staging, dry_run=dry_run,
@@ -142,9 +140,5 @@ def run_command(
     ) as done:
         from toolctl.terminal import running  # not before: an unknown tool never needs it
 
-        ok = running.print_run(
-            done, as_json=json, streamed=sink.streamed, source=batch, color=settings.color
-        )
-    sink.check_output()  # the reader gone (141), a full disk (74)
-    if not ok:
-        raise ToolFailed("the tool failed", quiet=True)
+        ok = running.print_run(done, sink, as_json=json, source=batch)
+    running.ended(sink, ok)

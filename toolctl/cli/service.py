@@ -10,10 +10,10 @@ from toolctl.cli.common import (
     JsonOption,
     RegistryOption,
     StrictOption,
-    complete_services,
     reporter,
     settings_for,
 )
+from toolctl.terminal.completion import complete_services
 
 
 def install(app: typer.Typer) -> None:

@@ -11,10 +11,10 @@ from toolctl.cli.common import (
     JsonOption,
     RegistryOption,
     StrictOption,
-    complete_anything,
     reporter,
     settings_for,
 )
+from toolctl.terminal.completion import complete_anything
 
 
 def install(app: typer.Typer) -> None:

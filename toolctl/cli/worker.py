@@ -13,10 +13,10 @@ from toolctl.cli.common import (
     ReadyFileOption,
     RegistryOption,
     StrictOption,
-    complete_services,
     reporter,
     settings_for,
 )
+from toolctl.terminal.completion import complete_services
 
 
 def install(app: typer.Typer) -> None:

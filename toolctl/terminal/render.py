@@ -271,6 +271,15 @@ def note(message: str) -> None:
     sys.stderr.write(f"{PROG}: {bounded(relativise(message))}\n")
 
 
+def outcome(document: Any, line: str | None, *, as_json: bool) -> None:
+    """What a command did: its JSON ``document`` on stdout with --json, else its ``line``
+    (if any) on stderr."""
+    if as_json:
+        print_json(document)
+    elif line is not None:
+        note(line)
+
+
 def error(message: str, details: Sequence[str] = ()) -> None:
     for detail in details:
         sys.stderr.write(f"  {bounded(relativise(detail))}\n")
@@ -460,10 +469,13 @@ class TerminalSink(Sink):
 
     stderr_fd: int | None = 2
 
-    def __init__(self, settings: Any, *, show_output: bool, events: bool) -> None:
+    def __init__(
+        self, settings: Any, *, show_output: bool, events: bool, answers: dict[str, str]
+    ) -> None:
         self.settings = settings
         self.show_output = show_output
         self.events = events
+        self.answers = answers
         self.streamed = False
         self.lost: OSError | None = None
         """Why streamed output could not be written (the reader went away, a full disk):

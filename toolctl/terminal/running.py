@@ -15,22 +15,31 @@ from toolctl.terminal import render
 
 def print_run(
     done: Planned | ToolResult | Iterator[ToolResult],
+    sink: render.TerminalSink,
     *,
     as_json: bool,
-    streamed: bool,
     source: str | None,
-    color: bool,
 ) -> bool:
-    """What ``calls.command.run_named`` gave: a plan, one result, or a batch's results as
+    """What ``calls.command.run_request`` gave: a plan, one result, or a batch's results as
     they come (``source``: the --batch file, for the progress line); True when all
     succeeded."""
     if isinstance(done, Planned):
         print_plan(done.name, done.plan, as_json=as_json)
         return True
     if isinstance(done, ToolResult):
-        print_result(done, as_json=as_json, already_streamed=streamed)
+        print_result(done, as_json=as_json, already_streamed=sink.streamed)
         return done.success
-    return print_results(done, batch_progress(str(source), color))
+    return print_results(done, batch_progress(str(source), sink.settings.color))
+
+
+def ended(sink: render.TerminalSink, ok: bool) -> None:
+    """The run's end once all is printed: the reader gone (141), a full disk (74), or
+    ToolFailed (exit 1, already told) when a call failed."""
+    from toolctl.errors import ToolFailed
+
+    sink.check_output()
+    if not ok:
+        raise ToolFailed("the tool failed", quiet=True)
 
 
 def print_result(result: Any, *, as_json: bool, already_streamed: bool) -> None:
