@@ -50,6 +50,12 @@ def test_serve_stopped_by_int_or_quit_leaves_no_grandchild(
     assert started(marks)
     code = served.stop(signum, timeout=60)
     assert code == SERVE_CODES[signum], served.log.read_text()
+    # Ctrl-C asks the server to stop: said in a note, as the broker and a worker say it;
+    # SIGQUIT is told as the error it is
+    last = served.log.read_text().splitlines()[-1]
+    assert last == (
+        "toolctl: server stopped" if signum == signal.SIGINT else "toolctl: error: quit"
+    )
     assert "Traceback" not in served.log.read_text()
     assert gone(marks) == []
 

@@ -157,7 +157,10 @@ class HttpServer:
                 f"could not listen on {config.options.host}:{config.options.port}",
                 hint="is the port taken?",
             )
-        lifetime.ended()
+        asked = lifetime.signum in (signal.SIGINT, signal.SIGTERM)
+        if asked:  # stopped as asked (Ctrl-C, SIGTERM): said, as the broker and a worker do
+            self.reporter.note("server stopped")
+        lifetime.ended(quiet=asked)  # a hang-up or SIGQUIT: told as the error it is
 
     def _server(self, dispatcher: Dispatcher) -> uvicorn.Server:
         import uvicorn
