@@ -90,8 +90,11 @@ def test_keygen_and_trust_add(toolctl: Toolctl, tmp_path: Path) -> None:
     trusted = toolctl("trust", "add", key["public_key"], "--services", "joke-*", "--json",  # type: ignore[index]
                       "-r", str(tmp_path / "registry"))  # fmt: skip
     assert data(trusted) == {"key": key["public_key"], "services": "joke-*",  # type: ignore[index]
-                             "file": "registry/trust.toml"}  # fmt: skip
+                             "file": "registry/trust.toml", "added": True}  # fmt: skip
     assert trusted.stderr == ""
+    again = toolctl("trust", "add", key["public_key"], "--services", "joke-*", "--json",  # type: ignore[index]
+                    "-r", str(tmp_path / "registry"))  # fmt: skip
+    assert data(again)["added"] is False  # type: ignore[index]
 
 
 def test_service_down_says_what_it_stopped(toolctl: Toolctl) -> None:

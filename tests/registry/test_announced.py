@@ -229,8 +229,10 @@ def test_keygen_and_trust_add_on_the_command_line(toolctl: Toolctl, tmp_path: Pa
     registry.mkdir()
     added = toolctl("trust", "add", public, "--services", "joke-*", "--registry", str(registry))
     assert added.returncode == 0, added.stderr
+    assert added.stderr.startswith(f"toolctl: trusted {public} for services 'joke-*' in ")
     twice = toolctl("trust", "add", public, "--services", "joke-*", "--registry", str(registry))
     assert twice.returncode == 0
+    assert twice.stderr.startswith(f"toolctl: already trusted: {public} for services 'joke-*' in ")
     assert (registry / "trust.toml").read_text().count("[[trust]]") == 1
     bad = toolctl("trust", "add", "ed25519:nope", "--services", "*", "--registry", str(registry))
     assert bad.returncode == 2 and len(bad.stderr.splitlines()) == 1
@@ -410,6 +412,12 @@ def test_a_broker_that_never_speaks_bounds_the_read_at_2_s(
         listener.close()
         for connection in held:
             connection.close()
+        # the read given up on ends by itself (its connections are closed now); a test
+        # process that ended before it would be aborted by pulsar-client's C++ thread
+        # (`toolctl` itself leaves by os._exit, so this concerns only the tests)
+        for thread in threading.enumerate():
+            if thread.name == "announcements-read":
+                thread.join(30)
     assert done.returncode == 0, done.stderr
     assert "did not answer within 2 s while reading announcements" in done.stderr
     assert took < 30  # not a measure of speed: a read that never ends would hang here

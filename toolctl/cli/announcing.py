@@ -62,10 +62,13 @@ def trust_add_command(
     from toolctl.registry.announced_view import add_trust
     from toolctl.terminal import render
 
-    path = add_trust(settings_for(registry), key, services)
+    path, added = add_trust(settings_for(registry), key, services)
     shown = render.display_path(path)
-    line = f"trusted {key} for services {services!r} in {shown}"
-    render.outcome({"key": key, "services": services, "file": shown}, line, as_json=json)
+    line = (
+        f"{'trusted' if added else 'already trusted:'} {key} for services {services!r} in {shown}"
+    )
+    document = {"key": key, "services": services, "file": shown, "added": added}
+    render.outcome(document, line, as_json=json)
 
 
 def adopt_command(

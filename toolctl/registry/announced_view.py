@@ -81,10 +81,10 @@ def adopt(settings: Settings, reporter: Reporter, name: str, output: Path | None
     return target
 
 
-def add_trust(settings: Settings, key: str, services: str) -> Path:
-    """Append a ``[[trust]]`` entry to ``trust.toml`` where `register` writes; its path.
-
-    The same key and pattern already there is left alone."""
+def add_trust(settings: Settings, key: str, services: str) -> tuple[Path, bool]:
+    """Append a ``[[trust]]`` entry to ``trust.toml`` where `register` writes; the file that
+    holds it and whether this call added it (the same key and pattern trusted already, in
+    any file of the search path, is left alone)."""
     import json
     import os
 
@@ -102,15 +102,16 @@ def add_trust(settings: Settings, key: str, services: str) -> Path:
     path = directory / TRUST_FILE
     with locked(directory):
         present, _ = read_trust(files)
-        if any(t.key == key and t.services == services for t in present):
-            return path
+        held = [t for t in present if t.key == key and t.services == services]
+        if held:
+            return Path(held[0].file), False
         old = _trust_text(path)
         entry = f"[[trust]]\nkey = {json.dumps(key)}\nservices = {json.dumps(services)}\n"
         text = f"{old}{chr(10) if old and not old.endswith(chr(10) * 2) else ''}{entry}"
         temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         temporary.write_text(text.lstrip("\n"), encoding="utf-8")
         os.replace(temporary, path)
-    return path
+    return path, True
 
 
 def _trust_text(path: Path) -> str:
