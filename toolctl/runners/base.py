@@ -24,7 +24,10 @@ if TYPE_CHECKING:
 
 Event = dict[str, Any]
 """A call's start or done event: JSON-able, never the arguments."""
-_RESULT_KEYS = {"success", "output", "data", "error"}
+_RESULT_KEYS = frozenset({"success", "output", "data", "error"})
+_GATEWAY_KEYS = _RESULT_KEYS | {
+    "exit_code", "error_code", "duration_ms", "transport", "truncated", "mcp",
+}  # fmt: skip
 
 
 class ToolResult(NamedTuple):
@@ -91,9 +94,16 @@ class ToolResult(NamedTuple):
         )
 
     @classmethod
-    def from_answer(cls, text: str, *, runtime: str, **extra: Any) -> ToolResult:
+    def from_answer(
+        cls, text: str, *, runtime: str, gateway: bool = False, **extra: Any
+    ) -> ToolResult:
         """Read a tool's answer: ToolResult-shaped JSON is taken as the result itself, other
-        JSON becomes ``data`` (with the text as ``output``), anything else is ``output``."""
+        JSON becomes ``data`` (with the text as ``output``), anything else is ``output``.
+
+        ``gateway``: the answer of a gateway (tool_agent's router, `toolctl serve`'s
+        /run_tool), whose result also carries ``exit_code``, ``error_code``, its duration
+        and runtime: taken as the result with those keys too (the exit code and kind of
+        failure kept; the duration and runtime are this call's)."""
         output = text[:-1] if text.endswith("\n") else text
         stripped = output.strip()
         if not stripped.startswith(("{", "[")):
@@ -102,7 +112,9 @@ class ToolResult(NamedTuple):
             parsed = finite_json(json.loads(stripped))
         except (ValueError, RecursionError):
             return cls(True, output, transport=runtime, **extra)
-        if _result_shaped(parsed):
+        if _result_shaped(parsed, _GATEWAY_KEYS if gateway else _RESULT_KEYS):
+            if gateway:
+                extra = {**_gateway_extra(parsed), **extra}
             error = parsed.get("error")
             success = bool(parsed.get("success", not error))
             answer = parsed.get("output")
@@ -119,17 +131,29 @@ class ToolResult(NamedTuple):
         return cls(True, output, parsed, transport=runtime, **extra)
 
 
-def _result_shaped(parsed: Any) -> bool:
-    """A tool's JSON that is a result: only result keys, ``success`` true or false and
+def _result_shaped(parsed: Any, keys: frozenset[str]) -> bool:
+    """A tool's JSON that is a result: only result ``keys``, ``success`` true or false and
     ``error`` text, when given (``"success": "false"`` is no result: truthy text would
-    read as success)."""
+    read as success). A gateway's result must say ``success``."""
     return (
         isinstance(parsed, dict)
         and bool(parsed)
-        and set(parsed) <= _RESULT_KEYS
-        and isinstance(parsed.get("success", True), bool)
+        and set(parsed) <= keys
+        and isinstance(parsed.get("success", True if keys is _RESULT_KEYS else None), bool)
         and isinstance(parsed.get("error", ""), str | None)
     )
+
+
+def _gateway_extra(parsed: dict[str, Any]) -> dict[str, Any]:
+    """What a gateway's result says beyond the four result keys and toolctl keeps: the
+    tool's exit code and the kind of failure, when they have their types."""
+    kept: dict[str, Any] = {}
+    code, kind = parsed.get("exit_code"), parsed.get("error_code")
+    if isinstance(code, int) and not isinstance(code, bool):
+        kept["exit_code"] = code
+    if isinstance(kind, str):
+        kept["error_code"] = kind
+    return kept
 
 
 NON_FINITE = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}

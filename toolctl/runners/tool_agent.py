@@ -69,7 +69,7 @@ class ToolAgentRunner:
                 hint="start tool_agent (its router listens on port 8001) or set "
                 "options.router in the tool's descriptor",
             ) from exc
-        return ToolResult.from_answer(text, runtime=RUNTIME, duration_ms=_ms(started))
+        return ToolResult.from_answer(text, runtime=RUNTIME, gateway=True, duration_ms=_ms(started))
 
     def close(self) -> None:
         pass
