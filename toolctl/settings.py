@@ -102,8 +102,12 @@ def _log_json(env: Mapping[str, str]) -> bool:
 
 
 def _xdg(environ: Mapping[str, str], variable: str, fallback: str) -> Path:
-    base = environ.get(variable) or str(Path(environ.get("HOME") or Path.home()) / fallback)
-    return Path(base) / "toolctl"
+    """``$variable/toolctl``, else ``~/fallback/toolctl``: a relative value is ignored, as
+    the XDG Base Directory spec says (it would put toolctl's files below whatever
+    directory a command runs in)."""
+    given = environ.get(variable) or ""
+    base = given if os.path.isabs(given) else ""
+    return Path(base or Path(environ.get("HOME") or Path.home()) / fallback) / "toolctl"
 
 
 def own_directories(environ: Mapping[str, str]) -> dict[str, Path]:

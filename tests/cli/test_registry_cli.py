@@ -139,6 +139,19 @@ def test_register_validates_first_and_writes_nothing_on_error(
     )
 
 
+def test_init_creates_a_missing_directory(tmp_path: Path, toolctl: Toolctl) -> None:
+    made = toolctl("init", "new/project")  # `toolctl help init` shows `init ~/my-project`
+    assert made.returncode == 0, made.stderr
+    assert (tmp_path / "new/project/toolctl.toml").is_file()
+    assert (tmp_path / "new/project/registry").is_dir()
+    (tmp_path / "file").write_text("")
+    under_a_file = toolctl("init", "file/project")
+    assert (under_a_file.returncode, under_a_file.stderr) == (
+        2,
+        "toolctl: error: cannot create file/project/registry: Not a directory\n",
+    )
+
+
 def test_broken_registry_check_and_list(tmp_path: Path, toolctl: Toolctl) -> None:
     write_files(
         tmp_path,

@@ -65,3 +65,25 @@ def test_a_user_registry_through_a_file_is_exit_74_naming_xdg_data_home(
         "toolctl: error: cannot use plain-file/toolctl/registry: Not a directory"
     )
     assert line.endswith("set XDG_DATA_HOME to another directory")
+
+
+def test_a_relative_xdg_directory_is_ignored(toolctl: Toolctl, tmp_path: Path) -> None:
+    """The XDG Base Directory spec: a relative path is invalid and ignored, else toolctl's
+    files would land below whatever directory a command runs in."""
+    home = tmp_path / "home"
+    relative = {name: f"rel-{name}" for name in ("XDG_STATE_HOME", "XDG_DATA_HOME",
+                                                  "XDG_CACHE_HOME", "XDG_CONFIG_HOME")}  # fmt: skip
+    where = toolctl("where", "--json", cwd=tmp_path, env={"HOME": str(home), **relative})
+    assert where.returncode == 0, where.stderr
+    found = json.loads(where.stdout)
+    assert found["state_dir"] == str(home / ".local/state/toolctl")
+    assert found["data_dir"] == str(home / ".local/share/toolctl")
+    assert found["cache_dir"] == str(home / ".cache/toolctl")
+    assert found["user_config"] == str(home / ".config/toolctl/config.toml")
+    write_files(
+        tmp_path, {"reg/t.toml": '[[tool]]\nname = "t"\n[tool.local]\ncommand = ["true"]\n'}
+    )
+    ran = toolctl("run", "t", "-r", "reg", cwd=tmp_path, env={"HOME": str(home), **relative})
+    assert ran.returncode == 0, ran.stderr
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith("rel-")]
+    assert (home / ".local/state/toolctl/history.sqlite3").exists()

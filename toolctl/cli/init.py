@@ -23,8 +23,8 @@ def init_command(
     """Make DIR (default: here) a project: toolctl.toml and a registry/ directory.
 
     From DIR and every directory below it, toolctl then reads registry/ first (then the
-    user registry) and `register` writes there. A directory that is a project already is
-    left as it is.
+    user registry) and `register` writes there. A DIR that does not exist is created; one
+    that is a project already is left as it is.
     """
     from toolctl.registry.scaffold import init_project
     from toolctl.terminal import render

@@ -8,6 +8,7 @@ Nothing is ever overwritten.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from dataclasses import dataclass
@@ -203,17 +204,17 @@ class Initialised:
 
 
 def init_project(directory: Path) -> Initialised:
-    """Make ``directory`` a project: ``toolctl.toml`` and its registry directory. A
-    directory that is one already is left as it is."""
+    """Make ``directory`` a project: ``toolctl.toml`` and its registry directory; a
+    directory that does not exist is created first (with its parents), as `git init DIR`
+    and `uv init DIR` do. A directory that is a project already is left as it is."""
     file = directory / PROJECT_FILE
     registry = directory / DEFAULT_REGISTRY
     if os.path.lexists(file):
         from toolctl.project import read_project
 
         return Initialised(file, read_project(file).registries[0], created=False)
-    if not directory.is_dir():
-        missing = "is not a directory" if directory.exists() else "does not exist"
-        raise UsageError(f"{directory} {missing}: a project is a directory")
+    if os.path.lexists(directory) and not directory.is_dir():
+        raise UsageError(f"{directory} is not a directory: a project is a directory")
     from toolctl.arguments import is_text, printable_os
 
     where = str(directory.absolute())
@@ -222,15 +223,17 @@ def init_project(directory: Path) -> Initialised:
             f"{printable_os(where)} is not a UTF-8 path: a registry there cannot be used",
             hint="rename it, or make the project in another directory",
         )
-    made = not registry.is_dir()  # the directory first: a failure leaves no half project
+    # the directories first; a failure removes those it made: no half project is left
+    made = [d for d in (registry, *registry.parents) if not os.path.lexists(d)]  # deepest first
     try:
-        registry.mkdir(exist_ok=True)
-    except OSError as exc:
-        raise UsageError(f"cannot create {registry}: {exc.strerror or exc}") from None
-    try:
+        try:
+            registry.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UsageError(f"cannot create {registry}: {exc.strerror or exc}") from None
         _write_new(file, project_text())
     except BaseException:
-        if made:
-            registry.rmdir()
+        for made_dir in made:
+            with contextlib.suppress(OSError):
+                made_dir.rmdir()
         raise
     return Initialised(file, registry, created=True)
