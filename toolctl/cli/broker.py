@@ -28,7 +28,8 @@ def start_command(
         bool, typer.Option("--detach", help="Run in the background; return once it listens.")
     ] = False,
     port: Annotated[
-        int | None, typer.Option(min=1, max=65535, help="Port on 127.0.0.1 (default 6650).")
+        int | None,
+        typer.Option(min=1, max=65535, help="Port on 127.0.0.1 (default: the Pulsar URL's, 6650)."),
     ] = None,
     data: Annotated[
         Path | None,

@@ -74,7 +74,7 @@ def check_command(
     not present locally (asked of the engine, never pulled) are warnings, errors under
     --strict; --strict also compares with toolctl.lock when there is one. With FILE...,
     only those files are checked, against the registry in force. Exit 0 when clean, 3
-    otherwise.
+    otherwise; 2 for a bad option or a FILE that cannot be read.
     """
     from toolctl.registry.check import check
     from toolctl.terminal.views import print_findings

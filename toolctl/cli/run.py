@@ -116,8 +116,9 @@ def run_command(
 ) -> None:
     """Run a tool by name; print its output (or the whole result with --json).
 
-    Exit codes: 0 ok, 1 the tool failed, 2 bad arguments, 4 unknown tool, 5 transport
-    unavailable, 124 timed out, 130 interrupted, 143 terminated.
+    Exit codes: 0 ok, 1 the tool failed, 2 bad arguments, 3 refused by the registry (a
+    look-alike name, a changed MCP pin, --strict), 4 unknown tool, 5 transport unavailable,
+    74 output lost, 124 timed out, 130 interrupted, 143 terminated.
     """
     from toolctl.calls.command import RunRequest, run_request
     from toolctl.cli import _write_records

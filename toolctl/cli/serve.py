@@ -80,7 +80,8 @@ def serve_command(
 
     Statuses follow the exit codes: 422 invalid arguments, 404 unknown tool, 409 registry
     refused, 200 with success false for a failed tool, 503 unavailable or queue full, 504
-    timed out; 401 without the token, 413 for a body over 1 MiB. Exit codes: 0 stopped,
+    timed out; 401 without the token, 413 for a body over 1 MiB. Exit codes: 0 stopped
+    (SIGTERM; 130 for Ctrl-C),
     2 bad option (a non-loopback --host without --token-env), 3 registry refused, 4 unknown
     group, tool or action, 5 the port is taken.
     """

@@ -74,7 +74,7 @@ def down_command(
 
     settings = settings_for(registry, strict)
     if all_ == (name is not None):
-        raise UsageError("give a NAME or --all (not both)")
+        raise UsageError("give a NAME or --all, not both" if all_ else "give a NAME or --all")
     outcomes = service_down(settings, reporter(settings, notes=not json), name)
     if json:
         from toolctl.terminal import render

@@ -51,7 +51,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "mcp": ("toolctl mcp serve", "toolctl mcp install --client claude-desktop"),
     "new tool": ("toolctl new tool greet", "toolctl register greet.toml"),
     "service up": ("toolctl service up text-api",),
-    "service down": ("toolctl service down text-api", "toolctl service down"),
+    "service down": ("toolctl service down text-api", "toolctl service down --all"),
     "service status": ("toolctl service status", "toolctl service status text-api"),
     "broker start": ("toolctl broker start",),
     "broker status": ("toolctl broker status",),
