@@ -124,9 +124,33 @@ def test_down_stops_and_is_idempotent(toolctl: Toolctl, reg: str, table: Process
     assert done.returncode == 0, done.stderr
     assert not is_alive(record.pid)
     again = toolctl("service", "down", "text-api", "--registry", reg)
-    assert (again.returncode, again.stderr) == (0, "toolctl: service 'text-api' was not running\n")
+    assert (again.returncode, again.stderr) == (0, "toolctl: 'text-api' was not running\n")
     unknown = toolctl("service", "down", "nope", "--registry", reg)
     assert unknown.returncode == 4
+
+
+@pytest.mark.parametrize(
+    ("name", "start"),
+    [
+        ("broker", "toolctl broker start --detach"),
+        ("serve", "toolctl serve --detach"),
+        ("worker:joke-service", "toolctl worker joke-service --detach"),
+        ("worker:tool:word-count", "toolctl worker --tool word-count --detach"),
+    ],
+)
+def test_toolctls_own_processes_not_running(
+    toolctl: Toolctl, reg: str, name: str, start: str
+) -> None:
+    """The names `status` lists for the broker, a server and workers are known while none
+    runs: stopping one succeeds ("stopping what is not running succeeds"), asking for its
+    status is exit 4 saying how to start it, never "service not found"."""
+    down = toolctl("service", "down", name, "--registry", reg)
+    assert (down.returncode, down.stderr) == (0, f"toolctl: '{name}' was not running\n")
+    status = toolctl("service", "status", name, "--registry", reg)
+    assert status.returncode == 4
+    assert status.stderr == (
+        f"toolctl: error: running process '{name}' not found; start it with '{start}'\n"
+    )
 
 
 def test_down_all_stops_services_and_workers(

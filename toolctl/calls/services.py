@@ -104,7 +104,7 @@ def service_down(settings: Settings, reporter: Reporter, name: str | None) -> li
     if name is None:
         return stop_all(settings)
     stopped = stop(settings, name)
-    if not (stopped.stopped or stopped.stale):
+    if not (stopped.stopped or stopped.stale or _own_process(name)):
         _known_service(settings, reporter, name)  # nothing ran: exit 4 unless it is a service
     return [stopped]
 
@@ -129,10 +129,29 @@ def _known_service(settings: Settings, reporter: Reporter, name: str) -> dict[st
     return open_registry(settings, reporter).resolve("service", name).data
 
 
+def _own_process(name: str) -> str | None:
+    """How to start ``name`` when it names one of toolctl's own background processes as
+    `status` lists them (the broker, a worker, a `serve` of the default name), else None:
+    such a name is known even while nothing of it runs."""
+    if name == "broker":
+        return "start it with 'toolctl broker start --detach'"
+    if name == "serve":
+        return "start it with 'toolctl serve --detach'"
+    kind, _, rest = name.partition(":")
+    if kind == "worker" and rest:
+        tool = rest.removeprefix("tool:")
+        target = f"--tool {tool}" if rest.startswith("tool:") else rest
+        return f"start it with 'toolctl worker {target} --detach'"
+    return None
+
+
 def _not_running(settings: Settings, reporter: Reporter, name: str) -> NoReturn:
     from toolctl.errors import NotFound
     from toolctl.processes.services import is_managed
 
+    own = _own_process(name)
+    if own is not None:
+        raise NotFound("running process", name, hint=own)
     managed = is_managed(_known_service(settings, reporter, name))
     hint = f"start it with 'toolctl service up {name}'" if managed else "it is not managed"
     raise NotFound("running process", name, hint=hint)

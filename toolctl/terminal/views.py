@@ -176,7 +176,7 @@ def report_stop(stopped: Stopped, done: str, absent: str | None) -> None:
 
 def report_stops(outcomes: Sequence[Stopped], name: str | None) -> None:
     """`service down [NAME | --all]`: each stop (``processes.Stopped``), or that nothing ran."""
-    absent = None if name is None else f"service '{name}' was not running"
+    absent = None if name is None else f"'{name}' was not running"  # a service, the broker...
     for each in outcomes:
         kind = each.record.kind if each.record is not None else "process"
         report_stop(each, f"stopped {kind} '{each.name}'", absent)
