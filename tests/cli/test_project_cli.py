@@ -153,13 +153,20 @@ def test_register_with_no_file_takes_the_descriptors_here(tmp_path: Path, toolct
         tmp_path,
         {
             "a.toml": '[[tool]]\nname = "a"\n[tool.local]\ncommand = ["true"]\n',
-            "pyproject.toml": "[project]\nname = 'x'\n",
+            "pyproject.toml": "[project]\nname = 'x'\n[tool.ruff]\nline-length = 100\n",
             "toolctl.toml": "[registry]\npaths = ['reg']\n",
         },
     )
     done = toolctl("register", "--json")
     assert done.returncode == 0, done.stderr
     assert [w["name"] for w in json.loads(done.stdout)] == ["a"]
+    # a misspelt table is no reason to pass a descriptor file over in silence
+    write_files(
+        tmp_path, {"b.toml": '[[tool]]\nname = "b"\nservice = "s"\n[[sevice]]\nname = "s"\n'}
+    )
+    typo = toolctl("register")
+    assert typo.returncode == 3
+    assert typo.stderr.startswith("  b.toml:4: unknown table 'sevice'"), typo.stderr
     empty = tmp_path / "empty"
     empty.mkdir()
     nothing = toolctl("register", cwd=empty)

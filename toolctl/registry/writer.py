@@ -101,11 +101,17 @@ def read_entries(files: Sequence[Path]) -> list[Entry]:
 
 def descriptor_files(directory: Path) -> list[Path]:
     """The descriptor files of a directory (what `register` takes with no FILE): each
-    ``*.toml`` whose tables are all [[tool]], [[service]], [[action]] or [[group]], so
-    ``toolctl.toml``, ``pyproject.toml`` and the like are passed over."""
+    ``*.toml`` whose tables are all [[tool]], [[service]], [[action]] or [[group]] (or a
+    misspelling of one, ``[[sevice]]``: taken, so that reading it says what is wrong
+    rather than the file being passed over in silence), so ``toolctl.toml``,
+    ``pyproject.toml`` and the like are passed over."""
+    import difflib
     import tomllib
 
     from toolctl.names import KINDS
+
+    def descriptor_table(key: str) -> bool:
+        return key in KINDS or bool(difflib.get_close_matches(key, KINDS, n=1, cutoff=0.8))
 
     found = []
     for path in sorted(directory.glob("*.toml")):
@@ -114,7 +120,7 @@ def descriptor_files(directory: Path) -> list[Path]:
         except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
             found.append(path)  # read_entries says what is wrong with it
             continue
-        if document and set(document) <= set(KINDS):
+        if document and all(descriptor_table(key) for key in document):
             found.append(path)
     if not found:
         raise UsageError(
