@@ -181,6 +181,25 @@ def scoped() -> Iterator[type[_Scoped]]:
         yield server
 
 
+def test_a_login_kept_at_the_doubled_path_is_moved_and_used(
+    toolctl: Toolctl, tmp_path: Path, scoped: Any
+) -> None:
+    """A login earlier builds kept under the doubled ``toolctl/toolctl/oauth`` still serves a
+    run; the first read moves it to ``toolctl/oauth`` (owner-only still) and leaves no
+    doubled directory behind."""
+    reg = registry(tmp_path, scoped.url)
+    state = Settings.load([reg]).state_dir
+    old, new = state / "toolctl/oauth/saas.json", state / "oauth/saas.json"
+    Kept(old).write(tokens={"access_token": "t1", "token_type": "Bearer"})
+    scoped.granted["t1"] = "read write"
+    done = toolctl("run", "saas.echo", "-r", str(reg))
+    assert (done.returncode, done.stdout.strip()) == (0, "written"), done.stderr
+    assert not (state / "toolctl").exists()
+    assert stat.S_IMODE(new.stat().st_mode) == 0o600
+    assert json.loads(new.read_text())["tokens"]["access_token"] == "t1"
+    assert token_file(Settings.load([reg]), "saas") == new
+
+
 CI = {"grant": "client_credentials", "client_id": "ci", "client_secret": "shh"}
 
 

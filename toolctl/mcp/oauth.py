@@ -45,7 +45,35 @@ def login_hint(service: str) -> str:
 
 
 def token_file(settings: Settings, service: str) -> Path:
-    return settings.state_dir / "toolctl" / "oauth" / f"{service}.json"
+    """Where ``service``'s login is kept: ``$XDG_STATE_HOME/toolctl/oauth/SERVICE.json``.
+    A login kept where earlier builds put it (``toolctl/toolctl/oauth``, the state
+    directory named twice) is moved here first, so no login is lost."""
+    path = settings.state_dir / "oauth" / f"{service}.json"
+    if path.exists():
+        return path
+    return _moved(settings.state_dir / "toolctl" / "oauth" / f"{service}.json", path)
+
+
+def _moved(old: Path, new: Path) -> Path:
+    """``new``, after moving the file at ``old`` there (its inode, so its mode, 0600, with
+    it); ``old`` when it cannot be moved, to be read where it is. A link, then an unlink:
+    unlike a rename it never replaces a login another process has just written at ``new``."""
+    if not old.exists():
+        return new
+    try:
+        new.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        os.link(old, new)
+    except FileExistsError:
+        pass  # another process moved it (or logged in) meanwhile: ``new`` holds the login
+    except OSError:
+        return old  # another file system, or no links there: read where it is
+    old.unlink(missing_ok=True)
+    for directory in (old.parent, old.parent.parent):  # toolctl/toolctl/oauth, once empty
+        try:
+            directory.rmdir()
+        except OSError:
+            break
+    return new
 
 
 class Kept:
