@@ -135,6 +135,8 @@ def test_detach_start_is_idempotent_and_stop_stops_it(toolctl: Toolctl, project:
     status = toolctl("service", "status", "--json")
     (record,) = [r for r in json.loads(status.stdout) if r["name"] == "worker:hello"]
     assert record["kind"] == "worker"
+    assert Path(record["log"]).name == "worker@hello.log"
+    assert "worker@hello.log)" in first.stderr
     done = run(toolctl, project, "hello", "--arg", "name=d", "--user", "u")
     assert (done.returncode, done.stdout) == (0, "hello d from u\n")
     stopped = toolctl("worker", "hello", "--stop")

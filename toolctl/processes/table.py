@@ -186,8 +186,10 @@ class ProcessTable:
         return [r for n in self.names() if (r := self.get(n)) is not None]
 
     def log_path(self, name: str) -> Path:
+        """Where a process launched now as ``name`` logs (``logs/worker@orders.log``). One
+        launched by an earlier build logs where its record's ``log`` says."""
         self.logs.mkdir(parents=True, exist_ok=True)
-        return self.logs / f"{_safe(name)}.log"
+        return self.logs / f"{_log_name(name)}.log"
 
     def ready_path(self, name: str) -> Path:
         """Where a launched toolctl process reports that it is ready (or why it is not)."""
@@ -211,6 +213,14 @@ class ProcessTable:
 
 def _safe(name: str) -> str:
     return name.replace("/", "%2F").replace(":", "%3A")
+
+
+def _log_name(name: str) -> str:
+    """A log's file name for record ``name``: a worker's ``worker:orders`` is
+    ``worker@orders`` (as systemd names an instance). No registry name holds an '@', so no
+    two records share a log (a '-' would give the worker of service ``orders`` the log of a
+    service named ``worker-orders``)."""
+    return _safe(name.replace(":", "@"))
 
 
 def _unsafe(stem: str) -> str:
