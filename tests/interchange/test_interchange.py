@@ -138,6 +138,60 @@ def test_mcp_tools_list_has_every_tool_with_its_input_schema() -> None:
     assert exported.notes == []
 
 
+MCP_TOOLS = """
+[[service]]
+name = "remote"
+[service.mcp]
+command = ["server"]
+
+[[tool]]
+name = "remote.count"
+service = "remote"
+[tool.mcp]
+name = "count"
+parameters = { type = "object" }
+output_schema = { type = "object", properties = { n = { type = "integer" } } }
+
+[[tool]]
+name = "remote.maybe"
+service = "remote"
+[tool.mcp]
+name = "maybe"
+output_schema = '{"type": "object", "properties": {"n": {"default": null}}}'
+
+[[tool]]
+name = "remote.plain"
+service = "remote"
+[tool.mcp]
+name = "plain"
+"""
+
+
+def test_mcp_export_carries_the_output_schema_an_mcp_server_declared() -> None:
+    """``[tool.mcp] output_schema`` (JSON text where it holds a null) is the tool's
+    ``outputSchema`` in MCP's tools/list; a tool without one lists none, and keeps no
+    ``output_schema`` key (a lock taken before stays the same)."""
+    tools, services, _ = registry_data(MCP_TOOLS)
+    listed = {t["name"]: t for t in export("mcp", tools, services).data["tools"]}
+    assert listed["remote.count"]["outputSchema"] == {
+        "type": "object",
+        "properties": {"n": {"type": "integer"}},
+    }
+    assert listed["remote.maybe"]["outputSchema"]["properties"] == {"n": {"default": None}}
+    assert "outputSchema" not in listed["remote.plain"]
+    assert "output_schema" not in tools["remote.plain"]["mcp"]
+
+
+def test_an_output_schema_that_is_not_json_is_refused() -> None:
+    import tomllib
+
+    toml = MCP_TOOLS.replace(
+        """'{"type": "object", "properties": {"n": {"default": null}}}'""", "'{'"
+    )
+    parsed = parse_document(tomllib.loads(toml), toml, "test.toml")
+    assert ["mcp.output_schema is not JSON" in p for p in map(str, parsed.problems)] == [True]
+
+
 def test_export_is_byte_stable() -> None:
     tools, services, _ = registry_data(SAMPLE)
     reversed_tools = dict(reversed(list(tools.items())))

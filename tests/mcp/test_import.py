@@ -8,6 +8,7 @@ import json
 import sys
 from pathlib import Path
 
+import anyio
 import pytest
 import tomli_w
 
@@ -48,6 +49,53 @@ def test_import_writes_one_pinned_tool_per_remote_tool_and_runs_them(
     again = toolctl("import", "mcp", "probe", "-r", str(reg))
     assert again.returncode == 0, again.stderr
     assert "already imported" in again.stderr
+
+
+def test_an_output_schema_is_kept_and_mcp_serve_lists_it_with_results_that_match(
+    toolctl: Toolctl, tmp_path: Path, probe_argv: list[str]
+) -> None:
+    """The probe's echo declares an outputSchema (the SDK derives one from ``-> str``):
+    `import mcp` keeps it, export and `mcp serve`'s tools/list carry it, and a call through
+    `mcp serve` gives the server's structuredContent, which the SDK client checks against
+    it (a listed schema with no structuredContent is an error there)."""
+    from tests.serve.mcp_clients import stdio_session
+
+    reg = service_registry(tmp_path, {"probe": probe_argv})
+    done = toolctl("import", "mcp", "probe", "-r", str(reg), "--tool", "echo")
+    assert done.returncode == 0, done.stderr
+    assert "[tool.mcp.output_schema]" in (reg / "tools/probe.echo.toml").read_text()
+    (exported,) = json.loads(toolctl("export", "--format", "mcp", "-r", str(reg)).stdout)["tools"]
+    schema = exported["outputSchema"]
+    assert schema["type"] == "object" and "result" in schema["properties"]
+
+    async def main() -> None:
+        async with stdio_session(reg) as session:
+            (listed,) = (await session.list_tools()).tools
+            assert listed.outputSchema == schema
+            answer = await session.call_tool("probe.echo", {"text": "kept"})
+            assert (answer.isError, answer.structuredContent) == (False, {"result": "kept"})
+
+    anyio.run(main)
+
+
+def test_update_adds_the_output_schema_an_earlier_import_left_out(
+    toolctl: Toolctl, tmp_path: Path, probe_argv: list[str]
+) -> None:
+    """A tool imported before toolctl kept outputSchema: its pin still matches, but
+    `--update` shows the schema it lacks and `--yes` writes it."""
+    reg = service_registry(tmp_path, {"probe": probe_argv})
+    assert toolctl("import", "mcp", "probe", "-r", str(reg), "--tool", "echo").returncode == 0
+    file = reg / "tools/probe.echo.toml"
+    kept, _, _ = file.read_text().partition("[tool.mcp.output_schema]")
+    file.write_text(kept)
+    shown = toolctl("import", "mcp", "probe", "-r", str(reg), "--update")
+    assert shown.returncode == 3, shown.stderr
+    assert "probe.echo (echo): outputSchema changed" in shown.stdout
+    accepted = toolctl("import", "mcp", "probe", "-r", str(reg), "--update", "--yes")
+    assert accepted.returncode == 0, accepted.stderr
+    assert "[tool.mcp.output_schema]" in file.read_text()
+    quiet = toolctl("import", "mcp", "probe", "-r", str(reg), "--update")
+    assert quiet.returncode == 0 and "match the server" in quiet.stderr
 
 
 def test_prefix_and_tool_globs_choose_names(toolctl: Toolctl, tmp_path: Path) -> None:
@@ -158,6 +206,7 @@ def test_update_of_a_hand_written_tool_drops_the_arguments_it_replaces(
     accepted = toolctl("import", "mcp", "probe", "-r", str(reg), "--update", "--yes")
     assert accepted.returncode == 0, accepted.stderr
     assert "arguments" not in (reg / "mine.toml").read_text()
+    assert "[tool.mcp.output_schema]" in (reg / "mine.toml").read_text()
     ran = toolctl("run", "mine", "-r", str(reg), "--arg", "text=pinned")
     assert (ran.returncode, ran.stdout.strip()) == (0, "pinned"), ran.stderr
 

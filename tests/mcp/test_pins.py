@@ -64,3 +64,7 @@ def test_a_rug_pull_in_annotations_or_title_names_the_field() -> None:
     assert changed_fields(stored, section, dropped) == ["annotations"]
     renamed = {"description": "Echo", "title": "echo"}  # the remote name, kept as the title
     assert changed_fields(renamed, section, {**same, "title": "Other"}) == [NOT_KEPT]
+    typed = {**section, "output_schema": '{"type": "object"}'}  # kept as JSON text
+    answers = {**same, "outputSchema": {"type": "object"}}
+    assert changed_fields(stored, typed, answers) == [NOT_KEPT]
+    assert changed_fields(stored, typed, {**answers, "outputSchema": {}}) == ["outputSchema"]

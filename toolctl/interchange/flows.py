@@ -33,14 +33,17 @@ __all__ = ["Exported", "ImportDone", "ImportOptions", "Streamed", "export_tools"
 ShowPath = Callable[[Path], str]
 """How the caller shows a file's path (relative to the working directory, say)."""
 
-EXPORTED = ("description", "schema", "annotations", "title", "mcp.annotations")
+EXPORTED = ("description", "schema", "annotations", "title", "mcp.annotations", "mcp.output_schema")
 """The fields of a tool the streamed exports read (``interchange.functions``)."""
 
 
 def _exported(name: str, values: list[Any]) -> dict[str, Any]:
-    """A tool as the streamed exports read it (``mcp.annotations`` back under ``mcp``)."""
+    """A tool as the streamed exports read it (``mcp.*`` back under ``mcp``)."""
     tool = {"name": name, **dict(zip(EXPORTED, values, strict=True))}
-    tool["mcp"] = {"annotations": tool.pop("mcp.annotations")}
+    tool["mcp"] = {
+        "annotations": tool.pop("mcp.annotations"),
+        "output_schema": tool.pop("mcp.output_schema"),
+    }
     return tool
 
 

@@ -67,7 +67,8 @@ def iter_openai(tools: Iterable[Mapping[str, Any]], notes: list[str]) -> Iterato
 def mcp_tools(tools: Sequence[Mapping[str, Any]]) -> tuple[dict[str, Any], list[str]]:
     """An MCP ``tools/list`` result: ``{"tools": [{name, description, inputSchema}]}``, with
     ``title`` and ``annotations`` (readOnlyHint etc.) where the descriptor or, for a tool on
-    an MCP server, its upstream declares them (the descriptor's own win key by key)."""
+    an MCP server, its upstream declares them (the descriptor's own win key by key), and a
+    tool on an MCP server's ``outputSchema`` where the server declared one."""
     return {"tools": list(iter_mcp(sorted(tools, key=lambda t: str(t["name"]))))}, []
 
 
@@ -95,6 +96,9 @@ def iter_mcp(tools: Iterable[Mapping[str, Any]]) -> Iterator[dict[str, Any]]:
         }
         if isinstance(tool.get("title"), str) and tool["title"]:
             entry["title"] = tool["title"]
+        output = (tool.get("mcp") or {}).get("output_schema")
+        if isinstance(output, Mapping):
+            entry["outputSchema"] = output  # what the upstream's structuredContent holds
         hints = served_annotations(tool)
         if hints:
             entry["annotations"] = hints

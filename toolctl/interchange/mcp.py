@@ -75,6 +75,8 @@ def tool_table(
     mcp: dict[str, Any] = {"name": remote, "pin": pin}
     if isinstance(schema, dict):
         mcp["parameters"] = schema_field(schema)
+    if isinstance(tool.get("outputSchema"), dict):
+        mcp["output_schema"] = schema_field(tool["outputSchema"])
     if isinstance(tool.get("annotations"), dict):
         mcp["annotations"] = kept_annotations(tool["annotations"])
     table: dict[str, Any] = {"name": name}
@@ -212,7 +214,8 @@ def plan_update(
             changes.append(Change(definition.name, remote, definition.file, ["vanished"], [], None))
             continue
         tool, pin = live[remote]
-        if mcp.get("pin") == pin:
+        unkept = isinstance(tool.get("outputSchema"), dict) and "output_schema" not in mcp
+        if mcp.get("pin") == pin and not unkept:  # (imported before outputSchema was kept)
             same += 1
             continue
         fields, diff = _diff(definition.data, mcp, tool)
@@ -227,6 +230,7 @@ def _diff(
     pairs = [
         ("description", stored.get("description") or "", live.get("description") or ""),
         ("inputSchema", stored_schema(mcp), live.get("inputSchema")),
+        ("outputSchema", stored_schema(mcp, "output_schema"), live.get("outputSchema")),
         ("annotations", mcp.get("annotations"), _annotations(live)),
     ]
     fields, lines = [], []
@@ -244,7 +248,7 @@ def _diff(
             )
         ]
     if not fields:
-        fields.append("other fields (title, outputSchema, _meta...)")
+        fields.append("other fields (title, _meta...)")
     return fields, lines
 
 
@@ -266,6 +270,7 @@ def _updated_table(definition: Any, tool: Mapping[str, Any], pin: str) -> dict[s
             schema = tool.get("inputSchema")
             mcp.pop("parameters", None)
             mcp.pop("annotations", None)
+            mcp.pop("output_schema", None)
             if isinstance(schema, dict):
                 mcp["parameters"] = schema_field(schema)
                 # the server's schema is what the tool takes now: arguments written by hand
@@ -274,6 +279,8 @@ def _updated_table(definition: Any, tool: Mapping[str, Any], pin: str) -> dict[s
                 updated.pop("parameters", None)
             if isinstance(tool.get("annotations"), dict):
                 mcp["annotations"] = kept_annotations(tool["annotations"])
+            if isinstance(tool.get("outputSchema"), dict):
+                mcp["output_schema"] = schema_field(tool["outputSchema"])
             updated["mcp"] = mcp
             updated.pop("description", None)
             if tool.get("description"):

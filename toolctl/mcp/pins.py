@@ -59,6 +59,9 @@ def changed_fields(
     params = stored_schema(section)
     if params is not None and live.get("inputSchema") != params:
         changed.append("inputSchema")
+    output = stored_schema(section, "output_schema")
+    if output is not None and live.get("outputSchema") != output:
+        changed.append("outputSchema")
     kept = section.get("annotations")
     now = live.get("annotations")
     if (kept or None) != (kept_annotations(now) or None if isinstance(now, dict) else None):
@@ -70,7 +73,7 @@ def changed_fields(
     return changed or [NOT_KEPT]
 
 
-NOT_KEPT = "a field toolctl keeps no copy of (outputSchema, _meta, icons...)"
+NOT_KEPT = "a field toolctl keeps no copy of (_meta, icons...)"
 """What changed when none of the fields toolctl keeps did."""
 
 
@@ -91,9 +94,10 @@ def schema_field(schema: Mapping[str, Any]) -> Any:
     return canonical_json(schema).decode() if has_null(schema) else dict(schema)
 
 
-def stored_schema(section: Mapping[str, Any]) -> Any:
-    """``[tool.mcp] parameters`` as the schema it keeps (JSON text parsed)."""
-    params = section.get("parameters")
+def stored_schema(section: Mapping[str, Any], key: str = "parameters") -> Any:
+    """``[tool.mcp] parameters`` (or ``output_schema``) as the schema it keeps (JSON text
+    parsed)."""
+    params = section.get(key)
     if isinstance(params, str):
         try:
             return json.loads(params)

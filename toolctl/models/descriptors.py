@@ -300,6 +300,9 @@ def normalise(kind: str, model: BaseModel) -> dict[str, Any]:
             if not argument.get("allow_option"):
                 argument.pop("allow_option", None)  # as before unless set
         data["runtime"] = model.runtime_section  # None until the index resolves the service
+        mcp = data.get("mcp")
+        if isinstance(mcp, dict) and mcp.get("output_schema") is None:
+            mcp.pop("output_schema", None)  # as before unless set (locks stay the same)
     elif isinstance(model, Service):
         data["transport"] = model.runtime
         mcp = data.get("mcp")

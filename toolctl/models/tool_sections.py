@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from pydantic import (
     Field,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -91,17 +92,20 @@ class McpRuntime(DescriptorModel):
     """The tool's ``inputSchema`` as the server sent it."""
     annotations: dict[str, Any] | None = None
     """The tool's ``annotations`` when it was imported (shown by ``--update``'s diff)."""
+    output_schema: dict[str, Any] | None = None
+    """The tool's ``outputSchema`` as the server sent it: what its ``structuredContent``
+    holds, listed by toolctl's own MCP doors (their results pass the server's on)."""
 
-    @field_validator("parameters", mode="before")
+    @field_validator("parameters", "output_schema", mode="before")
     @classmethod
-    def _json_text(cls, value: Any) -> Any:
+    def _json_text(cls, value: Any, info: ValidationInfo) -> Any:
         """A schema holding a JSON ``null`` (``"default": null``) is kept as JSON text:
         TOML has no null."""
         if isinstance(value, str):
             try:
                 return json.loads(value)
             except ValueError as exc:
-                raise ValueError(f"mcp.parameters is not JSON: {exc}") from None
+                raise ValueError(f"mcp.{info.field_name} is not JSON: {exc}") from None
         return value
 
     @field_validator("parameters")

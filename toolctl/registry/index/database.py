@@ -18,7 +18,7 @@ from pathlib import Path
 from toolctl.errors import RegistryError
 from toolctl.settings import Settings
 
-CACHE_FORMAT = "17"  # 2: confusables quarantined, nan/inf and deep nesting refused; 3: delivery;
+CACHE_FORMAT = "18"  # 2: confusables quarantined, nan/inf and deep nesting refused; 3: delivery;
 # 4: precedence keys, references and attached problems, for a re-index of a few files;
 # 5: a service's state, [service.mcp] transport, idle_timeout, tool lists and tool_timeout;
 # 6: [[trust]] tables; a search path may end in the announcements' directory (its name is a
@@ -34,6 +34,7 @@ CACHE_FORMAT = "17"  # 2: confusables quarantined, nan/inf and deep nesting refu
 # 15: lint findings at the line of what they are about (service, an edge, a group's tools)
 # 16: lines counted as TOML counts them (LF only; no header inside a multi-line string)
 # 17: a file holding bidi controls or TAG characters is warned about (loader.HIDDEN)
+# 18: [tool.mcp] output_schema (an MCP tool's outputSchema), which a cached error refused
 RACY_NS = 2_000_000_000
 """A time recorded this close to the scan that read it is not trusted (see ``index``)."""
 
