@@ -116,7 +116,8 @@ def add_command(
 ) -> None:
     """Add an MCP server: register it as service NAME, then import its tools (pinned), as
     `import mcp-config` and `import mcp NAME` would. A secret in --env, the arguments or
-    the URL becomes its own ${env:NAME} reference, never written to the registry.
+    the URL becomes its own ${env:NAME} reference, never written to the registry: the
+    value given lists the tools now; later runs read NAME from the environment.
     """
     from toolctl.arguments import key_values
     from toolctl.interchange.flows import ImportOptions

@@ -55,8 +55,10 @@ def add_mcp_server(
     reporter.note(added.written[0].describe("added"))
     for variable, where in added.exports.items():
         reporter.warn(f"set {variable} before running its tools ({where}); not copied")
+    # the tools are listed with the secrets given here, which the registry does not hold
+    listing = settings._replace(environ={**settings.environ, **added.values})
     try:
-        return import_files(settings, reporter, "mcp", [Path(service)], options)
+        return import_files(listing, reporter, "mcp", [Path(service)], options)
     except ToolctlError as exc:
         exc.hint = "; ".join(
             filter(

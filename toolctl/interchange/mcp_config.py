@@ -36,6 +36,8 @@ class ConfigImport:
     notes: list[str] = field(default_factory=list)
     exports: dict[str, str] = field(default_factory=dict)
     """Each variable to export before the services run, and where its value was."""
+    values: dict[str, str] = field(default_factory=dict, repr=False)
+    """The secrets of ``exports`` that the configs held, by variable (in memory only)."""
     read: list[tuple[str, str, int]] = field(default_factory=list)
     """Each file read: its name, the dialect it was read as, how many servers it has."""
 
@@ -59,6 +61,7 @@ def import_configs(settings: Settings, configs: Sequence[ClientConfig]) -> Confi
         result.written = register(imported.entries, settings)
     used = _variables([table for tables in converted for _, table in tables.tables])
     result.exports = {k: v for k, v in sorted(vault.exports.items()) if k in used}
+    result.values = {k: v for k, v in vault.values.items() if k in result.exports}
     return result
 
 

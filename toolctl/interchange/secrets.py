@@ -106,9 +106,12 @@ def variable_word(name: str | None) -> str:
 
 @dataclass
 class Vault:
-    """The variables an import asks for: ``exports`` maps each to where its value was."""
+    """The variables an import asks for: ``exports`` maps each to where its value was, and
+    ``values`` to the secret itself (in memory only: `mcp add` lists the server's tools
+    with it; never written, never printed)."""
 
     exports: dict[str, str] = field(default_factory=dict)
+    values: dict[str, str] = field(default_factory=dict, repr=False)
     _owners: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     def variable(self, service: str, name: str | None, value: str, where: str) -> str:
@@ -123,6 +126,7 @@ class Vault:
             owner = self._owners.setdefault(candidate, (service, digest))
             if owner == (service, digest):
                 self.exports.setdefault(candidate, where)
+                self.values.setdefault(candidate, value)
                 return candidate
         raise ValueError(f"too many secrets named {base}")  # pragma: no cover
 
