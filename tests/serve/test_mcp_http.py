@@ -37,6 +37,21 @@ def test_list_call_fail_timeout_cancel(serve: StartServe, tmp_path: Path) -> Non
     anyio.run(main)
 
 
+def test_a_session_ended_by_its_client_logs_no_error(serve: StartServe) -> None:
+    """The SDK logs "Error in standalone SSE writer" when a client ends its session (the
+    stream it writes to is closed): a normal end, not an error line in the server's log."""
+    served = serve()
+
+    async def main() -> None:
+        async with http_session(served.url) as session:
+            await session.list_tools()
+
+    for _ in range(2):
+        anyio.run(main)
+    assert served.stop() == 0
+    assert "Error" not in served.log.read_text(), served.log.read_text()
+
+
 def test_list_changed_after_register(
     serve: StartServe, registry: Path, toolctl_process: Toolctl, tmp_path: Path
 ) -> None:

@@ -9,7 +9,7 @@ and turns the MCP SDK's and uvicorn's logging into one stderr line per message.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from toolctl.serve.catalog import Selection
 
@@ -83,6 +83,19 @@ LOGGED_LENGTH = 300
 otherwise fill it: the SDK's validation error lists every field it tried)."""
 
 
+def _not_a_client_gone(record: Any) -> bool:
+    """False for the SDK's report of a stream closed under it (``ClosedResourceError``,
+    ``BrokenResourceError``): its client ended the session or went away, as every client
+    does (the SDK logs "Error in standalone SSE writer" at each session's end)."""
+    if record.exc_info and record.name.startswith("mcp."):
+        import anyio
+
+        return not isinstance(
+            record.exc_info[1], anyio.ClosedResourceError | anyio.BrokenResourceError
+        )
+    return True
+
+
 def sdk_logs_as_lines() -> None:
     """The MCP SDK's, uvicorn's and any library's warnings as one stderr line each, never
     a traceback nor a multi-line dump: what a client sends cannot garble the log (the
@@ -98,6 +111,7 @@ def sdk_logs_as_lines() -> None:
 
     handler = logging.StreamHandler()
     handler.setFormatter(OneLine())
+    handler.addFilter(_not_a_client_gone)
     for name in ("mcp", "uvicorn", ""):  # "": the root logger, what logging.warning() uses
         logger = logging.getLogger(name)
         logger.handlers = [handler]
