@@ -79,7 +79,7 @@ def test_help_reflows_and_ends_with_examples(project: Path) -> None:
     assert "  toolctl run word-count --arg text='hello world'" in text
     assert text.rstrip().splitlines()[-1].strip().startswith("toolctl run ")
     # a docstring's line breaks are not kept: its paragraph is one flowing text
-    assert "Exit codes: 0 ok, 1 the tool failed, 2 bad arguments, 4 unknown tool, 5" in text
+    assert "Exit codes: 0 ok, 1 the tool failed, 2 bad arguments, 3 refused by the" in text
     wide = plain(run_on_terminal("run", "--help", cwd=project, columns=120).text)
     assert max(len(line) for line in wide.splitlines()) > 80
 

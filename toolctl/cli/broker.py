@@ -29,7 +29,12 @@ def start_command(
     ] = False,
     port: Annotated[
         int | None,
-        typer.Option(min=1, max=65535, help="Port on 127.0.0.1 (default: the Pulsar URL's, 6650)."),
+        typer.Option(
+            min=1,
+            max=65535,
+            metavar="PORT",
+            help="Port on 127.0.0.1 (default: the Pulsar URL's, 6650).",
+        ),
     ] = None,
     data: Annotated[
         Path | None,

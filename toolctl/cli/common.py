@@ -108,12 +108,18 @@ ActionOption = Annotated[
         autocompletion=complete_actions,
     ),
 ]
-HopsOption = Annotated[int, typer.Option(min=0, help="With --action: rounds of Next edges.")]
+HopsOption = Annotated[
+    int, typer.Option(min=0, metavar="N", help="With --action: rounds of Next edges.")
+]
 ThresholdOption = Annotated[
-    float, typer.Option(min=0.0, max=1.0, help="With --action: lowest edge score followed.")
+    float,
+    typer.Option(
+        min=0.0, max=1.0, metavar="SCORE", help="With --action: lowest edge score followed."
+    ),
 ]
 ConcurrencyOption = Annotated[
-    int, typer.Option(min=1, max=1024, help="Calls running at once; more wait in a queue.")
+    int,
+    typer.Option(min=1, max=1024, metavar="N", help="Calls running at once; more wait in a queue."),
 ]
 AdaptiveOption = Annotated[
     int | None,

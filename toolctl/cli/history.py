@@ -33,7 +33,9 @@ def history_command(
     session: SessionFilter = None,
     since: SinceFilter = None,
     until: UntilFilter = None,
-    limit: Annotated[int, typer.Option(min=1, max=1_000_000, help="Calls to show.")] = 20,
+    limit: Annotated[
+        int, typer.Option(min=1, max=1_000_000, metavar="N", help="Calls to show.")
+    ] = 20,
     json: JsonOption = False,
 ) -> None:
     """Show recent calls from the run history (newest first); `history import FILE` adds

@@ -62,9 +62,11 @@ def learn_command(
 
 def evaluate_command(
     files: Annotated[list[Path], typer.Argument(metavar="FILE...", help="OpenAI chat JSONL.")],
-    folds: Annotated[int, typer.Option(min=2, help="Conversation i is in fold i mod N.")] = 5,
+    folds: Annotated[
+        int, typer.Option(min=2, metavar="N", help="Conversation i is in fold i mod N.")
+    ] = 5,
     top: Annotated[
-        int, typer.Option(min=1, max=1000, help="The length K of each ranked list.")
+        int, typer.Option(min=1, max=1000, metavar="K", help="The length K of each ranked list.")
     ] = 5,
     json: JsonOption = False,
 ) -> None:

@@ -23,10 +23,12 @@ def install(app: typer.Typer) -> None:
 
 def list_command(
     kind: Annotated[str, typer.Argument(metavar="[tools|services|actions|groups]")] = "tools",
-    category: Annotated[str | None, typer.Option(help="Only this category.")] = None,
+    category: Annotated[
+        str | None, typer.Option(metavar="NAME", help="Only this category.")
+    ] = None,
     runtime: Annotated[
         str | None,
-        typer.Option(help=f"Only tools on this runtime ({', '.join(BY_NAME)})."),
+        typer.Option(metavar="RUNTIME", help=f"Only tools on this runtime ({', '.join(BY_NAME)})."),
     ] = None,
     search: Annotated[
         str | None,

@@ -45,11 +45,14 @@ def recommend_command(
         ),
     ] = None,
     hops: Annotated[
-        int, typer.Option(min=0, help="Rounds of Next edges to follow from the starts.")
+        int,
+        typer.Option(min=0, metavar="N", help="Rounds of Next edges to follow from the starts."),
     ] = 0,
     threshold: Annotated[
         float,
-        typer.Option(min=0.0, max=1.0, help="Lowest score an edge needs to be followed."),
+        typer.Option(
+            min=0.0, max=1.0, metavar="SCORE", help="Lowest score an edge needs to be followed."
+        ),
     ] = 0.5,
     format: Annotated[
         Format, typer.Option("--format", "-f", help="table, json, dot or mermaid.")
@@ -66,7 +69,9 @@ def recommend_command(
     query: Annotated[
         str, typer.Option("--query", "-q", metavar="TEXT", help="With --after: the request.")
     ] = "",
-    top: Annotated[int, typer.Option(min=1, max=1000, help="With --after: how many tools.")] = 5,
+    top: Annotated[
+        int, typer.Option(min=1, max=1000, metavar="N", help="With --after: how many tools.")
+    ] = 5,
     registry: RegistryOption = None,
     strict: StrictOption = False,
     json: JsonOption = False,

@@ -49,7 +49,10 @@ def run_command(
     ] = None,
     timeout: Annotated[
         float | None,
-        typer.Option(help="Seconds (above 0, at most 86400); overrides the descriptor's timeout."),
+        typer.Option(
+            metavar="SECONDS",
+            help="Seconds (above 0, at most 86400); overrides the descriptor's timeout.",
+        ),
     ] = None,
     max_output: Annotated[
         str | None,
@@ -61,7 +64,10 @@ def run_command(
         ),
     ] = None,
     user: Annotated[
-        str | None, typer.Option(help="User sent to Pulsar services (default: your login name).")
+        str | None,
+        typer.Option(
+            metavar="NAME", help="User sent to Pulsar services (default: your login name)."
+        ),
     ] = None,
     pulsar_url: PulsarUrlOption = None,
     dry_run: Annotated[
@@ -78,7 +84,7 @@ def run_command(
         ),
     ] = None,
     concurrency: Annotated[
-        int, typer.Option(min=1, max=1024, help="Calls in flight with --batch.")
+        int, typer.Option(min=1, max=1024, metavar="N", help="Calls in flight with --batch.")
     ] = 1,
     allow_staging: Annotated[
         bool,

@@ -34,9 +34,14 @@ def install(app: typer.Typer) -> None:
 def serve_command(
     context: typer.Context,
     host: Annotated[
-        str, typer.Option(help="Address to bind; anything but loopback needs --token-env.")
+        str,
+        typer.Option(
+            metavar="ADDRESS", help="Address to bind; anything but loopback needs --token-env."
+        ),
     ] = "127.0.0.1",
-    port: Annotated[int, typer.Option(min=0, max=65535, help="Port (0: any free one).")] = 8001,
+    port: Annotated[
+        int, typer.Option(min=0, max=65535, metavar="PORT", help="Port (0: any free one).")
+    ] = 8001,
     token_env: Annotated[
         str | None,
         typer.Option(
@@ -54,11 +59,18 @@ def serve_command(
     adaptive: AdaptiveOption = None,
     pin: PinOption = None,
     queue: Annotated[
-        int, typer.Option(min=0, max=100_000, help="Calls that may wait for a slot (then 503).")
+        int,
+        typer.Option(
+            min=0, max=100_000, metavar="N", help="Calls that may wait for a slot (then 503)."
+        ),
     ] = 64,
     grace: Annotated[
         int,
-        typer.Option(min=1, help="Seconds in-flight calls get on SIGTERM before they are killed."),
+        typer.Option(
+            min=1,
+            metavar="SECONDS",
+            help="Seconds in-flight calls get on SIGTERM before they are killed.",
+        ),
     ] = 3,
     allow_origin: Annotated[
         list[str] | None,

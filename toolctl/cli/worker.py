@@ -46,7 +46,8 @@ def worker_command(
         typer.Option(metavar="MODULE:ATTR", help="Host this handler instead of the service's."),
     ] = None,
     concurrency: Annotated[
-        int, typer.Option("--concurrency", "-c", min=1, max=1024, help="Calls in flight.")
+        int,
+        typer.Option("--concurrency", "-c", min=1, max=1024, metavar="N", help="Calls in flight."),
     ] = 4,
     detach: DetachOption = False,
     stop: Annotated[
