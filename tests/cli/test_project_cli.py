@@ -43,7 +43,7 @@ def test_a_first_tool_registered_anywhere_runs_from_anywhere(
 
 
 def test_not_found_names_the_directories_searched(tmp_path: Path, toolctl: Toolctl) -> None:
-    write_files(tmp_path, {"p/toolctl.toml": "[registry]\npaths = ['reg']\n"})
+    write_files(tmp_path, {"p/toolctl.toml": "[registry]\npaths = ['reg']\n", "p/reg/.keep": ""})
     user = Path(os.environ["XDG_DATA_HOME"]) / "toolctl" / "registry"
     missing = toolctl("run", "nope", cwd=tmp_path / "p")
     assert missing.returncode == 4
@@ -413,6 +413,54 @@ def test_a_project_registry_that_does_not_exist_fails_its_check(
         partly.stdout
     )
     assert toolctl("check", "--strict", cwd=team).returncode == 3
+
+
+def test_strict_commands_and_check_agree_on_a_missing_project_registry(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    """`check` failed on `paths = ["nope"]` while `list --strict` passed, listing the user
+    registry's tools as the project's; now --strict refuses as check does, and without it
+    the command warns that nothing of the project's is read."""
+    team = tmp_path / "team"
+    write_files(team, {"toolctl.toml": '[registry]\npaths = ["nope"]\n'})
+    strict = toolctl("list", "--strict", cwd=team)
+    assert (strict.returncode, strict.stdout) == (3, "")
+    assert strict.stderr.startswith(
+        "toolctl: error: --strict is on and registry directory nope (toolctl.toml) does not exist"
+    )
+    plain = toolctl("list", "--json", cwd=team)
+    assert plain.returncode == 0
+    assert plain.stderr == (
+        "toolctl: warning: registry directory nope (toolctl.toml) does not exist: "
+        "nothing of the project's is read (a typo in paths?)\n"
+    )
+
+
+def test_a_strict_refusal_says_the_problem_check_would_leave_out(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    """A project tool shadowing one of the user registry: `run --strict` is refused (the
+    registry in force has a shadow) while the project's `check` leaves the user registry
+    out; the refusal names the problem, and check's note a command that shows it."""
+    user = Path(os.environ["XDG_DATA_HOME"]) / "toolctl" / "registry"
+    write_files(user, {"dup.toml": HERE_TOOL.format(cwd=".").replace('"here"', '"dup"')})
+    team = tmp_path / "team"
+    team.mkdir()
+    assert toolctl("init", cwd=team).returncode == 0
+    write_files(team, {"registry/dup.toml": HERE_TOOL.format(cwd=".").replace('"here"', '"dup"')})
+    refused = toolctl("list", "--strict", cwd=team)
+    assert refused.returncode == 3
+    [line] = refused.stderr.splitlines()
+    assert line.startswith(
+        f"toolctl: error: --strict is on and the registry has 1 problem(s): {user}/dup.toml:"
+    )
+    assert "is shadowed by registry/dup.toml" in line
+    checked = toolctl("check", "--strict", cwd=team)
+    assert checked.returncode == 0
+    shown = checked.stderr.split("`")[1]  # the command the note gives
+    assert shown == f"toolctl check -r registry -r {user}"  # (shown relative to here)
+    again = toolctl(*shown.split()[1:], cwd=team)
+    assert "is shadowed by" in again.stdout
 
 
 def test_a_directory_named_twice_is_on_the_search_path_once(

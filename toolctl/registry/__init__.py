@@ -21,6 +21,7 @@ def open_registry(
     from toolctl.registry.index import Registry
 
     require_directories(settings)
+    _project_directories(settings, reporter)
     if settings.ignored_project is not None:
         reporter.warn(f"ignoring {settings.ignored_project}: another user owns it")
     if settings.announced is not None:  # an explicit opt-in: a bounded read of the topic
@@ -36,6 +37,28 @@ def open_registry(
             reporter.warn(f"{problem.file}:{problem.line}: {problem.message} (skipped)")
     registry.ensure_usable()
     return registry
+
+
+def _project_directories(settings: Settings, reporter: Reporter) -> None:
+    """A project's registry directory that does not exist (a typo in ``paths``), as `check`
+    tells it: under --strict the command is refused (exit 3, as `check --strict` fails);
+    else a warning when none of the project's exists (its tools would silently be the
+    user registry's)."""
+    project = settings.project
+    if project is None or "project" not in settings.sources:
+        return
+    missing = [d for d in project.registries if not d.is_dir()]
+    if not missing:
+        return
+    told = f"registry directory {missing[0]} ({project.file}) does not exist" + (
+        f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
+    )
+    if settings.strict:
+        from toolctl.errors import RegistryError
+
+        raise RegistryError(f"--strict is on and {told}", hint="fix paths in toolctl.toml")
+    if len(missing) == len(project.registries):
+        reporter.warn(f"{told}: nothing of the project's is read (a typo in paths?)")
 
 
 def require_directories(settings: Settings) -> None:

@@ -238,9 +238,10 @@ def _project_only(result: CheckResult, settings: Settings) -> CheckResult:
     left = len(result.findings) - len(kept)
     if not left:
         return result
+    every = " ".join(f"-r {d}" for d in settings.without_announcements().search_path)
     note = (
         f"left out {left} finding(s) in the user registry ({', '.join(user)}): not the "
-        f"project's; `toolctl check -r {user[0]}` shows them"
+        f"project's; `toolctl check {every}` shows them"
     )
     return replace(result, findings=kept, notes=(*result.notes, note))
 

@@ -235,10 +235,21 @@ class Registry:
         return int(self._db.execute(query).fetchone()[0])
 
     def ensure_usable(self) -> None:
-        """Under --strict, refuse a registry with errors (shadows count as errors then)."""
+        """Under --strict, refuse a registry with errors (shadows count as errors then),
+        saying the first (a project's `check` leaves the user registry's out: the message
+        must show what refused the command wherever it is)."""
         if self.settings.strict and (count := self.error_count(strict=True)):
+            from toolctl.registry.lint import SHADOW
+
+            file, line, message = self._db.execute(
+                "SELECT file, line, message FROM problems WHERE severity = 'error' OR code = ?"
+                " ORDER BY seq LIMIT 1",
+                (SHADOW,),
+            ).fetchone()
+            more = f" (and {count - 1} more)" if count > 1 else ""
             raise RegistryError(
-                f"the registry has {count} problem(s) and --strict is on",
+                f"--strict is on and the registry has {count} problem(s): "
+                f"{file}:{line}: {message}{more}",
                 hint="run 'toolctl check' to see them",
             )
 
