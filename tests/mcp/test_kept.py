@@ -185,7 +185,7 @@ def test_a_session_a_run_kept_ends_after_its_idle_timeout(
 
 
 def test_a_slow_start_suggests_keep_alive(toolctl: Toolctl, tmp_path: Path) -> None:
-    reg = kept_registry(tmp_path, {"PROBE_START_DELAY": "1.2"})
+    reg = kept_registry(tmp_path, {"PROBE_START_DELAY": "2.2"})
     assert toolctl("import", "mcp", "probe", "-r", str(reg), "--tool", "echo").returncode == 0
     ran = toolctl("run", "probe.echo", "-r", str(reg), "--arg", "text=slow")
     assert ran.returncode == 0, ran.stderr

@@ -34,8 +34,10 @@ if TYPE_CHECKING:
 
 _T = TypeVar("_T")
 
-SLOW_START = 1.0
-"""A server that takes longer than this to start gets the keep_alive suggestion."""
+SLOW_START = 2.0
+"""A server that takes longer than this to start gets the keep_alive suggestion (`npx`
+fetching a package takes several seconds; a Python SDK server starts in 1-1.5 s, and
+advice repeated at each of its runs is noise)."""
 
 
 class ToolVanished(ToolctlError):
