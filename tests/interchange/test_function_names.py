@@ -38,6 +38,9 @@ def test_a_dotted_name_is_exported_mapped_and_runs_by_the_mapped_name(
     ran = toolctl("run", "text_echo", "-r", reg, "--arg", "text=called by a model")
     assert ran.returncode == 0, ran.stderr
     assert ran.stdout == "called by a model\n"
+    shown = toolctl("show", "text_echo", "-r", reg, "--json")  # as `run` takes it
+    assert shown.returncode == 0, shown.stderr
+    assert json.loads(shown.stdout)["name"] == "text.echo"
     unknown = toolctl("run", "text_echoes", "-r", reg)
     assert unknown.returncode == 4
 

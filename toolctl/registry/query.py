@@ -221,6 +221,12 @@ def show(settings: Settings, reporter: Reporter, name: str, kind: str | None = N
     by_kind: dict[str, list[Definition]] = {}
     for definition in registry.find(name, kinds):
         by_kind.setdefault(definition.kind, []).append(definition)
+    if not by_kind and "tool" in kinds:  # a tool by its function name, as `run` takes it
+        from toolctl.names import function_name
+
+        holder = registry.confusable_with("tool", name)
+        if holder is not None and function_name(holder.name) == name:
+            by_kind["tool"] = list(registry.find(holder.name, ["tool"]))
     if not by_kind:
         suggestions = [s for k in kinds for s in registry.suggest(k, name)]
         kind = kinds[0] if len(kinds) == 1 else "name"
