@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 from pathlib import Path
 
 from tests.conftest import Toolctl, write_files
@@ -155,6 +156,10 @@ def test_register_with_no_file_takes_the_descriptors_here(tmp_path: Path, toolct
             "a.toml": '[[tool]]\nname = "a"\n[tool.local]\ncommand = ["true"]\n',
             "pyproject.toml": "[project]\nname = 'x'\n[tool.ruff]\nline-length = 100\n",
             "toolctl.toml": "[registry]\npaths = ['reg']\n",
+            # other programs' files: mise's [tools], a [tool.black] alone, plurals
+            "mise.toml": "[tools]\npython = '3.12'\n",
+            ".black.toml": "[tool.black]\nline-length = 100\n",
+            "other.toml": "[groups]\nx = 1\n[services]\ny = 2\n[actions]\nz = 3\n",
         },
     )
     done = toolctl("register", "--json")
@@ -391,6 +396,14 @@ def test_a_projects_check_leaves_the_user_registry_out(tmp_path: Path, toolctl: 
     assert as_json["problems"] == [] and as_json["notes"]
     alone = toolctl("check", "-r", str(user), cwd=team)
     assert alone.returncode == 3 and "broken.toml:1: error: TOML syntax error" in alone.stdout
+    # the command the note gives runs as given, in a shell, spaces in a path and all
+    spaced = tmp_path / "my home"
+    write_files(spaced / "toolctl" / "registry", {"broken.toml": "bad = \n"})
+    noted = toolctl("check", cwd=team, env={"XDG_DATA_HOME": str(spaced)}).stderr.split("`")[1]
+    words = shlex.split(noted)
+    assert words[-1] == str(spaced / "toolctl" / "registry")
+    again = toolctl(*words[1:], cwd=team, env={"XDG_DATA_HOME": str(spaced)})
+    assert again.returncode == 3 and "broken.toml:1: error: TOML syntax error" in again.stdout
 
 
 def test_a_project_registry_that_does_not_exist_fails_its_check(

@@ -57,6 +57,23 @@ def test_strict_environment_variable_refuses_other_commands(
     assert listed.stdout == ""
 
 
+def test_a_strict_refusal_names_the_problem_check_lists_first(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    broken = (
+        '[[tool]]\nname = "t"\ndescription = "x"\nservice = "nowhere"\n\n'
+        '[[action]]\nname = "a"\ndescription = "x"\ntools = ["nothing"]\n\n'
+        '[[action]]\nname = "b"\ndescription = "x"\nsteps = 1\n'
+    )
+    write_files(tmp_path, {"r/a.toml": broken})
+    checked = toolctl("check", "-r", "r")
+    first = checked.stdout.splitlines()[0]  # a.toml:LINE: error: MESSAGE
+    refused = toolctl("list", "--strict", "-r", "r")
+    assert refused.returncode == 3
+    where, _, message = first.partition(": error: ")
+    assert f"{where}: {message} (and " in refused.stderr, (checked.stdout, refused.stderr)
+
+
 def test_register_refuses_taken_and_confusable_names(tmp_path: Path, toolctl: Toolctl) -> None:
     write_files(
         tmp_path,

@@ -153,6 +153,12 @@ def test_toolctls_own_processes_not_running(
     )
 
 
+def test_a_worker_name_without_its_service_is_no_worker(toolctl: Toolctl, reg: str) -> None:
+    for name in ("worker:", "worker:tool:"):
+        status = toolctl("service", "status", name, "--registry", reg)
+        assert status.returncode == 4 and "start it with" not in status.stderr
+
+
 def test_down_all_stops_services_and_workers(
     toolctl: Toolctl, reg: str, table: ProcessTable
 ) -> None:

@@ -4,7 +4,12 @@ tool-agent tools call it, and what its /run_tool answers is their result, failur
 from __future__ import annotations
 
 import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
 
 from tests.conftest import Toolctl, write_files
 from tests.serve.serve_support import StartServe
@@ -55,3 +60,67 @@ def test_a_gateway_result_is_the_result_its_failure_too(
 
     history = toolctl("history", "--tool", "via-fails", "--json")
     assert {call["outcome"] for call in json.loads(history.stdout)["calls"]} == {"failed"}
+
+
+class _Answers(BaseHTTPRequestHandler):
+    """A router answering /run_tool with the JSON named by the call's tool_id."""
+
+    answers: ClassVar[dict[str, object]] = {}
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        answer = json.dumps(self.answers[body["tool_id"]]).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(answer)))
+        self.end_headers()
+        self.wfile.write(answer)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.mark.parametrize(
+    ("answer", "code", "expected"),
+    [
+        # success false decides, whatever else the answer holds
+        ({"success": False, "error": "boom", "hint": "x"}, 1, {"error": "boom"}),
+        ({"success": False, "error": {"message": "boom"}}, 1, {"error": '{"message": "boom"}'}),
+        # what contradicts success is not kept
+        (
+            {"success": True, "output": "hi", "exit_code": 3, "error_code": "timed_out"},
+            0,
+            {"output": "hi", "exit_code": 0, "error_code": None},
+        ),
+        ({"success": False, "exit_code": -1}, 1, {"exit_code": 1}),  # as any failure
+        (
+            {"success": False, "exit_code": True, "error_code": "x" * 65},
+            1,
+            {"exit_code": 1, "error_code": "tool_failed"},
+        ),
+        # no boolean success: an answer, the call's data
+        ({"success": "false", "n": 1}, 0, {"data": {"success": "false", "n": 1}}),
+    ],
+)
+def test_a_gateway_answer_of_any_shape(
+    tmp_path: Path, toolctl: Toolctl, answer: dict[str, Any], code: int, expected: dict[str, Any]
+) -> None:
+    _Answers.answers = {"odd": answer}
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Answers)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        router = f"http://127.0.0.1:{server.server_address[1]}"
+        registry = write_files(
+            tmp_path / "reg",
+            {"t.toml": f'[[tool]]\nname = "odd"\nruntime = "tool-agent"\n'
+                       f'options = {{ router = "{router}" }}\n'},
+        )  # fmt: skip
+        ran = toolctl("run", "odd", "--json", "-r", str(registry))
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert ran.returncode == code, ran.stderr
+    result = json.loads(ran.stdout)
+    assert result["success"] is (code == 0)
+    for key, value in expected.items():
+        assert result.get(key) == value, (key, result)

@@ -138,8 +138,8 @@ def _own_process(name: str) -> str | None:
     if name == "serve":
         return "start it with 'toolctl serve --detach'"
     kind, _, rest = name.partition(":")
-    if kind == "worker" and rest:
-        tool = rest.removeprefix("tool:")
+    tool = rest.removeprefix("tool:")
+    if kind == "worker" and tool and not tool.startswith(":"):
         target = f"--tool {tool}" if rest.startswith("tool:") else rest
         return f"start it with 'toolctl worker {target} --detach'"
     return None

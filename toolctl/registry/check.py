@@ -224,6 +224,7 @@ def _project_only(result: CheckResult, settings: Settings) -> CheckResult:
     is one person's, on one machine; CI runs without it, so a problem there must not fail
     the project's check (or its pre-commit hook). What was left out is said in a note."""
     import os
+    import shlex
 
     user = [
         os.path.realpath(d)
@@ -238,7 +239,9 @@ def _project_only(result: CheckResult, settings: Settings) -> CheckResult:
     left = len(result.findings) - len(kept)
     if not left:
         return result
-    every = " ".join(f"-r {d}" for d in settings.without_announcements().search_path)
+    every = " ".join(
+        f"-r {shlex.quote(str(d))}" for d in settings.without_announcements().search_path
+    )
     note = (
         f"left out {left} finding(s) in the user registry ({', '.join(user)}): not the "
         f"project's; `toolctl check {every}` shows them"

@@ -104,14 +104,22 @@ def descriptor_files(directory: Path) -> list[Path]:
     ``*.toml`` whose tables are all [[tool]], [[service]], [[action]] or [[group]] (or a
     misspelling of one, ``[[sevice]]``: taken, so that reading it says what is wrong
     rather than the file being passed over in silence), so ``toolctl.toml``,
-    ``pyproject.toml`` and the like are passed over."""
+    ``pyproject.toml`` and the like are passed over: a plural (mise's ``[tools]``) is no
+    misspelling, nor is a ``[tool]`` holding only tables (``[tool.black]``)."""
     import difflib
     import tomllib
 
     from toolctl.names import KINDS
 
-    def descriptor_table(key: str) -> bool:
-        return key in KINDS or bool(difflib.get_close_matches(key, KINDS, n=1, cutoff=0.8))
+    plurals = {f"{kind}s" for kind in KINDS}
+
+    def descriptor_table(key: str, value: object) -> bool:
+        if key in KINDS:  # [tool.ruff] alone: another program's settings
+            return not (
+                isinstance(value, dict) and all(isinstance(v, dict) for v in value.values())
+            )
+        close = difflib.get_close_matches(key, KINDS, n=1, cutoff=0.8)
+        return bool(close) and key not in plurals
 
     found = []
     for path in sorted(directory.glob("*.toml")):
@@ -120,7 +128,7 @@ def descriptor_files(directory: Path) -> list[Path]:
         except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
             found.append(path)  # read_entries says what is wrong with it
             continue
-        if document and all(descriptor_table(key) for key in document):
+        if document and all(descriptor_table(key, value) for key, value in document.items()):
             found.append(path)
     if not found:
         raise UsageError(

@@ -25,9 +25,6 @@ if TYPE_CHECKING:
 Event = dict[str, Any]
 """A call's start or done event: JSON-able, never the arguments."""
 _RESULT_KEYS = frozenset({"success", "output", "data", "error"})
-_GATEWAY_KEYS = _RESULT_KEYS | {
-    "exit_code", "error_code", "duration_ms", "transport", "truncated", "mcp",
-}  # fmt: skip
 
 
 class ToolResult(NamedTuple):
@@ -101,9 +98,10 @@ class ToolResult(NamedTuple):
         JSON becomes ``data`` (with the text as ``output``), anything else is ``output``.
 
         ``gateway``: the answer of a gateway (tool_agent's router, `toolctl serve`'s
-        /run_tool), whose result also carries ``exit_code``, ``error_code``, its duration
-        and runtime: taken as the result with those keys too (the exit code and kind of
-        failure kept; the duration and runtime are this call's)."""
+        /run_tool): a JSON object with a boolean ``success`` is the result, whatever else
+        it holds (an ``error`` that is not text is shown as JSON), its ``exit_code`` and
+        ``error_code`` kept where they agree with it (the duration and runtime are this
+        call's)."""
         output = text[:-1] if text.endswith("\n") else text
         stripped = output.strip()
         if not stripped.startswith(("{", "[")):
@@ -112,9 +110,13 @@ class ToolResult(NamedTuple):
             parsed = finite_json(json.loads(stripped))
         except (ValueError, RecursionError):
             return cls(True, output, transport=runtime, **extra)
-        if _result_shaped(parsed, _GATEWAY_KEYS if gateway else _RESULT_KEYS):
-            if gateway:
-                extra = {**_gateway_extra(parsed), **extra}
+        answered = gateway and isinstance(parsed, dict) and isinstance(parsed.get("success"), bool)
+        if answered:
+            error = parsed.get("error")
+            if error is not None and not isinstance(error, str):
+                parsed = {**parsed, "error": json.dumps(error, ensure_ascii=False)}
+            extra = {**_gateway_extra(parsed), **extra}
+        if answered or _result_shaped(parsed):
             error = parsed.get("error")
             success = bool(parsed.get("success", not error))
             answer = parsed.get("output")
@@ -131,27 +133,28 @@ class ToolResult(NamedTuple):
         return cls(True, output, parsed, transport=runtime, **extra)
 
 
-def _result_shaped(parsed: Any, keys: frozenset[str]) -> bool:
-    """A tool's JSON that is a result: only result ``keys``, ``success`` true or false and
+def _result_shaped(parsed: Any) -> bool:
+    """A tool's JSON that is a result: only result keys, ``success`` true or false and
     ``error`` text, when given (``"success": "false"`` is no result: truthy text would
-    read as success). A gateway's result must say ``success``."""
+    read as success)."""
     return (
         isinstance(parsed, dict)
         and bool(parsed)
-        and set(parsed) <= keys
-        and isinstance(parsed.get("success", True if keys is _RESULT_KEYS else None), bool)
+        and set(parsed) <= _RESULT_KEYS
+        and isinstance(parsed.get("success", True), bool)
         and isinstance(parsed.get("error", ""), str | None)
     )
 
 
 def _gateway_extra(parsed: dict[str, Any]) -> dict[str, Any]:
-    """What a gateway's result says beyond the four result keys and toolctl keeps: the
-    tool's exit code and the kind of failure, when they have their types."""
+    """What a gateway's result says beyond the four result keys and toolctl keeps, where
+    it agrees with ``success``: the tool's exit code (0 for a success, 1-255 for a failure)
+    and, for a failure, its kind (a short word)."""
     kept: dict[str, Any] = {}
-    code, kind = parsed.get("exit_code"), parsed.get("error_code")
-    if isinstance(code, int) and not isinstance(code, bool):
+    success, code, kind = parsed["success"], parsed.get("exit_code"), parsed.get("error_code")
+    if type(code) is int and (code == 0 if success else 0 < code <= 255):
         kept["exit_code"] = code
-    if isinstance(kind, str):
+    if not success and isinstance(kind, str) and kind.isascii() and 0 < len(kind) <= 64:
         kept["error_code"] = kind
     return kept
 

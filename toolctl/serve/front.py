@@ -84,10 +84,10 @@ otherwise fill it: the SDK's validation error lists every field it tried)."""
 
 
 def _not_a_client_gone(record: Any) -> bool:
-    """False for the SDK's report of a stream closed under it (``ClosedResourceError``,
-    ``BrokenResourceError``): its client ended the session or went away, as every client
-    does (the SDK logs "Error in standalone SSE writer" at each session's end)."""
-    if record.exc_info and record.name.startswith("mcp."):
+    """False for the SDK's report that the stream of a session's GET closed under it
+    (``ClosedResourceError``, ``BrokenResourceError``): its client ended the session or
+    went away, as every client does ("Error in standalone SSE writer" at each end)."""
+    if record.exc_info and record.getMessage() == "Error in standalone SSE writer":
         import anyio
 
         return not isinstance(

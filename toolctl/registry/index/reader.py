@@ -242,8 +242,9 @@ class Registry:
             from toolctl.registry.lint import SHADOW
 
             file, line, message = self._db.execute(
-                "SELECT file, line, message FROM problems WHERE severity = 'error' OR code = ?"
-                " ORDER BY seq LIMIT 1",
+                "SELECT p.file, p.line, p.message FROM problems p LEFT JOIN files f"
+                " ON f.path = p.file WHERE p.severity = 'error' OR p.code = ?"
+                " ORDER BY f.seq, p.line, p.seq LIMIT 1",  # check's order
                 (SHADOW,),
             ).fetchone()
             more = f" (and {count - 1} more)" if count > 1 else ""
