@@ -68,7 +68,13 @@ def echo(config, arguments, user):
 
 
 def fail(config, arguments, user):
-    raise ValueError(f"boom: {arguments.get('why', 'no reason')}")
+    why = arguments.get("why", "no reason")
+    if why == "exit":
+        import sys
+        sys.exit(3)
+    if why == "interrupt":
+        raise KeyboardInterrupt
+    raise ValueError(f"boom: {why}")
 
 
 def chunks(config, arguments, user):

@@ -63,6 +63,23 @@ def test_an_error_answer_exits_1_with_its_type_and_message(
     assert result_of(out)["error"] == "tool-service-error: boom: no reason"
 
 
+def test_a_handler_calling_sys_exit_is_a_failed_call_and_the_worker_serves_on(
+    toolctl: Toolctl, project: Project, workers: StartWorker, tmp_path: Path
+) -> None:
+    """sys.exit() or KeyboardInterrupt in a handler ended the serving thread: after
+    --concurrency of them the worker answered nothing while it looked alive."""
+    workers("fail", "--concurrency", "1")
+    for why, told in (("exit", "SystemExit: 3"), ("interrupt", "KeyboardInterrupt")):
+        code, _, err = run(toolctl, project, "fail", "--arg", f"why={why}")
+        assert code == 1, err
+        assert f"tool-service-error: the handler raised {told}" in err
+    code, _, err = run(toolctl, project, "fail", "--arg", "why=\x1b[2J\nforged line")
+    assert code == 1 and "boom:" in err  # still served, by the one thread there is
+    log = next(tmp_path.glob("worker-fail-*.log")).read_text()
+    assert "Traceback" not in log and "\x1b" not in log  # what comes off the wire, escaped
+    assert not any(line.startswith("forged line") for line in log.splitlines())
+
+
 def test_a_stream_is_printed_as_it_arrives_and_joined_with_json(
     toolctl: Toolctl, project: Project, workers: StartWorker
 ) -> None:

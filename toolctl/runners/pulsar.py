@@ -194,8 +194,8 @@ class PulsarRunner:
         return TimedOut(
             f"no answer from service '{service}' within {timeout:g} s "
             f"(asked {channel.request_queue})",
-            hint=f"a non-persistent topic drops requests while no worker is subscribed: "
-            f"start {start}",
+            hint="every worker may be busy (a handler that hangs holds its slot), or none is "
+            f"subscribed (a non-persistent topic then drops requests): start {start}",
         )
 
 

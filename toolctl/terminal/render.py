@@ -452,9 +452,9 @@ def timestamped(label: str) -> Any:
     """A worker's log: ``DATE TIME toolctl LABEL: message`` lines on stderr."""
     import time
 
-    def log(message: str) -> None:
+    def log(message: str) -> None:  # one line, escaped: call ids and errors come off the wire
         stamp = time.strftime("%Y-%m-%d %H:%M:%S")
-        sys.stderr.write(f"{stamp} {PROG} {label}: {message}\n")
+        sys.stderr.write(f"{stamp} {PROG} {bounded(label)}: {bounded(message)}\n")
         sys.stderr.flush()
 
     return log
