@@ -239,12 +239,17 @@ def test_lock_pins_announced_tools_and_check_locked_refuses_drift(
     locked = toolctl("lock", "--registry", str(reader), "--announced", pulsar_url)
     assert locked.returncode == 0, locked.stderr
     assert "hello" in (reader / "toolctl.lock").read_text()
+    assert 'file = "(announced)"' in (reader / "toolctl.lock").read_text()  # no cache path
     assert (
         toolctl(
             "check", "--locked", "--registry", str(reader), "--announced", pulsar_url
         ).returncode
         == 0
     )
+    # another machine (its own cache), as CI checks the committed lock
+    elsewhere = toolctl("check", "--locked", "--registry", str(reader), "--announced",
+                        pulsar_url, env={"XDG_CACHE_HOME": str(reader.parent / "other-cache")})  # fmt: skip
+    assert elsewhere.returncode == 0, elsewhere.stdout + elsewhere.stderr
     first.send_signal(signal.SIGTERM)
     assert first.wait(timeout=30) == 0
     registry = project.registry / "services.toml"  # the rug-pull: same name, new description

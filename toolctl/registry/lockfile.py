@@ -68,7 +68,7 @@ def current(registry: Registry, base: Path) -> dict[tuple[str, str], Pin]:
         for definition in registry.winners(kind):
             if mine is not None and definition.file.startswith(mine):
                 continue
-            file = os.path.relpath(definition.file, base)
+            file = _stable(os.path.relpath(definition.file, base))
             pins[(kind, definition.name)] = Pin(
                 file, definition_hash(definition.data), _extra(definition)
             )
@@ -206,7 +206,7 @@ def compare(registry: Registry, lock: Path) -> list[Finding]:
         definition = where[key]
         if before is None:
             message = f"{kind} '{name}' is new since {LOCK_FILE} was written"
-        elif before.file != after.file:
+        elif _stable(before.file) != after.file:
             changed = before.definition != after.definition or before.extra != after.extra
             message = (
                 f"{kind} '{name}' moved from {_place(before.file)} (as locked)"
@@ -230,9 +230,19 @@ def _pin_line(lock: Path, kind: str, name: str) -> int:
     return next((n for n, line in enumerate(lines, 1) if line.strip() in headers), 1)
 
 
-def _place(file: str) -> str:
-    """Where a pin says a definition is: an announcement's kept file (in the cache, which
-    nobody edits) is said as such."""
+ANNOUNCED = "(announced)"
+"""The file a lock gives an announced definition: where toolctl keeps it (a cache path,
+one machine's and one broker URL's) would make the lock fail everywhere else."""
+
+
+def _stable(file: str) -> str:
+    """``file`` as a lock keeps it: an announcement's kept file is ``ANNOUNCED`` (locks
+    written before said its cache path, read as the same)."""
     parts = Path(file).parts
     kept = any(parts[i : i + 2] == ("toolctl", "announced") for i in range(len(parts)))
-    return "an announcement" if kept else file
+    return ANNOUNCED if kept else file
+
+
+def _place(file: str) -> str:
+    """Where a pin says a definition is, for a message: an announcement as such."""
+    return "an announcement" if _stable(file) == ANNOUNCED else file
