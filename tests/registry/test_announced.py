@@ -177,6 +177,30 @@ def test_expired_and_tombstoned_announcements_disappear(settings: Settings, sign
     assert not any(settings.announced_dir.glob("*.toml"))  # type: ignore[union-attr]
 
 
+def test_an_announcement_from_a_clock_ahead_is_refused_and_holds_nothing(
+    settings: Settings, signer: Signer
+) -> None:
+    """One sent an hour ahead (a host whose clock runs fast, or a forger) outlived its TTL
+    by that hour and held its service's key: the real worker's heartbeats, sent "earlier",
+    were dropped, its clean stop too."""
+    import time
+
+    from toolctl.pulsar.announcements import Received
+    from toolctl.registry.announced import take
+
+    ahead = announcement("jokes", items("jokes", "old-joke"), host="fast", identity="i",
+                         ttl=10, signer=signer, at=time.time() + 3600)  # fmt: skip
+    refused = reasons(settings, {"jokes": canonical(ahead).decode()})
+    assert "s ahead of this clock: its host's clock is wrong" in refused["jokes"]
+    real = body("jokes", "tell-joke", signer=signer)
+    kept = take(
+        settings, [Received("jokes", canonical(ahead)), Received("jokes", real.encode())], None
+    )
+    assert kept == []  # the real one is taken, the one from ahead dropped
+    tools = {d.name for d in Registry.open(settings, full=True).winners("tool")}
+    assert "tell-joke" in tools and "old-joke" not in tools
+
+
 def test_keys_sign_and_verify(tmp_path: Path) -> None:
     public = generate(tmp_path / "k.pem")
     assert stat.S_IMODE(os.stat(tmp_path / "k.pem").st_mode) == 0o600

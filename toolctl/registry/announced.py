@@ -54,6 +54,10 @@ tenth of it); a larger one is refused, and only its size is kept."""
 _TOO_LARGE = "\x00too large: "
 WHERE = "(announcements)"
 FORMAT = "toolctl-announcement/1"
+AHEAD = 300.0
+"""Seconds an announcement's time may be ahead of this clock (hosts' clocks differ): one
+sent further ahead is refused, or a host whose clock runs fast (or a forger) would keep
+it past its time to live and hold its service's key against the worker's heartbeats."""
 
 
 class Origin(NamedTuple):
@@ -161,7 +165,7 @@ def _authentic(service: str, text: str, trusted: list[Any], now: float) -> float
         return None
     at, ttl = _seconds(body.get("at")), _seconds(body.get("ttl"))
     key, signature = body.get("key"), body.get("signature")
-    if at is None or ttl is None or at + ttl < now:
+    if at is None or ttl is None or at + ttl < now or at > now + AHEAD:
         return None
     if not isinstance(key, str) or not isinstance(signature, str):
         return None
@@ -253,6 +257,11 @@ def _decide(
         raise Refused("no time or time to live (seconds, 0 to 10^11)")
     if at + ttl < now:
         raise Refused("")  # expired: its worker stopped heart-beating
+    if at > now + AHEAD:
+        raise Refused(
+            f"sent {at - now:,.0f} s ahead of this clock: its host's clock is wrong "
+            "(keep hosts' clocks in step, NTP)"
+        )
     for field in ("host", "identity"):
         if not _one_line(body.get(field, "?")):
             raise Refused(f"its {field} is not one line of printable text (at most 256)")
