@@ -453,7 +453,7 @@ def test_hostile_announcement_bodies_are_refused_one_line_each_never_a_crash(
             {
                 "format": "toolctl-announcement/1",
                 "service": "surrogate",
-                "at": 9e9,
+                "at": round(time.time()),
                 "ttl": 30,
                 "key": key[1],
                 "signature": "AAAA",
