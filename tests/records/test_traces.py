@@ -35,6 +35,7 @@ def test_a_run_exports_one_execute_tool_span_and_the_tool_gets_its_traceparent(
         env = {"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url, "OTEL_SERVICE_NAME": "cli-test"}
         done = toolctl_process("run", "traced", "-r", str(registry(tmp_path)), env=env)
         assert done.returncode == 0, done.stderr
+        assert done.stderr == ""  # not "spans could not be sent ... already shutdown"
         (span,) = receiver.wait_for(1)
     assert span.name == "execute_tool traced" and span.service == "cli-test"
     assert span.attributes["gen_ai.operation.name"] == "execute_tool"
@@ -169,6 +170,27 @@ def test_an_mcp_call_carries_the_traceparent_in_meta(
     assert outer.attributes["toolctl.runtime"] == "mcp"
     _, trace_id, span_id, flags = done.stdout.strip().split("-")
     assert (trace_id, flags) == (outer.trace_id, "01") and span_id != outer.span_id
+
+
+def test_a_collector_that_never_answers_is_one_warning_not_the_export_timeout(
+    tmp_path: Path, toolctl_process: Toolctl
+) -> None:
+    """It accepts connections and says nothing: the run waited out the exporter's 5 s
+    timeout at exit; now it gives the export FLUSH_WAIT_S twice and says so."""
+    import socket
+
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(16)
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}"
+        done = toolctl_process(
+            "run", "traced", "-r", str(registry(tmp_path)),
+            env={"OTEL_EXPORTER_OTLP_ENDPOINT": url},
+        )  # fmt: skip
+    assert done.returncode == 0 and done.stdout.startswith("00-"), done.stderr
+    assert done.stderr == (
+        f"toolctl: warning: spans could not be sent to {url}/v1/traces: no answer within 2 s\n"
+    )
 
 
 def test_an_endpoint_that_is_down_costs_one_warning_and_about_a_second(

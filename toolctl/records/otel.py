@@ -11,6 +11,7 @@ variables are honoured (``OTEL_SERVICE_NAME``, ``OTEL_RESOURCE_ATTRIBUTES``,
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -102,12 +103,21 @@ class OtlpTracer:
 
     def shutdown(self) -> None:
         # force_flush waits out an export's retries whatever its timeout says: wait for it
-        # FLUSH_WAIT_S at most, then shut the exporter, which ends a retry at once
+        # FLUSH_WAIT_S at most; still going, shut the exporter (that ends a retry at once)
+        # and leave an export that hangs (a collector that never answers) to its daemon
+        # thread rather than wait out its EXPORT_TIMEOUT_S. The exporter is shut once:
+        # shut twice, the SDK warns "already shutdown", told as spans not sent.
         flushing = threading.Thread(target=self.provider.force_flush, daemon=True)
         flushing.start()
         flushing.join(FLUSH_WAIT_S)
-        self.exporter.shutdown()  # type: ignore[no-untyped-call]
-        flushing.join(FLUSH_WAIT_S)
+        if flushing.is_alive():
+            self.exporter.shutdown()  # type: ignore[no-untyped-call]
+            flushing.join(FLUSH_WAIT_S)
+            if flushing.is_alive():  # told as the SDK's own failures are (_quiet_sdk_logs)
+                logging.getLogger("opentelemetry.toolctl").warning(
+                    "no answer within %g s", 2 * FLUSH_WAIT_S
+                )
+                return
         self.provider.shutdown()
 
 
