@@ -66,6 +66,16 @@ def test_learn_writes_a_stable_file_beside_the_registry_and_changes_no_descripto
     summary = json.loads(again.stdout)
     assert summary["sessions"] == 40 and summary["proposals"] > 0
     assert summary["path"].endswith("toolctl.learned")
+    # transcripts with no tool call: refused, the learned file left as it was
+    quiet = chat.with_name("quiet.jsonl")
+    quiet.write_text('{"messages": [{"role": "user", "content": "hi"}]}\n')
+    for empty in (quiet, chat.with_name("empty.jsonl")):
+        empty.touch()
+        refused = toolctl(
+            "graph", "learn", "--from-transcripts", str(empty), "--registry", str(reg)
+        )
+        assert refused.returncode == 2 and len(refused.stderr.splitlines()) == 1, refused.stderr
+        assert learned.read_bytes() == first
 
 
 def test_learn_to_another_file_and_from_stdin(

@@ -115,10 +115,19 @@ def _learnable(sessions: Iterable[Sequence[Step]]) -> tuple[list[list[Step]], in
 
 
 def learn_from_transcripts(paths: Sequence[Path], registry: Registry, out: Path | None) -> Learned:
-    """``learn_graph`` over transcript files, its lexical weight cross-validated on them."""
+    """``learn_graph`` over transcript files, its lexical weight cross-validated on them;
+    UsageError when they hold no call to learn from (as for an empty history: an empty
+    learned file would only replace the one there, reviewed and versioned)."""
     from toolctl.learning.evaluate import tuned_weight
+    from toolctl.learning.learned_file import learnable
 
     transcripts = read_files(paths)
+    if not any(learnable(c.tool) for t in transcripts for c in t.calls):
+        shown = ", ".join(str(p) for p in paths)
+        raise UsageError(
+            f"nothing to learn from: no tool call in {shown}",
+            hint="the transcripts' assistant messages name no tool_calls (OpenAI chat JSONL)",
+        )
     weight = tuned_weight(transcripts)
     return learn_graph((t.calls for t in transcripts), registry, out=out, lexical_weight=weight)
 
