@@ -99,6 +99,25 @@ def test_without_a_learned_file_it_says_so_and_still_serves(tmp_path: Path) -> N
     assert "graph learn" in (tmp_path / "err").read_text()
 
 
+def test_a_damaged_history_is_a_warning_and_it_still_serves(tmp_path: Path) -> None:
+    """Without a learned file the history is learned from; one that is no database made
+    `mcp serve --adaptive` (and `serve`) refuse to start (exit 74)."""
+    import os
+
+    damaged = Path(os.environ["XDG_STATE_HOME"]) / "toolctl" / "history.sqlite3"
+    damaged.parent.mkdir(parents=True, exist_ok=True)
+    damaged.write_text("garbage")
+    reg = write_files(tmp_path / "reg", {"tools.toml": registry_toml()})
+
+    async def main() -> list[str]:
+        async with stdio_session(reg, "--adaptive", "2", stderr=tmp_path / "err") as session:
+            return await names(session)
+
+    assert len(anyio.run(main)) == 2
+    told = (tmp_path / "err").read_text()
+    assert "cannot read the run history" in told and "ranking without it" in told
+
+
 @pytest.mark.parametrize(
     ("options", "code", "message"),
     [

@@ -120,7 +120,7 @@ def open_adaptive(
     """The Adaptive for ``settings``' registry: the learned file in force, else the run
     history learned in memory (said on the reporter), else no model at all (said too).
     NotFound for a ``--pin`` that names no served tool."""
-    from toolctl.errors import NotFound
+    from toolctl.errors import NotFound, ToolctlError
     from toolctl.learning.model import learn
     from toolctl.learning.store import find_learned, read_learned
 
@@ -133,7 +133,11 @@ def open_adaptive(
     path = find_learned(settings)
     if path is not None:
         return Adaptive(config, read_learned(path), toolkit)
-    sessions = _history_sessions(settings)
+    try:
+        sessions = _history_sessions(settings)
+    except ToolctlError as exc:  # a damaged history never keeps a server from serving
+        reporter.warn(f"{exc}; ranking without it")
+        sessions = []
     if sessions:
         reporter.warn(
             "no learned file (toolctl.learned): ranking from the run history's "
