@@ -87,3 +87,27 @@ def test_a_relative_xdg_directory_is_ignored(toolctl: Toolctl, tmp_path: Path) -
     assert ran.returncode == 0, ran.stderr
     assert not [p for p in tmp_path.iterdir() if p.name.startswith("rel-")]
     assert (home / ".local/state/toolctl/history.sqlite3").exists()
+
+
+def test_a_state_directory_through_a_file_is_no_empty_history(
+    toolctl: Toolctl, tmp_path: Path
+) -> None:
+    """`history` and `stats` said "no calls" (exit 0) while every call's record was lost,
+    and the warnings showed Python's "[Errno 17] File exists: '...'"."""
+    write_files(tmp_path, {"reg/t.toml": SERVICE, "state/toolctl": "a file, not a directory"})
+    env = {"XDG_STATE_HOME": str(tmp_path / "state")}
+    for command in (["history"], ["stats"], ["history", "--json"]):
+        done = toolctl(*command, cwd=tmp_path, env=env)
+        assert done.returncode == 74, done.stdout + done.stderr
+        [line] = done.stderr.splitlines()
+        assert line.startswith("toolctl: error: cannot read the run history at state/toolctl/")
+        assert line.endswith("Not a directory; set XDG_STATE_HOME to a directory toolctl can use")
+    write_files(
+        tmp_path,
+        {
+            "reg/local.toml": '[[tool]]\nname = "t"\n[tool.local]\ncommand = ["true"]\ninput = "none"\n'
+        },
+    )
+    ran = toolctl("run", "t", "-r", "reg", cwd=tmp_path, env=env)
+    assert ran.returncode == 0
+    assert "cannot be written (File exists)" in ran.stderr and "[Errno" not in ran.stderr

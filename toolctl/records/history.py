@@ -14,6 +14,7 @@ either bound, so the table never holds more than ~1.1x the count bound.
 
 from __future__ import annotations
 
+import errno
 import os
 import sqlite3
 import sys
@@ -215,7 +216,13 @@ class HistoryUnusable(ToolctlError):
 
 
 def unusable(path: Path, exc: sqlite3.Error | OSError, doing: str = "read") -> HistoryUnusable:
-    """The error for a history file SQLite could not ``doing``, naming the file."""
+    """The error for a history file SQLite could not ``doing``, naming the file (and, for a
+    directory it cannot use, the variable that moves it)."""
+    if isinstance(exc, OSError):
+        return HistoryUnusable(
+            f"cannot {doing} the run history at {path}: {exc.strerror or exc}",
+            hint="set XDG_STATE_HOME to a directory toolctl can use",
+        )
     reason = str(exc) or type(exc).__name__
     damaged = getattr(exc, "sqlite_errorname", "") in ("SQLITE_CORRUPT", "SQLITE_NOTADB")
     return HistoryUnusable(
@@ -234,6 +241,11 @@ def open_for_reading(path: Path) -> sqlite3.Connection | None:
     """The history file read-only, or None when there is none yet; HistoryUnusable when it
     cannot be read."""
     if not path.exists():
+        # none yet, unless a file stands where a directory of its path should be: then
+        # none can ever be written there (a write says so), and "no calls" would be wrong
+        nearest = next((p for p in path.parents if p.exists()), None)
+        if nearest is not None and not nearest.is_dir():
+            raise unusable(path, NotADirectoryError(errno.ENOTDIR, "Not a directory"))
         return None
     try:
         db = sqlite3.connect(

@@ -96,7 +96,9 @@ class Journal:
                 self._db = None
 
     def _fail(self, exc: BaseException, lost: int) -> None:
-        reason = str(exc) or type(exc).__name__
+        reason = (
+            (exc.strerror if isinstance(exc, OSError) else None) or str(exc) or (type(exc).__name__)
+        )  # an OSError's own words, not "[Errno 17] File exists: '...'"
         with self._lock:
             self.failure = (
                 f"the run history at {self.path} cannot be written ({reason}); "
