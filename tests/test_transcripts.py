@@ -64,9 +64,16 @@ def test_calls_carry_the_request_in_force_and_what_their_answer_says() -> None:
     assert [t.name for t in transcript.tools] == ["ls", "cat"]
     assert transcript.tools[0].description == "List files"
     assert transcript.calls == (
-        Call("ls", {}, "a", "What is here?", True),
-        Call("cat", {"file_name": "x.txt"}, "b", "Show x.txt", False),
-        Call("cat", {"file_name": "./x.txt"}, "c", "Show x.txt", True),
+        Call("ls", {}, "a", "What is here?", True, '{"files": ["x.txt"]}'),
+        Call("cat", {"file_name": "x.txt"}, "b", "Show x.txt", False, '{"error": "No such file"}'),
+        Call(
+            "cat",
+            {"file_name": "./x.txt"},
+            "c",
+            "Show x.txt",
+            True,
+            '{"success": true, "output": "hello"}',
+        ),
         Call("ls", {}, "d", "Show x.txt", None),  # no answer: unknown
     )
 
@@ -109,7 +116,9 @@ def test_legacy_function_call_and_function_answers() -> None:
     }
     [transcript] = read_transcripts([json.dumps(line)], "f")
     assert transcript.tools[0].name == "weather"
-    assert transcript.calls == (Call("weather", {"city": "Oslo"}, None, "Weather in Oslo?", False),)
+    assert transcript.calls == (
+        Call("weather", {"city": "Oslo"}, None, "Weather in Oslo?", False, '{"success": false}'),
+    )
 
 
 def test_blank_lines_are_skipped_and_line_numbers_kept() -> None:

@@ -34,6 +34,8 @@ class Call:
     call_id: str | None
     query: str
     success: bool | None = None
+    answer: str | None = None
+    """The text of the tool message that answered it (None: no answer in the transcript)."""
 
 
 @dataclass(frozen=True)
@@ -109,7 +111,8 @@ def _calls(messages: list[Any]) -> tuple[Call, ...]:
             key = message.get("tool_call_id") if role == "tool" else message.get("name")
             index = pending.pop(key, None) if isinstance(key, str) else None
             if index is not None:
-                calls[index] = replace(calls[index], success=_succeeded(message))
+                answer = _text(message.get("content"))
+                calls[index] = replace(calls[index], success=_succeeded(message), answer=answer)
     return tuple(calls)
 
 

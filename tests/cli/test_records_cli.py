@@ -387,6 +387,33 @@ def test_the_history_reads_back_as_transcripts(toolctl: Toolctl, reg: str, tmp_p
     assert [c.tool for c in single.calls] == ["echo"]
 
 
+def test_history_import_keeps_the_answers_masked_with_record_arguments(
+    toolctl: Toolctl, tmp_path: Path
+) -> None:
+    """`--record-arguments` says "arguments and answers": the answers were never kept."""
+    secret = "sk-" + "q1w2e3r4" * 4
+    source = tmp_path / "chat.jsonl"
+    source.write_text(json.dumps({"id": "s1", "messages": [
+        {"role": "user", "content": "log in"},
+        {"role": "assistant", "tool_calls": [{"id": "a1", "type": "function", "function": {
+            "name": "login", "arguments": json.dumps({"password": "hunter2-hunter2"})}}]},
+        {"role": "tool", "tool_call_id": "a1",
+         "content": json.dumps({"token": secret, "echo": "hunter2-hunter2", "msg": "welcome"})},
+    ]}) + "\n")  # fmt: skip
+    assert toolctl("history", "import", str(source), "--record-arguments").returncode == 0
+    [call] = json.loads(toolctl("history", "--json").stdout)["calls"]
+    assert "welcome" in call["output"] and call["bytes_out"] > 0
+    assert secret not in call["output"] and "hunter2-hunter2" not in call["output"]
+    assert "hunter2" not in call["arguments"]
+    plain = tmp_path / "plain.jsonl"
+    plain.write_text(source.read_text().replace('"s1"', '"s2"'))
+    assert toolctl("history", "import", str(plain)).returncode == 0  # without: not kept
+    assert (
+        "output"
+        not in json.loads(toolctl("history", "--json", "--session", "s2").stdout)["calls"][0]
+    )
+
+
 class _Headers(BaseHTTPRequestHandler):
     seen: list[str] = []  # noqa: RUF012 - the test's record of requests
 

@@ -134,7 +134,8 @@ def _session(transcript: Transcript) -> str:
 
 
 def _rows(transcripts: list[Transcript], settings: Settings, now: float) -> list[CallRecord]:
-    from toolctl.records.masking import mask_value
+    from toolctl.records.masking import mask_text, mask_value, secret_values
+    from toolctl.records.recorder import MAX_STORED
 
     keep = settings.records.record_arguments
     rows: list[CallRecord] = []
@@ -142,6 +143,8 @@ def _rows(transcripts: list[Transcript], settings: Settings, now: float) -> list
         for call in transcript.calls:
             failed = call.success is False
             arguments = json.dumps(dict(call.arguments), sort_keys=True)
+            answer = call.answer or ""
+            secrets = secret_values(dict(call.arguments)) if keep else set()
             rows.append(
                 CallRecord(
                     now + len(rows) * 1e-6,
@@ -155,8 +158,12 @@ def _rows(transcripts: list[Transcript], settings: Settings, now: float) -> list
                     len(arguments.encode()),
                     call_id=call.call_id,
                     error="tool_failed" if failed else None,
-                    arguments=json.dumps(mask_value(dict(call.arguments)), sort_keys=True)
+                    bytes_out=len(answer.encode()),
+                    arguments=json.dumps(mask_value(dict(call.arguments), secrets), sort_keys=True)
                     if keep
+                    else None,
+                    output=mask_text(answer[:MAX_STORED], secrets)
+                    if keep and call.answer is not None
                     else None,
                 )
             )
