@@ -151,6 +151,13 @@ def test_full_queue_is_503(serve: StartServe, tmp_path: Path) -> None:
     assert wait_for(pidfile.exists)
     answer = httpx.post(f"{url}/run_tool", json={"tool_id": "echo", "params": {"text": "a"}})
     assert answer.status_code == 503 and "retry" in answer.json()["error"]
+    # shed load shows where it is watched, never under the name the request gave
+    httpx.post(f"{url}/run_tool", json={"tool_id": "nothing-such", "params": {}})
+    from prometheus_client.parser import text_string_to_metric_families
+
+    families = {f.name: f for f in text_string_to_metric_families(httpx.get(f"{url}/metrics").text)}
+    [shed] = [s for s in families["toolctl_server_calls_shed"].samples if s.name.endswith("_total")]
+    assert shed.value == 2 and shed.labels == {}
 
 
 def test_token(serve: StartServe, toolctl: Toolctl) -> None:

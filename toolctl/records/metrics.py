@@ -7,6 +7,9 @@ With ``prometheus-client`` (imported here only: servers and workers load this mo
   (``outcome`` is ok, failed, invalid, timeout, unavailable, interrupted, ...);
 * ``toolctl_tool_call_duration_seconds{tool, runtime}``: a histogram of call durations;
 * ``toolctl_tool_calls_in_flight{tool, runtime}``: calls running now;
+* ``toolctl_server_calls_shed_total``: calls a server turned away before they began (its
+  queue full: HTTP 503), which no tool's counts hold (no tool label: the name a refused
+  request gives is not checked, and would let a client grow the label set);
 * ``toolctl_worker_queue_backlog{queue}``: requests waiting on a worker's request queue
   that it knows of (see ``toolctl.pulsar.worker``), read at each scrape.
 """
@@ -53,6 +56,11 @@ class Metrics:
             "toolctl_tool_calls_in_flight",
             "Tool calls running now, by tool and runtime.",
             ("tool", "runtime"),
+            registry=self.registry,
+        )
+        self.shed = Counter(
+            "toolctl_server_calls_shed",
+            "Calls a server turned away before they began, its queue full.",
             registry=self.registry,
         )
         self._backlog: Gauge | None = None

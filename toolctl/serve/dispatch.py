@@ -146,6 +146,8 @@ class Dispatcher:
         self, name: str, arguments: dict[str, Any], origin: Origin, user: str | None, sink: Sink
     ) -> ToolResult:
         if self._admitted >= self.concurrency + self.queue:
+            if self.metrics is not None:
+                self.metrics.shed.inc()
             raise QueueFull(
                 f"{self._admitted} calls running or queued, the most this server takes",
                 hint="retry shortly",
