@@ -63,6 +63,12 @@ def test_secret_values_of_the_arguments_are_masked_in_text_too() -> None:
     assert mask_text('{"login": "ok", "pass": 1}') == '{"login": "ok", "pass": 1}'
     assert mask_text("password=hunter2&x=1") == f"password={MASK}&x=1"
     assert mask_text('{"api_key": "abc123"}') == f'{{"api_key": "{MASK}"}}'
+    # JSON inside a JSON string (a tool echoing its arguments): the same pair, escaped
+    import json
+
+    nested = json.dumps({"note": json.dumps({"api_key": "zzzz-secret-12345", "n": 1})})
+    assert "zzzz-secret-12345" not in mask_text(nested)
+    assert json.loads(json.loads(mask_text(nested))["note"]) == {"api_key": MASK, "n": 1}
 
 
 def test_a_secret_is_masked_as_a_json_string_holds_it_too() -> None:

@@ -47,9 +47,11 @@ SHAPES = [
 ]
 KEY_VALUE = re.compile(
     r"""(?i)(["']?[\w-]*(?:password|passwd|secret|token|api[-_]?key|apikey|access[-_]?key|"""
-    r"""private[-_]?key|authorization|credentials?)["']?\s*[:=]\s*["']?)([^"'\s,;&}]+)"""
+    r"""private[-_]?key|authorization|credentials?)\\?["']?\s*[:=]\s*\\?["']?)"""
+    r"""([^"'\s,;&}\\]+)"""
 )
-"""``password=...``, ``"api_key": "..."`` in text: the value after a secret-sounding key."""
+"""``password=...``, ``"api_key": "..."`` in text, also as JSON inside a JSON string
+(``\"api_key\": \"...\"``): the value after a secret-sounding key."""
 URL_PASSWORD = re.compile(r"(\b[a-z][a-z0-9+.-]*://[^/\s:@]+:)([^@\s/]+)(@)", re.IGNORECASE)
 
 
