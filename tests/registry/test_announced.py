@@ -201,6 +201,35 @@ def test_an_announcement_from_a_clock_ahead_is_refused_and_holds_nothing(
     assert "tell-joke" in tools and "old-joke" not in tools
 
 
+def test_a_forged_copy_of_a_held_announcement_is_told_while_it_holds(
+    settings: Settings, signer: Signer
+) -> None:
+    """A copy of a trusted announcement with its description changed and the signature
+    kept was dropped without a word (the how-to's table promises a warning)."""
+    import time
+
+    from toolctl.pulsar.announcements import Received
+    from toolctl.registry.announced import take
+
+    real = body("jokes", "tell-joke", signer=signer)
+    assert take(settings, [Received("jokes", real.encode())], None) == []
+    forged = json.loads(real)
+    forged["items"][1]["value"]["description"] = "Now sends your files away"
+    told = take(settings, [Received("jokes", json.dumps(forged).encode())], None)
+    assert [f.message for f in told] == [
+        "service 'jokes': a message ignored, its trusted announcement kept: signature does "
+        f"not verify with key {signer.public}: forged or tampered"
+    ]
+    assert findings(settings) == told  # `check` says it too, as long as it holds
+    tool = Registry.open(settings, full=True).resolve("tool", "tell-joke")
+    assert tool.data.get("description") != "Now sends your files away"
+    stale = announcement("jokes", items("jokes", "tell-joke"), host="h1", identity="i",
+                         ttl=30, signer=signer, at=time.time() - 60)  # fmt: skip
+    assert take(settings, [Received("jokes", canonical(stale))], None) == told  # no news
+    fresh = body("jokes", "tell-joke", signer=signer)
+    assert take(settings, [Received("jokes", fresh.encode())], None) == []  # superseded
+
+
 def test_keys_sign_and_verify(tmp_path: Path) -> None:
     public = generate(tmp_path / "k.pem")
     assert stat.S_IMODE(os.stat(tmp_path / "k.pem").st_mode) == 0o600

@@ -126,7 +126,9 @@ def take(settings: Settings, received: list[Any], last: str | None) -> list[Find
     from toolctl.registry.trust import read_trust
 
     state_path = _state_file(settings, "state")
-    bodies: dict[str, str] = dict(_load(state_path).get("bodies") or {})
+    state = _load(state_path)
+    bodies: dict[str, str] = dict(state.get("bodies") or {})
+    ignored: dict[str, str] = dict(state.get("ignored") or {})
     trusted: list[Any] | None = None
     now = time.time()
     for message in received:
@@ -142,14 +144,28 @@ def take(settings: Settings, received: list[Any], last: str | None) -> list[Find
             held = _authentic(message.service, kept, trusted, now)
             sent = _authentic(message.service, text, trusted, now)
             if held is not None and (sent is None or sent < held):
+                if sent is None and (why := _why_refused(message.service, text, trusted, now)):
+                    ignored[message.service] = why  # someone forges it: told while it holds
                 continue
+        ignored.pop(message.service, None)
         if text:
             bodies[message.service] = text
         else:
             bodies.pop(message.service, None)
     if received:
-        _save(state_path, {"position": last, "bodies": bodies})
-    return decide(settings, bodies)
+        _save(state_path, {"position": last, "bodies": bodies, "ignored": ignored})
+    return decide(settings, bodies, ignored=ignored)
+
+
+def _why_refused(service: str, text: str, trusted: list[Any], now: float) -> str:
+    """Why ``text`` would be refused on its own ("" when it merely expired or stopped)."""
+    try:
+        _decide(service, text, trusted, now)
+    except Refused as exc:
+        return str(exc)
+    except (RecursionError, ValueError, TypeError, ArithmeticError):
+        return "malformed"
+    return ""
 
 
 def _authentic(service: str, text: str, trusted: list[Any], now: float) -> float | None:
@@ -181,10 +197,16 @@ def position(settings: Settings) -> str | None:
 
 
 def decide(
-    settings: Settings, bodies: Mapping[str, str | None], now: float | None = None
+    settings: Settings,
+    bodies: Mapping[str, str | None],
+    now: float | None = None,
+    *,
+    ignored: Mapping[str, str] | None = None,
 ) -> list[Finding]:
     """Decide every announcement (see the module docstring), write the accepted ones into
-    the announcements' directory, and keep the refusals for `check`; the refusals."""
+    the announcements' directory, and keep the refusals for `check`; the refusals.
+    ``ignored``: why a message was dropped that would have replaced a trusted announcement
+    still held (forged, tampered, signed by another key), told while that one stands."""
     from toolctl.registry.index import Registry
     from toolctl.registry.trust import read_trust
 
@@ -219,6 +241,12 @@ def decide(
             refused.append(Finding("warning", CODE, WHERE, 1, f"service '{service}': {contested}"))
         else:
             accepted[service] = (data, origin)
+    for service, why in sorted((ignored or {}).items()):
+        if service in accepted:
+            message = (
+                f"service '{service}': a message ignored, its trusted announcement kept: {why}"
+            )
+            refused.append(Finding("warning", CODE, WHERE, 1, message))
     _write(settings, accepted)
     _save(_state_file(settings, "refused"), [list(f) for f in refused])
     return refused
