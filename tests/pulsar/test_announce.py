@@ -547,3 +547,25 @@ def test_only_a_signed_message_supersedes_a_signed_announcement(
     assert "whoami" not in listed(toolctl, reader, pulsar_url)
     publish(pulsar_url, topic, "whoami", body(now + 2))  # the worker back, later
     assert "whoami" in listed(toolctl, reader, pulsar_url)
+
+
+def test_a_broker_whose_data_was_replaced_is_read_from_its_start(tmp_path: Path) -> None:
+    """A reader kept its position in the old topic; a broker started under the same URL
+    with a new data directory numbers its messages from the start again, so every new
+    announcement sat "before" that position and was never read."""
+    from toolctl.processes import free_port
+    from toolctl.pulsar import broker
+    from toolctl.pulsar.announcements import read
+
+    port, topic = free_port(), "persistent://tg/config/reset-test"
+    with broker.running_in(tmp_path / "first", port) as url:
+        for n in range(5):
+            publish(url, topic, f"old-{n}", f"old {n}".encode())
+        before, position = read(url, topic, None)
+        assert len(before) == 5 and position is not None
+        again, same = read(url, topic, position)
+        assert (again, same) == ([], position)  # nothing new, the one read last skipped
+    with broker.running_in(tmp_path / "second", port) as url:
+        publish(url, topic, "new", b"new announcement")
+        after, _ = read(url, topic, position)
+    assert [(r.service, r.body) for r in after] == [("new", b"new announcement")]

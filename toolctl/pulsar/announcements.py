@@ -273,7 +273,7 @@ def _bare_client(url: str, timeout: float) -> Any:
         raise bad_url(url) from None
 
 
-def _open_reader(client: Any, topic: str, after: str | None) -> Any:
+def _open_reader(client: Any, topic: str, after: str | None, *, inclusive: bool = False) -> Any:
     """A reader after ``after`` (from the start when None) on a ``_pulsar`` client.
     pulsar-lite refuses a reader on a topic nothing was ever sent to, so a refused reader
     touches the topic with a producer (which creates it) and asks once more."""
@@ -286,6 +286,7 @@ def _open_reader(client: Any, topic: str, after: str | None) -> Any:
     )
     conf = _pulsar.ReaderConfiguration()
     conf.read_compacted(True)
+    conf.start_message_id_inclusive(inclusive)
     try:
         return client.create_reader(topic, start, conf)
     except _pulsar.Timeout:
@@ -300,9 +301,13 @@ def _read(
 ) -> tuple[list[Received], str | None]:
     import _pulsar
 
-    reader = _open_reader(client, topic, after)
+    # from ``after`` itself: the message read last comes again (skipped); when not even
+    # it is there, the position is past the topic's end (a broker whose data was replaced
+    # under the same URL numbers its messages from the start again), and the topic is
+    # read from its start rather than never again
+    reader = _open_reader(client, topic, after, inclusive=after is not None)
     received: list[Received] = []
-    last = after
+    last, seen = after, after is None
     try:
         while time.monotonic() < deadline and reader.has_message_available():
             remaining = max(int((deadline - time.monotonic()) * 1000), 1)
@@ -310,10 +315,17 @@ def _read(
                 message = reader.read_next(remaining)
             except _pulsar.Timeout:  # the time is up: what was read is kept (the next read
                 break  # goes on from there), never thrown away to start over
+            position = _serialise(message.message_id())
+            if not seen and position == after:
+                seen = True
+                continue
+            seen = True
             received.append(Received(message.partition_key(), message.data()))
-            last = _serialise(message.message_id())
+            last = position
     finally:
         reader.close()
+    if not seen and time.monotonic() < deadline:
+        return _read(client, topic, None, deadline)
     return received, last
 
 
