@@ -414,3 +414,20 @@ def test_list_refuses_a_runtime_that_is_none(
     )
     assert toolctl("list", "--runtime", "local", "-r", "reg", *json_flag).returncode == 0
     assert toolctl("list", "--runtime", "tool-agent", "-r", "reg", *json_flag).returncode == 0
+
+
+def test_an_empty_listing_is_a_note_not_a_lone_header(tmp_path: Path, toolctl: Toolctl) -> None:
+    """`list` and `history` printed a header and nothing under it, while `stats` said why
+    there was nothing: each says it now, on stderr; stdout stays empty (and --json `[]`)."""
+    (tmp_path / "reg").mkdir()
+    told = {
+        ("list",): "no tools in force; `toolctl new tool NAME` writes one",
+        ("list", "groups"): "no groups in force",
+        ("list", "--category", "x"): "no tools match the filters",
+        ("history",): "no calls recorded yet",
+        ("history", "--tool", "x"): "no calls match the filters",
+    }
+    for line, note in told.items():
+        done = toolctl(*line, *(["-r", "reg"] if line[0] == "list" else []))
+        assert (done.returncode, done.stdout, done.stderr) == (0, "", f"toolctl: {note}\n")
+    assert toolctl("list", "--json", "-r", "reg").stdout == "[]\n"

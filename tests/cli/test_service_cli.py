@@ -85,9 +85,10 @@ def test_status_lists_every_background_process(
     toolctl: Toolctl, reg: str, table: ProcessTable
 ) -> None:
     empty = toolctl("service", "status", "--registry", reg)
-    assert (empty.returncode, empty.stdout.split()) == (
+    assert (empty.returncode, empty.stdout, empty.stderr) == (
         0,
-        ["KIND", "NAME", "PID", "URL", "UPTIME", "LOG"],
+        "",
+        "toolctl: nothing toolctl started runs in the background\n",
     )
     assert toolctl("service", "up", "text-api", "--registry", reg).returncode == 0
     worker = _record_worker(table)

@@ -54,7 +54,8 @@ def history_command(
     settings = settings_for(None)
     chosen = selection(tool, outcome, caller, session, since, until)
     calls = recent_calls(settings, chosen, limit, reporter(settings))
-    print_calls(calls, as_json=json, color=settings.color)
+    filtered = any(v is not None for v in (tool, outcome, caller, session, since, until))
+    print_calls(calls, as_json=json, color=settings.color, filtered=filtered)
 
 
 def import_command(

@@ -54,4 +54,10 @@ def list_command(
         render.print_json_list(definition_rows(found))
         return
     table = list_table(settings, reporter(settings), kind, **filters)
-    render.print_table(table.columns, table.rows, color=settings.color)
+    plural = kind if kind.endswith("s") else f"{kind}s"
+    empty = f"no {plural} in force" + (
+        "; `toolctl new tool NAME` writes one" if plural == "tools" else ""
+    )
+    if any(filters.values()):
+        empty = f"no {plural} match the filters"
+    render.print_table(table.columns, table.rows, color=settings.color, empty=empty)

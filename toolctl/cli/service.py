@@ -102,4 +102,5 @@ def status_command(
         render.print_json([views.process_json(r) for r in records])
         return
     rows = [views.process_row(r) for r in records]
-    render.print_table(views.PROCESS_COLUMNS, rows, color=settings.color)
+    empty = "nothing toolctl started runs in the background"
+    render.print_table(views.PROCESS_COLUMNS, rows, color=settings.color, empty=empty)

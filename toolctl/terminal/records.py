@@ -16,12 +16,16 @@ if TYPE_CHECKING:
     from toolctl.records.stats import Bin, ToolStats
 
 
-def print_calls(calls: Sequence[CallRecord], *, as_json: bool, color: bool) -> None:
-    """`history`: the calls, newest first, as a table or as JSON."""
+def print_calls(
+    calls: Sequence[CallRecord], *, as_json: bool, color: bool, filtered: bool = False
+) -> None:
+    """`history`: the calls, newest first, as a table or as JSON; a note when there is
+    none (``filtered``: the filters left them all out), as `stats` says it."""
     if as_json:
         render.print_json({"calls": [call.to_json() for call in calls]})
-    else:
-        render.print_table(CALL_COLUMNS, call_rows(calls), color=color)
+        return
+    empty = "no calls match the filters" if filtered else "no calls recorded yet"
+    render.print_table(CALL_COLUMNS, call_rows(calls), color=color, empty=empty)
 
 
 def print_stats(report: StatsReport, *, as_json: bool, color: bool) -> None:

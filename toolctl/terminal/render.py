@@ -131,8 +131,10 @@ def print_table(
     *,
     color: bool,
     title: str | None = None,
+    empty: str | None = None,
 ) -> None:
-    """A table as aligned rows, the widths taken over the whole listing.
+    """A table as aligned rows, the widths taken over the whole listing; with no row and
+    ``empty`` given, that note on stderr instead (nothing on stdout, as `gh` does).
 
     On a terminal each row stays one line: every column but the last is shown whole (a
     name is what people copy), and the last (a description) is cut with … to fit the
@@ -147,6 +149,9 @@ def print_table(
         for i, cell in enumerate(line):
             if len(cell) > widths[i]:
                 widths[i] = len(cell)
+    if len(cells) == 1 and empty is not None:
+        note(empty)
+        return
     terminal = sys.stdout.isatty()
     room = _screen_columns() if terminal else 0
     if title is not None:
