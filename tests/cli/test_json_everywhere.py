@@ -14,7 +14,6 @@ from tests.conftest import Toolctl
 from toolctl.cli.app import COMMAND_MODULES, build_app
 
 WITHOUT_JSON = {
-    "worker": "runs until stopped, serving a tool",
     "mcp serve": "runs until stdin closes, speaking MCP on stdout",
     "export": "its output is the --format asked for",
 }

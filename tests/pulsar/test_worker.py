@@ -125,6 +125,12 @@ def test_detach_start_is_idempotent_and_stop_stops_it(toolctl: Toolctl, project:
     again = toolctl("worker", "hello", "--detach", *registry, cwd=project.root)
     assert again.returncode == 0
     assert "already running" in again.stderr
+    as_json = toolctl("worker", "hello", "--detach", "--json", *registry, cwd=project.root)
+    assert as_json.returncode == 0 and as_json.stderr == ""
+    assert json.loads(as_json.stdout)["started"] is False
+    assert json.loads(as_json.stdout)["name"] == "worker:hello"
+    foreground = toolctl("worker", "hello", "--json", *registry, cwd=project.root)
+    assert foreground.returncode == 2 and "--json goes with --detach or --stop" in foreground.stderr
     # with other options it is not what was asked for: "already running" (exit 0) told a
     # script its worker served on a broker it never connected to
     other = toolctl(
@@ -139,9 +145,10 @@ def test_detach_start_is_idempotent_and_stop_stops_it(toolctl: Toolctl, project:
     assert "worker@hello.log)" in first.stderr
     done = run(toolctl, project, "hello", "--arg", "name=d", "--user", "u")
     assert (done.returncode, done.stdout) == (0, "hello d from u\n")
-    stopped = toolctl("worker", "hello", "--stop")
+    stopped = toolctl("worker", "hello", "--stop", "--json")
     assert stopped.returncode == 0
-    assert f"(pid {record['pid']})" in stopped.stderr
+    assert json.loads(stopped.stdout)["state"] == "stopped"
+    assert json.loads(stopped.stdout)["pid"] == record["pid"]
     assert not is_alive(int(record["pid"]))
     assert "not running" in toolctl("worker", "hello", "--stop").stderr
 

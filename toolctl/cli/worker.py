@@ -91,6 +91,9 @@ def worker_command(
     ready_file: ReadyFileOption = None,
     registry: RegistryOption = None,
     strict: StrictOption = False,
+    json: Annotated[
+        bool, typer.Option("--json", help="With --detach or --stop: print what it did as JSON.")
+    ] = False,
 ) -> None:
     """Serve SERVICE's handler (or --tool NAME) on Pulsar until SIGTERM or Ctrl-C.
 
@@ -101,6 +104,7 @@ def worker_command(
     Exit codes: 0 stopped, 2 bad handler or options, 4 unknown service or tool,
     5 broker unreachable.
     """
+    from toolctl.errors import UsageError
     from toolctl.serve import worker
     from toolctl.terminal import render, views
 
@@ -109,14 +113,19 @@ def worker_command(
     )
     settings = settings_for(registry, strict, pulsar_url=pulsar_url)
     label = target.label
+    if json and not (stop or detach):  # in the foreground, stdout is the worker's log's
+        raise UsageError("--json goes with --detach or --stop")
     if stop:
         stopped = worker.stop_worker(settings, target)
+        if json:
+            return render.print_json(views.stop_json(stopped))
         return views.report_stop(stopped, f"stopped {label}", f"{label}: not running")
     if detach:
         record, started = worker.start_worker(
             settings, target, explicit_registry=bool(registry), strict=strict
         )
         how = "started" if started else "already running"
-        log = render.display_path(record.log)
-        return render.note(f"{label} {how} (pid {record.pid}, log {log})")
+        line = f"{label} {how} (pid {record.pid}, log {render.display_path(record.log)})"
+        document = {**views.process_json(record), "started": started}
+        return render.outcome(document, line, as_json=json)
     worker.run_worker(settings, reporter(settings), target, render.timestamped(label), ready_file)
