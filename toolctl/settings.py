@@ -101,13 +101,19 @@ def _log_json(env: Mapping[str, str]) -> bool:
     return value == "json"
 
 
-def _xdg(environ: Mapping[str, str], variable: str, fallback: str) -> Path:
-    """``$variable/toolctl``, else ``~/fallback/toolctl``: a relative value is ignored, as
-    the XDG Base Directory spec says (it would put toolctl's files below whatever
-    directory a command runs in)."""
+def xdg_home(
+    environ: Mapping[str, str], variable: str, fallback: str, home: Path | None = None
+) -> Path:
+    """``$variable``, else ``~/fallback``: a relative value is ignored, as the XDG Base
+    Directory spec says (it would put files below whatever directory a command runs in)."""
     given = environ.get(variable) or ""
-    base = given if os.path.isabs(given) else ""
-    return Path(base or Path(environ.get("HOME") or Path.home()) / fallback) / "toolctl"
+    if os.path.isabs(given):
+        return Path(given)
+    return (home or Path(environ.get("HOME") or Path.home())) / fallback
+
+
+def _xdg(environ: Mapping[str, str], variable: str, fallback: str) -> Path:
+    return xdg_home(environ, variable, fallback) / "toolctl"
 
 
 def own_directories(environ: Mapping[str, str]) -> dict[str, Path]:

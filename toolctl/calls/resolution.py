@@ -54,14 +54,14 @@ def resolve(registry: Registry, name: str, *, allow_staging: bool = False) -> To
 
 
 def _by_function_name(registry: Registry, name: str) -> Definition:
-    """The tool in force whose function name (``names.function_name``: what an OpenAI export
-    calls it) is ``name``, so a model's function call resolves; else NotFound."""
-    from toolctl.names import function_name
+    """The tool in force whose function name is ``name`` (``registry.query``); else
+    NotFound."""
+    from toolctl.registry.query import by_function_name
 
-    holder = registry.confusable_with("tool", name)
-    if holder is not None and holder.name != name and function_name(holder.name) == name:
-        return holder
-    raise registry.not_found("tool", name)
+    holder = by_function_name(registry, name)
+    if holder is None:
+        raise registry.not_found("tool", name)
+    return holder
 
 
 def tools_in_force(registry: Registry) -> list[ToolSpec]:

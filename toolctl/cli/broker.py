@@ -56,7 +56,7 @@ def start_command(
 
     def announce(record: Any, started: bool) -> None:  # a processes.ProcessRecord
         if json:
-            render.print_json({**views.process_json(record), "started": started})
+            render.print_json(views.started_json(record, started))
             sys.stdout.flush()  # in the foreground: before the broker runs
         else:
             typer.echo(record.url)
@@ -85,10 +85,7 @@ def stop_command(json: JsonOption = False) -> None:
     """Stop the broker toolctl started; stopping one that is not running succeeds."""
     from toolctl.pulsar import broker
     from toolctl.settings import Settings
-    from toolctl.terminal import render, views
+    from toolctl.terminal import views
 
     stopped = broker.stop_broker(Settings.load())
-    if json:
-        render.print_json(views.stop_json(stopped))
-        return
-    views.report_stop(stopped, "broker stopped", "the broker is not running")
+    views.print_stop(stopped, "broker stopped", "the broker is not running", as_json=json)

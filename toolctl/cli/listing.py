@@ -44,6 +44,7 @@ def list_command(
     """List the definitions in force (shadowed ones are left out: see `show`, `check`)."""
     from toolctl.registry.query import list_definitions, list_table
     from toolctl.terminal import render
+    from toolctl.terminal.views import empty_listing
 
     settings = settings_for(registry, strict, announced=announced)
     filters = {"category": category, "runtime": runtime, "search": search}
@@ -54,10 +55,5 @@ def list_command(
         render.print_json_list(definition_rows(found))
         return
     table = list_table(settings, reporter(settings), kind, **filters)
-    plural = kind if kind.endswith("s") else f"{kind}s"
-    empty = f"no {plural} in force" + (
-        "; `toolctl new tool NAME` writes one" if plural == "tools" else ""
-    )
-    if any(filters.values()):
-        empty = f"no {plural} match the filters"
+    empty = empty_listing(kind, filtered=any(filters.values()))
     render.print_table(table.columns, table.rows, color=settings.color, empty=empty)

@@ -117,15 +117,12 @@ def worker_command(
         raise UsageError("--json goes with --detach or --stop")
     if stop:
         stopped = worker.stop_worker(settings, target)
-        if json:
-            return render.print_json(views.stop_json(stopped))
-        return views.report_stop(stopped, f"stopped {label}", f"{label}: not running")
+        return views.print_stop(stopped, f"stopped {label}", f"{label}: not running", as_json=json)
     if detach:
         record, started = worker.start_worker(
             settings, target, explicit_registry=bool(registry), strict=strict
         )
         how = "started" if started else "already running"
         line = f"{label} {how} (pid {record.pid}, log {render.display_path(record.log)})"
-        document = {**views.process_json(record), "started": started}
-        return render.outcome(document, line, as_json=json)
+        return render.outcome(views.started_json(record, started), line, as_json=json)
     worker.run_worker(settings, reporter(settings), target, render.timestamped(label), ready_file)

@@ -44,9 +44,10 @@ class Client:
             if sys.platform == "win32":
                 appdata = os.environ.get("APPDATA", str(home / "AppData/Roaming"))
                 return Path(appdata) / "Claude/claude_desktop_config.json"
-            config = os.environ.get("XDG_CONFIG_HOME") or ""  # a relative one is ignored (XDG)
-            config = config if os.path.isabs(config) else str(home / ".config")
-            return Path(config) / "Claude/claude_desktop_config.json"
+            from toolctl.settings import xdg_home
+
+            config = xdg_home(os.environ, "XDG_CONFIG_HOME", ".config", home)
+            return config / "Claude/claude_desktop_config.json"
         if self.name == "claude-code":
             return cwd / ".mcp.json"  # the project's servers, shared through git
         if self.name == "cursor":

@@ -306,11 +306,10 @@ class Worker:
                 REPORTER.reset(reporting)
                 CURRENT_ORIGIN.reset(token)
         except BaseException as exc:  # sys.exit() in a handler too: the thread serves on
-            reason = (
-                (str(exc) or type(exc).__name__)
-                if isinstance(exc, Exception)
-                else (f"the handler raised {type(exc).__name__}" + (f": {exc}" if str(exc) else ""))
-            )
+            reason = str(exc) or type(exc).__name__
+            if not isinstance(exc, Exception):  # SystemExit, KeyboardInterrupt
+                said = f": {exc}" if str(exc) else ""
+                reason = f"the handler raised {type(exc).__name__}{said}"
             self.log(f"call {call_id} failed: {reason}")
             self._send(call_id, encode_response(error=(ERROR_TYPE, reason)), request)
             self._recorded(recording, Finished(False, error=reason))

@@ -96,9 +96,8 @@ class Journal:
                 self._db = None
 
     def _fail(self, exc: BaseException, lost: int) -> None:
-        reason = (
-            (exc.strerror if isinstance(exc, OSError) else None) or str(exc) or (type(exc).__name__)
-        )  # an OSError's own words, not "[Errno 17] File exists: '...'"
+        # an OSError in its own words, not "[Errno 17] File exists: '...'"
+        reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
         with self._lock:
             self.failure = (
                 f"the run history at {self.path} cannot be written ({reason}); "

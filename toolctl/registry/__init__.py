@@ -9,6 +9,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from toolctl.registry.index import Registry
     from toolctl.reporting import Reporter
     from toolctl.settings import Settings
@@ -39,16 +41,23 @@ def open_registry(
     return registry
 
 
+def missing_project_registries(settings: Settings) -> list[Path]:
+    """The registry directories the project in force names that do not exist (a typo in
+    ``paths``, a directory renamed): what `check` and every command read as empty."""
+    project = settings.project
+    if project is None or "project" not in settings.sources:
+        return []
+    return [d for d in project.registries if not d.is_dir()]
+
+
 def _project_directories(settings: Settings, reporter: Reporter) -> None:
     """A project's registry directory that does not exist (a typo in ``paths``), as `check`
     tells it: under --strict the command is refused (exit 3, as `check --strict` fails);
     else a warning when none of the project's exists (its tools would silently be the
     user registry's)."""
     project = settings.project
-    if project is None or "project" not in settings.sources:
-        return
-    missing = [d for d in project.registries if not d.is_dir()]
-    if not missing:
+    missing = missing_project_registries(settings)
+    if project is None or not missing:
         return
     told = f"registry directory {missing[0]} ({project.file}) does not exist" + (
         f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""

@@ -194,11 +194,11 @@ def _missing_directories(settings: Settings) -> list[Finding]:
     """A project's registry directory that does not exist (a typo in ``paths``, a directory
     renamed): read as empty, the check would pass on nothing. An error when none of the
     project's exists, else a warning (an error under --strict)."""
+    from toolctl.registry import missing_project_registries
+
     project = settings.project
-    if project is None or "project" not in settings.sources:
-        return []
-    missing = [d for d in project.registries if not d.is_dir()]
-    if not missing:
+    missing = missing_project_registries(settings)
+    if project is None or not missing:
         return []
     every = len(missing) == len(project.registries)
     severity: Severity = "error" if every or settings.strict else "warning"

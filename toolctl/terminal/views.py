@@ -184,6 +184,29 @@ def report_stops(outcomes: Sequence[Stopped], name: str | None) -> None:
         render.note("nothing was running")
 
 
+def print_stop(stopped: Stopped, done: str, absent: str, *, as_json: bool) -> None:
+    """`broker stop`, `worker --stop`: the stop as JSON, or said on stderr."""
+    if as_json:
+        render.print_json(stop_json(stopped))
+    else:
+        report_stop(stopped, done, absent)
+
+
+def started_json(record: Any, started: bool) -> dict[str, Any]:
+    """A background process `--detach` left running: its record and whether this call
+    started it (False: it ran already)."""
+    return {**process_json(record), "started": started}
+
+
+def empty_listing(kind: str, filtered: bool) -> str:
+    """What an empty `list KIND` says instead of a lone header."""
+    plural = kind if kind.endswith("s") else f"{kind}s"
+    if filtered:
+        return f"no {plural} match the filters"
+    hint = "; `toolctl new tool NAME` writes one" if plural == "tools" else ""
+    return f"no {plural} in force{hint}"
+
+
 def stop_json(stopped: Stopped) -> dict[str, Any]:
     """A stop (``processes.Stopped``) as `service down --json` and `broker stop --json` show
     it: what was stopped, or why nothing was."""
