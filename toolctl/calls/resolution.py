@@ -54,11 +54,9 @@ def resolve(registry: Registry, name: str, *, allow_staging: bool = False) -> To
 
 
 def _by_function_name(registry: Registry, name: str) -> Definition:
-    """The tool in force whose function name is ``name`` (``registry.query``); else
-    NotFound."""
-    from toolctl.registry.query import by_function_name
-
-    holder = by_function_name(registry, name)
+    """The tool in force whose function name is ``name`` (``Registry.by_function_name``);
+    else NotFound."""
+    holder = registry.by_function_name(name)
     if holder is None:
         raise registry.not_found("tool", name)
     return holder

@@ -210,17 +210,6 @@ class Shown(NamedTuple):
     quarantined (never run, listed or exported)."""
 
 
-def by_function_name(registry: Registry, name: str) -> Definition | None:
-    """The tool in force whose function name (``names.function_name``: what an OpenAI export
-    calls it) is ``name``, so a model's function call resolves; else None."""
-    from toolctl.names import function_name
-
-    holder = registry.confusable_with("tool", name)
-    if holder is not None and holder.name != name and function_name(holder.name) == name:
-        return holder
-    return None
-
-
 def show(settings: Settings, reporter: Reporter, name: str, kind: str | None = None) -> Shown:
     """The definition of ``name`` in force (of ``kind``, or of whichever kind has it) and
     every definition it shadows; NotFound with close matches, UsageError if two kinds do."""
@@ -233,7 +222,7 @@ def show(settings: Settings, reporter: Reporter, name: str, kind: str | None = N
     for definition in registry.find(name, kinds):
         by_kind.setdefault(definition.kind, []).append(definition)
     if not by_kind and "tool" in kinds:  # a tool by its function name, as `run` takes it
-        holder = by_function_name(registry, name)
+        holder = registry.by_function_name(name)
         if holder is not None:
             by_kind["tool"] = list(registry.find(holder.name, ["tool"]))
     if not by_kind:

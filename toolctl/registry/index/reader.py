@@ -130,6 +130,16 @@ class Registry:
         close = difflib.get_close_matches(name, names, n=limit, cutoff=0.6)
         return list(dict.fromkeys([d.name for d in same] + close))[:limit]
 
+    def by_function_name(self, name: str) -> Definition | None:
+        """The tool in force whose function name (``names.function_name``: what an OpenAI
+        export calls it) is ``name``, so a model's function call resolves; else None."""
+        from toolctl.names import function_name
+
+        holder = self.confusable_with("tool", name)
+        if holder is not None and holder.name != name and function_name(holder.name) == name:
+            return holder
+        return None
+
     def confusable_with(self, kind: str, name: str) -> Definition | None:
         """A winning definition whose name a reader could mistake for ``name``."""
         for definition in self._query(
