@@ -7,12 +7,51 @@ a managed service), so neither has to import the other.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from toolctl.errors import ToolctlError, UsageError
 from toolctl.settings import Settings
+
+PROCESS_TAG = "TOOLCTL_PROCESS_TAG"
+"""Set in a background process's environment to its record's tag (``processes.table``
+names it ``TAG_VARIABLE``): what it starts keeps it, so `service down` finds it."""
+
+INHERITED = (
+    ("APPDATA", "HOMEDRIVE", "HOMEPATH", "LOCALAPPDATA", "PATH", "PATHEXT",
+     "PROCESSOR_ARCHITECTURE", "SYSTEMDRIVE", "SYSTEMROOT", "TEMP", "USERNAME", "USERPROFILE")
+    if sys.platform == "win32"
+    else ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LANGUAGE", "TZ",
+          "TMPDIR", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME",
+          "XDG_RUNTIME_DIR", "http_proxy", "https_proxy", "no_proxy", "all_proxy",
+          "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY", "SSL_CERT_FILE",
+          "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "NODE_EXTRA_CA_CERTS",
+          "NO_COLOR")
+)  # fmt: skip
+"""What a process toolctl starts for a descriptor (a local tool, a managed service, a stdio
+MCP server) inherits of the caller's environment, besides every ``LC_*`` locale variable:
+the MCP SDK client's ``get_default_environment`` set, the locale, time zone, temporary and
+XDG directories, and how to reach the network (proxies, CA bundles). Anything else a tool
+needs (a token, ``AWS_PROFILE``) its descriptor passes by name: ``env = { NAME =
+"${env:NAME}" }``. So a tool never sees the secrets of whoever runs it (a server's bearer
+token, an API key in the shell) unless it declares them."""
+
+
+def child_environment(environ: Mapping[str, str], declared: Mapping[str, str]) -> dict[str, str]:
+    """A descriptor's process's whole environment: the ``INHERITED`` variables of
+    ``environ`` (never a shell function), the process tag, and its ``declared`` env,
+    already expanded."""
+    safe = {
+        key: value
+        for key, value in environ.items()
+        if (key in _INHERITED or key.startswith("LC_")) and not value.startswith("()")
+    }
+    return {**safe, **declared}
+
+
+_INHERITED = frozenset((*INHERITED, PROCESS_TAG))
 
 
 def expand_env(value: str, settings: Settings, *, mask: bool = False) -> str:

@@ -336,6 +336,36 @@ def test_an_env_reference_that_names_no_variable_is_an_error(
     ]
 
 
+def test_an_env_reference_in_a_command_is_an_error(tmp_path: Path, toolctl: Toolctl) -> None:
+    """A command does not expand ${env:NAME} (a command line is readable by every user of
+    the machine): a local or container command, or a service's start, that holds one is
+    an error naming where to put the secret; an MCP server's command expands it."""
+    write_files(
+        tmp_path,
+        {
+            "reg/t.toml": '[[tool]]\nname = "a"\n[tool.local]\n'
+            'command = ["echo", "--token=${env:MY_TOKEN}"]\ninput = "none"\n'
+            '[[tool]]\nname = "b"\n[tool.container]\nimage = "alpine"\n'
+            'command = ["${env:IMG_KEY}"]\n'
+            '[[service]]\nname = "s"\n[service.http]\nstart = ["serve", "{port}", "${env:K}"]\n'
+            '[[service]]\nname = "m"\n[service.mcp]\ncommand = ["true", "${env:M}"]\n'
+        },
+    )
+    done = toolctl("check", "-r", "reg", env={"MY_TOKEN": "x", "IMG_KEY": "y", "K": "z"})
+    errors = [line for line in done.stdout.splitlines() if ": error: " in line]
+    assert done.returncode == 3
+    assert errors == [
+        f"reg/t.toml:{line}: error: {who}: {where} holds ${{env:{name}}}, which a command does "
+        f'not expand: pass the secret in env instead (env = {{ {name} = "${{env:{name}}}" }}) '
+        "and read it there"
+        for line, who, where, name in (
+            (1, "tool 'a'", "local.command.1", "MY_TOKEN"),
+            (6, "tool 'b'", "container.command.0", "IMG_KEY"),
+            (11, "service 's'", "http.start.2", "K"),
+        )
+    ]
+
+
 TYPED = """
 [[tool]]
 name = "count"

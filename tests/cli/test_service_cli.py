@@ -220,3 +220,18 @@ def test_another_projects_service_of_the_same_name_is_neither_used_nor_stopped(
     assert table.get("text-api") == running  # not stopped, not replaced
     again = toolctl("service", "up", "text-api", "-r", reg)
     assert (again.returncode, again.stdout) == (0, first.stdout)
+
+
+def test_a_managed_service_gets_only_the_environment_it_needs(
+    toolctl: Toolctl, reg: str, table: ProcessTable
+) -> None:
+    """As a local tool: PATH, HOME and such, its tag, never the caller's other variables."""
+    env = {"SERVE_TOKEN": "0123456789abcdef", "LC_TIME": "C"}
+    done = toolctl("service", "up", "text-api", "--registry", reg, env=env)
+    assert done.returncode == 0, done.stderr
+    record = table.get("text-api")
+    assert record is not None
+    raw = Path(f"/proc/{record.pid}/environ").read_bytes().split(b"\0")
+    seen = dict(item.decode().partition("=")[::2] for item in raw if item)
+    assert "SERVE_TOKEN" not in seen and seen["LC_TIME"] == "C" and "PATH" in seen
+    assert seen["TOOLCTL_PROCESS_TAG"] == record.tag and seen["PYTHONUNBUFFERED"] == "1"

@@ -538,3 +538,37 @@ env = { KEY = "${env:SLOW_KEY}" }
         "run", "slowish", "-r", str(tmp_path / "reg"), "--batch", "-", input="{}\n", env=env
     )
     assert json.loads(lines.stdout)["output"] == "started with ***"
+
+
+def test_a_local_tool_gets_only_the_environment_it_needs(tmp_path: Path, toolctl: Toolctl) -> None:
+    """A local tool sees PATH, HOME, the locale and such, and what its descriptor passes
+    with ``env``; never the rest of the caller's environment (a server's bearer token, an
+    API key in the shell), as a stdio MCP server does not."""
+    tool = f"""
+[[tool]]
+name = "envdump"
+[tool.local]
+command = ["{PY}", "-c", "import json, os; print(json.dumps(dict(os.environ)))"]
+input = "none"
+env = {{ PASSED = "${{env:MY_PASSED}}", PLAIN = "literal" }}
+"""
+    write_files(tmp_path, {"reg/t.toml": tool})
+    env = {
+        "MY_PASSED": "given-on-purpose",
+        "SERVE_TOKEN": "0123456789abcdef",
+        "AWS_SECRET_ACCESS_KEY": "zzz-not-for-tools",
+        "LC_MESSAGES": "C",
+        "https_proxy": "http://proxy.example:3128",
+        "TOOLCTL_PROCESS_TAG": "tag-of-a-background-process",
+    }
+    done = toolctl("run", "envdump", "-r", str(tmp_path / "reg"), env=env)
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout)
+    assert (seen["PASSED"], seen["PLAIN"]) == ("given-on-purpose", "literal")
+    assert "SERVE_TOKEN" not in seen and "AWS_SECRET_ACCESS_KEY" not in seen
+    assert "MY_PASSED" not in seen  # passed under the name the descriptor gives it
+    assert seen["PATH"] == os.environ["PATH"] and seen["HOME"] == os.environ["HOME"]
+    assert (seen["LC_MESSAGES"], seen["https_proxy"]) == ("C", "http://proxy.example:3128")
+    # what `service down` finds a background server's processes by, and a call's own tag
+    assert seen["TOOLCTL_PROCESS_TAG"] == "tag-of-a-background-process"
+    assert "TOOLCTL_CALL" in seen

@@ -207,14 +207,14 @@ class Keeper:
                 stop.set()
 
     def start(self) -> None:
+        from toolctl.descriptor_env import child_environment
         from toolctl.mcp.connect import connect_stdio
-        from toolctl.mcp.stdio import server_environment
 
         argv = [_expanded(str(item), self.environ) for item in self.spec["argv"]]
         declared = {k: self.environ[k] for k in self.spec.get("env", []) if k in self.environ}
         self.session = connect_stdio(
             argv,
-            env=server_environment(self.environ, declared),
+            env=child_environment(self.environ, declared),
             cwd=self.spec.get("cwd"),
             secrets=self.secrets,
             timeout=float(self.spec.get("connect_timeout", 30)),

@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from toolctl.descriptor_env import descriptor_cwd, expand_env, expand_env_map
+from toolctl.descriptor_env import child_environment, descriptor_cwd, expand_env, expand_env_map
 from toolctl.errors import TransportUnavailable, UsageError
 from toolctl.urls import header_problem, shown_header, url_problem
 
@@ -54,7 +54,6 @@ def connect(
     """A session with the MCP server of service ``name`` (its ``[service.mcp]``
     ``section``; ``base`` is the directory of the file defining it), handshake done."""
     from toolctl.mcp.connect import connect_stdio
-    from toolctl.mcp.stdio import server_environment
 
     if section.get("url"):
         from toolctl.mcp.http import safe_url
@@ -95,7 +94,7 @@ def connect(
     try:
         return connect_stdio(
             argv,
-            env=server_environment(settings.environ, expanded),
+            env=child_environment(settings.environ, expanded),
             cwd=cwd,
             secrets=secrets,
             timeout=timeout,

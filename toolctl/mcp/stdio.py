@@ -20,35 +20,11 @@ from pathlib import Path
 
 from toolctl.errors import TimedOut, TransportUnavailable, UsageError
 from toolctl.mcp.wire import MAX_MESSAGE, LineSplitter, Message, ProtocolError, decode, encode
-from toolctl.processes.table import TAG_VARIABLE
 
 STDERR_TAIL = 8192
 """Bytes of the server's stderr kept for error messages (the rest is dropped as it comes)."""
 
 Inbound = Callable[[Message], "Message | None"]
-
-INHERITED = (
-    ("APPDATA", "HOMEDRIVE", "HOMEPATH", "LOCALAPPDATA", "PATH", "PATHEXT",
-     "PROCESSOR_ARCHITECTURE", "SYSTEMDRIVE", "SYSTEMROOT", "TEMP", "USERNAME", "USERPROFILE")
-    if sys.platform == "win32"
-    else ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER",
-          "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR")
-)  # fmt: skip
-"""What a stdio server inherits of toolctl's environment: the official SDK client's
-``get_default_environment`` set, plus the locale and the temporary directory, and the
-process tag of a kept session's keeper (``TAG_VARIABLE``: how `service down` finds what
-the server started, even after the keeper was killed)."""
-
-
-def server_environment(environ: Mapping[str, str], declared: Mapping[str, str]) -> dict[str, str]:
-    """A stdio server's whole environment: the safe variables of ``environ`` (never a
-    shell function) and the service's ``declared`` env, already expanded."""
-    safe = {
-        key: environ[key]
-        for key in (*INHERITED, TAG_VARIABLE)
-        if key in environ and not environ[key].startswith("()")
-    }
-    return {**safe, **declared}
 
 
 class _Slot:
@@ -223,7 +199,6 @@ class StdioTransport:
         import importlib.util
         import re
         import shutil
-        import sys
 
         missing = re.findall(r"ModuleNotFoundError: No module named '([^']+)'", tail)
         if not missing:

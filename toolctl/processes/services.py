@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from toolctl.descriptor_env import descriptor_cwd, expand_env_map
+from toolctl.descriptor_env import child_environment, descriptor_cwd, expand_env_map
 from toolctl.errors import TransportUnavailable, UsageError
 from toolctl.processes.launching import StartFailed, check_origin, launch
 from toolctl.processes.probing import HOST, Health, free_port, probe
@@ -61,8 +61,9 @@ def ensure_running(settings: Settings, service: ManagedService) -> tuple[Process
     cwd = descriptor_cwd(f"service '{service.name}'", service.base_dir, service.http.get("cwd"))
     env = {
         "PYTHONUNBUFFERED": "1",  # so a Python service's log tail is there when it dies
-        **settings.environ,
-        **expand_env_map(service.http.get("env") or {}, settings),
+        **child_environment(
+            settings.environ, expand_env_map(service.http.get("env") or {}, settings)
+        ),
     }
     limit = float(service.http.get("startup_timeout") or 30)
     for attempt in (1, 2):  # a port taken between choosing and binding it: once more

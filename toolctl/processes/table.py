@@ -22,10 +22,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from toolctl.descriptor_env import PROCESS_TAG
 from toolctl.settings import Settings
 
 PROC = Path("/proc")
-TAG_VARIABLE = "TOOLCTL_PROCESS_TAG"
+TAG_VARIABLE = PROCESS_TAG
 """Set in a background process's environment to its record's ``tag``."""
 
 

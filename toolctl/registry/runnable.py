@@ -4,6 +4,9 @@
   text ``{name}`` on as it is);
 * a ``${env:...}`` reference that names no variable (``${env:}``, ``${env:A B}``, one never
   closed): an error, as `run` would refuse it;
+* a ``${env:NAME}`` in a local or container command or a service's ``start``: an error, as
+  it reaches the program as written (a secret goes in ``env``; an MCP server's command
+  expands them, as the configurations it is imported from do);
 * a command whose executable is not on PATH (or, given as a path, not there);
 * a ``cwd`` that does not exist;
 * a container image that the engine does not hold locally (asked of the engine's local
@@ -57,6 +60,8 @@ def runnable_problems(
             if not isinstance(table, dict) or not table.get(key):
                 continue
             command = list(table[key])
+            if section != "mcp":  # an MCP server's command expands them (configs do so)
+                found += _unexpanded(definition, f"{section}.{key}", command)
             if definition.kind == "tool":
                 found += _placeholders(definition, command)
             base = Path(os.path.abspath(definition.file)).parent
@@ -116,6 +121,23 @@ def _env_references(definition: Definition) -> list[Finding]:
             message = (
                 f"{_label(definition)}: {path} holds a ${{env:...}} reference that names no "
                 "variable: write ${env:NAME}, NAME of letters, digits and _"
+            )
+            found.append(Finding("error", "env", definition.file, definition.line, message))
+    return found
+
+
+def _unexpanded(definition: Definition, path: str, command: list[str]) -> list[Finding]:
+    """An error for each command item holding ``${env:NAME}``: it would reach the program
+    as written (a secret on a command line is readable by every user of the machine, so
+    only ``env`` takes one)."""
+    found = []
+    for index, item in enumerate(command):
+        names = _ENV_REFERENCE.findall(item) if isinstance(item, str) else []
+        if names:
+            message = (
+                f"{_label(definition)}: {path}.{index} holds ${{env:{names[0]}}}, which a "
+                "command does not expand: pass the secret in env instead (env = { "
+                f'{names[0]} = "${{env:{names[0]}}}" }}) and read it there'
             )
             found.append(Finding("error", "env", definition.file, definition.line, message))
     return found

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from toolctl.descriptor_env import child_environment
 from toolctl.errors import TimedOut
 from toolctl.runners.argv import render_argv
 from toolctl.runners.base import Call, ToolResult, ToolSpec, expand_env_map
@@ -36,7 +37,9 @@ class LocalRunner:
     def run(self, call: Call) -> ToolResult:
         tool, arguments, sink = call.tool, call.arguments, call.sink
         section = tool.data["local"]
-        env = {**self.settings.environ, **expand_env_map(section["env"], self.settings)}
+        env = child_environment(
+            self.settings.environ, expand_env_map(section["env"], self.settings)
+        )
         if call.traceparent:
             env["TRACEPARENT"] = call.traceparent
         stdin = json.dumps(arguments).encode() if section["input"] == "json" else None
