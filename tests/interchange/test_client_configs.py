@@ -394,3 +394,30 @@ def test_a_refused_servers_secret_is_not_asked_for(toolctl: Toolctl, tmp_path: P
     assert done.returncode == 3, done.stderr
     assert json.loads(done.stdout)["export"] == ["API_KEY"]
     assert "API_KEY_2" not in done.stdout + done.stderr
+
+
+def test_a_configs_escape_sequences_never_reach_the_terminal(
+    toolctl: Toolctl, tmp_path: Path
+) -> None:
+    """The `export NAME=...   # where` lines on stdout carry a server's name, an env key and
+    a VS Code input's description, all from the file: an ESC, a BEL (an OSC 52 clipboard
+    write) and a bidirectional override are visible escapes there, as on stderr."""
+    config = tmp_path / "mcp.json"
+    config.write_text(
+        json.dumps(
+            {
+                "inputs": [
+                    {"type": "promptString", "id": "t", "description": "x\x1b]52;c;SGk=\x07 \u202e"}
+                ],
+                "servers": {"s\x1b[2Jx": {"command": "a", "env": {"K\x1b[1mEY": "${input:t}"}}},
+            }
+        )
+    )
+    done = toolctl("import", "mcp-config", str(config), "-r", str(tmp_path / "reg"))
+    assert done.returncode == 0, done.stderr
+    assert "\x1b" not in done.stdout + done.stderr and "\x07" not in done.stdout
+    assert "\u202e" not in done.stdout
+    assert done.stdout == (
+        "export T=...   # server 's\\x1b[2Jx', env K\\x1b[1mEY: VS Code input 't': "
+        "x\\x1b]52;c;SGk=\\x07 \\u202e\n"
+    )

@@ -439,9 +439,19 @@ class TerminalReporter:
 
 
 def replay(lines: Iterable[tuple[bool, str]]) -> None:
-    """Lines a use case left for people, in order: data to stdout, notes to stderr."""
+    """Lines a use case left for people, in order: data to stdout, notes to stderr. What a
+    config file or a server put in them (a name, a description) cannot drive the terminal:
+    their control characters are visible escapes, as in every diagnostic."""
     for data, text in lines:
-        write_stdout(text) if data else note(text)
+        write_stdout(_visible(text)) if data else note(text)
+
+
+def _visible(text: str) -> str:
+    """``text`` with its control and invisible characters as escapes (see _CONTROLS), its
+    newlines and tabs kept, a lone surrogate escaped."""
+    if not text.replace("\n", "").replace("\t", "").isprintable():
+        text = text.translate(_CONTROLS)
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def log_line(line: dict[str, Any]) -> None:
