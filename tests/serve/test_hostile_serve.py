@@ -166,8 +166,9 @@ properties = { word = { type = "string", pattern = "^(a+)+$" } }
 
 def test_mcp_refusals_are_json_rpc_errors_without_a_session(serve: StartServe) -> None:
     """The SDK's own refusals on /mcp: `"id": "server-error"` (a string a client may take
-    for its request's id) is null, a plain-text body a JSON-RPC error, a PUT 405, and a
-    refused opening request no longer hands out the id of a session already discarded."""
+    for its request's id) is the request's id (null where it has none), a plain-text body
+    a JSON-RPC error, a PUT 405, and a refused opening request no longer hands out the id
+    of a session already discarded."""
     url = serve().url + "/mcp"
     accept = {"Accept": "application/json, text/event-stream"}
     listing = {"jsonrpc": "2.0", "id": 9, "method": "tools/list"}
@@ -185,10 +186,64 @@ def test_mcp_refusals_are_json_rpc_errors_without_a_session(serve: StartServe) -
         assert answer.status_code == status, (method, headers, answer.text)
         assert "mcp-session-id" not in answer.headers, (method, headers)
         refused = strict_json(answer.text)
-        assert refused["jsonrpc"] == "2.0" and refused["id"] is None, refused
+        assert refused["jsonrpc"] == "2.0", refused
+        assert refused["id"] == json.loads(body).get("id"), (method, headers, refused)
         assert isinstance(refused["error"]["message"], str), refused
     head = httpx.head(url, headers=accept)
     assert head.status_code == 405 and "mcp-session-id" not in head.headers
+
+
+def test_mcp_refusals_answer_the_request_id(serve: StartServe) -> None:
+    """Every refusal of a request on /mcp (a foreign Host or Origin, a wrong token, a
+    protocol version not spoken, an unknown session) answers the request's id, as
+    JSON-RPC 2.0 asks wherever the id can be read; null only where it cannot be."""
+    url = serve("--token-env", "SERVE_TOKEN", env={"SERVE_TOKEN": "s3cret"}).url + "/mcp"
+    token = {"Authorization": "Bearer s3cret"}
+    session = {**mcp_session_with(url, token), **token}
+    listing = {"jsonrpc": "2.0", "id": "list-1", "method": "tools/list"}
+    refusals = [
+        ({**MCP_HEADERS, "Authorization": "Bearer nope"}, 401),
+        ({**MCP_HEADERS}, 401),
+        ({**session, "Origin": "http://evil.example"}, 403),
+        ({**session, "Host": "evil.example"}, 421),
+        ({**session, "MCP-Protocol-Version": "1999-01-01"}, 400),
+        ({**session, "Mcp-Session-Id": "gone"}, 404),
+        ({**MCP_HEADERS, **token}, 400),  # a request but initialize without a session
+    ]
+    for headers, status in refusals:
+        for request_id in ("list-1", 42, 0):
+            body = {**listing, "id": request_id}
+            answer = httpx.post(url, json=body, headers=headers)
+            assert answer.status_code == status, (headers, answer.text)
+            refused = strict_json(answer.text)
+            assert refused["id"] == request_id, (headers, refused)
+            assert refused["jsonrpc"] == "2.0" and refused["error"]["message"], refused
+    unreadable = [b"{not json", b'[{"jsonrpc": "2.0", "id": 3, "method": "ping"}]',
+                  b'{"jsonrpc": "2.0", "id": 1.5, "method": "ping"}',
+                  b'{"jsonrpc": "2.0", "id": true, "method": "ping"}']  # fmt: skip
+    for content in unreadable:
+        answer = httpx.post(
+            url, content=content, headers={**session, "Origin": "http://evil.example"}
+        )
+        assert answer.status_code == 403 and strict_json(answer.text)["id"] is None, content
+    oversized = b'{"jsonrpc": "2.0", "id": 5, "method": "ping", "x": "' + b"a" * (1 << 20) + b'"}'
+    answer = httpx.post(
+        url, content=oversized, headers={**MCP_HEADERS, "Origin": "http://evil.example"}
+    )
+    assert answer.status_code == 403 and strict_json(answer.text)["id"] is None
+
+
+def mcp_session_with(url: str, headers: dict[str, str]) -> dict[str, str]:
+    """An initialized session's headers on the /mcp at ``url``, sent with ``headers``."""
+    hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+             "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                        "clientInfo": {"name": "t", "version": "0"}}}  # fmt: skip
+    answer = httpx.post(url, json=hello, headers={**MCP_HEADERS, **headers})
+    assert answer.status_code == 200, answer.text
+    session = {**MCP_HEADERS, "Mcp-Session-Id": answer.headers["mcp-session-id"]}
+    initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    httpx.post(url, json=initialized, headers={**session, **headers})
+    return session
 
 
 def test_a_cancelled_request_gets_no_answer_on_mcp(serve: StartServe, tmp_path: Path) -> None:

@@ -137,10 +137,13 @@ class _Guard:
                 await _preflight(origin)(scope, receive, send)  # never carries a token
                 return
             send = _with_cors(send, origin)  # the page at that origin may read the answer
+        refusals = None
         if scope["path"] == "/mcp":
-            send = _jsonrpc_refusals(send, body=scope["method"] != "HEAD")
+            send = refusals = _JsonRpcRefusals(send, body=scope["method"] != "HEAD")
         refusal = self._refusal(scope, headers)
         if refusal is not None:
+            if refusals is not None and scope["method"] == "POST":
+                refusals.request_id = await self._refused_request_id(receive, headers, refusal)
             await refusal(scope, receive, send)
             return
         limit = self.options.max_body
@@ -168,6 +171,8 @@ class _Guard:
         if not isinstance(body, bytes):  # the client went away mid-body: nothing to run
             self.log({"event": "disconnect", "path": path, "during": "body"})
             return
+        if refusals is not None:
+            refusals.request_id = _read_request_id(body)
         if path == "/mcp" and (refusal := _bad_message(body)) is not None:
             await refusal(scope, receive, send)
             return
@@ -177,6 +182,22 @@ class _Guard:
             await self.gone(path, session, body)
 
         await run_watched(self.app, scope, body, receive, send, gone)
+
+    async def _refused_request_id(
+        self, receive: Receive, headers: dict[str, str], refusal: Response
+    ) -> str | int | None:
+        """The id of the JSON-RPC request a refusal answers, read from its body (bounded in
+        size and time as any body is); None when it cannot be read. A body left unread
+        closes the connection, as it would be read as the next request."""
+        length = headers.get("content-length", "")
+        body: bytes | object | None = None
+        if not (length.isdigit() and int(length) > self.options.max_body):
+            with anyio.move_on_after(BODY_SECONDS):
+                body = await read_body(receive, self.options.max_body)
+        if isinstance(body, bytes):
+            return _read_request_id(body)
+        refusal.headers["Connection"] = "close"
+        return None
 
     def _refusal(self, scope: Scope, headers: dict[str, str]) -> Response | None:
         host = headers.get("host", "")
@@ -247,44 +268,61 @@ def _with_cors(send: Send, origin: str) -> Send:
     return sending
 
 
-def _jsonrpc_refusals(send: Send, *, body: bool = True) -> Send:
-    """``send`` for /mcp that makes the SDK's refusals JSON-RPC errors as toolctl's are: its
-    ``"id": "server-error"`` (a string a client may take for a request's id) is null, a
-    plain-text body (``Invalid Content-Type header``) is wrapped in an error, and the
-    ``Mcp-Session-Id`` of a refused opening request (a session discarded at once: using
-    it is a 404) is not sent. ``body`` False (HEAD): the headers only. The SDK's answer to
-    a request the client cancelled (code 0, "Request cancelled") is not sent: MCP says a
-    cancelled request gets none, and the stdio door sends none."""
-    held: Message | None = None
-    stream = False  # an event stream, whose events can be left out (no content-length)
+class _JsonRpcRefusals:
+    """``send`` for /mcp that makes every refusal (toolctl's and the SDK's) a JSON-RPC
+    error answering the request's id, ``request_id``, once the body has been read (null
+    while it cannot be: JSON-RPC 2.0 wants the id echoed whenever it can be determined).
+    The SDK's ``"id": "server-error"`` (a string a client may take for a request's id) is
+    never sent, a plain-text body (``Invalid Content-Type header``) is wrapped in an error,
+    and the ``Mcp-Session-Id`` of a refused opening request (a session discarded at once:
+    using it is a 404) is not sent. ``body`` False (HEAD): the headers only. The SDK's
+    answer to a request the client cancelled (code 0, "Request cancelled") is not sent:
+    MCP says a cancelled request gets none, and the stdio door sends none."""
 
-    async def sending(message: Message) -> None:
-        nonlocal held, stream
+    def __init__(self, send: Send, *, body: bool = True) -> None:
+        self.send = send
+        self.body = body
+        self.request_id: str | int | None = None
+        self.held: Message | None = None
+        self.stream = False  # an event stream, whose events can be left out (no length)
+
+    async def __call__(self, message: Message) -> None:
         if message["type"] == "http.response.start":
             kind = dict(message.get("headers", [])).get(b"content-type", b"")
-            stream = kind.startswith(b"text/event-stream")
+            self.stream = kind.startswith(b"text/event-stream")
             if message["status"] >= 400:
-                held = message
+                self.held = message
                 return
-        if stream and message["type"] == "http.response.body" and _cancelled_answer(message):
+        body = message["type"] == "http.response.body"
+        if self.stream and body and _cancelled_answer(message):
             message = {**message, "body": b""}
-        if held is None or message["type"] != "http.response.body":
-            await send(message)
+        if self.held is None or not body:
+            await self.send(message)
             return
-        start, held = held, None
+        start, self.held = self.held, None
         kept = [(k, v) for k, v in start.get("headers", []) if k.lower() != b"mcp-session-id"]
-        if message.get("more_body", False) or not body:  # a stream, or HEAD: as they are
-            await send({**start, "headers": kept})
-            await send(message)
+        if message.get("more_body", False) or not self.body:  # a stream, or HEAD: as they are
+            await self.send({**start, "headers": kept})
+            await self.send(message)
             return
-        mended = _as_jsonrpc_error(message.get("body", b""))
+        mended = _as_jsonrpc_error(message.get("body", b""), self.request_id)
         kept = [(k, v) for k, v in kept if k.lower() not in (b"content-length", b"content-type")]
         kept += [(b"content-type", b"application/json")]
         kept += [(b"content-length", str(len(mended)).encode())]
-        await send({**start, "headers": kept})
-        await send({**message, "body": mended})
+        await self.send({**start, "headers": kept})
+        await self.send({**message, "body": mended})
 
-    return sending
+
+def _read_request_id(body: bytes) -> str | int | None:
+    """The id of the one JSON-RPC request in ``body``; None when there is none to read
+    (not JSON, a batch, a notification, an id that is neither a string nor an integer)."""
+    from toolctl.serve.stdio_wire import usable_id
+
+    try:
+        message: Any = json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+    return usable_id(message.get("id")) if isinstance(message, dict) else None
 
 
 def _cancelled_answer(message: Message) -> bool:
@@ -303,18 +341,20 @@ def _cancelled_answer(message: Message) -> bool:
     return False
 
 
-def _as_jsonrpc_error(body: bytes) -> bytes:
+def _as_jsonrpc_error(body: bytes, request_id: str | int | None) -> bytes:
+    """A refusal's body as a JSON-RPC error answering ``request_id``; an error that names
+    an id of its own (an answer to the request, never the SDK's "server-error") keeps it."""
     try:
         answer = json.loads(body)
     except ValueError:
         answer = None
     if isinstance(answer, dict) and "error" in answer:
-        if answer.get("id") == "server-error":
-            answer["id"] = None
+        if answer.get("id") in (None, "server-error"):
+            answer["id"] = request_id
         return json.dumps(answer).encode()
     text = body.decode("utf-8", "replace").strip() or "refused"
     error = {"code": -32600, "message": text[:500]}
-    return json.dumps({"jsonrpc": "2.0", "id": None, "error": error}).encode()
+    return json.dumps({"jsonrpc": "2.0", "id": request_id, "error": error}).encode()
 
 
 MAX_MCP_SESSIONS = 1000
@@ -373,7 +413,8 @@ def _hostname(url: str) -> str:
 
 def _error(status: int, message: str, path: str = "") -> JSONResponse:
     """A refusal before the request reaches its route: REST's shape, or on ``/mcp`` a
-    JSON-RPC error (id null), which an MCP client can read."""
+    JSON-RPC error (id null here; ``_JsonRpcRefusals`` puts in the request's), which an
+    MCP client can read."""
     if path == "/mcp":
         error = {"code": -32600, "message": message}  # Invalid Request
         return JSONResponse({"jsonrpc": "2.0", "id": None, "error": error}, status_code=status)

@@ -89,13 +89,13 @@ def triage(line: Line) -> tuple[Any, dict[str, Any] | None]:
         value = json.loads(line.data, object_pairs_hook=unique_keys)
     except DuplicateKey as exc:  # answered with its id (read the lenient way) if it has one
         lenient = json.loads(line.data)
-        request_id = _usable_id(lenient.get("id") if isinstance(lenient, dict) else None)
+        request_id = usable_id(lenient.get("id") if isinstance(lenient, dict) else None)
         return None, _error(request_id, INVALID_REQUEST, f"Invalid Request: it gives {exc} twice")
     except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
         return None, _error(None, PARSE_ERROR, f"Parse error: {json_problem(exc)[:200]}")
     if isinstance(value, list):
         return None, _error(None, INVALID_REQUEST, "batches (JSON arrays) are not supported")
-    request_id = _usable_id(value.get("id") if isinstance(value, dict) else None)
+    request_id = usable_id(value.get("id") if isinstance(value, dict) else None)
     problem = value_problem(value)
     if problem is None:
         try:
@@ -159,7 +159,7 @@ def _cancelled_id(notification: types.JSONRPCNotification) -> list[str | int]:
     if notification.method != "notifications/cancelled":
         return []
     request_id = (notification.params or {}).get("requestId")
-    usable = _usable_id(request_id)
+    usable = usable_id(request_id)
     return [] if usable is None else [usable]
 
 
@@ -167,7 +167,7 @@ def _discover_refusal(request_id: str | int) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": request_id, "error": DISCOVER_REFUSAL}
 
 
-def _usable_id(request_id: Any) -> str | int | None:
+def usable_id(request_id: Any) -> str | int | None:
     """A request id an answer can carry: a string of valid Unicode or an integer."""
     if isinstance(request_id, bool) or not isinstance(request_id, (str, int)):
         return None
