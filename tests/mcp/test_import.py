@@ -248,6 +248,24 @@ def test_bad_import_input_is_one_line(
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.parametrize(
+    ("format", "argument"),
+    [("mcp", "SERVICE"), ("mcp-config", "FILE..."), ("trustgraph", "FILE..."),
+     ("chat2graph", "FILE..."), ("tool-agent", "FILE...")],
+)  # fmt: skip
+def test_import_without_its_argument_names_the_one_its_format_takes(
+    toolctl: Toolctl, tmp_path: Path, format: str, argument: str
+) -> None:
+    """`import mcp` takes a SERVICE where the other formats take FILE...: the one missing
+    is named (it said 'FILE...' for mcp too), and nothing is imported."""
+    done = toolctl("import", format, "-r", str(tmp_path / "reg"))
+    assert done.returncode == 2, done.stderr
+    assert (
+        done.stderr == f"toolctl: error: missing argument '{argument}'; see 'toolctl import -h'\n"
+    )
+    assert not (tmp_path / "reg").exists() or not any((tmp_path / "reg").iterdir())
+
+
 CLAUDE = {
     "mcpServers": {
         "github": {

@@ -31,10 +31,10 @@ def import_command(
             metavar="FORMAT", help="trustgraph, chat2graph, tool-agent, mcp or mcp-config."
         ),
     ],
-    files: Annotated[
-        list[Path],
+    files: Annotated[  # not required here: which argument is missing depends on FORMAT
+        list[Path] | None,
         typer.Argument(metavar="FILE...", help="Files to import (mcp: the one SERVICE)."),
-    ],
+    ] = None,
     as_loaded: Annotated[
         bool,
         typer.Option(
@@ -97,7 +97,7 @@ def import_command(
 
     settings = settings_for(registry)
     options = ImportOptions(as_loaded, prefix, tuple(tool or ()), update, yes)
-    done = import_files(settings, reporter(settings), format.value, files, options)
+    done = import_files(settings, reporter(settings), format.value, files or [], options)
     if json:
         render.print_json(done.document(render.display_path))
     else:

@@ -131,6 +131,9 @@ def import_files(
 
 
 def _check_options(format: str, files: Sequence[Path], options: ImportOptions) -> None:
+    if not files:  # what the one positional argument is depends on FORMAT, so it is told here
+        missing = "SERVICE" if format == "mcp" else "FILE..."
+        raise UsageError(f"missing argument '{missing}'", hint="see 'toolctl import -h'")
     mcp_only = {
         "--prefix": options.prefix is not None,
         "--tool": bool(options.globs),
