@@ -299,6 +299,27 @@ def test_keygen_and_trust_add_on_the_command_line(toolctl: Toolctl, tmp_path: Pa
     assert adopt.returncode == 2 and "not read here" in adopt.stderr
 
 
+def test_adopt_with_the_broker_down_is_transport_unavailable(
+    toolctl: Toolctl, tmp_path: Path
+) -> None:
+    """`adopt` takes what is announced now: a broker that cannot be reached is exit 5 (as
+    for `run`), not 4 "not found", and nothing is written. Other commands go on with the
+    announcements read before, with one warning."""
+    from toolctl.processes import free_port
+
+    registry = write_files(tmp_path / "reg", {"t.toml": ""})
+    down = f"pulsar://127.0.0.1:{free_port()}"  # nothing listens there
+    target = tmp_path / "adopted.toml"
+    adopt = toolctl("adopt", "joke", "-o", str(target), "-r", str(registry), "--announced", down)
+    assert adopt.returncode == 5, adopt.stderr
+    assert adopt.stderr.startswith("toolctl: error: cannot reach the Pulsar broker at "), (
+        adopt.stderr
+    )
+    assert len(adopt.stderr.splitlines()) == 1 and not target.exists()
+    listed = toolctl("list", "-r", str(registry), "--announced", down)
+    assert listed.returncode == 0 and "announcements not read" in listed.stderr
+
+
 def test_configuration_turns_reading_on_and_off(tmp_path: Path) -> None:
     project = write_files(tmp_path / "p", {"toolctl.toml": """
         [announcements]

@@ -17,9 +17,15 @@ if TYPE_CHECKING:
 
 
 def open_registry(
-    settings: Settings, reporter: Reporter, *, full: bool = False, warn: bool = True
+    settings: Settings,
+    reporter: Reporter,
+    *,
+    full: bool = False,
+    warn: bool = True,
+    announcements_required: bool = False,
 ) -> Registry:
-    """The registry, after warning about skipped files and enforcing --strict."""
+    """The registry, after warning about skipped files and enforcing --strict. Announcements
+    that cannot be read are a warning, or with ``announcements_required`` the error."""
     from toolctl.registry.index import Registry
 
     require_directories(settings)
@@ -29,7 +35,7 @@ def open_registry(
     if settings.announced is not None:  # an explicit opt-in: a bounded read of the topic
         from toolctl.registry.announced import refresh
 
-        for refused in refresh(settings, reporter):
+        for refused in refresh(settings, reporter, required=announcements_required):
             reporter.warn(f"announcement refused: {refused.message}")
     registry = Registry.open(settings, full=full, reporter=reporter)
     if warn:

@@ -98,8 +98,10 @@ def _save(path: Path, value: Any) -> None:
     os.replace(temporary, path)
 
 
-def refresh(settings: Settings, reporter: Reporter) -> list[Finding]:
-    """Read what was announced since the last read, then ``take`` it; the refusals."""
+def refresh(settings: Settings, reporter: Reporter, *, required: bool = False) -> list[Finding]:
+    """Read what was announced since the last read, then ``take`` it; the refusals. A read
+    that fails is a warning (those read before stand), or with ``required`` its error
+    (TransportUnavailable for a broker that does not answer)."""
     from toolctl.errors import ToolctlError
     from toolctl.pulsar.announcements import READ_TIMEOUT, read
 
@@ -110,6 +112,8 @@ def refresh(settings: Settings, reporter: Reporter) -> list[Finding]:
             settings.announced, settings.announce_topic, position(settings), READ_TIMEOUT
         )
     except ToolctlError as exc:
+        if required:
+            raise
         reporter.warn(f"announcements not read: {exc}; using those read before")
         received, last = [], None
     return take(settings, received, last)

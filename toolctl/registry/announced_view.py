@@ -36,7 +36,8 @@ def with_origins(settings: Settings, found: Iterable[Definition]) -> Iterator[De
 
 def adopt(settings: Settings, reporter: Reporter, name: str, output: Path | None) -> Path:
     """`toolctl adopt NAME`: the announced tool (or service) NAME and the service it runs on,
-    written to ``output`` (default ``./NAME.toml``) for review before `toolctl register`."""
+    written to ``output`` (default ``./NAME.toml``) for review before `toolctl register`;
+    TransportUnavailable when the announcements cannot be read now."""
     from toolctl.errors import UsageError
     from toolctl.registry import open_registry
     from toolctl.registry.dumping import registry_toml
@@ -46,7 +47,9 @@ def adopt(settings: Settings, reporter: Reporter, name: str, output: Path | None
             "announcements are not read here",
             hint="pass --announced PULSAR_URL, or set [announcements] in toolctl.toml",
         )
-    registry = open_registry(settings, reporter)
+    # what is announced now, never a copy read before: a worker's stop (or a tombstone)
+    # since then is unseen, and a file made from it would win over the broker from then on
+    registry = open_registry(settings, reporter, announcements_required=True)
     found = registry.find(name, ("tool", "service"))
     announced = [d for d in found if origin_text(settings, d.file) is not None]
     if not announced:
