@@ -479,6 +479,42 @@ def test_eight_toolctl_processes_record_at_once(toolctl: Toolctl, reg: str, tmp_
     }
 
 
+def test_sixteen_runs_at_once_behind_a_long_write_lose_no_record(
+    toolctl: Toolctl, reg: str, tmp_path: Path
+) -> None:
+    """Sixteen `toolctl run` processes end while another writer holds the history for
+    longer than a write waited before (2 s; a `history import` of a big file on a busy
+    machine), then all write at once: each run exits 0 without a warning, and every
+    call's record is there (they were lost, "database is locked")."""
+    assert toolctl("run", "echo", "-a", "text=first", "-r", reg).returncode == 0
+    path = Path(os.environ["XDG_STATE_HOME"]) / "toolctl" / "history.sqlite3"
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # the one writer, until it commits
+    runs = [
+        subprocess.Popen(
+            [PY, "-m", "toolctl", "run", "echo", "-a", f"text={n}", "-r", reg],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=tmp_path,
+            env={**os.environ, "TOOLCTL_SESSION": f"s{n}"},
+        )
+        for n in range(16)
+    ]
+    try:
+        for run in runs:  # its result is out: it is writing its record, or waiting to
+            assert run.stdout is not None and run.stdout.readline()
+        time.sleep(3)  # the long write goes on past the 2 s a run used to wait
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    for run in runs:
+        _, err = run.communicate(timeout=120)
+        assert run.returncode == 0 and err == "", err
+    sessions = sorted(c.get("session", "") for c in calls(toolctl, "--limit", "100"))
+    assert sessions == sorted(["", *(f"s{n}" for n in range(16))])
+
+
 def test_history_import_keeps_apart_what_it_cannot_tell_from_another(
     toolctl: Toolctl, tmp_path: Path
 ) -> None:

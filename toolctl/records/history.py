@@ -3,7 +3,7 @@
 Many processes write it at once (servers, workers, every `toolctl run`): the file is in
 WAL mode (readers never wait for writers, a writer's commit is one append to the log),
 each write is one short ``BEGIN IMMEDIATE`` transaction holding a batch of rows, and a
-writer that finds the file locked waits at most ``BUSY_SECONDS``. A process killed in
+writer that finds the file locked waits at most ``WRITE_BUSY_SECONDS``. A process killed in
 the middle of a write leaves a log that the next one to open the file rolls back or
 forward: a row is either whole or absent.
 
@@ -37,7 +37,13 @@ WAL_PAGES = 64
 it rebuilds the log's index by reading the whole log: a short log keeps that under a
 millisecond, at the price of a checkpoint (two fsyncs) every ~16 runs."""
 BUSY_SECONDS = 2.0
-"""How long a write waits for another writer's transaction before giving up (a warning)."""
+"""How long a read waits for the file (in WAL mode only while a log is being recovered)."""
+WRITE_BUSY_SECONDS = 30.0
+"""How long a write waits for other writers' transactions before giving up (a warning and
+its records lost). A write is off the call's path (after `run` printed its result, on a
+server's writer thread), so waiting costs no call anything, where giving up loses records:
+2 s lost every record of sixteen runs ending behind a write of ~1 s made slow by a busy
+machine (a `history import` of 100,000 calls holds the file ~1 s here)."""
 PRUNE_EVERY = 1000
 FILE_NAME = "history.sqlite3"
 VERSION = 1
@@ -139,7 +145,9 @@ def open_for_writing(path: Path) -> sqlite3.Connection:
     _private(path)
     # the journal's writer thread and the thread that flushes at exit share it, one at a
     # time (Journal._writing): sqlite3's own same-thread check would refuse the second
-    db = sqlite3.connect(path, timeout=BUSY_SECONDS, isolation_level=None, check_same_thread=False)
+    db = sqlite3.connect(
+        path, timeout=WRITE_BUSY_SECONDS, isolation_level=None, check_same_thread=False
+    )
     try:
         db.execute("PRAGMA synchronous=NORMAL")  # WAL: a commit is an append, no fsync
         db.execute(f"PRAGMA wal_autocheckpoint={WAL_PAGES}")
