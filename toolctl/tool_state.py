@@ -36,3 +36,15 @@ def check_service_runnable(tool: str, service: Mapping[str, Any], allow_staging:
         hint=f'pass --allow-staging to run it anyway, or set state = "active" in service '
         f"'{service['name']}'",
     )
+
+
+def not_runnable(tool_data: Mapping[str, Any], service: Mapping[str, Any] | None) -> str | None:
+    """Why a tool does not run by default (its state, or its service's), or None when it
+    does: what the MCP doors leave out of ``tools/list``, as `run` refuses it."""
+    try:
+        check_runnable(tool_data, allow_staging=False)
+        if service is not None:
+            check_service_runnable(tool_data["name"], service, allow_staging=False)
+    except UsageError as exc:
+        return exc.message
+    return None

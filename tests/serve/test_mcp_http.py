@@ -103,3 +103,25 @@ def test_lenient_initialize_and_bad_messages(serve: StartServe) -> None:
     ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
     assert httpx.post(f"{url}/mcp", json=ping, headers=session).status_code == 200
     assert httpx.get(f"{url}/health").status_code == 200
+
+
+def test_tools_that_do_not_run_are_not_listed_on_mcp_but_are_on_rest(
+    serve: StartServe, tmp_path: Path
+) -> None:
+    """`/mcp` lists what `run` runs, and refuses a call of the rest as it does; tool_agent's
+    `/tools` still shows each tool with its state, and `/run_tool` refuses it (422)."""
+    from tests.serve.test_mcp_stdio import STATES
+
+    registry = write_files(tmp_path / "states", {"tools.toml": STATES})
+    url = serve("--registry", str(registry)).url
+
+    async def main() -> tuple[list[str], bool]:
+        async with http_session(url) as session:
+            names = [t.name for t in (await session.list_tools()).tools]
+            return names, (await session.call_tool("trial", {})).isError
+
+    assert anyio.run(main) == (["live"], True)
+    rest = {t["tool_id"]: t["state"] for t in httpx.get(f"{url}/tools").json()["tools"]}
+    assert rest["trial"] == "staging" and rest["old"] == "deprecated"
+    refused = httpx.post(f"{url}/run_tool", json={"tool_id": "trial", "params": {}})
+    assert refused.status_code == 422, refused.text

@@ -47,25 +47,57 @@ STATES = (
             ("old", "deprecated"),
         ]
     )
-    + '[[group]]\nname = "all"\ntools = ["live", "trial", "off", "old"]\n'
+    + '[[group]]\nname = "all"\ntools = ["live", "trial", "off", "old", "parked"]\n'
+    + '[[service]]\nname = "shut"\nstate = "disabled"\n[service.http]\nurl = "http://127.0.0.1:9"\n'
+    + '[[tool]]\nname = "parked"\ndescription = "on a disabled service"\nservice = "shut"\n'
+    + '[tool.http]\npath = "/x"\n'
 )
 
 
 @pytest.mark.parametrize("options", [[], ["--group", "all"]])
-def test_tools_list_and_export_agree_on_inactive_tools(
+def test_tools_list_leaves_out_the_tools_run_refuses(
     tmp_path: Path, toolctl: Toolctl, options: list[str]
 ) -> None:
-    """A tool whose state is not active is in both or in neither, for the same selection
-    (export streams without --group and builds the document whole with one)."""
+    """A tool whose state (or its service's) is not active is not listed, and a call of it
+    is refused as `run` refuses it without --allow-staging; the listing is export's of the
+    tools that run (export streams without --group and builds the document whole with
+    one)."""
     registry = write_files(tmp_path / "registry", {"tools.toml": STATES})
     exported = toolctl("export", "--format", "mcp", "--registry", str(registry), *options)
     assert exported.returncode == 0, exported.stderr
+    runs = [t for t in json.loads(exported.stdout)["tools"] if t["name"] == "live"]
 
     async def main() -> Any:
         async with stdio_session(registry, *options) as session:
-            return listed(await session.list_tools())
+            refusals = {}
+            for name in ("trial", "off", "old", "parked"):
+                refused = await session.call_tool(name, {})
+                assert refused.isError, name
+                refusals[name] = texts(refused)[0]
+            assert not (await session.call_tool("live", {})).isError
+            return listed(await session.list_tools()), refusals
 
-    assert anyio.run(main) == json.loads(exported.stdout)
+    listing, refusals = anyio.run(main)
+    assert listing == {"tools": runs}
+    for name, state in (("trial", "staging"), ("off", "disabled"), ("old", "deprecated")):
+        ran = toolctl("run", name, "--registry", str(registry))
+        assert ran.returncode == 2 and f"tool '{name}' is {state}, not active" in ran.stderr
+        assert refusals[name].startswith(f"tool '{name}' is {state}, not active"), refusals
+    assert refusals["parked"].startswith("tool 'parked' runs on service 'shut', which is disabled")
+
+
+def test_a_tool_named_that_does_not_run_is_a_warning(tmp_path: Path) -> None:
+    registry = write_files(tmp_path / "registry", {"tools.toml": STATES})
+    log = tmp_path / "stderr.log"
+
+    async def main() -> Any:
+        async with stdio_session(
+            registry, "--tool", "live", "--tool", "old", stderr=log
+        ) as session:
+            return [t.name for t in (await session.list_tools()).tools]
+
+    assert anyio.run(main) == ["live"]
+    assert "tool 'old' is deprecated, not active" in log.read_text()
 
 
 @pytest.mark.parametrize(

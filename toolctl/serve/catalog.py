@@ -2,7 +2,10 @@
 
 A selection is everything in force, or the union of ``--group`` members, ``--tool`` names
 and the tools ``recommend`` gives from ``--action`` starts. The listing is exactly
-``export --format mcp`` of the selected tools. A fingerprint of every registry file and
+``export --format mcp`` of the selected tools that run: one whose state (or its service's)
+is not active is left out, as `run` refuses it without ``--allow-staging`` and a call of it
+is refused the same way (a ``--tool`` naming one is a warning); REST's ``/tools`` still
+shows it, with its state, as tool_agent's does. A fingerprint of every registry file and
 directory (path, size, mtime) says cheaply whether anything changed since the last look.
 """
 
@@ -67,8 +70,26 @@ def select(registry: Registry, selection: Selection) -> Snapshot:
         names |= _group_members(registry, selection.groups, groups)
         names |= _recommended(registry, selection, warnings)
         chosen = {name: winners[name] for name in sorted(names) if name in winners}
-    listing = export("mcp", chosen, {}).data
+    listing = export("mcp", _runnable(registry, chosen, selection, warnings), {}).data
     return Snapshot(chosen, listing, groups, warnings)
+
+
+def _runnable(
+    registry: Registry, chosen: dict[str, Any], selection: Selection, warnings: list[str]
+) -> dict[str, Any]:
+    """The chosen tools that run by default; one named by ``--tool`` that does not is a
+    warning (a group's or a recommendation's is left out without a word)."""
+    from toolctl.tool_state import not_runnable
+
+    services = {d.name: d.data for d in registry.winners("service")}
+    runnable: dict[str, Any] = {}
+    for name, data in chosen.items():
+        why = not_runnable(data, services.get(data.get("service") or ""))
+        if why is None:
+            runnable[name] = data
+        elif name in selection.tools:
+            warnings.append(f"{why}: not listed, and a call of it is refused")
+    return runnable
 
 
 def _named(registry: Registry, names: Sequence[str], winners: dict[str, Any]) -> list[str]:

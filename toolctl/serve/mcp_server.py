@@ -84,8 +84,9 @@ class ToolServer:
     def _narrowed(self, session: ServerSession, adaptive: Adaptive) -> types.ServerResult:
         """The session's own list: its pinned and top K tools, in that order."""
         snapshot = self.dispatcher.catalog.snapshot
-        shown = adaptive.shown(session, snapshot.tools)
         by_name = {tool["name"]: tool for tool in snapshot.listing.get("tools", [])}
+        listed = {name: data for name, data in snapshot.tools.items() if name in by_name}
+        shown = adaptive.shown(session, listed)
         tools = [by_name[name] for name in shown if name in by_name]
         listing = {**snapshot.listing, "tools": tools}
         return types.ServerResult(types.ListToolsResult.model_validate(listing))
