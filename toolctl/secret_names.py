@@ -1,11 +1,15 @@
-"""Which names say their value is a secret: an env key, a header, a flag, a query parameter.
+"""Which values are secrets: by the name they are given (an env key, a header, a flag, a
+query parameter) or by their shape (a known token prefix, a JWT, a long random string).
 
-Below interchange/ (an import turns such values into ``${env:NAME}`` references) and
-urls (a printed URL shows such query values as ``***``)."""
+Below interchange/ (an import turns such values into ``${env:NAME}`` references), urls (a
+printed URL shows such query values as ``***``), the registry (`check` warns of a secret
+written in a descriptor) and what shows a descriptor (``hide_written``)."""
 
 from __future__ import annotations
 
+import math
 import re
+from collections import Counter
 
 SECRET_WORDS = frozenset(
     {
@@ -39,3 +43,93 @@ def secret_name(name: str | None) -> bool:
     """Whether the value of ``name`` (an env key, header, flag, query parameter) is a secret."""
     parts = words(name or "")
     return bool(parts) and parts[-1] not in ABOUT_WORDS and any(w in SECRET_WORDS for w in parts)
+
+
+PREFIXES = re.compile(
+    r"(?<![A-Za-z0-9_-])(?:"
+    r"sk-(?:ant-|proj-|or-v1-)?[A-Za-z0-9_-]{16,}|[sr]k_(?:live|test)_[A-Za-z0-9]{16,}"
+    r"|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|glpat-[A-Za-z0-9_-]{20,}"
+    r"|xox[abposr]-[A-Za-z0-9-]{10,}|xapp-[A-Za-z0-9-]{10,}|sbp_[A-Za-z0-9]{16,}"
+    r"|(?:AKIA|ASIA)[A-Z0-9]{16}|AIza[A-Za-z0-9_-]{35}|ya29\.[A-Za-z0-9_-]{20,}"
+    r"|hf_[A-Za-z0-9]{20,}|npm_[A-Za-z0-9]{20,}|pypi-[A-Za-z0-9_-]{20,}"
+    r"|lin_api_[A-Za-z0-9]{20,}|ntn_[A-Za-z0-9]{20,}|secret_[A-Za-z0-9]{20,}"
+    r"|shp(?:at|ss|ca|pa)_[A-Fa-f0-9]{20,}|SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}"
+    r"|dop_v1_[a-f0-9]{32,}|figd_[A-Za-z0-9_-]{20,}|glsa_[A-Za-z0-9_]{20,}|dapi[a-f0-9]{32}"
+    r"|tvly-[A-Za-z0-9-]{16,}|pplx-[A-Za-z0-9]{20,}|gsk_[A-Za-z0-9]{20,}|r8_[A-Za-z0-9]{20,}"
+    r"|fc-[a-f0-9]{32}|xkeysib-[A-Za-z0-9-]{20,}|apify_api_[A-Za-z0-9]{20,}"
+    r"|ctx7sk-[A-Za-z0-9-]{16,}"
+    r"|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"  # a JWT
+    r")(?![A-Za-z0-9_-])"
+)
+"""Tokens whose prefix says what they are (OpenAI, Anthropic, Stripe, GitHub, GitLab, Slack,
+Supabase, AWS, Google, Hugging Face, npm, PyPI, Linear, Notion, Shopify, SendGrid,
+DigitalOcean, Figma, Grafana, Databricks, Tavily, Perplexity, Groq, Replicate, Firecrawl,
+Brevo, Apify, Context7) and JWTs."""
+CANDIDATE = re.compile(r"[A-Za-z0-9+/=_\-.~]{20,}")
+UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+SCHEMES = ("Bearer ", "bearer ", "Basic ", "Token ", "token ", "Bot ", "ApiKey ", "Api-Key ")
+"""The parts of an Authorization value that are not the secret."""
+PLAIN_VALUES = frozenset({"", "true", "false", "yes", "no", "on", "off", "none", "null"})
+
+
+def entropy(text: str) -> float:
+    """Shannon entropy in bits per character."""
+    counts = Counter(text)
+    return -sum(n / len(text) * math.log2(n / len(text)) for n in counts.values())
+
+
+def random_looking(token: str) -> bool:
+    """A long token of high entropy that is not a UUID, a path, a file name or words."""
+    if UUID.match(token) or token.startswith(("/", "./", "~")) or "//" in token:
+        return False
+    if not (re.search(r"[0-9]", token) and re.search(r"[A-Za-z]", token)):
+        return False
+    if re.fullmatch(r"[0-9a-fA-F]+", token):
+        return len(token) >= 32 and entropy(token) >= 3.4
+    if re.search(r"[A-Za-z]{5,}[-_./][A-Za-z]{3,}", token) and not re.search(
+        r"[A-Z].*[A-Z]", token
+    ):
+        return False  # words joined: a package, a host, a file name
+    return entropy(token) >= 4.0
+
+
+def secret_spans(text: str) -> list[tuple[int, int]]:
+    """Where in ``text`` secrets stand by their shape (prefix, JWT or entropy)."""
+    spans = [m.span() for m in PREFIXES.finditer(text)]
+    for match in CANDIDATE.finditer(text):
+        token = match.group().strip(".=")
+        start = match.start() + match.group().index(token) if token else match.start()
+        inside = any(a <= start < b for a, b in spans)
+        if token and not inside and random_looking(token):
+            spans.append((start, start + len(token)))
+    return sorted(spans)
+
+
+def plain(value: str) -> bool:
+    """A value that cannot be a secret whatever its name says: a flag value, a path."""
+    text = value.strip()
+    return (
+        text.lower() in PLAIN_VALUES
+        or text.startswith(("/", "~/", "./", "../"))
+        or bool(re.match(r"^[A-Za-z]:[\\/]", text))
+    )
+
+
+def written_secret(name: str | None, value: str) -> bool:
+    """Whether ``value``, given as ``name``'s in a descriptor (an env key, a header), holds
+    a secret written out rather than passed as ``${env:NAME}``."""
+    return hide_written(name, value) != value
+
+
+def hide_written(name: str | None, value: str) -> str:
+    """``value`` with the secrets written in it as ``***``: all of it but its scheme
+    (``Bearer ***``) when ``name`` says it is a secret, else each part its shape gives
+    away; ``${env:NAME}`` references are not secrets (their values are never shown)."""
+    if "${env:" in value or not value.strip():
+        return value
+    if secret_name(name) and not plain(value):
+        scheme = next((s for s in SCHEMES if value.startswith(s)), "")
+        return scheme + "***" if value[len(scheme) :].strip() not in ("", "***") else value
+    for start, end in reversed(secret_spans(value)):
+        value = value[:start] + "***" + value[end:]
+    return value

@@ -11,9 +11,8 @@ from toolctl.interchange.secrets import (
     rewrite,
     rewrite_args,
     rewrite_url,
-    secret_spans,
 )
-from toolctl.secret_names import secret_name
+from toolctl.secret_names import secret_name, secret_spans
 
 NOT_SECRETS = [
     "@modelcontextprotocol/server-github", "@upstash/context7-mcp", "mcp-server-fetch",

@@ -444,3 +444,51 @@ def test_json_forms_mask_url_passwords_as_the_text_forms_do(
         assert "S3CR3T" not in done.stdout + done.stderr, line
         assert "***" in done.stdout, line
         json.loads(done.stdout)
+
+
+WRITTEN = """
+[[tool]]
+name = "h"
+description = "a secret written out in a header and a URL"
+[tool.http]
+url = "https://api.example.com/v1?api_key=sk-proj-abcdefghijklmnopqrstuvwxyz0123"
+headers = { Authorization = "Bearer ghp_abcdefghijklmnopqrstuvwxyz0123456789", Accept = "json" }
+
+[[tool]]
+name = "l"
+description = "secrets written out in env, by name and by shape"
+[tool.local]
+command = ["true"]
+env = { API_KEY = "plain-looking-but-named", NODE_ENV = "production", OTHER = "xoxb-1234567890-abcdef" }
+"""
+
+
+def test_a_secret_written_in_a_descriptor_is_never_shown(tmp_path: Path, toolctl: Toolctl) -> None:
+    """A secret written out in env or headers (by its name, or a token's shape) is `***` in
+    `show`, `list --json` and `run --dry-run`, text and JSON; `check` warns of each,
+    naming where it is (an error under --strict); what is not a secret is shown."""
+    write_files(tmp_path, {"r/t.toml": WRITTEN})
+    secrets = ("sk-proj-", "ghp_", "plain-looking-but-named", "xoxb-")
+    outputs = []
+    for args in (
+        ["show", "h"], ["show", "l"], ["show", "h", "--json"], ["show", "l", "--json"],
+        ["list", "--json"], ["run", "h", "--dry-run"], ["run", "l", "--dry-run", "--json"],
+    ):  # fmt: skip
+        done = toolctl(*args, "-r", str(tmp_path / "r"))
+        assert done.returncode == 0, done.stderr
+        outputs.append(done.stdout + done.stderr)
+    for text in outputs:
+        assert not any(secret in text for secret in secrets), text
+    assert "Bearer ***" in outputs[0] and "production" in outputs[1]
+    assert json.loads(outputs[3])["descriptor"]["local"]["env"] == {
+        "API_KEY": "***", "NODE_ENV": "production", "OTHER": "***"
+    }  # fmt: skip
+    checked = toolctl("check", "-r", str(tmp_path / "r"))
+    assert checked.returncode == 0 and not any(s in checked.stdout for s in secrets)
+    assert [line.split(": ", 2)[2].split(" holds")[0] for line in checked.stdout.splitlines()] == [
+        "tool 'h': http.headers.Authorization",
+        "tool 'h': http.url",
+        "tool 'l': local.env.API_KEY",
+        "tool 'l': local.env.OTHER",
+    ]
+    assert toolctl("check", "--strict", "-r", str(tmp_path / "r")).returncode == 3

@@ -17,85 +17,15 @@ line that tells the user what to export; it keeps a hash of each value, never th
 from __future__ import annotations
 
 import hashlib
-import math
 import re
-from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from toolctl.secret_names import secret_name, words
+from toolctl.secret_names import SCHEMES, plain, secret_name, secret_spans, words
 
-PREFIXES = re.compile(
-    r"(?<![A-Za-z0-9_-])(?:"
-    r"sk-(?:ant-|proj-|or-v1-)?[A-Za-z0-9_-]{16,}|[sr]k_(?:live|test)_[A-Za-z0-9]{16,}"
-    r"|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|glpat-[A-Za-z0-9_-]{20,}"
-    r"|xox[abposr]-[A-Za-z0-9-]{10,}|xapp-[A-Za-z0-9-]{10,}|sbp_[A-Za-z0-9]{16,}"
-    r"|(?:AKIA|ASIA)[A-Z0-9]{16}|AIza[A-Za-z0-9_-]{35}|ya29\.[A-Za-z0-9_-]{20,}"
-    r"|hf_[A-Za-z0-9]{20,}|npm_[A-Za-z0-9]{20,}|pypi-[A-Za-z0-9_-]{20,}"
-    r"|lin_api_[A-Za-z0-9]{20,}|ntn_[A-Za-z0-9]{20,}|secret_[A-Za-z0-9]{20,}"
-    r"|shp(?:at|ss|ca|pa)_[A-Fa-f0-9]{20,}|SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}"
-    r"|dop_v1_[a-f0-9]{32,}|figd_[A-Za-z0-9_-]{20,}|glsa_[A-Za-z0-9_]{20,}|dapi[a-f0-9]{32}"
-    r"|tvly-[A-Za-z0-9-]{16,}|pplx-[A-Za-z0-9]{20,}|gsk_[A-Za-z0-9]{20,}|r8_[A-Za-z0-9]{20,}"
-    r"|fc-[a-f0-9]{32}|xkeysib-[A-Za-z0-9-]{20,}|apify_api_[A-Za-z0-9]{20,}"
-    r"|ctx7sk-[A-Za-z0-9-]{16,}"
-    r"|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"  # a JWT
-    r")(?![A-Za-z0-9_-])"
-)
-"""Tokens whose prefix says what they are (OpenAI, Anthropic, Stripe, GitHub, GitLab, Slack,
-Supabase, AWS, Google, Hugging Face, npm, PyPI, Linear, Notion, Shopify, SendGrid,
-DigitalOcean, Figma, Grafana, Databricks, Tavily, Perplexity, Groq, Replicate, Firecrawl,
-Brevo, Apify, Context7) and JWTs."""
-CANDIDATE = re.compile(r"[A-Za-z0-9+/=_\-.~]{20,}")
-UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
-SCHEMES = ("Bearer ", "bearer ", "Basic ", "Token ", "token ", "Bot ", "ApiKey ", "Api-Key ")
-"""The parts of an Authorization value that are not the secret."""
-PLAIN_VALUES = frozenset({"", "true", "false", "yes", "no", "on", "off", "none", "null"})
 REFERENCE = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
-
-
-def entropy(text: str) -> float:
-    """Shannon entropy in bits per character."""
-    counts = Counter(text)
-    return -sum(n / len(text) * math.log2(n / len(text)) for n in counts.values())
-
-
-def random_looking(token: str) -> bool:
-    """A long token of high entropy that is not a UUID, a path, a file name or words."""
-    if UUID.match(token) or token.startswith(("/", "./", "~")) or "//" in token:
-        return False
-    if not (re.search(r"[0-9]", token) and re.search(r"[A-Za-z]", token)):
-        return False
-    if re.fullmatch(r"[0-9a-fA-F]+", token):
-        return len(token) >= 32 and entropy(token) >= 3.4
-    if re.search(r"[A-Za-z]{5,}[-_./][A-Za-z]{3,}", token) and not re.search(
-        r"[A-Z].*[A-Z]", token
-    ):
-        return False  # words joined: a package, a host, a file name
-    return entropy(token) >= 4.0
-
-
-def secret_spans(text: str) -> list[tuple[int, int]]:
-    """Where in ``text`` secrets stand by their shape (prefix, JWT or entropy)."""
-    spans = [m.span() for m in PREFIXES.finditer(text)]
-    for match in CANDIDATE.finditer(text):
-        token = match.group().strip(".=")
-        start = match.start() + match.group().index(token) if token else match.start()
-        inside = any(a <= start < b for a, b in spans)
-        if token and not inside and random_looking(token):
-            spans.append((start, start + len(token)))
-    return sorted(spans)
-
-
-def plain(value: str) -> bool:
-    """A value that cannot be a secret whatever its name says: a flag value, a path."""
-    text = value.strip()
-    return (
-        text.lower() in PLAIN_VALUES
-        or text.startswith(("/", "~/", "./", "../"))
-        or bool(re.match(r"^[A-Za-z]:[\\/]", text))
-    )
 
 
 def variable_word(name: str | None) -> str:

@@ -4,6 +4,8 @@
   text ``{name}`` on as it is);
 * a ``${env:...}`` reference that names no variable (``${env:}``, ``${env:A B}``, one never
   closed): an error, as `run` would refuse it;
+* a secret written in an ``env`` or ``headers`` table or a URL rather than passed as
+  ``${env:NAME}``: a warning (an error under --strict), as the file holds it;
 * a ``${env:NAME}`` in a local or container command or a service's ``start``: an error, as
   it reaches the program as written (a secret goes in ``env``; an MCP server's command
   expands them, as the configurations it is imported from do);
@@ -30,6 +32,9 @@ from toolctl.arguments import PLACEHOLDER
 from toolctl.findings import Finding
 from toolctl.registry.loader import Definition
 
+SECRET = "secret"
+"""The code of a secret written in a descriptor (``_written_secrets``): a warning, an error
+under --strict."""
 MACHINE_CODES = frozenset({"executable", "cwd", "image"})
 """Codes of the problems that depend on this machine: warnings, errors under --strict."""
 
@@ -55,6 +60,7 @@ def runnable_problems(
         if definition.data.get("state") == "disabled":
             continue  # never run: whether it could is nobody's concern
         found += _env_references(definition)
+        found += _written_secrets(definition)
         for section, key in _COMMANDS.get(definition.kind, ()):
             table = definition.data.get(section)
             if not isinstance(table, dict) or not table.get(key):
@@ -140,6 +146,41 @@ def _unexpanded(definition: Definition, path: str, command: list[str]) -> list[F
                 f'{names[0]} = "${{env:{names[0]}}}" }}) and read it there'
             )
             found.append(Finding("error", "env", definition.file, definition.line, message))
+    return found
+
+
+_SECRET_MAPS = ("env", "headers")
+"""The tables of a runtime section whose values a secret is passed in."""
+
+
+def _written_secrets(definition: Definition) -> list[Finding]:
+    """A warning for each value of an ``env`` or ``headers`` table, or URL, that holds a
+    secret written out (by its name or its shape, ``toolctl.secret_names``; a URL's
+    password or secret parameter) rather than a ``${env:NAME}`` reference: the registry,
+    a file to commit and share, holds it. Named by key path, never shown."""
+    from toolctl.secret_names import written_secret
+    from toolctl.urls import hide_passwords
+
+    found = []
+    for section, table in definition.data.items():
+        if not isinstance(table, dict):
+            continue
+        places = [
+            (f"{section}.{name}.{key}", key, value)
+            for name in _SECRET_MAPS
+            if isinstance(table.get(name), dict)
+            for key, value in table[name].items()
+            if isinstance(value, str) and written_secret(key, value)
+        ]
+        url = table.get("url")
+        if isinstance(url, str) and "${env:" not in url and hide_passwords(url) != url:
+            places.append((f"{section}.url", "", url))
+        for path, _, _ in places:
+            message = (
+                f"{_label(definition)}: {path} holds a secret written out: give it as "
+                "${env:NAME} and export NAME, so no registry file holds it"
+            )
+            found.append(Finding("warning", SECRET, definition.file, definition.line, message))
     return found
 
 

@@ -35,6 +35,7 @@ RULES = {
     "cwd": "A local tool's working directory that does not exist",
     "image": "A container image this machine's engine does not hold",
     "env": "An environment value that would leak or cannot be sent",
+    "secret": "A secret written in a descriptor rather than passed as ${env:NAME}",
     "announced": "An announcement that was refused or could not be read",
     "trust": "A [[trust]] entry that is not valid",
     "mcp-pin": "An MCP tool whose server changed it since it was pinned",

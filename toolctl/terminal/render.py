@@ -182,16 +182,29 @@ def _unpassworded(text: str) -> str:
     return hide_passwords(text)
 
 
-def unpassworded(value: Any) -> Any:
-    """JSON ``value`` with every URL in its strings shown as the text forms show it (its
-    password and secret parameters as ``***``): `run --dry-run --json`, `show --json`."""
+def masked(value: Any, table: str = "") -> Any:
+    """A descriptor or a --dry-run plan (JSON ``value``) as it is shown: every URL with its
+    password and secret parameters as ``***``, and each value of an ``env`` or ``headers``
+    table that holds a secret written out (by its name or its shape) as ``***``, its
+    scheme kept (``Bearer ***``): `show`, `list --json`, `run --dry-run`."""
     if isinstance(value, str):
         return _unpassworded(value)
     if isinstance(value, dict):
-        return {key: unpassworded(item) for key, item in value.items()}
+        if table in ("env", "headers"):  # ``table``: the key this dict is the value of
+            return {key: _masked_value(key, item) for key, item in value.items()}
+        return {key: masked(item, key) for key, item in value.items()}
     if isinstance(value, list):
-        return [unpassworded(item) for item in value]
+        return [masked(item) for item in value]
     return value
+
+
+def _masked_value(key: str, value: Any) -> Any:
+    """One value of an ``env`` or ``headers`` table, named ``key``, as shown."""
+    if not isinstance(value, str):
+        return masked(value)
+    from toolctl.secret_names import hide_written
+
+    return hide_written(key, _unpassworded(value))
 
 
 def one_line(text: str) -> str:

@@ -143,6 +143,7 @@ def batch_progress(source: str, color: bool) -> BatchProgress | None:
 
 def print_plan(name: str, plan: dict[str, Any], *, as_json: bool) -> None:
     """What --dry-run would have run."""
-    render.print_json(render.unpassworded(plan)) if as_json else render.print_fields(
-        f"tool {name}", render.flatten(plan)
+    shown = render.masked(plan)
+    render.print_json(shown) if as_json else render.print_fields(
+        f"tool {name}", render.flatten(shown)
     )

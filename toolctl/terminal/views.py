@@ -24,16 +24,19 @@ if TYPE_CHECKING:
     from toolctl.registry.query import Shown
 
 
+_SHOWN_MASKED = frozenset({"url", "env", "headers"})
+"""The keys of a runtime section that `render.masked` may change."""
+
+
 def definition_rows(found: Iterable[Definition]) -> Iterator[dict[str, Any]]:
     """``{"kind": kind, **data, "file": relpath, "line": line}``, made in the decoded data
     itself rather than in a copy of each row (`list --json`)."""
     paths: dict[str, str] = {}  # ten tools to a file: one relpath per file
     for d in found:
         row = d.data
-        for section in ("http", "mcp"):  # where a descriptor's URLs are (as `show` masks)
-            runtime = row.get(section)
-            if isinstance(runtime, dict) and isinstance(runtime.get("url"), str):
-                row[section] = {**runtime, "url": render.unpassworded(runtime["url"])}
+        for section, runtime in row.items():  # URLs and secrets written out, as `show` masks
+            if isinstance(runtime, dict) and _SHOWN_MASKED.intersection(runtime):
+                row[section] = render.masked(runtime)
         row.setdefault("kind", d.kind)
         row["file"] = paths.get(d.file) or paths.setdefault(d.file, render.display_path(d.file))
         row["line"] = d.line
@@ -48,7 +51,7 @@ def print_definition(shown: Shown, *, as_json: bool) -> None:
             {
                 "kind": winner.kind,
                 "name": winner.name,
-                "descriptor": render.unpassworded(winner.data),
+                "descriptor": render.masked(winner.data),
                 "file": render.display_path(winner.file),
                 "line": winner.line,
                 "shadowed": [
@@ -72,7 +75,7 @@ def print_definition(shown: Shown, *, as_json: bool) -> None:
         fields = group_fields(winner.data, shown.ordered)
     else:
         fields = render.flatten(
-            {k: v for k, v in winner.data.items() if k not in ("schema", "name")}
+            render.masked({k: v for k, v in winner.data.items() if k not in ("schema", "name")})
         )
     if winner.data.get("title"):  # the name in the system it came from, first
         fields = [("title", winner.data["title"]), *(f for f in fields if f[0] != "title")]
