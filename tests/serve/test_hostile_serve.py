@@ -483,6 +483,8 @@ def test_mcp_bodies_the_stdio_door_refuses_are_400_json_rpc_errors(serve: StartS
         (b'[{"jsonrpc": "2.0", "id": 5, "method": "tools/list"}]', None, "batches"),
         (b'{"hello": 1, "id": 6}', 6, "Invalid Request: not a JSON-RPC message"),
         (b"", None, "Parse error: no body"),
+        (b'{"jsonrpc": "2.0", "id": null, "method": "tools/list"}', None, "neither a string"),
+        (b'{"jsonrpc": "2.0", "id": 1.5, "method": "ping"}', None, "nor an integer"),
     ]:
         answer = httpx.post(f"{served.url}/mcp", content=body, headers=session)
         assert answer.status_code == 400, answer.text

@@ -82,6 +82,25 @@ def test_bad_lines_are_answered_and_the_server_goes_on(stdio_server: Any) -> Non
     assert answer(stdout) == {"jsonrpc": "2.0", "id": 9, "result": {}}
 
 
+def test_a_request_whose_id_is_not_a_string_or_an_integer_is_answered(
+    stdio_server: Any,
+) -> None:
+    """MCP requests carry a string or integer id: one with null, an object, a boolean or a
+    fraction is -32600 (id null), not taken for a notification and dropped; a
+    notification no client sends, or with params not its own, is ignored without an
+    answer (MCP), and the server goes on."""
+    stdin, stdout = stdio_server.stdin, stdio_server.stdout
+    for request_id in ("null", '{"a": 1}', "true", "1.5", "[1]"):
+        send(stdin, f'{{"jsonrpc": "2.0", "id": {request_id}, "method": "ping"}}\n'.encode())
+        got = answer(stdout)
+        assert (got["id"], got["error"]["code"]) == (None, -32600), (request_id, got)
+        assert "neither a string nor an integer" in got["error"]["message"]
+    send(stdin, b'{"jsonrpc": "2.0", "method": "notifications/whatever", "params": {}}\n')
+    send(stdin, b'{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": 3}\n')
+    send(stdin, b'{"jsonrpc": "2.0", "id": 9, "method": "ping"}\n')
+    assert answer(stdout) == {"jsonrpc": "2.0", "id": 9, "result": {}}
+
+
 def test_a_long_line_is_read_in_bounded_pieces(tmp_path: Path) -> None:
     path = tmp_path / "lines"
     path.write_bytes(b"a" * 100 + b"\n" + b"ok\n" + b"b" * 10)

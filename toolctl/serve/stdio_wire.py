@@ -96,15 +96,36 @@ def triage(line: Line) -> tuple[Any, dict[str, Any] | None]:
     if isinstance(value, list):
         return None, _error(None, INVALID_REQUEST, "batches (JSON arrays) are not supported")
     request_id = usable_id(value.get("id") if isinstance(value, dict) else None)
+    if isinstance(value, dict) and "method" in value and "id" in value and request_id is None:
+        return None, _error(None, INVALID_REQUEST, "Invalid Request: " + BAD_ID)
     problem = value_problem(value)
     if problem is None:
         try:
-            return types.JSONRPCMessage.model_validate(value), None
+            message = types.JSONRPCMessage.model_validate(value)
         except ValueError as exc:
             problem = f"not a JSON-RPC message ({str(exc).splitlines()[0][:200]})"
+        else:
+            if isinstance(message.root, types.JSONRPCNotification) and not _known(message.root):
+                return None, None  # never answered, and ignored (MCP): no SDK warning either
+            return message, None
     if isinstance(value, dict) and "method" in value and "id" not in value:
         return None, None  # a notification is never answered
     return None, _error(request_id, INVALID_REQUEST, f"Invalid Request: {problem}")
+
+
+BAD_ID = "its id is neither a string nor an integer (MCP allows no other, null neither)"
+
+
+def _known(notification: types.JSONRPCNotification) -> bool:
+    """Whether a notification is one a client sends, with its params (the SDK logged a
+    validation warning of some thirty lines for any other, and dropped it)."""
+    try:
+        types.ClientNotification.model_validate(
+            notification.model_dump(by_alias=True, exclude_none=True, exclude={"jsonrpc"})
+        )
+    except ValueError:
+        return False
+    return True
 
 
 DISCOVER_REFUSAL = {"code": types.METHOD_NOT_FOUND, "message": "Method not found"}
