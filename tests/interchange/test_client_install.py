@@ -215,6 +215,28 @@ def test_a_symlinked_config_is_written_through_and_a_device_is_refused(
     assert fifo.is_fifo()
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"mcpServers": {"x": {"command": "a"}}, "mcpServers": {"y": {"command": "b"}}}',
+        '{"mcpServers": {"x": {"command": "a"},}, // JSONC\n "mcpServers": {}}',
+    ],
+)
+def test_a_key_given_twice_is_refused_not_edited(places: Path, toolctl: Toolctl, text: str) -> None:
+    """The editor would change the first of two ``mcpServers`` and a client reads the last
+    (as JSON.parse and json.load do): the entry would never be seen. Refused, the file
+    left as it was."""
+    config = places / "c.json"
+    config.write_text(text)
+    done = toolctl("mcp", "install", "--client", "cursor", "--config", str(config), cwd=places)
+    assert (done.returncode, done.stderr) == (
+        2,
+        "toolctl: error: c.json: cannot edit it: it gives 'mcpServers' twice in one "
+        "object; fix the file, or --print\n",
+    )
+    assert config.read_text() == text and not (places / "c.json.bak").exists()
+
+
 def test_the_backup_replaces_a_symlink_never_writes_through_it(
     places: Path, toolctl: Toolctl
 ) -> None:

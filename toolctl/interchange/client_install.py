@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -241,18 +241,22 @@ second; plain JSON, read by the json module, may be any size."""
 
 
 def _parsed(text: str) -> None:
-    """JsoncError unless ``text`` is JSON or JSONC as a whole: the editor only walks the
-    path it edits, and must not leave a file the client cannot read (trailing text, a
-    bad value elsewhere) looking edited."""
+    """JsoncError unless ``text`` is JSON or JSONC as a whole, each key once in an object:
+    the editor only walks the path it edits, and must not leave a file the client cannot
+    read (trailing text, a bad value elsewhere) looking edited, nor edit the first of two
+    ``mcpServers`` when the client reads the last."""
     import json
 
+    from toolctl.arguments import DuplicateKey, unique_keys
     from toolctl.interchange.jsonc_edit import JsoncError
 
     if not text.strip():
         return
     try:
-        json.loads(text)
+        json.loads(text, object_pairs_hook=unique_keys)
         return
+    except DuplicateKey as exc:  # the editor takes the first, a client the last
+        raise JsoncError(f"it gives {exc} twice in one object") from None
     except RecursionError:
         raise JsoncError("it is nested too deep") from None
     except ValueError as exc:
@@ -261,12 +265,24 @@ def _parsed(text: str) -> None:
         raise JsoncError(f"it is not plain JSON ({plain}), and too large to read as JSONC")
     import json5
 
+    twice: list[str] = []  # json5 turns what a hook raises into its own ValueError
+
+    def each_once(given: Iterable[tuple[str, Any]]) -> dict[str, Any]:
+        pairs = list(given)
+        try:
+            return unique_keys(pairs)
+        except DuplicateKey as exc:
+            twice.append(str(exc))
+            return dict(pairs)
+
     try:
-        json5.loads(text)
+        json5.loads(text, object_pairs_hook=each_once)
     except RecursionError:
         raise JsoncError("it is nested too deep") from None
     except ValueError as exc:
         raise JsoncError(f"it is not JSON or JSONC: {exc}") from None
+    if twice:
+        raise JsoncError(f"it gives {twice[0]} twice in one object")
 
 
 def _keep_old(path: Path) -> Path:
