@@ -100,6 +100,22 @@ def raw_request(url: str, request: bytes) -> bytes:
     return b"".join(chunks)
 
 
+def test_a_host_header_naming_anything_but_loopback_is_refused(serve: StartServe) -> None:
+    """DNS rebinding: one Host, a loopback name and at most a port; a host that starts like
+    127.0.0.1 but is not it, a user part, or two Host headers (a proxy in front reads the
+    first, this server the last) is 421."""
+    served = serve()
+    port = served.url.rsplit(":", 1)[1]
+    for host in (f"127.0.0.1:{port}.evil.com", f"evil@127.0.0.1:{port}", "127.0.0.1:x"):
+        assert httpx.get(f"{served.url}/tools", headers={"Host": host}).status_code == 421, host
+    for first, second in ((f"127.0.0.1:{port}", "evil.com"), ("evil.com", f"127.0.0.1:{port}")):
+        request = f"GET /tools HTTP/1.1\r\nHost: {first}\r\nHost: {second}\r\n"
+        answer = raw_request(served.url, f"{request}Connection: close\r\n\r\n".encode())
+        assert answer.startswith(b"HTTP/1.1 421 "), answer[:80]
+    for host in (f"127.0.0.1:{port}", f"localhost:{port}", "LOCALHOST"):
+        assert httpx.get(f"{served.url}/tools", headers={"Host": host}).status_code == 200
+
+
 DEEP = b'{"tool_id": "echo", "params": {"text": ' + b"[" * 100_000 + b"]" * 100_000 + b"}}"
 
 

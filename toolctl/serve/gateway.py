@@ -201,7 +201,7 @@ class _Guard:
 
     def _refusal(self, scope: Scope, headers: dict[str, str]) -> Response | None:
         host = headers.get("host", "")
-        if self.local and _hostname(f"//{host}") not in self.hosts:
+        if self.local and not self._host_allowed(scope):
             return _error(421, f"requests for host {host!r} are not served here", scope["path"])
         origin = headers.get("origin")
         if origin and not self._origin_allowed(origin, scope):
@@ -217,6 +217,23 @@ class _Guard:
                 response.headers["WWW-Authenticate"] = "Bearer"
                 return response
         return None
+
+    def _host_allowed(self, scope: Scope) -> bool:
+        """One Host header, naming a loopback host (or the one bound) and at most a port
+        (DNS rebinding): ``127.0.0.1:8001.evil.com`` or a second Host is refused, as the
+        last of two would be read here and the first by a proxy in front."""
+        given = [value for key, value in scope["headers"] if key == b"host"]
+        if len(given) != 1:
+            return False
+        host = given[0].decode("latin-1")
+        try:
+            parts = urlsplit(f"//{host}")
+            parts.port  # noqa: B018 (raises ValueError for a port that is not a number)
+        except ValueError:
+            return False
+        if parts.netloc != host or parts.path or parts.query or "@" in host:
+            return False
+        return (parts.hostname or "").strip("[]") in self.hosts
 
     def _origin_allowed(self, origin: str, scope: Scope) -> bool:
         """Same origin is scheme, host and port alike (RFC 6454): a page from
