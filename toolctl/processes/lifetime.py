@@ -125,7 +125,7 @@ class Lifetime:
 def signals_end_at_once() -> None:
     """From now on a stopping signal ends the process at once, exit 128 + its number, as a
     second one does under a Lifetime: for what a command does once its work is over
-    (writing its records waits up to 2 s for another writer's lock), where Python's own
+    (writing its records waits up to 30 s for another writer's lock), where Python's own
     handlers would print a traceback or die silently."""
     if threading.current_thread() is not threading.main_thread():
         return

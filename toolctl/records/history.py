@@ -38,6 +38,8 @@ it rebuilds the log's index by reading the whole log: a short log keeps that und
 millisecond, at the price of a checkpoint (two fsyncs) every ~16 runs."""
 BUSY_SECONDS = 2.0
 """How long a read waits for the file (in WAL mode only while a log is being recovered)."""
+BUSY_STEP = 0.1
+"""How long SQLite itself waits for a lock before a writer looks again (``_begin``)."""
 WRITE_BUSY_SECONDS = 30.0
 """How long a write waits for other writers' transactions before giving up (a warning and
 its records lost). A write is off the call's path (after `run` printed its result, on a
@@ -145,14 +147,13 @@ def open_for_writing(path: Path) -> sqlite3.Connection:
     _private(path)
     # the journal's writer thread and the thread that flushes at exit share it, one at a
     # time (Journal._writing): sqlite3's own same-thread check would refuse the second
-    db = sqlite3.connect(
-        path, timeout=WRITE_BUSY_SECONDS, isolation_level=None, check_same_thread=False
-    )
+    db = sqlite3.connect(path, timeout=BUSY_SECONDS, isolation_level=None, check_same_thread=False)
     try:
         db.execute("PRAGMA synchronous=NORMAL")  # WAL: a commit is an append, no fsync
         db.execute(f"PRAGMA wal_autocheckpoint={WAL_PAGES}")
         if db.execute("PRAGMA user_version").fetchone()[0] != VERSION:
             _create(db)
+        db.execute(f"PRAGMA busy_timeout={int(BUSY_STEP * 1000)}")  # `_begin` waits longer
     except BaseException:
         db.close()
         raise
@@ -200,7 +201,7 @@ def append(
     """Write ``records`` in one transaction, deleting what is past the bounds now and then."""
     if not records:
         return
-    db.execute("BEGIN IMMEDIATE")
+    _begin(db)
     try:
         db.executemany(_INSERT, records)
         last = db.execute("SELECT last_insert_rowid()").fetchone()[0]
@@ -213,6 +214,21 @@ def append(
         if db.in_transaction:
             db.execute("ROLLBACK")
         raise
+
+
+def _begin(db: sqlite3.Connection) -> None:
+    """``BEGIN IMMEDIATE``, waiting up to ``WRITE_BUSY_SECONDS`` for other writers in steps
+    of ``BUSY_STEP``: SQLite waits in C, where no signal handler runs, so Ctrl-C while a
+    command's records wait for the file ends it within a step, not after the whole wait."""
+    deadline = time.monotonic() + WRITE_BUSY_SECONDS
+    while True:
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            return
+        except sqlite3.OperationalError as exc:
+            busy = getattr(exc, "sqlite_errorname", "") in ("SQLITE_BUSY", "SQLITE_LOCKED")
+            if not busy or time.monotonic() >= deadline:
+                raise
 
 
 class HistoryUnusable(ToolctlError):
