@@ -29,12 +29,14 @@ def passed_secrets(tool: ToolSpec, environ: Mapping[str, str]) -> frozenset[str]
 
 
 def unleaked_result(result: ToolResult, secrets: frozenset[str]) -> ToolResult:
-    """A failed ``result`` with ``secrets`` masked in its error, output and MCP content."""
+    """A failed ``result`` with ``secrets`` masked in its error, output, data (a failed
+    HTTP call's JSON body, which may echo the header it was sent) and MCP content."""
     if result.success or not secrets:
         return result
     return result._replace(
         error=hide_values(result.error, secrets) if result.error is not None else None,
         output=hide_values(result.output, secrets),
+        data=_hidden(result.data, secrets),
         mcp=_hidden(result.mcp, secrets) if result.mcp is not None else None,
     )
 

@@ -106,6 +106,8 @@ def _denied(handler: _Handler, query: str, body: bytes) -> None:
     told = f"invalid credentials: {handler.headers.get('Authorization')}"
     if "result" in query:  # as a ToolResult-shaped answer rather than an error status
         handler._json(200, {"success": False, "output": told, "error": told})
+    elif "json" in query:  # a JSON error body: the result's data
+        handler._json(401, {"error": "denied", "you_sent": handler.headers.get("Authorization")})
     else:
         handler._answer(401, "text/plain", told.encode())
 

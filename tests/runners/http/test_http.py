@@ -232,7 +232,7 @@ def test_an_env_header_reaches_the_server_and_is_never_printed(
     assert http_server.seen[0].headers["Authorization"] == f"Bearer {SECRET}"
 
 
-@pytest.mark.parametrize("route", ["/denied", "/denied?result=1"])
+@pytest.mark.parametrize("route", ["/denied", "/denied?result=1", "/denied?json=1"])
 @pytest.mark.parametrize("json_flag", [[], ["--json"]])
 def test_a_server_echoing_a_passed_secret_in_its_error_gets_it_masked(
     toolctl: Toolctl, tmp_path: Path, http_server: FixtureServer, route: str, json_flag: list[str]
@@ -243,7 +243,8 @@ def test_a_server_echoing_a_passed_secret_in_its_error_gets_it_masked(
     assert ran.returncode == 1, ran.stderr
     assert http_server.seen[0].headers["Authorization"] == f"Bearer {SECRET}"
     assert SECRET not in ran.stdout + ran.stderr
-    assert "invalid credentials: Bearer ***" in ran.stdout + ran.stderr
+    said = '"you_sent": "' if "json" in route else "invalid credentials: "
+    assert f"{said}Bearer ***" in ran.stdout + ran.stderr
 
 
 def test_an_unset_env_header_is_a_usage_error(
