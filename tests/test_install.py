@@ -104,6 +104,9 @@ def test_an_install_gives_a_toolctl_that_works_from_anywhere(
 
     found = shutil.which("toolctl", path=env["PATH"])
     assert found is not None and Path(found).parent == bin_dirs[0], found
+    if any(line.startswith("pip install") for line in way):  # PEP 561: a library user's
+        typed = (tmp_path / "env").glob("lib/python*/site-packages/toolctl/py.typed")
+        assert list(typed), "the installed package has no py.typed"  # mypy checks its calls
 
     def toolctl(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
