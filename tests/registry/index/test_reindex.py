@@ -342,3 +342,23 @@ def test_an_edit_that_keeps_the_size_and_sets_the_mtime_back_is_seen(
     assert toolctl("run", "t", "-r", "reg").stdout == "ho\n"
     file.write_text(text.replace('"hi"', '"hu"'))
     assert toolctl("run", "t", "-r", "reg").stdout == "hu\n"
+
+
+def test_a_registry_held_open_finds_a_file_restored_in_place(tmp_path: Path) -> None:
+    """A server or an agent holds one Registry: a tool whose file was emptied and then
+    written back in place (not by rename: the directory does not change) was NotFound by
+    that Registry for good, as a name found nowhere was looked for on disk only once."""
+    text = '[[tool]]\nname = "t"\n[tool.local]\ncommand = ["true"]\n'
+    write_files(tmp_path, {"reg/t.toml": text})
+    age(tmp_path, 3600)
+    settings = Settings.load([tmp_path / "reg"], environ={"XDG_CACHE_HOME": str(tmp_path)})
+    registry = Registry.open(settings)
+    assert [d.name for d in registry.find("t")] == ["t"]
+    file = tmp_path / "reg/t.toml"
+    file.write_text("")
+    age(tmp_path, 3600)
+    assert registry.find("t") == []
+    file.write_text(text)
+    age(tmp_path, 3600)
+    time.sleep(1.1)  # past the second a sweep of every file answers for
+    assert [d.name for d in registry.find("t")] == ["t"]

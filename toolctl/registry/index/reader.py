@@ -41,13 +41,19 @@ EARLIER_FILES = 256
 """How many files ahead of a name's a single-name lookup stats at most (256: ~3 ms here)."""
 
 
+COMPLETE_FOR = 1.0
+"""Seconds a sweep of every file answers for a name found nowhere (``Registry._stale``)."""
+
+
 class Registry:
     """Read access to the index: lookups by name, the winners of a kind, the problems."""
 
     def __init__(self, db: sqlite3.Connection, settings: Settings, *, complete: bool) -> None:
         self._db = db
         self.settings = settings
-        self._complete = complete  # every file was statted: nothing can hide from a lookup
+        # when every file was last statted (nothing could hide from a lookup then); None:
+        # not since it was opened
+        self._complete_at = time.monotonic() if complete else None
 
     @classmethod
     def open(
@@ -80,11 +86,19 @@ class Registry:
         if rows and not self._files_unchanged(files):
             self._db = _refresh(cache_path(self.settings), self._db, self.settings, only=files)
             rows = self._query(where, (name, *kinds))
-        if not rows and not self._complete:
+        if not rows and self._stale():
             self._db = _refresh(cache_path(self.settings), self._db, self.settings)
-            self._complete = True
+            self._complete_at = time.monotonic()
             rows = self._query(where, (name, *kinds))
         return rows
+
+    def _stale(self) -> bool:
+        """Whether a name found nowhere is worth statting every file for: not since this
+        Registry was opened, or not for ``COMPLETE_FOR`` seconds (one held by a server or
+        an agent sees a file restored in place; a stream of unknown names costs one sweep
+        a second at most)."""
+        done = self._complete_at
+        return done is None or time.monotonic() - done >= COMPLETE_FOR
 
     def resolve(self, kind: str, name: str) -> Definition:
         """The definition in force for (kind, name), or NotFound with close matches."""
