@@ -40,6 +40,7 @@ DOCUMENTS = [
     "docs/how-to/announce.md",
     "docs/how-to/mcp-clients.md",
     "docs/how-to/shell-completion.md",
+    "docs/how-to/python.md",
 ]
 BLOCK = re.compile(
     r"(?:<!-- doctest: (?P<directive>[^>]*?) -->\n)?```(?P<lang>[\w-]*)\n(?P<body>.*?)```\n",
