@@ -7,6 +7,7 @@ a managed service), so neither has to import the other.
 
 from __future__ import annotations
 
+import fnmatch
 import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -21,37 +22,50 @@ names it ``TAG_VARIABLE``): what it starts keeps it, so `service down` finds it.
 
 INHERITED = (
     ("APPDATA", "HOMEDRIVE", "HOMEPATH", "LOCALAPPDATA", "PATH", "PATHEXT",
-     "PROCESSOR_ARCHITECTURE", "SYSTEMDRIVE", "SYSTEMROOT", "TEMP", "USERNAME", "USERPROFILE")
+     "PROCESSOR_ARCHITECTURE", "SYSTEMDRIVE", "SYSTEMROOT", "TEMP", "TMP", "USERNAME",
+     "USERPROFILE", "COMSPEC", "WINDIR")
     if sys.platform == "win32"
-    else ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LANGUAGE", "TZ",
-          "TMPDIR", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME",
-          "XDG_RUNTIME_DIR", "http_proxy", "https_proxy", "no_proxy", "all_proxy",
-          "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY", "SSL_CERT_FILE",
-          "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "NODE_EXTRA_CA_CERTS",
-          "NO_COLOR")
-)  # fmt: skip
+    else ("HOME", "LOGNAME", "SHELL", "TERM", "USER", "TMPDIR", "XDG_CONFIG_HOME",
+          "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME", "XDG_RUNTIME_DIR")
+) + ("PATH", "LANG", "LANGUAGE", "TZ", "http_proxy", "https_proxy", "no_proxy", "all_proxy",
+     "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY", "SSL_CERT_FILE", "SSL_CERT_DIR",
+     "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "NODE_EXTRA_CA_CERTS", "NO_COLOR")  # fmt: skip
 """What a process toolctl starts for a descriptor (a local tool, a managed service, a stdio
-MCP server) inherits of the caller's environment, besides every ``LC_*`` locale variable:
-the MCP SDK client's ``get_default_environment`` set, the locale, time zone, temporary and
-XDG directories, and how to reach the network (proxies, CA bundles). Anything else a tool
-needs (a token, ``AWS_PROFILE``) its descriptor passes by name: ``env = { NAME =
-"${env:NAME}" }``. So a tool never sees the secrets of whoever runs it (a server's bearer
+MCP server) inherits of the caller's environment, besides every ``LC_*`` locale variable
+and toolctl's own ``TOOLCTL_*`` settings (a tool that runs `toolctl` uses its caller's
+registry): the MCP SDK client's ``get_default_environment`` set, the locale, time zone,
+temporary and XDG directories, and how to reach the network (proxies, CA bundles).
+Anything else a tool needs its descriptor names: ``pass_env = ["AWS_PROFILE", "SSH_*"]``
+when they are set, ``env = { NAME = "${env:NAME}" }`` always (a secret, masked wherever
+it turns up). So a tool never sees the secrets of whoever runs it (a server's bearer
 token, an API key in the shell) unless it declares them."""
 
 
-def child_environment(environ: Mapping[str, str], declared: Mapping[str, str]) -> dict[str, str]:
+def child_environment(
+    environ: Mapping[str, str], declared: Mapping[str, str], passed: Iterable[str] = ()
+) -> dict[str, str]:
     """A descriptor's process's whole environment: the ``INHERITED`` variables of
-    ``environ`` (never a shell function), the process tag, and its ``declared`` env,
+    ``environ`` and those its ``pass_env`` names (``passed``: names or globs, ``AWS_*``)
+    when they are set (never a shell function), the process tag, and its ``declared`` env,
     already expanded."""
+    patterns = tuple(passed)
     safe = {
         key: value
         for key, value in environ.items()
-        if (key in _INHERITED or key.startswith("LC_")) and not value.startswith("()")
+        if (
+            key in _INHERITED
+            or key.startswith(_PREFIXES)
+            or any(fnmatch.fnmatchcase(key, pattern) for pattern in patterns)
+        )
+        and not value.startswith("()")
     }
     return {**safe, **declared}
 
 
 _INHERITED = frozenset((*INHERITED, PROCESS_TAG))
+_PREFIXES = ("LC_", "TOOLCTL_")
+"""Every locale variable, and toolctl's own settings: a tool that runs `toolctl` works with
+the registry, history and broker its caller does."""
 
 
 def expand_env(value: str, settings: Settings, *, mask: bool = False) -> str:

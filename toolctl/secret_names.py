@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from typing import Any
 
 SECRET_WORDS = frozenset(
     {
@@ -121,15 +122,70 @@ def written_secret(name: str | None, value: str) -> bool:
     return hide_written(name, value) != value
 
 
+def looks_secret(value: str) -> bool:
+    """Whether a value a secret's name is given can be the secret: eight characters or
+    more, no space, letters and digits both. Not a word, a number or a setting
+    (``MAX_TOKENS = "4096"``, ``SORT_KEY = "created_at"``, ``PASSWORD_POLICY = "strong"``),
+    which a descriptor holds far more often than an import's configs do."""
+    text = value.strip()
+    return (
+        len(text) >= 8
+        and not any(c.isspace() for c in text)
+        and any(c.isdigit() for c in text)
+        and any(c.isalpha() for c in text)
+    )
+
+
 def hide_written(name: str | None, value: str) -> str:
-    """``value`` with the secrets written in it as ``***``: all of it but its scheme
-    (``Bearer ***``) when ``name`` says it is a secret, else each part its shape gives
-    away; ``${env:NAME}`` references are not secrets (their values are never shown)."""
+    """``value`` as a descriptor is shown, the secrets written in it as ``***``: all of it
+    but its scheme (``Bearer ***``) when ``name`` says it is a secret and the value can be
+    one (``looks_secret``); a URL's password; a token its prefix gives away (``sk-``,
+    ``ghp_``, a JWT). The rules are stricter than an import's (no guess by entropy, which
+    takes a commit hash or a model's id for a key): a descriptor is read by people, and
+    `check --strict` fails on what they find. ``${env:NAME}`` references are kept."""
     if "${env:" in value or not value.strip():
         return value
-    if secret_name(name) and not plain(value):
-        scheme = next((s for s in SCHEMES if value.startswith(s)), "")
-        return scheme + "***" if value[len(scheme) :].strip() not in ("", "***") else value
-    for start, end in reversed(secret_spans(value)):
-        value = value[:start] + "***" + value[end:]
+    scheme = next((s for s in SCHEMES if value.startswith(s)), "")
+    if secret_name(name) and not plain(value) and looks_secret(value[len(scheme) :]):
+        return scheme + "***"
+    if "://" in value:
+        value = _URL_PASSWORD.sub(r"\1***@", value)
+        value = _PARAMETER.sub(_hidden_parameter, value)
+    for match in reversed(list(PREFIXES.finditer(value))):
+        value = value[: match.start()] + "***" + value[match.end() :]
     return value
+
+
+_URL_PASSWORD = re.compile(r"(://[^:/@\s]*:)(?!\*\*\*@)[^@/\s]+@")
+"""The password of a URL's ``user:password@``."""
+_PARAMETER = re.compile(r"([?&;])([^=&#;?\s]+)=([^&#;?\s]+)")
+
+
+def _hidden_parameter(match: re.Match[str]) -> str:
+    """A URL's ``key=value`` with the value as ``***`` when both say it is a secret."""
+    mark, key, value = match.groups()
+    if secret_name(key) and looks_secret(value) and "${env:" not in value:
+        return f"{mark}{key}=***"
+    return match.group(0)
+
+
+_OPTION = re.compile(r"-{0,2}[A-Za-z_][A-Za-z0-9_.-]*")
+
+
+def hide_written_args(items: list[Any]) -> list[Any]:
+    """Command items as ``hide_written`` shows them: ``KEY=VALUE`` and ``--key=value`` by
+    their key, the item after an option (``--token``, ``ghp_...``) by the option's name,
+    any other by its shape."""
+    shown: list[Any] = []
+    previous = ""
+    for item in items:
+        if isinstance(item, str):
+            key, equals, rest = item.partition("=")
+            if equals and _OPTION.fullmatch(key):
+                item = f"{key}={hide_written(key.lstrip('-'), rest)}"
+            else:
+                option = previous.lstrip("-") if previous.startswith("-") else None
+                item = hide_written(option, item)
+        shown.append(item)
+        previous = item if isinstance(item, str) else ""
+    return shown

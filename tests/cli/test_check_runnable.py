@@ -349,6 +349,10 @@ def test_an_env_reference_in_a_command_is_an_error(tmp_path: Path, toolctl: Tool
             'command = ["${env:IMG_KEY}"]\n'
             '[[service]]\nname = "s"\n[service.http]\nstart = ["serve", "{port}", "${env:K}"]\n'
             '[[service]]\nname = "m"\n[service.mcp]\ncommand = ["true", "${env:M}"]\n'
+            # PowerShell's own ${env:NAME}, of a variable the tool is given: no error
+            '[[tool]]\nname = "ps"\n[tool.local]\n'
+            'command = ["pwsh", "-Command", "echo ${env:API_TOKEN} ${env:HOME}"]\n'
+            'env = { API_TOKEN = "${env:API_TOKEN}" }\npass_env = ["HO*"]\n'
         },
     )
     done = toolctl("check", "-r", "reg", env={"MY_TOKEN": "x", "IMG_KEY": "y", "K": "z"})

@@ -225,8 +225,14 @@ def test_another_projects_service_of_the_same_name_is_neither_used_nor_stopped(
 def test_a_managed_service_gets_only_the_environment_it_needs(
     toolctl: Toolctl, reg: str, table: ProcessTable
 ) -> None:
-    """As a local tool: PATH, HOME and such, its tag, never the caller's other variables."""
-    env = {"SERVE_TOKEN": "0123456789abcdef", "LC_TIME": "C"}
+    """As a local tool: PATH, HOME and such, its tag, what its pass_env names, never the
+    caller's other variables."""
+    passing = Path(reg) / "services.toml"
+    text = passing.read_text().replace(
+        "[service.http]\n", '[service.http]\npass_env = ["MY_*"]\n', 1
+    )
+    passing.write_text(text)
+    env = {"SERVE_TOKEN": "0123456789abcdef", "LC_TIME": "C", "MY_SETTING": "on"}
     done = toolctl("service", "up", "text-api", "--registry", reg, env=env)
     assert done.returncode == 0, done.stderr
     record = table.get("text-api")
@@ -234,4 +240,5 @@ def test_a_managed_service_gets_only_the_environment_it_needs(
     raw = Path(f"/proc/{record.pid}/environ").read_bytes().split(b"\0")
     seen = dict(item.decode().partition("=")[::2] for item in raw if item)
     assert "SERVE_TOKEN" not in seen and seen["LC_TIME"] == "C" and "PATH" in seen
+    assert seen["MY_SETTING"] == "on"
     assert seen["TOOLCTL_PROCESS_TAG"] == record.tag and seen["PYTHONUNBUFFERED"] == "1"

@@ -409,7 +409,13 @@ def test_a_configs_escape_sequences_never_reach_the_terminal(
                 "inputs": [
                     {"type": "promptString", "id": "t", "description": "x\x1b]52;c;SGk=\x07 \u202e"}
                 ],
-                "servers": {"s\x1b[2Jx": {"command": "a", "env": {"K\x1b[1mEY": "${input:t}"}}},
+                "servers": {
+                    "s\x1b[2Jx": {"command": "a", "env": {"K\x1b[1mEY": "${input:t}"}},
+                    "n": {
+                        "command": "b",
+                        "env": {"X\nrm -rf ~ #_TOKEN": "ghp_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"},
+                    },
+                },
             }
         )
     )
@@ -417,7 +423,9 @@ def test_a_configs_escape_sequences_never_reach_the_terminal(
     assert done.returncode == 0, done.stderr
     assert "\x1b" not in done.stdout + done.stderr and "\x07" not in done.stdout
     assert "\u202e" not in done.stdout
-    assert done.stdout == (
+    assert done.stdout.splitlines()[1] == (
         "export T=...   # server 's\\x1b[2Jx', env K\\x1b[1mEY: VS Code input 't': "
-        "x\\x1b]52;c;SGk=\\x07 \\u202e\n"
+        "x\\x1b]52;c;SGk=\\x07 \\u202e"
     )
+    assert len(done.stdout.splitlines()) == 2  # a newline in a name is no line of its own
+    assert "env X\\nrm -rf ~ #_TOKEN" in done.stdout.splitlines()[0]

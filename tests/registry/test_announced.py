@@ -316,6 +316,7 @@ def test_adopt_with_the_broker_down_is_transport_unavailable(
         adopt.stderr
     )
     assert len(adopt.stderr.splitlines()) == 1 and not target.exists()
+    assert adopt.stderr.endswith("; start one with 'toolctl broker start --detach', or pass --announced\n")  # fmt: skip
     listed = toolctl("list", "-r", str(registry), "--announced", down)
     assert listed.returncode == 0 and "announcements not read" in listed.stderr
 

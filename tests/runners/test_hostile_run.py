@@ -456,23 +456,49 @@ headers = { Authorization = "Bearer ghp_abcdefghijklmnopqrstuvwxyz0123456789", A
 
 [[tool]]
 name = "l"
-description = "secrets written out in env, by name and by shape"
+description = "secrets written out in env (by name, by shape, a URL's password) and a command"
 [tool.local]
-command = ["true"]
-env = { API_KEY = "plain-looking-but-named", NODE_ENV = "production", OTHER = "xoxb-1234567890-abcdef" }
+command = ["true", "--token", "s3cr3t-in-argv-77x"]
+env = { API_KEY = "s3cr3t-value-9f8e7d", NODE_ENV = "production", OTHER = "xoxb-1234567890-abcdef", DATABASE_URL = "postgresql://app:S3cretPassw0rd@db:5432/app" }
+
+[[tool]]
+name = "c"
+description = "a container's literal env goes on the engine's command line"
+[tool.container]
+image = "alpine"
+env = { API_KEY = "sk-proj-abcdefghijklmnopqrstuvwxyz0123" }
+
+[[tool]]
+name = "ordinary"
+description = "what is not a secret, though its name holds TOKEN, KEY, AUTH or PASS"
+[tool.http]
+url = "https://api.example.com/v1/complete?max_tokens=512"
+headers = { X-Session-Affinity = "sticky", X-Auth-Scheme = "hmac" }
 """
+ORDINARY_ENV = {
+    "MAX_TOKENS": "4096", "KEY_ALGORITHM": "RS256", "AUTH_BACKEND": "ldap",
+    "COOKIE_SAMESITE": "Lax", "PASS_THROUGH": "1", "DISABLE_AUTH": "1",
+    "SORT_KEY": "created_at", "PRIMARY_KEY": "id", "PASSWORD_POLICY": "strong",
+    "GIT_COMMIT": "3f2a9c8e1b7d4a6f0e5c2b9a8d7f6e5c4b3a2918",
+    "MODEL": "mistralai/Mixtral-8x7B-Instruct-v0.1",
+}  # fmt: skip
 
 
 def test_a_secret_written_in_a_descriptor_is_never_shown(tmp_path: Path, toolctl: Toolctl) -> None:
-    """A secret written out in env or headers (by its name, or a token's shape) is `***` in
-    `show`, `list --json` and `run --dry-run`, text and JSON; `check` warns of each,
-    naming where it is (an error under --strict); what is not a secret is shown."""
-    write_files(tmp_path, {"r/t.toml": WRITTEN})
-    secrets = ("sk-proj-", "ghp_", "plain-looking-but-named", "xoxb-")
+    """A secret written out in env, headers, a URL or a command (by its name, a URL's
+    password, or a token's prefix) is `***` in `show`, `list --json` and `run --dry-run`,
+    text and JSON; `check` warns of each, naming where it is (an error under --strict).
+    What only looks like one by a word of its name (MAX_TOKENS = "4096") or by its
+    randomness (a commit hash, a model's id) is shown, and not warned of."""
+    ordinary = "".join(f'{key} = "{value}"\n' for key, value in ORDINARY_ENV.items())
+    tool = '[[tool]]\nname = "plain"\n[tool.local]\ncommand = ["true"]\n[tool.local.env]\n'
+    write_files(tmp_path, {"r/t.toml": WRITTEN, "r/u.toml": tool + ordinary})
+    secrets = ("sk-proj-", "ghp_", "s3cr3t", "xoxb-", "S3cretPassw0rd")
     outputs = []
     for args in (
         ["show", "h"], ["show", "l"], ["show", "h", "--json"], ["show", "l", "--json"],
         ["list", "--json"], ["run", "h", "--dry-run"], ["run", "l", "--dry-run", "--json"],
+        ["run", "c", "--dry-run"], ["run", "c", "--dry-run", "--json"],
     ):  # fmt: skip
         done = toolctl(*args, "-r", str(tmp_path / "r"))
         assert done.returncode == 0, done.stderr
@@ -481,14 +507,21 @@ def test_a_secret_written_in_a_descriptor_is_never_shown(tmp_path: Path, toolctl
         assert not any(secret in text for secret in secrets), text
     assert "Bearer ***" in outputs[0] and "production" in outputs[1]
     assert json.loads(outputs[3])["descriptor"]["local"]["env"] == {
-        "API_KEY": "***", "NODE_ENV": "production", "OTHER": "***"
+        "API_KEY": "***", "NODE_ENV": "production", "OTHER": "***",
+        "DATABASE_URL": "postgresql://app:***@db:5432/app",
     }  # fmt: skip
+    assert "API_KEY=***" in outputs[7]
+    shown = json.loads(toolctl("show", "plain", "--json", "-r", str(tmp_path / "r")).stdout)
+    assert shown["descriptor"]["local"]["env"] == ORDINARY_ENV
     checked = toolctl("check", "-r", str(tmp_path / "r"))
     assert checked.returncode == 0 and not any(s in checked.stdout for s in secrets)
     assert [line.split(": ", 2)[2].split(" holds")[0] for line in checked.stdout.splitlines()] == [
+        "tool 'c': container.env.API_KEY",
         "tool 'h': http.headers.Authorization",
         "tool 'h': http.url",
         "tool 'l': local.env.API_KEY",
+        "tool 'l': local.env.DATABASE_URL",
         "tool 'l': local.env.OTHER",
+        "tool 'l': local.command",
     ]
     assert toolctl("check", "--strict", "-r", str(tmp_path / "r")).returncode == 3

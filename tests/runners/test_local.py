@@ -551,6 +551,7 @@ name = "envdump"
 command = ["{PY}", "-c", "import json, os; print(json.dumps(dict(os.environ)))"]
 input = "none"
 env = {{ PASSED = "${{env:MY_PASSED}}", PLAIN = "literal" }}
+pass_env = ["AWS_PROFILE", "SSH_*", "NOT_SET_HERE"]
 """
     write_files(tmp_path, {"reg/t.toml": tool})
     env = {
@@ -560,6 +561,10 @@ env = {{ PASSED = "${{env:MY_PASSED}}", PLAIN = "literal" }}
         "LC_MESSAGES": "C",
         "https_proxy": "http://proxy.example:3128",
         "TOOLCTL_PROCESS_TAG": "tag-of-a-background-process",
+        "TOOLCTL_HISTORY": "0",  # toolctl's own settings: a tool that runs toolctl
+        "AWS_PROFILE": "dev",
+        "SSH_AUTH_SOCK": "/tmp/agent.sock",
+        "AWS_REGION": "not passed: pass_env names AWS_PROFILE alone",
     }
     done = toolctl("run", "envdump", "-r", str(tmp_path / "reg"), env=env)
     assert done.returncode == 0, done.stderr
@@ -571,4 +576,7 @@ env = {{ PASSED = "${{env:MY_PASSED}}", PLAIN = "literal" }}
     assert (seen["LC_MESSAGES"], seen["https_proxy"]) == ("C", "http://proxy.example:3128")
     # what `service down` finds a background server's processes by, and a call's own tag
     assert seen["TOOLCTL_PROCESS_TAG"] == "tag-of-a-background-process"
-    assert "TOOLCTL_CALL" in seen
+    assert "TOOLCTL_CALL" in seen and seen["TOOLCTL_HISTORY"] == "0"
+    # pass_env: by name or glob, when set (NOT_SET_HERE is not, and is no error)
+    assert (seen["AWS_PROFILE"], seen["SSH_AUTH_SOCK"]) == ("dev", "/tmp/agent.sock")
+    assert "AWS_REGION" not in seen and "NOT_SET_HERE" not in seen

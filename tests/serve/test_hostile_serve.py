@@ -210,9 +210,10 @@ def test_mcp_refusals_are_json_rpc_errors_without_a_session(serve: StartServe) -
 
 
 def test_mcp_refusals_answer_the_request_id(serve: StartServe) -> None:
-    """Every refusal of a request on /mcp (a foreign Host or Origin, a wrong token, a
-    protocol version not spoken, an unknown session) answers the request's id, as
-    JSON-RPC 2.0 asks wherever the id can be read; null only where it cannot be."""
+    """A refusal of a request on /mcp after its token is checked (a protocol version not
+    spoken, an unknown session) answers the request's id, as JSON-RPC 2.0 asks wherever
+    the id can be read; one before (a foreign Host or Origin, a wrong token) has id null:
+    the body of a client that may not send one is never read, only to find its id."""
     url = serve("--token-env", "SERVE_TOKEN", env={"SERVE_TOKEN": "s3cret"}).url + "/mcp"
     token = {"Authorization": "Bearer s3cret"}
     session = {**mcp_session_with(url, token), **token}
@@ -232,7 +233,8 @@ def test_mcp_refusals_answer_the_request_id(serve: StartServe) -> None:
             answer = httpx.post(url, json=body, headers=headers)
             assert answer.status_code == status, (headers, answer.text)
             refused = strict_json(answer.text)
-            assert refused["id"] == request_id, (headers, refused)
+            before_token = status in (401, 403, 421)
+            assert refused["id"] == (None if before_token else request_id), (headers, refused)
             assert refused["jsonrpc"] == "2.0" and refused["error"]["message"], refused
     unreadable = [b"{not json", b'[{"jsonrpc": "2.0", "id": 3, "method": "ping"}]',
                   b'{"jsonrpc": "2.0", "id": 1.5, "method": "ping"}',

@@ -395,7 +395,8 @@ def _mcp_config(settings: Settings, reporter: Reporter, files: Sequence[Path]) -
     for w in result.written:
         done.note(f"imported service '{w.name}' into {w.path}")
     for variable, where in result.exports.items():
-        done.data(f"export {variable}=...   # {where}\n")
+        shown = where.replace("\n", "\\n")  # one line each: the file's names cannot add one
+        done.data(f"export {variable}=...   # {shown}\n")
     if result.exports:
         done.note(f"set before running their tools (not copied): {' '.join(result.exports)}")
     if result.refused:

@@ -214,7 +214,7 @@ class Keeper:
         declared = {k: self.environ[k] for k in self.spec.get("env", []) if k in self.environ}
         self.session = connect_stdio(
             argv,
-            env=child_environment(self.environ, declared),
+            env=child_environment(self.environ, declared, self.spec.get("pass_env", ())),
             cwd=self.spec.get("cwd"),
             secrets=self.secrets,
             timeout=float(self.spec.get("connect_timeout", 30)),

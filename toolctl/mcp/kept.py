@@ -109,6 +109,7 @@ def _start(
             | {key for item in section["command"] for key in REFERENCE.findall(str(item))}
         ),
         "env": sorted(env),  # the declared variables the server gets beside the safe ones
+        "pass_env": list(section.get("pass_env") or ()),  # and those it gets when set
         "port": port,
         "token_file": str(token_file),
         "ready": str(table.ready_path(name)),

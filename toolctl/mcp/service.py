@@ -94,7 +94,7 @@ def connect(
     try:
         return connect_stdio(
             argv,
-            env=child_environment(settings.environ, expanded),
+            env=child_environment(settings.environ, expanded, section.get("pass_env") or ()),
             cwd=cwd,
             secrets=secrets,
             timeout=timeout,

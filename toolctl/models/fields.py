@@ -2,12 +2,34 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+import re
+from typing import Annotated, Any, Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_validator,
+)
 
 ArgType = Literal["string", "integer", "number", "boolean", "object", "array"]
 InputMode = Literal["json", "none"]
+
+
+def _variable_pattern(value: str) -> str:
+    if not re.fullmatch(r"[A-Za-z_*][A-Za-z0-9_*]*", value):
+        raise ValueError(f"a variable's name, or a glob of names (AWS_*), got {value!r}")
+    return value
+
+
+PassEnv = Annotated[
+    list[Annotated[str, AfterValidator(_variable_pattern)]], Field(default_factory=list)
+]
+"""``pass_env``: the caller's variables a process gets when they are set, by name or glob
+(``AWS_*``), beyond what every process inherits (``toolctl.descriptor_env.INHERITED``)."""
 
 
 def aliased(*names: str) -> Any:

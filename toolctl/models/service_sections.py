@@ -16,7 +16,7 @@ from pydantic import (
 )
 
 from toolctl.arguments import MAX_TIMEOUT
-from toolctl.models.fields import DescriptorModel, aliased
+from toolctl.models.fields import DescriptorModel, PassEnv, aliased
 from toolctl.runtimes import (
     MCP_IDLE_TIMEOUT,
 )
@@ -104,6 +104,7 @@ class HttpService(DescriptorModel):
     health: str = "/health"
     cwd: str | None = None
     env: dict[str, str] = Field(default_factory=dict)
+    pass_env: PassEnv
     startup_timeout: float = Field(default=30, gt=0)
 
     @model_validator(mode="after")
@@ -146,6 +147,7 @@ class McpService(DescriptorModel):
 
     command: list[str] | None = Field(default=None, min_length=1)
     env: dict[str, str] = Field(default_factory=dict)
+    pass_env: PassEnv
     cwd: str | None = None
     url: str | None = None
     transport: Literal["http", "sse"] | None = None

@@ -13,7 +13,7 @@ from pydantic import (
     model_validator,
 )
 
-from toolctl.models.fields import DescriptorModel, InputMode
+from toolctl.models.fields import DescriptorModel, InputMode, PassEnv
 from toolctl.urls import headers_problem, shown_url, url_problem
 
 
@@ -23,6 +23,7 @@ class LocalRuntime(DescriptorModel):
     command: list[str] = Field(min_length=1)
     input: InputMode = "json"
     env: dict[str, str] = Field(default_factory=dict)
+    pass_env: PassEnv
     cwd: str | None = None
 
 

@@ -62,7 +62,9 @@ def ensure_running(settings: Settings, service: ManagedService) -> tuple[Process
     env = {
         "PYTHONUNBUFFERED": "1",  # so a Python service's log tail is there when it dies
         **child_environment(
-            settings.environ, expand_env_map(service.http.get("env") or {}, settings)
+            settings.environ,
+            expand_env_map(service.http.get("env") or {}, settings),
+            service.http.get("pass_env") or (),
         ),
     }
     limit = float(service.http.get("startup_timeout") or 30)

@@ -21,6 +21,7 @@ which the registry does not import: the caller passes an ``ImageLookup``.
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 import shutil
@@ -67,7 +68,7 @@ def runnable_problems(
                 continue
             command = list(table[key])
             if section != "mcp":  # an MCP server's command expands them (configs do so)
-                found += _unexpanded(definition, f"{section}.{key}", command)
+                found += _unexpanded(definition, f"{section}.{key}", command, table)
             if definition.kind == "tool":
                 found += _placeholders(definition, command)
             base = Path(os.path.abspath(definition.file)).parent
@@ -132,13 +133,23 @@ def _env_references(definition: Definition) -> list[Finding]:
     return found
 
 
-def _unexpanded(definition: Definition, path: str, command: list[str]) -> list[Finding]:
+def _unexpanded(
+    definition: Definition, path: str, command: list[str], table: Mapping[str, Any]
+) -> list[Finding]:
     """An error for each command item holding ``${env:NAME}``: it would reach the program
     as written (a secret on a command line is readable by every user of the machine, so
-    only ``env`` takes one)."""
+    only ``env`` takes one). Not when the section's ``env`` or ``pass_env`` gives NAME: the
+    program reads it itself (PowerShell's own ``${env:NAME}``)."""
+    given = table.get("env")
+    env: Mapping[str, Any] = given if isinstance(given, dict) else {}
+    passed = [p for p in table.get("pass_env") or () if isinstance(p, str)]
     found = []
     for index, item in enumerate(command):
-        names = _ENV_REFERENCE.findall(item) if isinstance(item, str) else []
+        names = [
+            name
+            for name in (_ENV_REFERENCE.findall(item) if isinstance(item, str) else [])
+            if name not in env and not any(fnmatch.fnmatchcase(name, p) for p in passed)
+        ]
         if names:
             message = (
                 f"{_label(definition)}: {path}.{index} holds ${{env:{names[0]}}}, which a "
@@ -154,28 +165,31 @@ _SECRET_MAPS = ("env", "headers")
 
 
 def _written_secrets(definition: Definition) -> list[Finding]:
-    """A warning for each value of an ``env`` or ``headers`` table, or URL, that holds a
-    secret written out (by its name or its shape, ``toolctl.secret_names``; a URL's
-    password or secret parameter) rather than a ``${env:NAME}`` reference: the registry,
-    a file to commit and share, holds it. Named by key path, never shown."""
-    from toolctl.secret_names import written_secret
-    from toolctl.urls import hide_passwords
+    """A warning for each value of an ``env`` or ``headers`` table, URL or command that
+    holds a secret written out (``toolctl.secret_names.hide_written``: by its name, a URL's
+    password, a token's prefix) rather than a ``${env:NAME}`` reference: the registry, a
+    file to commit and share, holds it. Named by key path, never shown."""
+    from toolctl.secret_names import hide_written_args, written_secret
 
     found = []
     for section, table in definition.data.items():
         if not isinstance(table, dict):
             continue
         places = [
-            (f"{section}.{name}.{key}", key, value)
+            f"{section}.{name}.{key}"
             for name in _SECRET_MAPS
             if isinstance(table.get(name), dict)
             for key, value in table[name].items()
             if isinstance(value, str) and written_secret(key, value)
         ]
         url = table.get("url")
-        if isinstance(url, str) and "${env:" not in url and hide_passwords(url) != url:
-            places.append((f"{section}.url", "", url))
-        for path, _, _ in places:
+        if isinstance(url, str) and written_secret(None, url):
+            places.append(f"{section}.url")
+        for key in ("command", "start"):
+            items = table.get(key)
+            if isinstance(items, list) and hide_written_args(items) != items:
+                places.append(f"{section}.{key}")
+        for path in places:
             message = (
                 f"{_label(definition)}: {path} holds a secret written out: give it as "
                 "${env:NAME} and export NAME, so no registry file holds it"

@@ -37,9 +37,8 @@ class LocalRunner:
     def run(self, call: Call) -> ToolResult:
         tool, arguments, sink = call.tool, call.arguments, call.sink
         section = tool.data["local"]
-        env = child_environment(
-            self.settings.environ, expand_env_map(section["env"], self.settings)
-        )
+        declared = expand_env_map(section["env"], self.settings)
+        env = child_environment(self.settings.environ, declared, section.get("pass_env", ()))
         if call.traceparent:
             env["TRACEPARENT"] = call.traceparent
         stdin = json.dumps(arguments).encode() if section["input"] == "json" else None

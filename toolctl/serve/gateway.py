@@ -141,9 +141,9 @@ class _Guard:
         if scope["path"] == "/mcp":
             send = refusals = _JsonRpcRefusals(send, body=scope["method"] != "HEAD")
         refusal = self._refusal(scope, headers)
-        if refusal is not None:
-            if refusals is not None and scope["method"] == "POST":
-                refusals.request_id = await self._refused_request_id(receive, headers, refusal)
+        if refusal is not None:  # before its token is checked: its body is never read
+            if scope["method"] in _BODIES:
+                refusal.headers["Connection"] = "close"  # else the body is the next request
             await refusal(scope, receive, send)
             return
         limit = self.options.max_body
@@ -182,22 +182,6 @@ class _Guard:
             await self.gone(path, session, body)
 
         await run_watched(self.app, scope, body, receive, send, gone)
-
-    async def _refused_request_id(
-        self, receive: Receive, headers: dict[str, str], refusal: Response
-    ) -> str | int | None:
-        """The id of the JSON-RPC request a refusal answers, read from its body (bounded in
-        size and time as any body is); None when it cannot be read. A body left unread
-        closes the connection, as it would be read as the next request."""
-        length = headers.get("content-length", "")
-        body: bytes | object | None = None
-        if not (length.isdigit() and int(length) > self.options.max_body):
-            with anyio.move_on_after(BODY_SECONDS):
-                body = await read_body(receive, self.options.max_body)
-        if isinstance(body, bytes):
-            return _read_request_id(body)
-        refusal.headers["Connection"] = "close"
-        return None
 
     def _refusal(self, scope: Scope, headers: dict[str, str]) -> Response | None:
         host = headers.get("host", "")

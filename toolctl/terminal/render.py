@@ -184,9 +184,9 @@ def _unpassworded(text: str) -> str:
 
 def masked(value: Any, table: str = "") -> Any:
     """A descriptor or a --dry-run plan (JSON ``value``) as it is shown: every URL with its
-    password and secret parameters as ``***``, and each value of an ``env`` or ``headers``
-    table that holds a secret written out (by its name or its shape) as ``***``, its
-    scheme kept (``Bearer ***``): `show`, `list --json`, `run --dry-run`."""
+    password and secret parameters as ``***``, and a secret written out in an ``env`` or
+    ``headers`` value or a command item (``toolctl.secret_names.hide_written``) as ``***``,
+    its scheme kept (``Bearer ***``): `show`, `list --json`, `run --dry-run`."""
     if isinstance(value, str):
         return _unpassworded(value)
     if isinstance(value, dict):
@@ -194,7 +194,12 @@ def masked(value: Any, table: str = "") -> Any:
             return {key: _masked_value(key, item) for key, item in value.items()}
         return {key: masked(item, key) for key, item in value.items()}
     if isinstance(value, list):
-        return [masked(item) for item in value]
+        items = [masked(item) for item in value]
+        if table in ("argv", "command", "start"):  # `-e KEY=sk-...`, `--token ghp_...`
+            from toolctl.secret_names import hide_written_args
+
+            return hide_written_args(items)
+        return items
     return value
 
 

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from toolctl.registry.query import Shown
 
 
-_SHOWN_MASKED = frozenset({"url", "env", "headers"})
+_SHOWN_MASKED = frozenset({"url", "env", "headers", "command", "start"})
 """The keys of a runtime section that `render.masked` may change."""
 
 
