@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 
 class ToolctlError(Exception):
@@ -34,10 +35,22 @@ class ToolctlError(Exception):
     def __str__(self) -> str:
         return f"{self.message}; {self.hint}" if self.hint else self.message
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled as what it holds, not through ``__init__`` (whose signature differs in
+        subclasses: ``NotFound(kind, name)``), so an error crosses a process pool whole."""
+        return (_restored, (type(self), self.args, dict(self.__dict__)))
+
     transport = ""
     """The runtime of the call this error ended, once the call was under way."""
     duration_ms = 0.0
     """How long that call ran before this error ended it."""
+
+
+def _restored(cls: type[ToolctlError], args: tuple[Any, ...], state: dict[str, Any]) -> Any:
+    error = cls.__new__(cls)
+    error.args = args
+    error.__dict__.update(state)
+    return error
 
 
 class ToolFailed(ToolctlError):

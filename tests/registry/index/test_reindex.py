@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -362,3 +363,15 @@ def test_a_registry_held_open_finds_a_file_restored_in_place(tmp_path: Path) -> 
     age(tmp_path, 3600)
     time.sleep(1.1)  # past the second a sweep of every file answers for
     assert [d.name for d in registry.find("t")] == ["t"]
+
+
+def test_a_registry_closes(tmp_path: Path) -> None:
+    """A library user opening registries closes each (a context manager), as a Caller."""
+    write_files(
+        tmp_path, {"reg/t.toml": '[[tool]]\nname = "t"\n[tool.local]\ncommand = ["true"]\n'}
+    )
+    settings = Settings.load([tmp_path / "reg"], environ={"XDG_CACHE_HOME": str(tmp_path)})
+    with Registry.open(settings) as registry:
+        assert [d.name for d in registry.find("t")] == ["t"]
+    with pytest.raises(sqlite3.ProgrammingError):
+        registry.find("t")

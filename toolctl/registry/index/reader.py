@@ -67,6 +67,23 @@ class Registry:
             return cls(db, settings, complete=False)
         return cls(_refresh(path, db, settings, reporter=reporter), settings, complete=True)
 
+    def close(self) -> None:
+        """Close the index's database (a Registry is also a context manager); a lookup
+        after it is an error."""
+        self._db.close()
+
+    def __enter__(self) -> Registry:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def _swap(self, fresh: sqlite3.Connection) -> None:
+        """Use ``fresh`` (a re-index wrote a new file). The connection it replaces is not
+        closed here: an iteration over it may be under way; it closes when the last
+        reference to it goes."""
+        self._db = fresh
+
     # -- lookups -----------------------------------------------------------------------
 
     def definitions(self, kind: str, name: str) -> list[Definition]:
@@ -84,10 +101,10 @@ class Registry:
         rows = self._query(where, (name, *kinds))
         files = {r.file for r in rows} | (self._files_before(rows[0].file) if rows else set())
         if rows and not self._files_unchanged(files):
-            self._db = _refresh(cache_path(self.settings), self._db, self.settings, only=files)
+            self._swap(_refresh(cache_path(self.settings), self._db, self.settings, only=files))
             rows = self._query(where, (name, *kinds))
         if not rows and self._stale():
-            self._db = _refresh(cache_path(self.settings), self._db, self.settings)
+            self._swap(_refresh(cache_path(self.settings), self._db, self.settings))
             self._complete_at = time.monotonic()
             rows = self._query(where, (name, *kinds))
         return rows
@@ -320,7 +337,7 @@ class Registry:
             f for (f,) in self._db.execute("SELECT DISTINCT file FROM defs WHERE kind = ?", (kind,))
         ]
         if not self._files_unchanged(files):
-            self._db = _refresh(cache_path(self.settings), self._db, self.settings)
+            self._swap(_refresh(cache_path(self.settings), self._db, self.settings))
 
     def names_of(self, kind: str) -> set[str]:
         """The names in force of one kind, without decoding any descriptor."""
