@@ -161,3 +161,37 @@ def test_what_a_call_leaves_is_killed_as_it_ends_while_others_run(tmp_path: Path
 def _quietly(caller: Caller, tool: Any, cancel: Cancel) -> None:
     with contextlib.suppress(Interrupted):
         caller.call(tool, cancel=cancel)
+
+
+def test_closing_the_caller_interrupts_a_call_in_flight_and_refuses_the_next(
+    tmp_path: Path,
+) -> None:
+    """A call another thread makes when its Caller is closed ends Interrupted (exit 130),
+    not as a tool that failed ("exit status -9", recorded as one); a closed Caller makes
+    no call (it reopened its runners in silence), as httpx's closed Client."""
+    mark = f"{9000 + random.randrange(10**5)}.{random.randrange(10**6)}"
+    settings = registry(tmp_path, mark)
+    registry_ = Registry.open(settings)
+    nap_tool = resolve(registry_, "nap")
+    outcome: dict[str, object] = {}
+    caller = Caller(settings, registry_)
+
+    def nap() -> None:
+        try:
+            outcome["result"] = caller.call(nap_tool)
+        except Interrupted as exc:
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=nap)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not sleeping(mark) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert sleeping(mark), "the tool never started"
+    caller.close()
+    thread.join(30)
+    error = outcome.get("error")
+    assert isinstance(error, Interrupted) and error.exit_code == 130, outcome
+    assert "Caller was closed" in str(error) and not sleeping(mark)
+    with pytest.raises(RuntimeError, match="closed"):
+        caller.call("hello")

@@ -68,6 +68,7 @@ class Caller:
         self._batches: list[Batch] = []
         self.stopped: Interrupted | None = None
         """Set by ``stop``: the calls that end from then on without success were stopped."""
+        self._closed = False
 
     def __enter__(self) -> Caller:
         return self
@@ -310,12 +311,15 @@ class Caller:
             with self._lock:
                 runner = self._runners.get(runtime)
                 if runner is None:
+                    if self._closed:  # as httpx's Client: a closed Caller makes no call
+                        raise RuntimeError("this Caller is closed; open another")
                     runner = load_runner(runtime, self.settings, warn=sink.warning)
                     self._runners[runtime] = runner
         return runner
 
     def close(self, drain: float | None = None) -> None:
-        """Close every runner (ending calls still in flight), then reap what they left.
+        """Close every runner (ending calls still in flight, which raise Interrupted), then
+        reap what they left. A closed Caller makes no more calls (RuntimeError).
 
         ``drain`` (a server stopping): first wait up to that many seconds for the calls in
         flight to end (a cancelled call cleans up: its container is removed), then reap
@@ -323,7 +327,10 @@ class Caller:
         """
         if drain is not None:
             wait_idle(drain)
+        if self.stopped is None:  # a call another thread still makes ends interrupted
+            self.stopped = Interrupted("interrupted: its Caller was closed")
         with self._lock:
+            self._closed = True
             runners, self._runners = list(self._runners.values()), {}
         for runner in runners:
             runner.close()
