@@ -32,8 +32,8 @@ INHERITED = (
      "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "NODE_EXTRA_CA_CERTS", "NO_COLOR")  # fmt: skip
 """What a process toolctl starts for a descriptor (a local tool, a managed service, a stdio
 MCP server) inherits of the caller's environment, besides every ``LC_*`` locale variable
-and toolctl's own ``TOOLCTL_*`` settings (a tool that runs `toolctl` uses its caller's
-registry): the MCP SDK client's ``get_default_environment`` set, the locale, time zone,
+and toolctl's own ``SETTINGS`` (a tool that runs `toolctl` uses its caller's registry):
+the MCP SDK client's ``get_default_environment`` set, the locale, time zone,
 temporary and XDG directories, and how to reach the network (proxies, CA bundles).
 Anything else a tool needs its descriptor names: ``pass_env = ["AWS_PROFILE", "SSH_*"]``
 when they are set, ``env = { NAME = "${env:NAME}" }`` always (a secret, masked wherever
@@ -62,10 +62,17 @@ def child_environment(
     return {**safe, **declared}
 
 
-_INHERITED = frozenset((*INHERITED, PROCESS_TAG))
-_PREFIXES = ("LC_", "TOOLCTL_")
-"""Every locale variable, and toolctl's own settings: a tool that runs `toolctl` works with
-the registry, history and broker its caller does."""
+SETTINGS = (
+    "TOOLCTL_ANNOUNCED", "TOOLCTL_ANNOUNCE_TOPIC", "TOOLCTL_CONTAINER_ENGINE",
+    "TOOLCTL_HISTORY", "TOOLCTL_HISTORY_MAX_CALLS", "TOOLCTL_HISTORY_MAX_DAYS", "TOOLCTL_LOG",
+    "TOOLCTL_MCP_KEEP", "TOOLCTL_PULSAR_URL", "TOOLCTL_RECORD_ARGUMENTS", "TOOLCTL_REGISTRY",
+    "TOOLCTL_SESSION", "TOOLCTL_STRICT",
+)  # fmt: skip
+"""toolctl's own settings, which a tool that runs `toolctl` gets, so it works with the
+registry, history and broker its caller does: these names alone, not every ``TOOLCTL_*``
+(``serve --token-env TOOLCTL_TOKEN`` names a secret)."""
+_INHERITED = frozenset((*INHERITED, *SETTINGS, PROCESS_TAG))
+_PREFIXES = ("LC_",)
 
 
 def expand_env(value: str, settings: Settings, *, mask: bool = False) -> str:

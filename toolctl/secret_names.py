@@ -122,15 +122,43 @@ def written_secret(name: str | None, value: str) -> bool:
     return hide_written(name, value) != value
 
 
-def looks_secret(value: str) -> bool:
-    """Whether a value a secret's name is given can be the secret: eight characters or
-    more, no space, letters and digits both. Not a word, a number or a setting
-    (``MAX_TOKENS = "4096"``, ``SORT_KEY = "created_at"``, ``PASSWORD_POLICY = "strong"``),
-    which a descriptor holds far more often than an import's configs do."""
+STRONG_WORDS = frozenset(
+    {
+        "SECRET", "TOKEN", "PASSWORD", "PASSWD", "PASSPHRASE", "PWD", "APIKEY", "APITOKEN",
+        "AUTHTOKEN", "ACCESSTOKEN", "AUTHORIZATION", "CREDENTIAL", "CREDENTIALS", "PAT",
+        "PGPASSWORD", "SQLCMDPASSWORD", "SSHPASS", "BEARER",
+    }
+)  # fmt: skip
+"""Last words of a name whose value is the secret itself, whatever it looks like
+(``JWT_SECRET``, ``PGPASSWORD``, ``Authorization``, ``X-Api-Key``); a name that only holds
+``KEY``, ``KEYS``, ``TOKENS``, ``AUTH``, ``SESSION`` or ``PASS`` is as often a setting
+(``SORT_KEY``, ``MAX_TOKENS``, ``AUTH_BACKEND``, ``PASS_THROUGH``)."""
+
+
+def strong_name(name: str | None) -> bool:
+    """Whether ``name``'s value is a secret by its name alone (see ``STRONG_WORDS``)."""
+    parts = words(name or "")
+    if not parts or not secret_name(name):
+        return False
+    return parts[-1] in STRONG_WORDS or parts[-2:] == ["API", "KEY"]
+
+
+def looks_secret(value: str, *, strong: bool = False) -> bool:
+    """Whether a value a secret's name is given can be the secret: no space, and either six
+    characters or more under a ``strong_name`` (eight for a number), or sixteen with letters
+    and digits both, not a path or an ARN, under another (``API_KEY = "s3cr3t-value-9f8e7d"``). Not
+    a word or a setting (``MAX_TOKENS = "4096"``, ``SORT_KEY = "created_at"``,
+    ``SSH_KEY = "id_ed25519"``), which a descriptor holds far more often than an import's
+    configs do."""
     text = value.strip()
+    if any(c.isspace() for c in text) or plain(text):
+        return False
+    if strong:  # a number too, if long enough to be a key rather than a setting
+        return len(text) >= (8 if text.isdigit() else 6)
     return (
-        len(text) >= 8
-        and not any(c.isspace() for c in text)
+        len(text) >= 16
+        and "/" not in text
+        and ":" not in text
         and any(c.isdigit() for c in text)
         and any(c.isalpha() for c in text)
     )
@@ -139,53 +167,68 @@ def looks_secret(value: str) -> bool:
 def hide_written(name: str | None, value: str) -> str:
     """``value`` as a descriptor is shown, the secrets written in it as ``***``: all of it
     but its scheme (``Bearer ***``) when ``name`` says it is a secret and the value can be
-    one (``looks_secret``); a URL's password; a token its prefix gives away (``sk-``,
-    ``ghp_``, a JWT). The rules are stricter than an import's (no guess by entropy, which
-    takes a commit hash or a model's id for a key): a descriptor is read by people, and
-    `check --strict` fails on what they find. ``${env:NAME}`` references are kept."""
+    one (``looks_secret``); a URL's password and secret parameters; a connection string's
+    ``Password=``; a token its prefix gives away (``sk-``, ``ghp_``, a JWT). The rules are
+    stricter than an import's (no guess by entropy, which takes a commit hash or a model's
+    id for a key): a descriptor is read by people, and `check --strict` fails on what they
+    find. ``${env:NAME}`` references are kept."""
     if "${env:" in value or not value.strip():
         return value
-    scheme = next((s for s in SCHEMES if value.startswith(s)), "")
-    if secret_name(name) and not plain(value) and looks_secret(value[len(scheme) :]):
-        return scheme + "***"
+    scheme = next((s for s in SCHEMES if value.lower().startswith(s.lower())), "")
+    secret = value[len(scheme) :]
+    if secret_name(name) and looks_secret(secret, strong=strong_name(name) or bool(scheme)):
+        return value[: len(scheme)] + "***"
     if "://" in value:
         value = _URL_PASSWORD.sub(r"\1***@", value)
         value = _PARAMETER.sub(_hidden_parameter, value)
+    value = _CONNECTION_PASSWORD.sub(r"\1***", value)
     for match in reversed(list(PREFIXES.finditer(value))):
-        value = value[: match.start()] + "***" + value[match.end() :]
+        start, end = match.span()
+        if value[end : end + 1] == "." or value[max(0, start - 2) : start] in ("//", "@"):
+            continue  # a host's name (pypi-mirror-....example.com), not a token
+        value = value[:start] + "***" + value[end:]
     return value
 
 
-_URL_PASSWORD = re.compile(r"(://[^:/@\s]*:)(?!\*\*\*@)[^@/\s]+@")
-"""The password of a URL's ``user:password@``."""
-_PARAMETER = re.compile(r"([?&;])([^=&#;?\s]+)=([^&#;?\s]+)")
+_URL_PASSWORD = re.compile(r"(://[^:/@\s]*:)(?!\*\*\*@)[^/\s]+@")
+"""The password of a URL's ``user:password@`` (which may hold an ``@`` of its own)."""
+_PARAMETER = re.compile(r"([?&;#])([^=&#;?\s]+)=([^&#;?\s]+)")
+_CONNECTION_PASSWORD = re.compile(r"(?i)((?:^|;)\s*(?:password|pwd)\s*=\s*)(?!\*\*\*)[^;]+")
+"""``Password=...`` in a connection string (``Server=db;User Id=sa;Password=...;``)."""
 
 
 def _hidden_parameter(match: re.Match[str]) -> str:
     """A URL's ``key=value`` with the value as ``***`` when both say it is a secret."""
     mark, key, value = match.groups()
-    if secret_name(key) and looks_secret(value) and "${env:" not in value:
+    if secret_name(key) and looks_secret(value, strong=strong_name(key)) and "${env:" not in value:
         return f"{mark}{key}=***"
     return match.group(0)
 
 
 _OPTION = re.compile(r"-{0,2}[A-Za-z_][A-Za-z0-9_.-]*")
+_HEADER = re.compile(r"([A-Za-z][A-Za-z0-9-]*):[ \t]*(\S.*)", re.DOTALL)
 
 
 def hide_written_args(items: list[Any]) -> list[Any]:
-    """Command items as ``hide_written`` shows them: ``KEY=VALUE`` and ``--key=value`` by
-    their key, the item after an option (``--token``, ``ghp_...``) by the option's name,
+    """Command items as ``hide_written`` shows them: the item after an option whose name is
+    a secret's (``--token``, ``-p``... by ``strong_name``), ``KEY=VALUE`` and
+    ``--key=value`` by their key, a header (``Authorization: Bearer ...``) by its name,
     any other by its shape."""
     shown: list[Any] = []
     previous = ""
     for item in items:
         if isinstance(item, str):
+            option = previous.lstrip("-") if previous.startswith("-") else ""
             key, equals, rest = item.partition("=")
-            if equals and _OPTION.fullmatch(key):
-                item = f"{key}={hide_written(key.lstrip('-'), rest)}"
-            else:
-                option = previous.lstrip("-") if previous.startswith("-") else None
+            header = _HEADER.fullmatch(item)
+            if option and strong_name(option):
                 item = hide_written(option, item)
+            elif equals and _OPTION.fullmatch(key) and strong_name(key.lstrip("-")):
+                item = f"{key}={hide_written(key.lstrip('-'), rest)}"
+            elif header and secret_name(header.group(1)):
+                item = f"{header.group(1)}: {hide_written(header.group(1), header.group(2))}"
+            else:
+                item = hide_written(None, item)
         shown.append(item)
         previous = item if isinstance(item, str) else ""
     return shown

@@ -10,7 +10,9 @@ import re
 from urllib.parse import urlsplit
 
 _ENV_REFERENCE = re.compile(r"\$\{env:[^}]*\}")
-_PASSWORD = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://[^/?#@\s:]*):[^/?#@\s]*@")
+_PASSWORD = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://[^/?#@\s:]*):[^/?#\s]*@")
+"""``scheme://user:password@``; the password may hold an ``@`` of its own (up to the last
+one before the path)."""
 
 
 _HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")

@@ -353,9 +353,13 @@ def test_an_env_reference_in_a_command_is_an_error(tmp_path: Path, toolctl: Tool
             '[[tool]]\nname = "ps"\n[tool.local]\n'
             'command = ["pwsh", "-Command", "echo ${env:API_TOKEN} ${env:HOME}"]\n'
             'env = { API_TOKEN = "${env:API_TOKEN}" }\npass_env = ["HO*"]\n'
+            # another program given the variable still gets the text: an error
+            '[[tool]]\nname = "cu"\n[tool.local]\n'
+            'command = ["curl", "-H", "Authorization: Bearer ${env:GH}"]\n'
+            'env = { GH = "${env:GH}" }\n'
         },
     )
-    done = toolctl("check", "-r", "reg", env={"MY_TOKEN": "x", "IMG_KEY": "y", "K": "z"})
+    done = toolctl("check", "-r", "reg", env={"MY_TOKEN": "x", "IMG_KEY": "y", "K": "z", "GH": "g"})
     errors = [line for line in done.stdout.splitlines() if ": error: " in line]
     assert done.returncode == 3
     assert errors == [
@@ -365,6 +369,7 @@ def test_an_env_reference_in_a_command_is_an_error(tmp_path: Path, toolctl: Tool
         for line, who, where, name in (
             (1, "tool 'a'", "local.command.1", "MY_TOKEN"),
             (6, "tool 'b'", "container.command.0", "IMG_KEY"),
+            (25, "tool 'cu'", "local.command.2", "GH"),
             (11, "service 's'", "http.start.2", "K"),
         )
     ]
@@ -428,3 +433,30 @@ def test_a_file_named_twice_is_checked_and_registered_once(
     assert "in 1 file(s), 1 definition(s)" in done.stderr
     registered = toolctl("register", "a.toml", "./a.toml", "-r", "reg")
     assert registered.returncode == 0, registered.stderr
+
+
+def test_pass_env_names_variables_and_never_shows_a_bad_entry(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    """pass_env takes names, * for any characters; '*' alone (the whole environment) is
+    refused, and a bad entry is named by its position only: `KEY=sk-...`, a secret
+    written where a name goes, must not land in a CI log."""
+    secret = "sk-proj-abcdefghijklmnopqrstuvwxyz0123"
+    write_files(
+        tmp_path,
+        {
+            "reg/t.toml": '[[tool]]\nname = "a"\n[tool.local]\ncommand = ["true"]\n'
+            f'pass_env = ["AWS_*", "OPENAI_KEY={secret}"]\n'
+            '[[tool]]\nname = "b"\n[tool.local]\ncommand = ["true"]\npass_env = ["*"]\n'
+        },
+    )
+    for format in ("text", "json", "github", "sarif"):
+        done = toolctl("check", "-r", "reg", "--format", format)
+        assert done.returncode == 3 and secret not in done.stdout + done.stderr
+    lines = toolctl("check", "-r", "reg").stdout.splitlines()
+    assert lines == [
+        "reg/t.toml:5: error: tool 'a': local.pass_env.1: give a variable's name, * standing "
+        "for any characters (AWS_*)",
+        "reg/t.toml:10: error: tool 'b': local.pass_env.0: '*' alone would pass the whole "
+        "environment: name what it needs",
+    ]

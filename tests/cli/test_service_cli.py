@@ -242,3 +242,28 @@ def test_a_managed_service_gets_only_the_environment_it_needs(
     assert "SERVE_TOKEN" not in seen and seen["LC_TIME"] == "C" and "PATH" in seen
     assert seen["MY_SETTING"] == "on"
     assert seen["TOOLCTL_PROCESS_TAG"] == record.tag and seen["PYTHONUNBUFFERED"] == "1"
+
+
+SERVES = (
+    "import sys, http.server; http.server.HTTPServer(('127.0.0.1', int(sys.argv[-1])), "
+    "http.server.SimpleHTTPRequestHandler).serve_forever()"
+)
+
+
+def test_status_shows_a_services_command_as_show_does(
+    toolctl: Toolctl, tmp_path: Path, table: ProcessTable
+) -> None:
+    """A secret written in a service's `start` is `***` in `service status --json`'s argv,
+    as `show` prints the descriptor."""
+    start = json.dumps([sys.executable, "-c", SERVES, "--api-key", "abc123def456", "{port}"])
+    write_files(
+        tmp_path / "reg2",
+        {"s.toml": f'[[service]]\nname = "leaky"\n[service.http]\nstart = {start}\nhealth = "/"\n'},
+    )
+    up = toolctl("service", "up", "leaky", "--registry", str(tmp_path / "reg2"))
+    assert up.returncode == 0, up.stderr
+    status = toolctl("service", "status", "--json")
+    assert status.returncode == 0, status.stderr
+    (shown,) = [entry for entry in json.loads(status.stdout) if entry["name"] == "leaky"]
+    assert shown["argv"][-3:] == ["--api-key", "***", shown["argv"][-1]]
+    assert "abc123def456" not in status.stdout

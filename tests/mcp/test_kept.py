@@ -216,3 +216,21 @@ def test_a_session_kept_for_one_project_never_serves_another_of_the_same_name(
     assert pids_a.read_text() == server_a
     again = toolctl("run", "probe.echo", "-r", str(reg_a), "--arg", "text=a2")
     assert again.stdout.strip() == "a2" and pids_a.read_text() == server_a  # A's still kept
+
+
+def test_a_kept_session_serves_its_pass_env_too(tmp_path: Path) -> None:
+    """What decides whether a running kept session still serves its definition covers
+    pass_env, as it covers env: an edited pass_env starts a new session (the old one kept
+    its old environment, `service up` said "already running"); none, or an empty one,
+    keeps the digest sessions already running have."""
+    from toolctl.mcp.kept import definition
+
+    base = {"command": ["server"], "env": {}}
+    digest = {
+        name: definition({**base, **extra}, tmp_path, "token")
+        for name, extra in {
+            "none": {}, "empty": {"pass_env": []}, "a": {"pass_env": ["A"]}, "b": {"pass_env": ["B"]}
+        }.items()
+    }  # fmt: skip
+    assert digest["none"] == digest["empty"]
+    assert len({digest["none"], digest["a"], digest["b"]}) == 3

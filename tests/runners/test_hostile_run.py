@@ -458,8 +458,21 @@ headers = { Authorization = "Bearer ghp_abcdefghijklmnopqrstuvwxyz0123456789", A
 name = "l"
 description = "secrets written out in env (by name, by shape, a URL's password) and a command"
 [tool.local]
-command = ["true", "--token", "s3cr3t-in-argv-77x"]
+command = ["true", "--token", "s3cr3t-in-argv-77x", "-H", "X-Api-Key: abc12345", "--api-key", "dGVzdDEyMzQ="]
 env = { API_KEY = "s3cr3t-value-9f8e7d", NODE_ENV = "production", OTHER = "xoxb-1234567890-abcdef", DATABASE_URL = "postgresql://app:S3cretPassw0rd@db:5432/app" }
+
+[[tool]]
+name = "m"
+description = "secrets a name gives away whatever they look like"
+[tool.local]
+command = ["true"]
+env = { JWT_SECRET = "supersecretkey", PGPASSWORD = "hunter2", DSN = "Server=db;User Id=sa;Password=Str0ngPass;", URL = "postgresql://app:p@ssw0rd1@db/app" }
+[[tool]]
+name = "b"
+description = "basic auth"
+[tool.http]
+url = "https://api.example.com/x"
+headers = { Authorization = "Basic dXNlcjpwYXNz" }
 
 [[tool]]
 name = "c"
@@ -480,8 +493,14 @@ ORDINARY_ENV = {
     "COOKIE_SAMESITE": "Lax", "PASS_THROUGH": "1", "DISABLE_AUTH": "1",
     "SORT_KEY": "created_at", "PRIMARY_KEY": "id", "PASSWORD_POLICY": "strong",
     "GIT_COMMIT": "3f2a9c8e1b7d4a6f0e5c2b9a8d7f6e5c4b3a2918",
-    "MODEL": "mistralai/Mixtral-8x7B-Instruct-v0.1",
+    "MODEL": "mistralai/Mixtral-8x7B-Instruct-v0.1", "S3_KEY": "reports/2024.csv",
+    "SSH_KEY": "id_ed25519", "KMS_KEY_ARN": "arn:aws:kms:eu-west-1:123456789012:key/ab-12",
+    "CACHE_KEY": "v2-cache", "PASSTHROUGH_MODE": "enabled1",
 }  # fmt: skip
+ORDINARY_COMMAND = [
+    "aws", "s3api", "get-object", "--key", "reports/2024.csv", "--session", "prod2024",
+    "--index-url", "https://pypi-mirror-internal-company.example.com/simple",
+]  # fmt: skip
 
 
 def test_a_secret_written_in_a_descriptor_is_never_shown(tmp_path: Path, toolctl: Toolctl) -> None:
@@ -491,14 +510,17 @@ def test_a_secret_written_in_a_descriptor_is_never_shown(tmp_path: Path, toolctl
     What only looks like one by a word of its name (MAX_TOKENS = "4096") or by its
     randomness (a commit hash, a model's id) is shown, and not warned of."""
     ordinary = "".join(f'{key} = "{value}"\n' for key, value in ORDINARY_ENV.items())
-    tool = '[[tool]]\nname = "plain"\n[tool.local]\ncommand = ["true"]\n[tool.local.env]\n'
+    command = json.dumps(ORDINARY_COMMAND)
+    tool = f'[[tool]]\nname = "plain"\n[tool.local]\ncommand = {command}\n[tool.local.env]\n'
     write_files(tmp_path, {"r/t.toml": WRITTEN, "r/u.toml": tool + ordinary})
-    secrets = ("sk-proj-", "ghp_", "s3cr3t", "xoxb-", "S3cretPassw0rd")
+    secrets = ("sk-proj-", "ghp_", "s3cr3t", "xoxb-", "S3cretPassw0rd", "abc12345", "dGVzd",
+               "supersecretkey", "hunter2", "Str0ngPass", "ssw0rd1", "dXNlcjpwYXNz")  # fmt: skip
     outputs = []
     for args in (
         ["show", "h"], ["show", "l"], ["show", "h", "--json"], ["show", "l", "--json"],
         ["list", "--json"], ["run", "h", "--dry-run"], ["run", "l", "--dry-run", "--json"],
         ["run", "c", "--dry-run"], ["run", "c", "--dry-run", "--json"],
+        ["show", "m", "--json"], ["show", "b"],
     ):  # fmt: skip
         done = toolctl(*args, "-r", str(tmp_path / "r"))
         assert done.returncode == 0, done.stderr
@@ -513,9 +535,11 @@ def test_a_secret_written_in_a_descriptor_is_never_shown(tmp_path: Path, toolctl
     assert "API_KEY=***" in outputs[7]
     shown = json.loads(toolctl("show", "plain", "--json", "-r", str(tmp_path / "r")).stdout)
     assert shown["descriptor"]["local"]["env"] == ORDINARY_ENV
+    assert shown["descriptor"]["local"]["command"] == ORDINARY_COMMAND
     checked = toolctl("check", "-r", str(tmp_path / "r"))
     assert checked.returncode == 0 and not any(s in checked.stdout for s in secrets)
     assert [line.split(": ", 2)[2].split(" holds")[0] for line in checked.stdout.splitlines()] == [
+        "tool 'b': http.headers.Authorization",
         "tool 'c': container.env.API_KEY",
         "tool 'h': http.headers.Authorization",
         "tool 'h': http.url",
@@ -523,5 +547,9 @@ def test_a_secret_written_in_a_descriptor_is_never_shown(tmp_path: Path, toolctl
         "tool 'l': local.env.DATABASE_URL",
         "tool 'l': local.env.OTHER",
         "tool 'l': local.command",
+        "tool 'm': local.env.DSN",
+        "tool 'm': local.env.JWT_SECRET",
+        "tool 'm': local.env.PGPASSWORD",
+        "tool 'm': local.env.URL",
     ]
     assert toolctl("check", "--strict", "-r", str(tmp_path / "r")).returncode == 3

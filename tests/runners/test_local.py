@@ -562,6 +562,7 @@ pass_env = ["AWS_PROFILE", "SSH_*", "NOT_SET_HERE"]
         "https_proxy": "http://proxy.example:3128",
         "TOOLCTL_PROCESS_TAG": "tag-of-a-background-process",
         "TOOLCTL_HISTORY": "0",  # toolctl's own settings: a tool that runs toolctl
+        "TOOLCTL_SERVE_TOKEN": "a --token-env variable is not one of them",
         "AWS_PROFILE": "dev",
         "SSH_AUTH_SOCK": "/tmp/agent.sock",
         "AWS_REGION": "not passed: pass_env names AWS_PROFILE alone",
@@ -577,6 +578,7 @@ pass_env = ["AWS_PROFILE", "SSH_*", "NOT_SET_HERE"]
     # what `service down` finds a background server's processes by, and a call's own tag
     assert seen["TOOLCTL_PROCESS_TAG"] == "tag-of-a-background-process"
     assert "TOOLCTL_CALL" in seen and seen["TOOLCTL_HISTORY"] == "0"
+    assert "TOOLCTL_SERVE_TOKEN" not in seen
     # pass_env: by name or glob, when set (NOT_SET_HERE is not, and is no error)
     assert (seen["AWS_PROFILE"], seen["SSH_AUTH_SOCK"]) == ("dev", "/tmp/agent.sock")
     assert "AWS_REGION" not in seen and "NOT_SET_HERE" not in seen

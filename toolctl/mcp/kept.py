@@ -135,8 +135,9 @@ def _start(
 
 def definition(section: Mapping[str, Any], base: Path, token: str) -> str:
     """What a kept session serves, as a keyed digest: the server's command, its declared
-    environment and where it runs. Kept sessions are named by service in one table per
-    user, and two projects may each define a service of the same name: a session serves
+    environment (``env``, ``pass_env``) and where it runs. Kept sessions are named by
+    service in one table per user, and two projects may each define a service of the same
+    name: a session serves
     only its own definition. Keyed with the session's token (readable by its owner only),
     so the digest in the keeper's command line tells nobody else anything of a value."""
     import hashlib
@@ -149,6 +150,8 @@ def definition(section: Mapping[str, Any], base: Path, token: str) -> str:
         "cwd": str(section.get("cwd") or ""),
         "base": str(base.resolve()),
     }
+    if section.get("pass_env"):  # (absent when empty: the sessions running keep their digest)
+        what["pass_env"] = [str(pattern) for pattern in section["pass_env"]]
     text = json.dumps(what, sort_keys=True).encode()
     return "definition=" + hmac.new(token.encode(), text, hashlib.sha256).hexdigest()[:32]
 

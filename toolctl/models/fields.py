@@ -20,8 +20,12 @@ InputMode = Literal["json", "none"]
 
 
 def _variable_pattern(value: str) -> str:
+    """A name, ``*`` standing for any characters (``AWS_*``); never shown in the error (a
+    secret written here by mistake, ``KEY=sk-...``, would land in a CI log)."""
     if not re.fullmatch(r"[A-Za-z_*][A-Za-z0-9_*]*", value):
-        raise ValueError(f"a variable's name, or a glob of names (AWS_*), got {value!r}")
+        raise ValueError("give a variable's name, * standing for any characters (AWS_*)")
+    if not value.strip("*"):
+        raise ValueError("'*' alone would pass the whole environment: name what it needs")
     return value
 
 

@@ -138,17 +138,20 @@ def _unexpanded(
 ) -> list[Finding]:
     """An error for each command item holding ``${env:NAME}``: it would reach the program
     as written (a secret on a command line is readable by every user of the machine, so
-    only ``env`` takes one). Not when the section's ``env`` or ``pass_env`` gives NAME: the
-    program reads it itself (PowerShell's own ``${env:NAME}``)."""
+    only ``env`` takes one). Not for PowerShell, whose own syntax it is, reading a NAME
+    the section's ``env`` or ``pass_env`` gives it."""
     given = table.get("env")
     env: Mapping[str, Any] = given if isinstance(given, dict) else {}
     passed = [p for p in table.get("pass_env") or () if isinstance(p, str)]
+    program = os.path.basename(str(command[0])).lower() if command else ""
+    powershell = program.removesuffix(".exe") in ("pwsh", "powershell")
     found = []
     for index, item in enumerate(command):
         names = [
             name
             for name in (_ENV_REFERENCE.findall(item) if isinstance(item, str) else [])
-            if name not in env and not any(fnmatch.fnmatchcase(name, p) for p in passed)
+            if not powershell
+            or (name not in env and not any(fnmatch.fnmatchcase(name, p) for p in passed))
         ]
         if names:
             message = (

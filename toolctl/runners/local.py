@@ -31,6 +31,7 @@ class LocalRunner:
             "cwd": self._cwd(tool),
             "stdin": "arguments as JSON" if section["input"] == "json" else "none",
             "env": expand_env_map(section["env"], self.settings, mask=True),
+            **({"pass_env": section["pass_env"]} if section.get("pass_env") else {}),
             "timeout": call.timeout,
         }
 

@@ -209,7 +209,7 @@ def _masked_value(key: str, value: Any) -> Any:
         return masked(value)
     from toolctl.secret_names import hide_written
 
-    return hide_written(key, _unpassworded(value))
+    return _unpassworded(hide_written(key, value))
 
 
 def one_line(text: str) -> str:

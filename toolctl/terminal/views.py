@@ -241,6 +241,7 @@ def print_broker_status(status: dict[str, Any], *, as_json: bool) -> None:
 def process_json(record: Any) -> dict[str, Any]:
     """A background process (``processes.ProcessRecord``) as `service status --json` shows it."""
     shown = {k: v for k, v in record.to_json().items() if k not in ("start_time", "boot_id")}
+    shown = render.masked(shown)  # its argv as `show` shows the command (`--api-key ***`)
     return {**shown, "uptime_s": round(time.time() - record.started, 1)}
 
 
