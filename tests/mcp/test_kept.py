@@ -11,6 +11,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import tomli_w
@@ -225,12 +226,12 @@ def test_a_kept_session_serves_its_pass_env_too(tmp_path: Path) -> None:
     keeps the digest sessions already running have."""
     from toolctl.mcp.kept import definition
 
-    base = {"command": ["server"], "env": {}}
-    digest = {
-        name: definition({**base, **extra}, tmp_path, "token")
-        for name, extra in {
-            "none": {}, "empty": {"pass_env": []}, "a": {"pass_env": ["A"]}, "b": {"pass_env": ["B"]}
-        }.items()
+    base: dict[str, Any] = {"command": ["server"], "env": {}}
+    extras: dict[str, dict[str, Any]] = {
+        "none": {}, "empty": {"pass_env": []}, "a": {"pass_env": ["A"]}, "b": {"pass_env": ["B"]}
     }  # fmt: skip
+    digest = {
+        name: definition({**base, **extra}, tmp_path, "token") for name, extra in extras.items()
+    }
     assert digest["none"] == digest["empty"]
     assert len({digest["none"], digest["a"], digest["b"]}) == 3
