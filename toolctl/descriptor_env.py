@@ -41,6 +41,18 @@ it turns up). So a tool never sees the secrets of whoever runs it (a server's be
 token, an API key in the shell) unless it declares them."""
 
 
+SETTINGS = (
+    "TOOLCTL_ANNOUNCED", "TOOLCTL_ANNOUNCE_TOPIC", "TOOLCTL_CONTAINER_ENGINE",
+    "TOOLCTL_HISTORY", "TOOLCTL_HISTORY_MAX_CALLS", "TOOLCTL_HISTORY_MAX_DAYS", "TOOLCTL_LOG",
+    "TOOLCTL_MCP_KEEP", "TOOLCTL_PULSAR_URL", "TOOLCTL_RECORD_ARGUMENTS", "TOOLCTL_REGISTRY",
+    "TOOLCTL_SESSION", "TOOLCTL_STRICT",
+)  # fmt: skip
+"""toolctl's own settings, which a tool that runs `toolctl` gets, so it works with the
+registry, history and broker its caller does: these names alone, not every ``TOOLCTL_*``
+(``serve --token-env TOOLCTL_TOKEN`` names a secret)."""
+_INHERITED = frozenset((*INHERITED, *SETTINGS, PROCESS_TAG))
+
+
 def child_environment(
     environ: Mapping[str, str], declared: Mapping[str, str], passed: Iterable[str] = ()
 ) -> dict[str, str]:
@@ -54,25 +66,12 @@ def child_environment(
         for key, value in environ.items()
         if (
             key in _INHERITED
-            or key.startswith(_PREFIXES)
+            or key.startswith("LC_")
             or any(fnmatch.fnmatchcase(key, pattern) for pattern in patterns)
         )
         and not value.startswith("()")
     }
     return {**safe, **declared}
-
-
-SETTINGS = (
-    "TOOLCTL_ANNOUNCED", "TOOLCTL_ANNOUNCE_TOPIC", "TOOLCTL_CONTAINER_ENGINE",
-    "TOOLCTL_HISTORY", "TOOLCTL_HISTORY_MAX_CALLS", "TOOLCTL_HISTORY_MAX_DAYS", "TOOLCTL_LOG",
-    "TOOLCTL_MCP_KEEP", "TOOLCTL_PULSAR_URL", "TOOLCTL_RECORD_ARGUMENTS", "TOOLCTL_REGISTRY",
-    "TOOLCTL_SESSION", "TOOLCTL_STRICT",
-)  # fmt: skip
-"""toolctl's own settings, which a tool that runs `toolctl` gets, so it works with the
-registry, history and broker its caller does: these names alone, not every ``TOOLCTL_*``
-(``serve --token-env TOOLCTL_TOKEN`` names a secret)."""
-_INHERITED = frozenset((*INHERITED, *SETTINGS, PROCESS_TAG))
-_PREFIXES = ("LC_",)
 
 
 def expand_env(value: str, settings: Settings, *, mask: bool = False) -> str:

@@ -1,5 +1,5 @@
 """Which values are secrets: by the name they are given (an env key, a header, a flag, a
-query parameter) or by their shape (a known token prefix, a JWT, a long random string).
+query parameter) or by their shape (a known token prefix, a JWT).
 
 Below interchange/ (an import turns such values into ``${env:NAME}`` references), urls (a
 printed URL shows such query values as ``***``), the registry (`check` warns of a secret
@@ -7,9 +7,7 @@ written in a descriptor) and what shows a descriptor (``hide_written``)."""
 
 from __future__ import annotations
 
-import math
 import re
-from collections import Counter
 from typing import Any
 
 SECRET_WORDS = frozenset(
@@ -66,44 +64,9 @@ PREFIXES = re.compile(
 Supabase, AWS, Google, Hugging Face, npm, PyPI, Linear, Notion, Shopify, SendGrid,
 DigitalOcean, Figma, Grafana, Databricks, Tavily, Perplexity, Groq, Replicate, Firecrawl,
 Brevo, Apify, Context7) and JWTs."""
-CANDIDATE = re.compile(r"[A-Za-z0-9+/=_\-.~]{20,}")
-UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 SCHEMES = ("Bearer ", "bearer ", "Basic ", "Token ", "token ", "Bot ", "ApiKey ", "Api-Key ")
 """The parts of an Authorization value that are not the secret."""
 PLAIN_VALUES = frozenset({"", "true", "false", "yes", "no", "on", "off", "none", "null"})
-
-
-def entropy(text: str) -> float:
-    """Shannon entropy in bits per character."""
-    counts = Counter(text)
-    return -sum(n / len(text) * math.log2(n / len(text)) for n in counts.values())
-
-
-def random_looking(token: str) -> bool:
-    """A long token of high entropy that is not a UUID, a path, a file name or words."""
-    if UUID.match(token) or token.startswith(("/", "./", "~")) or "//" in token:
-        return False
-    if not (re.search(r"[0-9]", token) and re.search(r"[A-Za-z]", token)):
-        return False
-    if re.fullmatch(r"[0-9a-fA-F]+", token):
-        return len(token) >= 32 and entropy(token) >= 3.4
-    if re.search(r"[A-Za-z]{5,}[-_./][A-Za-z]{3,}", token) and not re.search(
-        r"[A-Z].*[A-Z]", token
-    ):
-        return False  # words joined: a package, a host, a file name
-    return entropy(token) >= 4.0
-
-
-def secret_spans(text: str) -> list[tuple[int, int]]:
-    """Where in ``text`` secrets stand by their shape (prefix, JWT or entropy)."""
-    spans = [m.span() for m in PREFIXES.finditer(text)]
-    for match in CANDIDATE.finditer(text):
-        token = match.group().strip(".=")
-        start = match.start() + match.group().index(token) if token else match.start()
-        inside = any(a <= start < b for a, b in spans)
-        if token and not inside and random_looking(token):
-            spans.append((start, start + len(token)))
-    return sorted(spans)
 
 
 def plain(value: str) -> bool:
@@ -179,8 +142,7 @@ def hide_written(name: str | None, value: str) -> str:
     if secret_name(name) and looks_secret(secret, strong=strong_name(name) or bool(scheme)):
         return value[: len(scheme)] + "***"
     if "://" in value:
-        value = _URL_PASSWORD.sub(r"\1***@", value)
-        value = _PARAMETER.sub(_hidden_parameter, value)
+        value = _PARAMETER.sub(_hidden_parameter, hide_url_passwords(value))
     value = _CONNECTION_PASSWORD.sub(r"\1***", value)
     for match in reversed(list(PREFIXES.finditer(value))):
         start, end = match.span()
@@ -190,8 +152,17 @@ def hide_written(name: str | None, value: str) -> str:
     return value
 
 
-_URL_PASSWORD = re.compile(r"(://[^:/@\s]*:)(?!\*\*\*@)[^/\s]+@")
-"""The password of a URL's ``user:password@`` (which may hold an ``@`` of its own)."""
+_URL_PASSWORD = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://[^/?#@\s:]*):[^/?#\s]*@")
+"""``scheme://user:password@``; the password may hold an ``@`` of its own (up to the last
+one before the path)."""
+
+
+def hide_url_passwords(text: str) -> str:
+    """``text`` with the password of each URL in it (``scheme://user:pass@``) as ``***``:
+    what every printed URL (``urls.hide_passwords``) and a descriptor's shown form hide."""
+    return _URL_PASSWORD.sub(r"\1:***@", text) if "@" in text else text
+
+
 _PARAMETER = re.compile(r"([?&;#])([^=&#;?\s]+)=([^&#;?\s]+)")
 _CONNECTION_PASSWORD = re.compile(r"(?i)((?:^|;)\s*(?:password|pwd)\s*=\s*)(?!\*\*\*)[^;]+")
 """``Password=...`` in a connection string (``Server=db;User Id=sa;Password=...;``)."""

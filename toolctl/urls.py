@@ -10,9 +10,6 @@ import re
 from urllib.parse import urlsplit
 
 _ENV_REFERENCE = re.compile(r"\$\{env:[^}]*\}")
-_PASSWORD = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://[^/?#@\s:]*):[^/?#\s]*@")
-"""``scheme://user:password@``; the password may hold an ``@`` of its own (up to the last
-one before the path)."""
 
 
 _HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
@@ -89,8 +86,10 @@ def hide_passwords(text: str) -> str:
     """``text`` with the password of each URL in it (``scheme://user:pass@``) and the value
     of each parameter a secret's name gives (``?api_key=...``, ``#access_token=...``) as
     ``***``: what every diagnostic and printed field goes through."""
-    if "@" in text:
-        text = _PASSWORD.sub(r"\1:***@", text)
+    if "@" in text:  # (secret_names, and its patterns, loaded only then)
+        from toolctl.secret_names import hide_url_passwords
+
+        text = hide_url_passwords(text)
     if "://" in text and "=" in text:
         text = _PARAMETER.sub(_hidden_parameter, text)
     return text

@@ -11,8 +11,9 @@ from toolctl.interchange.secrets import (
     rewrite,
     rewrite_args,
     rewrite_url,
+    secret_spans,
 )
-from toolctl.secret_names import secret_name, secret_spans
+from toolctl.secret_names import secret_name
 
 NOT_SECRETS = [
     "@modelcontextprotocol/server-github", "@upstash/context7-mcp", "mcp-server-fetch",

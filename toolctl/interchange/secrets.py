@@ -17,15 +17,52 @@ line that tells the user what to export; it keeps a hash of each value, never th
 from __future__ import annotations
 
 import hashlib
+import math
 import re
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from toolctl.secret_names import SCHEMES, plain, secret_name, secret_spans, words
+from toolctl.secret_names import PREFIXES, SCHEMES, plain, secret_name, words
 
 REFERENCE = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
+CANDIDATE = re.compile(r"[A-Za-z0-9+/=_\-.~]{20,}")
+UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+
+
+def entropy(text: str) -> float:
+    """Shannon entropy in bits per character."""
+    counts = Counter(text)
+    return -sum(n / len(text) * math.log2(n / len(text)) for n in counts.values())
+
+
+def random_looking(token: str) -> bool:
+    """A long token of high entropy that is not a UUID, a path, a file name or words."""
+    if UUID.match(token) or token.startswith(("/", "./", "~")) or "//" in token:
+        return False
+    if not (re.search(r"[0-9]", token) and re.search(r"[A-Za-z]", token)):
+        return False
+    if re.fullmatch(r"[0-9a-fA-F]+", token):
+        return len(token) >= 32 and entropy(token) >= 3.4
+    if re.search(r"[A-Za-z]{5,}[-_./][A-Za-z]{3,}", token) and not re.search(
+        r"[A-Z].*[A-Z]", token
+    ):
+        return False  # words joined: a package, a host, a file name
+    return entropy(token) >= 4.0
+
+
+def secret_spans(text: str) -> list[tuple[int, int]]:
+    """Where in ``text`` secrets stand by their shape (prefix, JWT or entropy)."""
+    spans = [m.span() for m in PREFIXES.finditer(text)]
+    for match in CANDIDATE.finditer(text):
+        token = match.group().strip(".=")
+        start = match.start() + match.group().index(token) if token else match.start()
+        inside = any(a <= start < b for a, b in spans)
+        if token and not inside and random_looking(token):
+            spans.append((start, start + len(token)))
+    return sorted(spans)
 
 
 def variable_word(name: str | None) -> str:

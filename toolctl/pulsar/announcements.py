@@ -204,6 +204,20 @@ def _serialise(message_id: Any) -> str:
     return base64.b64encode(message_id.serialize()).decode()
 
 
+READ_HINT = "start one with 'toolctl broker start --detach', or pass --announced"
+"""What a reader of announcements is told of a broker it cannot reach: the broker is the
+one ``--announced`` names (``--pulsar-url`` is where tools are called)."""
+
+
+def _read_hint(error: Any) -> Any:
+    """``error`` (a ToolctlError) with ``READ_HINT`` when the broker could not be reached."""
+    from toolctl.errors import TransportUnavailable
+
+    if isinstance(error, TransportUnavailable):
+        error.hint = READ_HINT
+    return error
+
+
 def read(
     url: str, topic: str, after: str | None, timeout: float = READ_TIMEOUT
 ) -> tuple[list[Received], str | None]:
@@ -216,7 +230,7 @@ def read(
     never speaks Pulsar held a reader's creation for 7.5 s with a 2 s operation timeout).
     A read given up on ends by itself and closes its client; nothing waits for it."""
     from toolctl.errors import ToolctlError, TransportUnavailable
-    from toolctl.pulsar.client import BROKER_HINT, shown
+    from toolctl.pulsar.client import shown
 
     deadline = time.monotonic() + timeout
     outcome: list[Any] = []
@@ -238,13 +252,13 @@ def read(
         raise TransportUnavailable(
             f"the Pulsar broker at {shown(url)} did not answer within {timeout:g} s "
             f"while reading announcements on {topic}",
-            hint=BROKER_HINT,
+            hint=READ_HINT,
         )
     if isinstance(outcome[0], Exception):
         exc = outcome[0]
-        if isinstance(exc, ToolctlError):  # a bad URL, a broker that cannot be reached
-            raise exc
-        raise translate(exc, url, f"reading announcements on {topic}") from exc
+        if not isinstance(exc, ToolctlError):
+            raise _read_hint(translate(exc, url, f"reading announcements on {topic}")) from exc
+        raise _read_hint(exc)  # a bad URL, a broker that cannot be reached
     result: tuple[list[Received], str | None] = outcome[0]
     return result
 
@@ -333,13 +347,18 @@ class Follower:
     """A reader kept open by a server: ``poll`` returns what arrived since the last poll."""
 
     def __init__(self, url: str, topic: str, after: str | None, timeout: float = 10.0) -> None:
+        from toolctl.errors import ToolctlError
+
         self.url, self.topic = url, topic
-        self._client = _bare_client(url, timeout)
+        try:
+            self._client = _bare_client(url, timeout)
+        except ToolctlError as exc:  # a bad URL, a broker that cannot be reached
+            raise _read_hint(exc) from None
         try:
             self._reader = _open_reader(self._client, topic, after)
         except Exception as exc:
             self._client.close()
-            raise translate(exc, url, f"following announcements on {topic}") from exc
+            raise _read_hint(translate(exc, url, f"following announcements on {topic}")) from exc
         self.position = after
 
     def poll(self, wait: float) -> list[Received]:
@@ -354,7 +373,8 @@ class Follower:
             except _pulsar.Timeout:
                 return received
             except Exception as exc:
-                raise translate(exc, self.url, f"following announcements on {self.topic}") from exc
+                doing = f"following announcements on {self.topic}"
+                raise _read_hint(translate(exc, self.url, doing)) from exc
             received.append(Received(message.partition_key(), message.data()))
             self.position = _serialise(message.message_id())
             timeout = 1  # drain what is there, then return

@@ -113,8 +113,6 @@ def refresh(settings: Settings, reporter: Reporter, *, required: bool = False) -
         )
     except ToolctlError as exc:
         if required:
-            if exc.hint and "--pulsar-url" in exc.hint:  # the broker read from is --announced's
-                exc.hint = exc.hint.replace("--pulsar-url", "--announced")
             raise
         reporter.warn(f"announcements not read: {exc}; using those read before")
         received, last = [], None

@@ -4,11 +4,11 @@
   text ``{name}`` on as it is);
 * a ``${env:...}`` reference that names no variable (``${env:}``, ``${env:A B}``, one never
   closed): an error, as `run` would refuse it;
-* a secret written in an ``env`` or ``headers`` table or a URL rather than passed as
-  ``${env:NAME}``: a warning (an error under --strict), as the file holds it;
+* a secret written in an ``env`` or ``headers`` table, a URL or a command rather than
+  passed as ``${env:NAME}``: a warning (an error under --strict), as the file holds it;
 * a ``${env:NAME}`` in a local or container command or a service's ``start``: an error, as
   it reaches the program as written (a secret goes in ``env``; an MCP server's command
-  expands them, as the configurations it is imported from do);
+  expands them, as the configurations it is imported from do; PowerShell reads its own);
 * a command whose executable is not on PATH (or, given as a path, not there);
 * a ``cwd`` that does not exist;
 * a container image that the engine does not hold locally (asked of the engine's local

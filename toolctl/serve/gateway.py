@@ -172,7 +172,7 @@ class _Guard:
             self.log({"event": "disconnect", "path": path, "during": "body"})
             return
         if refusals is not None:
-            refusals.request_id = _read_request_id(body)
+            refusals.request = body  # its id is read only if the SDK refuses it
         if path == "/mcp" and (refusal := _bad_message(body)) is not None:
             await refusal(scope, receive, send)
             return
@@ -271,8 +271,9 @@ def _with_cors(send: Send, origin: str) -> Send:
 
 class _JsonRpcRefusals:
     """``send`` for /mcp that makes every refusal (toolctl's and the SDK's) a JSON-RPC
-    error answering the request's id, ``request_id``, once the body has been read (null
-    while it cannot be: JSON-RPC 2.0 wants the id echoed whenever it can be determined).
+    error answering the id of the request, ``request``, once its body has been read (null
+    before, or when it holds none: JSON-RPC 2.0 wants the id echoed whenever it can be
+    determined).
     The SDK's ``"id": "server-error"`` (a string a client may take for a request's id) is
     never sent, a plain-text body (``Invalid Content-Type header``) is wrapped in an error,
     and the ``Mcp-Session-Id`` of a refused opening request (a session discarded at once:
@@ -283,7 +284,7 @@ class _JsonRpcRefusals:
     def __init__(self, send: Send, *, body: bool = True) -> None:
         self.send = send
         self.body = body
-        self.request_id: str | int | None = None
+        self.request = b""
         self.held: Message | None = None
         self.stream = False  # an event stream, whose events can be left out (no length)
 
@@ -306,7 +307,7 @@ class _JsonRpcRefusals:
             await self.send({**start, "headers": kept})
             await self.send(message)
             return
-        mended = _as_jsonrpc_error(message.get("body", b""), self.request_id)
+        mended = _as_jsonrpc_error(message.get("body", b""), _read_request_id(self.request))
         kept = [(k, v) for k, v in kept if k.lower() not in (b"content-length", b"content-type")]
         kept += [(b"content-type", b"application/json")]
         kept += [(b"content-length", str(len(mended)).encode())]
@@ -414,8 +415,8 @@ def _hostname(url: str) -> str:
 
 def _error(status: int, message: str, path: str = "") -> JSONResponse:
     """A refusal before the request reaches its route: REST's shape, or on ``/mcp`` a
-    JSON-RPC error (id null here; ``_JsonRpcRefusals`` puts in the request's), which an
-    MCP client can read."""
+    JSON-RPC error (id null here; ``_JsonRpcRefusals`` puts in the request's once its body
+    was read), which an MCP client can read."""
     if path == "/mcp":
         error = {"code": -32600, "message": message}  # Invalid Request
         return JSONResponse({"jsonrpc": "2.0", "id": None, "error": error}, status_code=status)

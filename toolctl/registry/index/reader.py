@@ -78,12 +78,6 @@ class Registry:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    def _swap(self, fresh: sqlite3.Connection) -> None:
-        """Use ``fresh`` (a re-index wrote a new file). The connection it replaces is not
-        closed here: an iteration over it may be under way; it closes when the last
-        reference to it goes."""
-        self._db = fresh
-
     # -- lookups -----------------------------------------------------------------------
 
     def definitions(self, kind: str, name: str) -> list[Definition]:
@@ -101,10 +95,10 @@ class Registry:
         rows = self._query(where, (name, *kinds))
         files = {r.file for r in rows} | (self._files_before(rows[0].file) if rows else set())
         if rows and not self._files_unchanged(files):
-            self._swap(_refresh(cache_path(self.settings), self._db, self.settings, only=files))
+            self._db = _refresh(cache_path(self.settings), self._db, self.settings, only=files)
             rows = self._query(where, (name, *kinds))
         if not rows and self._stale():
-            self._swap(_refresh(cache_path(self.settings), self._db, self.settings))
+            self._db = _refresh(cache_path(self.settings), self._db, self.settings)
             self._complete_at = time.monotonic()
             rows = self._query(where, (name, *kinds))
         return rows
@@ -337,7 +331,7 @@ class Registry:
             f for (f,) in self._db.execute("SELECT DISTINCT file FROM defs WHERE kind = ?", (kind,))
         ]
         if not self._files_unchanged(files):
-            self._swap(_refresh(cache_path(self.settings), self._db, self.settings))
+            self._db = _refresh(cache_path(self.settings), self._db, self.settings)
 
     def names_of(self, kind: str) -> set[str]:
         """The names in force of one kind, without decoding any descriptor."""
