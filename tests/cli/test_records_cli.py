@@ -272,6 +272,26 @@ def test_history_import_replaces_only_what_an_import_wrote(
     assert [c["caller"] for c in calls(toolctl, "--session", "prod-audit")] == ["cli", "cli"]
 
 
+def test_a_failed_history_import_keeps_what_the_last_one_wrote(
+    toolctl: Toolctl, tmp_path: Path
+) -> None:
+    """Importing a conversation again replaces its calls in one transaction: when the new
+    rows cannot be written, the old ones are still there."""
+    source = tmp_path / "chats.jsonl"
+    source.write_text(json.dumps(TRANSCRIPTS[0]) + "\n")
+    assert toolctl("history", "import", str(source)).returncode == 0
+    with sqlite3.connect(history_file(tmp_path)) as db:  # a write that fails, as a full disk
+        db.execute(
+            "CREATE TRIGGER full BEFORE INSERT ON calls BEGIN SELECT RAISE(ABORT, 'full'); END"
+        )
+    refused = toolctl("history", "import", str(source))
+    assert refused.returncode != 0 and "Traceback" not in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) <= 2, refused.stderr
+    with sqlite3.connect(history_file(tmp_path)) as db:
+        db.execute("DROP TRIGGER full")
+    assert [c["session"] for c in calls(toolctl, "--caller", "import")] == ["conv-1", "conv-1"]
+
+
 def history_file(tmp_path: Path) -> Path:
     return tmp_path / "home" / "state" / "toolctl" / "history.sqlite3"
 

@@ -107,6 +107,7 @@ class CallRecord(NamedTuple):
 
 COLUMNS = CallRecord._fields
 _INSERT = f"INSERT INTO calls({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})"
+_REPLACE = "DELETE FROM calls WHERE session = ? AND caller = 'import'"
 
 
 class Filter(NamedTuple):
@@ -197,12 +198,17 @@ def append(
     max_calls: int,
     max_days: float,
     now: float | None = None,
+    replacing: Sequence[str] = (),
 ) -> None:
-    """Write ``records`` in one transaction, deleting what is past the bounds now and then."""
-    if not records:
+    """Write ``records`` in one transaction, deleting what is past the bounds now and then.
+
+    ``replacing``: sessions whose imported calls (caller ``import``) these records replace,
+    deleted in the same transaction, so a write that fails leaves them as they were."""
+    if not records and not replacing:
         return
     _begin(db)
     try:
+        db.executemany(_REPLACE, [(session,) for session in replacing])
         db.executemany(_INSERT, records)
         last = db.execute("SELECT last_insert_rowid()").fetchone()[0]
         every = max(1, min(PRUNE_EVERY, max_calls // 10))

@@ -75,18 +75,14 @@ def import_transcripts(settings: Settings, lines: Iterable[str], origin: str) ->
     try:
         db = history.open_for_writing(path)
         try:
-            sessions = sorted({_session(t) for t in transcripts})
             # what an earlier import of these conversations wrote, never the calls that ran
             # in a session of the same name
-            db.executemany(
-                "DELETE FROM calls WHERE session = ? AND caller = 'import'",
-                [(s,) for s in sessions],
-            )
             history.append(
                 db,
                 rows,
                 max_calls=max(settings.records.max_calls, len(rows)),
                 max_days=settings.records.max_days,
+                replacing=sorted({_session(t) for t in transcripts}),
             )
         finally:
             db.close()
