@@ -130,6 +130,35 @@ def test_bad_filters_are_usage_errors(toolctl: Toolctl) -> None:
         assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
 
 
+def test_a_program_s_own_caller_name_is_a_filter(
+    toolctl: Toolctl, reg: str, tmp_path: Path
+) -> None:
+    """A program using the library names its caller in its Origin: `history --caller` and
+    `stats --caller` select its calls; a caller neither toolctl's nor recorded is refused."""
+    program = f"""
+from toolctl.calls import Caller
+from toolctl.records import Origin
+from toolctl.records.journal import flush_all
+from toolctl.registry import open_registry
+from toolctl.reporting import QUIET
+from toolctl.settings import Settings
+
+settings = Settings.load([{reg!r}])
+with open_registry(settings, QUIET) as registry:
+    with Caller(settings, registry, origin=Origin("my-agent", "s1")) as caller:
+        assert caller.call("echo", {{"text": "hi"}}).success
+flush_all()
+"""
+    done = subprocess.run([PY, "-c", program], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    found = calls(toolctl, "--caller", "my-agent")
+    assert [(c["tool"], c["caller"], c["session"]) for c in found] == [("echo", "my-agent", "s1")]
+    stats = toolctl("stats", "--caller", "my-agent", "--json")
+    assert json.loads(stats.stdout)["calls"] == 1, stats.stderr
+    refused = toolctl("history", "--caller", "my-agnet")
+    assert refused.returncode == 2 and "unknown caller 'my-agnet'" in refused.stderr
+
+
 def test_arguments_and_output_only_when_asked_and_masked(toolctl: Toolctl, reg: str) -> None:
     env = {"LEAKY_SECRET": "s3cr3t-value-42"}
     toolctl("run", "leaky", "-r", reg, env=env)

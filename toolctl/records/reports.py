@@ -63,18 +63,28 @@ def selection(
     )
 
 
-def check_filter(selected: Filter) -> Filter:
-    """``selected``, or a UsageError for an outcome or caller that cannot exist."""
+def check_filter(selected: Filter, db: sqlite3.Connection | None = None) -> Filter:
+    """``selected``, or a UsageError for an outcome or caller that cannot exist: a caller
+    is toolctl's own or one a program using the library named, found in history ``db``."""
     outcomes = sorted(set(OUTCOMES.values()))
     if selected.outcome is not None and selected.outcome not in outcomes:
         raise UsageError(
             f"unknown outcome {selected.outcome!r}: expected one of {', '.join(outcomes)}"
         )
-    if selected.caller is not None and selected.caller not in CALLERS:
+    caller = selected.caller
+    if caller is not None and caller not in CALLERS and not _recorded_caller(db, caller):
         raise UsageError(
-            f"unknown caller {selected.caller!r}: expected one of {', '.join(CALLERS)}"
+            f"unknown caller {caller!r}: expected one of {', '.join(CALLERS)} or one the "
+            "history holds (a program's Origin)"
         )
     return selected
+
+
+def _recorded_caller(db: sqlite3.Connection | None, caller: str) -> bool:
+    if db is None:
+        return False
+    query = "SELECT 1 FROM calls WHERE caller = ? LIMIT 1"
+    return db.execute(query, (caller,)).fetchone() is not None
 
 
 @contextmanager
@@ -105,8 +115,8 @@ def recent_calls(
     skipped as odd are told to ``reporter``."""
     from toolctl.records.history import recent
 
-    check_filter(selected)
     with reading(settings) as db:
+        check_filter(selected, db)
         return [] if db is None else recent(db, selected, limit, reporter)
 
 
@@ -135,8 +145,8 @@ def tool_stats(settings: Settings, selected: Filter, reporter: Reporter = QUIET)
     the history skipped as odd are told to ``reporter``."""
     from toolctl.records.history import any_call, outcomes
 
-    check_filter(selected)
     with reading(settings) as db:
+        check_filter(selected, db)
         rows = [] if db is None else list(outcomes(db, selected, reporter))
         filtered_out = not rows and selected != Filter() and db is not None and any_call(db)
     return StatsReport(summarize(rows), histogram(row[2] for row in rows), filtered_out)
