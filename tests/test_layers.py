@@ -13,8 +13,10 @@
 The front door is thin: a command parses, makes one use-case call, renders. So cli/ may
 import from the rooms only the modules in USE_CASES (the use-case functions, and the types
 of what they return); the rest of what it calls is calls/ and serve/. No command module
-imports another (a command module is one of ``cli.app.COMMAND_MODULES``; what they share
-lives in the others, ``cli/common.py`` above all, and in ``terminal/``).
+imports another (a command module is one of ``cli.app.COMMAND_MODULES`` or SUBCOMMANDS,
+which only its group's module imports; what they share lives in the others,
+``cli/common.py`` above all, and in ``terminal/``). An import circle is found between
+modules, ``from toolctl.serve import rest`` importing the module rest.
 
 A module may import its own room, anything lower, and the rooms listed for it; nothing
 that runs back up. The rule holds for *every* import: a lazy import inside a function
@@ -97,22 +99,24 @@ USE_CASES = {
     "toolctl.pulsar.broker",  # broker start, status, stop
     "toolctl.processes.lifetime",  # run's signals (the servers' are in serve/)
     "toolctl.learning.usecases",  # graph learn, graph evaluate, recommend --after
-    "toolctl.learning.store",  # graph --learned: the learned file
     "toolctl.learning.draw",  # graph --learned, --format svg|png: DOT, Graphviz
     "toolctl.records.reports",  # history, stats
     "toolctl.records.transcripts",  # history import
     "toolctl.records.journal",  # the calls' records written at exit (cli/__init__)
     "toolctl.records.crash",  # an unexpected bug's report (cli/__init__)
     "toolctl.records.tracing",
-    # the types of what the use cases return, and the Sink a terminal implements
+    # the type of what open_registry returns
     "toolctl.registry.index",
-    "toolctl.registry.loader",
-    "toolctl.graph",
-    "toolctl.runners.base",
 }
 """What cli/ may import from the rooms: every command's work is one of these calls."""
-COMMANDS = {f"toolctl.cli.{name}" for name in COMMAND_MODULES.values()}
-"""The command modules: each installs commands of its own and imports no other."""
+SUBCOMMANDS = {
+    "toolctl.cli.learn": "toolctl.cli.graph",
+    "toolctl.cli.mcp_clients": "toolctl.cli.mcp",
+}
+"""Command modules a group's module installs into its group, and that group's module."""
+COMMANDS = {f"toolctl.cli.{name}" for name in COMMAND_MODULES.values()} | SUBCOMMANDS.keys()
+"""The command modules: each installs commands of its own and imports no other (but a
+group's module its SUBCOMMANDS)."""
 
 
 def room_of(module: str) -> str:
@@ -174,8 +178,10 @@ def imports_in(text: str, package: str, *, modules: bool = False) -> list[tuple[
 
 
 def _is_module(base: str, name: str, *, anywhere: bool) -> bool:
-    if not anywhere:
-        return (PACKAGE / f"{name}.py").exists() and base == "toolctl"
+    """Whether ``from base import name`` imports a module or package of toolctl (a room
+    imported by its package, ``from toolctl import registry``, counts as the room)."""
+    if not anywhere and base != "toolctl":
+        return False
     folder = ROOT.joinpath(*base.split("."))
     return (folder / f"{name}.py").exists() or (folder / name / "__init__.py").exists()
 
@@ -205,7 +211,9 @@ def front_door_allows(module: str, target: str) -> bool:
     """Whether cli module ``module`` may import ``target`` (see the module docstring)."""
     room = room_of(target)
     if room == "cli":
-        return module in ("toolctl.cli", "toolctl.cli.app") or target not in COMMANDS
+        if module in ("toolctl.cli", "toolctl.cli.app") or target not in COMMANDS:
+            return True
+        return SUBCOMMANDS.get(target) == module
     return room in FOUNDATION or room in ("calls", "serve", "terminal") or target in USE_CASES
 
 
@@ -224,7 +232,26 @@ def test_commands_call_use_cases_and_not_each_other(path: Path) -> None:
     assert not wrong, "\n".join(wrong)
 
 
+def test_every_module_installing_commands_is_a_command_module() -> None:
+    """A module with ``install`` is a command module, so the rule above sees it."""
+    installing = {module_name(p) for p in CLI if "\ndef install(" in p.read_text()}
+    assert installing == COMMANDS
+
+
+def test_every_use_case_the_front_door_may_import_is_imported() -> None:
+    """USE_CASES stays the list of what cli/ calls, no wider."""
+    used = set()
+    for path in CLI:
+        module = module_name(path)
+        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        for _, name in imports_in(path.read_text(), package, modules=True):
+            used |= {name, name.rpartition(".")[0]}
+    assert USE_CASES - used == set()
+
+
 def test_the_front_door_rule_catches_a_command_importing_another_or_a_room() -> None:
+    assert not front_door_allows("toolctl.cli.serve", "toolctl.cli.learn")
+    assert front_door_allows("toolctl.cli.graph", "toolctl.cli.learn")
     assert not front_door_allows("toolctl.cli.serve", "toolctl.cli.mcp")
     assert not front_door_allows("toolctl.cli.broker", "toolctl.cli.service")
     assert not front_door_allows("toolctl.cli.service", "toolctl.processes.services")
@@ -235,6 +262,11 @@ def test_the_front_door_rule_catches_a_command_importing_another_or_a_room() -> 
     assert front_door_allows("toolctl.cli.service", "toolctl.terminal.views")
     assert not allowed("serve", "terminal")
     assert not allowed("registry", "terminal")
+
+
+def test_the_rule_sees_a_room_imported_by_its_package() -> None:
+    found = imports_in("from toolctl import registry\nfrom .. import cli\n", "toolctl.runners")
+    assert found == [(1, "toolctl.registry"), (2, "toolctl.cli")]
 
 
 def test_the_rule_catches_a_lazy_import_that_runs_up() -> None:
@@ -259,8 +291,14 @@ def module_graph() -> dict[str, set[str]]:
             name = name.rpartition(".")[0]
         return name
 
+    def imported(path: Path) -> list[tuple[int, str]]:
+        module = module_name(path)
+        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        # `from toolctl.serve import rest` imports the module rest, not only its package
+        return imports_in(path.read_text(), package, modules=True)
+
     return {
-        module: {target(name) for _, name in imports(path)} - {module}
+        module: {target(name) for _, name in imported(path)} - {module}
         for module, path in modules.items()
     }
 

@@ -179,7 +179,7 @@ def test_write_list_is_json_dumps_in_any_batch(values: list[object], batch: int)
     import io
 
     out = io.StringIO()
-    jsonstream.write_list(out, iter(values), batch=batch)
+    jsonstream.write_list(out, iter(values), batch=batch, shown=shown)
     assert out.getvalue() == shown(json.dumps(values, indent=2, sort_keys=True, ensure_ascii=False))
 
 

@@ -22,22 +22,16 @@ from urllib.parse import urlsplit
 
 import anyio
 from starlette.applications import Starlette
-from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from toolctl.arguments import MAX_DEPTH, DuplicateKey, json_problem, unique_keys
-from toolctl.errors import ToolctlError
-from toolctl.runners.base import ToolResult
 from toolctl.serve.disconnects import mcp_call_id, read_body, run_watched
 from toolctl.serve.dispatch import Dispatcher
 from toolctl.serve.mcp_server import ToolServer
 
 MAX_BODY = 1024 * 1024
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
-STATUS_BY_EXIT = {1: 200, 2: 422, 3: 409, 4: 404, 5: 503, 124: 504}
-STATUS_BY_EXIT.update(dict.fromkeys((129, 130, 131, 143), 503))  # a call a signal stopped
 
 
 @dataclass(frozen=True)
@@ -425,31 +419,3 @@ def _error(status: int, message: str, path: str = "") -> JSONResponse:
 
 def _too_large(limit: int, path: str) -> JSONResponse:
     return _error(413, f"request body over {limit} bytes", path)
-
-
-def failure_body(exc: ToolctlError) -> tuple[int, dict[str, Any]]:
-    """A call that did not run (or ran out of time) as a status and a ToolResult body;
-    ``exit_code`` there is the code `toolctl run` would have exited with."""
-    status = STATUS_BY_EXIT.get(exc.exit_code, 500)
-    return status, ToolResult.refused(exc).to_json()
-
-
-def json_body(data: Any, status: int = 200) -> Response:
-    return Response(
-        json.dumps(data, sort_keys=True, separators=(",", ":")),
-        status_code=status,
-        media_type="application/json",
-    )
-
-
-async def read_json(request: Request) -> Any:
-    """The request body as JSON; ValueError with a one-line reason otherwise."""
-    body = await request.body()
-    try:
-        return json.loads(body, object_pairs_hook=unique_keys)
-    except RecursionError:
-        raise ValueError(f"the body nests deeper than JSON is read here ({MAX_DEPTH})") from None
-    except DuplicateKey as exc:
-        raise ValueError(f"the body gives {exc} twice") from None
-    except ValueError as exc:  # UnicodeDecodeError is one
-        raise ValueError(f"the body is not JSON: {json_problem(exc)}") from None

@@ -4,6 +4,7 @@ the answer; /run_tool continues the client's ``traceparent``."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import anyio
@@ -12,12 +13,12 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from toolctl import __version__
-from toolctl.arguments import is_text
+from toolctl.arguments import MAX_DEPTH, DuplicateKey, is_text, json_problem, unique_keys
 from toolctl.errors import ToolctlError, UsageError
 from toolctl.records import Origin
+from toolctl.runners.base import ToolResult
 from toolctl.runtimes import BY_NAME
 from toolctl.serve.dispatch import Dispatcher
-from toolctl.serve.gateway import failure_body, json_body, read_json
 
 LISTED_RUNTIMES = ("local", "container", "http", "pulsar")
 """The runtimes ``GET /tools`` always lists, with no tool or many, in tool_agent's order;
@@ -173,3 +174,35 @@ def _number(request: Request, key: str, kind: type[int] | type[float], default: 
     except ValueError:
         what = "an integer" if kind is int else "a number"
         raise UsageError(f"{key} must be {what}, got {raw!r}") from None
+
+
+STATUS_BY_EXIT = {1: 200, 2: 422, 3: 409, 4: 404, 5: 503, 124: 504}
+STATUS_BY_EXIT.update(dict.fromkeys((129, 130, 131, 143), 503))  # a call a signal stopped
+
+
+def failure_body(exc: ToolctlError) -> tuple[int, dict[str, Any]]:
+    """A call that did not run (or ran out of time) as a status and a ToolResult body;
+    ``exit_code`` there is the code `toolctl run` would have exited with."""
+    status = STATUS_BY_EXIT.get(exc.exit_code, 500)
+    return status, ToolResult.refused(exc).to_json()
+
+
+def json_body(data: Any, status: int = 200) -> Response:
+    return Response(
+        json.dumps(data, sort_keys=True, separators=(",", ":")),
+        status_code=status,
+        media_type="application/json",
+    )
+
+
+async def read_json(request: Request) -> Any:
+    """The request body as JSON; ValueError with a one-line reason otherwise."""
+    body = await request.body()
+    try:
+        return json.loads(body, object_pairs_hook=unique_keys)
+    except RecursionError:
+        raise ValueError(f"the body nests deeper than JSON is read here ({MAX_DEPTH})") from None
+    except DuplicateKey as exc:
+        raise ValueError(f"the body gives {exc} twice") from None
+    except ValueError as exc:  # UnicodeDecodeError is one
+        raise ValueError(f"the body is not JSON: {json_problem(exc)}") from None

@@ -123,11 +123,17 @@ def pretty(value: Any, indent: str = "") -> str:
     return "".join(out)
 
 
-def write_list(stream: TextIO, items: Iterable[Any], *, indent: str = "", batch: int = 256) -> None:
+def write_list(
+    stream: TextIO,
+    items: Iterable[Any],
+    *,
+    indent: str = "",
+    batch: int = 256,
+    shown: Callable[[str], str] = str,
+) -> None:
     """A JSON list of ``items`` at nesting ``indent``, written a batch of items at a time
-    (no newline after the closing bracket)."""
-    from toolctl.terminal.render import shown
-
+    (no newline after the closing bracket); each batch's text passes through ``shown``
+    (render.shown: invisible characters as escapes)."""
     depth = len(indent) // 2 + 1
     separator = ",\n" + indent + "  "
     out: list[str] = []

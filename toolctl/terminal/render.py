@@ -60,10 +60,10 @@ def print_json_list(items: Iterable[Any], key: str | None = None) -> None:
     from toolctl.terminal import jsonstream
 
     if key is None:
-        jsonstream.write_list(sys.stdout, items)
+        jsonstream.write_list(sys.stdout, items, shown=shown)
     else:
         sys.stdout.write("{\n  " + json.dumps(key, ensure_ascii=False) + ": ")
-        jsonstream.write_list(sys.stdout, items, indent="  ")
+        jsonstream.write_list(sys.stdout, items, indent="  ", shown=shown)
         sys.stdout.write("\n}")
     sys.stdout.write("\n")
 
