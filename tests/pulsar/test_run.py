@@ -124,6 +124,26 @@ def test_no_worker_times_out_with_124_naming_the_queue(toolctl: Toolctl, project
     assert "every worker may be busy" in err and "toolctl worker nobody" in err
 
 
+def test_a_batch_s_pipelined_calls_that_fail_end_with_the_same_done_event_as_one_call(
+    toolctl: Toolctl, project: Project, tmp_path: Path
+) -> None:
+    """A pipelined call ending in an error reports it as a single call does: the done
+    event names the error and how long the call took."""
+    batch = tmp_path / "batch.jsonl"
+    batch.write_text("{}\n{}\n")
+    registry = ("--registry", str(project.registry))
+    args = ("nobody", "--timeout", "0.3", "-v", *registry)
+    env = {"TOOLCTL_LOG": "json"}
+    one = toolctl("run", *args, env=env)
+    many = toolctl("run", *args, "--batch", str(batch), "--concurrency", "2", env=env)
+    assert (one.returncode, many.returncode) == (124, 1), many.stderr
+    for done in (one, many):
+        ends = [json.loads(line) for line in done.stderr.splitlines() if line.startswith("{")]
+        ends = [event for event in ends if event["event"] == "done"]
+        assert ends and all(event["error"] == "TimedOut" for event in ends), done.stderr
+        assert all(event["duration_ms"] >= 300 for event in ends), done.stderr
+
+
 def test_a_dead_broker_is_exit_5_naming_the_url(toolctl: Toolctl, project: Project) -> None:
     url = f"pulsar://127.0.0.1:{free_port()}"
     code, _, err = run(toolctl, project, "hello", "--pulsar-url", url)

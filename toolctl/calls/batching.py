@@ -15,6 +15,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
+from toolctl.calls.events import elapsed_ms
 from toolctl.calls.resolution import build_arguments
 from toolctl.errors import Interrupted, InvalidArguments, ToolctlError, TransportLost, interruption
 from toolctl.processes.reaper import Reaping
@@ -370,7 +371,12 @@ def _settle(
         result = pending.future.result()
     except ToolctlError as exc:
         error = exc if stopped is None else stopped
-        result = _failed(template, f"line {number}: {error}", error, lost)
+        pending.finish(None, error)  # the done event a single call's error ends with
+        failed = _failed(template, f"line {number}: {error}", error, lost)
+        return failed._replace(duration_ms=failed.duration_ms or elapsed_ms(pending.started))
+    except BaseException as exc:
+        pending.finish(None, exc)
+        raise
     pending.finish(result)
     return result
 
