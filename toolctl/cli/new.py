@@ -8,13 +8,9 @@ from typing import Annotated
 import typer
 
 from toolctl.cli.common import JsonOption
+from toolctl.runtimes import TOOL_SECTIONS
 
-
-class Runtime(StrEnum):
-    local = "local"
-    http = "http"
-    container = "container"
-    mcp = "mcp"
+Runtime = StrEnum("Runtime", {name: name for name in TOOL_SECTIONS})  # type: ignore[misc]
 
 
 def install(app: typer.Typer) -> None:
@@ -25,9 +21,9 @@ def install(app: typer.Typer) -> None:
 
 def new_tool_command(
     name: Annotated[str, typer.Argument(metavar="NAME", help="The tool's name.")],
-    runtime: Annotated[
-        Runtime, typer.Option("--runtime", help="How the tool runs.")
-    ] = Runtime.local,
+    runtime: Annotated[Runtime, typer.Option("--runtime", help="How the tool runs.")] = Runtime[
+        "local"
+    ],
     json: JsonOption = False,
 ) -> None:
     """Write NAME.toml here, with the fields the runtime needs, and for a local tool

@@ -291,9 +291,9 @@ def normalise(kind: str, model: BaseModel) -> dict[str, Any]:
         del data["max_output"]
     if data.get("output") == "text":
         del data["output"]
-    for section in ("local", "http", "mcp"):  # as before unless set (locks stay the same)
-        if isinstance(data.get(section), dict) and data[section].get("pass_env") == []:
-            del data[section]["pass_env"]
+    for runtime in BY_NAME:  # its section as before unless set (locks stay the same)
+        if isinstance(data.get(runtime), dict) and data[runtime].get("pass_env") == []:
+            del data[runtime]["pass_env"]
     if isinstance(model, Tool):
         data["schema"] = model.argument_schema()
         options = [a.name for a in model.arguments if a.allow_option]

@@ -17,9 +17,11 @@ from pathlib import Path
 from toolctl.errors import UsageError
 from toolctl.names import name_problem
 from toolctl.project import DEFAULT_REGISTRY, PROJECT_FILE, project_text
+from toolctl.runtimes import TOOL_SECTIONS
 
-RUNTIMES = ("local", "http", "container", "mcp")
-"""The runtimes `new tool` scaffolds (Pulsar tools go through a service: see the docs)."""
+RUNTIMES = TOOL_SECTIONS
+"""The runtimes `new tool` scaffolds: those a tool names in a section of its own (Pulsar
+tools go through a service: see the docs)."""
 
 _HEAD = """\
 # {name}: a toolctl tool ({runtime}). Edit it, then
