@@ -40,7 +40,7 @@ class ToolctlError(Exception):
         subclasses: ``NotFound(kind, name)``), so an error crosses a process pool whole."""
         return (_restored, (type(self), self.args, dict(self.__dict__)))
 
-    transport = ""
+    runtime = ""
     """The runtime of the call this error ended, once the call was under way."""
     duration_ms = 0.0
     """How long that call ran before this error ended it."""

@@ -364,5 +364,5 @@ def _cancelled_here() -> bool:
 def _ran(error: ToolctlError, call: Call, started: float) -> ToolctlError:
     """``error``, knowing the call it ended ran on its runtime for so long (its result
     object, `run --json`'s, says so)."""
-    error.transport, error.duration_ms = call.tool.runtime, elapsed_ms(started)
+    error.runtime, error.duration_ms = call.tool.runtime, elapsed_ms(started)
     return error

@@ -86,7 +86,7 @@ class ToolResult(NamedTuple):
             error=str(exc),
             exit_code=exc.exit_code,
             duration_ms=getattr(exc, "duration_ms", 0.0),
-            transport=runtime or getattr(exc, "transport", ""),
+            transport=runtime or getattr(exc, "runtime", ""),
             error_code=exc.error_code,
         )
 
