@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import sys
 import time
@@ -79,6 +80,23 @@ def test_service_up_keeps_one_session_that_runs_reuse_and_down_ends_it(
     assert "already running" in again.stderr
     assert toolctl("service", "down", "probe", "-r", str(reg)).returncode == 0
     for pid in [row["pid"], *(int(p) for p in server.split())]:
+        assert gone(pid), pid
+    assert json.loads(toolctl("service", "status", "-r", str(reg), "--json").stdout) == []
+
+
+@pytest.mark.parametrize("signum", [signal.SIGHUP, signal.SIGINT, signal.SIGTERM])
+def test_a_keeper_stopped_by_any_signal_ends_its_server(
+    toolctl: Toolctl, tmp_path: Path, down: list[Path], signum: int
+) -> None:
+    """SIGHUP (its terminal closed), Ctrl-C or SIGTERM end a keeper as `service down`
+    does: the server and what it started end with it, its state is gone."""
+    pids = tmp_path / "pids"
+    reg = kept_registry(tmp_path, {"PROBE_PID_FILE": str(pids)})
+    down.append(reg)
+    assert toolctl("service", "up", "probe", "-r", str(reg)).returncode == 0
+    [row] = json.loads(toolctl("service", "status", "-r", str(reg), "--json").stdout)
+    os.kill(row["pid"], signum)
+    for pid in [row["pid"], *(int(p) for p in pids.read_text().split())]:
         assert gone(pid), pid
     assert json.loads(toolctl("service", "status", "-r", str(reg), "--json").stdout) == []
 

@@ -320,6 +320,7 @@ def _log(message: str) -> None:
 
 def main() -> int:
     from toolctl.processes import report_failure, report_ready
+    from toolctl.processes.lifetime import Lifetime
     from toolctl.processes.reaper import become_subreaper
 
     become_subreaper()  # what a server leaves in sessions of its own stays below the keeper
@@ -360,7 +361,8 @@ def main() -> int:
         daemon_threads = True
         allow_reuse_address = True
 
-    with Server(("127.0.0.1", int(spec["port"])), Handler) as server:
+    with Lifetime() as lifetime, Server(("127.0.0.1", int(spec["port"])), Handler) as server:
+        lifetime.on_stop(lambda signum: stop.set())  # SIGTERM, SIGINT, SIGHUP, SIGQUIT
         threading.Thread(target=server.serve_forever, daemon=True).start()
         report_ready(ready)
         _log(f"serving on 127.0.0.1:{spec['port']}")
@@ -369,9 +371,6 @@ def main() -> int:
         if spec.get("idle_timeout"):
             idle = float(spec["idle_timeout"])
             threading.Thread(target=keeper.idle_watch, args=(stop, idle), daemon=True).start()
-        import signal
-
-        signal.signal(signal.SIGTERM, lambda *_: stop.set())
         stop.wait()
         server.shutdown()
     with keeper.lock:  # a restart under way finishes first: its server is closed too
