@@ -102,9 +102,8 @@ USE_CASES = {
     "toolctl.learning.draw",  # graph --learned, --format svg|png: DOT, Graphviz
     "toolctl.records.reports",  # history, stats
     "toolctl.records.transcripts",  # history import
-    "toolctl.records.journal",  # the calls' records written at exit (cli/__init__)
+    "toolctl.records",  # write_all: the calls' records written at exit (cli/__init__)
     "toolctl.records.crash",  # an unexpected bug's report (cli/__init__)
-    "toolctl.records.tracing",
     # the type of what open_registry returns
     "toolctl.registry.index",
 }

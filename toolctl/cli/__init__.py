@@ -104,7 +104,7 @@ def _exit(code: int) -> NoReturn:
                 _lost(exc)
         except ValueError:
             pass
-    _write_records()
+    write_records()
     os._exit(code)
 
 
@@ -160,7 +160,7 @@ def dispatch(args: list[str]) -> int:
             code = crashed(exc, write_crash_report(args))
         return code
     finally:
-        _write_records()
+        write_records()
 
 
 def _working_directory() -> None:
@@ -176,7 +176,7 @@ def _working_directory() -> None:
         ) from None
 
 
-def _write_records() -> None:
+def write_records() -> None:
     """Write the calls' records once the command's output is out (see toolctl.records):
     the run history, then the spans still held, when the command made calls at all."""
     if "toolctl.records.journal" not in sys.modules:
@@ -184,15 +184,13 @@ def _write_records() -> None:
     from toolctl.processes.lifetime import signals_end_at_once
 
     signals_end_at_once()  # the command is over: a signal now never shows a traceback
-    from toolctl.records.journal import flush_all
-    from toolctl.records.tracing import shutdown_all
+    from toolctl.records import write_all
     from toolctl.terminal import render
 
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(OSError, ValueError):
             stream.flush()
-    shutdown_all()  # spans first: a warning about them is told with the history's
-    flush_all(render.warn)
+    write_all(render.warn)
 
 
 if _holding:  # loaded: Ctrl-C raises KeyboardInterrupt again, as Python's default does

@@ -127,7 +127,7 @@ def run_command(
     74 output lost, 124 timed out, 130 interrupted, 143 terminated.
     """
     from toolctl.calls.command import RunRequest, run_request
-    from toolctl.cli import _write_records
+    from toolctl.cli import write_records
     from toolctl.cli.common import open_registry
     from toolctl.terminal import render
 
@@ -143,7 +143,7 @@ def run_command(
         max_output=cap, allow_staging=allow_staging, dry_run=dry_run,
     )  # fmt: skip
     with run_request(
-        settings, open_registry(settings), request, sink, at_once=_write_records
+        settings, open_registry(settings), request, sink, at_once=write_records
     ) as done:
         from toolctl.terminal import running  # not before: an unknown tool never needs it
 

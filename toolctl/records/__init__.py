@@ -23,6 +23,7 @@ This module is on every `toolctl run`'s path: it holds only small values.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import NamedTuple
 
 CALLERS = ("cli", "batch", "serve", "mcp", "worker", "import")
@@ -65,4 +66,19 @@ class Origin(NamedTuple):
     call_id: str | None = None
 
 
-__all__ = ["CALLERS", "OUTCOMES", "Origin", "outcome_of"]
+def write_all(warn: Callable[[str], None] | None = None) -> None:
+    """Write the calls' records still held, the spans first (a warning about them is told
+    with the history's), then the history rows; ``warn`` hears of a history that failed.
+    Nothing is imported when this process made no call."""
+    import sys
+
+    if "toolctl.records.journal" not in sys.modules:
+        return
+    from toolctl.records.journal import flush_all
+    from toolctl.records.tracing import shutdown_all
+
+    shutdown_all()
+    flush_all(warn)
+
+
+__all__ = ["CALLERS", "OUTCOMES", "Origin", "outcome_of", "write_all"]

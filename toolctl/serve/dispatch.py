@@ -231,11 +231,9 @@ class Dispatcher:
         self.cancel_all()
         self.catalog.close()
         self.caller.close(drain=drain)
-        from toolctl.records.journal import flush_all
-        from toolctl.records.tracing import shutdown_all
+        from toolctl.records import write_all
 
-        flush_all(lambda message: self._log({"event": "warning", "message": message}))
-        shutdown_all()
+        write_all(lambda message: self._log({"event": "warning", "message": message}))
 
 
 def open_dispatcher(

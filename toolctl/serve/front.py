@@ -8,7 +8,6 @@ and turns the MCP SDK's and uvicorn's logging into one stderr line per message.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from toolctl.serve.catalog import Selection
@@ -62,20 +61,6 @@ def open_front(
 
     gc.freeze()  # what start-up built lives to the end: keep it out of every GC pass
     return dispatcher
-
-
-def write_records(warn: Callable[[str], None]) -> None:
-    """Write the calls' records still held (spans, then history rows), when calls were made:
-    what a second signal does before it ends the process at once."""
-    import sys
-
-    if "toolctl.records.journal" not in sys.modules:
-        return
-    from toolctl.records.journal import flush_all
-    from toolctl.records.tracing import shutdown_all
-
-    shutdown_all()
-    flush_all(warn)
 
 
 LOGGED_LENGTH = 300

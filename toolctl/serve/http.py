@@ -130,7 +130,8 @@ class HttpServer:
         from toolctl.errors import StopSignal
         from toolctl.processes.lifetime import Lifetime
         from toolctl.processes.reaper import kill_now
-        from toolctl.serve.front import open_front, write_records
+        from toolctl.records import write_all
+        from toolctl.serve.front import open_front
 
         config = self.config
         listening = listen(config.options.host, config.options.port)
@@ -147,7 +148,7 @@ class HttpServer:
             lifetime.on_stop(lambda signum: dispatcher.caller.stop(StopSignal(signum)))
             lifetime.at_once(dispatcher.cancel_all)
             lifetime.at_once(lambda: kill_now(config.settings))  # setsid children too
-            lifetime.at_once(lambda: write_records(self.reporter.warn))
+            lifetime.at_once(lambda: write_all(self.reporter.warn))
             with asyncio.Runner(loop_factory=event_loop_factory()) as runner:
                 runner.run(self._serve(server, dispatcher, lifetime, listening))
         if not server.started:

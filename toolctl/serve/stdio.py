@@ -43,8 +43,9 @@ class StdioServer:
         from toolctl.errors import StopSignal
         from toolctl.processes.lifetime import Lifetime
         from toolctl.processes.reaper import kill_now
+        from toolctl.records import write_all
         from toolctl.serve.adaptive import served_adaptive
-        from toolctl.serve.front import open_front, write_records
+        from toolctl.serve.front import open_front
         from toolctl.serve.mcp_server import ToolServer, serve_stdio
 
         config = self.config
@@ -56,7 +57,7 @@ class StdioServer:
             lifetime.on_stop(lambda signum: dispatcher.caller.stop(StopSignal(signum)))
             lifetime.at_once(dispatcher.cancel_all)
             lifetime.at_once(lambda: kill_now(config.settings))  # setsid children too
-            lifetime.at_once(lambda: write_records(self.reporter.warn))
+            lifetime.at_once(lambda: write_all(self.reporter.warn))
             try:
                 anyio.run(lambda: serve_stdio(tools, lifetime=lifetime))
             finally:

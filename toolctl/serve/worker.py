@@ -118,7 +118,7 @@ def run_worker(
     from toolctl.processes.lifetime import Lifetime
     from toolctl.processes.reaper import kill_now
     from toolctl.pulsar.worker import Worker
-    from toolctl.serve.front import write_records
+    from toolctl.records import write_all
 
     try:
         recorder = _recorder(settings, target, log)
@@ -140,7 +140,7 @@ def run_worker(
         raise
     with Lifetime(clean={signal.SIGTERM}) as lifetime:
         lifetime.at_once(lambda: kill_now(settings))  # a second signal: nothing outlives it
-        lifetime.at_once(lambda: write_records(log))  # a stop may send SIGTERM twice
+        lifetime.at_once(lambda: write_all(log))  # a stop may send SIGTERM twice
         if ready_file is not None:
             report_ready(ready_file)
         reporter.note(
