@@ -15,6 +15,8 @@ from toolctl.cli.common import (
     SinceFilter,
     ToolFilter,
     UntilFilter,
+    reporter,
+    settings_for,
 )
 
 
@@ -47,7 +49,6 @@ def history_command(
     """
     if context.invoked_subcommand is not None:
         return
-    from toolctl.cli.common import reporter, settings_for
     from toolctl.records.reports import recent_calls, selection
     from toolctl.terminal.records import print_calls
 
@@ -71,7 +72,6 @@ def import_command(
     "import"). Exit codes: 0 ok, 2 unreadable file, a line that is not a conversation
     (nothing is imported), or no conversation at all, 74 the history file cannot be
     written."""
-    from toolctl.cli.common import settings_for
     from toolctl.records.transcripts import import_transcripts, transcript_lines
     from toolctl.terminal import render
 

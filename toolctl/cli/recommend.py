@@ -11,6 +11,7 @@ from toolctl.cli.common import (
     JsonOption,
     RegistryOption,
     StrictOption,
+    open_registry,
     output_format,
     reporter,
     settings_for,
@@ -109,7 +110,6 @@ def _next_tools(
     json: bool,
 ) -> None:
     """`recommend --after`: the learned next tools; the toolkit graph's options refused."""
-    from toolctl.cli.common import open_registry
     from toolctl.errors import UsageError
     from toolctl.learning.usecases import recommend_next
     from toolctl.terminal import views

@@ -16,6 +16,7 @@ from toolctl.cli.common import (
     PulsarUrlOption,
     RegistryOption,
     StrictOption,
+    open_registry,
     settings_for,
 )
 from toolctl.terminal.completion import complete_arguments, complete_tools
@@ -128,7 +129,6 @@ def run_command(
     """
     from toolctl.calls.command import RunRequest, run_request
     from toolctl.cli import write_records
-    from toolctl.cli.common import open_registry
     from toolctl.terminal import render
 
     cap = tool_args.parse_size(max_output, "--max-output") if max_output is not None else None

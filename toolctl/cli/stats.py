@@ -12,6 +12,8 @@ from toolctl.cli.common import (
     SinceFilter,
     ToolFilter,
     UntilFilter,
+    reporter,
+    settings_for,
 )
 
 
@@ -32,7 +34,6 @@ def stats_command(
     ms, the slowest call) and draw the latency histogram of the selected calls.
     Exit codes: 0 ok, 2 bad option, 74 the history file cannot be read (damaged, not a
     database)."""
-    from toolctl.cli.common import reporter, settings_for
     from toolctl.records.reports import selection, tool_stats
     from toolctl.terminal.records import print_stats
 
