@@ -47,14 +47,10 @@ def register_command(
     --replace updates one held by the directory register writes to.
     """
     from toolctl.registry.writer import register_files
-    from toolctl.terminal import render
+    from toolctl.terminal import views
 
     written = register_files(files or [], settings_for(registry), replace=replace)
-    if json:
-        render.print_json([{**w.to_json(), "file": render.display_path(w.path)} for w in written])
-        return
-    for w in written:
-        render.note(w.describe())
+    views.print_registered(written, as_json=json)
 
 
 def unregister_command(
@@ -79,33 +75,9 @@ def unregister_command(
     """Remove the file that defines KIND NAME (only a file holding just that entry) from
     the directory `register` writes to (`toolctl where`); a definition elsewhere on the
     search path is refused (exit 3), naming the -r that removes it there."""
-    from toolctl.registry.query import kind_of
+    from toolctl.registry.query import kind_and_name
     from toolctl.registry.writer import unregister
-    from toolctl.terminal import render
+    from toolctl.terminal import views
 
-    if name is None:  # `unregister sentiment`: a name where the kind goes
-        raise kind_first(kind)
-    removed, now = unregister(kind_of(kind), name, settings_for(registry))
-    if json:
-        file, now_json = render.display_path(removed.file), None
-        if now is not None:
-            now_json = {"file": render.display_path(now.file), "line": now.line}
-        render.print_json({"kind": removed.kind, "name": name, "file": file, "in_force": now_json})
-        return
-    render.note(f"unregistered {removed.kind} '{name}' ({render.display_path(removed.file)})")
-    if now is not None:
-        render.warn(
-            f"the shadowed definition in {render.display_path(now.file)}:{now.line} is now in force"
-        )
-
-
-def kind_first(word: str) -> Exception:
-    from toolctl.errors import UsageError
-    from toolctl.registry.query import KIND_NAMES
-
-    if word in KIND_NAMES or word in KIND_NAMES.values():
-        return UsageError(f"missing NAME: toolctl unregister {word} NAME")
-    return UsageError(
-        f"unregister takes KIND NAME, and '{word}' is not a kind (tool, service, action, group)",
-        hint=f"e.g. toolctl unregister tool {word}",
-    )
+    removed, now = unregister(*kind_and_name(kind, name, "unregister"), settings_for(registry))
+    views.print_unregistered(removed, now, as_json=json)

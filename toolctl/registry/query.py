@@ -45,6 +45,21 @@ def kind_of(word: str) -> str:
     return kind
 
 
+def kind_and_name(kind: str, name: str | None, command: str) -> tuple[str, str]:
+    """``command KIND NAME``'s kind and name; a UsageError for a name given where the kind
+    goes (``unregister sentiment``) says so."""
+    from toolctl.errors import UsageError
+
+    if name is not None:
+        return kind_of(kind), name
+    if kind in KIND_NAMES or kind in KIND_NAMES.values():
+        raise UsageError(f"missing NAME: toolctl {command} {kind} NAME")
+    raise UsageError(
+        f"{command} takes KIND NAME, and '{kind}' is not a kind (tool, service, action, group)",
+        hint=f"e.g. toolctl {command} tool {kind}",
+    )
+
+
 class Table(NamedTuple):
     """A listing as a table: its column names and its rows of cells, streamed."""
 

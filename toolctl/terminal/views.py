@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from toolctl.registry.loader import Definition
     from toolctl.registry.locations import Locations
     from toolctl.registry.query import Shown
+    from toolctl.registry.writer import Written
 
 
 _SHOWN_MASKED = frozenset({"url", "env", "headers", "command", "start"})
@@ -138,6 +139,32 @@ def _escape(text: str, is_property: bool) -> str:
     """GitHub workflow-command escaping (``%``, CR and LF; also ``:`` and ``,`` in properties)."""
     text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
     return text.replace(":", "%3A").replace(",", "%2C") if is_property else text
+
+
+def print_registered(written: Sequence[Written], *, as_json: bool) -> None:
+    if as_json:
+        render.print_json([{**w.to_json(), "file": render.display_path(w.path)} for w in written])
+        return
+    for w in written:
+        render.note(w.describe())
+
+
+def print_unregistered(removed: Definition, now: Definition | None, *, as_json: bool) -> None:
+    """What `unregister` removed, and the shadowed definition now in force, if any."""
+    file = render.display_path(removed.file)
+    if as_json:
+        in_force = (
+            None if now is None else {"file": render.display_path(now.file), "line": now.line}
+        )
+        render.print_json(
+            {"kind": removed.kind, "name": removed.name, "file": file, "in_force": in_force}
+        )
+        return
+    render.note(f"unregistered {removed.kind} '{removed.name}' ({file})")
+    if now is not None:
+        render.warn(
+            f"the shadowed definition in {render.display_path(now.file)}:{now.line} is now in force"
+        )
 
 
 def print_recommendation(result: Recommendation, threshold: float, *, color: bool) -> None:
