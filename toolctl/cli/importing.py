@@ -93,14 +93,9 @@ def import_command(
     unknown service, a missing required config param, an edge to nothing).
     """
     from toolctl.interchange.flows import ImportOptions, import_files
-    from toolctl.terminal import render
+    from toolctl.terminal import views
 
     settings = settings_for(registry)
     options = ImportOptions(as_loaded, prefix, tuple(tool or ()), update, yes)
     done = import_files(settings, reporter(settings), format.value, files or [], options)
-    if json:
-        render.print_json(done.document(render.display_path))
-    else:
-        render.replay(done.lines)
-    if done.error is not None:
-        raise done.error
+    views.print_imported(done, as_json=json)

@@ -122,7 +122,7 @@ def add_command(
     from toolctl.arguments import key_values
     from toolctl.interchange.flows import ImportOptions
     from toolctl.interchange.mcp_add import add_mcp_server
-    from toolctl.terminal import render
+    from toolctl.terminal import views
 
     pairs = key_values(env or [], "--env")
     settings = settings_for(registry)
@@ -130,9 +130,4 @@ def add_command(
     done = add_mcp_server(
         settings, reporter(settings), name, command or [], url=url, env=pairs, options=options
     )
-    if json:
-        render.print_json(done.document(render.display_path))
-    else:
-        render.replay(done.lines)
-    if done.error is not None:
-        raise done.error
+    views.print_imported(done, as_json=json)

@@ -15,6 +15,7 @@ from toolctl.terminal import diagrams, render
 
 if TYPE_CHECKING:
     from toolctl.graph import Recommendation
+    from toolctl.interchange.flows import ImportDone
     from toolctl.learning.evaluate import Evaluation
     from toolctl.learning.usecases import Learned, NextTools
     from toolctl.processes.stopping import Stopped
@@ -139,6 +140,16 @@ def _escape(text: str, is_property: bool) -> str:
     """GitHub workflow-command escaping (``%``, CR and LF; also ``:`` and ``,`` in properties)."""
     text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
     return text.replace(":", "%3A").replace(",", "%2C") if is_property else text
+
+
+def print_imported(done: ImportDone, *, as_json: bool) -> None:
+    """What an import did (JSON, or its lines in order), then the refusal it ended with."""
+    if as_json:
+        render.print_json(done.document(render.display_path))
+    else:
+        render.replay(done.lines)
+    if done.error is not None:
+        raise done.error
 
 
 def print_registered(written: Sequence[Written], *, as_json: bool) -> None:
