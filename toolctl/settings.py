@@ -202,13 +202,20 @@ class Settings(NamedTuple):
 
     @property
     def announced_dir(self) -> Path | None:
-        """The read-only directory announced descriptors are kept in, after every other."""
+        """The read-only directory announced descriptors are kept in, after every other.
+
+        One per broker, topic and search path: what is believed there was decided by the
+        trust entries and the names of that search path's files, so a project trusting
+        more (or holding other names) never decides what another one's commands and
+        servers read."""
         if self.announced is None:
             return None
-        import zlib
+        import hashlib
 
-        key = f"{self.announced} {self.announce_topic}".encode()
-        return self.cache_dir / "announced" / f"{zlib.crc32(key):08x}"
+        files = self.search_path[:-1] if self.sources[-1:] == ("announced",) else self.search_path
+        key = "\0".join([self.announced, self.announce_topic, *map(str, files)])
+        digest = hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()
+        return self.cache_dir / "announced" / digest[:16]
 
     def without_announcements(self) -> Settings:
         """These settings reading files only: what the writer and the trust checks use."""

@@ -18,6 +18,7 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
 from tests.conftest import Toolctl, examples, write_files
+from toolctl.errors import NotFound
 from toolctl.pulsar.announcements import Signer, announcement, canonical, signed_part
 from toolctl.registry.announced import decide, findings, origin_of
 from toolctl.registry.index import Registry
@@ -79,6 +80,30 @@ def body(name: str, *tools: str, signer: Signer | None, **changes: Any) -> str:
                         signer=signer)  # fmt: skip
     made.update(changes)
     return canonical(made).decode()
+
+
+def test_what_one_project_believes_is_never_what_another_reads(
+    tmp_path: Path, settings: Settings, signer: Signer
+) -> None:
+    """Two search paths reading one broker's topic decide apart: what the trusting one
+    believes (an unsigned service, under `any`) never stands in the strict one, which trusts
+    nothing, and the strict one's decision never removes what the other believes."""
+    lax = Settings.load([write_files(tmp_path / "lab", {"trust.toml": """
+        [[trust]]
+        key = "any"
+        services = "lab-*"
+        """})], announced=URL)  # fmt: skip
+    strict = Settings.load([write_files(tmp_path / "strict", {"t.toml": ""})], announced=URL)
+    assert len({lax.announced_dir, strict.announced_dir, settings.announced_dir}) == 3
+    bodies = {"lab-evil": body("lab-evil", "lab-evil-tool", signer=None)}
+    assert decide(lax, bodies) == []
+    assert [f.message for f in decide(strict, bodies)] == [
+        "service 'lab-evil': unsigned; workers sign with `worker --announce --key FILE`"
+    ]
+    assert Registry.open(lax).resolve("tool", "lab-evil-tool") is not None
+    with pytest.raises(NotFound):
+        Registry.open(strict).resolve("tool", "lab-evil-tool")
+    assert Registry.open(lax).resolve("tool", "lab-evil-tool") is not None
 
 
 def test_a_trusted_announcement_stands_after_every_directory(
