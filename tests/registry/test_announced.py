@@ -255,6 +255,59 @@ def test_a_forged_copy_of_a_held_announcement_is_told_while_it_holds(
     assert take(settings, [Received("jokes", fresh.encode())], None) == []  # superseded
 
 
+def test_junk_on_the_topic_is_kept_as_its_reason_for_a_while_and_told_briefly(
+    settings: Settings,
+) -> None:
+    """Anyone may publish: messages that are no announcement (not JSON, no time to live,
+    too large) were kept whole and forever, read on every command (a 1 MB message each), and
+    each told on every command. Only why each was refused is kept, for JUNK_SECONDS; a
+    command tells ten of them and counts the rest."""
+    import contextlib
+
+    from toolctl.pulsar.announcements import Received
+    from toolctl.registry import MAX_TOLD, open_registry
+    from toolctl.registry.announced import JUNK_SECONDS, MAX_BODY, take
+
+    junk = [Received(f"junk-{n}", b"x" * 500_000) for n in range(12)]
+    junk += [Received("timeless", json.dumps({"format": "toolctl-announcement/1",
+             "service": "timeless", "blob": "y" * 500_000}).encode()),
+             Received("huge", b"z" * (MAX_BODY + 1))]  # fmt: skip
+    refused = take(settings, junk, None)
+    assert len(refused) == 14
+    reasons = {f.message.split("'")[1]: f.message for f in refused}
+    assert "not JSON" in reasons["junk-3"] and "no time or time to live" in reasons["timeless"]
+    assert f"{MAX_BODY + 1:,} bytes, more than an announcement may be" in reasons["huge"]
+    state = settings.announced_dir.with_name(settings.announced_dir.name + ".state.json")  # type: ignore[union-attr]
+    assert state.stat().st_size < 10_000  # 7 MB of junk sent, its reasons kept
+
+    class Told:
+        def __init__(self) -> None:
+            self.warnings: list[str] = []
+
+        def note(self, message: str) -> None:
+            pass
+
+        def warn(self, message: str) -> None:
+            self.warnings.append(message)
+
+        def progress(self, message: str) -> contextlib.AbstractContextManager[object]:
+            return contextlib.nullcontext()
+
+    told = Told()  # the broker (port 1) does not answer: what was read before is decided
+    with open_registry(settings, told):
+        pass
+    refusals = [w for w in told.warnings if "not read" not in w]
+    assert len(refusals) == MAX_TOLD + 1
+    assert refusals[-1] == "4 more announcements refused; `toolctl check` lists them all"
+    kept = json.loads(state.read_text())
+    for service, text in kept["bodies"].items():  # JUNK_SECONDS later
+        came, _, why = text.removeprefix("\x00refused ").partition(" ")
+        kept["bodies"][service] = f"\x00refused {float(came) - JUNK_SECONDS - 1!r} {why}"
+    state.write_text(json.dumps(kept))
+    assert take(settings, [], None) == []
+    assert json.loads(state.read_text())["bodies"] == {}
+
+
 def test_keys_sign_and_verify(tmp_path: Path) -> None:
     public = generate(tmp_path / "k.pem")
     assert stat.S_IMODE(os.stat(tmp_path / "k.pem").st_mode) == 0o600

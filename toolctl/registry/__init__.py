@@ -16,6 +16,11 @@ if TYPE_CHECKING:
     from toolctl.settings import Settings
 
 
+MAX_TOLD = 10
+"""Refused announcements a command warns of one by one (anyone may publish: a flood of
+junk must not bury its output); `check` reports them all."""
+
+
 def open_registry(
     settings: Settings,
     reporter: Reporter,
@@ -35,8 +40,12 @@ def open_registry(
     if settings.announced is not None:  # an explicit opt-in: a bounded read of the topic
         from toolctl.registry.announced import refresh
 
-        for refused in refresh(settings, reporter, required=announcements_required):
+        refusals = refresh(settings, reporter, required=announcements_required)
+        for refused in refusals[:MAX_TOLD]:
             reporter.warn(f"announcement refused: {refused.message}")
+        if len(refusals) > MAX_TOLD:
+            more = len(refusals) - MAX_TOLD
+            reporter.warn(f"{more} more announcements refused; `toolctl check` lists them all")
     registry = Registry.open(settings, full=full, reporter=reporter)
     if warn:
         for path, why in registry.unreadable():

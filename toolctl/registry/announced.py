@@ -51,7 +51,12 @@ MAX_DEPTH = 64
 MAX_BODY = 1024 * 1024
 """Bytes an announcement may have (a service of hundreds of tools with their schemas is a
 tenth of it); a larger one is refused, and only its size is kept."""
-_TOO_LARGE = "\x00too large: "
+_REFUSED = "\x00refused "
+"""What is kept of a message that is no announcement: this, when it came, and why."""
+JUNK_SECONDS = 600.0
+"""Seconds a message that is no announcement (not JSON, no time to live, too large) is
+told about; then it is dropped, as it has no time of its own to expire with."""
+MAX_REASON = 300
 WHERE = "(announcements)"
 FORMAT = "toolctl-announcement/1"
 AHEAD = 300.0
@@ -137,7 +142,8 @@ def take(settings: Settings, received: list[Any], last: str | None) -> list[Find
     now = time.time()
     for message in received:
         if len(message.body) > MAX_BODY:  # refused, and never kept whole: the cache is read
-            text = f"{_TOO_LARGE}{len(message.body)}"  # on every command
+            size = f"{len(message.body):,} bytes, more than an announcement may be"
+            text = f"{_REFUSED}{now!r} {size} ({MAX_BODY:,})"  # on every command
         else:
             text = message.body.decode("utf-8", "replace")
         kept = bodies.get(message.service)
@@ -153,12 +159,57 @@ def take(settings: Settings, received: list[Any], last: str | None) -> list[Find
                 continue
         ignored.pop(message.service, None)
         if text:
-            bodies[message.service] = text
+            bodies[message.service] = _kept(message.service, text, now)
         else:
             bodies.pop(message.service, None)
-    if received:
+    stale = [service for service, text in bodies.items() if _stale(text, now)]
+    for service in stale:
+        del bodies[service]
+    if received or stale:
         _save(state_path, {"position": last, "bodies": bodies, "ignored": ignored})
     return decide(settings, bodies, ignored=ignored)
+
+
+def _kept(service: str, text: str, now: float) -> str:
+    """What is kept of a message: an announcement whole (it expires with its time to
+    live); anything else only as when it came and why it is refused, never its body (the
+    cache is read on every command, and junk has no time to expire with)."""
+    if text.startswith(_REFUSED) or _timed(text) is not None:
+        return text
+    why = (_why_refused(service, text, [], now) or "not an announcement")[:MAX_REASON]
+    return f"{_REFUSED}{now!r} {why}"
+
+
+def _timed(text: str) -> float | None:
+    """When an announcement ``text`` expires (its ``at`` + ``ttl``), or None: no time."""
+    try:
+        body = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(body, dict):
+        return None
+    at, ttl = _seconds(body.get("at")), _seconds(body.get("ttl"))
+    return None if at is None or ttl is None else at + ttl
+
+
+def _stale(text: str, now: float) -> bool:
+    """Kept past its use: an announcement expired (a message replayed older than it would
+    be expired too), a refusal told for JUNK_SECONDS, or a kept form this version does
+    not write (a state file of an older toolctl)."""
+    if text.startswith(_REFUSED):
+        came = _seconds(_float(text[len(_REFUSED) :].partition(" ")[0]))
+        return came is None or came + JUNK_SECONDS < now
+    if text.startswith("\x00"):
+        return True
+    expires = _timed(text)
+    return expires is None or expires < now
+
+
+def _float(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
 
 
 def _why_refused(service: str, text: str, trusted: list[Any], now: float) -> str:
@@ -175,7 +226,7 @@ def _why_refused(service: str, text: str, trusted: list[Any], now: float) -> str
 def _authentic(service: str, text: str, trusted: list[Any], now: float) -> float | None:
     """The time ``text`` was sent, when it is an announcement (or the stop) of ``service``
     signed by a key trusted for it, verified, not expired; else None."""
-    if not text or text.startswith(_TOO_LARGE):
+    if not text or text.startswith(_REFUSED):
         return None
     try:
         body = json.loads(text)
@@ -271,9 +322,8 @@ def _decide(
 
     if not re.fullmatch(NAME_PATTERN, service):
         raise Refused("sent under a key that is not a valid service name")
-    if text.startswith(_TOO_LARGE):
-        size = int(text[len(_TOO_LARGE) :])
-        raise Refused(f"{size:,} bytes, more than an announcement may be ({MAX_BODY:,})")
+    if text.startswith(_REFUSED):
+        raise Refused(text[len(_REFUSED) :].partition(" ")[2])
     try:
         body = json.loads(text)
     except (ValueError, RecursionError):
