@@ -142,6 +142,35 @@ def test_a_late_reader_sees_the_current_set(
     assert [tool["name"] for tool in json.loads(done.stdout)] == ["hello"]
 
 
+def test_an_older_announcement_replayed_after_a_clean_stop_stays_gone(
+    toolctl: Toolctl, workers: StartWorker, topic: str, reader: Path, key: tuple[Path, str],
+    pulsar_url: str, tmp_path: Path,
+) -> None:  # fmt: skip
+    """The clean stop sent a tombstone after its signed stop; compaction (Apache Pulsar)
+    erased the key on it, stop and all, so an announcement sent before the stop and
+    replayed after it stood for a reader of the compacted topic until its own ttl."""
+    from toolctl.pulsar.announcements import Signer, announcement, canonical
+    from toolctl.signing import SigningKey
+
+    loaded = SigningKey(key[0])
+    earlier = announcement(
+        "hello", _items("hello", "hello"), host="h", identity="i", ttl=600,
+        signer=Signer(loaded.public, loaded.sign),
+    )  # fmt: skip
+    stopped = announce(workers, "hello", key[0])
+    stopped.send_signal(signal.SIGTERM)
+    assert stopped.wait(timeout=30) == 0
+    if pulsar_url == APACHE_URL and APACHE_ADMIN_URL:
+        compact(topic)
+    publish(pulsar_url, topic, "hello", canonical(earlier))  # anyone may replay it
+    fresh = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "late-cache")}
+    done = toolctl(
+        "list", "--json", "--registry", str(reader), "--announced", pulsar_url, env=fresh
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == []
+
+
 def test_forged_announcements_are_refused_with_one_line_each(
     toolctl: Toolctl, workers: StartWorker, topic: str, reader: Path, key: tuple[Path, str],
     pulsar_url: str, tmp_path: Path,

@@ -177,15 +177,18 @@ class Announcer:
                 continue
 
     def stop(self, *, tombstone: bool = True) -> None:
-        """Stop heart-beating; a clean stop also sends the tombstone (an empty body)."""
+        """Stop heart-beating; a clean stop also says so: signed, the stop itself, left as
+        its key's last value (a tombstone would let compaction erase it, and a replayed
+        older announcement would then stand); unsigned, a tombstone (an empty body)."""
         self._stopping.set()
         if self._thread is not None:
             self._thread.join(timeout=5)
         try:
             if tombstone and self._producer is not None:
-                if self.signer is not None:  # what readers believe: the tombstone is anyone's
+                if self.signer is not None:
                     self._send(stopped=True)
-                self._producer.send(b"", partition_key=self.service)  # for compaction
+                else:
+                    self._producer.send(b"", partition_key=self.service)
         except Exception:  # the broker is gone: the announcement expires instead
             pass
         finally:
