@@ -122,6 +122,65 @@ def test_mcp_serve_stopped_by_a_signal_leaves_no_grandchild(
     assert gone(marks) == []
 
 
+SLOW_TO_EXIT = """
+import json, os, sys, time
+open(sys.argv[1], "w").write(str(os.getpid()))
+for line in sys.stdin:
+    message = json.loads(line)
+    if "id" not in message:
+        continue
+    result = {
+        "initialize": {"protocolVersion": message.get("params", {}).get("protocolVersion"),
+                       "capabilities": {"tools": {}}, "serverInfo": {"name": "s", "version": "1"}},
+        "tools/list": {"tools": [{"name": "t", "description": "d",
+                                  "inputSchema": {"type": "object"}}]},
+        "tools/call": {"content": [{"type": "text", "text": "ok"}]},
+    }.get(message["method"], {})
+    print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
+time.sleep(60)  # slow to stop once its stdin closes (a `docker run -i`, work to finish)
+"""
+
+
+def test_a_signal_while_mcp_serve_closes_a_slow_server_ends_it_quietly(tmp_path: Path) -> None:
+    """The SDK's stdio client closes stdin, then sends SIGTERM 2 s later: the signal came
+    while `mcp serve` waited for an upstream server to exit, after its event loop had
+    closed, and was an internal error (70) that left that server running."""
+    pid_file, server = tmp_path / "pid", tmp_path / "slow.py"
+    server.write_text(SLOW_TO_EXIT)
+    service = {"name": "slow", "mcp": {"command": [sys.executable, str(server), str(pid_file)]}}
+    import tomli_w
+
+    registry = write_files(tmp_path / "reg", {"s.toml": tomli_w.dumps({"service": [service]})})
+    imported = subprocess.run(
+        [sys.executable, "-m", "toolctl", "import", "mcp", "slow", "-r", str(registry)],
+        capture_output=True, text=True, timeout=60, cwd=tmp_path,
+    )  # fmt: skip
+    assert imported.returncode == 0, imported.stderr
+    child = mcp_serve(registry)
+    call(child, "slow.t")
+    assert child.stdout is not None
+    answers = [json.loads(child.stdout.readline()) for _ in range(2)]
+    assert answers[1]["result"]["content"][0]["text"] == "ok"
+    upstream = int(pid_file.read_text())
+    assert child.stdin is not None
+    child.stdin.close()
+    child.stdin = None
+    threading.Event().wait(0.5)  # closing: the upstream server gets its grace
+    child.send_signal(signal.SIGTERM)
+    returncode, stderr = ended(child)
+    assert returncode in (0, 143), stderr
+    assert "internal error" not in stderr and "Traceback" not in stderr, stderr
+    assert wait_for(lambda: not _alive(upstream), 10), "the upstream server was left running"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
 def test_mcp_serve_whose_stdin_closes_leaves_no_grandchild(tmp_path: Path) -> None:
     registry, marks = spawning_registry(tmp_path)
     child = mcp_serve(registry)

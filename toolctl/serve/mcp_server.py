@@ -300,7 +300,14 @@ async def serve_stdio(
     with anyio.CancelScope() as stopping:
         if lifetime is not None:
             loop = asyncio.get_running_loop()
-            lifetime.on_stop(lambda _signum: loop.call_soon_threadsafe(stopping.cancel))
+
+            def stop(_signum: int) -> None:
+                # a signal after serving ended (while upstream servers are being closed):
+                # the loop is gone, and the lifetime's other callbacks end what is left
+                with contextlib.suppress(RuntimeError):
+                    loop.call_soon_threadsafe(stopping.cancel)
+
+            lifetime.on_stop(stop)
         async with (
             stdio_transport(stdin, protocol) as (read, write),
             anyio.create_task_group() as group,
