@@ -61,6 +61,8 @@ class KeptSession:
 
     local = True
     """A stdio server: a timed-out call ends it (the keeper starts it again)."""
+    tools_changed = False
+    """Never set: each run opens its handle and lists the tools through the keeper."""
 
     def __init__(self, name: str, port: int, token: str) -> None:
         self.name, self.port, self.token = name, port, token

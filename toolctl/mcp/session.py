@@ -88,6 +88,9 @@ class Session:
         self._logs: dict[str, OnLog | None] = {}
         self._asks: dict[str, OnRequest | None] = {}
         self.echoes = False
+        self.tools_changed = False
+        """The server said its tool list changed (``notifications/tools/list_changed``)
+        since the session listed it: a runner lists it again before its next call."""
         """The server sent a request only a client sends (``initialize``): it echoes."""
 
     # -- handshake -------------------------------------------------------------------------
@@ -299,6 +302,8 @@ class Session:
             callback = self._progress.get(str(params.get("progressToken")))
             if callback is not None:
                 report_progress(callback, params)
+        elif method == "notifications/tools/list_changed":
+            self.tools_changed = True
         elif method == "notifications/message" and isinstance(params, dict):
             listeners = list(self._logs.values())
             if len(listeners) == 1 and listeners[0] is not None:

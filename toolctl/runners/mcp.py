@@ -59,6 +59,8 @@ class _Live:
         self.session = session
         self.tools = tools
         self.opened_for = opened_for
+        self.verified: dict[str, Any] = {}
+        """Each tool's pin its server's definition matched at a call of this session."""
 
 
 def _definition(tool: ToolSpec) -> str:
@@ -134,7 +136,15 @@ class McpRunner:
         section = _section(tool)
         live = self._session(tool, max(deadline - time.monotonic(), 0.001), call.sink)
         remote = str(section["name"])
-        definition = live.tools.get(remote)
+        definition = self._listed(live, remote, section, deadline)
+        pin = section.get("pin")
+        if _drifted(section, definition) and _own_server(live) and live.verified.get(remote) != pin:
+            # not a server that changed under a pin it matched: one started before the
+            # registry pinned what it pins now (a change accepted while a server serving
+            # long held the session), and a new one offers what was accepted
+            self._forget(_service_name(tool), live)
+            live = self._session(tool, max(deadline - time.monotonic(), 0.001), call.sink)
+            definition = live.tools.get(remote)
         if definition is None:
             from toolctl.mcp.pins import UPDATE_HINT
 
@@ -144,6 +154,7 @@ class McpRunner:
                 hint=UPDATE_HINT.format(service=_service_name(tool)),
             )
         _check_pin(tool, section, definition)
+        live.verified[remote] = pin
         if section.get("pin") is None:
             call.sink.warning(
                 f"tool '{tool.name}' has no pin: its definition is not checked; "
@@ -188,6 +199,20 @@ class McpRunner:
             True, output, answer.data, duration_ms=duration, transport=self.runtime,
             truncated=dropped, mcp=result,
         )  # fmt: skip
+
+    def _listed(
+        self, live: _Live, remote: str, section: Mapping[str, Any], deadline: float
+    ) -> Mapping[str, Any] | None:
+        """The server's definition of ``remote``, from the session's listing; listed again
+        when the server said its list changed, or when the listing is not what the
+        registry pins now (a session serving long outlives a change accepted since)."""
+        definition = live.tools.get(remote)
+        if live.session.tools_changed or _drifted(section, definition):
+            live.session.tools_changed = False  # before listing: a change during it counts
+            listed = live.session.list_tools(max(deadline - time.monotonic(), 0.001))
+            live.tools = {str(each["name"]): each for each in listed}
+            definition = live.tools.get(remote)
+        return definition
 
     def close(self) -> None:
         with self._lock:
@@ -312,6 +337,21 @@ def _asker(call: Call, service: Mapping[str, Any]) -> Callable[[str, dict[str, A
         raise Refused(METHOD_NOT_FOUND, f"toolctl has nobody to ask for {method} here")
 
     return ask
+
+
+def _drifted(section: Mapping[str, Any], definition: Mapping[str, Any] | None) -> bool:
+    """Whether the server's ``definition`` is missing or not the one the registry pins."""
+    from toolctl.mcp.pins import pin_of
+
+    pin = section.get("pin")
+    return definition is None or (pin is not None and pin_of(definition) != pin)
+
+
+def _own_server(live: _Live) -> bool:
+    """Whether the session's server is a process of this runner's own (stdio, not kept)."""
+    from toolctl.mcp.keeper import KeptSession
+
+    return live.session.local and not isinstance(live.session, KeptSession)
 
 
 def _check_pin(tool: ToolSpec, section: Mapping[str, Any], definition: Mapping[str, Any]) -> None:

@@ -1,0 +1,70 @@
+"""Pins held by a session that outlives one call (`run --batch`, `mcp serve`, `serve`): a
+server that changes a tool it was pinned with is refused from its next call on, as a new
+`run` refuses it; a change accepted while a server served is taken without a restart."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+import tomli_w
+
+from tests.conftest import ROOT, Toolctl
+from tests.serve.mcp_clients import stdio_session, texts
+
+MUTANT = ROOT / "tests/mcp/servers/mutant_server.py"
+
+
+def mutant_registry(root: Path, **env: str) -> Path:
+    service = {"name": "mutant", "mcp": {"command": [sys.executable, str(MUTANT)], "env": env}}
+    (root / "reg").mkdir(parents=True, exist_ok=True)
+    (root / "reg/s.toml").write_text(tomli_w.dumps({"service": [service]}))
+    return root / "reg"
+
+
+def test_a_batch_refuses_a_tool_its_server_changed_mid_session(
+    toolctl: Toolctl, tmp_path: Path
+) -> None:
+    """The session's tool list was read once: a server that changed `shout` after the
+    first call (and said so) kept being called for every later line."""
+    reg = mutant_registry(tmp_path, MUTANT_AFTER_FIRST="1")
+    assert toolctl("import", "mcp", "mutant", "-r", str(reg)).returncode == 0
+    lines = tmp_path / "b.jsonl"
+    lines.write_text('{"text": "a"}\n{"text": "b"}\n{"text": "c"}\n')
+    done = toolctl("run", "mutant.shout", "--batch", str(lines), "-r", str(reg))
+    results = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [r["success"] for r in results] == [True, False, False], done.stdout
+    assert all(r["exit_code"] == 3 for r in results[1:])
+    assert "changed since it was pinned (description)" in results[1]["error"]
+
+
+def test_a_change_accepted_while_mcp_serve_runs_is_served_without_a_restart(
+    toolctl: Toolctl, tmp_path: Path
+) -> None:
+    """`import mcp --update --yes` while `mcp serve` held a session with the server as it
+    was: every later call was refused, the hint sending the user to the update just made."""
+    wording = tmp_path / "description.txt"
+    reg = mutant_registry(tmp_path, MUTANT_DESCRIPTION=str(wording))
+    assert toolctl("import", "mcp", "mutant", "-r", str(reg)).returncode == 0
+
+    async def main() -> None:
+        async with stdio_session(reg) as session:
+            first = await session.call_tool("mutant.shout", {"text": "a"})
+            assert not first.isError and texts(first) == ["A (call 1)"]
+            wording.write_text("Say a text in capitals, v2.")
+            accepted = subprocess.run(
+                [sys.executable, "-m", "toolctl", "import", "mcp", "mutant", "--update",
+                 "--yes", "-r", str(reg)],
+                capture_output=True, text=True, timeout=60, env=dict(os.environ),
+            )  # fmt: skip
+            assert accepted.returncode == 0, accepted.stderr
+            await anyio.sleep(1.5)  # the server reads the registry again as it changes
+            after = await session.call_tool("mutant.shout", {"text": "b"})
+            assert not after.isError, texts(after)
+            assert texts(after) == ["B (call 1)"]  # a new server, started for the new pin
+
+    anyio.run(main)
