@@ -10,7 +10,7 @@ import json
 import math
 import re
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +43,24 @@ def read_bounded(stream: Any, what: str) -> bytes:
     if len(raw) > MAX_INPUT:
         raise UsageError(f"{what} is larger than {MAX_INPUT // 2**20} MiB")
     return raw.encode("utf-8", "surrogateescape") if isinstance(raw, str) else bytes(raw)
+
+
+def bounded_lines(stream: Any, origin: str) -> Iterator[str]:
+    """The lines of binary ``stream`` (ending at ``\n`` only, as JSON Lines says: U+2028
+    may sit in a string), each at most ``MAX_INPUT`` bytes and UTF-8: UsageError naming
+    ``origin`` and the line past it (``/dev/zero`` is one endless line)."""
+    number = 0
+    while True:
+        line = stream.readline(MAX_INPUT + 1)
+        if not line:
+            return
+        number += 1
+        if len(line) > MAX_INPUT:
+            raise UsageError(f"{origin}:{number}: a line over {MAX_INPUT // 2**20} MiB")
+        try:
+            yield line.decode("utf-8").removesuffix("\n")
+        except UnicodeDecodeError as exc:
+            raise UsageError(f"{origin}:{number}: it is not UTF-8 text ({exc.reason})") from None
 
 
 def read_args_option(value: str) -> dict[str, Any]:

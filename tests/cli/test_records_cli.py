@@ -281,6 +281,24 @@ def test_history_import_refuses_a_file_with_a_bad_line(toolctl: Toolctl, tmp_pat
     assert toolctl("history", "import", str(tmp_path / "none.jsonl")).returncode == 2
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("history", "import"),
+        ("graph", "learn", "--out", "learned.toml", "--from-transcripts"),
+        ("graph", "evaluate"),
+    ],
+)
+def test_a_transcript_that_never_ends_a_line_is_refused_at_64_mib(
+    toolctl: Toolctl, command: tuple[str, ...]
+) -> None:
+    """`/dev/zero` was read until memory ran out (22 GB in 30 s, deaf to SIGTERM), or was
+    an internal error (70) under a memory limit."""
+    refused = toolctl(*command, "/dev/zero")
+    assert refused.returncode == 2, refused.stderr
+    assert "/dev/zero:1: a line over 64 MiB" in refused.stderr, refused.stderr
+
+
 def test_history_import_replaces_only_what_an_import_wrote(
     toolctl: Toolctl, reg: str, tmp_path: Path
 ) -> None:

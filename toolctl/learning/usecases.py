@@ -63,15 +63,16 @@ def read_files(paths: Sequence[Path]) -> list[Transcript]:
 
 def _read_one(path: Path) -> Iterator[Transcript]:
 
+    from toolctl.arguments import bounded_lines
+
     if str(path) == "-":
-        yield from read_transcripts(sys.stdin, "<stdin>")
+        yield from read_transcripts(bounded_lines(sys.stdin.buffer, "<stdin>"), "<stdin>")
         return
     try:
-        with path.open(encoding="utf-8") as lines:
-            yield from list(read_transcripts(lines, str(path)))
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise UsageError(f"cannot read transcripts {path}: {reason}") from None
+        with path.open("rb") as lines:
+            yield from list(read_transcripts(bounded_lines(lines, str(path)), str(path)))
+    except OSError as exc:
+        raise UsageError(f"cannot read transcripts {path}: {exc.strerror or exc}") from None
 
 
 def learn_graph(

@@ -22,7 +22,7 @@ import json
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple
 
 from toolctl.errors import UsageError
 from toolctl.records.history import CallRecord, Filter
@@ -43,20 +43,31 @@ class Imported(NamedTuple):
         return {"sessions": self.sessions, "calls": self.calls}
 
 
-def transcript_lines(file: Path) -> Iterable[str]:
-    """The lines of a transcript file, or of stdin for "-"; an unreadable file is exit 2."""
+def transcript_lines(file: Path) -> Iterator[str]:
+    """The lines of a transcript file, or of stdin for "-", read as they are taken; an
+    unreadable file, a line that is not UTF-8 (a tool name mangled into U+FFFD would be
+    stored) or one over 64 MiB is exit 2."""
     import sys
 
+    from toolctl.arguments import bounded_lines
+
     if str(file) == "-":
-        return sys.stdin
+        return bounded_lines(sys.stdin.buffer, str(file))
     try:
-        text = file.read_text(encoding="utf-8")
+        opened = file.open("rb")
     except OSError as exc:
         raise UsageError(f"cannot read {file}: {exc.strerror}") from exc
-    except UnicodeDecodeError as exc:  # a tool name mangled into U+FFFD would be stored
-        raise UsageError(f"cannot read {file}: it is not UTF-8 text ({exc.reason})") from None
-    # lines end at \n only, as JSON Lines says: U+2028 and the like may sit in a string
-    return text.split("\n")
+    return _lines_of(opened, str(file))
+
+
+def _lines_of(opened: BinaryIO, origin: str) -> Iterator[str]:
+    from toolctl.arguments import bounded_lines
+
+    with opened:
+        try:
+            yield from bounded_lines(opened, origin)
+        except OSError as exc:
+            raise UsageError(f"cannot read {origin}: {exc.strerror}") from exc
 
 
 def import_transcripts(settings: Settings, lines: Iterable[str], origin: str) -> Imported:
