@@ -343,6 +343,53 @@ def history_file(tmp_path: Path) -> Path:
     return tmp_path / "home" / "state" / "toolctl" / "history.sqlite3"
 
 
+def _fifo(path: Path) -> None:
+    os.mkfifo(path)
+
+
+def _newer(path: Path) -> None:
+    with sqlite3.connect(path) as db:
+        db.execute("PRAGMA user_version=2")
+
+
+def _foreign_database(path: Path) -> None:
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE important(x)")
+        db.execute("INSERT INTO important VALUES (1)")
+
+
+@pytest.mark.parametrize(
+    ("make", "told"),
+    [
+        (_fifo, "it is not a regular file"),
+        (_newer, "written by a newer toolctl (history version 2, this one reads 1)"),
+        (_foreign_database, "it is not a toolctl history (another program's database)"),
+    ],
+)
+def test_a_history_path_toolctl_cannot_use_is_told_and_never_written(
+    toolctl_process: Toolctl, reg: str, tmp_path: Path, make: Any, told: str
+) -> None:
+    """A FIFO there hung `history`, `stats` and `run` past every signal; a history of a
+    newer version or another program's database read as "no calls recorded yet", and the
+    next run wrote toolctl's tables into it."""
+    path = history_file(tmp_path)
+    path.parent.mkdir(parents=True)
+    if make is not _fifo:
+        toolctl_process("run", "fail", "-r", reg)  # a history of calls, then changed
+        path.unlink()
+        for part in path.parent.glob("history.sqlite3-*"):
+            part.unlink()
+    make(path)
+    before = None if make is _fifo else path.read_bytes()
+    for command in (("history",), ("stats",)):
+        done = toolctl_process(*command, timeout=20)
+        assert done.returncode == 74 and told in done.stderr, done.stderr
+    ran = toolctl_process("run", "echo", "-a", "text=x", "-r", reg, timeout=20)
+    assert ran.returncode == 0 and told in ran.stderr, ran.stderr
+    if before is not None:
+        assert path.read_bytes() == before
+
+
 @pytest.mark.parametrize(
     "change",
     [

@@ -145,6 +145,7 @@ def open_for_writing(path: Path) -> sqlite3.Connection:
     """The history file, created (with its directory) on first use; sqlite3.Error or OSError
     when it cannot be (a read-only or full disk)."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    _regular(path)
     _private(path)
     # the journal's writer thread and the thread that flushes at exit share it, one at a
     # time (Journal._writing): sqlite3's own same-thread check would refuse the second
@@ -152,13 +153,43 @@ def open_for_writing(path: Path) -> sqlite3.Connection:
     try:
         db.execute("PRAGMA synchronous=NORMAL")  # WAL: a commit is an append, no fsync
         db.execute(f"PRAGMA wal_autocheckpoint={WAL_PAGES}")
-        if db.execute("PRAGMA user_version").fetchone()[0] != VERSION:
+        foreign = _foreign(db)
+        if foreign:  # never written into: another program's, or a newer toolctl's
+            raise sqlite3.DatabaseError(foreign)
+        if foreign == "":
             _create(db)
         db.execute(f"PRAGMA busy_timeout={int(BUSY_STEP * 1000)}")  # `_begin` waits longer
     except BaseException:
         db.close()
         raise
     return db
+
+
+def _regular(path: Path) -> None:
+    """OSError for a history path that is there and no regular file: SQLite would open a
+    FIFO and wait for a writer, past every signal, or fail on a directory with "disk I/O
+    error"."""
+    import stat
+
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return
+    if not stat.S_ISREG(mode):
+        raise OSError(errno.EINVAL, "it is not a regular file")
+
+
+def _foreign(db: sqlite3.Connection) -> str | None:
+    """None for a history of this version; "" for an empty database (one to create);
+    else why it is not one toolctl reads or writes."""
+    version = db.execute("PRAGMA user_version").fetchone()[0]
+    if version == VERSION:
+        return None
+    if version > VERSION:
+        return f"written by a newer toolctl (history version {version}, this one reads {VERSION})"
+    if db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+        return "it is not a toolctl history (another program's database)"
+    return ""
 
 
 def _private(path: Path) -> None:
@@ -278,19 +309,28 @@ def open_for_reading(path: Path) -> sqlite3.Connection | None:
             raise unusable(path, NotADirectoryError(errno.ENOTDIR, "Not a directory"))
         return None
     try:
+        _regular(path)
         db = sqlite3.connect(
             f"file:{path}?mode=ro", uri=True, timeout=BUSY_SECONDS, factory=_Reader
         )
+    except OSError as exc:
+        raise unusable(path, exc) from None
     except sqlite3.Error as exc:
         raise unusable(path, exc) from None
     db.path = path
     try:
-        if db.execute("PRAGMA user_version").fetchone()[0] != VERSION:
-            db.close()
-            return None
+        foreign = _foreign(db)
     except sqlite3.Error as exc:
         db.close()
         raise unusable(path, exc) from None
+    if foreign is not None:
+        db.close()
+        if foreign:
+            raise HistoryUnusable(
+                f"cannot read the run history at {path}: {foreign}",
+                hint="move the file away to start a new history",
+            )
+        return None
     return db
 
 
