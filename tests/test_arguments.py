@@ -88,3 +88,30 @@ def test_a_number_typed_as_an_integer_stays_one() -> None:
     assert convert("x", "007", number) == 7.0  # not JSON's integer: read as a decimal
     with pytest.raises(InvalidArguments, match="expects a number"):
         convert("x", "one", number)
+
+
+def test_an_error_quoting_a_value_never_shows_a_secret() -> None:
+    """A bad value was quoted in clear ("expects an integer, got 'sk-live-...'"), on the
+    terminal, in CI logs and to a server's clients, where the history masked it."""
+    import pytest
+
+    from toolctl.arguments import build, validate
+    from toolctl.errors import InvalidArguments
+
+    schema = {
+        "type": "object",
+        "properties": {"api_token": {"type": "integer"}, "n": {"type": "integer"}},
+    }
+    for pairs, args in (
+        (["api_token=sk-live-abcdefghijklmnopqrstu"], None),
+        (["n=sk-proj-abcdefghijklmnopqrstuvwx"], None),
+        ([], {"api_token": "hunter2-secret-xyz"}),
+        ([], {"n": "ghp_abcdefghijklmnopqrstuvwxyz0123"}),
+    ):
+        with pytest.raises(InvalidArguments) as raised:
+            validate("t", schema, build(schema, args, pairs))
+        told = str(raised.value)
+        assert "***" in told, told
+        assert not any(s in told for s in ("sk-", "hunter2", "ghp_")), told
+    with pytest.raises(InvalidArguments, match="got 'abc'"):
+        build(schema, None, ["n=abc"])

@@ -331,9 +331,20 @@ def convert(key: str, raw: str, declared: Any) -> Any:
     except ValueError as exc:
         expected = " or ".join(k for k in kinds if k)
         raise InvalidArguments(
-            f"argument '{key}' expects {_article(expected)}, got {raw!r}"
+            f"argument '{key}' expects {_article(expected)}, got {_quoted(key, repr(raw))}"
         ) from exc
     return raw
+
+
+def _quoted(key: str, text: str) -> str:
+    """A value an error quotes (it reaches terminals, CI logs and a server's clients):
+    ``'***'`` for an argument whose name says it holds a secret (``api_token``), and
+    credential-shaped strings (``sk-...``, a JWT) masked wherever they are."""
+    from toolctl.secret_names import PREFIXES, secret_name
+
+    if secret_name(key):
+        return "'***'" if text[:1] == "'" else '"***"'
+    return PREFIXES.sub("***", text)
 
 
 def _article(kind: str) -> str:
@@ -481,4 +492,4 @@ def _explain(exc: Any, schema: Mapping[str, Any]) -> str:
         )
     where = f"argument '{'.'.join(path)}'" if path else "arguments"
     detail = str(exc.message).removeprefix(str(exc.name)).strip()
-    return f"{where} {detail}, got {json.dumps(exc.value)}"
+    return f"{where} {detail}, got {_quoted(path[-1] if path else '', json.dumps(exc.value))}"
