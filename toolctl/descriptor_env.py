@@ -45,7 +45,7 @@ SETTINGS = (
     "TOOLCTL_ANNOUNCED", "TOOLCTL_ANNOUNCE_TOPIC", "TOOLCTL_CONTAINER_ENGINE",
     "TOOLCTL_HISTORY", "TOOLCTL_HISTORY_MAX_CALLS", "TOOLCTL_HISTORY_MAX_DAYS", "TOOLCTL_LOG",
     "TOOLCTL_MCP_KEEP", "TOOLCTL_PULSAR_URL", "TOOLCTL_RECORD_ARGUMENTS", "TOOLCTL_REGISTRY",
-    "TOOLCTL_SESSION", "TOOLCTL_STRICT",
+    "TOOLCTL_SERVING_DEPTH", "TOOLCTL_SESSION", "TOOLCTL_STRICT",
 )  # fmt: skip
 """toolctl's own settings, which a tool that runs `toolctl` gets, so it works with the
 registry, history and broker its caller does: these names alone, not every ``TOOLCTL_*``

@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import anyio
@@ -68,3 +69,37 @@ def test_a_change_accepted_while_mcp_serve_runs_is_served_without_a_restart(
             assert texts(after) == ["B (call 1)"]  # a new server, started for the new pin
 
     anyio.run(main)
+
+
+def _running(marker: str) -> list[str]:
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as handle:
+                line = handle.read().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if marker in line and "pytest" not in line:
+            found.append(line)
+    return found
+
+
+def test_a_registry_holding_toolctl_s_own_server_does_not_serve_itself_without_end(
+    toolctl_process: Toolctl, tmp_path: Path
+) -> None:
+    """`mcp install` writes toolctl's server into a client's config, `import mcp-config`
+    brings it back: every server it ran started another (one more process a second, past
+    the client that started the first). The third one nested is refused."""
+    reg = mutant_registry(tmp_path)
+    assert toolctl_process("import", "mcp", "mutant", "-r", str(reg)).returncode == 0
+    itself = [sys.executable, "-m", "toolctl", "mcp", "serve", "-r", str(reg)]
+    added = toolctl_process("mcp", "add", "self", "-r", str(reg), "--", *itself, timeout=120)
+    assert added.returncode == 0, added.stderr
+    again = toolctl_process("check", "--live", "-r", str(reg), timeout=120)
+    assert "Traceback" not in again.stderr and "internal error" not in again.stderr
+    done = toolctl_process("run", "self.mutant.shout", "--arg", "text=a", "-r", str(reg))
+    assert done.returncode == 0 and done.stdout.startswith("A (call 1)"), done.stderr
+    deadline = time.monotonic() + 10
+    while _running(str(reg)) and time.monotonic() < deadline:  # the servers end with them
+        time.sleep(0.1)
+    assert _running(str(reg)) == []

@@ -236,6 +236,30 @@ class Dispatcher:
         write_all(lambda message: self._log({"event": "warning", "message": message}))
 
 
+SERVING_DEPTH = "TOOLCTL_SERVING_DEPTH"
+"""How many toolctl servers a server runs under: each gives its tools' processes one more."""
+MAX_SERVING_DEPTH = 3
+"""Servers nested deeper are refused: a registry holding toolctl's own MCP server (`mcp
+install`'s entry, imported back from the client's config) serves itself, each server
+starting another, without end and past the client that started the first."""
+
+
+def _nested(settings: Settings) -> Settings:
+    """``settings`` for a server ``SERVING_DEPTH`` deep; RegistryError past the bound."""
+    from toolctl.errors import RegistryError
+
+    given = settings.environ.get(SERVING_DEPTH, "0")
+    depth = int(given) if given.isdigit() and len(given) < 4 else 0
+    if depth >= MAX_SERVING_DEPTH:
+        raise RegistryError(
+            f"toolctl is serving under {depth} servers of its own: a registry that holds "
+            "toolctl's MCP server (`toolctl mcp serve`) serves itself",
+            hint="unregister the service that runs `toolctl mcp serve` (an entry `toolctl "
+            "mcp install` wrote, imported back with `import mcp-config`)",
+        )
+    return settings._replace(environ={**settings.environ, SERVING_DEPTH: str(depth + 1)})
+
+
 def open_dispatcher(
     settings: Settings,
     selection: Selection,
@@ -247,6 +271,7 @@ def open_dispatcher(
 ) -> Dispatcher:
     """The catalog of ``selection``, a caller onto its registry, the dispatcher over both;
     the calls recorded by ``recorder`` (default: one with the server's metrics)."""
+    settings = _nested(settings)
 
     def warn(message: str) -> None:
         if log is not None:
