@@ -141,6 +141,15 @@ time.sleep(60)  # slow to stop once its stdin closes (a `docker run -i`, work to
 """
 
 
+SILENT = SLOW_TO_EXIT.replace("time.sleep(60)", "").replace(
+    '    print(json.dumps({"jsonrpc"',
+    '    if message["method"] == "tools/call":\n'
+    "        continue  # its handler blocks: a call, cancelled or not, is never answered\n"
+    '    print(json.dumps({"jsonrpc"',
+)
+"""A server that answers everything but ``tools/call``."""
+
+
 def test_a_signal_while_mcp_serve_closes_a_slow_server_ends_it_quietly(tmp_path: Path) -> None:
     """The SDK's stdio client closes stdin, then sends SIGTERM 2 s later: the signal came
     while `mcp serve` waited for an upstream server to exit, after its event loop had
@@ -179,6 +188,45 @@ def _alive(pid: int) -> bool:
             return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return False
+
+
+def test_a_cancelled_mcp_backed_call_ends_at_once(tmp_path: Path) -> None:
+    """`notifications/cancelled` for a call to an upstream MCP server was passed on, but
+    the call kept waiting for an answer no server sends to a cancelled request: `mcp
+    serve` then took the whole drain (10 s) and more to end when its stdin closed, and the
+    SDK client's SIGKILL left the upstream server running."""
+    import time
+
+    import tomli_w
+
+    from toolctl.serve.dispatch import DRAIN_SECONDS
+
+    server = tmp_path / "silent.py"
+    server.write_text(SILENT)
+    argv = [sys.executable, str(server), str(tmp_path / "pid")]
+    service = {"name": "silent", "mcp": {"command": argv}}
+    registry = write_files(tmp_path / "reg", {"s.toml": tomli_w.dumps({"service": [service]})})
+    imported = subprocess.run(
+        [sys.executable, "-m", "toolctl", "import", "mcp", "silent", "-r", str(registry)],
+        capture_output=True, text=True, timeout=60, cwd=tmp_path,
+    )  # fmt: skip
+    assert imported.returncode == 0, imported.stderr
+    child = mcp_serve(registry)
+    params = {"name": "silent.t", "arguments": {}}
+    send(child, {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": params})
+    assert child.stdout is not None
+    assert json.loads(child.stdout.readline())["id"] == 1  # initialized: the call is sent
+    threading.Event().wait(1.5)
+    cancelled = {"requestId": 2, "reason": "test"}
+    send(child, {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": cancelled})
+    threading.Event().wait(0.5)
+    assert child.stdin is not None
+    started = time.monotonic()
+    child.stdin.close()
+    child.stdin = None
+    returncode, stderr = ended(child)
+    assert returncode == 0, stderr
+    assert time.monotonic() - started < DRAIN_SECONDS, "the cancelled call held the drain"
 
 
 def test_mcp_serve_whose_stdin_closes_leaves_no_grandchild(tmp_path: Path) -> None:

@@ -270,6 +270,9 @@ class Session:
         params = {"requestId": request_id, "reason": "the caller went away"}
         with contextlib.suppress(TransportUnavailable, TimedOut):
             self.transport.notify(notification("notifications/cancelled", params))
+        abandon = getattr(self.transport, "abandon", None)
+        if abandon is not None:  # no answer comes to a cancelled request: stop waiting
+            abandon(request_id)
 
     def _cancel(self, request_id: int, reason: str) -> None:
         """Tell the server to stop (not on modern HTTP: there closing the stream says it)."""

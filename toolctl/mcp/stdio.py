@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
-from toolctl.errors import TimedOut, TransportUnavailable, UsageError
+from toolctl.errors import Interrupted, TimedOut, TransportUnavailable, UsageError
 from toolctl.mcp.wire import MAX_MESSAGE, LineSplitter, Message, ProtocolError, decode, encode
 
 STDERR_TAIL = 8192
@@ -30,11 +30,12 @@ Inbound = Callable[[Message], "Message | None"]
 class _Slot:
     """Where the answer to one request lands."""
 
-    __slots__ = ("answer", "done")
+    __slots__ = ("abandoned", "answer", "done")
 
     def __init__(self) -> None:
         self.done = threading.Event()
         self.answer: Message | None = None
+        self.abandoned = False
 
 
 class StdioTransport:
@@ -110,9 +111,21 @@ class StdioTransport:
         finally:
             with self._lock:
                 self._pending.pop(message["id"], None)
+        if slot.answer is None and slot.abandoned:
+            raise Interrupted(f"the request to MCP server '{self.name}' was cancelled")
         if slot.answer is None:
             raise self._failed()
         return slot.answer
+
+    def abandon(self, request_id: int | str) -> None:
+        """Stop waiting for the answer to ``request_id`` (its caller went away and the
+        server was told: under MCP a cancelled request gets no answer): ``request`` raises
+        Interrupted at once."""
+        with self._lock:
+            slot = self._pending.get(request_id)
+        if slot is not None and slot.answer is None:
+            slot.abandoned = True
+            slot.done.set()
 
     def notify(self, message: Message) -> None:
         self._write(message)
