@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from tests.conftest import ROOT, Toolctl
+from tests.mcp.conftest import PROBE
 from tests.serve.serve_support import piped_mcp
 
 SERVER = [sys.executable, str(ROOT / "plugins/textmcp/server.py")]
@@ -108,6 +109,25 @@ def test_a_name_that_is_not_a_registry_name_is_refused(toolctl: Toolctl, tmp_pat
         assert done.returncode == 2, done.stderr
         assert done.stderr.startswith(f"toolctl: error: invalid service name {name!r}: {told}")
     assert not list((tmp_path / "reg").rglob("*.toml"))
+
+
+def test_adding_a_server_with_resources_again_is_unchanged(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    """`import mcp` pins the server's resources and prompts into its service: the same
+    server added again (or its client config imported again) was refused as defined
+    "differently" (exit 3), its pins being what differed."""
+    (tmp_path / "reg").mkdir()
+    offer = tmp_path / "offer.txt"
+    offer.write_text("")
+    env = ("--env", f"PROBE_OFFER={offer}")
+    probe = [sys.executable, str(PROBE)]
+    first = toolctl("mcp", "add", "noted", "-r", "reg", *env, "--", *probe)
+    assert first.returncode == 0, first.stderr
+    assert "[service.mcp.pins" in (tmp_path / "reg/services/noted.toml").read_text()
+    again = toolctl("mcp", "add", "noted", "-r", "reg", *env, "--", *probe)
+    assert again.returncode == 0, again.stderr
+    assert "unchanged service 'noted'" in again.stderr
 
 
 def test_a_name_taken_by_another_server_gets_advice_that_works(

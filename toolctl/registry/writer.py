@@ -242,9 +242,15 @@ def same_definition(new: Definition, old: Definition) -> bool:
     """Whether two definitions say the same, their file-relative paths made absolute."""
     from toolctl.registry.paths import absolute
 
+    # what `import mcp` wrote into a service (the pins of its resources and prompts) is
+    # no difference from the same server given again without them (`mcp add`, a config)
+    pinned = "pins" in (new.data.get("mcp") or {})
+
     def comparable(definition: Definition) -> dict[str, Any]:
         base = Path(os.path.abspath(definition.file)).parent
         data = absolute(definition.kind, definition.data, base)
+        if not pinned and isinstance(data.get("mcp"), dict):
+            data = {**data, "mcp": {k: v for k, v in data["mcp"].items() if k != "pins"}}
         return {k: v for k, v in data.items() if k != "runtime"}  # the index resolves it
 
     return new.kind == old.kind and comparable(new) == comparable(old)
