@@ -601,3 +601,48 @@ def test_a_server_echoing_the_token_it_refused_never_has_it_printed(
     assert "auth failed for Bearer ***" in checked.stdout  # a finding
     for done in (imported, checked):
         assert SECRET not in done.stdout + done.stderr
+
+
+NOISY = """
+import json, sys
+for line in sys.stdin:
+    message = json.loads(line)
+    if "id" not in message:
+        continue
+    method = message["method"]
+    if method == "tools/call":
+        token = message["params"].get("_meta", {}).get("progressToken")
+        for note in (
+            {"method": "notifications/progress", "params": {"progressToken": token,
+             "progress": 1, "total": 2, "message": "prog \\x1b[2J\\u202eevil"}},
+            {"method": "notifications/message", "params": {"level": "info",
+             "data": "log \\x1b]0;pwned\\x07 end"}},
+        ):
+            print(json.dumps({"jsonrpc": "2.0", **note}), flush=True)
+    result = {
+        "initialize": {"protocolVersion": message.get("params", {}).get("protocolVersion"),
+                       "capabilities": {"tools": {}}, "serverInfo": {"name": "n", "version": "1"}},
+        "tools/list": {"tools": [{"name": "t", "description": "d",
+                                  "inputSchema": {"type": "object"}}]},
+        "tools/call": {"content": [{"type": "text", "text": "ok"}]},
+    }.get(method, {})
+    print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
+"""
+
+
+def test_what_a_server_says_while_it_works_never_drives_the_terminal(
+    toolctl: Toolctl, tmp_path: Path
+) -> None:
+    """An MCP server's progress and log messages were written to stderr as they came: an
+    ESC in them cleared the screen, set the window title, could write the clipboard."""
+    server = tmp_path / "noisy.py"
+    server.write_text(NOISY)
+    service = {"name": "noisy", "mcp": {"command": [sys.executable, str(server)]}}
+    (tmp_path / "reg").mkdir()
+    (tmp_path / "reg/s.toml").write_text(tomli_w.dumps({"service": [service]}))
+    assert toolctl("import", "mcp", "noisy", "-r", "reg").returncode == 0
+    done = toolctl("run", "noisy.t", "-r", "reg")
+    assert done.returncode == 0 and done.stdout == "ok\n", done.stderr
+    assert "\x1b" not in done.stderr and "\u202e" not in done.stderr, repr(done.stderr)
+    assert "progress 1/2 prog \\x1b[2J\\u202eevil" in done.stderr
+    assert "info: log \\x1b]0;pwned\\x07 end" in done.stderr

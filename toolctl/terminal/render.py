@@ -548,6 +548,15 @@ class TerminalSink(Sink):
     def warning(self, message: str) -> None:
         warn(message)
 
+    # what a server (or a tool) says while it works is told in toolctl's own lines: one
+    # line each, its control characters visible (an ESC must not clear the terminal, set
+    # its title or write the clipboard), as every diagnostic is
+    def progress(self, progress: float, total: float | None, message: str | None) -> None:
+        super().progress(progress, total, None if message is None else bounded(message))
+
+    def log(self, level: str, message: str) -> None:
+        super().log(bounded(level), bounded(message))
+
     def waiting(self, message: str, delay: float = 0.2) -> WaitSpinner:
         # never beside --json (show_output off): what is on the terminal is the JSON alone
         enabled = self.show_output and showing_progress(self.settings.color)
