@@ -103,4 +103,3 @@ def test_a_registry_holding_toolctl_s_own_server_does_not_serve_itself_without_e
     while _running(str(reg)) and time.monotonic() < deadline:  # the servers end with them
         time.sleep(0.1)
     assert _running(str(reg)) == []
-

@@ -553,4 +553,3 @@ def test_a_secret_written_in_a_descriptor_is_never_shown(tmp_path: Path, toolctl
         "tool 'm': local.env.URL",
     ]
     assert toolctl("check", "--strict", "-r", str(tmp_path / "r")).returncode == 3
-
