@@ -209,3 +209,22 @@ def test_an_endpoint_that_is_down_costs_one_warning_and_about_a_second(
         f"toolctl: warning: spans could not be sent to http://127.0.0.1:{port}/v1/traces: "
         "[Errno 111] Connection refused"
     )
+
+
+def test_an_sdk_setting_it_cannot_read_is_told_as_that_and_never_quoted(
+    tmp_path: Path, toolctl_process: Toolctl
+) -> None:
+    """Every SDK warning was told as "spans could not be sent", though they were, and a bad
+    OTEL_EXPORTER_OTLP_HEADERS was quoted whole, its token with it."""
+    with otlp_receiver() as receiver:
+        env = {
+            "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url,
+            "OTEL_EXPORTER_OTLP_HEADERS": "authorization:Bearer-Sekr3tT0k",
+            "OTEL_TRACES_SAMPLER": "bogus",
+        }
+        done = toolctl_process("run", "traced", "-r", str(registry(tmp_path)), env=env)
+        assert done.returncode == 0, done.stderr
+        assert len(receiver.wait_for(1)) == 1  # the span was sent
+    assert "Sekr3tT0k" not in done.stderr and "could not be sent" not in done.stderr
+    assert "OTEL_EXPORTER_OTLP_HEADERS is not a comma-separated list" in done.stderr
+    assert "toolctl: warning: OpenTelemetry: Couldn't recognize sampler bogus" in done.stderr

@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from opentelemetry import trace
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
@@ -131,20 +131,37 @@ def _reason(message: str) -> str:
     return message.split(" encountered while", 1)[0][:200]
 
 
+def _told(text: str, endpoint: str) -> tuple[str, str]:
+    """What an SDK log line says, in one line, and its kind (each told once): an export
+    that failed, a setting the SDK could not read (never quoting it: a header's value is a
+    token), or anything else it warns of."""
+    import re
+
+    if "Header format invalid" in text:  # the SDK quotes the whole variable: never shown
+        return "headers", (
+            "OTEL_EXPORTER_OTLP_HEADERS is not a comma-separated list of name=value pairs "
+            "(URL-encoded); spans are sent without its headers"
+        )
+    if re.search(r"(?i)recogni[sz]e|invalid|unknown|not supported", text):
+        return "setting", f"OpenTelemetry: {_reason(text)}"  # a sampler, a resource pair
+    return "export", f"spans could not be sent to {endpoint}: {_reason(text)}"
+
+
 def _quiet_sdk_logs(endpoint: str, warn: Callable[[str], None] | None) -> None:
     """The SDK logs export failures (and retries) through logging, which would reach stderr
     as several raw lines per batch: they become one warning, once per process."""
     import logging
 
     class Once(logging.Handler):
-        told = False
+        told: ClassVar[set[str]] = set()
 
         def emit(self, record: logging.LogRecord) -> None:
-            if record.levelno < logging.WARNING or Once.told:
+            kind, message = _told(record.getMessage(), endpoint)
+            if record.levelno < logging.WARNING or kind in Once.told:
                 return
-            Once.told = True
+            Once.told.add(kind)
             if warn is not None:
-                warn(f"spans could not be sent to {endpoint}: {_reason(record.getMessage())}")
+                warn(message)
 
     for name in LOGGERS:
         logger = logging.getLogger(name)
