@@ -299,6 +299,24 @@ def test_a_transcript_that_never_ends_a_line_is_refused_at_64_mib(
     assert "/dev/zero:1: a line over 64 MiB" in refused.stderr, refused.stderr
 
 
+def test_a_lowered_bound_that_removes_calls_says_so(
+    toolctl: Toolctl, toolctl_process: Toolctl, reg: str
+) -> None:
+    """TOOLCTL_HISTORY_MAX_CALLS=5 for one command (a typo for 500000) removed all but five
+    calls of the history without a word."""
+    for _ in range(12):
+        assert toolctl("run", "fail", "-r", reg).returncode == 1
+    bounded = {"TOOLCTL_HISTORY_MAX_CALLS": "5"}
+    done = toolctl_process("run", "fail", "-r", reg, env=bounded)
+    assert "older calls were removed from it" in done.stderr, done.stderr
+    assert "keeps 5 calls of 90 days at most" in done.stderr
+    assert len(calls(toolctl, "--limit", "100")) == 5
+    again = toolctl_process("run", "fail", "-r", reg, env=bounded)
+    assert "removed" not in again.stderr, again.stderr  # the bound kept, as always
+    quiet = [toolctl_process("run", "fail", "-r", reg).stderr for _ in range(3)]
+    assert not any("removed" in err for err in quiet)
+
+
 def test_history_import_replaces_only_what_an_import_wrote(
     toolctl: Toolctl, reg: str, tmp_path: Path
 ) -> None:

@@ -230,14 +230,17 @@ def append(
     max_days: float,
     now: float | None = None,
     replacing: Sequence[str] = (),
-) -> None:
-    """Write ``records`` in one transaction, deleting what is past the bounds now and then.
+) -> int:
+    """Write ``records`` in one transaction, deleting what is past the bounds now and then;
+    how many rows the bounds deleted past what these records made room for (a bound
+    lowered since: the caller tells it, as nothing else would).
 
     ``replacing``: sessions whose imported calls (caller ``import``) these records replace,
     deleted in the same transaction, so a write that fails leaves them as they were."""
     if not records and not replacing:
-        return
+        return 0
     _begin(db)
+    pruned = 0
     try:
         db.executemany(_REPLACE, [(session,) for session in replacing])
         db.executemany(_INSERT, records)
@@ -245,12 +248,16 @@ def append(
         every = max(1, min(PRUNE_EVERY, max_calls // 10))
         if last // every != (last - len(records)) // every:
             oldest = (time.time() if now is None else now) - max_days * 86400
-            db.execute("DELETE FROM calls WHERE id <= ? OR time < ?", (last - max_calls, oldest))
+            deleted = db.execute(
+                "DELETE FROM calls WHERE id <= ? OR time < ?", (last - max_calls, oldest)
+            ).rowcount
+            pruned = max(deleted - len(records) - every, 0)
         db.execute("COMMIT")
     except BaseException:
         if db.in_transaction:
             db.execute("ROLLBACK")
         raise
+    return pruned
 
 
 def _begin(db: sqlite3.Connection) -> None:

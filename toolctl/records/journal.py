@@ -83,9 +83,18 @@ class Journal:
 
                 if self._db is None:
                     self._db = history.open_for_writing(self.path)
-                history.append(self._db, batch, max_calls=self.max_calls, max_days=self.max_days)
+                pruned = history.append(
+                    self._db, batch, max_calls=self.max_calls, max_days=self.max_days
+                )
             except (sqlite3.Error, OSError) as exc:
                 self._fail(exc, len(batch))
+                return
+            if pruned:
+                defer_warning(
+                    f"the run history keeps {self.max_calls:,} calls of {self.max_days:g} days "
+                    f"at most (TOOLCTL_HISTORY_MAX_CALLS, _MAX_DAYS): {pruned:,} older calls "
+                    "were removed from it"
+                )
 
     def close(self) -> None:
         """Write what is queued and close the file (the writer thread ends by itself)."""
