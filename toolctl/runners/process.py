@@ -303,9 +303,12 @@ def _complete(
         stopped = interruption(exc, "interrupted; the tool's processes were killed")
         raise _with_output(stopped, out) from exc
     ended = threading.get_native_id() in _cancelled_threads  # killed from outside
+    # one wait for both pipes: a process the tool left holding them (a helper it started)
+    # delays the call by this once, not once per pipe
+    drained = time.monotonic() + (ENDED_DRAIN if ended else 2)
     for reader in (out, err):
         if reader:
-            reader.join(timeout=ENDED_DRAIN if ended else 2)
+            reader.join(timeout=max(drained - time.monotonic(), 0))
     if out.gone is not None:  # the output could go nowhere: the tool was ended for it
         raise out.gone
     if threading.get_native_id() in _cancelled_threads:
