@@ -24,6 +24,8 @@ NOT_SECRETS = [
     "@browserbasehq/mcp-server-browserbase", "gpt-4o-mini-2024-07-18", "mcp-atlassian==0.11.9",
     "io.github.modelcontextprotocol.servers", "--features=docs,account,database", "us-east-1",
     "1234567890-abcdefg.apps.googleusercontent.com", "sqlite:///data.db",
+    "ghcr.io/github/github-mcp-server@sha256:3f9a1c5e6b7d8e9f0a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f6071",
+    "sha512:0a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f6071f00dfeedbeefcafe0123",
 ]  # fmt: skip
 SECRETS = [
     "sbp_0123456789abcdef0123456789abcdef01234567", "ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8",
@@ -77,6 +79,17 @@ def test_the_parts_that_are_not_secret_stay() -> None:
         "https://h/mcp?apiKey=${env:REMOTE_API_KEY}&region=eu"
     )
     assert rewrite_url("http://[::1", s, "u") == "http://[::1"
+
+
+def test_a_number_under_a_weak_secret_word_is_a_setting() -> None:
+    """`MAX_TOKENS`, `DEFAULT_MINIMUM_TOKENS`, `TOKEN_LIMIT`: a count of a model's tokens
+    was taken for a secret to export; a number under a strong name still is one."""
+    s = scope("ctx")
+    for name, value in (("MAX_TOKENS", "5000"), ("DEFAULT_MINIMUM_TOKENS", "10000"),
+                        ("TOKEN_LIMIT", "200")):  # fmt: skip
+        assert rewrite(value, s, name, "env") == value
+    assert rewrite("12345678", s, "DB_PASSWORD", "env") == "${env:CTX_DB_PASSWORD}"
+    assert rewrite("k9k9k9k9", s, "MAX_TOKENS", "env") == "${env:CTX_MAX_TOKENS}"
 
 
 def test_variables_distinct_per_server_and_value() -> None:

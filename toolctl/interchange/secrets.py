@@ -25,10 +25,12 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from toolctl.secret_names import PREFIXES, SCHEMES, plain, secret_name, words
+from toolctl.secret_names import PREFIXES, SCHEMES, plain, secret_name, strong_name, words
 
 REFERENCE = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
 CANDIDATE = re.compile(r"[A-Za-z0-9+/=_\-.~]{20,}")
+DIGEST = re.compile(r"(?:sha1|sha224|sha256|sha384|sha512|md5):$", re.IGNORECASE)
+"""What stands before a content hash, which is no secret (``image@sha256:<hex>``)."""
 UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 
 
@@ -60,7 +62,8 @@ def secret_spans(text: str) -> list[tuple[int, int]]:
         token = match.group().strip(".=")
         start = match.start() + match.group().index(token) if token else match.start()
         inside = any(a <= start < b for a, b in spans)
-        if token and not inside and random_looking(token):
+        digest = DIGEST.search(text[:start]) is not None  # an image's @sha256:..., a checksum
+        if token and not inside and not digest and random_looking(token):
             spans.append((start, start + len(token)))
     return sorted(spans)
 
@@ -135,7 +138,7 @@ def rewrite(value: str, scope: Scope, name: str | None, where: str) -> str:
 def _literal(text: str, scope: Scope, name: str | None, where: str, *, whole: bool) -> str:
     if not text:
         return text
-    if secret_name(name) and not plain(text):
+    if secret_name(name) and not plain(text) and not _setting(name, text):
         scheme = next((s for s in SCHEMES if text.startswith(s)), "")
         rest = text[len(scheme) :]
         if not rest.strip():
@@ -146,6 +149,12 @@ def _literal(text: str, scope: Scope, name: str | None, where: str, *, whole: bo
     if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://\S+$", text):
         return rewrite_url(text, scope, where)
     return _shaped(text, scope, name, where)
+
+
+def _setting(name: str | None, text: str) -> bool:
+    """A number under a name that is a secret's only by a weak word: a setting
+    (``MAX_TOKENS = 5000``, ``TOKEN_LIMIT = 200``), where ``PASSWORD = 12345678`` is not."""
+    return text.strip().isdigit() and not strong_name(name)
 
 
 _PAIR = re.compile(r"(?<![A-Za-z0-9_])([A-Za-z][A-Za-z0-9 _-]*)=([^;&\s]+)")
