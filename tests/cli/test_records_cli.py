@@ -124,6 +124,8 @@ def test_bad_filters_are_usage_errors(toolctl: Toolctl) -> None:
         (("--since", "yesterday"), "--since 'yesterday'"),
         (("--outcome", "great"), "unknown outcome 'great'"),
         (("--caller", "me"), "unknown caller 'me'"),
+        (("--since", ""), "--since '': expected a span ago"),
+        (("--since", "2026-11-30", "--until", "2026-11-29"), "is after --until"),
     ):
         done = toolctl("history", *args)
         assert done.returncode == 2 and text in done.stderr, done.stderr

@@ -51,16 +51,14 @@ def selection(
     since: str | None,
     until: str | None,
 ) -> Filter:
-    """The Filter `history`'s and `stats`' options describe; a malformed time is a usage
-    error (exit 2) naming its option."""
-    return Filter(
-        tool,
-        outcome,
-        caller,
-        session,
-        parse_when(since, "--since") if since else None,
-        parse_when(until, "--until") if until else None,
-    )
+    """The Filter `history`'s and `stats`' options describe; a malformed time (an empty
+    one too: ``--since "$SINCE"`` with SINCE unset is no filter at all otherwise), or a
+    ``--since`` after the ``--until``, is a usage error (exit 2) naming its option."""
+    start = None if since is None else parse_when(since, "--since")
+    end = None if until is None else parse_when(until, "--until")
+    if start is not None and end is not None and start > end:
+        raise UsageError(f"--since {since!r} is after --until {until!r}: no call can match")
+    return Filter(tool, outcome, caller, session, start, end)
 
 
 def check_filter(selected: Filter, db: sqlite3.Connection | None = None) -> Filter:
