@@ -36,6 +36,27 @@ def test_summary_per_tool() -> None:
     assert (b.tool, b.runtime, b.calls, b.success_rate) == ("b", "http", 1, 1.0)
 
 
+def test_calls_that_never_ran_count_but_hold_no_duration() -> None:
+    """Imported calls (0 ms) and refused ones pulled the percentiles down and showed the
+    tool's runtime as `transcript`."""
+    rows = [
+        ("greet", "ok", 20.0, "local"),
+        ("greet", "ok", 22.0, "local"),
+        ("greet", "invalid", 0.0, "local"),
+        *[("greet", "ok", 0.0, "transcript")] * 40,
+        ("typed", "invalid", 0.0, "local"),
+    ]
+    greet, typed = summarize(rows)
+    assert (greet.runtime, greet.calls, greet.ok, greet.p50, greet.slowest) == (
+        "local",
+        43,
+        42,
+        21.0,
+        22.0,
+    )
+    assert (typed.calls, typed.ok, typed.p50, typed.slowest) == (1, 0, 0.0, 0.0)
+
+
 def test_histogram_bins_run_from_the_first_to_the_last_used() -> None:
     bins = histogram([3.0, 4.0, 40.0, 90_000.0])
     assert [b.calls for b in bins] == [2, 0, 0, 1, *[0] * 9, 1]

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from toolctl.errors import ToolctlError, UsageError
 from toolctl.records import CALLERS, OUTCOMES
 from toolctl.records.history import CallRecord, Filter, history_path
-from toolctl.records.stats import Bin, ToolStats, histogram, summarize
+from toolctl.records.stats import Bin, ToolStats, histogram, ran, summarize
 from toolctl.reporting import QUIET, Reporter
 
 if TYPE_CHECKING:
@@ -147,4 +147,5 @@ def tool_stats(settings: Settings, selected: Filter, reporter: Reporter = QUIET)
         check_filter(selected, db)
         rows = [] if db is None else list(outcomes(db, selected, reporter))
         filtered_out = not rows and selected != Filter() and db is not None and any_call(db)
-    return StatsReport(summarize(rows), histogram(row[2] for row in rows), filtered_out)
+    timed = (duration for _, outcome, duration, runtime in rows if ran(outcome, runtime))
+    return StatsReport(summarize(rows), histogram(timed), filtered_out)

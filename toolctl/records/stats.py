@@ -64,15 +64,33 @@ def percentile(ordered: Sequence[float], fraction: float) -> float:
     return round(value, 3)
 
 
+NEVER_RAN = frozenset({"invalid", "not_found", "refused"})
+"""Outcomes of calls that never ran (refused before they started): no duration to count."""
+IMPORTED = "transcript"
+"""The runtime of a call read from a transcript (`history import`): no duration either."""
+
+
+def ran(outcome: str, runtime: str) -> bool:
+    """Whether a call ran, so its duration says how long a tool takes."""
+    return outcome not in NEVER_RAN and runtime != IMPORTED
+
+
 def summarize(rows: Iterable[tuple[str, str, float, str]]) -> list[ToolStats]:
-    """Per-tool statistics of (tool, outcome, duration ms, runtime) rows, sorted by tool."""
+    """Per-tool statistics of (tool, outcome, duration ms, runtime) rows, sorted by tool:
+    every call counts, the durations of those that ran alone make the percentiles."""
+    calls: dict[str, int] = {}
     durations: dict[str, list[float]] = {}
     ok: dict[str, int] = {}
     runtimes: dict[str, str] = {}
     for tool, outcome, duration, runtime in rows:
-        durations.setdefault(tool, []).append(float(duration))
+        calls[tool] = calls.get(tool, 0) + 1
         ok[tool] = ok.get(tool, 0) + (outcome == "ok")
-        runtimes[tool] = runtime  # the latest: a tool may have moved to another runtime
+        taken = durations.setdefault(tool, [])
+        if ran(outcome, runtime):
+            taken.append(float(duration))
+            runtimes[tool] = runtime  # the latest: a tool may have moved to another runtime
+        else:
+            runtimes.setdefault(tool, runtime)
     found = []
     for tool, taken in sorted(durations.items()):
         taken.sort()
@@ -80,12 +98,12 @@ def summarize(rows: Iterable[tuple[str, str, float, str]]) -> list[ToolStats]:
             ToolStats(
                 tool,
                 runtimes[tool],
-                len(taken),
+                calls[tool],
                 ok[tool],
                 percentile(taken, 0.50),
                 percentile(taken, 0.95),
                 percentile(taken, 0.99),
-                round(taken[-1], 3),
+                round(taken[-1], 3) if taken else 0.0,
             )
         )
     return found
