@@ -223,3 +223,43 @@ def test_a_service_handler_reports_progress(
     waited = toolctl("run", "waited", *registry)
     assert (waited.returncode, waited.stdout) == (0, "waited\n"), waited.stderr
     assert waited.stderr.splitlines() == ["progress 0.5 half", "warning: careful"]
+
+
+def test_a_hosted_tool_past_its_timeout_is_a_call_that_timed_out(
+    toolctl: Toolctl, project: Project
+) -> None:
+    """A tool `worker --tool` hosts, killed past its own descriptor's timeout, reached the
+    caller as a tool that failed (exit 1, `tool_failed`) with advice for the worker's host
+    (`run --timeout`) that could not help the caller."""
+    suffix = uuid.uuid4().hex[:8]
+    write_files(project.registry, {"slow.toml": f"""
+        [[tool]]
+        name = "slow-{suffix}"
+        timeout = 1
+        [tool.local]
+        command = [{json.dumps(sys.executable)}, "-c", "import time; time.sleep(30)"]
+        input = "none"
+
+        [[service]]
+        name = "slow-on-pulsar"
+        [service.pulsar]
+        request_queue = "non-persistent://tg/request/slow-{suffix}"
+        response_queue = "non-persistent://tg/response/slow-{suffix}"
+
+        [[tool]]
+        name = "remote-slow"
+        service = "slow-on-pulsar"
+        timeout = 20
+        """})  # fmt: skip
+    registry = ("--registry", str(project.registry))
+    started = toolctl("worker", "--tool", f"slow-{suffix}", "--detach", *registry)
+    assert started.returncode == 0, started.stderr
+    try:
+        done = toolctl("run", "remote-slow", "--json", *registry)
+    finally:
+        toolctl("worker", "--tool", f"slow-{suffix}", "--stop")
+    assert done.returncode == 124, done.stderr
+    result = json.loads(done.stdout)
+    assert result["error_code"] == "timed_out"
+    assert f"tool 'slow-{suffix}' ran past its 1 s timeout" in result["error"]
+    assert "its worker's descriptor" in result["error"]

@@ -39,6 +39,9 @@ from dataclasses import dataclass
 from typing import Any
 
 ERROR_TYPE = "tool-service-error"
+TIMED_OUT_TYPE = "toolctl-timed-out"
+"""The error type of a hosted tool that ran past the timeout its worker's descriptor sets:
+the caller ends as a call that timed out (124), not as a tool that failed."""
 """The error ``type`` a worker answers with when its handler raised."""
 DEADLINE = "deadline"
 """The request property: when the caller gives up, in ms since the epoch (wall clock)."""

@@ -38,7 +38,7 @@ from collections.abc import Callable, Sequence
 from contextlib import suppress
 from typing import Any
 
-from toolctl.errors import TransportUnavailable
+from toolctl.errors import TimedOut, TransportUnavailable
 from toolctl.processes import ProcessRecord, launch_detached
 from toolctl.pulsar.client import needs_acknowledging, open_client, translate
 from toolctl.pulsar.hosting import AT_LEAST_ONCE, Hosting
@@ -50,7 +50,14 @@ from toolctl.pulsar.progress import (
     report_log,
     report_progress,
 )
-from toolctl.pulsar.wire import ERROR_TYPE, decode_request, encode_response, expired, takes_progress
+from toolctl.pulsar.wire import (
+    ERROR_TYPE,
+    TIMED_OUT_TYPE,
+    decode_request,
+    encode_response,
+    expired,
+    takes_progress,
+)
 from toolctl.records import Origin
 from toolctl.records.context import CURRENT_ORIGIN, Finished, Hosted
 from toolctl.records.recorder import Recorder
@@ -310,8 +317,11 @@ class Worker:
             if not isinstance(exc, Exception):  # SystemExit, KeyboardInterrupt
                 said = f": {exc}" if str(exc) else ""
                 reason = f"the handler raised {type(exc).__name__}{said}"
+            kind = ERROR_TYPE
+            if isinstance(exc, TimedOut):  # a hosted tool past its descriptor's timeout
+                kind, reason = TIMED_OUT_TYPE, exc.message  # its hint is for this host
             self.log(f"call {call_id} failed: {reason}")
-            self._send(call_id, encode_response(error=(ERROR_TYPE, reason)), request)
+            self._send(call_id, encode_response(error=(kind, reason)), request)
             self._recorded(recording, Finished(False, error=reason))
             return
         self._recorded(recording, Finished(True, exit_code=0), sent)

@@ -26,7 +26,7 @@ from toolctl.errors import (
     interruption,
 )
 from toolctl.pulsar.client import BROKER_HINT, Channel, Waited, open_client, require_reachable
-from toolctl.pulsar.wire import Response, decode_response, encode_request
+from toolctl.pulsar.wire import TIMED_OUT_TYPE, Response, decode_response, encode_request
 from toolctl.runners.base import Call, Sink, ToolResult, ToolSpec
 from toolctl.settings import Settings
 
@@ -58,10 +58,11 @@ class _Submitted:
             return False
         text = "".join(self.chunks)
         took = round((time.monotonic() - self.started) * 1000, 3)
-        if response.error is not None:
-            result = ToolResult(False, text, None, response.error, None, took, RUNTIME)
-        else:
-            result = ToolResult.from_answer(text, runtime=RUNTIME, duration_ms=took)
+        try:
+            result = _result(text, response.error, took, RUNTIME)
+        except TimedOut as exc:
+            self.fail(exc)
+            return True
         with suppress(InvalidStateError):  # the caller cancelled it meanwhile
             self.future.set_result(result)
         return True
@@ -127,9 +128,7 @@ class PulsarRunner:
             channel.forget(call_id)
         text, error = answer
         took = round((time.monotonic() - started) * 1000, 3)
-        if error is not None:
-            return ToolResult(False, text, None, error, None, took, self.runtime)
-        return ToolResult.from_answer(text, runtime=self.runtime, duration_ms=took)
+        return _result(text, error, took, self.runtime)
 
     def submit(self, call: Call) -> Future[ToolResult]:
         """Send one call and return at once; what ``run --batch`` pipelines with.
@@ -255,6 +254,23 @@ def _collect(
             if streamed and not text.endswith("\n"):
                 stream("\n")  # leave the terminal on a fresh line
             return text, response.error
+
+
+def _result(text: str, error: str | None, took: float, runtime: str) -> ToolResult:
+    """The result of an answer; TimedOut for a hosted tool that ran past the timeout its
+    worker's descriptor sets (a tool that timed out, not one that failed)."""
+    if error is None:
+        return ToolResult.from_answer(text, runtime=runtime, duration_ms=took)
+    timed_out = f"{TIMED_OUT_TYPE}: "
+    if error.startswith(timed_out):
+        late = TimedOut(
+            error[len(timed_out) :],
+            hint="its timeout there is the one its worker's descriptor sets (`toolctl worker "
+            "--tool`); --timeout gives this call longer, not that tool",
+        )
+        late.duration_ms = took
+        raise late
+    return ToolResult(False, text, None, error, None, took, runtime)
 
 
 def _reported(response: Response, sink: Sink) -> bool:
