@@ -117,6 +117,26 @@ def test_a_call_still_running_after_the_drain_is_answered_with_an_error(
     assert "the worker stopped before the call finished (it ran past the 10 s drain)" in err
 
 
+def test_a_second_signal_answers_the_calls_in_flight_before_it_ends_the_worker(
+    project: Project, workers: StartWorker, tmp_path: Path
+) -> None:
+    """A second signal ended the worker at once: its callers heard nothing and waited out
+    their whole timeout (50 s here), where the drain's end answers them."""
+    worker = workers("sleepy")
+    call, marker = _call_in_background(project, tmp_path, seconds=60, timeout=50)
+    try:
+        wait_for(marker)
+        worker.send_signal(signal.SIGINT)
+        time.sleep(0.5)
+        worker.send_signal(signal.SIGTERM)
+        out, err = call.communicate(timeout=20)  # its timeout is 50 s
+        worker.wait(timeout=30)
+    finally:
+        call.kill()
+    assert (call.returncode, out) == (1, ""), err
+    assert "the worker stopped before the call finished (a second signal" in err
+
+
 def test_detach_start_is_idempotent_and_stop_stops_it(toolctl: Toolctl, project: Project) -> None:
     registry = ("--registry", str(project.registry))
     first = toolctl("worker", "hello", "--detach", *registry, cwd=project.root)

@@ -167,8 +167,8 @@ class Worker:
         for thread in self._threads:  # each ends after the call it is in
             thread.join(timeout=max(0.0, deadline - time.monotonic()))
         drained = not any(thread.is_alive() for thread in self._threads)
-        if not drained and not self._at_least_once:
-            self._give_up(grace)
+        if not drained:
+            self.give_up(f"it ran past the {grace:g} s drain")
         if self._producer is not None:
             with suppress(Exception):
                 self._producer.flush()
@@ -178,12 +178,15 @@ class Worker:
         self.hosting.close()
         return drained
 
-    def _give_up(self, grace: float) -> None:
-        """Answer the calls still running past the drain with an error, so their callers
-        hear now rather than at their timeout (at most once: nobody else will answer)."""
+    def give_up(self, why: str) -> None:
+        """Answer the calls still running with an error, so their callers hear now rather
+        than at their timeout: past the drain, or as a second signal ends the process at
+        once. Not at least once: there another worker gets them (nothing acknowledged)."""
+        if self._at_least_once or self._producer is None:
+            return
         with self._busy_lock:
             unanswered, self._abandoned = sorted(self._answering), set(self._answering)
-        reason = f"the worker stopped before the call finished (it ran past the {grace:g} s drain)"
+        reason = f"the worker stopped before the call finished ({why})"
         for call_id in unanswered:
             with suppress(Exception):
                 self._producer.send(

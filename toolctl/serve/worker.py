@@ -139,6 +139,7 @@ def run_worker(
             report_failure(ready_file, exc)
         raise
     with Lifetime(clean={signal.SIGTERM}) as lifetime:
+        lifetime.at_once(lambda: worker.give_up("a second signal stopped it at once"))
         lifetime.at_once(lambda: kill_now(settings))  # a second signal: nothing outlives it
         lifetime.at_once(lambda: write_all(log))  # a stop may send SIGTERM twice
         if ready_file is not None:
