@@ -609,3 +609,55 @@ def test_a_broker_whose_data_was_replaced_is_read_from_its_start(tmp_path: Path)
     else:
         pytest.fail("the port was taken between the two brokers five times")
     assert [(r.service, r.body) for r in after] == [("new", b"new announcement")]
+
+
+def test_a_server_follows_a_broker_whose_data_was_replaced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`serve --announced` kept following the old topic from its old position after the
+    broker's data was replaced under the same URL: the new topic's announcements sat
+    "before" it, and the server never listed them (a one-shot read already coped)."""
+    from toolctl.errors import TransportUnavailable
+    from toolctl.processes import free_port
+    from toolctl.pulsar import broker
+    from toolctl.pulsar.announcements import announcement, canonical
+    from toolctl.serve import following
+    from toolctl.settings import Settings
+
+    monkeypatch.setattr(following, "RESYNC_SECONDS", 1.0, raising=False)  # 30 s: too long
+    reg = tmp_path / "reg"
+    reg.mkdir()
+    (reg / "trust.toml").write_text('[[trust]]\nkey = "any"\nservices = "*"\n')
+    topic = "persistent://tg/config/replaced-follow"
+
+    def announce(url: str, name: str) -> None:
+        made = announcement(name, _items(name, f"{name}-tool"), host="h", identity="i",
+                            ttl=600, signer=None)  # fmt: skip
+        publish(url, topic, name, canonical(made))
+
+    for attempt in range(5):  # the same port twice: another test may take it in between
+        port = free_port()
+        settings = Settings.load([reg], announced=f"pulsar://127.0.0.1:{port}")
+        settings = settings._replace(announce_topic=topic)
+        kept = settings.announced_dir
+        assert kept is not None
+        with broker.running_in(tmp_path / f"first-{attempt}", port) as url:
+            for _ in range(5):  # heartbeats: the position followed is past the new topic's end
+                announce(url, "before")
+            follower = following.Following(settings, lambda message: None)
+            first = kept / "before.toml"
+            wait_until(first.exists, 20, "the first announcement")
+        try:
+            with broker.running_in(tmp_path / f"second-{attempt}", port) as url:
+                announce(url, "after")
+                then = kept / "after.toml"
+                wait_until(then.exists, 30, "the new topic's")
+        except TransportUnavailable as exc:
+            follower.close()
+            if "already in use" not in str(exc):
+                raise
+            continue
+        follower.close()
+        break
+    else:
+        pytest.fail("the port was taken between the two brokers five times")

@@ -20,6 +20,10 @@ TICK_SECONDS = 1.0
 RECHECK_SECONDS = 10.0
 """How often the follower decides again with nothing new (a registry file may now hold an
 announced name); otherwise it does when something arrives or an announcement expires."""
+RESYNC_SECONDS = 30.0
+"""After this long with nothing arriving, a one-shot read checks that the topic is still
+the one followed: a broker whose data was replaced under the same URL numbers its
+messages from the start again, past the follower's position, and it would see none."""
 
 
 class Following:
@@ -51,10 +55,17 @@ class Following:
                 continue
             told = False
             decided = 0.0
+            heard = time.monotonic()
             try:
                 while not self._stop.is_set():
                     received = follower.poll(TICK_SECONDS)
                     now = time.time()
+                    if received:
+                        heard = time.monotonic()
+                    elif time.monotonic() - heard > RESYNC_SECONDS and follower.position:
+                        heard = time.monotonic()
+                        if self._replaced(follower.position):
+                            break  # read from the new topic's start: follow from there
                     due = next_expiry(settings)
                     if (
                         received
@@ -67,6 +78,24 @@ class Following:
                 self.warn(f"announcements: {exc}; reading again")
             finally:
                 follower.close()
+
+    def _replaced(self, followed: str) -> bool:
+        """Whether a one-shot read from ``followed`` finds messages the follower has not
+        seen (the topic was replaced): then they are taken, and the position moves on."""
+        from toolctl.errors import ToolctlError
+        from toolctl.pulsar.announcements import READ_TIMEOUT, read
+
+        settings = self.settings
+        assert settings.announced is not None
+        try:
+            received, last = read(
+                settings.announced, settings.announce_topic, followed, READ_TIMEOUT
+            )
+        except ToolctlError:
+            return False  # the follower's own reading says what is wrong
+        if received:
+            self._take(received, last)
+        return bool(received)
 
     def _take(self, received: list[Any], last: str | None) -> None:
         """``take`` what came; a failure of it (a bug: bodies are refused one by one, never
