@@ -646,3 +646,56 @@ def test_what_a_server_says_while_it_works_never_drives_the_terminal(
     assert "\x1b" not in done.stderr and "\u202e" not in done.stderr, repr(done.stderr)
     assert "progress 1/2 prog \\x1b[2J\\u202eevil" in done.stderr
     assert "info: log \\x1b]0;pwned\\x07 end" in done.stderr
+
+
+SCHEMA_SERVER = """
+import json, sys
+for line in sys.stdin:
+    message = json.loads(line)
+    if "id" not in message:
+        continue
+    method = message["method"]
+    answers = {
+        "ok": {"content": [{"type": "text", "text": "21"}], "structuredContent": {"temp": 21}},
+        "bad": {"content": [{"type": "text", "text": "hot"}],
+                "structuredContent": {"temp": "hot"}},
+        "none": {"content": [{"type": "text", "text": "?"}]},
+    }
+    city = (message.get("params") or {}).get("arguments", {}).get("city")
+    result = {
+        "initialize": {"protocolVersion": message.get("params", {}).get("protocolVersion"),
+                       "capabilities": {"tools": {}}, "serverInfo": {"name": "w", "version": "1"}},
+        "tools/list": {"tools": [{"name": "weather", "description": "d",
+            "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}},
+            "outputSchema": {"type": "object", "properties": {"temp": {"type": "number"}},
+                             "required": ["temp"]}}]},
+        "tools/call": answers.get(city, {}),
+    }.get(method, {})
+    print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
+"""
+
+
+def test_a_result_against_the_tool_s_output_schema_is_an_error(
+    toolctl: Toolctl, tmp_path: Path
+) -> None:
+    """MCP: a server MUST give structuredContent conforming to the outputSchema it
+    declares. One that did not was passed on as a success: `run` printed it, and an MCP
+    client of `mcp serve` (which lists that outputSchema as its own) refused the result,
+    blaming toolctl."""
+    server = tmp_path / "weather.py"
+    server.write_text(SCHEMA_SERVER)
+    service = {"name": "w", "mcp": {"command": [sys.executable, str(server)]}}
+    (tmp_path / "reg").mkdir()
+    (tmp_path / "reg/s.toml").write_text(tomli_w.dumps({"service": [service]}))
+    assert toolctl("import", "mcp", "w", "-r", "reg").returncode == 0
+    ok = toolctl("run", "w.weather", "-a", "city=ok", "-r", "reg")
+    assert (ok.returncode, ok.stdout) == (0, "21\n"), ok.stderr
+    for city, told in (
+        ("bad", "data.temp must be number"),
+        ("none", "it gave no structuredContent"),
+    ):
+        done = toolctl("run", "w.weather", "-a", f"city={city}", "-r", "reg", "--json")
+        assert done.returncode == 1, done.stderr
+        result = json.loads(done.stdout)
+        assert f"answered against its outputSchema: {told}" in result["error"], result
+        assert result["mcp"]["isError"] is True

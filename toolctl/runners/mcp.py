@@ -12,6 +12,8 @@ pipe). The timeout covers start, handshake and call; on expiry the client sends
 
 from __future__ import annotations
 
+import functools
+import json
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -67,8 +69,6 @@ def _definition(tool: ToolSpec) -> str:
     """What a session is opened from: the service's [service.mcp] and its directory. A
     server that runs long (`serve`) reads the registry again as it changes: a session of a
     definition since changed (a command removed, a secret rotated) is not used again."""
-    import json
-
     section = (tool.service or {}).get("mcp") or {}
     return json.dumps([section, str(tool.service_dir)], sort_keys=True, default=str)
 
@@ -189,6 +189,14 @@ class McpRunner:
         answer = map_result(result)
         duration = round((time.perf_counter() - started) * 1000, 3)
         output, dropped = _capped(answer.output, call.max_output)
+        broken = None if answer.is_error else _unlike_schema(section, result)
+        if broken is not None:  # what a client checks, and would blame on toolctl
+            reason = f"MCP tool '{remote}' answered against its outputSchema: {broken}"
+            refused = {"content": [{"type": "text", "text": reason}], "isError": True}
+            return ToolResult(
+                False, output, answer.data, reason, duration_ms=duration,
+                transport=self.runtime, truncated=dropped, mcp=refused,
+            )  # fmt: skip
         if answer.is_error:
             reason = output or f"MCP tool '{remote}' reported an error"
             return ToolResult(
@@ -337,6 +345,35 @@ def _asker(call: Call, service: Mapping[str, Any]) -> Callable[[str, dict[str, A
         raise Refused(METHOD_NOT_FOUND, f"toolctl has nobody to ask for {method} here")
 
     return ask
+
+
+def _unlike_schema(section: Mapping[str, Any], result: Mapping[str, Any]) -> str | None:
+    """How a result breaks the ``outputSchema`` its tool declares (MCP: a server MUST give
+    ``structuredContent`` conforming to it, and clients check), or None."""
+    schema = section.get("output_schema")
+    if not isinstance(schema, dict):
+        return None
+    structured = result.get("structuredContent")
+    if structured is None:
+        return "it gave no structuredContent"
+    from toolctl.schemas import SchemaProblem
+
+    try:
+        _output_validator(json.dumps(schema, sort_keys=True))(structured)
+    except SchemaProblem:
+        return None  # a schema no validator takes: `check` tells of it, not each call
+    except Exception as exc:  # fastjsonschema's JsonSchemaValueException
+        return str(getattr(exc, "message", exc))[:300]
+    return None
+
+
+@functools.lru_cache(maxsize=64)
+def _output_validator(schema: str) -> Callable[[Any], Any]:
+    """A compiled validator of an ``outputSchema`` (its JSON text): compiled once, not at
+    every call (fastjsonschema generates and compiles code)."""
+    from toolctl.schemas import compile_schema
+
+    return compile_schema(json.loads(schema))
 
 
 def _drifted(section: Mapping[str, Any], definition: Mapping[str, Any] | None) -> bool:
