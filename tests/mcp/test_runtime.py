@@ -454,6 +454,32 @@ def test_the_typescript_reference_server_imports_and_runs(
     assert "hi ts" in json.loads(ran.stdout)["output"]
 
 
+def test_elicitation_answers_the_form_refuses_are_declined_saying_why(
+    toolctl: Toolctl, tmp_path: Path, everything_argv: list[str]
+) -> None:
+    """`--elicit` answers were only converted to the field's type: an integer past the
+    form's maximum, a choice outside its enum were accepted; a misspelt field was declined
+    without a word. The reference server's form: `name` required, `integer` 1-100."""
+    document = {"service": [{"name": "everything", "mcp": {"command": everything_argv}}]}
+    (tmp_path / "reg").mkdir()
+    (tmp_path / "reg/s.toml").write_text(tomli_w.dumps(document))
+    glob = ("--tool", "trigger-elicitation-request")
+    assert toolctl("import", "mcp", "everything", "-r", "reg", *glob).returncode == 0
+    tool = ("run", "everything.trigger-elicitation-request", "-r", "reg")
+    accepted = toolctl(*tool, "--elicit", "name=Ada", "--elicit", "integer=50")
+    assert accepted.returncode == 0 and "declined" not in accepted.stderr, accepted.stderr
+    for answers, told in (
+        (["integer=500"], "integer must be smaller than or equal to 100"),
+        (["integer=notanint"], "integer: 'notanint' is not an integer"),
+    ):
+        elicit = [item for answer in ["name=Ada", *answers] for item in ("--elicit", answer)]
+        done = toolctl(*tool, *elicit)
+        assert done.returncode == 0, done.stderr  # the server hears a decline, and says so
+        assert f"the MCP server's question was declined: {told}" in done.stderr, done.stderr
+    misspelt = toolctl(*tool, "--elicit", "nmae=Ada")
+    assert "no answer for name (answers were given for nmae)" in misspelt.stderr
+
+
 def test_a_server_that_exits_while_its_child_holds_stdout_fails_at_once(
     toolctl: Toolctl, tmp_path: Path, probe_tools: dict[str, dict[str, object]]
 ) -> None:

@@ -10,18 +10,30 @@ asks for; otherwise it is declined at once. Either way the call goes on: never a
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 
 def declared_answer(
-    params: Mapping[str, Any], answers: Mapping[str, str], *, defaults: bool = False
+    params: Mapping[str, Any],
+    answers: Mapping[str, str],
+    *,
+    defaults: bool = False,
+    declined: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """The ``elicitation/create`` result for ``params`` from the declared ``answers`` (and,
-    with ``defaults``, the defaults the form itself gives, SEP-1034)."""
+    with ``defaults``, the defaults the form itself gives, SEP-1034). ``declined`` hears
+    why answers that were given did not do (a required field missing, a value its schema
+    refuses); a form nobody answered is declined without a word."""
+
+    def decline(why: str) -> dict[str, Any]:
+        if declined is not None and answers:
+            declined(f"the MCP server's question was declined: {why}")
+        return {"action": "decline"}
+
     schema = params.get("requestedSchema")
     if not isinstance(schema, dict) or params.get("mode", "form") != "form":
-        return {"action": "decline"}
+        return decline("it is not a form toolctl can answer")
     fields = schema.get("properties")
     fields = fields if isinstance(fields, dict) else {}
     required = schema.get("required")
@@ -31,16 +43,43 @@ def declared_answer(
         for name, field in fields.items()
         if defaults and isinstance(field, dict) and "default" in field
     }
-    if not (answers or given) or any(name not in answers and name not in given for name in needed):
-        return {"action": "decline"}
+    missing = [name for name in needed if name not in answers and name not in given]
+    if not (answers or given) or missing:
+        # answers for fields this form does not ask for are left alone (a service's
+        # answers may be for its other forms), but named: a misspelt field is one
+        unknown = sorted(set(answers) - set(fields))
+        aside = f" (answers were given for {', '.join(unknown)})" if unknown else ""
+        return decline(f"no answer for {', '.join(missing)}{aside}")
     content: dict[str, Any] = dict(given)
     for name, field in fields.items():
         if name in answers:
             value = _typed(answers[name], field if isinstance(field, dict) else {})
             if value is None:
-                return {"action": "decline"}
+                return decline(f"{name}: {answers[name]!r} is not {_kind(field)}")
             content[name] = value
+    refused = _refused(schema, content)
+    if refused:
+        return decline(refused)
     return {"action": "accept", "content": content}
+
+
+def _kind(field: Any) -> str:
+    kind = field.get("type", "string") if isinstance(field, dict) else "string"
+    return f"an {kind}" if str(kind)[:1] in "aeiou" else f"a {kind}"
+
+
+def _refused(schema: Mapping[str, Any], content: Mapping[str, Any]) -> str | None:
+    """What the form's schema says against ``content`` (an enum, a bound, a length), or
+    None; a schema no validator takes is the server's to answer for."""
+    from toolctl.schemas import SchemaProblem, compile_schema
+
+    try:
+        compile_schema(dict(schema))(dict(content))
+    except SchemaProblem:
+        return None
+    except Exception as exc:  # fastjsonschema's JsonSchemaValueException
+        return str(getattr(exc, "message", exc)).removeprefix("data.")[:300]
+    return None
 
 
 def _typed(text: str, field: Mapping[str, Any]) -> Any:

@@ -341,7 +341,10 @@ def _asker(call: Call, service: Mapping[str, Any]) -> Callable[[str, dict[str, A
             return answer
         if method == "elicitation/create":
             answers = {**(service.get("elicit") or {}), **call.sink.answers}
-            return declared_answer(params, answers, defaults=bool(service.get("elicit_defaults")))
+            return declared_answer(
+                params, answers, defaults=bool(service.get("elicit_defaults")),
+                declined=call.sink.warning,
+            )  # fmt: skip
         raise Refused(METHOD_NOT_FOUND, f"toolctl has nobody to ask for {method} here")
 
     return ask
