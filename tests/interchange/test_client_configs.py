@@ -429,3 +429,28 @@ def test_a_configs_escape_sequences_never_reach_the_terminal(
     )
     assert len(done.stdout.splitlines()) == 2  # a newline in a name is no line of its own
     assert "env X\\nrm -rf ~ #_TOKEN" in done.stdout.splitlines()[0]
+
+
+def test_a_project_server_named_by_a_relative_path_is_started_in_its_project(
+    toolctl: Toolctl, tmp_path: Path
+) -> None:
+    """Claude Code starts a project's servers in the project: `python server.py` was
+    imported without a cwd, and ran only from that folder (the file not found elsewhere)."""
+    project = tmp_path / "project"
+    (project / "dist").mkdir(parents=True)
+    (project / "server.py").write_text("")
+    (project / "dist/index.js").write_text("")
+    servers = {
+        "rel": {"command": "python3", "args": ["server.py"]},
+        "dotted": {"command": "node", "args": ["./dist/index.js", "--port", "1"]},
+        "npx": {"command": "npx", "args": ["-y", "@upstash/context7-mcp"]},
+        "given": {"command": "python3", "args": ["server.py"], "cwd": "dist"},
+    }
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": servers}))
+    done, services = imported(toolctl, tmp_path / "reg", project / ".mcp.json")
+    assert done.returncode == 0, done.stderr
+    here = str(project.resolve())
+    assert services["rel"]["mcp"]["cwd"] == here
+    assert services["dotted"]["mcp"]["cwd"] == here
+    assert "cwd" not in services["npx"]["mcp"]  # nothing of the project's named
+    assert services["given"]["mcp"]["cwd"] == str((project / "dist").resolve())

@@ -189,7 +189,11 @@ def _section(
         return {
             "command": [command, *rewrite_args(args, scope, program=command)],
             "env": rewrite_map(env, scope, "env"),
-            "cwd": _cwd(text(server.cwd, "cwd"), workspace) if server.cwd else None,
+            "cwd": (
+                _cwd(text(server.cwd, "cwd"), workspace)
+                if server.cwd
+                else _implied_cwd([command, *args], workspace)
+            ),
         }
     headers = {k: text(v, f"header {k}") for k, v in server.headers.items()}
     return {
@@ -197,6 +201,21 @@ def _section(
         "transport": server.transport,
         "headers": rewrite_map(headers, scope, "header"),
     }
+
+
+def _implied_cwd(argv: list[str], workspace: Path) -> str | None:
+    """The workspace, for a server a client starts there that names a file of it by a
+    relative path (``python server.py``, ``node ./dist/index.js``): toolctl starts it
+    wherever a run is, so its service says where. None when nothing names such a file."""
+    for item in argv:
+        relative = item and not item.startswith(("-", "/", "~", "$")) and "://" not in item
+        if relative and ("/" in item or "." in Path(item).name):
+            try:
+                if (workspace / item).exists():
+                    return str(workspace.resolve())
+            except (OSError, ValueError):  # a name the file system refuses: not a file
+                continue
+    return None
 
 
 def _cwd(cwd: str, workspace: Path) -> str:
