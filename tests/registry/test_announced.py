@@ -373,6 +373,18 @@ def test_keygen_and_trust_add_on_the_command_line(toolctl: Toolctl, tmp_path: Pa
         "worker", "x", "--key", str(tmp_path / "k.pem"), "--registry", str(registry)
     )
     assert signed_without.returncode == 2
+    # a key it cannot use is said before anything else can fail (the broker, here, is not
+    # there: exit 5 hid the key's problem, as a subscription taken did)
+    (registry / "svc.toml").write_text(
+        '[[service]]\nname = "x"\n[service.pulsar]\n'
+        'request_queue = "non-persistent://tg/request/x"\n'
+        'response_queue = "non-persistent://tg/response/x"\n'
+    )
+    unusable = toolctl(
+        "worker", "x", "--announce", "--key", str(tmp_path / "missing.pem"),
+        "--pulsar-url", "pulsar://127.0.0.1:1", "--registry", str(registry),
+    )  # fmt: skip
+    assert unusable.returncode == 2 and "cannot read signing key" in unusable.stderr
     adopt = toolctl("adopt", "x", "--registry", str(registry))
     assert adopt.returncode == 2 and "not read here" in adopt.stderr
 

@@ -121,6 +121,7 @@ def run_worker(
     from toolctl.records import write_all
 
     try:
+        signer = _signer(target) if target.announce else None  # a bad key before serving
         recorder = _recorder(settings, target, log)
         hosting = _hosting(settings, reporter, target, recorder)
         worker = Worker(
@@ -132,7 +133,7 @@ def run_worker(
             recorder=recorder,
         )
         worker.start()
-        announcer = _announcer(settings, reporter, target) if target.announce else None
+        announcer = _announcer(settings, reporter, target, signer) if target.announce else None
         metrics_server = _serve_metrics(recorder, target, hosting.request_queue, worker)
     except ToolctlError as exc:
         if ready_file is not None:  # a detached worker: the one who started it reads this
@@ -159,21 +160,29 @@ def run_worker(
     lifetime.ended(quiet=True)  # stopped cleanly; the log said so
 
 
-def _announcer(settings: Settings, reporter: Reporter, target: Target) -> Any:
-    """Announce the service and its tools (from the registry's files), signed with the
-    key given; heart-beating until stopped."""
+def _signer(target: Target) -> Any:
+    """What ``--announce`` signs with (None: unsigned), read before the worker serves: a
+    key it cannot use is its own error, not hidden behind one of serving."""
     from toolctl.errors import UsageError
-    from toolctl.interchange.trustgraph import announcement_items
-    from toolctl.pulsar.announcements import Announcer, Signer, descriptor_fields
-    from toolctl.registry import open_registry
+    from toolctl.pulsar.announcements import Signer
     from toolctl.signing import SigningKey
 
     if target.service is None:
         raise UsageError("--announce announces a SERVICE", hint="leave out --tool")
-    signer = None
-    if target.key is not None:
-        key = SigningKey(target.key)
-        signer = Signer(key.public, key.sign)
+    if target.key is None:
+        return None
+    key = SigningKey(target.key)
+    return Signer(key.public, key.sign)
+
+
+def _announcer(settings: Settings, reporter: Reporter, target: Target, signer: Any) -> Any:
+    """Announce the service and its tools (from the registry's files), signed with
+    ``signer``; heart-beating until stopped."""
+    from toolctl.interchange.trustgraph import announcement_items
+    from toolctl.pulsar.announcements import Announcer, descriptor_fields
+    from toolctl.registry import open_registry
+
+    assert target.service is not None
     files = settings.without_announcements()
     registry = open_registry(files, reporter, warn=False)
     service = registry.resolve("service", target.service)
