@@ -174,3 +174,22 @@ def test_the_writer_thread_writes_without_a_flush(tmp_path: Path) -> None:
 def test_history_off_gives_no_journal(tmp_path: Path) -> None:
     settings = Settings.load(environ={"HOME": str(tmp_path), "TOOLCTL_HISTORY": "0"})
     assert journal_for(settings) is None
+
+
+def test_a_history_sqlite_cannot_open_says_what_may_be_wrong(tmp_path: Path) -> None:
+    """ "unable to open database file" (a read-only directory: a history in WAL mode is read
+    with a file written beside it; a full disk) named neither cause nor way out."""
+    import sqlite3
+
+    from toolctl.records.history import unusable
+
+    path = tmp_path / "gone" / "history.sqlite3"
+    try:
+        sqlite3.connect(f"file:{path}?mode=ro", uri=True).execute("SELECT 1")
+    except sqlite3.OperationalError as exc:
+        told = unusable(path, exc)
+    else:
+        raise AssertionError("SQLite opened a file that is not there")
+    assert "unable to open database file" in str(told)
+    assert told.hint is not None and "read-only or full" in told.hint
+    assert "XDG_STATE_HOME" in told.hint and told.exit_code == 74

@@ -292,11 +292,18 @@ def unusable(path: Path, exc: sqlite3.Error | OSError, doing: str = "read") -> H
             hint="set XDG_STATE_HOME to a directory toolctl can use",
         )
     reason = str(exc) or type(exc).__name__
-    damaged = getattr(exc, "sqlite_errorname", "") in ("SQLITE_CORRUPT", "SQLITE_NOTADB")
-    return HistoryUnusable(
-        f"cannot {doing} the run history at {path}: {reason}",
-        hint="move the file away to start a new history" if damaged else None,
-    )
+    name = getattr(exc, "sqlite_errorname", "")
+    hint = None
+    if name in ("SQLITE_CORRUPT", "SQLITE_NOTADB"):
+        hint = "move the file away to start a new history"
+    elif name in ("SQLITE_CANTOPEN", "SQLITE_READONLY", "SQLITE_FULL", "SQLITE_IOERR"):
+        # SQLite's words name neither the cause nor the way out: a directory read-only (a
+        # history in WAL mode is read with a file written beside it), full, or failing
+        hint = (
+            "its directory may be read-only or full; set XDG_STATE_HOME to one toolctl can "
+            "use, or TOOLCTL_HISTORY=0"
+        )
+    return HistoryUnusable(f"cannot {doing} the run history at {path}: {reason}", hint=hint)
 
 
 class _Reader(sqlite3.Connection):
