@@ -105,6 +105,21 @@ def test_a_server_that_cannot_start_shows_its_stderr_with_secrets_masked(
     assert SECRET not in message + "\n".join(caught.value.details)
 
 
+def test_a_padded_stderr_tail_is_quoted_without_its_padding() -> None:
+    """The Python SDK's servers log through rich, padded to the terminal's width: the
+    tail quoted in the error was hundreds of spaces between a few words."""
+    script = (
+        "import sys; sys.stderr.write('INFO     Processing request of type' + ' ' * 40 + "
+        "'server.py:733\\n\\n' + ' ' * 60 + 'CallToolRequest\\n'); sys.exit(3)"
+    )
+    with pytest.raises(TransportUnavailable) as caught:
+        connect_stdio([sys.executable, "-c", script], timeout=30)
+    message = str(caught.value)
+    assert message.endswith(
+        "its stderr ends: INFO Processing request of type server.py:733 | CallToolRequest"
+    ), message
+
+
 def test_a_missing_executable_is_transport_unavailable(tmp_path: Path) -> None:
     with pytest.raises(TransportUnavailable, match="not found") as caught:
         connect_stdio([str(tmp_path / "no-such-server"), "--token", SECRET])

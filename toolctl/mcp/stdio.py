@@ -200,7 +200,8 @@ class StdioTransport:
         tail = self.stderr_tail()
         if not tail:
             return failure
-        last = " | ".join(tail.strip().splitlines()[-3:])[-400:]
+        lines = [" ".join(line.split()) for line in tail.strip().splitlines()]
+        last = " | ".join([line for line in lines if line][-3:])[-400:]  # a rich log's padding
         hint = failure.hint or self._missing_module(tail)
         # one line: the tail's last lines (a traceback's exception) are quoted, not repeated
         return type(failure)(f"{failure.message}; its stderr ends: {last}", hint=hint)

@@ -115,8 +115,8 @@ class LineSplitter:
         if size > self.limit:
             self._buffer = bytearray()
             raise ProtocolError(
-                f"MCP server sent a message over {self.limit // (1024 * 1024)} MiB"
-                " (is it writing logs to stdout?)"
+                f"MCP server sent a message over {self.limit // (1024 * 1024)} MiB: a tool's "
+                "result that large, or logs it writes to stdout"
             )
 
 
