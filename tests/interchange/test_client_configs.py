@@ -454,3 +454,20 @@ def test_a_project_server_named_by_a_relative_path_is_started_in_its_project(
     assert services["dotted"]["mcp"]["cwd"] == here
     assert "cwd" not in services["npx"]["mcp"]  # nothing of the project's named
     assert services["given"]["mcp"]["cwd"] == str((project / "dist").resolve())
+
+
+def test_a_server_whose_name_the_registry_holds_otherwise_leaves_the_others_imported(
+    toolctl: Toolctl, tmp_path: Path
+) -> None:
+    """Importing a config again after a server was added to it: one server changed since
+    (or named as a registered service) refused the whole file, the new one with it."""
+    first, second = tmp_path / "first.json", tmp_path / "second.json"
+    first.write_text(json.dumps({"mcpServers": {"a": {"command": "echo", "args": ["1"]}}}))
+    servers = {"a": {"command": "echo", "args": ["2"]}, "b": {"command": "echo", "args": ["3"]}}
+    second.write_text(json.dumps({"mcpServers": servers}))
+    assert imported(toolctl, tmp_path / "reg", first)[0].returncode == 0
+    done, services = imported(toolctl, tmp_path / "reg", second)
+    assert done.returncode == 3, done.stderr
+    assert sorted(services) == ["a", "b"] and services["a"]["mcp"]["command"][-1] == "1"
+    refused = json.loads(done.stdout)["refused"]
+    assert len(refused) == 1 and refused[0].startswith("server 'a': service 'a' is already")

@@ -49,6 +49,7 @@ def import_client_configs(settings: Settings, files: Sequence[Path]) -> ConfigIm
 
 def import_configs(settings: Settings, configs: Sequence[ClientConfig]) -> ConfigImport:
     """Convert, check and register the servers of configs already read."""
+    from toolctl.errors import NameConflict
     from toolctl.interchange.entries import check_landing, validate
     from toolctl.registry.writer import register
 
@@ -57,8 +58,13 @@ def import_configs(settings: Settings, configs: Sequence[ClientConfig]) -> Confi
     converted = _once([convert(config, vault, result) for config in configs], result)
     imported: Imported = validate(converted)
     result.notes += [*imported.notes, *check_landing(imported, settings)]
-    if imported.entries:
-        result.written = register(imported.entries, settings)
+    # each server on its own: one whose name the registry holds otherwise is refused, and
+    # the others are imported (a directory that cannot be written refuses them all)
+    for entry in imported.entries:
+        try:
+            result.written += register([entry], settings)
+        except NameConflict as exc:
+            result.refused.append(f"server '{entry.definition.name}': {exc}")
     used = _variables([table for tables in converted for _, table in tables.tables])
     result.exports = {k: v for k, v in sorted(vault.exports.items()) if k in used}
     result.values = {k: v for k, v in vault.values.items() if k in result.exports}
