@@ -170,13 +170,15 @@ def read_import(format: str, files: Sequence[Path], *, as_loaded: bool = False) 
         raise UsageError(f"unknown import format '{format}': expected {', '.join(IMPORT_FORMATS)}")
     converted = [_converted(readers[format], f, format) for f in files]
     empty = [c for c in converted if not c.tables and not c.problems]
-    if empty:
+    if empty and len(empty) == len(converted):
         reasons = [n.removeprefix(f"{empty[0].source}: ") for n in empty[0].notes]
         why = f": {reasons[0]}" if len(reasons) == 1 else ""
         raise UsageError(
             f"{empty[0].source} holds nothing toolctl can import as {format}{why}",
             details=reasons if len(reasons) > 1 else [],
         )
+    # among others (a dump's every file), one holding nothing importable (a type TrustGraph
+    # runs itself) is left out with its notes, as an item of a file is
     imported = validate(converted)
     if format == "chat2graph" and not as_loaded:
         hint = (
