@@ -305,9 +305,7 @@ def test_trustgraph_import_leaves_out_other_tool_types_and_refuses_junk(tmp_path
         read_import("trustgraph", [write(tmp_path, "none.json", items[:2])])
     # among files that hold something (a dump's every file), it is left out with its note
     mixed = [write(tmp_path, "none.json", items[:2]), write(tmp_path, "all.json", items)]
-    assert [e.definition.name for e in read_import("trustgraph", mixed).entries] == [
-        "tell-joke"
-    ]
+    assert [e.definition.name for e in read_import("trustgraph", mixed).entries] == ["tell-joke"]
     with pytest.raises(UsageError, match="not valid JSON"):
         read_import("trustgraph", [write(tmp_path, "bad.json", "{nope")])
     with pytest.raises(UsageError, match="no such file"):
