@@ -47,6 +47,12 @@ def test_add_keeps_secrets_out_of_the_registry(tmp_path: Path, toolctl: Toolctl)
         "run", "text.reverse", "--arg", "text=abc", "-r", "reg", env={"TEXT_API_KEY": secret}
     )
     assert (ran.returncode, ran.stdout) == (0, "cba\n"), ran.stderr
+    # --json lists what to set, as `import mcp-config --json` does
+    (tmp_path / "reg2").mkdir()
+    as_json = toolctl("mcp", "add", "text", "-r", "reg2", "--env", f"API_KEY={secret}",
+                      "--json", "--", *SERVER)  # fmt: skip
+    assert as_json.returncode == 0, as_json.stderr
+    assert json.loads(as_json.stdout)["export"] == ["TEXT_API_KEY"]
 
 
 def test_an_env_item_without_its_key_is_refused_without_echoing_it(

@@ -58,7 +58,7 @@ def add_mcp_server(
     # the tools are listed with the secrets given here, which the registry does not hold
     listing = settings._replace(environ={**settings.environ, **added.values})
     try:
-        return import_files(listing, reporter, "mcp", [Path(service)], options)
+        done = import_files(listing, reporter, "mcp", [Path(service)], options)
     except ToolctlError as exc:
         exc.hint = "; ".join(
             filter(
@@ -71,3 +71,7 @@ def add_mcp_server(
             )
         )
         raise
+    if added.exports:  # --json says what to set too, as `import mcp-config --json` does
+        listed, exports = done.document, sorted(added.exports)
+        done.document = lambda show: {**listed(show), "export": exports}
+    return done

@@ -64,6 +64,8 @@ def import_configs(settings: Settings, configs: Sequence[ClientConfig]) -> Confi
         try:
             result.written += register([entry], settings)
         except NameConflict as exc:
+            if len(imported.entries) == 1:
+                raise  # the one server (`mcp add`): its refusal is the command's
             result.refused.append(f"server '{entry.definition.name}': {exc}")
     used = _variables([table for tables in converted for _, table in tables.tables])
     result.exports = {k: v for k, v in sorted(vault.exports.items()) if k in used}
