@@ -117,6 +117,19 @@ def test_a_name_that_is_not_a_registry_name_is_refused(toolctl: Toolctl, tmp_pat
     assert not list((tmp_path / "reg").rglob("*.toml"))
 
 
+def test_a_prefix_no_name_can_start_with_is_refused_once_and_first(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    """A Cyrillic e (U+0435) in --prefix refused every tool of the server, one line each, after
+    the service was registered."""
+    (tmp_path / "reg").mkdir()
+    done = toolctl("mcp", "add", "text", "-r", "reg", "--prefix", "\u0435vil.", "--", *SERVER)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("toolctl: error: invalid --prefix '\u0435vil.'; use letters")
+    assert len(done.stderr.splitlines()) == 1
+    assert not list((tmp_path / "reg").rglob("*.toml"))
+
+
 def test_adding_a_server_with_resources_again_is_unchanged(
     tmp_path: Path, toolctl: Toolctl
 ) -> None:

@@ -147,6 +147,17 @@ def _check_options(format: str, files: Sequence[Path], options: ImportOptions) -
         raise UsageError("--yes accepts the changes of --update: give both")
     if format == "mcp" and len(files) != 1:
         raise UsageError("'toolctl import mcp' takes one SERVICE", hint="import mcp SERVICE")
+    check_prefix(options.prefix)
+
+
+def check_prefix(prefix: str | None) -> None:
+    """UsageError for a ``--prefix`` no tool name can start with: said once, not once for
+    each tool it would name."""
+    from toolctl.names import name_problem
+
+    problem = name_problem(f"{prefix}tool") if prefix else None
+    if problem is not None:
+        raise UsageError(f"invalid --prefix {prefix!r}", hint=problem)
 
 
 def _entries(

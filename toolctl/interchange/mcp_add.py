@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from toolctl.errors import RegistryError, ToolctlError, UsageError
-from toolctl.interchange.flows import ImportDone, ImportOptions, import_files
+from toolctl.interchange.flows import ImportDone, ImportOptions, check_prefix, import_files
 from toolctl.reporting import Reporter
 from toolctl.settings import Settings
 
@@ -37,6 +37,7 @@ def add_mcp_server(
     problem = name_problem(name)  # the name the user chose is the service's, as it is
     if problem is not None:
         raise UsageError(f"invalid service name {name!r}: {problem}")
+    check_prefix(options.prefix if options else None)  # before the service is registered
     if command and url:
         raise UsageError("give the server's command after --, or --url, not both")
     if not command and not url:
