@@ -94,6 +94,35 @@ def test_a_server_that_is_not_mcp_is_transport_unavailable(everything_url: str) 
     assert SECRET not in str(caught.value)
 
 
+def test_a_web_page_is_told_as_not_mcp(tmp_path: Any) -> None:
+    """A URL that answers 200 with a web page was "answered HTTP 200 OK", as if that were
+    a failure of its own: what it answered with, and where MCP usually is, say it."""
+
+    class Page(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = b"<html>hello</html>"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Page)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/html"
+        with pytest.raises(TransportUnavailable) as caught:
+            connect_http(url, timeout=10)
+    finally:
+        server.shutdown()
+    told = str(caught.value)
+    assert "answered HTTP 200 OK with text/html, not JSON or an event stream" in told, told
+    assert "is this the server's MCP endpoint" in told
+
+
 def test_a_cancelled_call_hands_the_servers_requests_to_the_call_still_waiting(
     probe_url: str,
 ) -> None:

@@ -171,8 +171,12 @@ class HttpTransport:
                 if "error" in answer:
                     return answer
         hint = "check the headers (a token?)" if response.status_code in (401, 403) else None
+        said = _status(response)
+        if response.status_code < 400:  # a page, not MCP: what it answered with says so
+            said += f" with {kind or 'no content type'}, not JSON or an event stream"
+            hint = "is this the server's MCP endpoint (often /mcp, or /sse)?"
         refused = HttpRefused(
-            f"MCP server at {self.name} answered {_status(response)}",
+            f"MCP server at {self.name} answered {said}",
             hint=hint,
             status=response.status_code,
             challenge=response.headers.get("www-authenticate", ""),
