@@ -355,3 +355,34 @@ def test_a_stopped_batch_loses_no_result_and_records_its_calls_as_stopped(
     assert sorted((c["outcome"], c["exit_code"]) for c in calls) == sorted(
         [("ok", 0)] * 3 + [("interrupted", 143)] * 2
     )
+
+
+def test_a_broker_s_hint_fits_where_it_is_and_what_it_said() -> None:
+    """`toolctl broker start` was the advice for any broker that could not be reached, one
+    on another host too (which it would not start)."""
+    from toolctl.pulsar.client import BROKER_HINT, REMOTE_HINT, broker_hint
+
+    assert broker_hint("pulsar://localhost:6650") == BROKER_HINT
+    assert broker_hint("pulsar://127.0.0.1:6650,127.0.0.2:6650") == BROKER_HINT
+    assert broker_hint("pulsar://broker.internal:6650") == REMOTE_HINT
+    assert broker_hint("pulsar+ssl://10.0.0.5:6651") == REMOTE_HINT
+
+
+def test_a_topic_in_a_namespace_the_broker_lacks_says_to_create_it(
+    toolctl: Toolctl, tmp_path: Path
+) -> None:
+    """A missing tenant or namespace was "failed: TopicNotFound", with no way out."""
+    from tests.pulsar.pulsar_support import apache_pulsar_url
+
+    url = apache_pulsar_url()
+    reg = tmp_path / "reg"
+    reg.mkdir()
+    (reg / "s.toml").write_text(
+        '[[service]]\nname = "nowhere"\n[service.pulsar]\n'
+        'request_queue = "non-persistent://nosuch/request/x"\n'
+        'response_queue = "non-persistent://nosuch/response/x"\n'
+        '[[tool]]\nname = "nowhere"\nservice = "nowhere"\n'
+    )
+    done = toolctl("run", "nowhere", "-r", str(reg), "--pulsar-url", url, "--timeout", "10")
+    assert done.returncode == 5, done.stderr
+    assert "TopicNotFound" in done.stderr and "pulsar-admin namespaces create" in done.stderr

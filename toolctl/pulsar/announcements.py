@@ -213,12 +213,23 @@ one ``--announced`` names (``--pulsar-url`` is where tools are called)."""
 
 
 def _read_hint(error: Any) -> Any:
-    """``error`` (a ToolctlError) with ``READ_HINT`` when the broker could not be reached."""
-    from toolctl.errors import TransportUnavailable
+    """``error`` (a ToolctlError) with ``READ_HINT`` when the broker could not be reached:
+    its hint names --announced, the option that names the broker read (another hint, a
+    namespace to create, stays)."""
+    from toolctl.pulsar.client import BROKER_HINT, REMOTE_HINT
 
-    if isinstance(error, TransportUnavailable):
+    if error.hint == BROKER_HINT:
         error.hint = READ_HINT
+    elif error.hint == REMOTE_HINT:
+        error.hint = REMOTE_HINT.replace("--pulsar-url", "--announced")
     return error
+
+
+def _read_hint_of(url: str) -> str:
+    from toolctl.pulsar.client import REMOTE_HINT, broker_hint
+
+    hint = broker_hint(url)
+    return READ_HINT if hint != REMOTE_HINT else REMOTE_HINT.replace("--pulsar-url", "--announced")
 
 
 def read(
@@ -255,7 +266,7 @@ def read(
         raise TransportUnavailable(
             f"the Pulsar broker at {shown(url)} did not answer within {timeout:g} s "
             f"while reading announcements on {topic}",
-            hint=READ_HINT,
+            hint=_read_hint_of(url),
         )
     if isinstance(outcome[0], Exception):
         exc = outcome[0]

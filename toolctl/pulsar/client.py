@@ -33,6 +33,24 @@ from toolctl.errors import (
 from toolctl.pulsar.wire import fresh_id, request_properties
 
 BROKER_HINT = "start one with 'toolctl broker start --detach', or pass --pulsar-url"
+"""What a caller is told of a broker on this machine it cannot reach."""
+REMOTE_HINT = "check that the broker runs and this machine may reach it, or pass --pulsar-url"
+"""The same, of a broker elsewhere (which `toolctl broker start` would not start)."""
+
+
+def broker_hint(url: str) -> str:
+    """The hint for a broker ``url`` that cannot be reached: start one here, when it is
+    on this machine; else look at the one named."""
+    from urllib.parse import urlsplit
+
+    try:
+        host = (urlsplit(url.split(",")[0]).hostname or "").lower()
+    except ValueError:
+        host = ""
+    local = host in ("", "localhost", "127.0.0.1", "::1") or host.startswith("127.")
+    return BROKER_HINT if local else REMOTE_HINT
+
+
 MAX_PENDING = 10_000
 """Requests (or answers) in flight per queue; above ``run --concurrency``'s maximum."""
 SWEEP_S = 0.1
@@ -107,7 +125,8 @@ def require_reachable(url: str, timeout: float) -> None:
         except (OSError, ValueError) as exc:
             reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
     raise TransportUnavailable(
-        f"cannot reach the Pulsar broker at {shown(url)}: {reason.lower()}", hint=BROKER_HINT
+        f"cannot reach the Pulsar broker at {shown(url)}: {reason.lower()}",
+        hint=broker_hint(url),
     )
 
 
@@ -134,14 +153,26 @@ def translate(exc: Exception, url: str, doing: str) -> ToolctlError:
         # resets the connection under a pending lookup or subscribe)
         return TransportUnavailable(
             f"the Pulsar broker at {shown(url)} reset the connection while {doing}",
-            hint=BROKER_HINT,
+            hint=broker_hint(url),
         )
     if isinstance(exc, (pulsar.Timeout, pulsar.ConnectError)):
         return TransportUnavailable(
-            f"the Pulsar broker at {shown(url)} did not answer while {doing}", hint=BROKER_HINT
+            f"the Pulsar broker at {shown(url)} did not answer while {doing}",
+            hint=broker_hint(url),
         )
     name = type(exc).__name__
-    return TransportUnavailable(f"Pulsar broker at {shown(url)}: {doing} failed: {name}: {exc}")
+    hint = None
+    if name == "TopicNotFound":  # the broker answers; the topic's namespace is not there
+        hint = (
+            "create the topic's tenant and namespace on the broker (pulsar-admin namespaces "
+            "create TENANT/NAMESPACE; TrustGraph's tg-init-trustgraph makes tg/request, "
+            "tg/response and tg/flow, not tg/config)"
+        )
+    elif name == "LookupError" and url.startswith("http"):
+        hint = "an http:// URL is a broker's HTTP lookup service; pulsar://HOST:6650 is its own"
+    return TransportUnavailable(
+        f"Pulsar broker at {shown(url)}: {doing} failed: {name}: {exc}", hint=hint
+    )
 
 
 class PendingCall(Protocol):
@@ -249,7 +280,9 @@ class Channel:
             self._pending.pop(call_id, None)
             reason = f"could not send to {self.request_queue} at {self.url}"
             call.fail(
-                TransportUnavailable(f"{reason}: {type(exc).__name__}: {exc}", hint=BROKER_HINT)
+                TransportUnavailable(
+                    f"{reason}: {type(exc).__name__}: {exc}", hint=broker_hint(self.url)
+                )
             )
         return call_id
 
@@ -274,7 +307,8 @@ class Channel:
 
     def lost(self) -> ToolctlError:
         return TransportLost(
-            f"lost the Pulsar broker at {self.url} (asked {self.request_queue})", hint=BROKER_HINT
+            f"lost the Pulsar broker at {self.url} (asked {self.request_queue})",
+            hint=broker_hint(self.url),
         )
 
     def _reachable(self) -> bool:

@@ -25,7 +25,7 @@ from toolctl.errors import (
     UsageError,
     interruption,
 )
-from toolctl.pulsar.client import BROKER_HINT, Channel, Waited, open_client, require_reachable
+from toolctl.pulsar.client import Channel, Waited, broker_hint, open_client, require_reachable
 from toolctl.pulsar.wire import TIMED_OUT_TYPE, Response, decode_response, encode_request
 from toolctl.runners.base import Call, Sink, ToolResult, ToolSpec
 from toolctl.settings import Settings
@@ -186,7 +186,7 @@ class PulsarRunner:
         if not self._probed[1]:
             return TransportLost(
                 f"lost the Pulsar broker at {self.url} while waiting for service '{service}'",
-                hint=BROKER_HINT,
+                hint=broker_hint(self.url),
             )
         handled = ((tool.service or {}).get("pulsar") or {}).get("handler")
         start = f"'toolctl worker {service}'" if handled else "the worker that serves it"
