@@ -118,10 +118,14 @@ def _help(
     """Show a command's help: `toolctl help run` is `toolctl run --help`."""
 
 
+def plain_help(cli: Any) -> Any:
+    from toolctl.terminal.help import plain_help as made_plain
+
+    return made_plain(cli)
+
+
 def command(args: Sequence[str] = ()) -> Any:
     """The click command for a command line: just its own command when it names one."""
-    from toolctl.terminal.help import plain_help
-
     name = next((a for a in args if not a.startswith("-")), None)
     if name in COMMAND_MODULES and not {"-h", "--help"} & set(args[: args.index(name)]):
         modules: list[str] = [COMMAND_MODULES[name]]
