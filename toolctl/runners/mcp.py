@@ -16,7 +16,7 @@ import functools
 import json
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from toolctl.errors import (
@@ -55,14 +55,39 @@ class _Live:
     def __init__(
         self,
         session: Session | KeptSession,
-        tools: Mapping[str, Mapping[str, Any]],
+        listed: Iterable[Mapping[str, Any]],
         opened_for: str = "",
     ) -> None:
         self.session = session
-        self.tools = tools
         self.opened_for = opened_for
         self.verified: dict[str, Any] = {}
         """Each tool's pin its server's definition matched at a call of this session."""
+        self.take(listed)
+
+    def take(self, listed: Iterable[Mapping[str, Any]]) -> None:
+        """The server's tool list, as listed now, and its pins worked out on use (one
+        assignment: a call on another thread sees the old listing or the new, whole)."""
+        tools: dict[str, Mapping[str, Any]] = {str(each["name"]): each for each in listed}
+        self._listing: tuple[dict[str, Mapping[str, Any]], dict[str, str]] = (tools, {})
+
+    @property
+    def tools(self) -> Mapping[str, Mapping[str, Any]]:
+        return self._listing[0]
+
+    def pin(self, remote: str) -> str | None:
+        """The pin of the server's definition of ``remote`` (None: it offers none), worked
+        out once per listing rather than at every call."""
+        tools, pins = self._listing
+        found = pins.get(remote)
+        if found is None and remote in tools:
+            from toolctl.mcp.pins import pin_of
+
+            found = pins[remote] = pin_of(tools[remote])
+        return found
+
+    def drifted(self, remote: str, pin: str | None) -> bool:
+        """Whether ``remote`` is missing or not the definition the registry pins."""
+        return remote not in self.tools or (pin is not None and self.pin(remote) != pin)
 
 
 def _definition(tool: ToolSpec) -> str:
@@ -136,15 +161,15 @@ class McpRunner:
         section = _section(tool)
         live = self._session(tool, max(deadline - time.monotonic(), 0.001), call.sink)
         remote = str(section["name"])
-        definition = self._listed(live, remote, section, deadline)
         pin = section.get("pin")
-        if _drifted(section, definition) and _own_server(live) and live.verified.get(remote) != pin:
+        self._listed(live, remote, pin, deadline)
+        if live.drifted(remote, pin) and _own_server(live) and live.verified.get(remote) != pin:
             # not a server that changed under a pin it matched: one started before the
             # registry pinned what it pins now (a change accepted while a server serving
             # long held the session), and a new one offers what was accepted
             self._forget(_service_name(tool), live)
             live = self._session(tool, max(deadline - time.monotonic(), 0.001), call.sink)
-            definition = live.tools.get(remote)
+        definition = live.tools.get(remote)
         if definition is None:
             from toolctl.mcp.pins import UPDATE_HINT
 
@@ -153,7 +178,8 @@ class McpRunner:
                 f"the server no longer offers it (tool '{tool.name}')",
                 hint=UPDATE_HINT.format(service=_service_name(tool)),
             )
-        _check_pin(tool, section, definition)
+        if live.drifted(remote, pin):
+            _pin_drift(tool, section, definition)
         live.verified[remote] = pin
         if section.get("pin") is None:
             call.sink.warning(
@@ -208,19 +234,13 @@ class McpRunner:
             truncated=dropped, mcp=result,
         )  # fmt: skip
 
-    def _listed(
-        self, live: _Live, remote: str, section: Mapping[str, Any], deadline: float
-    ) -> Mapping[str, Any] | None:
-        """The server's definition of ``remote``, from the session's listing; listed again
-        when the server said its list changed, or when the listing is not what the
-        registry pins now (a session serving long outlives a change accepted since)."""
-        definition = live.tools.get(remote)
-        if live.session.tools_changed or _drifted(section, definition):
+    def _listed(self, live: _Live, remote: str, pin: str | None, deadline: float) -> None:
+        """The session's listing made current for a call of ``remote``: listed again when
+        the server said its list changed, or when the listing is not what the registry
+        pins now (a session serving long outlives a change accepted since)."""
+        if live.session.tools_changed or live.drifted(remote, pin):
             live.session.tools_changed = False  # before listing: a change during it counts
-            listed = live.session.list_tools(max(deadline - time.monotonic(), 0.001))
-            live.tools = {str(each["name"]): each for each in listed}
-            definition = live.tools.get(remote)
-        return definition
+            live.take(live.session.list_tools(max(deadline - time.monotonic(), 0.001)))
 
     def close(self) -> None:
         with self._lock:
@@ -305,11 +325,11 @@ class McpRunner:
             session = connect(self.settings, name, service, tool.service_dir, budget)
             _suggest_keep_alive(name, service, time.perf_counter() - started, sink)
         try:
-            tools = {str(each["name"]): each for each in session.list_tools(budget)}
+            listed = session.list_tools(budget)
         except BaseException:
             session.kill()
             raise
-        return _Live(session, tools, _definition(tool))
+        return _Live(session, listed, _definition(tool))
 
 
 def _suggest_keep_alive(name: str, service: Mapping[str, Any], took: float, sink: Sink) -> None:
@@ -379,14 +399,6 @@ def _output_validator(schema: str) -> Callable[[Any], Any]:
     return compile_schema(json.loads(schema))
 
 
-def _drifted(section: Mapping[str, Any], definition: Mapping[str, Any] | None) -> bool:
-    """Whether the server's ``definition`` is missing or not the one the registry pins."""
-    from toolctl.mcp.pins import pin_of
-
-    pin = section.get("pin")
-    return definition is None or (pin is not None and pin_of(definition) != pin)
-
-
 def _own_server(live: _Live) -> bool:
     """Whether the session's server is a process of this runner's own (stdio, not kept)."""
     from toolctl.mcp.keeper import KeptSession
@@ -394,12 +406,10 @@ def _own_server(live: _Live) -> bool:
     return live.session.local and not isinstance(live.session, KeptSession)
 
 
-def _check_pin(tool: ToolSpec, section: Mapping[str, Any], definition: Mapping[str, Any]) -> None:
-    from toolctl.mcp.pins import UPDATE_HINT, changed_fields, pin_of
+def _pin_drift(tool: ToolSpec, section: Mapping[str, Any], definition: Mapping[str, Any]) -> None:
+    """PinDrift for a tool whose server's ``definition`` is not the one pinned."""
+    from toolctl.mcp.pins import UPDATE_HINT, changed_fields
 
-    pin = section.get("pin")
-    if pin is None or pin_of(definition) == pin:
-        return
     changed = changed_fields(tool.data, section, definition)
     what = ", ".join(changed)
     service = _service_name(tool)
