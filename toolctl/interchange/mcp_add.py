@@ -50,6 +50,8 @@ def add_mcp_server(
     added = import_configs(settings, [config])
     for note in added.notes:
         reporter.warn(note)
+    if added.conflicts:  # the name is taken: that refusal is the command's, as it is
+        raise added.conflicts[0]
     if added.refused or not added.written:
         raise RegistryError(f"MCP server '{name}' not added", details=added.refused or added.notes)
     service = added.written[0].name

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from toolctl.errors import NameConflict
 from toolctl.interchange.client_configs import DIALECTS, ClientConfig, Server, read_client_config
 from toolctl.interchange.entries import Imported, Tables, _validate_one, clean
 from toolctl.interchange.placeholders import Placeholders
@@ -33,6 +34,8 @@ class ConfigImport:
 
     written: list[Written] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)
+    conflicts: list[NameConflict] = field(default_factory=list)
+    """Why the registry refused servers (also in ``refused``, as lines)."""
     notes: list[str] = field(default_factory=list)
     exports: dict[str, str] = field(default_factory=dict)
     """Each variable to export before the services run, and where its value was."""
@@ -49,7 +52,6 @@ def import_client_configs(settings: Settings, files: Sequence[Path]) -> ConfigIm
 
 def import_configs(settings: Settings, configs: Sequence[ClientConfig]) -> ConfigImport:
     """Convert, check and register the servers of configs already read."""
-    from toolctl.errors import NameConflict
     from toolctl.interchange.entries import check_landing, validate
     from toolctl.registry.writer import register
 
@@ -64,8 +66,7 @@ def import_configs(settings: Settings, configs: Sequence[ClientConfig]) -> Confi
         try:
             result.written += register([entry], settings)
         except NameConflict as exc:
-            if len(imported.entries) == 1:
-                raise  # the one server (`mcp add`): its refusal is the command's
+            result.conflicts.append(exc)
             result.refused.append(f"server '{entry.definition.name}': {exc}")
     used = _variables([table for tables in converted for _, table in tables.tables])
     result.exports = {k: v for k, v in sorted(vault.exports.items()) if k in used}
