@@ -14,7 +14,7 @@ import pytest
 import tomli_w
 
 from tests.conftest import Toolctl, write_files
-from tests.mcp.conftest import PROBE
+from tests.mcp.conftest import PROBE, bare_registry
 from toolctl.mcp import connect_stdio, pin_of
 
 SECRET = "probe-secret-value-123"
@@ -470,7 +470,7 @@ def test_elicitation_answers_the_form_refuses_are_declined_saying_why(
     assert accepted.returncode == 0 and "declined" not in accepted.stderr, accepted.stderr
     for answers, told in (
         (["integer=500"], "integer must be smaller than or equal to 100"),
-        (["integer=notanint"], "integer: 'notanint' is not an integer"),
+        (["integer=notanint"], "integer: the answer given is not an integer"),
     ):
         elicit = [item for answer in ["name=Ada", *answers] for item in ("--elicit", answer)]
         done = toolctl(*tool, *elicit)
@@ -629,76 +629,17 @@ def test_a_server_echoing_the_token_it_refused_never_has_it_printed(
         assert SECRET not in done.stdout + done.stderr
 
 
-NOISY = """
-import json, sys
-for line in sys.stdin:
-    message = json.loads(line)
-    if "id" not in message:
-        continue
-    method = message["method"]
-    if method == "tools/call":
-        token = message["params"].get("_meta", {}).get("progressToken")
-        for note in (
-            {"method": "notifications/progress", "params": {"progressToken": token,
-             "progress": 1, "total": 2, "message": "prog \\x1b[2J\\u202eevil"}},
-            {"method": "notifications/message", "params": {"level": "info",
-             "data": "log \\x1b]0;pwned\\x07 end"}},
-        ):
-            print(json.dumps({"jsonrpc": "2.0", **note}), flush=True)
-    result = {
-        "initialize": {"protocolVersion": message.get("params", {}).get("protocolVersion"),
-                       "capabilities": {"tools": {}}, "serverInfo": {"name": "n", "version": "1"}},
-        "tools/list": {"tools": [{"name": "t", "description": "d",
-                                  "inputSchema": {"type": "object"}}]},
-        "tools/call": {"content": [{"type": "text", "text": "ok"}]},
-    }.get(method, {})
-    print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
-"""
-
-
 def test_what_a_server_says_while_it_works_never_drives_the_terminal(
     toolctl: Toolctl, tmp_path: Path
 ) -> None:
     """An MCP server's progress and log messages were written to stderr as they came: an
     ESC in them cleared the screen, set the window title, could write the clipboard."""
-    server = tmp_path / "noisy.py"
-    server.write_text(NOISY)
-    service = {"name": "noisy", "mcp": {"command": [sys.executable, str(server)]}}
-    (tmp_path / "reg").mkdir()
-    (tmp_path / "reg/s.toml").write_text(tomli_w.dumps({"service": [service]}))
-    assert toolctl("import", "mcp", "noisy", "-r", "reg").returncode == 0
-    done = toolctl("run", "noisy.t", "-r", "reg")
+    reg = bare_registry(tmp_path, "noisy", BARE_CALL="noisy")
+    done = toolctl("run", "noisy.t", "-r", str(reg))
     assert done.returncode == 0 and done.stdout == "ok\n", done.stderr
     assert "\x1b" not in done.stderr and "\u202e" not in done.stderr, repr(done.stderr)
     assert "progress 1/2 prog \\x1b[2J\\u202eevil" in done.stderr
     assert "info: log \\x1b]0;pwned\\x07 end" in done.stderr
-
-
-SCHEMA_SERVER = """
-import json, sys
-for line in sys.stdin:
-    message = json.loads(line)
-    if "id" not in message:
-        continue
-    method = message["method"]
-    answers = {
-        "ok": {"content": [{"type": "text", "text": "21"}], "structuredContent": {"temp": 21}},
-        "bad": {"content": [{"type": "text", "text": "hot"}],
-                "structuredContent": {"temp": "hot"}},
-        "none": {"content": [{"type": "text", "text": "?"}]},
-    }
-    city = (message.get("params") or {}).get("arguments", {}).get("city")
-    result = {
-        "initialize": {"protocolVersion": message.get("params", {}).get("protocolVersion"),
-                       "capabilities": {"tools": {}}, "serverInfo": {"name": "w", "version": "1"}},
-        "tools/list": {"tools": [{"name": "weather", "description": "d",
-            "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}},
-            "outputSchema": {"type": "object", "properties": {"temp": {"type": "number"}},
-                             "required": ["temp"]}}]},
-        "tools/call": answers.get(city, {}),
-    }.get(method, {})
-    print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
-"""
 
 
 def test_a_result_against_the_tool_s_output_schema_is_an_error(
@@ -708,19 +649,14 @@ def test_a_result_against_the_tool_s_output_schema_is_an_error(
     declares. One that did not was passed on as a success: `run` printed it, and an MCP
     client of `mcp serve` (which lists that outputSchema as its own) refused the result,
     blaming toolctl."""
-    server = tmp_path / "weather.py"
-    server.write_text(SCHEMA_SERVER)
-    service = {"name": "w", "mcp": {"command": [sys.executable, str(server)]}}
-    (tmp_path / "reg").mkdir()
-    (tmp_path / "reg/s.toml").write_text(tomli_w.dumps({"service": [service]}))
-    assert toolctl("import", "mcp", "w", "-r", "reg").returncode == 0
-    ok = toolctl("run", "w.weather", "-a", "city=ok", "-r", "reg")
+    reg = str(bare_registry(tmp_path, "w", BARE_CALL="schema"))
+    ok = toolctl("run", "w.weather", "-a", "city=ok", "-r", reg)
     assert (ok.returncode, ok.stdout) == (0, "21\n"), ok.stderr
     for city, told in (
         ("bad", "data.temp must be number"),
         ("none", "it gave no structuredContent"),
     ):
-        done = toolctl("run", "w.weather", "-a", f"city={city}", "-r", "reg", "--json")
+        done = toolctl("run", "w.weather", "-a", f"city={city}", "-r", reg, "--json")
         assert done.returncode == 1, done.stderr
         result = json.loads(done.stdout)
         assert f"answered against its outputSchema: {told}" in result["error"], result

@@ -55,7 +55,8 @@ def declared_answer(
         if name in answers:
             value = _typed(answers[name], field if isinstance(field, dict) else {})
             if value is None:
-                return decline(f"{name}: {answers[name]!r} is not {_kind(field)}")
+                # never the answer itself: a form may ask for a password
+                return decline(f"{name}: the answer given is not {_kind(field)}")
             content[name] = value
     refused = _refused(schema, content)
     if refused:
