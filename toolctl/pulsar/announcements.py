@@ -31,7 +31,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
-from toolctl.pulsar.client import open_client, translate
+from toolctl.pulsar.client import broker_hint, open_client, translate
 
 DEFAULT_TOPIC = "persistent://tg/config/tool-descriptors"
 DEFAULT_TTL = 30.0
@@ -207,29 +207,21 @@ def _serialise(message_id: Any) -> str:
     return base64.b64encode(message_id.serialize()).decode()
 
 
-READ_HINT = "start one with 'toolctl broker start --detach', or pass --announced"
-"""What a reader of announcements is told of a broker it cannot reach: the broker is the
-one ``--announced`` names (``--pulsar-url`` is where tools are called)."""
+def _for_readers(hint: str | None) -> str | None:
+    """A broker hint as a reader of announcements needs it: the option naming the broker
+    read is ``--announced`` (``--pulsar-url`` is where tools are called); another hint (a
+    namespace to create) stays."""
+    from toolctl.pulsar.client import BROKER_HINT, REMOTE_HINT
+
+    if hint in (BROKER_HINT, REMOTE_HINT):
+        return hint.replace("--pulsar-url", "--announced")
+    return hint
 
 
 def _read_hint(error: Any) -> Any:
-    """``error`` (a ToolctlError) with ``READ_HINT`` when the broker could not be reached:
-    its hint names --announced, the option that names the broker read (another hint, a
-    namespace to create, stays)."""
-    from toolctl.pulsar.client import BROKER_HINT, REMOTE_HINT
-
-    if error.hint == BROKER_HINT:
-        error.hint = READ_HINT
-    elif error.hint == REMOTE_HINT:
-        error.hint = REMOTE_HINT.replace("--pulsar-url", "--announced")
+    """``error`` (a ToolctlError) with its hint for a reader of announcements."""
+    error.hint = _for_readers(error.hint)
     return error
-
-
-def _read_hint_of(url: str) -> str:
-    from toolctl.pulsar.client import REMOTE_HINT, broker_hint
-
-    hint = broker_hint(url)
-    return READ_HINT if hint != REMOTE_HINT else REMOTE_HINT.replace("--pulsar-url", "--announced")
 
 
 def read(
@@ -266,7 +258,7 @@ def read(
         raise TransportUnavailable(
             f"the Pulsar broker at {shown(url)} did not answer within {timeout:g} s "
             f"while reading announcements on {topic}",
-            hint=_read_hint_of(url),
+            hint=_for_readers(broker_hint(url)),
         )
     if isinstance(outcome[0], Exception):
         exc = outcome[0]
