@@ -7,14 +7,7 @@ from typing import Annotated
 
 import typer
 
-from toolctl.cli.common import (
-    JsonOption,
-    RegistryOption,
-    StrictOption,
-    open_registry,
-    reporter,
-    settings_for,
-)
+from toolctl.cli.common import JsonOption, RegistryOption, StrictOption, reporter, settings_for
 
 
 def install(group: typer.Typer) -> None:
@@ -51,6 +44,7 @@ def learn_command(
     Also proposes Call/Next edge scores for the registry's actions (never written into a
     descriptor). Exit 2 for an unreadable or malformed transcript (file:line).
     """
+    from toolctl.cli.common import open_registry
     from toolctl.errors import UsageError
     from toolctl.learning.usecases import learn_from_history, learn_from_transcripts
     from toolctl.terminal import views

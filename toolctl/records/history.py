@@ -242,7 +242,8 @@ def append(
     _begin(db)
     pruned = 0
     try:
-        db.executemany(_REPLACE, [(session,) for session in replacing])
+        if replacing:
+            db.executemany(_REPLACE, [(session,) for session in replacing])
         db.executemany(_INSERT, records)
         last = db.execute("SELECT last_insert_rowid()").fetchone()[0]
         every = max(1, min(PRUNE_EVERY, max_calls // 10))
