@@ -13,9 +13,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import tomli_w
 
 ROOT = Path(__file__).resolve().parents[2]
 PROBE = ROOT / "tests/mcp/servers/probe_server.py"
+BARE = ROOT / "tests/mcp/servers/bare_server.py"
 SDK2_PYTHON = ROOT / ".venv-mcp2/bin/python"
 TIME_SERVER = ROOT / ".venv-mcp2/bin/mcp-server-time"
 EVERYTHING = (
@@ -126,3 +128,18 @@ def everything_sse_url() -> Iterator[str]:
     port = free_port()
     for url in serve_http([node(), str(EVERYTHING), "sse"], {"PORT": str(port)}, port):
         yield url.removesuffix("/mcp") + "/sse"
+
+
+def bare_registry(root: Path, name: str, **env: str) -> Path:
+    """``root/reg``, whose service ``name`` is the bare server (``BARE_*`` settings in
+    ``env``: see tests/mcp/servers/bare_server.py), its tools imported as ``name.*``."""
+    service = {"name": name, "mcp": {"command": [sys.executable, str(BARE)], "env": env}}
+    registry = root / "reg"
+    registry.mkdir(parents=True, exist_ok=True)
+    (registry / f"{name}.toml").write_text(tomli_w.dumps({"service": [service]}))
+    imported = subprocess.run(
+        [sys.executable, "-m", "toolctl", "import", "mcp", name, "-r", str(registry)],
+        capture_output=True, text=True, timeout=60, cwd=root,
+    )  # fmt: skip
+    assert imported.returncode == 0, imported.stderr
+    return registry

@@ -103,3 +103,20 @@ def test_a_registry_holding_toolctl_s_own_server_does_not_serve_itself_without_e
     while _running(str(reg)) and time.monotonic() < deadline:  # the servers end with them
         time.sleep(0.1)
     assert _running(str(reg)) == []
+
+
+def test_the_serving_depth_toolctl_reads_refuses_only_a_real_depth(
+    toolctl_process: Toolctl, tmp_path: Path
+) -> None:
+    """TOOLCTL_SERVING_DEPTH as a server gets it: three deep is refused (exit 3, one
+    line); a value no server sets (not a number, a huge one) is no depth at all."""
+    reg = mutant_registry(tmp_path)
+    for value, code in (("3", 3), ("2", 0), ("abc", 0), ("9" * 40, 0), ("-1", 0), ("", 0)):
+        done = toolctl_process(
+            "mcp", "serve", "-r", str(reg), input="", env={"TOOLCTL_SERVING_DEPTH": value}
+        )
+        assert done.returncode == code, (value, done.stderr)
+        assert "Traceback" not in done.stderr
+        if code:
+            assert "serving under 3 servers of its own" in done.stderr
+            assert len(done.stderr.splitlines()) == 1, done.stderr

@@ -24,6 +24,7 @@ import httpx
 import pytest
 
 from tests.conftest import write_files
+from tests.mcp.conftest import bare_registry
 from tests.runners.container.conftest import IMAGE, leftovers, podman, use_podman
 from tests.runners.http.test_http_stop import Silent
 from tests.runners.http.test_http_stop import registry as http_stop_registry
@@ -122,49 +123,12 @@ def test_mcp_serve_stopped_by_a_signal_leaves_no_grandchild(
     assert gone(marks) == []
 
 
-SLOW_TO_EXIT = """
-import json, os, sys, time
-open(sys.argv[1], "w").write(str(os.getpid()))
-for line in sys.stdin:
-    message = json.loads(line)
-    if "id" not in message:
-        continue
-    result = {
-        "initialize": {"protocolVersion": message.get("params", {}).get("protocolVersion"),
-                       "capabilities": {"tools": {}}, "serverInfo": {"name": "s", "version": "1"}},
-        "tools/list": {"tools": [{"name": "t", "description": "d",
-                                  "inputSchema": {"type": "object"}}]},
-        "tools/call": {"content": [{"type": "text", "text": "ok"}]},
-    }.get(message["method"], {})
-    print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
-time.sleep(60)  # slow to stop once its stdin closes (a `docker run -i`, work to finish)
-"""
-
-
-SILENT = SLOW_TO_EXIT.replace("time.sleep(60)", "").replace(
-    '    print(json.dumps({"jsonrpc"',
-    '    if message["method"] == "tools/call":\n'
-    "        continue  # its handler blocks: a call, cancelled or not, is never answered\n"
-    '    print(json.dumps({"jsonrpc"',
-)
-"""A server that answers everything but ``tools/call``."""
-
-
 def test_a_signal_while_mcp_serve_closes_a_slow_server_ends_it_quietly(tmp_path: Path) -> None:
     """The SDK's stdio client closes stdin, then sends SIGTERM 2 s later: the signal came
     while `mcp serve` waited for an upstream server to exit, after its event loop had
     closed, and was an internal error (70) that left that server running."""
-    pid_file, server = tmp_path / "pid", tmp_path / "slow.py"
-    server.write_text(SLOW_TO_EXIT)
-    service = {"name": "slow", "mcp": {"command": [sys.executable, str(server), str(pid_file)]}}
-    import tomli_w
-
-    registry = write_files(tmp_path / "reg", {"s.toml": tomli_w.dumps({"service": [service]})})
-    imported = subprocess.run(
-        [sys.executable, "-m", "toolctl", "import", "mcp", "slow", "-r", str(registry)],
-        capture_output=True, text=True, timeout=60, cwd=tmp_path,
-    )  # fmt: skip
-    assert imported.returncode == 0, imported.stderr
+    pid_file = tmp_path / "pid"
+    registry = bare_registry(tmp_path, "slow", BARE_PID_FILE=str(pid_file), BARE_LINGER="60")
     child = mcp_serve(registry)
     call(child, "slow.t")
     assert child.stdout is not None
@@ -197,21 +161,9 @@ def test_a_cancelled_mcp_backed_call_ends_at_once(tmp_path: Path) -> None:
     SDK client's SIGKILL left the upstream server running."""
     import time
 
-    import tomli_w
-
     from toolctl.serve.dispatch import DRAIN_SECONDS
 
-    server = tmp_path / "silent.py"
-    server.write_text(SILENT)
-    argv = [sys.executable, str(server), str(tmp_path / "pid")]
-    service = {"name": "silent", "mcp": {"command": argv}}
-    registry = write_files(tmp_path / "reg", {"s.toml": tomli_w.dumps({"service": [service]})})
-    imported = subprocess.run(
-        [sys.executable, "-m", "toolctl", "import", "mcp", "silent", "-r", str(registry)],
-        capture_output=True, text=True, timeout=60, cwd=tmp_path,
-    )  # fmt: skip
-    assert imported.returncode == 0, imported.stderr
-    child = mcp_serve(registry)
+    child = mcp_serve(bare_registry(tmp_path, "silent", BARE_CALL="silent"))
     params = {"name": "silent.t", "arguments": {}}
     send(child, {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": params})
     assert child.stdout is not None
