@@ -165,6 +165,7 @@ class _SlowStreamServer(BaseHTTPRequestHandler):
 
     protocol_version = "HTTP/1.1"
     stream: Any = None
+    opening = threading.Lock()
     answered = threading.Event()
     answer: ClassVar[dict[str, Any]] = {}
 
@@ -192,14 +193,16 @@ class _SlowStreamServer(BaseHTTPRequestHandler):
                 cls.answer = message
                 cls.answered.set()
             return self._json(202)
-        if cls.stream is None:
+        with cls.opening:
+            stream = cls.stream
+        if stream is None:
             text = "dropped: no stream open"
         else:
             ask = {"jsonrpc": "2.0", "id": "ask-1", "method": "elicitation/create",
                    "params": {"message": "name?", "requestedSchema": {"type": "object",
                    "properties": {"name": {"type": "string", "default": "Ada"}}}}}  # fmt: skip
-            cls.stream.write(f"event: message\ndata: {json.dumps(ask)}\n\n".encode())
-            cls.stream.flush()
+            stream.write(f"event: message\ndata: {json.dumps(ask)}\n\n".encode())
+            stream.flush()
             text = cls.answer["result"]["action"] if cls.answered.wait(10) else "no answer"
         called: dict[str, Any] = {"content": [{"type": "text", "text": text}]}
         return self._json(200, {"jsonrpc": "2.0", "id": message["id"], "result": called})
@@ -208,9 +211,12 @@ class _SlowStreamServer(BaseHTTPRequestHandler):
         time.sleep(0.5)
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
-        self.end_headers()
-        self.wfile.flush()
-        type(self).stream = self.wfile
+        # The stream is the server's before its headers reach the client, as in the
+        # TypeScript SDK (it maps the response, then flushes the headers).
+        with type(self).opening:
+            self.end_headers()
+            self.wfile.flush()
+            type(self).stream = self.wfile
         while not self.server.done:  # type: ignore[attr-defined]
             time.sleep(0.05)
 
