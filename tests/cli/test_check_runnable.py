@@ -62,7 +62,7 @@ def test_a_placeholder_naming_no_argument_is_an_error(tmp_path: Path, toolctl: T
     done = toolctl("check", "-r", "reg")
     assert done.returncode == 3
     assert (
-        "reg/say.toml:1: error: tool 'say': {text} names no argument, so `run` would pass it "
+        "reg/say.toml:5: error: tool 'say': {text} names no argument, so `run` would pass it "
         "on as it is: declare the argument, or write {{ and }} for a brace"
     ) in done.stdout
     fixed = LITERAL + '[[tool.arguments]]\nname = "text"\n'
@@ -79,6 +79,9 @@ def test_what_cannot_run_here_is_a_warning_and_an_error_when_strict(
     problems = [
         (p["code"], p["severity"], p["message"]) for p in json.loads(done.stdout)["problems"]
     ]
+    # each at the line of what is wrong: the command, the cwd (not the entry's header)
+    lines = [p["line"] for p in json.loads(done.stdout)["problems"]]
+    assert lines == [5, 12, 18, 32]
     assert problems == [
         (
             "executable",
@@ -330,7 +333,7 @@ def test_an_env_reference_that_names_no_variable_is_an_error(
     done = toolctl("check", "-r", "reg")
     assert done.returncode == 3 and "sk-secret" not in done.stdout
     assert done.stdout.splitlines() == [
-        f"reg/t.toml:1: error: tool 'e': local.env.{key} holds a ${{env:...}} reference that "
+        f"reg/t.toml:5: error: tool 'e': local.env.{key} holds a ${{env:...}} reference that "
         "names no variable: write ${env:NAME}, NAME of letters, digits and _"
         for key in "AB"
     ]
@@ -367,10 +370,10 @@ def test_an_env_reference_in_a_command_is_an_error(tmp_path: Path, toolctl: Tool
         f'not expand: pass the secret in env instead (env = {{ {name} = "${{env:{name}}}" }}) '
         "and read it there"
         for line, who, where, name in (
-            (1, "tool 'a'", "local.command.1", "MY_TOKEN"),
-            (6, "tool 'b'", "container.command.0", "IMG_KEY"),
-            (25, "tool 'cu'", "local.command.2", "GH"),
-            (11, "service 's'", "http.start.2", "K"),
+            (4, "tool 'a'", "local.command.1", "MY_TOKEN"),  # each at its command's line
+            (10, "tool 'b'", "container.command.0", "IMG_KEY"),
+            (28, "tool 'cu'", "local.command.2", "GH"),
+            (14, "service 's'", "http.start.2", "K"),
         )
     ]
 
@@ -460,3 +463,46 @@ def test_pass_env_names_variables_and_never_shows_a_bad_entry(
         "reg/t.toml:10: error: tool 'b': local.pass_env.0: '*' alone would pass the whole "
         "environment: name what it needs",
     ]
+
+
+def test_a_finding_is_at_the_line_of_what_is_wrong(tmp_path: Path, toolctl: Toolctl) -> None:
+    """A secret written out, a missing program, a placeholder naming no argument: each at
+    the line of its key (a table's, a dotted key's, an inline table's), so a CI annotation
+    lands on it; never at the entry's header, and the secret is never shown."""
+    secret = "sk-proj-abcdefghijklmnopqrstuvwxyz0123"
+    write_files(
+        tmp_path,
+        {
+            "reg/t.toml": "[[tool]]\n"  # 1
+            'name = "dotted"\n'
+            'description = "keys written dotted"\n'
+            'local.command = ["echo", "{missing}"]\n'  # 4
+            f'local.env = {{ OPENAI_API_KEY = "{secret}" }}\n'  # 5
+            "\n"
+            "[[tool]]\n"  # 7
+            'name = "tabled"\n'
+            'description = "a table of its own"\n'
+            "[tool.local]\n"
+            'command = ["no-such-program-anywhere"]\n'  # 11
+            "[tool.local.env]\n"
+            'PATH_HINT = "fine"\n'
+            f'API_TOKEN = "{secret}"\n'  # 14
+            "\n"
+            "[[tool]]\n"  # 16
+            'name = "web"\n'
+            'description = "a URL with a password"\n'
+            "[tool.http]\n"
+            'method = "GET"\n'
+            f'url = "https://user:{secret}@example.com/x"\n'  # 21
+        },
+    )
+    done = toolctl("check", "-r", "reg", "--json")
+    assert secret not in done.stdout + done.stderr
+    found = {(p["code"], p["line"]) for p in json.loads(done.stdout)["problems"]}
+    assert found == {
+        ("placeholder", 4),
+        ("secret", 5),
+        ("executable", 11),
+        ("secret", 14),
+        ("secret", 21),
+    }

@@ -30,7 +30,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from toolctl.arguments import PLACEHOLDER
-from toolctl.findings import Finding
+from toolctl.findings import Finding, Severity
+from toolctl.registry.lint import field_line
 from toolctl.registry.loader import Definition
 
 SECRET = "secret"
@@ -68,15 +69,17 @@ def runnable_problems(
                 continue
             command = list(table[key])
             if section != "mcp":  # an MCP server's command expands them (configs do so)
-                found += _unexpanded(definition, f"{section}.{key}", command, table)
+                found += _unexpanded(definition, (section, key), command, table)
             if definition.kind == "tool":
-                found += _placeholders(definition, command)
+                found += _placeholders(definition, (section, key), command)
             base = Path(os.path.abspath(definition.file)).parent
-            cwd = _cwd(definition, table, base, found)
+            cwd = _cwd(definition, section, table, base, found)
             if section == "container":
                 found += _image(definition, table, images)
             else:
-                found += _executable(definition, command, cwd, table, environ, paths)
+                found += _executable(
+                    definition, (section, key), command, cwd, table, environ, paths
+                )
     return found
 
 
@@ -87,8 +90,17 @@ _COMMANDS = {
 """(section, key) of each command a definition may give, by kind."""
 
 
-def _warning(definition: Definition, code: str, message: str) -> Finding:
-    return Finding("warning", code, definition.file, definition.line, message)
+Loc = tuple[str | int, ...]
+"""Where in a definition a finding is: a key path, as pydantic gives one (``lint.field_line``
+turns it into the line of that key, else the entry's header)."""
+
+
+def _finding(level: Severity, definition: Definition, code: str, loc: Loc, message: str) -> Finding:
+    return Finding(level, code, definition.file, field_line(definition, loc), message)
+
+
+def _warning(definition: Definition, code: str, loc: Loc, message: str) -> Finding:
+    return _finding("warning", definition, code, loc, message)
 
 
 def _label(definition: Definition) -> str:
@@ -97,6 +109,7 @@ def _label(definition: Definition) -> str:
 
 def _cwd(
     definition: Definition,
+    section: str,
     table: Mapping[str, Any],
     base: Path,
     found: list[Finding],
@@ -112,7 +125,7 @@ def _cwd(
             f"{_label(definition)}: working directory {directory} {missing} "
             "(a relative cwd is relative to the file that defines it)"
         )
-        found.append(_warning(definition, "cwd", message))
+        found.append(_warning(definition, "cwd", (section, "cwd"), message))
     return directory
 
 
@@ -123,18 +136,18 @@ def _env_references(definition: Definition) -> list[Finding]:
     """An error for each value holding ``${env:`` that is not a whole ``${env:NAME}``,
     named by its key path (the value itself may hold a secret)."""
     found = []
-    for path, value in _strings(definition.data, ""):
+    for loc, value in _strings(definition.data, ()):
         if value.count("${env:") != len(_ENV_REFERENCE.findall(value)):
             message = (
-                f"{_label(definition)}: {path} holds a ${{env:...}} reference that names no "
-                "variable: write ${env:NAME}, NAME of letters, digits and _"
+                f"{_label(definition)}: {_dotted(loc)} holds a ${{env:...}} reference that "
+                "names no variable: write ${env:NAME}, NAME of letters, digits and _"
             )
-            found.append(Finding("error", "env", definition.file, definition.line, message))
+            found.append(_finding("error", definition, "env", loc, message))
     return found
 
 
 def _unexpanded(
-    definition: Definition, path: str, command: list[str], table: Mapping[str, Any]
+    definition: Definition, at: Loc, command: list[str], table: Mapping[str, Any]
 ) -> list[Finding]:
     """An error for each command item holding ``${env:NAME}``: it would reach the program
     as written (a secret on a command line is readable by every user of the machine, so
@@ -155,11 +168,11 @@ def _unexpanded(
         ]
         if names:
             message = (
-                f"{_label(definition)}: {path}.{index} holds ${{env:{names[0]}}}, which a "
-                "command does not expand: pass the secret in env instead (env = { "
+                f"{_label(definition)}: {_dotted((*at, index))} holds ${{env:{names[0]}}}, "
+                "which a command does not expand: pass the secret in env instead (env = { "
                 f'{names[0]} = "${{env:{names[0]}}}" }}) and read it there'
             )
-            found.append(Finding("error", "env", definition.file, definition.line, message))
+            found.append(_finding("error", definition, "env", (*at, index), message))
     return found
 
 
@@ -178,8 +191,8 @@ def _written_secrets(definition: Definition) -> list[Finding]:
     for section, table in definition.data.items():
         if not isinstance(table, dict):
             continue
-        places = [
-            f"{section}.{name}.{key}"
+        places: list[Loc] = [
+            (section, name, key)
             for name in _SECRET_MAPS
             if isinstance(table.get(name), dict)
             for key, value in table[name].items()
@@ -187,36 +200,41 @@ def _written_secrets(definition: Definition) -> list[Finding]:
         ]
         url = table.get("url")
         if isinstance(url, str) and written_secret(None, url):
-            places.append(f"{section}.url")
+            places.append((section, "url"))
         for key in ("command", "start"):
             items = table.get(key)
             if isinstance(items, list) and hide_written_args(items) != items:
-                places.append(f"{section}.{key}")
-        for path in places:
+                places.append((section, key))
+        for loc in places:
             message = (
-                f"{_label(definition)}: {path} holds a secret written out: give it as "
+                f"{_label(definition)}: {_dotted(loc)} holds a secret written out: give it as "
                 "${env:NAME} and export NAME, so no registry file holds it"
             )
-            found.append(Finding("warning", SECRET, definition.file, definition.line, message))
+            found.append(_warning(definition, SECRET, loc, message))
     return found
 
 
-def _strings(value: Any, path: str) -> Iterable[tuple[str, str]]:
-    """Every string below ``value`` with its dotted key path, in document order."""
+def _strings(value: Any, loc: Loc) -> Iterable[tuple[Loc, str]]:
+    """Every string below ``value`` with its key path, in document order."""
     if isinstance(value, str):
-        yield path, value
+        yield loc, value
     elif isinstance(value, dict):
         for key, item in value.items():
-            yield from _strings(item, f"{path}.{key}" if path else str(key))
+            yield from _strings(item, (*loc, str(key)))
     elif isinstance(value, list):
         for index, item in enumerate(value):
-            yield from _strings(item, f"{path}.{index}")
+            yield from _strings(item, (*loc, index))
 
 
-def _placeholders(definition: Definition, command: list[str]) -> list[Finding]:
+def _dotted(loc: Loc) -> str:
+    """A key path as a message names it: ``local.env.API_KEY``, ``local.command.1``."""
+    return ".".join(str(part) for part in loc)
+
+
+def _placeholders(definition: Definition, at: Loc, command: list[str]) -> list[Finding]:
     declared = set(definition.data.get("schema", {}).get("properties", {}))
     found = []
-    for item in command:
+    for index, item in enumerate(command):
         for match in PLACEHOLDER.finditer(item):
             name = match.group(1)
             if name is None or name in declared:
@@ -228,12 +246,13 @@ def _placeholders(definition: Definition, command: list[str]) -> list[Finding]:
                 f"{_label(definition)}: {{{name}}}{inside} names no argument, so `run` would "
                 "pass it on as it is: declare the argument, or write {{ and }} for a brace"
             )
-            found.append(Finding("error", "placeholder", definition.file, definition.line, message))
+            found.append(_finding("error", definition, "placeholder", (*at, index), message))
     return found
 
 
 def _executable(
     definition: Definition,
+    at: Loc,
     command: list[str],
     cwd: Path | None,
     table: Mapping[str, Any],
@@ -256,7 +275,7 @@ def _executable(
             return []
         where = f"'{program}' is not on PATH"
     message = f"{_label(definition)}: cannot run its command: {where}"
-    return [_warning(definition, "executable", message)]
+    return [_warning(definition, "executable", (*at, 0), message)]
 
 
 def _search_path(table: Mapping[str, Any], environ: Mapping[str, str]) -> str:
@@ -279,4 +298,4 @@ def _image(
         f"{_label(definition)}: image {image} is not present locally (toolctl never pulls: "
         f"pull or build it first)"
     )
-    return [_warning(definition, "image", message)]
+    return [_warning(definition, "image", ("container", "image"), message)]
