@@ -114,6 +114,9 @@ def test_a_detached_server_of_another_project_is_not_taken_for_this_ones(
         first = toolctl("serve", "--detach", "--port", "0", "--json", cwd=registry)
         assert first.returncode == 0, first.stderr
         pid = json.loads(first.stdout)["pid"]
+        # the record as `service up`, `worker --detach` and `broker start` print it
+        assert json.loads(first.stdout).keys() >= {"started", "uptime_s", "url", "argv"}
+        assert "boot_id" not in json.loads(first.stdout)
         second = toolctl("serve", "--detach", "--port", "0", cwd=other)
         assert (second.returncode, second.stdout) == (2, "")
         assert second.stderr.startswith(

@@ -100,7 +100,7 @@ def serve_command(
     from toolctl.serve.adaptive import adaptive_config
     from toolctl.serve.front import selection
     from toolctl.serve.http import HttpConfig, HttpServer, gateway_options, start_detached
-    from toolctl.terminal import render
+    from toolctl.terminal import render, views
 
     settings = settings_for(registry, strict, pulsar_url=pulsar_url, announced=announced)
     options = gateway_options(settings, host, port, token_env, tuple(allow_origin or ()))
@@ -111,9 +111,7 @@ def serve_command(
         HttpServer(config, reporter(settings), render.log_line).run()
         return
     record, started = start_detached(settings, name, host, port, lambda p: _argv(context, p), grace)
-    how = "started" if started else "already running"
-    render.note(f"serve '{name}' {how} at {record.url} (pid {record.pid}, log {record.log})")
-    render.print_json(record.to_json()) if json else typer.echo(record.url)
+    views.print_started(f"serve '{name}'", record, started, as_json=json)
 
 
 def _argv(context: typer.Context, port: int) -> list[str]:

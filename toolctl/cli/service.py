@@ -44,13 +44,11 @@ def up_command(
     Exit codes: 0 running, 2 not a managed service, 4 unknown service, 5 it would not start.
     """
     from toolctl.calls.services import service_up
-    from toolctl.terminal import render, views
+    from toolctl.terminal import views
 
     settings = settings_for(registry, strict)
     what, record, started = service_up(settings, reporter(settings), name)
-    how = "started" if started else "already running"
-    render.note(f"{what} {how} at {record.url} (pid {record.pid}, log {record.log})")
-    render.print_json(views.process_json(record)) if json else typer.echo(record.url)
+    views.print_started(what, record, started, as_json=json)
 
 
 def down_command(

@@ -239,6 +239,17 @@ def started_json(record: Any, started: bool) -> dict[str, Any]:
     return {**process_json(record), "started": started}
 
 
+def print_started(what: str, record: Any, started: bool, *, as_json: bool) -> None:
+    """`serve --detach`, `service up`: said on stderr; its URL on stdout, or its record
+    as `started_json`."""
+    how = "started" if started else "already running"
+    render.note(f"{what} {how} at {record.url} (pid {record.pid}, log {record.log})")
+    if as_json:
+        render.print_json(started_json(record, started))
+    else:
+        typer.echo(record.url)
+
+
 def empty_listing(kind: str, filtered: bool) -> str:
     """What an empty `list KIND` says instead of a lone header."""
     plural = kind if kind.endswith("s") else f"{kind}s"
