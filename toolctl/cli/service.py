@@ -74,12 +74,7 @@ def down_command(
     if all_ == (name is not None):
         raise UsageError("give a NAME or --all, not both" if all_ else "give a NAME or --all")
     outcomes = service_down(settings, reporter(settings, notes=not json), name)
-    if json:
-        from toolctl.terminal import render
-
-        render.print_json([views.stop_json(each) for each in outcomes])
-        return
-    views.report_stops(outcomes, name)
+    views.print_stops(outcomes, name, as_json=json)
 
 
 def status_command(
@@ -92,13 +87,8 @@ def status_command(
 ) -> None:
     """List what toolctl runs in the background: managed services, the broker, workers."""
     from toolctl.calls.services import service_status
-    from toolctl.terminal import render, views
+    from toolctl.terminal import views
 
     settings = settings_for(registry, strict)
     records = service_status(settings, reporter(settings), name)
-    if json:
-        render.print_json([views.process_json(r) for r in records])
-        return
-    rows = [views.process_row(r) for r in records]
-    empty = "nothing toolctl started runs in the background"
-    render.print_table(views.PROCESS_COLUMNS, rows, color=settings.color, empty=empty)
+    views.print_processes(records, as_json=json, color=settings.color)

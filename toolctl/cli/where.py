@@ -20,11 +20,6 @@ def where_command(registry: RegistryOption = None, json: JsonOption = False) -> 
     init` makes one); outside a project, the user registry is read and written.
     """
     from toolctl.registry.locations import locations
-    from toolctl.terminal import render
     from toolctl.terminal.views import print_locations
 
-    found = locations(settings_for(registry))
-    if json:
-        render.print_json(found.to_json())
-        return
-    print_locations(found)
+    print_locations(locations(settings_for(registry)), as_json=json)

@@ -215,6 +215,14 @@ def report_stop(stopped: Stopped, done: str, absent: str | None) -> None:
         render.note(absent)
 
 
+def print_stops(outcomes: Sequence[Stopped], name: str | None, *, as_json: bool) -> None:
+    """`service down [NAME | --all]`: the stops as JSON, or said on stderr."""
+    if as_json:
+        render.print_json([stop_json(each) for each in outcomes])
+    else:
+        report_stops(outcomes, name)
+
+
 def report_stops(outcomes: Sequence[Stopped], name: str | None) -> None:
     """`service down [NAME | --all]`: each stop (``processes.Stopped``), or that nothing ran."""
     absent = None if name is None else f"'{name}' was not running"  # a service, the broker...
@@ -297,6 +305,16 @@ def process_json(record: Any) -> dict[str, Any]:
 PROCESS_COLUMNS = ["KIND", "NAME", "PID", "URL", "UPTIME", "LOG"]
 
 
+def print_processes(records: Sequence[Any], *, as_json: bool, color: bool) -> None:
+    """`service status`: what runs in the background, as JSON or a table."""
+    if as_json:
+        render.print_json([process_json(r) for r in records])
+        return
+    rows = [process_row(r) for r in records]
+    empty = "nothing toolctl started runs in the background"
+    render.print_table(PROCESS_COLUMNS, rows, color=color, empty=empty)
+
+
 def process_row(record: Any) -> list[str]:
     where = record.url or (f"port {record.port}" if record.port else "")
     return [
@@ -318,8 +336,11 @@ def _uptime(seconds: float) -> str:
     return f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
 
 
-def print_locations(found: Locations) -> None:
+def print_locations(found: Locations, *, as_json: bool = False) -> None:
     """`where`: the project, the search path in order, where register writes, the config."""
+    if as_json:
+        render.print_json(found.to_json())
+        return
     lines = [f"project: {found.project or '(none: outside a project)'}"]
     if found.ignored_project is not None:
         lines.append(f"  ignored: {found.ignored_project} (another user owns it)")
