@@ -108,6 +108,12 @@ def test_stats_per_tool_and_a_histogram(toolctl: Toolctl, reg: str) -> None:
     ]  # fmt: skip
     assert "latency" in shown.stdout and "#" in shown.stdout
     assert json.loads(toolctl("stats", "--json", "--tool", "fail").stdout)["calls"] == 1
+    # a filter repeated is a call of either (it kept the last one given)
+    both = json.loads(toolctl("stats", "--json", "--tool", "fail", "--tool", "echo").stdout)
+    assert both["calls"] == 4
+    assert [c["tool"] for c in calls(toolctl, "--outcome", "ok", "--outcome", "failed")] == [
+        "fail", "echo", "echo", "echo"
+    ]  # fmt: skip
 
 
 def test_no_history_yet_and_history_off(toolctl: Toolctl, reg: str, tmp_path: Path) -> None:
@@ -124,6 +130,8 @@ def test_bad_filters_are_usage_errors(toolctl: Toolctl) -> None:
         (("--since", "yesterday"), "--since 'yesterday'"),
         (("--outcome", "great"), "unknown outcome 'great'"),
         (("--caller", "me"), "unknown caller 'me'"),
+        (("--caller", "cli", "--caller", "me"), "unknown caller 'me'"),
+        (("--outcome", "ok", "--outcome", "great"), "unknown outcome 'great'"),
         (("--since", ""), "--since '': expected a span ago"),
         (("--since", "2026-11-30", "--until", "2026-11-29"), "is after --until"),
     ):

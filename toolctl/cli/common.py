@@ -56,19 +56,29 @@ AnnouncedOption = Annotated[
     ),
 ]
 # what `history` and `stats` select from the run history
-ToolFilter = Annotated[str | None, typer.Option("--tool", metavar="NAME", help="Only this tool.")]
+# (each may be repeated: `--tool a --tool b` is a call of either)
+ToolFilter = Annotated[
+    list[str] | None,
+    typer.Option("--tool", metavar="NAME", help="Only this tool; repeat for several."),
+]
 OutcomeFilter = Annotated[
-    str | None,
+    list[str] | None,
     typer.Option(
         metavar="OUTCOME",
-        help="Only calls that ended so: ok, failed, invalid, timeout, unavailable, ...",
+        help="Only calls that ended so: ok, failed, invalid, timeout, unavailable, ...; "
+        "repeat for several.",
     ),
 ]
 CallerFilter = Annotated[
-    str | None,
-    typer.Option(metavar="CALLER", help="Only calls from: cli, batch, serve, mcp, worker, import."),
+    list[str] | None,
+    typer.Option(
+        metavar="CALLER",
+        help="Only calls from: cli, batch, serve, mcp, worker, import; repeat for several.",
+    ),
 ]
-SessionFilter = Annotated[str | None, typer.Option(metavar="ID", help="Only this session.")]
+SessionFilter = Annotated[
+    list[str] | None, typer.Option(metavar="ID", help="Only this session; repeat for several.")
+]
 SinceFilter = Annotated[
     str | None,
     typer.Option(metavar="WHEN", help="Only calls since WHEN: 30m, 2h, 7d, 1w ago, or a date."),

@@ -55,7 +55,7 @@ def history_command(
     settings = settings_for(None)
     chosen = selection(tool, outcome, caller, session, since, until)
     calls = recent_calls(settings, chosen, limit, reporter(settings))
-    filtered = any(v is not None for v in (tool, outcome, caller, session, since, until))
+    filtered = any(v not in (None, []) for v in (tool, outcome, caller, session, since, until))
     print_calls(calls, as_json=json, color=settings.color, filtered=filtered)
 
 

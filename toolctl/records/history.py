@@ -110,24 +110,30 @@ _INSERT = f"INSERT INTO calls({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len
 _REPLACE = "DELETE FROM calls WHERE session = ? AND caller = 'import'"
 
 
+Chosen = str | tuple[str, ...] | None
+"""What a Filter's field takes: one value, any of several (``--tool a --tool b``), or None
+(and the empty tuple) for any."""
+
+
 class Filter(NamedTuple):
     """Which calls to read: each given field narrows the selection."""
 
-    tool: str | None = None
-    outcome: str | None = None
-    caller: str | None = None
-    session: str | None = None
+    tool: Chosen = None
+    outcome: Chosen = None
+    caller: Chosen = None
+    session: Chosen = None
     since: float | None = None
     until: float | None = None
 
     def where(self) -> tuple[str, list[Any]]:
         """The SQL condition and its parameters."""
-        terms, values = [], []
+        terms: list[str] = []
+        values: list[Any] = []
         for column in ("tool", "outcome", "caller", "session"):
-            value = getattr(self, column)
-            if value is not None:
-                terms.append(f"{column} = ?")
-                values.append(value)
+            chosen = chosen_values(getattr(self, column))
+            if chosen:
+                terms.append(f"{column} IN ({', '.join('?' * len(chosen))})")
+                values += chosen
         if self.since is not None:
             terms.append("time >= ?")
             values.append(self.since)
@@ -135,6 +141,13 @@ class Filter(NamedTuple):
             terms.append("time < ?")
             values.append(self.until)
         return (" WHERE " + " AND ".join(terms) if terms else ""), values
+
+
+def chosen_values(chosen: Chosen) -> tuple[str, ...]:
+    """A Filter field's values: none for any."""
+    if chosen is None:
+        return ()
+    return (chosen,) if isinstance(chosen, str) else tuple(chosen)
 
 
 def history_path(state_dir: Path) -> Path:

@@ -8,14 +8,14 @@ from __future__ import annotations
 import re
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from toolctl.errors import ToolctlError, UsageError
 from toolctl.records import CALLERS, OUTCOMES
-from toolctl.records.history import CallRecord, Filter, history_path
+from toolctl.records.history import CallRecord, Filter, chosen_values, history_path
 from toolctl.records.stats import Bin, ToolStats, histogram, ran, summarize
 from toolctl.reporting import QUIET, Reporter
 
@@ -44,10 +44,10 @@ def parse_when(text: str, option: str, now: float | None = None) -> float:
 
 
 def selection(
-    tool: str | None,
-    outcome: str | None,
-    caller: str | None,
-    session: str | None,
+    tool: Sequence[str] | str | None,
+    outcome: Sequence[str] | str | None,
+    caller: Sequence[str] | str | None,
+    session: Sequence[str] | str | None,
     since: str | None,
     until: str | None,
 ) -> Filter:
@@ -58,23 +58,26 @@ def selection(
     end = None if until is None else parse_when(until, "--until")
     if start is not None and end is not None and start > end:
         raise UsageError(f"--since {since!r} is after --until {until!r}: no call can match")
-    return Filter(tool, outcome, caller, session, start, end)
+    tools, outcomes, callers, sessions = (
+        chosen_values(c if c is None or isinstance(c, str) else tuple(c)) or None
+        for c in (tool, outcome, caller, session)
+    )
+    return Filter(tools, outcomes, callers, sessions, start, end)
 
 
 def check_filter(selected: Filter, db: sqlite3.Connection | None = None) -> Filter:
     """``selected``, or a UsageError for an outcome or caller that cannot exist: a caller
     is toolctl's own or one a program using the library named, found in history ``db``."""
     outcomes = sorted(set(OUTCOMES.values()))
-    if selected.outcome is not None and selected.outcome not in outcomes:
-        raise UsageError(
-            f"unknown outcome {selected.outcome!r}: expected one of {', '.join(outcomes)}"
-        )
-    caller = selected.caller
-    if caller is not None and caller not in CALLERS and not _recorded_caller(db, caller):
-        raise UsageError(
-            f"unknown caller {caller!r}: expected one of {', '.join(CALLERS)} or one the "
-            "history holds (a program's Origin)"
-        )
+    for outcome in chosen_values(selected.outcome):
+        if outcome not in outcomes:
+            raise UsageError(f"unknown outcome {outcome!r}: expected one of {', '.join(outcomes)}")
+    for caller in chosen_values(selected.caller):
+        if caller not in CALLERS and not _recorded_caller(db, caller):
+            raise UsageError(
+                f"unknown caller {caller!r}: expected one of {', '.join(CALLERS)} or one the "
+                "history holds (a program's Origin)"
+            )
     return selected
 
 
