@@ -297,6 +297,31 @@ def key_values(pairs: Sequence[str], option: str) -> dict[str, str]:
     return found
 
 
+_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+"""An HTTP field name (RFC 9110's token)."""
+
+
+def header_values(items: Sequence[str], option: str) -> dict[str, str]:
+    """``NAME: VALUE`` headers as curl and `claude mcp add` take them (``mcp add --header``).
+    As with ``key_values``, a malformed item is named by its place and never echoed (it may
+    be a token typed without its name); a name given twice (in any case) is refused, and so
+    is a value holding a line break, which would start a header of its own."""
+    found: dict[str, str] = {}
+    places: dict[str, int] = {}
+    for place, item in enumerate(items, 1):
+        name, sep, value = item.partition(":")
+        if not sep or not _HEADER_NAME.fullmatch(name):
+            raise UsageError(f"{option} expects 'NAME: VALUE'; its item {place} has no NAME:")
+        if any(char in value for char in "\r\n\x00"):
+            raise UsageError(f"{option}: its item {place} holds a line break or a NUL")
+        folded = name.lower()
+        if folded in places:
+            first = places[folded]
+            raise UsageError(f"{option} gives {name} twice (its items {first} and {place})")
+        found[name], places[folded] = value.strip(), place
+    return found
+
+
 def _refuse_unknown(key: str, properties: Mapping[str, Any], schema: Mapping[str, Any]) -> None:
     """``--arg txt=hi``: an unknown argument close to a declared one is a typo, refused with
     a did-you-mean (unless the schema takes any argument, ``additionalProperties = true``)."""

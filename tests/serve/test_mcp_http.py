@@ -125,3 +125,35 @@ def test_tools_that_do_not_run_are_not_listed_on_mcp_but_are_on_rest(
     assert rest["trial"] == "staging" and rest["old"] == "deprecated"
     refused = httpx.post(f"{url}/run_tool", json={"tool_id": "trial", "params": {}})
     assert refused.status_code == 422, refused.text
+
+
+def test_mcp_add_sends_the_headers_a_server_asks_for(
+    serve: StartServe, toolctl: Toolctl, tmp_path: Path
+) -> None:
+    """`mcp add NAME --url URL -H 'Authorization: Bearer ...'` (curl's and `claude mcp
+    add`'s form), against a server that wants its token: the tools are imported with the
+    token given, the registry holds a ${env:...} reference in its place, and a later run
+    sends the header read from the environment."""
+    secret = "s3cret-" + "f00d" * 6
+    url = serve("--token-env", "SERVE_TOKEN", env={"SERVE_TOKEN": secret}).url + "/mcp"
+    (tmp_path / "mine").mkdir()
+    added = toolctl(
+        "mcp", "add", "up", "--url", url, "-H", f"Authorization: Bearer {secret}",
+        "--tool", "echo", "-r", "mine",
+    )  # fmt: skip
+    assert added.returncode == 0, added.stderr
+    assert "imported tool 'up.echo'" in added.stderr
+    written = "".join(p.read_text() for p in (tmp_path / "mine").rglob("*.toml"))
+    assert secret not in written + added.stdout + added.stderr
+    assert "${env:UP_AUTHORIZATION}" in written and "set UP_AUTHORIZATION" in added.stderr
+    ran = toolctl(
+        "run", "up.echo", "-a", "text=through", "-r", "mine", env={"UP_AUTHORIZATION": secret}
+    )
+    assert (ran.returncode, ran.stdout) == (0, "through\n"), ran.stderr
+    # a header without its name, or with a line break, is refused, never echoed
+    for bad, told in ((secret, "has no NAME:"), (f"X-Key: a\r\n{secret}", "line break")):
+        done = toolctl("mcp", "add", "up2", "--url", url, "-H", bad, "-r", "mine")
+        assert done.returncode == 2 and told in done.stderr, done.stderr
+        assert secret not in done.stderr
+    stdio = toolctl("mcp", "add", "up3", "-H", "X-A: b", "-r", "mine", "--", "true")
+    assert stdio.returncode == 2 and "--header goes with --url" in stdio.stderr

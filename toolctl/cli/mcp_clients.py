@@ -97,6 +97,12 @@ def add_command(
             "--env", "-e", metavar="KEY=VALUE", help="An environment variable of the server."
         ),
     ] = None,
+    header: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--header", "-H", metavar="'NAME: VALUE'", help="A header sent to the server (--url)."
+        ),
+    ] = None,
     prefix: Annotated[
         str | None,
         typer.Option(
@@ -115,19 +121,21 @@ def add_command(
     json: JsonOption = False,
 ) -> None:
     """Add an MCP server: register it as service NAME, then import its tools (pinned), as
-    `import mcp-config` and `import mcp NAME` would. A secret in --env, the arguments or
-    the URL becomes its own ${env:NAME} reference, never written to the registry: the
+    `import mcp-config` and `import mcp NAME` would. A secret in --env, --header, the
+    arguments or the URL becomes its own ${env:NAME} reference, never written to the registry: the
     value given lists the tools now; later runs read NAME from the environment.
     """
-    from toolctl.arguments import key_values
+    from toolctl.arguments import header_values, key_values
     from toolctl.interchange.flows import ImportOptions
     from toolctl.interchange.mcp_add import add_mcp_server
     from toolctl.terminal import views
 
     pairs = key_values(env or [], "--env")
+    headers = header_values(header or [], "--header")
     settings = settings_for(registry)
     options = ImportOptions(prefix=prefix, globs=tuple(tool or ()))
     done = add_mcp_server(
-        settings, reporter(settings), name, command or [], url=url, env=pairs, options=options
-    )
+        settings, reporter(settings), name, command or [],
+        url=url, env=pairs, headers=headers, options=options,
+    )  # fmt: skip
     views.print_imported(done, as_json=json)

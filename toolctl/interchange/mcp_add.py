@@ -24,11 +24,12 @@ def add_mcp_server(
     *,
     url: str | None = None,
     env: Mapping[str, str] | None = None,
+    headers: Mapping[str, str] | None = None,
     options: ImportOptions | None = None,
 ) -> ImportDone:
-    """Register the server ``name`` (``command`` over stdio, or ``url`` over HTTP), then
-    import its tools; a server whose tools cannot be listed stays registered (the error
-    says how to retry)."""
+    """Register the server ``name`` (``command`` over stdio, or ``url`` over HTTP, sent
+    ``headers``), then import its tools; a server whose tools cannot be listed stays
+    registered (the error says how to retry)."""
     from toolctl.interchange.client_configs import ClientConfig
     from toolctl.interchange.client_servers import server_of
     from toolctl.interchange.mcp_config import import_configs
@@ -42,9 +43,13 @@ def add_mcp_server(
         raise UsageError("give the server's command after --, or --url, not both")
     if not command and not url:
         raise UsageError("give the server's command after --, or --url (one of them)")
+    if headers and not url:
+        raise UsageError("--header goes with --url: a server run by its command takes --env")
     value: dict[str, Any] = {"url": url} if url else {"command": command[0], "args": command[1:]}
     if env:
         value["env"] = dict(env)
+    if headers:
+        value["headers"] = dict(headers)
     server = server_of(name, value, "claude")
     config = ClientConfig("the command line", "claude", [server], Path(os.getcwd()))
     added = import_configs(settings, [config])

@@ -79,6 +79,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "mcp add": (
         "toolctl mcp add time -- uvx mcp-server-time",
         "toolctl mcp add docs --url https://example.com/mcp",
+        'toolctl mcp add gh --url https://example.com/mcp -H "Authorization: Bearer $TOKEN"',
     ),
 }
 
