@@ -115,3 +115,34 @@ def test_an_error_quoting_a_value_never_shows_a_secret() -> None:
         assert not any(s in told for s in ("sk-", "hunter2", "ghp_")), told
     with pytest.raises(InvalidArguments, match="got 'abc'"):
         build(schema, None, ["n=abc"])
+
+
+SECRET = "sk-" + "9f8e7d6c" * 4
+
+
+@settings(max_examples=examples(400), deadline=None)
+@given(
+    st.lists(st.text(max_size=40), max_size=4),
+    st.sampled_from(["", "=", ":", "K=", "K:", "K: a\n", "bad name: ", "\x00"]),
+)
+def test_command_line_pairs_and_headers_are_taken_or_refused_without_echo(
+    items: list[str], secret_after: str
+) -> None:
+    """`--env`/`--elicit` KEY=VALUE and `mcp add --header` items, whatever they hold: taken
+    (a header never with a line break or NUL, its name an HTTP token, none twice), or one
+    line of UsageError that never quotes a value (a secret rides in one item)."""
+    from toolctl.arguments import header_values, key_values
+    from toolctl.errors import UsageError
+
+    items = [*items, secret_after + SECRET]
+    for parse in (key_values, header_values):
+        try:
+            found = parse(items, "--opt")
+        except UsageError as exc:
+            assert str(exc).startswith("--opt") and "\n" not in str(exc)
+            assert SECRET not in str(exc)
+            continue
+        assert len(found) == len(items) and SECRET in "".join(found.values())
+        if parse is header_values:
+            assert len({name.lower() for name in found}) == len(found)
+            assert not any(set(value) & set("\r\n\x00") for value in found.values())
