@@ -369,6 +369,9 @@ def test_keygen_and_trust_add_on_the_command_line(toolctl: Toolctl, tmp_path: Pa
     assert bad.returncode == 2 and len(bad.stderr.splitlines()) == 1
     checked = toolctl("check", "--registry", str(registry))  # [[trust]] is a known table
     assert checked.returncode == 0, checked.stdout
+    listed = toolctl("trust", "list", "--registry", str(registry))
+    assert listed.stdout.splitlines()[1].split() == [public, "joke-*", "reg/trust.toml:1"]
+    assert checked.returncode == 0, checked.stdout
     signed_without = toolctl(
         "worker", "x", "--key", str(tmp_path / "k.pem"), "--registry", str(registry)
     )
@@ -475,6 +478,10 @@ def test_trusting_any_key_is_an_explicit_opt_in_per_pattern(
     assert "forged or tampered" in found["lab-forged"]
     registry = Registry.open(settings, full=True)
     assert {"lu", "ls"} <= {d.name for d in registry.winners("tool")}
+    # `trust remove` takes the opt-in back: the next read refuses them again
+    removed = toolctl("trust", "remove", "any", "--registry", str(settings.search_path[0]))
+    assert removed.returncode == 0, removed.stderr
+    assert set(reasons(settings, bodies)) == set(bodies)
 
 
 def test_hostile_keys_and_bodies_are_refused_not_crashed_on(settings: Settings) -> None:
@@ -586,3 +593,104 @@ def test_a_broker_that_never_speaks_bounds_the_read_at_2_s(
     assert done.returncode == 0, done.stderr
     assert "did not answer within 2 s while reading announcements" in done.stderr
     assert took < 30  # not a measure of speed: a read that never ends would hang here
+
+
+def test_trust_remove_cuts_only_its_entries_and_keeps_the_rest(
+    toolctl: Toolctl, tmp_path: Path
+) -> None:
+    """`trust remove KEY [--services P]`: the entries go from the directory register writes
+    to, comments and other tables as written; one trusted from another directory is
+    refused (nothing removed) with the -r that removes it; an untrusted key is exit 4; a
+    file the cut cannot leave the same is refused; a file left with nothing goes."""
+    first, second = (toolctl("keygen", str(tmp_path / n)).stdout.strip() for n in ("a", "b"))
+    mine, other = tmp_path / "mine", tmp_path / "other"
+    mine.mkdir()
+    other.mkdir()
+    (mine / "trust.toml").write_text(
+        "# the lab's keys\n"
+        f'[[trust]]\nkey = "{first}"\nservices = "joke-*"\n\n'
+        f'[[trust]]\nkey = "{second}"\nservices = "lab-*"  # the lab\n\n'
+        f'[[trust]]\nkey = "{first}"\nservices = "pun-*"\n'
+    )
+    (other / "trust.toml").write_text(f'[[trust]]\nkey = "{second}"\nservices = "*"\n')
+    both = ("-r", str(mine), "-r", str(other))
+    elsewhere = toolctl("trust", "remove", second, *both)
+    assert elsewhere.returncode == 3 and "nothing was removed" in elsewhere.stderr
+    assert f"toolctl trust remove {second} -r other" in elsewhere.stderr  # (cwd: tmp_path)
+    assert toolctl("trust", "remove", second, "--services", "*", *both).returncode == 3
+    one = toolctl("trust", "remove", first, "--services", "joke-*", "--json", *both)
+    assert one.returncode == 0, one.stderr
+    assert json.loads(one.stdout) == [
+        {"key": first, "services": "joke-*", "file": "mine/trust.toml"}
+    ]
+    assert (mine / "trust.toml").read_text() == (
+        "# the lab's keys\n"
+        f'[[trust]]\nkey = "{second}"\nservices = "lab-*"  # the lab\n\n'
+        f'[[trust]]\nkey = "{first}"\nservices = "pun-*"\n'
+    )
+    assert toolctl("trust", "remove", first, "--services", "joke-*", *both).returncode == 4
+    assert toolctl("trust", "remove", "ed25519:nope", *both).returncode == 4
+    # a [[trust]] header inside a multi-line string: the cut would change the file, refused
+    tricky = '[[tool]]\nname = "t"\ndescription = """\n[[trust]]\n"""\n'
+    (mine / "tricky.toml").write_text(tricky + f'[[trust]]\nkey = "{first}"\nservices = "z-*"\n')
+    before = (mine / "tricky.toml").read_text()
+    refused = toolctl("trust", "remove", first, "--services", "z-*", "-r", str(mine))
+    assert refused.returncode == 3 and "by hand" in refused.stderr, refused.stderr
+    assert (mine / "tricky.toml").read_text() == before
+    (mine / "tricky.toml").unlink()
+    for key in (first, second):
+        assert toolctl("trust", "remove", key, "-r", str(mine)).returncode == 0
+    assert (mine / "trust.toml").read_text() == "# the lab's keys\n"  # the user's, kept
+    toolctl("trust", "add", "any", "--services", "x", "-r", str(other))
+    assert toolctl("trust", "remove", "any", "-r", str(other)).returncode == 0
+    assert toolctl("trust", "remove", second, "-r", str(other)).returncode == 0
+    assert not (other / "trust.toml").exists()  # nothing left in it: removed
+    empty = toolctl("trust", "list", "-r", str(mine), "--json")
+    assert (empty.returncode, json.loads(empty.stdout)) == (0, [])
+
+
+_PIECES = st.sampled_from(
+    [
+        "# a comment\n",
+        "\n",
+        '[[trust]]\nkey = "any"\nservices = "a-*"\n',
+        '[[trust]]\nkey = "any"\nservices = "b-*"  # note\n',
+        '[[tool]]\nname = "t"\ndescription = """\n[[trust]]\nkey = "any"\n"""\n',
+        "[[ trust ]]\nservices = 'c-*'\nkey = 'any'\n",
+        '[[service]]\nname = "s"\n[service.http]\nurl = "http://127.0.0.1:9"\n',
+        '[[trust]]\nkey = "any"\nservices = "a-*"\n# trailing\n',
+    ]
+)
+
+
+@hypothesis_settings(max_examples=examples(60), deadline=None)
+@given(st.lists(_PIECES, max_size=6), st.sampled_from([None, "a-*", "b-*", "c-*"]))
+def test_trust_remove_leaves_a_file_whole_or_alone(
+    tmp_path_factory: pytest.TempPathFactory, pieces: list[str], services: str | None
+) -> None:
+    """Whatever a registry file holds around its [[trust]] tables, `remove_trust` leaves
+    it parsing to the same document less exactly the entries removed, or refuses and
+    leaves it as it was; never a traceback."""
+    import tomllib
+
+    from toolctl.errors import NotFound, RegistryError
+    from toolctl.registry.announced_view import remove_trust
+
+    registry = tmp_path_factory.mktemp("reg")
+    text = "".join(pieces)
+    try:
+        before = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return  # not a registry file any command would read
+    file = registry / "t.toml"
+    file.write_text(text)
+    try:
+        removed = remove_trust(Settings.load([registry]), "any", services)
+    except (NotFound, RegistryError):
+        assert file.read_text() == text
+        return
+    after = tomllib.loads(file.read_text()) if file.exists() else {}
+    going = {s for _, s in removed}
+    kept = [t for t in before.get("trust", []) if t["services"] not in going]
+    assert after == {**{k: v for k, v in before.items() if k != "trust"},
+                     **({"trust": kept} if kept else {})}  # fmt: skip

@@ -1,4 +1,5 @@
-"""`toolctl keygen`, `toolctl trust add` and `toolctl adopt`: signed announcements."""
+"""`toolctl keygen`, `toolctl trust add|list|remove` and `toolctl adopt`: signed
+announcements."""
 
 from __future__ import annotations
 
@@ -20,6 +21,8 @@ def install(app: typer.Typer) -> None:
     app.command("keygen")(keygen_command)
     trust = typer.Typer(help="The keys whose announcements this registry believes.")
     trust.command("add")(trust_add_command)
+    trust.command("list")(trust_list_command)
+    trust.command("remove")(trust_remove_command)
     app.add_typer(trust, name="trust")
     app.command("adopt")(adopt_command)
 
@@ -69,6 +72,38 @@ def trust_add_command(
     )
     document = {"key": key, "services": services, "file": shown, "added": added}
     render.outcome(document, line, as_json=json)
+
+
+def trust_list_command(registry: RegistryOption = None, json: JsonOption = False) -> None:
+    """List the [[trust]] entries in force: each key, the services it may announce, and
+    the file and line that trust it (an entry that is not valid is warned of)."""
+    from toolctl.registry.trust import read_trust
+    from toolctl.terminal import views
+
+    settings = settings_for(registry)
+    entries, problems = read_trust(settings.without_announcements())
+    told = reporter(settings)
+    views.print_trusted(entries, problems, told, as_json=json, color=settings.color)
+
+
+def trust_remove_command(
+    key: Annotated[str, typer.Argument(metavar="PUBLIC_KEY", help="A key `trust list` shows.")],
+    services: Annotated[
+        str | None,
+        typer.Option("--services", metavar="PATTERN", help="Only its entry for PATTERN."),
+    ] = None,
+    registry: RegistryOption = None,
+    json: JsonOption = False,
+) -> None:
+    """Stop trusting PUBLIC_KEY: remove its [[trust]] entries (for PATTERN only, with
+    --services) from the registry directory `register` writes to. Its announcements are
+    refused from the next read on. Exit codes: 3 trusted from another directory (its -r is
+    named; nothing removed), 4 not trusted."""
+    from toolctl.registry.announced_view import remove_trust
+    from toolctl.terminal import views
+
+    removed = remove_trust(settings_for(registry), key, services)
+    views.print_untrusted(key, removed, as_json=json)
 
 
 def adopt_command(

@@ -1,5 +1,5 @@
 """Announced names as people see them: their origin in `list` and `show`, `adopt`, and
-`trust add` (``trust.toml`` where `register` writes)."""
+`trust add` and `trust remove` (``trust.toml`` where `register` writes)."""
 
 from __future__ import annotations
 
@@ -135,3 +135,112 @@ def _trust_text(path: Path) -> str:
             reason = "it is not UTF-8 text"
         raise RegistryError(f"{path}: cannot add to it: {reason}", hint="fix or move it") from None
     return text
+
+
+def remove_trust(
+    settings: Settings, key: str, services: str | None = None
+) -> list[tuple[Path, str]]:
+    """Remove the ``[[trust]]`` entries of ``key`` (those for ``services`` only, when
+    given) from the directory `register` writes to; each file changed and the pattern its
+    entry trusted. NotFound when no entry of the search path matches; RegistryError, with
+    nothing removed, when one is in force from another directory (its ``-r`` named), or a
+    file's text cannot be cut so that only those entries go (comments and other tables
+    are kept as written)."""
+    import shlex
+
+    from toolctl.errors import NotFound, RegistryError
+    from toolctl.registry.trust import read_trust
+    from toolctl.registry.writer import locked, target_directory
+
+    files = settings.without_announcements()
+    directory = target_directory(files)
+    with locked(directory):
+        present, _ = read_trust(files)
+        chosen = [t for t in present if t.key == key and services in (None, t.services)]
+        if not chosen:
+            which = f"none for services {services!r}; " if services is not None else ""
+            raise NotFound("trusted key", key, hint=f"{which}`toolctl trust list` lists them")
+        elsewhere = [t for t in chosen if not Path(t.file).is_relative_to(directory)]
+        if elsewhere:
+            home = next(
+                (d for d in files.search_path if Path(elsewhere[0].file).is_relative_to(d)),
+                Path(elsewhere[0].file).parent,
+            )
+            raise RegistryError(
+                f"key {key} is trusted in {elsewhere[0].file}:{elsewhere[0].line}, not in "
+                f"{directory} where register writes; nothing was removed",
+                hint=f"to remove it there: toolctl trust remove {shlex.quote(key)} "
+                f"-r {shlex.quote(str(home))}",
+            )
+        by_file: dict[str, list[int]] = {}
+        for entry in chosen:
+            by_file.setdefault(entry.file, []).append(entry.line)
+        cut = {file: _without_entries(Path(file), lines) for file, lines in by_file.items()}
+        for file, text in cut.items():
+            _replace_text(Path(file), text)
+    return [(Path(t.file), t.services) for t in chosen]
+
+
+def _without_entries(path: Path, headers: list[int]) -> str:
+    """``path``'s text without the ``[[trust]]`` tables whose headers are on ``headers``
+    (each up to the next table's header, the blank lines before it kept out); RegistryError
+    unless what is left parses to the same document less exactly those entries."""
+    import re
+    import tomllib
+
+    from toolctl.errors import RegistryError
+
+    try:
+        text = path.read_text(encoding="utf-8")
+        before = tomllib.loads(text)  # read_trust parsed it a moment ago; changed since?
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) else "it no longer parses"
+        raise RegistryError(f"{path}: cannot remove from it: {reason}") from None
+    lines = text.split("\n")  # TOML's lines (str.splitlines also breaks at U+2028)
+    table = re.compile(r"^\s*\[")
+    drop: set[int] = set()
+    for header in headers:
+        end = header  # 1-based: the header's own line, then up to the next table's
+        while end < len(lines) and not table.match(lines[end]):
+            end += 1
+        drop.update(range(header - 1, end))
+    left = "\n".join(line for number, line in enumerate(lines) if number not in drop)
+    left = re.sub(r"\n{3,}", "\n\n", left).strip("\n")
+    left = f"{left}\n" if left else ""
+    going = _positions(text, headers)
+    expected = {k: v for k, v in before.items() if k != "trust"}
+    kept = [t for n, t in enumerate(before.get("trust", [])) if n not in going]
+    if kept:
+        expected["trust"] = kept
+    try:
+        same = tomllib.loads(left) == expected
+    except tomllib.TOMLDecodeError:
+        same = False
+    if not same:  # a [[trust]] inside a multi-line string, a table the cut reached into
+        raise RegistryError(
+            f"{path}: cannot remove the entry without touching the rest of the file",
+            hint="remove its [[trust]] table by hand",
+        )
+    return left
+
+
+def _positions(text: str, headers: list[int]) -> set[int]:
+    """Which ``[[trust]]`` tables of ``text`` (counted from 0) start on ``headers``."""
+    import re
+
+    pattern = re.compile(r"^\s*\[\[\s*trust\s*\]\]")
+    starts = [n for n, line in enumerate(text.split("\n"), start=1) if pattern.match(line)]
+    return {starts.index(h) for h in headers if h in starts}
+
+
+def _replace_text(path: Path, text: str) -> None:
+    """``path`` holds ``text`` (written aside, then renamed over it), or is removed when
+    ``text`` is empty: a trust.toml whose last entry went."""
+    import os
+
+    if not text:
+        path.unlink()
+        return
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    temporary.write_text(text, encoding="utf-8")
+    os.replace(temporary, path)

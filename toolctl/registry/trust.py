@@ -87,4 +87,5 @@ def _header_lines(path: str) -> list[int]:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return []
-    return [n for n, line in enumerate(text.splitlines(), start=1) if pattern.match(line)]
+    # TOML's lines: str.splitlines() would also break at U+2028 in a comment
+    return [n for n, line in enumerate(text.split("\n"), start=1) if pattern.match(line)]

@@ -67,7 +67,15 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     ),
     "mcp login": ("toolctl mcp login docs", "toolctl mcp login docs --no-browser"),
     "keygen": ("toolctl keygen ~/.config/toolctl/jokes.key",),
-    "trust": ("toolctl trust add PUBLIC_KEY --services 'joke-*'",),
+    "trust": (
+        "toolctl trust add PUBLIC_KEY --services 'joke-*'",
+        "toolctl trust list",
+        "toolctl trust remove PUBLIC_KEY",
+    ),
+    "trust remove": (
+        "toolctl trust remove PUBLIC_KEY",
+        "toolctl trust remove any --services 'lab-*'",
+    ),
     "trust add": (
         "toolctl trust add PUBLIC_KEY --services 'joke-*'",
         "toolctl trust add any --services 'lab-*'",

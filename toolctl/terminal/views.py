@@ -14,6 +14,9 @@ import typer
 from toolctl.terminal import diagrams, render
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    from toolctl.findings import Finding
     from toolctl.graph import Recommendation
     from toolctl.interchange.flows import ImportDone
     from toolctl.learning.evaluate import Evaluation
@@ -23,7 +26,9 @@ if TYPE_CHECKING:
     from toolctl.registry.loader import Definition
     from toolctl.registry.locations import Locations
     from toolctl.registry.query import Shown
+    from toolctl.registry.trust import Trusted
     from toolctl.registry.writer import Written
+    from toolctl.reporting import Reporter
 
 
 _SHOWN_MASKED = frozenset({"url", "env", "headers", "command", "start"})
@@ -491,3 +496,39 @@ def print_evaluation(result: Evaluation, *, as_json: bool) -> None:
         f"{result.scores[0].calls} calls in {result.conversations} conversations, "
         f"{result.folds} folds; lexical weight per fold: {list(result.weights)}"
     )
+
+
+def print_trusted(
+    entries: Sequence[Trusted],
+    problems: Sequence[Finding],
+    reporter: Reporter,
+    *,
+    as_json: bool,
+    color: bool,
+) -> None:
+    """`trust list`: the entries in force, as JSON or a table; each invalid one warned of."""
+    for problem in problems:
+        reporter.warn(f"{render.display_path(problem.file)}:{problem.line}: {problem.message}")
+    shown = [
+        {"key": e.key, "services": e.services, "file": render.display_path(e.file), "line": e.line}
+        for e in entries
+    ]
+    if as_json:
+        render.print_json(shown)
+        return
+    rows = [[str(e["key"]), str(e["services"]), f"{e['file']}:{e['line']}"] for e in shown]
+    empty = "no key is trusted; `toolctl trust add KEY --services PATTERN` trusts one"
+    render.print_table(["KEY", "SERVICES", "FILE"], rows, color=color, empty=empty)
+
+
+def print_untrusted(key: str, removed: Sequence[tuple[Path, str]], *, as_json: bool) -> None:
+    """`trust remove`: what was removed, from which file."""
+    document = [
+        {"key": key, "services": services, "file": render.display_path(file)}
+        for file, services in removed
+    ]
+    if as_json:
+        render.print_json(document)
+        return
+    for each in document:
+        render.note(f"no longer trusted: {key} for services {each['services']!r} ({each['file']})")
