@@ -506,3 +506,29 @@ def test_a_finding_is_at_the_line_of_what_is_wrong(tmp_path: Path, toolctl: Tool
         ("secret", 14),
         ("secret", 21),
     }
+
+
+def test_files_repeating_one_definition_are_checked_and_registered_once(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    """Two files that give the same definition (a shared block copied): `check` finds no
+    clash and `register` writes it once, as `register a; register b` would; a name the two
+    files define differently is still refused, every pair named."""
+    tool = '[[tool]]\nname = "{}"\ndescription = "{}"\n[tool.local]\ncommand = ["true"]\n'
+    write_files(
+        tmp_path,
+        {
+            "a.toml": tool.format("same", "one") + tool.format("other", "a's"),
+            "b.toml": tool.format("same", "one") + tool.format("other", "b's"),
+            "c.toml": tool.format("same", "one"),
+        },
+    )
+    (tmp_path / "reg").mkdir()
+    checked = toolctl("check", "a.toml", "c.toml", "-r", "reg")
+    assert checked.returncode == 0, checked.stdout
+    registered = toolctl("register", "a.toml", "c.toml", "-r", "reg")
+    assert registered.returncode == 0, registered.stderr
+    assert sorted(p.name for p in (tmp_path / "reg").rglob("*.toml")) == ["other.toml", "same.toml"]
+    differ = toolctl("check", "a.toml", "b.toml", "-r", "reg")
+    assert differ.returncode == 3
+    assert "b.toml:6: error: tool 'other' clashes with 'other' (a.toml:6)" in differ.stdout

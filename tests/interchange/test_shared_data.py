@@ -164,3 +164,33 @@ def test_the_queue_form_trustgraph_documents_maps_as_its_pulsar_backend_does(
 def test_missing_files_are_a_usage_error(tmp_path: Path) -> None:
     with pytest.raises(ToolctlError, match="no such file"):
         read_import("trustgraph", [tmp_path / "absent.json"])
+
+
+@needs_data
+def test_files_that_repeat_each_other_import_together_as_one_after_another(
+    tmp_path: Path,
+) -> None:
+    """Real Chat2Graph YAMLs copy each other's tools and actions: `import A B` lands what
+    `import A; import B` does, each repeated entry once with one note per file; a name
+    two files define differently refuses the import, every such name listed."""
+    first, second = CHAT2GRAPH[0], next(p for p in CHAT2GRAPH if "basic_template" in p.name)
+    together = land("chat2graph", [first, second], tmp_path / "together")
+    apart = land("chat2graph", [first], tmp_path / "apart")
+    apart_second = land("chat2graph", [second], tmp_path / "apart")
+    assert together == apart > 0 and apart_second > 0  # the second: all of it unchanged
+    files = sorted(
+        p.relative_to(tmp_path / "together") for p in (tmp_path / "together").rglob("*.toml")
+    )
+    assert files == sorted(
+        p.relative_to(tmp_path / "apart") for p in (tmp_path / "apart").rglob("*.toml")
+    )
+    imported = read_import("chat2graph", [first, second])
+    repeated = [n for n in imported.notes if "the same: imported once" in n]
+    assert len(repeated) == 1 and repeated[0].startswith(f"{second}: ")
+    joke = [by_number("05"), by_number("06"), by_number("08")]  # 06 and 08 differ
+    with pytest.raises(RegistryError) as refused:
+        read_import("trustgraph", joke)
+    assert refused.value.details == [
+        f"{joke[2]}: tool 'tell-joke' differs from the one {joke[1]} gives; rename it in one "
+        "of them, or leave one file out"
+    ]

@@ -68,12 +68,56 @@ def validate(converted: Sequence[Tables]) -> Imported:
         found, trouble = _validate_one(tables)
         entries += found
         problems += trouble
+    entries, repeated, differing = _once(entries)
+    problems += differing
     if problems:
         raise RegistryError(
             f"{len(problems)} problem(s) in the imported descriptors; nothing was imported",
             details=problems,
         )
-    return Imported(entries, [note for tables in converted for note in tables.notes])
+    return Imported(entries, [note for tables in converted for note in tables.notes] + repeated)
+
+
+def _once(entries: Sequence[Entry]) -> tuple[list[Entry], list[str], list[str]]:
+    """The entries with each one given again the same (real configs copy each other's
+    blocks: `import A B` is `import A; import B`) kept once; a note for each left out, and
+    a problem for each name given again with a different definition (every one listed:
+    first wins would drop it unseen)."""
+    from toolctl.registry.writer import given_again
+
+    first: dict[tuple[str, str], Entry] = {}
+    kept: list[Entry] = []
+    again: dict[tuple[str, str], list[str]] = {}  # (file, the earlier file): what it repeats
+    problems: list[str] = []
+    for entry in entries:
+        new = entry.definition
+        held = first.setdefault((new.kind, new.name), entry)
+        if held is entry:
+            kept.append(entry)
+            continue
+        old = held.definition
+        if given_again(new, old):
+            again.setdefault((new.file, old.file), []).append(f"{new.kind} '{new.name}'")
+        elif new.file == old.file:
+            problems.append(f"{new.file}: {new.kind} '{new.name}' is given twice")
+        else:
+            problems.append(
+                f"{new.file}: {new.kind} '{new.name}' differs from the one {old.file} gives; "
+                "rename it in one of them, or leave one file out"
+            )
+    notes = [
+        f"{file}: {_some(named)} given in {earlier} too, the same: imported once"
+        for (file, earlier), named in again.items()
+    ]
+    return kept, notes, problems
+
+
+def _some(named: Sequence[str]) -> str:
+    """``tool 'a'``, or ``12 entries (tool 'a', action 'b', ...)``."""
+    if len(named) == 1:
+        return f"{named[0]} is"
+    shown = ", ".join(named[:3]) + (", ..." if len(named) > 3 else "")
+    return f"{len(named)} entries ({shown}) are"
 
 
 def _slug_collisions(converted: Sequence[Tables]) -> list[str]:

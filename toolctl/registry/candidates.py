@@ -66,12 +66,14 @@ def _names(
     candidates: Iterable[Definition], registry: Registry, writes_to: Path | None
 ) -> list[Finding]:
     """Names clashing inside the files, taken in the registry, or look-alikes of either."""
-    from toolctl.registry.writer import same_definition
+    from toolctl.registry.writer import given_again, same_definition
 
     found: list[Finding] = []
     seen: dict[tuple[str, str], Definition] = {}
     for new in candidates:
         earlier = seen.setdefault((new.kind, fold(new.name)), new)
+        if earlier is not new and given_again(new, earlier):
+            continue  # another file's, the same: `register` keeps it once
         if earlier is not new:  # `register` refuses the batch: an error, even the same name
             message = (
                 f"{new.kind} '{new.name}' clashes with '{earlier.name}' "

@@ -186,8 +186,7 @@ def register(
     target = target_directory(settings)
     with locked(target):
         registry = Registry.open(settings, full=True)
-        _refuse_clashes(entries)
-        plan = [_plan(target, entry, registry, settings, replace) for entry in entries]
+        plan = [_plan(target, entry, registry, settings, replace) for entry in _once(entries)]
         done: list[tuple[Written, bytes | None]] = []
         try:
             for entry, written in plan:
@@ -204,16 +203,37 @@ def register(
         return [written for written, _ in done]
 
 
-def _refuse_clashes(entries: Sequence[Entry]) -> None:
+def given_again(new: Definition, earlier: Definition) -> bool:
+    """Whether ``new`` repeats ``earlier`` of the same batch from another file: the same
+    name and definition (real configs copy each other's blocks), kept once. Within one
+    file, a name given twice is a clash all the same (the file would shadow itself)."""
+    return new.name == earlier.name and new.file != earlier.file and same_definition(new, earlier)
+
+
+def _once(entries: Sequence[Entry]) -> list[Entry]:
+    """The batch with each entry given again (``given_again``) kept once (it would be
+    `unchanged` given after); NameConflict naming every other pair that shares a
+    name or a look-alike of one: first wins would drop the later one unseen."""
     seen: dict[tuple[str, str], Definition] = {}
+    kept: list[Entry] = []
+    clashes: list[str] = []
     for entry in entries:
         new = entry.definition
         earlier = seen.setdefault((new.kind, fold(new.name)), new)
-        if earlier is not new:
-            raise NameConflict(
+        if earlier is new:
+            kept.append(entry)
+        elif not given_again(new, earlier):
+            clashes.append(
                 f"{new.kind} '{new.name}' ({new.file}:{new.line}) clashes with "
-                f"'{earlier.name}' ({earlier.file}:{earlier.line}) in the same batch"
+                f"'{earlier.name}' ({earlier.file}:{earlier.line})"
             )
+    if clashes:
+        raise NameConflict(
+            f"{clashes[0]} in the same batch"
+            + (f" (and {len(clashes) - 1} more)" if len(clashes) > 1 else ""),
+            details=clashes[1:],
+        )
+    return kept
 
 
 def _plan(
