@@ -108,7 +108,22 @@ def read_project(file: Path, cache: Path | None = None) -> Project:
         raise UsageError(f"{file}: registry.user must be true or false")
     registries = tuple(_absolute(file.parent / Path(p).expanduser()) for p in paths)
     defaults = _defaults(file, document.get("defaults", {}), document.get("announcements"))
+    _engine_by_name(file, defaults.container_engine)
     return Project(file, registries, user, defaults)
+
+
+def _engine_by_name(file: Path, engine: str | None) -> None:
+    """A project names its container engine, looked up on the user's PATH: never a path.
+    The file comes with a checkout, and toolctl runs the engine (with the secrets a
+    container is given) for the user's own tools too; a path is the user's to set, in
+    config.toml or TOOLCTL_CONTAINER_ENGINE."""
+    if engine is not None and ("/" in engine or os.sep in engine or engine.startswith(".")):
+        raise UsageError(
+            f"{file}: defaults.container_engine must be a name (podman or docker), not a "
+            f"path: a project does not choose the program toolctl runs",
+            hint="set a path in ~/.config/toolctl/config.toml [defaults] or "
+            "TOOLCTL_CONTAINER_ENGINE",
+        )
 
 
 def read_config(file: Path, cache: Path | None = None) -> Defaults:

@@ -6,8 +6,11 @@ The container's name is unique, so a timeout or Ctrl-C can kill and remove exact
 command inside runs as PID 1 and ignores SIGTERM, and killing the client alone would leave
 the container running. Secrets (``${env:NAME}`` values) never reach the engine's argv:
 they travel in the engine process's environment and are named with ``-e NAME`` only.
-The engine process gets the caller's whole environment, so ``CONTAINERS_CONF``,
-``DOCKER_HOST`` and friends apply as they would on the command line.
+The engine process gets what every process toolctl starts inherits
+(``descriptor_env.INHERITED``) and the variables docker and podman read themselves
+(``CONTAINERS_CONF``, ``DOCKER_HOST``, ``DBUS_SESSION_BUS_ADDRESS`` for rootless podman's
+cgroups, ...), so they apply as on the command line; never the rest of the caller's
+environment (a shell's API keys), as the engine is a program a config file may name.
 """
 
 from __future__ import annotations
@@ -45,6 +48,12 @@ _ENGINE_ERROR = ("Error:", "Error response from daemon", "docker:")
 MISSING_IMAGE = ("image not known", "No such image", "not found locally", "manifest unknown")
 _ENGINE_VARIABLES = ("CONTAINER", "DOCKER_", "PODMAN_", "XDG_", "LD_", "REGISTRY_AUTH")
 """Prefixes of variables docker or podman read, which a secret must not be named."""
+ENGINE_PASSED = (
+    "CONTAINER*", "DOCKER_*", "PODMAN_*", "BUILDAH_*", "STORAGE_*", "REGISTRY_AUTH_FILE",
+    "DBUS_SESSION_BUS_ADDRESS", "XDG_*",
+)  # fmt: skip
+"""What the engine process gets of the caller's environment beyond what every process
+toolctl starts inherits: the variables docker and podman read (not ``LD_*``)."""
 _NO_DAEMON = ("Cannot connect to the Docker daemon", "Is the docker daemon running")
 
 
@@ -158,7 +167,9 @@ class ContainerRunner:
             return _named(section["engine"], "the tool's engine", self.settings)
         wanted = self.settings.container_engine
         if wanted and wanted != "auto":
-            return _named(wanted, "TOOLCTL_CONTAINER_ENGINE", self.settings)
+            told = self.settings.environ.get("TOOLCTL_CONTAINER_ENGINE")
+            origin = "TOOLCTL_CONTAINER_ENGINE" if told else "defaults.container_engine"
+            return _named(wanted, origin, self.settings)
         with self._lock:
             if self._detected is None:
                 self._detected = detect_engine(self.settings)
@@ -185,7 +196,7 @@ class ContainerRunner:
             argv += ["--cpus", format(section["cpus"], "g")]
         if section["input"] == "json":
             argv.append("-i")
-        env = dict(self.settings.environ)
+        env = engine_environment(self.settings)
         for key, value in section["env"].items():
             if "${env:" in value:  # a secret: its value rides in the engine's environment
                 _check_secret_name(tool, key)
@@ -213,7 +224,7 @@ class ContainerRunner:
                     stdin=subprocess.DEVNULL,
                     stdout=subprocess.DEVNULL,
                     stderr=subprocess.DEVNULL,
-                    env=dict(self.settings.environ),
+                    env=engine_environment(self.settings),
                     timeout=REMOVE_TIMEOUT,
                     check=False,
                 )
@@ -290,8 +301,16 @@ def _probe(engine: Engine, settings: Settings) -> subprocess.Popen[bytes]:
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
-        env=dict(settings.environ),
+        env=engine_environment(settings),
     )
+
+
+def engine_environment(settings: Settings) -> dict[str, str]:
+    """The engine process's environment (see the module docstring); a secret passed to the
+    container is added to it by name."""
+    from toolctl.descriptor_env import child_environment
+
+    return child_environment(settings.environ, {}, ENGINE_PASSED)
 
 
 def _named(value: str, origin: str, settings: Settings) -> Engine:

@@ -6,7 +6,13 @@ from __future__ import annotations
 import subprocess
 
 from toolctl.errors import TransportUnavailable, UsageError
-from toolctl.runners.container import MISSING_IMAGE, REMOVE_TIMEOUT, ContainerRunner, Engine
+from toolctl.runners.container import (
+    MISSING_IMAGE,
+    REMOVE_TIMEOUT,
+    ContainerRunner,
+    Engine,
+    engine_environment,
+)
 from toolctl.settings import Settings
 
 
@@ -45,7 +51,7 @@ class LocalImages:
                 stdin=subprocess.DEVNULL,
                 capture_output=True,
                 text=True,
-                env=dict(self.settings.environ),
+                env=engine_environment(self.settings),
                 timeout=REMOVE_TIMEOUT,
             )
         except (OSError, subprocess.TimeoutExpired) as exc:

@@ -452,3 +452,42 @@ def test_a_container_tool_gets_the_calls_traceparent(
     assert done.returncode == 0, done.stderr
     (call,) = json.loads(toolctl("history", "--json").stdout)["calls"]
     assert done.stdout == f"00-{call['trace_id']}-{call['span_id']}-01\n"
+
+
+def test_the_engine_gets_what_it_reads_and_the_secrets_passed_never_the_rest(
+    podman: str, toolctl: Toolctl, registry: Path, tmp_path: Path
+) -> None:
+    """The engine process (podman, behind a wrapper that writes down its environment and
+    runs it) gets CONTAINERS_CONF and the secret a container is given, by name; a
+    variable of the caller's shell nobody passes (an API key) never reaches it."""
+    seen = tmp_path / "engine-env"
+    wrapper = tmp_path / "bin" / "podman"
+    wrapper.parent.mkdir()
+    wrapper.write_text(f'#!/bin/sh\nenv > "{seen}"\nexec "{podman}" "$@"\n')
+    wrapper.chmod(0o755)
+    env = {"CT_SECRET": SECRET, "SHELL_API_KEY": "sk-shell-only-123456",
+           "TOOLCTL_CONTAINER_ENGINE": str(wrapper)}  # fmt: skip
+    done = toolctl("run", "ct-secret", "-r", str(registry), env=env)
+    assert (done.returncode, done.stdout) == (0, f"{SECRET}|visible\n"), done.stderr
+    names = {line.partition("=")[0] for line in seen.read_text().splitlines()}
+    assert {"TOKEN", "PATH", "HOME"} <= names and "CONTAINERS_CONF" in names
+    assert "SHELL_API_KEY" not in names and "CT_SECRET" not in names
+
+
+def test_a_project_names_its_engine_but_never_a_path(toolctl: Toolctl, tmp_path: Path) -> None:
+    """A checkout's toolctl.toml that points the engine at a program of its own (which
+    would run, with the secrets of the user's own container tools, whenever they run
+    there) is refused in one line, exit 2; a name (looked up on the user's PATH) is fine."""
+    project = tmp_path / "checkout"
+    (project / "registry").mkdir(parents=True)
+    for engine in ("bin/podman", "./podman", "/opt/x/podman", "../podman"):
+        (project / "toolctl.toml").write_text(f'[defaults]\ncontainer_engine = "{engine}"\n')
+        done = toolctl("list", cwd=project)
+        assert done.returncode == 2, (engine, done.stderr)
+        assert (
+            "defaults.container_engine must be a name (podman or docker), not a path"
+            in (done.stderr)
+            and done.stderr.count("\n") == 1
+        )
+    (project / "toolctl.toml").write_text('[defaults]\ncontainer_engine = "podman"\n')
+    assert toolctl("list", cwd=project).returncode == 0
