@@ -168,12 +168,15 @@ class HttpRunner:
     ) -> Answer:
         import httpx
 
-        body = {"json": arguments} if method == "POST" else {"params": query(arguments)}
         deadline = time.monotonic() + timeout
         try:
-            request = client.build_request(
-                method, self._parsed(url), headers=headers, timeout=timeout, **body
-            )
+            target = self._parsed(url)
+            if method == "POST":
+                body: dict[str, Any] = {"json": arguments}
+            else:  # after the URL's own query (`?api_key=...`), which httpx's params replace
+                given = {k: v for k, v in query(arguments).items() if k not in target.params}
+                target, body = target.copy_merge_params(given), {}
+            request = client.build_request(method, target, headers=headers, timeout=timeout, **body)
             answer = read_answer(client, request, deadline, max_output)
             for _ in range(MAX_REDIRECTS):
                 following = answer.response.next_request

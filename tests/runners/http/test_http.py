@@ -63,6 +63,22 @@ def test_get_sends_arguments_as_query_parameters(
     assert http_server.seen[0].method == "GET"
 
 
+def test_get_keeps_the_query_its_url_gives(
+    toolctl: Toolctl, tmp_path: Path, http_server: FixtureServer
+) -> None:
+    """A GET tool's URL with a query of its own (`?api_key=${env:KEY}`, the form imports
+    write) sends it, the arguments after it; it was replaced by the arguments (httpx's
+    params), so the key never went. An argument of the same name does not override it."""
+    url = f"{http_server.url}/echo?api_key=${{env:ECHO_KEY}}&format=json"
+    reg = http_registry(tmp_path, url, method="GET")
+    env = {"ECHO_KEY": "k3y%2Fwith%2Bchars"}  # URL text, as the configs it comes from
+    done = toolctl("run", "call", "-r", str(reg), "-a", "text=hi", "-a", "n=2", env=env)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["arguments"] == {
+        "api_key": "k3y/with+chars", "format": "json", "text": "hi", "n": "2"
+    }  # fmt: skip
+
+
 def test_an_output_field_is_the_observation_and_the_body_is_data(
     toolctl: Toolctl, tmp_path: Path, http_server: FixtureServer
 ) -> None:
