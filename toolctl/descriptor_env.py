@@ -137,16 +137,29 @@ def _names_in(value: Any) -> Iterable[str]:
 
 def hide_values(text: str, secrets: Iterable[str]) -> str:
     """``text`` with each of the given secret values as ``***`` (the longest first), as
-    written and as a JSON string holds it (a tool that echoes ``Pa"ss\\word`` as JSON
-    writes ``Pa\\"ss\\\\word``)."""
+    written, as a JSON string holds it (a tool that echoes ``Pa"ss\\word`` as JSON
+    writes ``Pa\\"ss\\\\word``) and percent-encoded, as a server echoes a query or a
+    form (``tok/en+x`` as ``tok%2Fen%2Bx``, in either case of hex, or with ``+`` for a
+    space)."""
     import json
 
-    forms = {form for secret in secrets for form in (secret, json.dumps(secret)[1:-1])}
-    forms |= {json.dumps(secret, ensure_ascii=False)[1:-1] for secret in secrets}
+    forms: set[str] = set()
+    for secret in secrets:
+        forms |= {secret, json.dumps(secret)[1:-1], json.dumps(secret, ensure_ascii=False)[1:-1]}
+        forms |= _percent_encoded(secret)
     for secret in sorted(forms, key=len, reverse=True):
         if secret in text:
             text = text.replace(secret, MASK)
     return text
+
+
+def _percent_encoded(secret: str) -> set[str]:
+    """The forms a URL or a form gives ``secret`` (none when it needs no encoding)."""
+    import re
+    from urllib.parse import quote, quote_plus
+
+    forms = {quote(secret, safe=""), quote(secret, safe="/"), quote_plus(secret)} - {secret}
+    return forms | {re.sub(r"%[0-9A-F]{2}", lambda m: m.group(0).lower(), f) for f in forms}
 
 
 def unleaked_error(error: ToolctlError, secrets: Iterable[str]) -> ToolctlError:

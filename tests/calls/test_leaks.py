@@ -51,3 +51,18 @@ def test_a_pipelined_result_and_error_are_masked_when_they_settle() -> None:
     masked = unleaked_future(sent, frozenset({SECRET}))
     masked.cancel()
     assert sent.cancelled()
+
+
+def test_a_secret_echoed_percent_encoded_is_masked_too() -> None:
+    """Servers echo what they were sent as a query or a form holds it: a key with ``/``,
+    ``+`` or ``=`` (an AWS secret, base64) comes back percent-encoded, in either case of
+    hex, or with ``+`` for a space; each form is masked, in the error and the output."""
+    from toolctl.descriptor_env import hide_values
+
+    secret = "tok/en+with=chars and"
+    for echoed in ("tok%2Fen%2Bwith%3Dchars%20and", "tok%2fen%2bwith%3dchars%20and",
+                   "tok/en%2Bwith%3Dchars%20and", "tok%2Fen%2Bwith%3Dchars+and"):  # fmt: skip
+        assert hide_values(f"bad key={echoed}!", [secret]) == "bad key=***!", echoed
+    told = "HTTP 500: bad key=tok%2Fen%2Bwith%3Dchars%20and"
+    masked = unleaked_result(ToolResult(False, told, error=told), frozenset({secret}))
+    assert "tok%2F" not in repr(masked)
