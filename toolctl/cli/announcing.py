@@ -77,11 +77,11 @@ def trust_add_command(
 def trust_list_command(registry: RegistryOption = None, json: JsonOption = False) -> None:
     """List the [[trust]] entries in force: each key, the services it may announce, and
     the file and line that trust it (an entry that is not valid is warned of)."""
-    from toolctl.registry.trust import read_trust
+    from toolctl.registry.announced_view import trusted_keys
     from toolctl.terminal import views
 
     settings = settings_for(registry)
-    entries, problems = read_trust(settings.without_announcements())
+    entries, problems = trusted_keys(settings)
     told = reporter(settings)
     views.print_trusted(entries, problems, told, as_json=json, color=settings.color)
 

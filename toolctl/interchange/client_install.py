@@ -210,7 +210,7 @@ def _served_exists(
     """NotFound for a registry directory, group, action or tool the entry names that does
     not exist now: the client would start a server that exits at once (`mcp serve` refuses
     it), and say so only in its own logs."""
-    from toolctl.registry import require_directories
+    from toolctl.registry.directories import require_directories
     from toolctl.registry.index import Registry
 
     require_directories(settings)

@@ -8,13 +8,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from pathlib import Path
+from toolctl.registry.directories import missing_project_registries, require_directories
 
+if TYPE_CHECKING:
     from toolctl.registry.index import Registry
     from toolctl.reporting import Reporter
     from toolctl.settings import Settings
 
+
+__all__ = ["MAX_TOLD", "missing_project_registries", "open_registry", "require_directories"]
 
 MAX_TOLD = 10
 """Refused announcements a command warns of one by one (anyone may publish: a flood of
@@ -53,16 +55,11 @@ def open_registry(
         for problem in registry.skipped():
             reporter.warn(f"{problem.file}:{problem.line}: {problem.message} (skipped)")
     registry.ensure_usable()
+    if settings.strict:  # (what else --strict refuses: not loaded otherwise)
+        from toolctl.registry.check import ensure_strictly_usable
+
+        ensure_strictly_usable(registry)
     return registry
-
-
-def missing_project_registries(settings: Settings) -> list[Path]:
-    """The registry directories the project in force names that do not exist (a typo in
-    ``paths``, a directory renamed): what `check` and every command read as empty."""
-    project = settings.project
-    if project is None or "project" not in settings.sources:
-        return []
-    return [d for d in project.registries if not d.is_dir()]
 
 
 def _project_directories(settings: Settings, reporter: Reporter) -> None:
@@ -83,39 +80,3 @@ def _project_directories(settings: Settings, reporter: Reporter) -> None:
         raise RegistryError(f"--strict is on and {told}", hint="fix paths in toolctl.toml")
     if len(missing) == len(project.registries):
         reporter.warn(f"{told}: nothing of the project's is read (a typo in paths?)")
-
-
-def require_directories(settings: Settings) -> None:
-    """A directory named with --registry or TOOLCTL_REGISTRY must exist: a typo must not
-    read as 'empty' (nor become a new registry)."""
-    from toolctl.arguments import is_text, printable_os
-    from toolctl.errors import UsageError
-
-    for directory in settings.search_path:
-        if not is_text(str(directory)):
-            raise UsageError(
-                f"registry directory {printable_os(str(directory))} is not a UTF-8 path",
-                hint="rename it, or name another with --registry",
-            )
-    files = settings.without_announcements()
-    for directory, source in zip(files.search_path, files.sources, strict=True):
-        named = source in ("--registry", "TOOLCTL_REGISTRY")
-        if not named and directory.exists() and not directory.is_dir():
-            # a file where toolctl.toml's registry.paths names a directory: reading it as
-            # empty would send `register` to the next directory on the path
-            raise UsageError(
-                f"registry directory {directory} (from the {source} registry) is not a directory",
-                hint="name a directory there",
-            )
-        if named and not directory.is_dir() and directory != settings.user_registry:
-            named_by = " (from TOOLCTL_REGISTRY)" if source == "TOOLCTL_REGISTRY" else ""
-            if directory.exists():
-                raise UsageError(
-                    f"registry directory {directory}{named_by} is not a directory",
-                    hint=f"name a directory, or leave out {source}",
-                )
-            raise UsageError(
-                f"registry directory {directory}{named_by} does not exist",
-                hint=f"create it (mkdir -p {directory}), or leave out {source}: "
-                "`toolctl where` shows the registry in force",
-            )

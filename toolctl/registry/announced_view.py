@@ -8,7 +8,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from toolctl.findings import Finding
     from toolctl.registry.loader import Definition
+    from toolctl.registry.trust import Trusted
     from toolctl.reporting import Reporter
     from toolctl.settings import Settings
 
@@ -135,6 +137,13 @@ def _trust_text(path: Path) -> str:
             reason = "it is not UTF-8 text"
         raise RegistryError(f"{path}: cannot add to it: {reason}", hint="fix or move it") from None
     return text
+
+
+def trusted_keys(settings: Settings) -> tuple[list[Trusted], list[Finding]]:
+    """`trust list`: every ``[[trust]]`` entry of the registry's files, and the invalid ones."""
+    from toolctl.registry.trust import read_trust
+
+    return read_trust(settings.without_announcements())
 
 
 def remove_trust(

@@ -84,7 +84,7 @@ def check(
     against the registry in force), container images asked of the engine in force, and with
     ``live`` what every MCP service says now (``live_check``: changed pins, vanished tools,
     tools not imported, unreachable servers)."""
-    from toolctl.registry import require_directories
+    from toolctl.registry.directories import require_directories
 
     require_directories(settings)
     images = local_images(settings)
@@ -194,7 +194,7 @@ def _missing_directories(settings: Settings) -> list[Finding]:
     """A project's registry directory that does not exist (a typo in ``paths``, a directory
     renamed): read as empty, the check would pass on nothing. An error when none of the
     project's exists, else a warning (an error under --strict)."""
-    from toolctl.registry import missing_project_registries
+    from toolctl.registry.directories import missing_project_registries
 
     project = settings.project
     missing = missing_project_registries(settings)
@@ -267,6 +267,27 @@ def announced_findings(settings: Settings) -> list[Finding]:
     found = refresh(settings, Told())
     found += [Finding("warning", CODE, WHERE, 1, message) for message in said]
     return found + read_trust(settings)[1]
+
+
+def ensure_strictly_usable(registry: Registry) -> None:
+    """``Registry.ensure_usable``, and under --strict what else `check --strict` calls an
+    error of the definitions in force: one that changed since ``toolctl.lock`` (when there
+    is one), a file a symlink places outside its registry directory. Asked once per
+    Registry (a server opens a new one when a file changes)."""
+    registry.ensure_usable()
+    settings = registry.settings
+    if not settings.strict or registry.strictly_usable:
+        return
+    from toolctl.registry.index.reader import refuse_strictly
+    from toolctl.registry.lockfile import compare, find_lock
+
+    found = outside_links(registry, settings)
+    lock = find_lock(settings)
+    if lock is not None:
+        found += compare(registry, lock)
+    if found:
+        refuse_strictly(len(found), found[0].file, found[0].line, found[0].message)
+    registry.strictly_usable = True
 
 
 def strictened(found: Finding, strict: bool) -> Finding:

@@ -87,7 +87,7 @@ def personal(settings: Settings) -> str | None:
 
 def lock(settings: Settings) -> tuple[Path, int]:
     """`toolctl lock`: ``write_lock`` into a registry directory that exists."""
-    from toolctl.registry import require_directories
+    from toolctl.registry.directories import require_directories
 
     require_directories(settings)
     if settings.announced is not None:  # announced names are pinned as they are now

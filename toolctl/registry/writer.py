@@ -62,7 +62,7 @@ def register_files(
 ) -> list[Written]:
     """`toolctl register`: every entry of ``files`` (default: the descriptor files of the
     working directory) written, or none (see ``register``)."""
-    from toolctl.registry import require_directories
+    from toolctl.registry.directories import require_directories
 
     require_directories(settings)  # a --registry typo must not become a new registry
     chosen = files or descriptor_files(Path.cwd())
@@ -404,7 +404,7 @@ def unregister(kind: str, name: str, settings: Settings) -> tuple[Definition, De
     Only a file holding that one entry is removed: a file with other entries is refused
     rather than rewritten, because rewriting TOML would drop its comments and layout.
     """
-    from toolctl.registry import require_directories
+    from toolctl.registry.directories import require_directories
 
     require_directories(settings)  # a --registry typo is said, not 'not found'
     settings = settings.without_announcements()  # an announced name is no file to remove

@@ -148,8 +148,16 @@ class Catalog:
             self.following = Following(settings, warn or (lambda message: None))
             self._print = fingerprint(settings)
         self.registry = Registry.open(settings, full=True)
-        self.registry.ensure_usable()
+        self._usable()
         self.snapshot = select(self.registry, selection)
+
+    def _usable(self) -> None:
+        """RegistryError when --strict refuses the registry (see ``open_registry``)."""
+        self.registry.ensure_usable()
+        if self.settings.strict:
+            from toolctl.registry.check import ensure_strictly_usable
+
+            ensure_strictly_usable(self.registry)
 
     def close(self) -> None:
         """Stop following announcements."""
@@ -187,7 +195,7 @@ class Catalog:
         from toolctl.calls import resolve
 
         with self.lock:
-            self.registry.ensure_usable()  # --strict: a registry gone bad refuses calls
+            self._usable()  # --strict: a registry gone bad refuses calls
             spec = self._resolved.get(name)
             if spec is None:
                 spec = self._resolved[name] = resolve(self.registry, name)

@@ -51,6 +51,8 @@ class Registry:
     def __init__(self, db: sqlite3.Connection, settings: Settings, *, complete: bool) -> None:
         self._db = db
         self.settings = settings
+        self.strictly_usable = False
+        """`registry.check.ensure_strictly_usable` found nothing to refuse (asked once)."""
         # when every file was last statted (nothing could hide from a lookup then); None:
         # not since it was opened
         self._complete_at = time.monotonic() if complete else None
@@ -262,32 +264,25 @@ class Registry:
         return [(path, int(root)) for path, root in rows]
 
     def error_count(self, strict: bool) -> int:
-        from toolctl.registry.lint import SHADOW
-
         query = "SELECT count(*) FROM problems WHERE severity = 'error'"
         if strict:
-            query += f" OR code = '{SHADOW}'"
-        return int(self._db.execute(query).fetchone()[0])
+            query += f" OR code IN ({', '.join('?' * len(_STRICT_CODES))})"
+        return int(self._db.execute(query, _STRICT_CODES if strict else ()).fetchone()[0])
 
     def ensure_usable(self) -> None:
-        """Under --strict, refuse a registry with errors (shadows count as errors then),
-        saying the first (a project's `check` leaves the user registry's out: the message
-        must show what refused the command wherever it is)."""
+        """Under --strict, refuse a registry with errors (shadows and text that hides or
+        reorders itself count as errors then, as in `check --strict`), saying the first (a
+        project's `check` leaves the user registry's out: the message must show what
+        refused the command wherever it is)."""
         if self.settings.strict and (count := self.error_count(strict=True)):
-            from toolctl.registry.lint import SHADOW
-
             file, line, message = self._db.execute(
                 "SELECT p.file, p.line, p.message FROM problems p LEFT JOIN files f"
-                " ON f.path = p.file WHERE p.severity = 'error' OR p.code = ?"
+                " ON f.path = p.file WHERE p.severity = 'error'"
+                f" OR p.code IN ({', '.join('?' * len(_STRICT_CODES))})"
                 " ORDER BY f.seq, p.line, p.seq LIMIT 1",  # check's order
-                (SHADOW,),
+                _STRICT_CODES,
             ).fetchone()
-            more = f" (and {count - 1} more)" if count > 1 else ""
-            raise RegistryError(
-                f"--strict is on and the registry has {count} problem(s): "
-                f"{file}:{line}: {message}{more}",
-                hint="run 'toolctl check' to see them",
-            )
+            refuse_strictly(count, file, line, message)
 
     # -- internals ---------------------------------------------------------------------
 
@@ -438,3 +433,17 @@ def _same_files(db: sqlite3.Connection, files: list[FileStat]) -> bool:
     cached = db.execute("SELECT path, root, size, mtime_ns FROM files ORDER BY seq").fetchall()
     current = [(f.path, f.root, f.size, f.stamp) for f in files]
     return cached == current
+
+
+_STRICT_CODES = ("shadow", "hidden")
+"""The codes of warnings --strict makes errors in the index (``registry.lint.SHADOW``,
+``registry.loader.HIDDEN``; checked by tests/registry/test_strict.py)."""
+
+
+def refuse_strictly(count: int, file: str, line: int, message: str) -> None:
+    """RegistryError: --strict refuses ``count`` problems, the first said."""
+    more = f" (and {count - 1} more)" if count > 1 else ""
+    raise RegistryError(
+        f"--strict is on and the registry has {count} problem(s): {file}:{line}: {message}{more}",
+        hint="run 'toolctl check' to see them",
+    )
