@@ -136,3 +136,17 @@ def test_arguments_in_every_form() -> None:
         "Authorization: Bearer ${env:SRV_AUTHORIZATION}", "LOG_LEVEL=debug", "--name", "plain",
         "${env:SRV_SECRET}",
     ]  # fmt: skip
+
+
+def test_a_shell_script_keeps_all_but_its_secrets() -> None:
+    """``sh -c 'API_KEY=X exec srv'``: each ``KEY=VALUE`` word of the script is judged under
+    KEY, quoted or not, and the rest of the script stays as written (the whole script was
+    taken as the key's value: `exec srv` was lost and the server ran something else)."""
+    s = scope("g")
+    script = "cd /srv && API_KEY=inl1nes3cret exec srv --flag; export TOKEN='t0k3n v4l' PORT=8080"
+    assert rewrite_args(["-c", script], s, program="bash") == [
+        "-c",
+        "cd /srv && API_KEY=${env:G_API_KEY} exec srv --flag; "
+        "export TOKEN='${env:G_TOKEN}' PORT=8080",
+    ]
+    assert s.vault.values == {"G_API_KEY": "inl1nes3cret", "G_TOKEN": "t0k3n v4l"}

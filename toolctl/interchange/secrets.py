@@ -300,6 +300,24 @@ def _attached_env(arg: str) -> tuple[str, str, str] | None:
 ENV_PAIR = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 
 
+_SCRIPT_PAIR = re.compile(r"(?<![\w$])([A-Za-z_][A-Za-z0-9_]*)=(\"[^\"]*\"|'[^']*'|[^\s;&|]+)")
+"""``KEY=VALUE`` as a word of a shell script: the value one word, or one quoted string."""
+
+
+def _script(script: str, scope: Scope, where: str) -> str:
+    """A shell's ``-c`` script with the value of each ``KEY=VALUE`` word in it judged under
+    KEY's name, the rest of the script as written (the whole argument taken as KEY's value
+    lost what came after it: ``API_KEY=X exec srv`` became ``API_KEY=${env:...}``)."""
+
+    def hidden(pair: re.Match[str]) -> str:
+        key, value = pair.group(1), pair.group(2)
+        quote = value[0] if value[:1] in ("'", '"') and len(value) > 1 else ""
+        inner = value[1:-1] if quote else value
+        return f"{key}={quote}{rewrite(inner, scope, key, where)}{quote}"
+
+    return _SCRIPT_PAIR.sub(hidden, script)
+
+
 def rewrite_args(args: list[str], scope: Scope, *, program: str = "") -> list[str]:
     """Command arguments: ``--token X``, ``--token=X``, ``-e KEY=X`` (docker, podman),
     ``--header "Authorization: Bearer X"`` (mcp-remote), ``KEY=X``, ``-u USER -p X``,
@@ -317,7 +335,9 @@ def rewrite_args(args: list[str], scope: Scope, *, program: str = "") -> list[st
         password = (user and previous in PASSWORD_OPTIONS and _password(previous, arg)) or (
             redis and previous == "-a" and not arg.startswith("-")
         )
-        if previous in ENV_OPTIONS and ENV_PAIR.match(arg):
+        if previous == "-c" and any(char.isspace() for char in arg):  # sh -c 'K=X exec srv'
+            out.append(_script(arg, scope, where))
+        elif previous in ENV_OPTIONS and ENV_PAIR.match(arg):
             key, _, value = arg.partition("=")
             out.append(f"{key}={rewrite(value, scope, key, where)}")
         elif previous in HEADER_OPTIONS and ":" in arg:
