@@ -49,3 +49,14 @@ def test_every_documented_setting_reaches_a_tool_that_runs_toolctl() -> None:
     text = (ROOT / "docs" / "reference" / "configuration.md").read_text(encoding="utf-8")
     documented = set(re.findall(r"\bTOOLCTL_[A-Z_]*[A-Z]\b", text))
     assert documented and documented <= set(SETTINGS), documented - set(SETTINGS)
+
+
+def test_an_authorization_value_is_written_secret_under_any_name() -> None:
+    """`check` warns of ``Bearer X`` written out whatever its key (``AUTH_HEADER``), not of
+    prose that starts like one."""
+    from toolctl.secret_names import hide_written
+
+    assert hide_written("AUTH_HEADER", "Bearer tok123456789") == "Bearer ***"
+    assert hide_written("X_CUSTOM", "token abcd1234efgh") == "token ***"
+    assert hide_written("NOTE", "Bearer tokens") == "Bearer tokens"
+    assert hide_written("AUTH_HEADER", "Bearer ${env:TOKEN}") == "Bearer ${env:TOKEN}"

@@ -141,6 +141,8 @@ def hide_written(name: str | None, value: str) -> str:
     secret = value[len(scheme) :]
     if secret_name(name) and looks_secret(secret, strong=strong_name(name) or bool(scheme)):
         return value[: len(scheme)] + "***"
+    if scheme and credential(secret):  # `Bearer X` under any name (AUTH_HEADER, CUSTOM_AUTHZ)
+        return value[: len(scheme)] + "***"
     if "://" in value:
         value = _PARAMETER.sub(_hidden_parameter, hide_url_passwords(value))
     value = _CONNECTION_PASSWORD.sub(r"\1***", value)
@@ -150,6 +152,17 @@ def hide_written(name: str | None, value: str) -> str:
             continue  # a host's name (pypi-mirror-....example.com), not a token
         value = value[:start] + "***" + value[end:]
     return value
+
+
+def credential(text: str) -> bool:
+    """What an Authorization scheme is followed by when it is a credential: one word of
+    eight characters or more, letters and digits both (not ``Bearer tokens``)."""
+    return (
+        len(text) >= 8
+        and not any(c.isspace() for c in text)
+        and any(c.isdigit() for c in text)
+        and any(c.isalpha() for c in text)
+    )
 
 
 _URL_PASSWORD = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://[^/?#@\s:]*):[^/?#\s]*@")

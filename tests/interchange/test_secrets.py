@@ -150,3 +150,22 @@ def test_a_shell_script_keeps_all_but_its_secrets() -> None:
         "export TOKEN='${env:G_TOKEN}' PORT=8080",
     ]
     assert s.vault.values == {"G_API_KEY": "inl1nes3cret", "G_TOKEN": "t0k3n v4l"}
+
+
+def test_an_authorization_value_a_json_value_and_sshpass_are_secrets() -> None:
+    """What the name alone does not give away: ``Bearer X`` under a name ending in HEADER,
+    a JSON object's keys in an env value (as in an argument), sshpass's ``-p X``."""
+    from toolctl.interchange.secrets import rewrite_map
+
+    s = scope("k")
+    env = {"AUTH_HEADER": "Bearer tok123456789", "CONFIG_JSON": '{"token": "jsont0ken12", "n": 1}',
+           "PLAIN_JSON": '{"mode": "fast"}', "NOTE": "Bearer tokens", "MODEL": "gpt-4o"}  # fmt: skip
+    assert rewrite_map(env, s, "env") == {
+        "AUTH_HEADER": "Bearer ${env:K_AUTH_HEADER}",
+        "CONFIG_JSON": '{"token": "${env:K_TOKEN}", "n": 1}',
+        "PLAIN_JSON": '{"mode": "fast"}', "NOTE": "Bearer tokens", "MODEL": "gpt-4o",
+    }  # fmt: skip
+    args = ["-p", "sshpassw0rd1", "ssh", "-p", "2222", "host"]
+    assert rewrite_args(args, scope("j"), program="sshpass") == [
+        "-p", "${env:J_PASSWORD}", "ssh", "-p", "2222", "host"
+    ]  # fmt: skip

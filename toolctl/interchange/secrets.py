@@ -25,7 +25,15 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from toolctl.secret_names import PREFIXES, SCHEMES, plain, secret_name, strong_name, words
+from toolctl.secret_names import (
+    PREFIXES,
+    SCHEMES,
+    credential,
+    plain,
+    secret_name,
+    strong_name,
+    words,
+)
 
 REFERENCE = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
 CANDIDATE = re.compile(r"[A-Za-z0-9+/=_\-.~]{20,}")
@@ -138,7 +146,8 @@ def rewrite(value: str, scope: Scope, name: str | None, where: str) -> str:
 def _literal(text: str, scope: Scope, name: str | None, where: str, *, whole: bool) -> str:
     if not text:
         return text
-    if secret_name(name) and not plain(text) and not _setting(name, text):
+    # `Bearer X` is a secret whatever it is named (AUTH_HEADER)
+    if (secret_name(name) or _authorization(text)) and not plain(text) and not _setting(name, text):
         scheme = next((s for s in SCHEMES if text.startswith(s)), "")
         rest = text[len(scheme) :]
         if not rest.strip():
@@ -149,6 +158,13 @@ def _literal(text: str, scope: Scope, name: str | None, where: str, *, whole: bo
     if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://\S+$", text):
         return rewrite_url(text, scope, where)
     return _shaped(text, scope, name, where)
+
+
+def _authorization(text: str) -> bool:
+    """An Authorization value: a scheme (``Bearer ``, ``Basic ``, ...) and a credential
+    (``secret_names.credential``: not ``Bearer tokens``)."""
+    scheme = next((s for s in SCHEMES if text.startswith(s)), "")
+    return bool(scheme) and credential(text[len(scheme) :])
 
 
 def _setting(name: str | None, text: str) -> bool:
@@ -216,8 +232,23 @@ def _query_pair(pair: str, scope: Scope, where: str, part: str = "query") -> str
 
 
 def rewrite_map(values: Mapping[str, str], scope: Scope, where: str) -> dict[str, str]:
-    """Env variables or headers: each value decided by its name and its shape."""
-    return {key: rewrite(value, scope, key, f"{where} {key}") for key, value in values.items()}
+    """Env variables or headers: each value decided by its name and its shape, a JSON
+    object's (``CONFIG_JSON = '{"token": "X"}'``) by each of its keys, as an argument's."""
+    import json
+
+    hidden: dict[str, str] = {}
+    for key, value in values.items():
+        place = f"{where} {key}"
+        try:
+            document = json.loads(value) if value.lstrip().startswith("{") else None
+        except (ValueError, RecursionError):
+            document = None
+        inside = _json_value(document, scope, None, place) if document is not None else None
+        if inside is not None and inside != document:
+            hidden[key] = json.dumps(inside, ensure_ascii=False)
+        else:
+            hidden[key] = rewrite(value, scope, key, place)
+    return hidden
 
 
 ENV_OPTIONS = ("-e", "--env")
@@ -322,18 +353,24 @@ def rewrite_args(args: list[str], scope: Scope, *, program: str = "") -> list[st
     """Command arguments: ``--token X``, ``--token=X``, ``-e KEY=X`` (docker, podman),
     ``--header "Authorization: Bearer X"`` (mcp-remote), ``KEY=X``, ``-u USER -p X``,
     ``-u USER -pX`` and ``-U USER -P X`` (database clients), ``-a X`` after a Redis client
-    (``program``, the command, or one of the arguments), and any argument by shape."""
+    and ``-p X`` after sshpass (``program``, the command, or one of the arguments), and
+    any argument by shape."""
     out: list[str] = []
     user = any(arg in USER_OPTIONS or USER_ATTACHED.fullmatch(arg) for arg in args)
     redis = _program(program) in REDIS_CLIENTS
+    sshpass = _program(program) == "sshpass"
     previous = ""
     for position, arg in enumerate(args, start=1):
         where = f"argument {position}"
         redis = redis or _program(arg) in REDIS_CLIENTS
+        named_sshpass = _program(arg) == "sshpass"
+        sshpass = sshpass or named_sshpass
         option, rest = arg[:2], arg[2:]
         attached = user and option in PASSWORD_OPTIONS and _password(option, rest)  # -pX
-        password = (user and previous in PASSWORD_OPTIONS and _password(previous, arg)) or (
-            redis and previous == "-a" and not arg.startswith("-")
+        password = (
+            (user and previous in PASSWORD_OPTIONS and _password(previous, arg))
+            or (redis and previous == "-a" and not arg.startswith("-"))
+            or (sshpass and previous == "-p" and not arg.startswith("-"))  # sshpass -p X
         )
         if previous == "-c" and any(char.isspace() for char in arg):  # sh -c 'K=X exec srv'
             out.append(_script(arg, scope, where))
@@ -373,6 +410,8 @@ def rewrite_args(args: list[str], scope: Scope, *, program: str = "") -> list[st
             out.append(arg[: head.start("value")] + hidden)
         else:
             out.append(rewrite(arg, scope, None, where))
+        if sshpass and not named_sshpass and not arg.startswith("-") and previous != "-p":
+            sshpass = False  # its command began (`ssh -p 2222`: a port)
         attached_value = attached or "=" in arg  # the next argument is not this one's value
         previous = arg if arg.startswith("-") and not attached_value else ""
     return out
