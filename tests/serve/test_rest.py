@@ -123,6 +123,16 @@ def test_recommend_and_openapi(serve: StartServe, registry: Path, toolctl: Toolc
     validate(httpx.get(f"{url}/openapi.json").json())
 
 
+def test_recommend_tells_only_of_the_tools_served(serve: StartServe) -> None:
+    """`serve --tool echo`: /recommend keeps the actions (no tool of theirs runs) but lists
+    no tool and no Call edge of a tool not served (it told of every tool in force)."""
+    url = serve("--tool", "echo").url
+    got = httpx.get(f"{url}/recommend", params={"action": "start", "hops": 1}).json()
+    assert sorted(a["name"] for a in got["actions"]) == ["later", "start"]
+    assert [t["name"] for t in got["tools"]] == ["echo"]
+    assert {e["to"] for e in got["edges"] if e["kind"] == "call"} == {"echo"}
+
+
 def test_body_limit(serve: StartServe) -> None:
     url = serve().url
     big = {"tool_id": "echo", "params": {"text": "x" * (1024 * 1024)}}

@@ -15,6 +15,7 @@ without a call; one ``service up`` started stays until ``service down``.
 from __future__ import annotations
 
 import contextlib
+import hmac
 import json
 import os
 import secrets
@@ -349,8 +350,11 @@ def main() -> int:
 
             try:
                 request = json.loads(self.rfile.readline(MAX_LINE))
-                if not isinstance(request, dict) or request.get("token") != token:
-                    return  # a stranger: say nothing
+                given = request.get("token") if isinstance(request, dict) else None
+                if not isinstance(given, str) or not hmac.compare_digest(
+                    given.encode(), token.encode()
+                ):
+                    return  # a stranger: say nothing (compared in constant time, as serve does)
                 with keeper.serving():
                     keeper.handle(request, send)
             except ToolctlError as exc:

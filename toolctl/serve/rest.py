@@ -146,6 +146,8 @@ def display_name(runtime: str) -> str:
 
 
 def _recommend(dispatcher: Dispatcher, request: Request) -> dict[str, Any]:
+    from dataclasses import replace
+
     from toolctl.errors import NotFound
     from toolctl.graph import DEFAULT_THRESHOLD, recommend
     from toolctl.registry.toolkit import load_toolkit
@@ -162,7 +164,13 @@ def _recommend(dispatcher: Dispatcher, request: Request) -> dict[str, Any]:
         if not result.actions:
             name = result.unknown[0]
             raise NotFound("action", name, registry.suggest("action", name))
-    return result.to_json()
+        served = catalog.snapshot.tools  # `serve --tool X`: nothing of the tools not served
+    kept = replace(
+        result,
+        tools=tuple(t for t in result.tools if t.name in served),
+        edges=tuple(e for e in result.edges if e.kind != "call" or e.target in served),
+    )
+    return kept.to_json()
 
 
 def _number(request: Request, key: str, kind: type[int] | type[float], default: Any) -> Any:
