@@ -558,3 +558,37 @@ def test_a_count_too_big_for_the_scores_is_a_registry_error_not_a_crash(
     assert done.returncode == 3, done.stderr
     assert done.stderr.startswith("toolctl: error: ") and done.stderr.count("\n") == 1
     assert "reg/toolctl.learned: not a learned file (calls = 999" in done.stderr
+
+
+def test_a_function_name_is_learned_as_its_tool_and_any_name_is_drawn_as_written(
+    toolctl: Toolctl, tmp_path: Path
+) -> None:
+    """A transcript calls tools by their OpenAI function names (`dotted_name`, what
+    `export --format openai` calls `dotted.name`): learning and `recommend --after` take
+    them as the tools in force they stand for (the transition was split or lost); and
+    `graph --learned` writes a name as it is (`查询`, not JSON's `\\u67e5\\u8be2`)."""
+    tool = '[[tool]]\nname = "{}"\ndescription = "{}"\n[tool.local]\ncommand = ["true"]\ninput = "none"\n'
+    write_files(
+        tmp_path, {"r/t.toml": tool.format("dotted.name", "dot") + tool.format("typed", "t")}
+    )
+    messages: list[dict[str, object]] = [{"role": "user", "content": "go"}]
+    for number, name in enumerate(["typed", "dotted_name", "查询"]):
+        call = {
+            "id": f"c{number}",
+            "type": "function",
+            "function": {"name": name, "arguments": "{}"},
+        }
+        messages += [{"role": "assistant", "content": None, "tool_calls": [call]},
+                     {"role": "tool", "tool_call_id": f"c{number}", "content": "ok"}]  # fmt: skip
+    (tmp_path / "chat.jsonl").write_text((json.dumps({"messages": messages}) + "\n") * 5)
+    learned = toolctl("graph", "learn", "--from-transcripts", "chat.jsonl", "-r", "r", "--out", "-")
+    assert learned.returncode == 0, learned.stderr
+    assert "dotted_name" not in learned.stdout and '"dotted.name"' in learned.stdout
+    done = toolctl("graph", "learn", "--from-transcripts", "chat.jsonl", "-r", "r")
+    assert done.returncode == 0, done.stderr
+    after = toolctl("recommend", "--after", "typed", "--top", "1", "-r", "r", "--json")
+    assert [t["name"] for t in json.loads(after.stdout)["next"]] == ["dotted.name"]
+    by_function = toolctl("recommend", "--after", "dotted_name", "-r", "r")
+    assert by_function.returncode == 0 and "not in force" not in by_function.stderr
+    drawn = toolctl("graph", "--learned", "-r", "r")
+    assert '"查询"' in drawn.stdout and "\\u" not in drawn.stdout

@@ -9,7 +9,6 @@ start. Graphviz (``dot``) turns DOT into SVG or PNG; it is run without a shell, 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import shutil
 import signal
@@ -47,7 +46,9 @@ def learned_dot(model: LearnedModel, min_share: float = MIN_SHARE) -> str:
 
 
 def _id(name: str) -> str:
-    return json.dumps(name)  # a DOT double-quoted id: JSON's escapes are DOT's
+    """A DOT double-quoted id, as written (``查询`` too: DOT has no ``\\u`` escape, so
+    JSON's drew ``u67e5u8be2``); only ``"`` and ``\\`` escaped (a name has no space)."""
+    return '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def graphviz(

@@ -7,10 +7,10 @@ sessions when it exists), so every source of calls learns the same way.
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from toolctl.errors import UsageError
 from toolctl.learning.blend import Scored, rank_next
@@ -88,7 +88,7 @@ def learn_graph(
     from toolctl.learning.store import default_learned_path, write_learned
 
     weight = LEXICAL_WEIGHT if lexical_weight is None else lexical_weight
-    kept, skipped = _learnable(sessions)
+    kept, skipped = _learnable(sessions, in_force_name(registry))
     model = learn(kept, lexical_weight=weight)
     toolkit = _toolkit(registry)
     if toolkit is not None:
@@ -101,18 +101,46 @@ def learn_graph(
     return Learned(path, model, skipped)
 
 
-def _learnable(sessions: Iterable[Sequence[Step]]) -> tuple[list[list[Step]], int]:
+class _Called(NamedTuple):
+    """A call as learning takes it: its tool by its registry name."""
+
+    tool: str
+    success: bool | None
+
+
+def _learnable(
+    sessions: Iterable[Sequence[Step]], named: Callable[[str], str]
+) -> tuple[list[list[Step]], int]:
     """The sessions without the calls whose tool name cannot be learned (empty, with a
     space, not text: one imported transcript must not stop learning from all the others),
-    and how many calls that left out."""
+    each tool by its registry name (``in_force_name``), and how many calls that left out."""
     from toolctl.learning.learned_file import learnable
 
-    kept, skipped = [], 0
+    kept: list[list[Step]] = []
+    skipped = 0
     for session in sessions:
-        steps = [s for s in session if learnable(s.tool)]
+        steps: list[Step] = [
+            _Called(named(s.tool), s.success) for s in session if learnable(s.tool)
+        ]
         skipped += len(session) - len(steps)
         kept.append(steps)
     return kept, skipped
+
+
+def in_force_name(registry: Registry) -> Callable[[str], str]:
+    """A tool's name as a transcript gives it, to the registry's: an OpenAI function name
+    (``dotted_name``, what `export --format openai` calls ``dotted.name``, and what `run`
+    and `serve` accept) is the tool in force it stands for; any other name stays."""
+    from functools import lru_cache
+
+    @lru_cache(maxsize=4096)
+    def named(name: str) -> str:
+        if not isinstance(name, str) or registry.definitions("tool", name):
+            return name
+        holder = registry.by_function_name(name)
+        return holder.name if holder is not None else name
+
+    return named
 
 
 def learn_from_transcripts(paths: Sequence[Path], registry: Registry, out: Path | None) -> Learned:
@@ -176,6 +204,7 @@ def recommend_next(
     path = learned or find_learned(registry.settings)
     model = read_learned(path) if path else learn([])
     candidates = tools_in_force(registry)
+    after = [in_force_name(registry)(name) for name in after]
     best = rank_next(model, after, candidates, query=query, toolkit=_toolkit(registry), top=top)
     unknown = tuple(name for name in dict.fromkeys(after) if name not in candidates)
     return NextTools(tuple(best), path, unknown)
