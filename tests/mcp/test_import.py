@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sys
+import tomllib
 from pathlib import Path
 
 import anyio
@@ -387,6 +388,39 @@ def test_chat2graph_mcp_groups_become_services(toolctl: Toolctl, tmp_path: Path)
     assert "sbp_" not in service and '"${env:FILE_TOOL_TOKEN}"' in service
     web = (tmp_path / "reg/services/Web.toml").read_text()
     assert 'transport = "sse"' in web and "k1k2k3" not in web
+
+
+def test_chat2graph_mcp_servers_keep_their_headers_and_chat2graph_s_defaults(
+    toolctl: Toolctl, tmp_path: Path
+) -> None:
+    """A Chat2Graph MCP server's headers (an Authorization among them) and timeout come
+    across, each secret its own ${env:...}; a STDIO server without a command runs npx and
+    one by URL without a url is at localhost:8931, as Chat2Graph has them (the headers were
+    dropped without a word, and the stdio server was left out as if stdio were unknown)."""
+    config = tmp_path / "c2g.yml"
+    config.write_text(
+        "tools:\n"
+        "  - {name: Remote, type: MCP, mcp_transport_config: {transport_type: STREAMABLE_HTTP,"
+        " url: 'http://localhost:9000/mcp', timeout: 30,"
+        " headers: {Authorization: 'Bearer sk-live-abcdef1234567890', X-Tenant: acme}}}\n"
+        "  - {name: Playwright, type: MCP, mcp_transport_config: {transport_type: STDIO,"
+        " args: ['@playwright/mcp@latest']}}\n"
+        "  - {name: Local, type: MCP, mcp_transport_config: {transport_type: SSE}}\n"
+        "actions:\n  - {name: act, desc: d, tools: [{name: Remote}]}\n"
+    )
+    done = toolctl("import", "chat2graph", str(config), "-r", str(tmp_path / "reg"))
+    assert done.returncode == 0, done.stderr
+    assert "left out" not in done.stderr and "sk-live" not in done.stderr
+    remote = tomllib.loads((tmp_path / "reg/services/Remote.toml").read_text())
+    mcp = remote["service"][0]["mcp"]
+    assert mcp["headers"] == {
+        "Authorization": "Bearer ${env:REMOTE_AUTHORIZATION}", "X-Tenant": "acme"
+    }  # fmt: skip
+    assert mcp["connect_timeout"] == 30 and "REMOTE_AUTHORIZATION" in done.stderr
+    playwright = tomllib.loads((tmp_path / "reg/services/Playwright.toml").read_text())
+    assert playwright["service"][0]["mcp"]["command"] == ["npx", "@playwright/mcp@latest"]
+    local = tomllib.loads((tmp_path / "reg/services/Local.toml").read_text())
+    assert local["service"][0]["mcp"]["url"] == "http://localhost:8931"
 
 
 def test_check_live_reports_drift_vanished_new_and_unreachable(

@@ -158,7 +158,8 @@ def _name(ref: Any, what: str, source: str) -> str:
         keys = (
             ", ".join(sorted(map(str, ref)))[:80] if isinstance(ref, dict) else type(ref).__name__
         )
-        raise UsageError(f"{source}: a {what} without a name (it holds: {keys})")
+        article = "an" if what[:1] in "aeiou" else "a"
+        raise UsageError(f"{source}: {article} {what} without a name (it holds: {keys})")
     return name
 
 
@@ -260,19 +261,31 @@ def _mcp_section(
 
     scope = Scope(slug(name), name, vault)
     transport = str(config.get("transport_type", "STDIO")).upper()
-    if transport == "STDIO" and isinstance(config.get("command"), str):
+    command = config.get("command", "npx")  # Chat2Graph's McpTransportConfig defaults
+    if transport == "STDIO" and isinstance(command, str) and command:
         args = config.get("args") or []
         env = config.get("env") or {}
         if not isinstance(args, list) or not isinstance(env, dict):
             raise UsageError(f"{source}: MCP tool '{name}': args must be a list, env a map")
         return {
-            "command": [
-                config["command"],
-                *rewrite_args([str(a) for a in args], scope, program=str(config["command"])),
-            ],
+            "command": [command, *rewrite_args([str(a) for a in args], scope, program=command)],
             "env": rewrite_map({str(k): str(v) for k, v in env.items()}, scope, "env"),
         }
-    if transport in ("STREAMABLE_HTTP", "SSE") and isinstance(config.get("url"), str):
-        url = rewrite(config["url"], scope, None, "url")
-        return {"url": url, "transport": "sse" if transport == "SSE" else "http"}
+    url = config.get("url", "http://localhost:8931")
+    if transport in ("STREAMABLE_HTTP", "SSE") and isinstance(url, str) and url:
+        headers = config.get("headers") or {}
+        if not isinstance(headers, dict):
+            raise UsageError(f"{source}: MCP tool '{name}': headers must be a map")
+        section: dict[str, Any] = {
+            "url": rewrite(url, scope, None, "url"),
+            "transport": "sse" if transport == "SSE" else "http",
+            "headers": rewrite_map({str(k): str(v) for k, v in headers.items()}, scope, "header"),
+        }
+        timeout = config.get("timeout")  # the HTTP timeout the MCP SDK's client is given
+        if isinstance(timeout, int | float) and not isinstance(timeout, bool) and timeout > 0:
+            section["connect_timeout"] = float(timeout)
+        return section
+    if transport in ("STDIO", "STREAMABLE_HTTP", "SSE"):
+        given = "command" if transport == "STDIO" else "url"
+        return f"{transport} with no {given} toolctl can use"
     return f"{transport}: toolctl's MCP client speaks stdio, streamable HTTP and HTTP+SSE"
