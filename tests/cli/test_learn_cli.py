@@ -260,6 +260,8 @@ def test_recommend_after_without_a_learned_file_and_with_an_unknown_tool(
         (["--action", "browse", "--after", "cd"], "--action and --after cannot be combined"),
         (["--after", "cd", "--hops", "2"], "--hops and --after cannot be combined"),
         (["--after", "cd", "--threshold", "0.5"], "--threshold and --after cannot be combined"),
+        (["--action", "browse", "--top", "3"], "--top and --action cannot be combined"),
+        (["--action", "browse", "--query", "hi"], "--query and --action cannot be combined"),
         (
             ["--after", "cd", "--format", "dot"],
             "--format dot draws --action results; --after prints table or json",

@@ -91,6 +91,7 @@ def recommend_command(
     chosen = Format(output_format(json, format.value, "table"))
     if after or not action:
         return _next_tools(context, settings, action, after or [], query, top, format, json)
+    _refuse(context, ("top", "query"), "--action")
     from toolctl.registry.toolkit import recommend_tools
 
     result = recommend_tools(settings, reporter(settings), action, hops, threshold)
@@ -114,15 +115,22 @@ def _next_tools(
     from toolctl.learning.usecases import recommend_next
     from toolctl.terminal import views
 
-    sources = {
-        o: getattr(context.get_parameter_source(o), "name", "") for o in ("hops", "threshold")
-    }
-    given = [option for option, source in sources.items() if source != "DEFAULT"]
-    if action or given:
-        raise UsageError(f"--{given[0] if given else 'action'} and --after cannot be combined")
+    if action:
+        raise UsageError("--action and --after cannot be combined")
+    _refuse(context, ("hops", "threshold"), "--after")
     if not after:
         raise UsageError("give --action (the toolkit graph) or --after (the next tools)")
     if format in (Format.dot, Format.mermaid):
         raise UsageError(f"--format {format} draws --action results; --after prints table or json")
     found = recommend_next(open_registry(settings), after, query, top)
     views.print_next(found, as_json=json or format is Format.json, color=settings.color)
+
+
+def _refuse(context: typer.Context, options: tuple[str, ...], chosen: str) -> None:
+    """UsageError for an option given that ``chosen`` (--action or --after) does not take:
+    ignored, it would look applied."""
+    from toolctl.errors import UsageError
+
+    for option in options:
+        if getattr(context.get_parameter_source(option), "name", "") != "DEFAULT":
+            raise UsageError(f"--{option} and {chosen} cannot be combined")
