@@ -54,9 +54,10 @@ def export_command(
 ) -> None:
     """Print the tools in force as JSON another system loads, sorted by name.
 
-    Tools that cannot be expressed (a name OpenAI refuses; for TrustGraph, tools not on a
-    Pulsar service) are left out with a warning. Exit 4 for an unknown --group, 2 when a
-    group has nothing TrustGraph can take.
+    OpenAI names a tool by its function name (each '.' as '_'). Tools that cannot be
+    expressed (a name over 64 characters for OpenAI; for TrustGraph, tools not on a Pulsar
+    service) are left out with a warning. Exit 4 for an unknown --group, 2 when a group
+    has nothing TrustGraph can take.
     """
     from toolctl.interchange.flows import export_tools
     from toolctl.terminal.views import print_exported
