@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import Toolctl
 from tests.interchange.test_interchange import JOKE_SERVICE, TELL_JOKE, registry_data
 from toolctl.errors import RegistryError, UsageError
 from toolctl.interchange import read_import
@@ -173,3 +174,60 @@ def test_an_openai_function_list_is_refused_in_one_line(tmp_path: Path) -> None:
     path.write_text(json.dumps([{"type": "function", "function": function}] * 3))
     with pytest.raises(UsageError, match="this is an OpenAI function list"):
         read_import("trustgraph", [path])
+
+
+def test_a_tool_is_its_id_shown_by_its_name_and_goes_back_so(tmp_path: Path) -> None:
+    """A rendered TrustGraph template gives a tool an ``id`` (the key it is stored under)
+    and the ``name`` the agent's model is shown: the registry name is the id, the shown name
+    its title, and neither is sent as config; export writes it back under the same key and
+    name (it became ``tell-a-joke``, a second tool in TrustGraph, with ``id`` as config)."""
+    from toolctl.interchange import export
+
+    items = [
+        {"id": "joke-service", "request-queue": "non-persistent://tg/request/joke",
+         "response-queue": "non-persistent://tg/response/joke"},
+        {"id": "tell-joke", "name": "Tell a joke", "type": "tool-service",
+         "service": "joke-service", "style": "pun", "description": "Tell a joke"},
+    ]  # fmt: skip
+    (tmp_path / "t.json").write_text(json.dumps(items))
+    imported = read_import("trustgraph", [tmp_path / "t.json"])
+    (tool,) = [e.table for e in imported.entries if e.definition.kind == "tool"]
+    assert (tool["name"], tool["title"], tool["config"]) == (
+        "tell-joke",
+        "Tell a joke",
+        {"style": "pun"},
+    )
+    tools = {
+        e.definition.name: e.definition.data
+        for e in imported.entries
+        if e.definition.kind == "tool"
+    }
+    services = {
+        e.definition.name: e.definition.data
+        for e in imported.entries
+        if e.definition.kind == "service"
+    }
+    exported = {item["key"]: item["value"] for item in export("trustgraph", tools, services).data}
+    assert exported["tool/tell-joke"]["name"] == "Tell a joke"
+    assert "id" not in exported["tool/tell-joke"] and exported["tool/tell-joke"]["style"] == "pun"
+
+
+def test_a_schema_defined_tool_says_what_trustgraph_arguments_lose(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    """`parameters = {...}` exported to TrustGraph: optional arguments, constraints and a
+    type that is not one name are told on stderr, as `[[tool.arguments]]`'s defaults are."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a/s.toml").write_text(
+        '[[service]]\nname = "svc"\n[service.pulsar]\n'
+        'request_queue = "non-persistent://tg/request/svc"\n'
+        'response_queue = "non-persistent://tg/response/svc"\n'
+        '[[tool]]\nname = "s"\ndescription = "d"\nservice = "svc"\n'
+        'parameters = { type = "object", required = ["q"], properties = { q = { type = "string" '
+        '}, n = { type = "integer", minimum = 1 }, m = { type = ["string", "null"] } } }\n'
+    )
+    done = toolctl("export", "--format", "trustgraph", "-r", "a")
+    assert done.returncode == 0, done.stderr
+    assert (
+        'dropped m (optional, type ["string", "null"] as string); n (optional, minimum)'
+    ) in done.stderr

@@ -27,7 +27,9 @@ from toolctl.interchange.documents import parse_json, short
 from toolctl.interchange.entries import Tables, clean, items_of, read_text
 from toolctl.interchange.slugs import named, slug
 
-TOOL_FIELDS = ("type", "name", "description", "service", "arguments")
+TOOL_FIELDS = ("type", "id", "name", "description", "service", "arguments")
+"""A tool's own fields in TrustGraph (``id`` is what it is stored under, ``name`` what the
+agent's model is shown); every other key of a tool-service tool is its config."""
 ARGUMENT_KEYS = ("name", "type", "description", "required", "default", "enum")
 LISTED = 10
 
@@ -123,7 +125,7 @@ def _service_value(service: Mapping[str, Any]) -> dict[str, Any]:
 def _tool_value(tool: Mapping[str, Any], notes: list[str]) -> dict[str, Any] | None:
     value: dict[str, Any] = {
         "type": "tool-service",
-        "name": tool["name"],
+        "name": tool.get("title") or tool["name"],  # what the model is shown, as imported
         "description": tool.get("description") or "",
         "service": tool["service"],
         "arguments": _arguments(tool, notes),
@@ -142,8 +144,10 @@ def _tool_value(tool: Mapping[str, Any], notes: list[str]) -> dict[str, Any] | N
 def _arguments(tool: Mapping[str, Any], notes: list[str]) -> list[dict[str, Any]]:
     """TrustGraph arguments carry name, type and description; say what else is dropped."""
     declared = tool.get("arguments") or []
-    if not declared:  # `parameters = {...}`: read the JSON Schema
-        properties = tool["schema"].get("properties") or {}
+    if not declared:  # `parameters = {...}`: read the JSON Schema, say what it loses
+        schema = tool["schema"]
+        properties = schema.get("properties") or {}
+        required = set(schema.get("required") or ())
         declared = [
             {
                 "name": name,
@@ -152,6 +156,17 @@ def _arguments(tool: Mapping[str, Any], notes: list[str]) -> list[dict[str, Any]
             }
             for name, prop in properties.items()
         ]
+        lost = [
+            f"{name} ({', '.join(what)})"
+            for name, prop in properties.items()
+            if (what := _lost_in_schema(prop, optional=name not in required))
+        ]
+        if lost:
+            notes.append(
+                f"tool '{tool['name']}': TrustGraph arguments carry a name, a type and a "
+                f"description only; dropped {'; '.join(lost)}"
+            )
+        return declared
     dropped = [
         a["name"]
         for a in declared
@@ -170,6 +185,16 @@ def _arguments(tool: Mapping[str, Any], notes: list[str]) -> list[dict[str, Any]
         }
         for a in declared
     ]
+
+
+def _lost_in_schema(prop: Mapping[str, Any], *, optional: bool) -> list[str]:
+    """What a property's schema says that a TrustGraph argument cannot: optional, a type
+    that is not one name, every keyword beyond type and description."""
+    lost = ["optional"] if optional else []
+    kind = prop.get("type")
+    if kind is not None and not isinstance(kind, str):
+        lost.append(f"type {json.dumps(kind)} as string")
+    return lost + sorted(str(k) for k in prop if k not in ("type", "description"))
 
 
 # -- import ---------------------------------------------------------------------------------
@@ -424,7 +449,8 @@ def _url(url: str, foreign: str, result: Tables) -> str:
 
 def _tool(value: dict[str, Any], name: str, result: Tables, remote: Mapping[str, str],
           internal: dict[str, list[str]]) -> None:  # fmt: skip
-    foreign = str(value.get("name") or name)
+    # the tool is its id (the config key), shown to the model by its name (kept as title)
+    foreign = str(value.get("id") or name or value.get("name") or "")
     kind = value.get("type")
     if not isinstance(kind, str):
         result.problems.append(f"tool '{foreign}' has a type that is not a string: {kind!r}")
@@ -469,4 +495,12 @@ def _tool_table(value: dict[str, Any], foreign: str) -> dict[str, Any]:
         "config": {k: v for k, v in value.items() if k not in TOOL_FIELDS},
         "arguments": arguments,
     }
-    return clean(named(table, foreign))
+    return clean(_titled(named(table, foreign), value.get("name")))
+
+
+def _titled(table: dict[str, Any], shown: Any) -> dict[str, Any]:
+    """``table`` with the name TrustGraph shows the model as its title, when it is not
+    the registry name (``Tell a joke`` for ``tell-joke``)."""
+    if isinstance(shown, str) and shown and shown != table["name"]:
+        return {**table, "title": shown}
+    return table
