@@ -317,6 +317,20 @@ class Caller:
                     self._runners[runtime] = runner
         return runner
 
+    def abandon(self) -> None:
+        """A second stopping signal: end at once what the calls in flight hold outside this
+        process's tree (their containers; ``Abandoning`` runners), before the process goes
+        and everything below it is SIGKILLed (which would leave a container running)."""
+        from toolctl.runners.base import Abandoning
+
+        runners: list[Runner] = []
+        with contextlib.suppress(RuntimeError):  # no lock: a signal handler runs this
+            runners = list(self._runners.values())
+        for runner in runners:
+            if isinstance(runner, Abandoning):
+                with contextlib.suppress(Exception):  # quick or nothing: the process ends next
+                    runner.abandon()
+
     def close(self, drain: float | None = None) -> None:
         """Close every runner (ending calls still in flight, which raise Interrupted), then
         reap what they left. A closed Caller makes no more calls (RuntimeError).

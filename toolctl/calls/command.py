@@ -57,7 +57,8 @@ def run_request(
 
     caller = Caller(settings, registry, origin=cli_origin(settings))
     with Lifetime(raising=True) as lifetime, caller:
-        lifetime.at_once(lambda: kill_now(settings))  # a second signal: nothing outlives it
+        lifetime.at_once(caller.abandon)  # a second signal: its containers removed first,
+        lifetime.at_once(lambda: kill_now(settings))  # then nothing below it outlives it
         lifetime.at_once(at_once)
         yield run_named(caller, sink=sink, **request._asdict())
 

@@ -351,6 +351,15 @@ class Described(Protocol):
 
 
 @runtime_checkable
+class Abandoning(Protocol):
+    """A runner whose calls hold something outside this process's tree (a container, run
+    by the engine's own processes): ``abandon`` ends it at once, quickly, as a second
+    stopping signal ends the command (everything below toolctl is SIGKILLed next)."""
+
+    def abandon(self) -> None: ...
+
+
+@runtime_checkable
 class Pipelined(Protocol):
     """A runner that keeps many calls in flight itself (Pulsar): ``--batch`` uses ``submit``."""
 

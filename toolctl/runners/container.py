@@ -15,6 +15,7 @@ environment (a shell's API keys), as the engine is a program a config file may n
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -141,11 +142,26 @@ class ContainerRunner:
         except Interrupted as exc:
             gone = self._remove(engine, invocation.name)
             raise interruption(exc, f"interrupted; {gone}") from exc
+        except BaseException:  # its output's reader gone (141), a full disk (74), ...
+            self._remove(engine, invocation.name)  # the tool "is ended then", its container too
+            raise
         finally:
             stderr.end(engine_failed=False)  # (a second end does nothing)
             with self._lock:
                 self._containers.pop(invocation.name, None)
         return self._result(tool, section, engine, done)
+
+    def abandon(self) -> None:
+        """A second signal: remove the containers in flight now (``Abandoning``), before
+        their engine clients and conmon are SIGKILLed with the rest of toolctl's tree,
+        which would leave them running with nothing left to remove them. (No lock: it runs
+        in a signal handler, maybe on the thread that holds it.)"""
+        running = _copied(self._containers)
+        by_engine: dict[Engine, list[str]] = {}
+        for name, engine in running.items():
+            by_engine.setdefault(engine, []).append(name)
+        for engine, names in by_engine.items():
+            self._remove(engine, *names)
 
     def close(self) -> None:
         """End the calls in flight: kill their engine clients, remove their containers."""
@@ -293,6 +309,14 @@ def detect_engine(settings: Settings) -> Engine:
         f"no container engine answers: {tried} did not reach a working engine",
         hint=f"start the docker daemon, {INSTALL_HINT}",
     )
+
+
+def _copied(containers: dict[str, Engine]) -> dict[str, Engine]:
+    """A copy of a dict another thread may change meanwhile (no lock can be taken)."""
+    for _ in range(100):
+        with contextlib.suppress(RuntimeError):  # "dictionary changed size during iteration"
+            return dict(containers)
+    return {}
 
 
 def _probe(engine: Engine, settings: Settings) -> subprocess.Popen[bytes]:

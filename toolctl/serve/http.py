@@ -147,6 +147,7 @@ class HttpServer:
         with Lifetime(clean={signal.SIGTERM}) as lifetime:
             lifetime.on_stop(lambda signum: dispatcher.caller.stop(StopSignal(signum)))
             lifetime.at_once(dispatcher.cancel_all)
+            lifetime.at_once(dispatcher.caller.abandon)  # containers, before their clients go
             lifetime.at_once(lambda: kill_now(config.settings))  # setsid children too
             lifetime.at_once(lambda: write_all(self.reporter.warn))
             with asyncio.Runner(loop_factory=event_loop_factory()) as runner:

@@ -56,6 +56,7 @@ class StdioServer:
         with Lifetime() as lifetime:
             lifetime.on_stop(lambda signum: dispatcher.caller.stop(StopSignal(signum)))
             lifetime.at_once(dispatcher.cancel_all)
+            lifetime.at_once(dispatcher.caller.abandon)  # containers, before their clients go
             lifetime.at_once(lambda: kill_now(config.settings))  # setsid children too
             lifetime.at_once(lambda: write_all(self.reporter.warn))
             try:

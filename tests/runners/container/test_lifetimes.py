@@ -79,3 +79,55 @@ def test_sigterm_removes_every_container_of_a_batch(
     returncode, stderr = terminate(child)
     assert returncode == 143, stderr
     assert leftovers("toolctl-ct-term-") == []
+
+
+def _registry(tmp_path: Path, name: str, command: str) -> Path:
+    write_files(tmp_path, {"reg/t.toml": REGISTRY.replace("ct-term", name).replace(
+        '["sh", "-c", "echo started; sleep 60"]', command)})  # fmt: skip
+    return tmp_path / "reg"
+
+
+def _first_line(child: subprocess.Popen[str]) -> str:
+    assert child.stdout is not None
+    return child.stdout.readline()
+
+
+def test_a_second_signal_removes_the_container_before_toolctl_ends(
+    podman: str, tmp_path: Path, leftovers: Callable[[str], list[str]]
+) -> None:
+    """SIGINT, then SIGTERM before the first has ended the call: toolctl ends at once, and
+    its container is removed first (its engine client and conmon, SIGKILLed with the rest
+    of toolctl's tree, left it running with nothing to remove it)."""
+    reg = _registry(
+        tmp_path, "ct-twice", '["sh", "-c", "trap \\"\\" INT TERM; echo started; sleep 60"]'
+    )
+    child = subprocess.Popen(
+        [sys.executable, "-m", "toolctl", "run", "ct-twice", "-r", str(reg)],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert _first_line(child) == "started\n"
+        child.send_signal(signal.SIGINT)
+        time.sleep(0.05)  # while the first is removing it (another signal: not "sent twice")
+        child.send_signal(signal.SIGTERM)
+        child.communicate(timeout=60)
+    finally:
+        child.kill()
+        child.wait()
+    assert child.returncode in (130, 143)
+    assert leftovers("toolctl-ct-twice-") == []
+
+
+def test_a_reader_gone_ends_the_tool_and_removes_its_container(
+    podman: str, tmp_path: Path, leftovers: Callable[[str], list[str]]
+) -> None:
+    """`toolctl run TOOL | head -1`: the reader goes, toolctl ends 141, and the tool is
+    ended with it, its container removed (it was left running)."""
+    reg = _registry(tmp_path, "ct-flood", '["sh", "-c", "while :; do echo line; done"]')
+    command = f"{sys.executable} -m toolctl run ct-flood -r {reg} | head -1"
+    done = subprocess.run(
+        ["bash", "-o", "pipefail", "-c", command], cwd=tmp_path, capture_output=True, text=True,
+        timeout=120,
+    )  # fmt: skip
+    assert (done.returncode, done.stdout) == (141, "line\n"), done.stderr
+    assert leftovers("toolctl-ct-flood-") == []
