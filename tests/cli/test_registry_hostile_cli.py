@@ -599,3 +599,20 @@ def test_check_warns_of_text_a_model_reads_and_a_person_does_not(
     write_files(clean, {"t.toml": '[[tool]]\nname = "t"\ndescription = "a \\\\u0041 b"\n'
                                   '[tool.local]\ncommand = ["true"]\n'})  # fmt: skip
     assert "hide or reorder" not in toolctl("check", "-r", str(clean)).stdout
+
+
+@pytest.mark.parametrize("network", ['""', '" "'])
+def test_an_empty_network_is_refused_not_the_engines_default(
+    tmp_path: Path, toolctl: Toolctl, network: str
+) -> None:
+    """`network = ""` became `--network=`, the engine's default bridge: a network nobody
+    asked for (the default is "none")."""
+    write_files(
+        tmp_path,
+        {
+            "reg/c.toml": f'[[tool]]\nname = "c1"\n[tool.container]\nimage = "alpine"\nnetwork = {network}\n'
+        },
+    )
+    checked = toolctl("check", "-r", "reg")
+    assert checked.returncode == 3 and "container.network: must name a network" in checked.stdout
+    assert toolctl("run", "c1", "-r", "reg", "--dry-run").returncode == 4  # skipped: no such tool

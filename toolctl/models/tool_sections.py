@@ -35,6 +35,8 @@ class ContainerRuntime(DescriptorModel):
     input: InputMode = "json"
     env: dict[str, str] = Field(default_factory=dict)
     network: str = "none"
+    """What the container reaches: "none" (the default), "host", a network's name; never
+    empty (`--network=` is the engine's default bridge: a network nobody asked for)."""
     memory: str | None = None
     cpus: float | None = Field(default=None, gt=0)
     read_only: bool = True
@@ -45,6 +47,13 @@ class ContainerRuntime(DescriptorModel):
     def _no_option(cls, value: str | None) -> str | None:
         if value is not None and value.startswith("-"):  # the engine would read an option
             raise ValueError(f"must not start with '-', got {value!r}")
+        return value
+
+    @field_validator("network")
+    @classmethod
+    def _a_network(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError('must name a network ("none" for none, "host" for the host\'s)')
         return value
 
 
