@@ -532,3 +532,31 @@ def test_files_repeating_one_definition_are_checked_and_registered_once(
     differ = toolctl("check", "a.toml", "b.toml", "-r", "reg")
     assert differ.returncode == 3
     assert "b.toml:6: error: tool 'other' clashes with 'other' (a.toml:6)" in differ.stdout
+
+
+def test_an_argument_inside_code_a_shell_or_interpreter_runs_is_warned_of(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    """`sh -c "echo {text}"` runs the argument's value as shell code (`hi; id` runs id), as
+    `python -c "print('{text}')"` runs it as Python: a warning (an error under --strict) at
+    that item's line; `sh -c 'echo "$1"' sh {text}` passes it as an argument and is fine."""
+    tool = (
+        '[[tool]]\nname = "{}"\ndescription = "x"\n[tool.local]\ncommand = {}\ninput = "none"\n'
+        '[[tool.arguments]]\nname = "text"\n\n'
+    )
+    write_files(
+        tmp_path,
+        {
+            "reg/t.toml": tool.format("bad", '["sh", "-c", "echo {text}"]')
+            + tool.format("login", '["bash", "-lc", "grep {text} /etc/hosts"]')
+            + tool.format("py", '["python3.12", "-c", "print(\'{text}\')"]')
+            + tool.format("good", '["sh", "-c", "echo \\"$1\\"", "sh", "{text}"]')
+            + tool.format("flag", '["grep", "-c", "{text}", "/etc/hosts"]')
+        },
+    )
+    done = toolctl("check", "-r", "reg", "--json")
+    assert done.returncode == 0, done.stdout
+    found = [(p["code"], p["line"]) for p in json.loads(done.stdout)["problems"]]
+    assert [f for f in found if f[0] == "shell"] == [("shell", 5), ("shell", 14), ("shell", 23)]
+    strict = toolctl("check", "-r", "reg", "--strict")
+    assert strict.returncode == 3 and strict.stdout.count(": error: ") == 3

@@ -11,7 +11,13 @@ from toolctl.findings import Finding, Severity
 from toolctl.registry.index import Registry
 from toolctl.registry.lint import SHADOW
 from toolctl.registry.loader import HIDDEN, first_key_line
-from toolctl.registry.runnable import MACHINE_CODES, SECRET, ImageLookup, runnable_problems
+from toolctl.registry.runnable import (
+    MACHINE_CODES,
+    SECRET,
+    SHELL,
+    ImageLookup,
+    runnable_problems,
+)
 from toolctl.settings import Settings
 from toolctl.targets import distinct, input_file
 
@@ -292,8 +298,8 @@ def ensure_strictly_usable(registry: Registry) -> None:
 
 def strictened(found: Finding, strict: bool) -> Finding:
     """A finding as `check` reports it: --strict makes shadows, hidden text, written
-    secrets and machine problems errors."""
-    if strict and (found.code in (SHADOW, HIDDEN, SECRET) or found.code in MACHINE_CODES):
+    secrets, arguments run as code and machine problems errors."""
+    if strict and (found.code in (SHADOW, HIDDEN, SECRET, SHELL) or found.code in MACHINE_CODES):
         return found._replace(severity="error")
     return found
 

@@ -2,6 +2,8 @@
 
 * a ``{placeholder}`` in a command that names no argument (an error: `run` would pass the
   text ``{name}`` on as it is);
+* a ``{placeholder}`` inside a shell's ``-c`` script or an interpreter's ``-c``/``-e`` code
+  (a warning, an error under --strict: its value would be run as code);
 * a ``${env:...}`` reference that names no variable (``${env:}``, ``${env:A B}``, one never
   closed): an error, as `run` would refuse it;
 * a secret written in an ``env`` or ``headers`` table, a URL or a command rather than
@@ -231,16 +233,48 @@ def _dotted(loc: Loc) -> str:
     return ".".join(str(part) for part in loc)
 
 
+SHELL = "shell"
+"""The code of a ``{placeholder}`` inside a shell's ``-c`` script or an interpreter's code:
+a warning (an error under --strict)."""
+_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "ash", "mksh", "fish", "busybox"})
+_INTERPRETERS = frozenset({"python", "python3", "node", "perl", "ruby", "php", "pwsh", "deno"})
+
+
+def _code_item(command: list[str]) -> int | None:
+    """The index of the item a shell runs as a script (``sh -c SCRIPT``, ``bash -lc``) or
+    an interpreter as code (``python -c``, ``node -e``), if any."""
+    program = os.path.basename(str(command[0])).lower().removesuffix(".exe") if command else ""
+    program = re.sub(r"[0-9.]+$", "", program) if program.startswith("python") else program
+    for index, item in enumerate(command[1:-1], start=1):
+        if not isinstance(item, str) or not item.startswith("-") or item.startswith("--"):
+            continue
+        if (program in _SHELLS and "c" in item[1:]) or (
+            program in _INTERPRETERS and item in ("-c", "-e", "-Command", "--eval")
+        ):
+            return index + 1
+    return None
+
+
 def _placeholders(definition: Definition, at: Loc, command: list[str]) -> list[Finding]:
     declared = set(definition.data.get("schema", {}).get("properties", {}))
     found = []
+    code = _code_item(command)
     for index, item in enumerate(command):
         for match in PLACEHOLDER.finditer(item):
             name = match.group(1)
-            if name is None or name in declared:
-                continue
             if match.start() and item[match.start() - 1] == "$":
                 continue  # ${NAME}: a shell's or a script's own, not toolctl's
+            if name is not None and name in declared and index == code:
+                message = (
+                    f"{_label(definition)}: {{{name}}} is inside the code {command[0]!r} runs "
+                    f"(item {index}): its value is run as code (`; rm -rf ~` would run); "
+                    "pass it as an argument after the code and read it there "
+                    f'(["sh", "-c", "echo \\"$1\\"", "sh", "{{{name}}}"])'
+                )
+                found.append(_finding("warning", definition, SHELL, (*at, index), message))
+                continue
+            if name is None or name in declared:
+                continue
             inside = "" if match.group(0) == item else f" (in command item {item!r})"
             message = (
                 f"{_label(definition)}: {{{name}}}{inside} names no argument, so `run` would "

@@ -12,7 +12,7 @@ from mcp.server.fastmcp import Context, FastMCP
 server = FastMCP("mutant")
 calls = {"n": 0}
 described = Path(os.environ.get("MUTANT_DESCRIPTION", "/nonexistent"))
-DESCRIPTION = described.read_text().strip() if described.exists() else "Say a text in capitals."
+DESCRIPTION = described.read_text().strip() if described.is_file() else "Say a text in capitals."
 
 
 @server.tool(description=DESCRIPTION)
