@@ -21,6 +21,7 @@ RULES = {
     "parse": "A descriptor file or entry that does not parse or validate",
     "shadow": "A name defined again further down the search path",
     "placeholder": "A {placeholder} that names no argument",
+    "shell": "An argument inside the code a shell or an interpreter runs",
     "lock": "A definition that differs from toolctl.lock",
     "symlink": "A symlink leaving a registry directory",
     "taken": "A name already taken on the search path",
