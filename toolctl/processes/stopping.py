@@ -14,16 +14,16 @@ import signal
 import time
 from contextlib import suppress
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from toolctl.processes.table import (
     PROC,
-    TAG_VARIABLE,
     ProcessRecord,
     ProcessTable,
     State,
     is_alive,
+    stat_of,
     state_of,
+    tagged,
 )
 from toolctl.settings import Settings
 
@@ -114,39 +114,6 @@ def terminate(
         _signal_all(remaining, signal.SIGKILL)
 
 
-def tagged(tag: str) -> dict[int, int]:
-    """{pid: start time} of every live process whose environment holds ``tag`` as its
-    ``TAG_VARIABLE`` (set when it was launched, inherited by all it started, found even
-    when it is nobody's child any more). Processes of other users cannot be read: skipped."""
-    if not PROC.is_dir():
-        return {}
-    needle = f"{TAG_VARIABLE}={tag}".encode()
-    found: dict[int, int] = {}
-    for entry in PROC.glob("[0-9]*"):
-        try:
-            environ = (entry / "environ").read_bytes()
-        except OSError:
-            continue
-        if needle in environ.split(b"\0"):
-            fields = _stat_of(entry)
-            if fields is not None and fields[0] not in ("Z", "X"):
-                found[int(entry.name)] = int(fields[19])
-    for mine in _ancestry():  # a stop asked from inside the tree never signals its asker
-        found.pop(mine, None)
-    return found
-
-
-def _ancestry() -> list[int]:
-    """This process and its ancestors."""
-    chain = [os.getpid()]
-    while chain[-1] > 1 and len(chain) < 256:
-        fields = _stat_of(PROC / str(chain[-1]))
-        if fields is None:
-            break
-        chain.append(int(fields[1]))
-    return chain
-
-
 def terminate_tree(tree: dict[int, int]) -> list[int]:
     """SIGKILL each process of ``tree`` ({pid: start time}, as ``process_tree`` gives) that
     is still the one found, and wait for them; the pids still running at the end."""
@@ -166,7 +133,7 @@ def process_tree(leader: int) -> dict[int, int]:
         return {leader: 0} if is_alive(leader) else {}
     stats: dict[int, list[str]] = {}
     for entry in PROC.glob("[0-9]*"):
-        fields = _stat_of(entry)
+        fields = stat_of(entry)
         if fields is not None and fields[0] not in ("Z", "X"):
             stats[int(entry.name)] = fields
     members = {pid for pid, fields in stats.items() if int(fields[2]) == leader}
@@ -178,18 +145,11 @@ def process_tree(leader: int) -> dict[int, int]:
     return {pid: int(stats[pid][19]) for pid in members}
 
 
-def _stat_of(entry: Path) -> list[str] | None:
-    try:
-        return (entry / "stat").read_text().rsplit(")", 1)[1].split()
-    except (OSError, IndexError):
-        return None
-
-
 def _running(pid: int, start_time: int) -> bool:
     """Whether ``pid`` is still the process that started at ``start_time`` and not a zombie."""
     if not PROC.is_dir():
         return is_alive(pid)
-    fields = _stat_of(PROC / str(pid))
+    fields = stat_of(PROC / str(pid))
     return fields is not None and fields[0] not in ("Z", "X") and int(fields[19]) == start_time
 
 

@@ -10,6 +10,7 @@ per-name lock that launching and stopping hold.
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import fcntl
 import functools
@@ -165,6 +166,8 @@ class ProcessTable:
         state = state_of(record)
         if state is State.GONE:
             self.remove(name)
+            if record.tag:  # (a kept session's keeper killed: its server's processes run on)
+                _kill_left(record.tag)
         return record if state is State.RUNNING else None
 
     def put(self, record: ProcessRecord) -> None:
@@ -250,3 +253,55 @@ def log_tail(path: str | Path, lines: int = 10, *, since: int = 0) -> str:
     except OSError:
         return ""
     return "\n".join(text.splitlines()[-lines:])
+
+
+def _kill_left(tag: str) -> None:
+    """SIGKILL what a process gone without its clean stop left running (its children, in
+    sessions of their own or not: all carry its tag), before its record is forgotten and,
+    with it, the one way to find them."""
+    import signal
+
+    for pid in tagged(tag):
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def tagged(tag: str) -> dict[int, int]:
+    """{pid: start time} of every live process whose environment holds ``tag`` as its
+    ``TAG_VARIABLE`` (set when it was launched, inherited by all it started, found even
+    when it is nobody's child any more). Processes of other users cannot be read: skipped."""
+    if not PROC.is_dir():
+        return {}
+    needle = f"{TAG_VARIABLE}={tag}".encode()
+    found: dict[int, int] = {}
+    for entry in PROC.glob("[0-9]*"):
+        try:
+            environ = (entry / "environ").read_bytes()
+        except OSError:
+            continue
+        if needle in environ.split(b"\0"):
+            fields = stat_of(entry)
+            if fields is not None and fields[0] not in ("Z", "X"):
+                found[int(entry.name)] = int(fields[19])
+    for mine in _ancestry():  # a stop asked from inside the tree never signals its asker
+        found.pop(mine, None)
+    return found
+
+
+def _ancestry() -> list[int]:
+    """This process and its ancestors."""
+    chain = [os.getpid()]
+    while chain[-1] > 1 and len(chain) < 256:
+        fields = stat_of(PROC / str(chain[-1]))
+        if fields is None:
+            break
+        chain.append(int(fields[1]))
+    return chain
+
+
+def stat_of(entry: Path) -> list[str] | None:
+    """A /proc/PID entry's stat fields after its name (state first), None once it is gone."""
+    try:
+        return (entry / "stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None

@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from tests.conftest import ROOT, Toolctl, write_files
@@ -190,3 +191,31 @@ def test_the_sample_registry_text_api(toolctl: Toolctl) -> None:
     assert (done.returncode, done.stdout) == (0, "2 letters, 1 digits, 1 spaces\n"), done.stderr
     done = toolctl("run", "slugify", "--registry", reg, "--arg", "title=Hello, World!")
     assert (done.returncode, done.stdout) == (0, "hello-world\n"), done.stderr
+
+
+def test_what_a_service_killed_outright_left_is_killed_when_it_is_found_gone(
+    toolctl: Toolctl, tmp_path: Path
+) -> None:
+    """A managed service SIGKILLed (a kept session's keeper, an OOM kill) leaves what it
+    started running, in a session of its own too; the first command that finds its
+    record gone (`service status`) kills those by the tag they carry before it forgets
+    the record, the one way left to find them."""
+    pidfile = tmp_path / "left.pid"
+    start = (
+        f'["sh", "-c", "setsid sh -c \'echo $$ > {pidfile}; exec sleep 300\' & '
+        f'exec {sys.executable} server.py --port {{port}}"]'
+    )
+    reg = managed_registry(tmp_path, start)
+    assert toolctl("run", "stats", "--registry", str(reg), "--arg", "text=x").returncode == 0
+    [record] = status(toolctl, reg)
+    left = int(pidfile.read_text())
+    assert is_alive(left)
+    os.kill(int(str(record["pid"])), 9)
+    deadline = time.monotonic() + 10
+    while is_alive(int(str(record["pid"]))) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert status(toolctl, reg) == []
+    deadline = time.monotonic() + 10
+    while is_alive(left) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not is_alive(left), "what the killed service started runs on"
