@@ -202,6 +202,8 @@ class ContainerRunner:
         name = f"toolctl-{tool.name[:40]}-{uuid.uuid4().hex[:8]}"
         argv = [engine.path, "run", "--rm", "--name", name, "--pull", "never"]
         argv.append(f"--network={section['network']}")  # = : never read as an option
+        if engine.kind == "podman":  # it passes the caller's proxies (and their passwords) in
+            argv.append("--http-proxy=false")  # unless told: a descriptor's env names them
         if section["read_only"]:
             argv.append("--read-only")
             if engine.kind == "docker":  # podman mounts a writable /tmp by itself

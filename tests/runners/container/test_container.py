@@ -491,3 +491,21 @@ def test_a_project_names_its_engine_but_never_a_path(toolctl: Toolctl, tmp_path:
         )
     (project / "toolctl.toml").write_text('[defaults]\ncontainer_engine = "podman"\n')
     assert toolctl("list", cwd=project).returncode == 0
+
+
+def test_the_callers_proxy_is_not_passed_into_the_container(
+    podman: str, toolctl: Toolctl, tmp_path: Path
+) -> None:
+    """podman passes the caller's proxy variables into a container unless told not to, a
+    proxy's password with them; toolctl tells it not to (a descriptor's env names one)."""
+    write_files(
+        tmp_path / "px",
+        {
+            "t.toml": f'[[tool]]\nname = "ct-env"\n[tool.container]\nimage = "{IMAGE}"\n'
+            'command = ["env"]\ninput = "none"\n'
+        },
+    )
+    proxy = "http://user:proxypass@127.0.0.1:3128"
+    done = toolctl("run", "ct-env", "-r", str(tmp_path / "px"), env={"http_proxy": proxy})
+    assert done.returncode == 0, done.stderr
+    assert "proxypass" not in done.stdout and "http_proxy" not in done.stdout.lower()

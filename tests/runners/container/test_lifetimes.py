@@ -27,10 +27,12 @@ required = false
 """
 
 
-def start(tmp_path: Path, *args: str) -> subprocess.Popen[str]:
-    write_files(tmp_path, {"reg/t.toml": REGISTRY})
+def start(tmp_path: Path, *args: str, name: str = "ct-term") -> subprocess.Popen[str]:
+    """`toolctl run NAME` of a container tool; each test its own NAME (tests run side by
+    side, and one's containers must not be taken for another's leftovers)."""
+    write_files(tmp_path, {"reg/t.toml": REGISTRY.replace("ct-term", name)})
     return subprocess.Popen(
-        [sys.executable, "-m", "toolctl", "run", "ct-term", *args, "-r", str(tmp_path / "reg")],
+        [sys.executable, "-m", "toolctl", "run", name, *args, "-r", str(tmp_path / "reg")],
         cwd=tmp_path,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -64,12 +66,12 @@ def test_sigterm_removes_every_container_of_a_batch(
     podman: str, tmp_path: Path, leftovers: Callable[[str], list[str]]
 ) -> None:
     (tmp_path / "lines.jsonl").write_text('{"n": "1"}\n{"n": "2"}\n')
-    child = start(tmp_path, "--batch", "lines.jsonl", "--concurrency", "2")
+    child = start(tmp_path, "--batch", "lines.jsonl", "--concurrency", "2", name="ct-batch")
     deadline = time.monotonic() + 60
     running: list[str] = []
     while time.monotonic() < deadline and len(running) < 2:
         listed = subprocess.run(
-            [podman, "ps", "--filter", "name=^toolctl-ct-term-", "--format", "{{.Names}}"],
+            [podman, "ps", "--filter", "name=^toolctl-ct-batch-", "--format", "{{.Names}}"],
             capture_output=True,
             text=True,
         )
@@ -78,7 +80,7 @@ def test_sigterm_removes_every_container_of_a_batch(
     assert len(running) == 2
     returncode, stderr = terminate(child)
     assert returncode == 143, stderr
-    assert leftovers("toolctl-ct-term-") == []
+    assert leftovers("toolctl-ct-batch-") == []
 
 
 def _registry(tmp_path: Path, name: str, command: str) -> Path:
