@@ -106,7 +106,7 @@ def read_project(file: Path, cache: Path | None = None) -> Project:
     user = registry.get("user", True)
     if not isinstance(user, bool):
         raise UsageError(f"{file}: registry.user must be true or false")
-    registries = tuple(_absolute(file.parent / Path(p).expanduser()) for p in paths)
+    registries = tuple(_absolute(file.parent / Path(os.path.expanduser(p))) for p in paths)
     defaults = _defaults(file, document.get("defaults", {}), document.get("announcements"))
     _engine_by_name(file, defaults.container_engine)
     return Project(file, registries, user, defaults)

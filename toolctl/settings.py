@@ -341,11 +341,11 @@ def _search_path(
     --registry, else TOOLCTL_REGISTRY, else the project's then the user registry."""
     base = here or Path()
     if registry:
-        dirs = [_absolute(base / Path(d).expanduser()) for d in registry]
+        dirs = [_absolute(base / Path(os.path.expanduser(d))) for d in registry]
         return tuple(dirs), ("--registry",) * len(dirs)
     if env.get("TOOLCTL_REGISTRY"):
         variable = env["TOOLCTL_REGISTRY"].split(os.pathsep)
-        dirs = [_absolute(base / Path(d).expanduser()) for d in variable if d]
+        dirs = [_absolute(base / Path(os.path.expanduser(d))) for d in variable if d]
         if not dirs:  # `$A:$B` with both empty: never read as an empty registry
             from toolctl.errors import UsageError
 

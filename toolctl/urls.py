@@ -53,17 +53,31 @@ def url_problem(url: str) -> str | None:
     text = _ENV_REFERENCE.sub("env", url)
     if any(char.isspace() for char in text):
         return "it holds white space"
+    if any(ord(char) < 32 or ord(char) == 127 for char in text):
+        return "it holds a control character"
     try:
         parts = urlsplit(text)
         if not parts.netloc.endswith(":env"):
             _ = parts.port  # raises for a port that is no number, or out of range
     except ValueError as exc:  # "Invalid IPv6 URL", "Port out of range 0-65535", ...
-        return str(exc).rstrip(".")
+        return _without_userinfo(str(exc), text).rstrip(".")
     if parts.scheme not in ("http", "https"):
         return "expected http:// or https://"
     if not parts.hostname:
         return "it names no host"
+    try:  # an empty label (`api..example.com`), one over 63 characters: no name to look up
+        parts.hostname.encode("idna")
+    except UnicodeError:
+        return "its host is not a name that can be looked up (an empty or too long label)"
     return None
+
+
+def _without_userinfo(message: str, url: str) -> str:
+    """A parser's message about ``url`` without its user and password (it quotes the
+    netloc: "netloc 'u:PASSWORD@host' contains invalid characters")."""
+    netloc = url.partition("://")[2].split("/", 1)[0]
+    userinfo = netloc.rpartition("@")[0]
+    return message.replace(userinfo, "***") if userinfo else message
 
 
 def shown_url(url: str) -> str:

@@ -471,3 +471,33 @@ def test_a_server_whose_name_the_registry_holds_otherwise_leaves_the_others_impo
     assert sorted(services) == ["a", "b"] and services["a"]["mcp"]["command"][-1] == "1"
     refused = json.loads(done.stdout)["refused"]
     assert len(refused) == 1 and refused[0].startswith("server 'a': service 'a' is already")
+
+
+def test_what_crashed_an_import_is_one_unreadable_server_and_the_others_import(
+    toolctl: Toolctl, tmp_path: Path
+) -> None:
+    """A URL whose host is no name (`api..example.com`, a label over 63 characters) or that
+    holds a control character, a one-string command whose quote never closes, a 400-digit
+    timeout, a cwd under an unknown user's home or holding a NUL: each server is listed as
+    not imported (exit 3) and the others import; they crashed the whole import (exit 70)."""
+    servers = {
+        "good": {"command": "uvx", "args": ["srv"]},
+        "dots": {"url": "https://api..example.com/mcp"},
+        "long": {"url": f"http://{'a' * 64}.example/mcp"},
+        "ctl": {"url": "http://127.0.0.1:9/mcp\x01"},
+        "quote": {"command": "npx -y srv --api-key 'abc"},
+        "huge": {"command": "srv", "timeout": 10**400},
+        "nul": {"command": "srv", "cwd": "a\x00b"},
+        "tilde": {"command": "srv", "cwd": "~nosuchuser-xyz/srv"},
+    }
+    text = json.dumps({"mcpServers": servers}).replace(str(10**400), "1" + "0" * 400)
+    (tmp_path / "c.json").write_text(text)
+    done = toolctl("import", "mcp-config", "c.json", "-r", "reg")
+    assert done.returncode == 3, done.stderr
+    assert "internal error" not in done.stderr and "Traceback" not in done.stderr
+    imported = sorted(p.stem for p in (tmp_path / "reg/services").glob("*.toml"))
+    assert imported == ["good", "tilde"]  # ~nosuchuser-xyz is a directory name like another
+    for name in ("dots", "long", "ctl", "quote", "huge", "nul"):
+        assert f"server '{name}'" in done.stderr, name
+    listed = toolctl("list", "-r", "~nosuchuser-xyz/reg")
+    assert listed.returncode == 2 and "internal error" not in listed.stderr

@@ -31,6 +31,7 @@ from __future__ import annotations
 from itertools import pairwise
 from typing import Any
 
+from toolctl.arguments import MAX_TIMEOUT
 from toolctl.errors import UsageError
 from toolctl.interchange.entries import Tables, clean
 from toolctl.interchange.slugs import named, slug
@@ -282,7 +283,9 @@ def _mcp_section(
             "headers": rewrite_map({str(k): str(v) for k, v in headers.items()}, scope, "header"),
         }
         timeout = config.get("timeout")  # the HTTP timeout the MCP SDK's client is given
-        if isinstance(timeout, int | float) and not isinstance(timeout, bool) and timeout > 0:
+        if isinstance(timeout, int | float) and not isinstance(timeout, bool):
+            if not 0 < timeout <= MAX_TIMEOUT:  # (a 400-digit int: no float holds it)
+                return "its timeout is not seconds above 0, at most a day"
             section["connect_timeout"] = float(timeout)
         return section
     if transport in ("STDIO", "STREAMABLE_HTTP", "SSE"):

@@ -85,7 +85,10 @@ def _stdio(server: Server, value: Mapping[str, Any]) -> None:
     if not isinstance(args, list) or not all(isinstance(a, (str, int, float)) for a in args):
         raise _Bad("'args' is not a list of strings")
     if not args and " " in command.strip():
-        command, *args = shlex.split(command)  # "npx -y pkg" in one string
+        try:
+            command, *args = shlex.split(command)  # "npx -y pkg" in one string
+        except ValueError as exc:  # a quote never closed: this server is unreadable
+            raise _Bad(f"'command' cannot be split into words: {exc}") from None
     server.command, server.args = command, [str(a) for a in args]
     server.env = _strings(env, "env")
     names = value.get("env_vars") or []  # Codex: variables passed through from the caller
@@ -171,7 +174,11 @@ def _unit(given: Any, dialect: str) -> float:
 
 
 def _seconds(given: Any, key: str, unit: float) -> float:
-    if isinstance(given, bool) or not isinstance(given, (int, float)) or not math.isfinite(given):
+    if isinstance(given, bool) or not isinstance(given, (int, float)):
+        raise _Bad(f"'{key}' is not a number")
+    if isinstance(given, int) and abs(given) > 10**15:  # 400 digits: no float holds it
+        raise _Bad(f"'{key}' is far too large: a timeout must be at most a day")
+    if not math.isfinite(given):
         raise _Bad(f"'{key}' is not a number")
     seconds = given / unit
     if not 0 < seconds <= MAX_TIMEOUT:

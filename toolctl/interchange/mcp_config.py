@@ -13,6 +13,7 @@ its file are imported.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -229,7 +230,9 @@ def _implied_cwd(argv: list[str], workspace: Path) -> str | None:
 
 def _cwd(cwd: str, workspace: Path) -> str:
     """A client's cwd is relative to its workspace; toolctl's to the registry file: absolute."""
-    return str((workspace / Path(cwd).expanduser()).resolve())
+    if "\x00" in cwd:  # no path holds one (resolve() would raise): the model refuses it
+        return cwd
+    return str((workspace / Path(os.path.expanduser(cwd))).resolve())
 
 
 def _notes(server: Server, name: str, source: str) -> list[str]:

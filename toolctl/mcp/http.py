@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
-from toolctl.errors import TimedOut, TransportUnavailable
+from toolctl.errors import RegistryError, TimedOut, TransportUnavailable
 from toolctl.imports import skip_httpx_cli
 from toolctl.mcp.wire import MAX_MESSAGE, Message, ProtocolError, SseParser, decode, encode
 
@@ -111,9 +111,10 @@ class HttpTransport:
 
     @contextlib.contextmanager
     def _send(self, message: Message, deadline: float) -> Iterator[httpx.Response]:
-        request = self._client.build_request(
-            "POST", self.url, content=encode(message), headers=self._headers(message)
-        )
+        with self._mapped("cannot reach"):  # a URL httpx cannot send to is said, not a crash
+            request = self._client.build_request(
+                "POST", self.url, content=encode(message), headers=self._headers(message)
+            )
         with self._open(request, deadline) as response:
             yield response
 
@@ -147,6 +148,11 @@ class HttpTransport:
                 f"{what} MCP server at {self.name}: {type(exc).__name__}",
                 hint="is the server running, and is the URL right?",
             ) from exc
+        except (self._httpx.InvalidURL, UnicodeError, ValueError) as exc:  # an IDNA label...
+            raise RegistryError(
+                f"MCP server at {self.name}: its URL cannot be sent to ({type(exc).__name__})",
+                hint="fix the url of its [service.mcp]",
+            ) from None
 
     def _answer(self, response: httpx.Response, message: Message, deadline: float) -> Message:
         kind = response.headers.get("content-type", "").split(";")[0].strip().lower()

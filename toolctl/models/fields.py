@@ -36,6 +36,16 @@ PassEnv = Annotated[
 (``AWS_*``), beyond what every process inherits (``toolctl.descriptor_env.INHERITED``)."""
 
 
+def _a_directory(value: str) -> str:
+    if "\x00" in value:  # no path holds one: the process would fail to start, or crash
+        raise ValueError("a directory's name holds no NUL")
+    return value
+
+
+Cwd = Annotated[str | None, AfterValidator(lambda v: v if v is None else _a_directory(v))]
+"""A process's working directory (``cwd``), relative to the file that gives it."""
+
+
 def aliased(*names: str) -> Any:
     return Field(validation_alias=AliasChoices(*names))
 

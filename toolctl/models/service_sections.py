@@ -16,7 +16,7 @@ from pydantic import (
 )
 
 from toolctl.arguments import MAX_TIMEOUT
-from toolctl.models.fields import DescriptorModel, PassEnv, aliased
+from toolctl.models.fields import Cwd, DescriptorModel, PassEnv, aliased
 from toolctl.runtimes import (
     MCP_IDLE_TIMEOUT,
 )
@@ -102,7 +102,7 @@ class HttpService(DescriptorModel):
     url: str | None = None
     start: list[str] | None = Field(default=None, min_length=1)
     health: str = "/health"
-    cwd: str | None = None
+    cwd: Cwd = None
     env: dict[str, str] = Field(default_factory=dict)
     pass_env: PassEnv
     startup_timeout: float = Field(default=30, gt=0)
@@ -148,7 +148,7 @@ class McpService(DescriptorModel):
     command: list[str] | None = Field(default=None, min_length=1)
     env: dict[str, str] = Field(default_factory=dict)
     pass_env: PassEnv
-    cwd: str | None = None
+    cwd: Cwd = None
     url: str | None = None
     transport: Literal["http", "sse"] | None = None
     """How ``url`` is reached: "http" streamable HTTP, "sse" the old HTTP+SSE transport;

@@ -13,7 +13,7 @@ from pydantic import (
     model_validator,
 )
 
-from toolctl.models.fields import DescriptorModel, InputMode, PassEnv
+from toolctl.models.fields import Cwd, DescriptorModel, InputMode, PassEnv
 from toolctl.urls import headers_problem, shown_url, url_problem
 
 
@@ -24,7 +24,7 @@ class LocalRuntime(DescriptorModel):
     input: InputMode = "json"
     env: dict[str, str] = Field(default_factory=dict)
     pass_env: PassEnv
-    cwd: str | None = None
+    cwd: Cwd = None
 
 
 class ContainerRuntime(DescriptorModel):

@@ -76,7 +76,7 @@ class BrokerLayout:
 def layout(settings: Settings, port: int | None = None, data: Path | None = None) -> BrokerLayout:
     """The broker's port and data directory: the options given, else the defaults."""
     port_given = port is not None
-    directory = Path(data).expanduser().absolute() if data else settings.state_dir / "broker"
+    directory = Path(os.path.expanduser(data)).absolute() if data else settings.state_dir / "broker"
     port = port or _loopback_port(settings.pulsar_url) or DEFAULT_PORT
     return BrokerLayout(port, directory, port_given=port_given, data_given=bool(data))
 

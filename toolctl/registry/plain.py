@@ -82,7 +82,7 @@ def _local(local: dict[str, Any]) -> dict[str, Any] | None:
         and mode in ("json", "none")
         and type(env) is dict
         and all(type(key) is str and type(value) is str for key, value in env.items())
-        and (cwd is None or type(cwd) is str)
+        and (cwd is None or (type(cwd) is str and "\x00" not in cwd))
     ):
         return None
     return {"command": list(command), "input": mode, "env": dict(env), "cwd": cwd}
