@@ -594,3 +594,32 @@ def test_a_function_name_is_learned_as_its_tool_and_any_name_is_drawn_as_written
     assert by_function.returncode == 0 and "not in force" not in by_function.stderr
     drawn = toolctl("graph", "--learned", "-r", "r")
     assert '"查询"' in drawn.stdout and "\\u" not in drawn.stdout
+
+
+def test_a_name_past_the_basic_plane_learns_and_a_hidden_character_is_drawn_visibly(
+    toolctl: Toolctl, tmp_path: Path
+) -> None:
+    """`search🔍` in a transcript: the learned file reads back (JSON's surrogate escapes,
+    which no TOML reader takes, made it unreadable, and learning again wrote it again);
+    a name holding an escape sequence or a bidi control is drawn with the character named
+    (`<U+001B>`), never passed to the terminal."""
+    write_files(tmp_path, {"r/t.toml": ""})
+    messages: list[dict[str, object]] = [{"role": "user", "content": "go"}]
+    for number, name in enumerate(["search🔍", "fetch", "a\x1b]0;pwn\x07b", "x\u202ey"]):
+        call = {
+            "id": f"c{number}",
+            "type": "function",
+            "function": {"name": name, "arguments": "{}"},
+        }
+        messages += [{"role": "assistant", "content": None, "tool_calls": [call]},
+                     {"role": "tool", "tool_call_id": f"c{number}", "content": "ok"}]  # fmt: skip
+    (tmp_path / "chat.jsonl").write_text((json.dumps({"messages": messages}) + "\n") * 3)
+    assert toolctl("graph", "learn", "--from-transcripts", "chat.jsonl", "-r", "r").returncode == 0
+    after = toolctl("recommend", "--after", "fetch", "-r", "r")
+    assert after.returncode == 0, after.stderr
+    drawn = toolctl("graph", "--learned", "-r", "r")
+    assert drawn.returncode == 0, drawn.stderr
+    assert (
+        '"search🔍"' in drawn.stdout and "<U+001B>" in drawn.stdout and "<U+202E>" in drawn.stdout
+    )
+    assert "\x1b" not in drawn.stdout and "\u202e" not in drawn.stdout

@@ -694,3 +694,27 @@ def test_trust_remove_leaves_a_file_whole_or_alone(
     kept = [t for t in before.get("trust", []) if t["services"] not in going]
     assert after == {**{k: v for k, v in before.items() if k != "trust"},
                      **({"trust": kept} if kept else {})}  # fmt: skip
+
+
+def test_trust_add_never_breaks_a_file_that_gives_trust_another_way(
+    toolctl: Toolctl, tmp_path: Path
+) -> None:
+    """A trust.toml giving trust as `trust = [...]` would not parse with a [[trust]] table
+    appended (its entries lost, `trust add` said "trusted"): refused, the file as it was;
+    a pattern that is not UTF-8 text is refused before anything is written; a BOM an
+    editor wrote is read through."""
+    (tmp_path / "reg").mkdir()
+    inline = 'trust = [{ key = "any", services = "weather-*" }]\n'
+    (tmp_path / "reg/trust.toml").write_text(inline)
+    refused = toolctl("trust", "add", "any", "--services", "joke-*", "-r", "reg")
+    assert refused.returncode == 3 and "add the [[trust]] entry by hand" in refused.stderr
+    assert (tmp_path / "reg/trust.toml").read_text() == inline
+    odd = toolctl("trust", "add", "any", "--services", "joke-\udcff", "-r", "reg")
+    assert odd.returncode == 2 and (tmp_path / "reg/trust.toml").read_text() == inline
+    (tmp_path / "reg/trust.toml").write_bytes(
+        b'\xef\xbb\xbf[[trust]]\nkey = "any"\nservices = "a-*"\n'
+    )
+    assert toolctl("trust", "add", "any", "--services", "b-*", "-r", "reg").returncode == 0
+    assert toolctl("trust", "remove", "any", "--services", "a-*", "-r", "reg").returncode == 0
+    listed = json.loads(toolctl("trust", "list", "-r", "reg", "--json").stdout)
+    assert [e["services"] for e in listed] == ["b-*"]

@@ -48,7 +48,17 @@ def learned_dot(model: LearnedModel, min_share: float = MIN_SHARE) -> str:
 def _id(name: str) -> str:
     """A DOT double-quoted id, as written (``查询`` too: DOT has no ``\\u`` escape, so
     JSON's drew ``u67e5u8be2``); only ``"`` and ``\\`` escaped (a name has no space)."""
-    return '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    shown = "".join(f"<U+{ord(c):04X}>" if _hidden(c) else c for c in name)
+    return '"' + shown.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _hidden(char: str) -> bool:
+    """A character a transcript's tool name may hold that must not reach a terminal or a
+    drawing as it is: a control (an escape sequence sets the terminal's title), or one
+    that hides or reorders text (bidi controls, TAG characters)."""
+    import unicodedata
+
+    return unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp")
 
 
 def graphviz(

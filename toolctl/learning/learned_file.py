@@ -90,7 +90,10 @@ def _key(key: str) -> str:
 
 
 def _string(text: str) -> str:
-    return json.dumps(text, ensure_ascii=True)  # a JSON string is a TOML basic string here
+    """A TOML basic string: JSON's, written as UTF-8 (JSON's ASCII escapes of a character
+    past U+FFFF are two surrogates, which no TOML reader takes: `search🔍` made the file
+    unreadable), with DEL escaped as TOML asks (JSON escapes the other controls)."""
+    return json.dumps(text, ensure_ascii=False).replace("\x7f", "\\u007f")
 
 
 def loads(text: str, origin: str) -> LearnedModel:

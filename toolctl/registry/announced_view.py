@@ -93,6 +93,7 @@ def add_trust(settings: Settings, key: str, services: str) -> tuple[Path, bool]:
     import json
     import os
 
+    from toolctl.arguments import is_text
     from toolctl.errors import UsageError
     from toolctl.registry.trust import ANY, TRUST_FILE, read_trust
     from toolctl.registry.writer import locked, target_directory
@@ -100,8 +101,8 @@ def add_trust(settings: Settings, key: str, services: str) -> tuple[Path, bool]:
 
     if key != ANY:
         check_public_key(key)
-    if not services or any(c in services for c in '\n\r"\\'):
-        raise UsageError(f"bad service pattern {services!r}", hint='for example "joke-*"')
+    if not services or any(c in services for c in '\n\r"\\') or not is_text(services):
+        raise UsageError(f"bad service pattern {services!a}", hint='for example "joke-*"')
     files = settings.without_announcements()
     directory = target_directory(files)
     path = directory / TRUST_FILE
@@ -113,10 +114,31 @@ def add_trust(settings: Settings, key: str, services: str) -> tuple[Path, bool]:
         old = _trust_text(path)
         entry = f"[[trust]]\nkey = {json.dumps(key)}\nservices = {json.dumps(services)}\n"
         text = f"{old}{chr(10) if old and not old.endswith(chr(10) * 2) else ''}{entry}"
+        _appended(path, old, text, {"key": key, "services": services})
         temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         temporary.write_text(text.lstrip("\n"), encoding="utf-8")
         os.replace(temporary, path)
     return path, True
+
+
+def _appended(path: Path, old: str, new: str, entry: dict[str, str]) -> None:
+    """RegistryError, the file left as it is, unless ``new`` reads as ``old`` with one more
+    ``[[trust]]`` entry: a file giving trust in another form (``trust = [...]``, a
+    ``[trust]`` table) would not parse with one appended, and its entries would be lost."""
+    import tomllib
+
+    from toolctl.errors import RegistryError
+
+    try:
+        before, after = tomllib.loads(old), tomllib.loads(new)
+    except tomllib.TOMLDecodeError:
+        after = None
+    if after is None or after.get("trust") != [*before.get("trust", []), entry]:
+        raise RegistryError(
+            f"{path}: cannot add to it: it gives trust in a form an appended [[trust]] "
+            "table would break",
+            hint="add the [[trust]] entry by hand",
+        )
 
 
 def _trust_text(path: Path) -> str:
@@ -129,7 +151,7 @@ def _trust_text(path: Path) -> str:
     if not path.exists() and not path.is_symlink():
         return ""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # (a BOM an editor wrote: dropped)
         tomllib.loads(text)
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
@@ -200,7 +222,7 @@ def _without_entries(path: Path, headers: list[int]) -> str:
     from toolctl.errors import RegistryError
 
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # (a BOM an editor wrote: dropped)
         before = tomllib.loads(text)  # read_trust parsed it a moment ago; changed since?
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) else "it no longer parses"
