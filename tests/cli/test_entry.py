@@ -235,11 +235,20 @@ def test_a_name_that_is_not_utf8_is_a_usage_error_not_a_crash(
     assert toolctl("history", "import", "chat.jsonl").returncode == 0  # a history to read
     done = toolctl(*line)
     assert done.returncode == 2, done.stderr
-    told = "the argument '\\xff' is not UTF-8 text"
+    told = f"argument {line.index(NOT_UTF8) + 1} of the command line is not UTF-8 text"
     if "--json" in line:
         assert told in json.loads(done.stdout)["error"]
     else:
         assert done.stderr.startswith(f"toolctl: error: {told}; ") and done.stderr.count("\n") == 1
+
+
+def test_an_argument_that_is_not_utf8_is_named_never_shown(toolctl: Toolctl) -> None:
+    """`-e API_KEY=<bytes>sk-...` from a terminal in Latin-1: the argument is named by its
+    place and its key, never shown (it echoed the secret)."""
+    secret = f"{NOT_UTF8}FUZZhunter2"
+    done = toolctl("mcp", "add", "x", "-e", f"API_KEY={secret}", "--", "srv")
+    assert done.returncode == 2 and "FUZZhunter2" not in done.stderr + done.stdout
+    assert "argument 5 (API_KEY=...) of the command line is not UTF-8 text" in done.stderr
 
 
 def test_a_working_directory_that_is_not_utf8_is_told(tmp_path: Path, toolctl: Toolctl) -> None:

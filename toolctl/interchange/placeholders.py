@@ -61,15 +61,14 @@ class Placeholders:
             return self._input(groups["input"], place, scope)
         if groups["other"] is not None:
             variable = scope.vault.variable(scope.service, "VALUE", groups["other"], place)
-            scope.vault.exports[variable] = (
-                f"{place} (the client computed it: ${{{groups['other']}}})"
-            )
+            computed = re.split(r":[-=?+]", groups["other"])[0]  # a default is never said
+            scope.vault.exports[variable] = f"{place} (the client computed it: ${{{computed}}})"
             return "${env:" + variable + "}"
         name = groups["continue"] or groups["env"] or groups["var"]
-        if groups["default"]:
+        if groups["default"]:  # never quoted: a default is often the secret itself
             self.notes.append(
-                f"server '{scope.foreign}': {where}: '${{{name}{groups['default']}}}' has a "
-                f"default toolctl does not apply; {name} must be set"
+                f"server '{scope.foreign}': {where}: ${{{name}}} has a default toolctl does "
+                f"not apply; {name} must be set"
             )
         scope.vault.ask(name, place)
         return "${env:" + name + "}"

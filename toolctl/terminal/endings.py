@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import sys
 from typing import TYPE_CHECKING
 
@@ -78,10 +79,12 @@ def _not_utf8(args: list[str], exc: Exception) -> UsageError | None:
     from toolctl.arguments import is_text
     from toolctl.errors import UsageError
 
-    for arg in args:
-        if not is_text(arg):
+    for place, arg in enumerate(args, start=1):
+        if not is_text(arg):  # named by its place (and a KEY= or header name), never shown:
+            key = re.match(r"[A-Za-z0-9_.-]+[=:]", arg)  # it may hold a secret
+            what = f" ({key.group(0)}...)" if key else ""
             return UsageError(
-                f"the argument {_shown(arg)} is not UTF-8 text",
+                f"argument {place}{what} of the command line is not UTF-8 text",
                 hint="toolctl takes names and values in UTF-8: is the terminal set to "
                 "another encoding?",
             )
