@@ -231,3 +231,24 @@ def test_a_schema_defined_tool_says_what_trustgraph_arguments_lose(
     assert (
         'dropped m (optional, type ["string", "null"] as string); n (optional, minimum)'
     ) in done.stderr
+
+
+def test_a_secret_in_a_tools_config_is_warned_of_and_never_shown(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    """A TrustGraph tool's config is sent to its service as written, so it stays: but the
+    import and `check` warn that the registry holds a secret there, and `show` masks it."""
+    secret = "sk-FUZZabcdefghijklmnopqrstuvwx"
+    items = [
+        {"id": "svc", "request-queue": "non-persistent://tg/request/s",
+         "response-queue": "non-persistent://tg/response/s", "config-params": [{"name": "api-key"}]},
+        {"id": "t", "name": "t", "type": "tool-service", "service": "svc", "api-key": secret,
+         "description": "d"},
+    ]  # fmt: skip
+    (tmp_path / "t.json").write_text(json.dumps(items))
+    done = toolctl("import", "trustgraph", "t.json", "-r", "reg")
+    assert done.returncode == 0 and "config.api-key holds a secret written out" in done.stderr
+    checked = toolctl("check", "-r", "reg")
+    assert "config.api-key holds a secret written out" in checked.stdout
+    shown = toolctl("show", "t", "-r", "reg", "--json")
+    assert secret not in shown.stdout + done.stderr + checked.stdout

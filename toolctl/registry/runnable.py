@@ -213,6 +213,15 @@ def _written_secrets(definition: Definition) -> list[Finding]:
                 "${env:NAME} and export NAME, so no registry file holds it"
             )
             found.append(_warning(definition, SECRET, loc, message))
+    config = definition.data.get("config")  # a tool's service config, sent as it is written
+    for key, value in (config if isinstance(config, dict) else {}).items():
+        if isinstance(value, str) and written_secret(key, value):
+            message = (
+                f"{_label(definition)}: config.{key} holds a secret written out, which the "
+                "registry holds and the service is sent as it is: have the service read it "
+                "from its own environment"
+            )
+            found.append(_warning(definition, SECRET, ("config", key), message))
     return found
 
 

@@ -184,13 +184,13 @@ def _unpassworded(text: str) -> str:
 
 def masked(value: Any, table: str = "") -> Any:
     """A descriptor or a --dry-run plan (JSON ``value``) as it is shown: every URL with its
-    password and secret parameters as ``***``, and a secret written out in an ``env`` or
-    ``headers`` value or a command item (``toolctl.secret_names.hide_written``) as ``***``,
-    its scheme kept (``Bearer ***``): `show`, `list --json`, `run --dry-run`."""
+    password and secret parameters as ``***``, and a secret written out in an ``env``,
+    ``headers`` or ``config`` value or a command item (``secret_names.hide_written``) as
+    ``***``, its scheme kept (``Bearer ***``): `show`, `list --json`, `run --dry-run`."""
     if isinstance(value, str):
         return _unpassworded(value)
     if isinstance(value, dict):
-        if table in ("env", "headers"):  # ``table``: the key this dict is the value of
+        if table in ("env", "headers", "config"):  # ``table``: the key this is the value of
             return {key: _masked_value(key, item) for key, item in value.items()}
         return {key: masked(item, key) for key, item in value.items()}
     if isinstance(value, list):
