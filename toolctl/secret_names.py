@@ -148,8 +148,9 @@ def hide_written(name: str | None, value: str) -> str:
     value = _CONNECTION_PASSWORD.sub(r"\1***", value)
     for match in reversed(list(PREFIXES.finditer(value))):
         start, end = match.span()
-        if value[end : end + 1] == "." or value[max(0, start - 2) : start] in ("//", "@"):
-            continue  # a host's name (pypi-mirror-....example.com), not a token
+        after = value[end : end + 1]
+        if after == "." or (value[max(0, start - 2) : start] in ("//", "@") and after not in ":@"):
+            continue  # a host's name (pypi-mirror-....example.com), not a token (ghp_...:x@)
         value = value[:start] + "***" + value[end:]
     return value
 

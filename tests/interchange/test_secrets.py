@@ -169,3 +169,30 @@ def test_an_authorization_value_a_json_value_and_sshpass_are_secrets() -> None:
     assert rewrite_args(args, scope("j"), program="sshpass") == [
         "-p", "${env:J_PASSWORD}", "ssh", "-p", "2222", "host"
     ]  # fmt: skip
+
+
+def test_a_token_given_as_a_urls_user_is_a_secret() -> None:
+    """GitHub's `https://TOKEN:x-oauth-basic@host` (and `https://TOKEN@host`): the token
+    is the URL's user, and it becomes a reference as a password does; `check` and `show`
+    hide it too."""
+    from toolctl.interchange.secrets import rewrite_url
+    from toolctl.secret_names import hide_written
+
+    token = "ghp_FUZZ0123456789abcdefghij"
+    for url in (f"https://{token}:x-oauth-basic@api.example.com/mcp", f"https://{token}@h/mcp"):
+        hidden = rewrite_url(url, scope("gh"), "url")
+        assert token not in hidden and "${env:" in hidden
+        assert token not in hide_written("url", url)
+
+
+def test_a_shell_scripts_flags_and_headers_are_judged_as_arguments_are() -> None:
+    """Inside `sh -c '...'`: `--token X` and `-H 'Authorization: Bearer X'` as in a command's
+    own arguments (they were written into the registry as they were)."""
+    s = scope("g")
+    assert rewrite_args(["-c", "exec srv --token t0k3nvalue123 --port 80"], s) == [
+        "-c", "exec srv --token ${env:G_TOKEN} --port 80"
+    ]  # fmt: skip
+    curl = "curl -H 'Authorization: Bearer b34r3rtoken99' https://x"
+    assert rewrite_args(["-c", curl], s) == [
+        "-c", "curl -H 'Authorization: Bearer ${env:G_AUTHORIZATION}' https://x"
+    ]  # fmt: skip

@@ -201,7 +201,7 @@ def rewrite_url(url: str, scope: Scope, where: str) -> str:
         user, colon, password = userinfo.partition(":")
         if password and "${env:" not in password:
             password = scope.hide(password, "PASSWORD", f"{where} (URL password)")
-        elif not colon and secret_spans(user):
+        if "${env:" not in user and secret_spans(user):  # GitHub's `https://TOKEN:x-oauth-basic@`
             user = scope.hide(user, "KEY", f"{where} (URL user)")
         netloc = f"{user}{colon}{password}@{host}"
     path = "/".join(_path_segment(segment, scope, where) for segment in parts.path.split("/"))
@@ -336,17 +336,42 @@ _SCRIPT_PAIR = re.compile(r"(?<![\w$])([A-Za-z_][A-Za-z0-9_]*)=(\"[^\"]*\"|'[^']
 
 
 def _script(script: str, scope: Scope, where: str) -> str:
-    """A shell's ``-c`` script with the value of each ``KEY=VALUE`` word in it judged under
-    KEY's name, the rest of the script as written (the whole argument taken as KEY's value
-    lost what came after it: ``API_KEY=X exec srv`` became ``API_KEY=${env:...}``)."""
+    """A shell's ``-c`` script with its secrets as references, the rest as written (the
+    whole argument taken as a key's value lost what came after it: ``API_KEY=X exec srv``
+    became ``API_KEY=${env:...}``). Its words are judged as a command's arguments are
+    (``KEY=X``, ``--token X``, ``-H 'Authorization: Bearer X'``), and each secret found
+    is replaced where the script writes it; a script that does not split into words (a
+    quote never closed) has its ``KEY=VALUE`` words judged."""
+    import shlex
 
-    def hidden(pair: re.Match[str]) -> str:
-        key, value = pair.group(1), pair.group(2)
-        quote = value[0] if value[:1] in ("'", '"') and len(value) > 1 else ""
-        inner = value[1:-1] if quote else value
-        return f"{key}={quote}{rewrite(inner, scope, key, where)}{quote}"
+    try:
+        words = shlex.split(script)
+    except ValueError:
+        return _SCRIPT_PAIR.sub(lambda pair: _script_pair(pair, scope, where), script)
+    out = script
+    for before, after in zip(words, rewrite_args(words, scope, program=""), strict=True):
+        secret, reference = _changed(before, after)
+        if secret and secret in out:
+            out = out.replace(secret, reference, 1)
+    return out
 
-    return _SCRIPT_PAIR.sub(hidden, script)
+
+def _changed(before: str, after: str) -> tuple[str, str]:
+    """What ``after`` replaced in ``before`` (their common start and end taken off)."""
+    start = 0
+    while start < min(len(before), len(after)) and before[start] == after[start]:
+        start += 1
+    end = 0
+    while end < min(len(before), len(after)) - start and before[-1 - end] == after[-1 - end]:
+        end += 1
+    return before[start : len(before) - end], after[start : len(after) - end]
+
+
+def _script_pair(pair: re.Match[str], scope: Scope, where: str) -> str:
+    key, value = pair.group(1), pair.group(2)
+    quote = value[0] if value[:1] in ("'", '"') and len(value) > 1 else ""
+    inner = value[1:-1] if quote else value
+    return f"{key}={quote}{rewrite(inner, scope, key, where)}{quote}"
 
 
 def rewrite_args(args: list[str], scope: Scope, *, program: str = "") -> list[str]:
