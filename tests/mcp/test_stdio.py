@@ -210,3 +210,17 @@ def test_a_command_that_echoes_its_input_is_told_so() -> None:
     with pytest.raises(ProtocolError, match="echoes its input, and is not an MCP server") as caught:
         connect_stdio(["cat"], timeout=10)
     assert "does not support" not in str(caught.value)
+
+
+def test_a_request_not_answered_says_its_time_as_people_read_it(probe_argv: list[str]) -> None:
+    """A request's time left is what the caller had (2.98421 s, the rest of 3): said to a
+    tenth of a second, and of the name the server goes by."""
+    session = connect_stdio(probe_argv, timeout=30, name="svc")
+    try:
+        message = {"jsonrpc": "2.0", "id": 99, "method": "tools/call",
+                   "params": {"name": "hang", "arguments": {"seconds": 600}}}  # fmt: skip
+        with pytest.raises(TimedOut) as caught:
+            session.transport.request(message, 0.23456)
+        assert str(caught.value) == "MCP server 'svc' did not answer within 0.2 s"
+    finally:
+        session.close()

@@ -221,6 +221,7 @@ class Keeper:
             cwd=self.spec.get("cwd"),
             secrets=self.secrets,
             timeout=float(self.spec.get("connect_timeout", 30)),
+            name=self.spec.get("name"),  # the service, as errors name it (not its program)
         )
         _log(f"server started (pid {self._pid()})")
 

@@ -177,7 +177,9 @@ class SseTransport:
         try:
             self._post(message, deadline)
             if not slot.done.wait(max(deadline - time.monotonic(), 0)):
-                raise TimedOut(f"MCP server at {self.name} did not answer within {timeout:g} s")
+                raise TimedOut(
+                    f"MCP server at {self.name} did not answer within {round(timeout, 1):g} s"
+                )
         finally:
             with self._lock:
                 self._pending.pop(message["id"], None)

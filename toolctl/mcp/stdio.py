@@ -107,7 +107,9 @@ class StdioTransport:
         try:
             self._write(message)
             if not slot.done.wait(max(timeout, 0.0)):
-                raise TimedOut(f"MCP server '{self.name}' did not answer within {timeout:g} s")
+                raise TimedOut(
+                    f"MCP server '{self.name}' did not answer within {round(timeout, 1):g} s"
+                )
         finally:
             with self._lock:
                 self._pending.pop(message["id"], None)
