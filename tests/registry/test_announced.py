@@ -718,3 +718,24 @@ def test_trust_add_never_breaks_a_file_that_gives_trust_another_way(
     assert toolctl("trust", "remove", "any", "--services", "a-*", "-r", "reg").returncode == 0
     listed = json.loads(toolctl("trust", "list", "-r", "reg", "--json").stdout)
     assert [e["services"] for e in listed] == ["b-*"]
+
+
+def test_trust_remove_in_a_file_an_editor_saved_with_a_bom_removes_that_key(
+    toolctl: Toolctl, tmp_path: Path
+) -> None:
+    """A BOM shifted the line every [[trust]] was found at: `trust remove K1` cut K2's
+    table and said K1 was gone, K1 still trusted. The lines are read as the entries are,
+    and a cut must remove exactly the entries chosen; a comment just above the next
+    table stays with it."""
+    first, second = (toolctl("keygen", str(tmp_path / n)).stdout.strip() for n in ("a", "b"))
+    (tmp_path / "reg").mkdir()
+    (tmp_path / "reg/trust.toml").write_bytes(
+        b"\xef\xbb\xbf[[trust]]\n"
+        + f'key = "{first}"\nservices = "a-*"\n\n# the lab\'s key (OPS-12)\n'.encode()
+        + f'[[trust]]\nkey = "{second}"\nservices = "b-*"\n'.encode()
+    )
+    listed = json.loads(toolctl("trust", "list", "-r", "reg", "--json").stdout)
+    assert [(e["key"], e["line"]) for e in listed] == [(first, 1), (second, 6)]
+    assert toolctl("trust", "remove", first, "-r", "reg").returncode == 0
+    left = (tmp_path / "reg/trust.toml").read_text()
+    assert first not in left and second in left and "# the lab's key (OPS-12)" in left

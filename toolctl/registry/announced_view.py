@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from toolctl.findings import Finding
@@ -206,16 +206,18 @@ def remove_trust(
         by_file: dict[str, list[int]] = {}
         for entry in chosen:
             by_file.setdefault(entry.file, []).append(entry.line)
-        cut = {file: _without_entries(Path(file), lines) for file, lines in by_file.items()}
+        entries = {(t.key, t.services) for t in chosen}
+        cut = {f: _without_entries(Path(f), lines, entries) for f, lines in by_file.items()}
         for file, text in cut.items():
             _replace_text(Path(file), text)
     return [(Path(t.file), t.services) for t in chosen]
 
 
-def _without_entries(path: Path, headers: list[int]) -> str:
+def _without_entries(path: Path, headers: list[int], chosen: set[tuple[str, str]]) -> str:
     """``path``'s text without the ``[[trust]]`` tables whose headers are on ``headers``
     (each up to the next table's header, the blank lines before it kept out); RegistryError
-    unless what is left parses to the same document less exactly those entries."""
+    unless the tables cut are the ``chosen`` (key, services) entries and what is left
+    parses to the same document less exactly those."""
     import re
     import tomllib
 
@@ -234,6 +236,8 @@ def _without_entries(path: Path, headers: list[int]) -> str:
         end = header  # 1-based: the header's own line, then up to the next table's
         while end < len(lines) and not table.match(lines[end]):
             end += 1
+        while end > header and end < len(lines) and lines[end - 1].lstrip().startswith("#"):
+            end -= 1  # a comment just above the next table is that table's
         drop.update(range(header - 1, end))
     left = "\n".join(line for number, line in enumerate(lines) if number not in drop)
     left = re.sub(r"\n{3,}", "\n\n", left).strip("\n")
@@ -241,10 +245,13 @@ def _without_entries(path: Path, headers: list[int]) -> str:
     going = _positions(text, headers)
     expected = {k: v for k, v in before.items() if k != "trust"}
     kept = [t for n, t in enumerate(before.get("trust", [])) if n not in going]
+    removed = [t for n, t in enumerate(before.get("trust", [])) if n in going]
+    # the lines must name the entries chosen (a line number off by a BOM cut another key)
+    named = len(going) == len(headers) and all(_entry_of(t) in chosen for t in removed)
     if kept:
         expected["trust"] = kept
     try:
-        same = tomllib.loads(left) == expected
+        same = named and tomllib.loads(left) == expected
     except tomllib.TOMLDecodeError:
         same = False
     if not same:  # a [[trust]] inside a multi-line string, a table the cut reached into
@@ -253,6 +260,10 @@ def _without_entries(path: Path, headers: list[int]) -> str:
             hint="remove its [[trust]] table by hand",
         )
     return left
+
+
+def _entry_of(table: Any) -> tuple[Any, Any]:
+    return (table.get("key"), table.get("services")) if isinstance(table, dict) else ("", "")
 
 
 def _positions(text: str, headers: list[int]) -> set[int]:

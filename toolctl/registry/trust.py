@@ -84,7 +84,7 @@ def _header_lines(path: str) -> list[int]:
 
     pattern = re.compile(r"^\s*\[\[\s*trust\s*\]\]")
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = Path(path).read_text(encoding="utf-8-sig")  # as read_trust reads it
     except (OSError, UnicodeDecodeError):
         return []
     # TOML's lines: str.splitlines() would also break at U+2028 in a comment
