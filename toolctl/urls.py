@@ -59,8 +59,8 @@ def url_problem(url: str) -> str | None:
         parts = urlsplit(text)
         if not parts.netloc.endswith(":env"):
             _ = parts.port  # raises for a port that is no number, or out of range
-    except ValueError as exc:  # "Invalid IPv6 URL", "Port out of range 0-65535", ...
-        return _without_userinfo(str(exc), text).rstrip(".")
+    except ValueError as exc:  # said in its own words: the parser's quote a password
+        return _parse_problem(str(exc))
     if parts.scheme not in ("http", "https"):
         return "expected http:// or https://"
     if not parts.hostname:
@@ -72,12 +72,16 @@ def url_problem(url: str) -> str | None:
     return None
 
 
-def _without_userinfo(message: str, url: str) -> str:
-    """A parser's message about ``url`` without its user and password (it quotes the
-    netloc: "netloc 'u:PASSWORD@host' contains invalid characters")."""
-    netloc = url.partition("://")[2].split("/", 1)[0]
-    userinfo = netloc.rpartition("@")[0]
-    return message.replace(userinfo, "***") if userinfo else message
+def _parse_problem(message: str) -> str:
+    """What urlsplit refused, without its quote of the URL (a netloc, a port: with a
+    password holding ``/`` the "port" it quotes is the password)."""
+    if "IPv6" in message:
+        return "its IPv6 host is not valid"
+    if "Port" in message or "port" in message:
+        return "its port is not a number from 0 to 65535"
+    if "NFKC" in message:
+        return "its host holds characters that change under Unicode normalization"
+    return "it does not parse as a URL"
 
 
 def shown_url(url: str) -> str:
@@ -86,6 +90,9 @@ def shown_url(url: str) -> str:
     scheme, sep, rest = url.partition("://")
     if not sep:
         return "***"
+    at = rest.rfind("@")
+    if at != -1 and ":" in rest[:at]:  # user:password@, the password holding / ? # too
+        rest = "***" + rest[at:]
     cut = min((i for i in (rest.find(c) for c in "/?#") if i != -1), default=len(rest))
     authority, tail = rest[:cut], rest[cut:]
     if "@" in authority:

@@ -73,3 +73,18 @@ def test_show_and_dry_run_hide_the_secret_parameters_of_a_url(
             "https://api.example.com/v1;jsessionid=***?api_key=***&format=json#access_token=***"
         )
         assert masked in done.stdout, line
+
+
+@pytest.mark.parametrize("password", ["hunter2/x", "hun?ter2", "hunt#er2"])
+def test_a_password_holding_url_syntax_is_never_printed(
+    tmp_path: Path, toolctl: Toolctl, password: str
+) -> None:
+    """A password holding `/`, `?` or `#` ends the URL's host early: the parser's message
+    ("Port could not be cast ... 'hunter2'") and the URL shown quoted it."""
+    url = f"https://bob:{password}SECRET@example.com/api"
+    write_files(tmp_path, {"reg/t.toml": f'[[tool]]\nname = "hp"\n[tool.http]\nurl = "{url}"\n'})
+    checked = toolctl("check", "-r", "reg", "--json")
+    added = toolctl("mcp", "add", "m", "--url", url, "-r", "reg2")
+    for done in (checked, added):
+        assert "SECRET" not in done.stdout + done.stderr, done.stdout + done.stderr
+    assert checked.returncode == 3 and added.returncode == 3
