@@ -196,3 +196,19 @@ def test_a_shell_scripts_flags_and_headers_are_judged_as_arguments_are() -> None
     assert rewrite_args(["-c", curl], s) == [
         "-c", "curl -H 'Authorization: Bearer ${env:G_AUTHORIZATION}' https://x"
     ]  # fmt: skip
+
+
+def test_a_json_value_whose_secret_json_escapes_is_hidden_whole() -> None:
+    """A service account's JSON (its private_key holds newlines): a reference in its place
+    would come back from the variable raw and break the JSON, so the whole value is the
+    variable, as before; a secret JSON writes as it is keeps the JSON around it."""
+    import json as json_module
+
+    from toolctl.interchange.secrets import rewrite_map
+
+    key = "-----BEGIN PRIVATE KEY-----\nMIIabc\n-----END PRIVATE KEY-----\n"
+    account = json_module.dumps({"type": "service_account", "private_key": key})
+    s = scope("g")
+    hidden = rewrite_map({"GOOGLE_CREDENTIALS_JSON": account}, s, "env")
+    assert hidden == {"GOOGLE_CREDENTIALS_JSON": "${env:G_GOOGLE_CREDENTIALS_JSON}"}
+    assert json_module.loads(s.vault.values["G_GOOGLE_CREDENTIALS_JSON"])["private_key"] == key

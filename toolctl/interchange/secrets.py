@@ -160,6 +160,20 @@ def _literal(text: str, scope: Scope, name: str | None, where: str, *, whole: bo
     return _shaped(text, scope, name, where)
 
 
+def _json_secrets_stay_json(document: Any, scope: Scope, where: str) -> bool:
+    """Whether a JSON env value can keep its shape with each secret in it a ``${env:...}``:
+    it holds one, and every one is text JSON writes as it is (a PEM key's newlines would
+    come back raw from the variable and break the JSON: then the whole value is hidden)."""
+    import copy
+    import json
+
+    trial = Scope(scope.service, scope.foreign, copy.deepcopy(scope.vault))
+    if _json_value(document, trial, None, where) == document:
+        return False  # no secret inside: the value is judged whole, by its name
+    found = [v for k, v in trial.vault.values.items() if k not in scope.vault.values]
+    return all(json.dumps(value, ensure_ascii=False)[1:-1] == value for value in found)
+
+
 def _authorization(text: str) -> bool:
     """An Authorization value: a scheme (``Bearer ``, ``Basic ``, ...) and a credential
     (``secret_names.credential``: not ``Bearer tokens``)."""
@@ -243,8 +257,8 @@ def rewrite_map(values: Mapping[str, str], scope: Scope, where: str) -> dict[str
             document = json.loads(value) if value.lstrip().startswith("{") else None
         except (ValueError, RecursionError):
             document = None
-        inside = _json_value(document, scope, None, place) if document is not None else None
-        if inside is not None and inside != document:
+        if document is not None and _json_secrets_stay_json(document, scope, place):
+            inside = _json_value(document, scope, None, place)
             hidden[key] = json.dumps(inside, ensure_ascii=False)
         else:
             hidden[key] = rewrite(value, scope, key, place)
