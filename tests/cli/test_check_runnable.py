@@ -552,6 +552,10 @@ def test_an_argument_inside_code_a_shell_or_interpreter_runs_is_warned_of(
             + tool.format("py", '["python3.12", "-c", "print(\'{text}\')"]')
             + tool.format("good", '["sh", "-c", "echo \\"$1\\"", "sh", "{text}"]')
             + tool.format("flag", '["grep", "-c", "{text}", "/etc/hosts"]')
+            # a script's or a module's own -c (a config): not code the program runs
+            + tool.format("script", '["python3", "tool.py", "-c", "{text}"]')
+            + tool.format("bashscript", '["bash", "run.sh", "-c", "{text}"]')
+            + tool.format("module", '["python3", "-m", "mytool", "-c", "{text}"]')
         },
     )
     done = toolctl("check", "-r", "reg", "--json")

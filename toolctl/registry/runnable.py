@@ -255,7 +255,9 @@ def _code_item(command: list[str]) -> int | None:
     program = os.path.basename(str(command[0])).lower().removesuffix(".exe") if command else ""
     program = re.sub(r"[0-9.]+$", "", program) if program.startswith("python") else program
     for index, item in enumerate(command[1:-1], start=1):
-        if not isinstance(item, str) or not item.startswith("-") or item.startswith("--"):
+        if not isinstance(item, str) or not item.startswith("-") or item == "-m":
+            return None  # a script or a module (`python3 tool.py -c CONFIG`): its own options
+        if item.startswith("--") and item != "--eval":
             continue
         if (program in _SHELLS and "c" in item[1:]) or (
             program in _INTERPRETERS and item in ("-c", "-e", "-Command", "--eval")
