@@ -63,6 +63,7 @@ class Lifetime:
         self.stopping = threading.Event()
         self._on_stop: list[Callable[[int], object]] = []
         self._at_once: list[Callable[[], object]] = []
+        self._ending = False  # a second signal's clean-up runs
         self._previous: dict[int, object] = {}
         self._first = 0.0  # when the first signal came (time.monotonic)
 
@@ -103,6 +104,9 @@ class Lifetime:
             raise StopSignal(signum)
 
     def _end_at_once(self, signum: int) -> None:
+        if self._ending:  # a third signal while the second's clean-up runs: now, truly
+            _end_now(signum, None)
+        self._ending = True
         for callback in self._at_once:
             with contextlib.suppress(Exception):
                 callback()

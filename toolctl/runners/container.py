@@ -49,12 +49,15 @@ _ENGINE_ERROR = ("Error:", "Error response from daemon", "docker:")
 MISSING_IMAGE = ("image not known", "No such image", "not found locally", "manifest unknown")
 _ENGINE_VARIABLES = ("CONTAINER", "DOCKER_", "PODMAN_", "XDG_", "LD_", "REGISTRY_AUTH")
 """Prefixes of variables docker or podman read, which a secret must not be named."""
+ABANDON_TIMEOUT = 5.0
+"""Seconds a second signal waits for the engine to remove the containers in flight."""
 ENGINE_PASSED = (
     "CONTAINER*", "DOCKER_*", "PODMAN_*", "BUILDAH_*", "STORAGE_*", "REGISTRY_AUTH_FILE",
-    "DBUS_SESSION_BUS_ADDRESS", "XDG_*",
+    "DBUS_SESSION_BUS_ADDRESS", "XDG_*", "SSH_AUTH_SOCK", "SSH_AGENT_PID",
 )  # fmt: skip
 """What the engine process gets of the caller's environment beyond what every process
-toolctl starts inherits: the variables docker and podman read (not ``LD_*``)."""
+toolctl starts inherits: the variables docker and podman read (not ``LD_*``), and the
+ssh agent a remote engine is reached through (``DOCKER_HOST=ssh://...``)."""
 _NO_DAEMON = ("Cannot connect to the Docker daemon", "Is the docker daemon running")
 
 
@@ -160,8 +163,16 @@ class ContainerRunner:
         by_engine: dict[Engine, list[str]] = {}
         for name, engine in running.items():
             by_engine.setdefault(engine, []).append(name)
-        for engine, names in by_engine.items():
-            self._remove(engine, *names)
+        for engine, names in by_engine.items():  # one try, a few seconds: the user asked
+            with contextlib.suppress(OSError, subprocess.SubprocessError):  # for "at once"
+                subprocess.run(
+                    engine.remove_argv(*names),
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    env=engine_environment(self.settings),
+                    timeout=ABANDON_TIMEOUT,
+                )
 
     def close(self) -> None:
         """End the calls in flight: kill their engine clients, remove their containers."""

@@ -466,11 +466,12 @@ def test_the_engine_gets_what_it_reads_and_the_secrets_passed_never_the_rest(
     wrapper.write_text(f'#!/bin/sh\nenv > "{seen}"\nexec "{podman}" "$@"\n')
     wrapper.chmod(0o755)
     env = {"CT_SECRET": SECRET, "SHELL_API_KEY": "sk-shell-only-123456",
+           "SSH_AUTH_SOCK": "/tmp/agent.sock",  # a remote engine is reached through it
            "TOOLCTL_CONTAINER_ENGINE": str(wrapper)}  # fmt: skip
     done = toolctl("run", "ct-secret", "-r", str(registry), env=env)
     assert (done.returncode, done.stdout) == (0, f"{SECRET}|visible\n"), done.stderr
     names = {line.partition("=")[0] for line in seen.read_text().splitlines()}
-    assert {"TOKEN", "PATH", "HOME"} <= names and "CONTAINERS_CONF" in names
+    assert {"TOKEN", "PATH", "HOME", "SSH_AUTH_SOCK"} <= names and "CONTAINERS_CONF" in names
     assert "SHELL_API_KEY" not in names and "CT_SECRET" not in names
 
 
