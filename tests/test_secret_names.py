@@ -57,6 +57,9 @@ def test_an_authorization_value_is_written_secret_under_any_name() -> None:
     from toolctl.secret_names import hide_written
 
     assert hide_written("AUTH_HEADER", "Bearer tok123456789") == "Bearer ***"
-    assert hide_written("X_CUSTOM", "token abcd1234efgh") == "token ***"
+    assert hide_written("X_CUSTOM", "token abcd1234efgh5678") == "token ***"
     assert hide_written("NOTE", "Bearer tokens") == "Bearer tokens"
+    # a name not about authentication needs a longer credential: a plan, a release
+    assert hide_written("LABEL", "Basic plan2024") == "Basic plan2024"
+    assert hide_written("GREETING", "Bot v2rc1alpha") == "Bot v2rc1alpha"
     assert hide_written("AUTH_HEADER", "Bearer ${env:TOKEN}") == "Bearer ${env:TOKEN}"

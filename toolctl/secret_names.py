@@ -141,7 +141,7 @@ def hide_written(name: str | None, value: str) -> str:
     secret = value[len(scheme) :]
     if secret_name(name) and looks_secret(secret, strong=strong_name(name) or bool(scheme)):
         return value[: len(scheme)] + "***"
-    if scheme and credential(secret):  # `Bearer X` under any name (AUTH_HEADER, CUSTOM_AUTHZ)
+    if scheme and credential(secret, name):  # `Bearer X` under any name (AUTH_HEADER, ...)
         return value[: len(scheme)] + "***"
     if "://" in value:
         value = _PARAMETER.sub(_hidden_parameter, hide_url_passwords(value))
@@ -155,11 +155,13 @@ def hide_written(name: str | None, value: str) -> str:
     return value
 
 
-def credential(text: str) -> bool:
+def credential(text: str, name: str | None = None) -> bool:
     """What an Authorization scheme is followed by when it is a credential: one word of
-    eight characters or more, letters and digits both (not ``Bearer tokens``)."""
+    letters and digits both, eight characters or more under a name about authentication
+    (``AUTH_HEADER``), sixteen under another (not ``Bearer tokens``, ``Basic plan2024``)."""
+    about_auth = any("AUTH" in word for word in words(name or ""))
     return (
-        len(text) >= 8
+        len(text) >= (8 if about_auth else 16)
         and not any(c.isspace() for c in text)
         and any(c.isdigit() for c in text)
         and any(c.isalpha() for c in text)

@@ -147,7 +147,8 @@ def _literal(text: str, scope: Scope, name: str | None, where: str, *, whole: bo
     if not text:
         return text
     # `Bearer X` is a secret whatever it is named (AUTH_HEADER)
-    if (secret_name(name) or _authorization(text)) and not plain(text) and not _setting(name, text):
+    by_scheme = _authorization(text, name)
+    if (secret_name(name) or by_scheme) and not plain(text) and not _setting(name, text):
         scheme = next((s for s in SCHEMES if text.startswith(s)), "")
         rest = text[len(scheme) :]
         if not rest.strip():
@@ -174,11 +175,11 @@ def _json_secrets_stay_json(document: Any, scope: Scope, where: str) -> bool:
     return all(json.dumps(value, ensure_ascii=False)[1:-1] == value for value in found)
 
 
-def _authorization(text: str) -> bool:
+def _authorization(text: str, name: str | None) -> bool:
     """An Authorization value: a scheme (``Bearer ``, ``Basic ``, ...) and a credential
-    (``secret_names.credential``: not ``Bearer tokens``)."""
+    (``secret_names.credential``: not ``Bearer tokens``, ``Basic plan2024``)."""
     scheme = next((s for s in SCHEMES if text.startswith(s)), "")
-    return bool(scheme) and credential(text[len(scheme) :])
+    return bool(scheme) and credential(text[len(scheme) :], name)
 
 
 def _setting(name: str | None, text: str) -> bool:
