@@ -149,6 +149,8 @@ class HttpTransport:
                 hint="is the server running, and is the URL right?",
             ) from exc
         except (self._httpx.InvalidURL, UnicodeError, ValueError) as exc:  # an IDNA label...
+            if what != "cannot reach":  # reading an answer: not the URL's fault
+                raise
             raise RegistryError(
                 f"MCP server at {self.name}: its URL cannot be sent to ({type(exc).__name__})",
                 hint="fix the url of its [service.mcp]",

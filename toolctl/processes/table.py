@@ -261,9 +261,11 @@ def _kill_left(tag: str) -> None:
     with it, the one way to find them."""
     import signal
 
-    for pid in tagged(tag):
-        with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGKILL)
+    for pid, start_time in tagged(tag).items():
+        fields = stat_of(PROC / str(pid))  # still the process found (a pid is reused)
+        if fields is not None and int(fields[19]) == start_time:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
 
 
 def tagged(tag: str) -> dict[int, int]:
