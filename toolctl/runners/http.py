@@ -173,9 +173,13 @@ class HttpRunner:
             target = self._parsed(url)
             if method == "POST":
                 body: dict[str, Any] = {"json": arguments}
-            else:  # after the URL's own query (`?api_key=...`), which httpx's params replace
+            else:  # after the URL's own query (`?api_key=...`) as written (httpx's params
+                body = {}  # replace it, and re-encode it: `?flag` became `?flag=`)
                 given = {k: v for k, v in query(arguments).items() if k not in target.params}
-                target, body = target.copy_merge_params(given), {}
+                if given:
+                    own = target.query.decode("ascii")
+                    added = urlencode(given)
+                    target = target.copy_with(query=(f"{own}&{added}" if own else added).encode())
             request = client.build_request(method, target, headers=headers, timeout=timeout, **body)
             answer = read_answer(client, request, deadline, max_output)
             for _ in range(MAX_REDIRECTS):

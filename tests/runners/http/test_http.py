@@ -130,9 +130,9 @@ def test_refused_connection_is_transport_unavailable(
 @pytest.mark.parametrize(
     ("url", "problem"),
     [
-        ("http://[::1/echo", "Invalid IPv6 URL"),
-        ("http://h:abc/echo", "Port could not be cast to integer value as 'abc'"),
-        ("http://h:99999/echo", "Port out of range 0-65535"),
+        ("http://[::1/echo", "its IPv6 host is not valid"),
+        ("http://h:abc/echo", "its port is not a number from 0 to 65535"),
+        ("http://h:99999/echo", "its port is not a number from 0 to 65535"),
         ("http://:80/echo", "it names no host"),
         ("http://a b/echo", "it holds white space"),
     ],
@@ -333,3 +333,17 @@ def test_a_url_wholly_from_a_variable_is_never_shown_in_an_error(
     assert done.returncode == 5, done.stderr
     assert "SECRET-PATH-TOKEN" not in done.stdout + done.stderr
     assert "cannot connect to ***" in done.stderr
+
+
+def test_get_sends_its_urls_query_as_written(
+    toolctl: Toolctl, tmp_path: Path, http_server: FixtureServer
+) -> None:
+    """A signed URL, a valueless flag, `;` between parameters: the URL's own query goes as
+    it is written (httpx re-encoded it: `?flag` became `?flag=`, `;` became `%3B`), the
+    arguments after it."""
+    reg = http_registry(tmp_path, f"{http_server.url}/echo?flag&a=1;b=2&q=x%20y", method="GET")
+    assert toolctl("run", "call", "-r", str(reg)).returncode == 0
+    assert toolctl("run", "call", "-r", str(reg), "-a", "text=hi there").returncode == 0
+    assert [s.path for s in http_server.seen] == [
+        "/echo?flag&a=1;b=2&q=x%20y", "/echo?flag&a=1;b=2&q=x%20y&text=hi+there"
+    ]  # fmt: skip
