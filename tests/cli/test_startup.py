@@ -96,6 +96,7 @@ TOOLCTL_MODULES = {
     "toolctl.processes.lifetime",  # run's signals
     "toolctl.processes.reaper",  # no process a call started outlives it
     "toolctl.registry",
+    "toolctl.registry.directories",  # open_registry's checks, below the package (no circle)
     "toolctl.registry.index",
     "toolctl.registry.index.database",
     "toolctl.registry.index.reader",

@@ -72,6 +72,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "toolctl trust list",
         "toolctl trust remove PUBLIC_KEY",
     ),
+    "trust list": ("toolctl trust list", "toolctl trust list --json"),
     "trust remove": (
         "toolctl trust remove PUBLIC_KEY",
         "toolctl trust remove any --services 'lab-*'",
