@@ -96,7 +96,9 @@ def test_mcp_serve_stopped_by_hup_or_quit_leaves_no_container(
     registry, name = container_registry(tmp_path)
     child = mcp_serve(registry)
     call(child, name)
-    assert wait_for(lambda: leftovers(f"toolctl-{name}-") != [], seconds=60)
+    if not wait_for(lambda: leftovers(f"toolctl-{name}-") != [], seconds=60):
+        child.kill()  # what the server said, to tell why its container never started
+        pytest.fail(f"no container started; the server said: {ended(child)[1][-2000:]}")
     child.send_signal(signum)
     returncode, stderr = ended(child)
     assert returncode == code, stderr
