@@ -159,20 +159,8 @@ class ContainerRunner:
         their engine clients and conmon are SIGKILLed with the rest of toolctl's tree,
         which would leave them running with nothing left to remove them. (No lock: it runs
         in a signal handler, maybe on the thread that holds it.)"""
-        running = _copied(self._containers)
-        by_engine: dict[Engine, list[str]] = {}
-        for name, engine in running.items():
-            by_engine.setdefault(engine, []).append(name)
-        for engine, names in by_engine.items():  # one try, a few seconds: the user asked
-            with contextlib.suppress(OSError, subprocess.SubprocessError):  # for "at once"
-                subprocess.run(
-                    engine.remove_argv(*names),
-                    stdin=subprocess.DEVNULL,
-                    stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL,
-                    env=engine_environment(self.settings),
-                    timeout=ABANDON_TIMEOUT,
-                )
+        for engine, names in _by_engine(_copied(self._containers)).items():
+            self._remove(engine, *names, attempts=1, timeout=ABANDON_TIMEOUT)  # "at once"
 
     def close(self) -> None:
         """End the calls in flight: kill their engine clients, remove their containers."""
@@ -182,10 +170,7 @@ class ContainerRunner:
         with self._lock:
             running.update(self._containers)
             self._containers = {}
-        by_engine: dict[Engine, list[str]] = {}
-        for name, engine in running.items():
-            by_engine.setdefault(engine, []).append(name)
-        for engine, names in by_engine.items():
+        for engine, names in _by_engine(running).items():
             self._remove(engine, *names)
 
     def engine_for(self, section: Mapping[str, Any]) -> Engine:
@@ -243,10 +228,12 @@ class ContainerRunner:
         argv += [section["image"], *command]
         return Invocation(argv, env, name)
 
-    def _remove(self, engine: Engine, *names: str) -> str:
+    def _remove(
+        self, engine: Engine, *names: str, attempts: int = 2, timeout: float = REMOVE_TIMEOUT
+    ) -> str:
         """Kill and remove containers; says what became of them, for the error message."""
         name = " ".join(names)
-        for attempt in range(2):
+        for attempt in range(attempts):
             try:
                 removed = subprocess.run(
                     engine.remove_argv(*names),
@@ -254,14 +241,15 @@ class ContainerRunner:
                     stdout=subprocess.DEVNULL,
                     stderr=subprocess.DEVNULL,
                     env=engine_environment(self.settings),
-                    timeout=REMOVE_TIMEOUT,
+                    timeout=timeout,
                     check=False,
                 )
                 if removed.returncode == 0:
                     return f"container {name} was killed and removed"
             except (OSError, subprocess.TimeoutExpired):
                 pass
-            time.sleep(0.2 * (attempt + 1))
+            if attempt + 1 < attempts:
+                time.sleep(0.2 * (attempt + 1))
         return f"container {name} could not be removed: run '{engine.kind} rm -f {name}'"
 
     def _result(
@@ -322,6 +310,14 @@ def detect_engine(settings: Settings) -> Engine:
         f"no container engine answers: {tried} did not reach a working engine",
         hint=f"start the docker daemon, {INSTALL_HINT}",
     )
+
+
+def _by_engine(containers: Mapping[str, Engine]) -> dict[Engine, list[str]]:
+    """Container names grouped by their engine: one `rm -f` each."""
+    grouped: dict[Engine, list[str]] = {}
+    for name, engine in containers.items():
+        grouped.setdefault(engine, []).append(name)
+    return grouped
 
 
 def _copied(containers: dict[str, Engine]) -> dict[str, Engine]:
