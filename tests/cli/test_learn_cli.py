@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT, Toolctl, write_files
-from tests.learning.support import registry_toml, write_transcripts
+from tests.learning.support import calls_in_turn, registry_toml, write_transcripts
 
 ACTIONS = """
 [[action]]
@@ -573,16 +573,8 @@ def test_a_function_name_is_learned_as_its_tool_and_any_name_is_drawn_as_written
     write_files(
         tmp_path, {"r/t.toml": tool.format("dotted.name", "dot") + tool.format("typed", "t")}
     )
-    messages: list[dict[str, object]] = [{"role": "user", "content": "go"}]
-    for number, name in enumerate(["typed", "dotted_name", "查询"]):
-        call = {
-            "id": f"c{number}",
-            "type": "function",
-            "function": {"name": name, "arguments": "{}"},
-        }
-        messages += [{"role": "assistant", "content": None, "tool_calls": [call]},
-                     {"role": "tool", "tool_call_id": f"c{number}", "content": "ok"}]  # fmt: skip
-    (tmp_path / "chat.jsonl").write_text((json.dumps({"messages": messages}) + "\n") * 5)
+    chat = json.dumps(calls_in_turn(["typed", "dotted_name", "查询"]))
+    (tmp_path / "chat.jsonl").write_text((chat + "\n") * 5)
     learned = toolctl("graph", "learn", "--from-transcripts", "chat.jsonl", "-r", "r", "--out", "-")
     assert learned.returncode == 0, learned.stderr
     assert "dotted_name" not in learned.stdout and '"dotted.name"' in learned.stdout
@@ -604,16 +596,8 @@ def test_a_name_past_the_basic_plane_learns_and_a_hidden_character_is_drawn_visi
     a name holding an escape sequence or a bidi control is drawn with the character named
     (`<U+001B>`), never passed to the terminal."""
     write_files(tmp_path, {"r/t.toml": ""})
-    messages: list[dict[str, object]] = [{"role": "user", "content": "go"}]
-    for number, name in enumerate(["search🔍", "fetch", "a\x1b]0;pwn\x07b", "x\u202ey"]):
-        call = {
-            "id": f"c{number}",
-            "type": "function",
-            "function": {"name": name, "arguments": "{}"},
-        }
-        messages += [{"role": "assistant", "content": None, "tool_calls": [call]},
-                     {"role": "tool", "tool_call_id": f"c{number}", "content": "ok"}]  # fmt: skip
-    (tmp_path / "chat.jsonl").write_text((json.dumps({"messages": messages}) + "\n") * 3)
+    chat = json.dumps(calls_in_turn(["search🔍", "fetch", "a\x1b]0;pwn\x07b", "x\u202ey"]))
+    (tmp_path / "chat.jsonl").write_text((chat + "\n") * 3)
     assert toolctl("graph", "learn", "--from-transcripts", "chat.jsonl", "-r", "r").returncode == 0
     after = toolctl("recommend", "--after", "fetch", "-r", "r")
     assert after.returncode == 0, after.stderr

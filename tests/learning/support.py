@@ -80,6 +80,17 @@ def conversation(rng: random.Random, number: int) -> dict[str, Any]:
     }
 
 
+def calls_in_turn(names: list[str]) -> dict[str, Any]:
+    """One conversation calling ``names`` in turn, each answered "ok" (OpenAI chat JSONL)."""
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "go"}]
+    for number, name in enumerate(names):
+        call = {"id": f"c{number}", "type": "function",
+                "function": {"name": name, "arguments": "{}"}}  # fmt: skip
+        messages += [{"role": "assistant", "content": None, "tool_calls": [call]},
+                     {"role": "tool", "tool_call_id": f"c{number}", "content": "ok"}]  # fmt: skip
+    return {"messages": messages}
+
+
 def write_transcripts(path: Path, count: int = 40, seed: int = 26) -> Path:
     rng = random.Random(seed)
     path.write_text("".join(json.dumps(conversation(rng, i)) + "\n" for i in range(count)))
