@@ -43,6 +43,7 @@ def test_urls_that_are_fine(url: str) -> None:
         ("https://h/x?key=${env:KEY}&sig=***", "https://h/x?key=${env:KEY}&sig=***"),
         ("https://h/x?token_type=bearer&scope=a", "https://h/x?token_type=bearer&scope=a"),
         ("no url: a?token=abc", "no url: a?token=abc"),
+        ("https://h/x?api%5Fkey=abc&a%20b=1", "https://h/x?api%5Fkey=***&a%20b=1"),
     ],
 )
 def test_secret_parameters_of_a_printed_url_are_hidden(text: str, shown: str) -> None:

@@ -78,6 +78,9 @@ def test_the_parts_that_are_not_secret_stay() -> None:
     assert rewrite_url("https://h/mcp?apiKey=k9k9k9&region=eu", s, "u") == (
         "https://h/mcp?apiKey=${env:REMOTE_API_KEY}&region=eu"
     )
+    assert rewrite_url("https://h/mcp?access%5Ftoken=k9k9k9", s, "u") == (
+        "https://h/mcp?access%5Ftoken=${env:REMOTE_ACCESS_TOKEN}"
+    )
     assert rewrite_url("http://[::1", s, "u") == "http://[::1"
 
 

@@ -23,7 +23,7 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from toolctl.secret_names import (
     PREFIXES,
@@ -241,8 +241,9 @@ def _query_pair(pair: str, scope: Scope, where: str, part: str = "query") -> str
     key, equals, value = pair.partition("=")
     if not equals or not value or "${env:" in value:
         return pair
-    if (secret_name(key) and not plain(value)) or secret_spans(value) == [(0, len(value))]:
-        return f"{key}={scope.hide(value, key, f'{where} (URL {part} {key})')}"
+    name = unquote(key)  # ?api%5Fkey= is ?api_key= to the server
+    if (secret_name(name) and not plain(value)) or secret_spans(value) == [(0, len(value))]:
+        return f"{key}={scope.hide(value, name, f'{where} (URL {part} {name})')}"
     return pair
 
 
