@@ -63,3 +63,12 @@ def test_an_authorization_value_is_written_secret_under_any_name() -> None:
     assert hide_written("LABEL", "Basic plan2024") == "Basic plan2024"
     assert hide_written("GREETING", "Bot v2rc1alpha") == "Bot v2rc1alpha"
     assert hide_written("AUTH_HEADER", "Bearer ${env:TOKEN}") == "Bearer ${env:TOKEN}"
+
+
+def test_a_percent_encoded_parameter_name_is_judged_decoded() -> None:
+    """``?access%5Ftoken=X`` is ``?access_token=X`` to the server: `check` and `show` hide
+    its value as they hide the plain name's."""
+    from toolctl.secret_names import hide_written
+
+    url = "https://h/mcp?access%5Ftoken=t0k3nvalue123&region=eu"
+    assert hide_written("url", url) == "https://h/mcp?access%5Ftoken=***&region=eu"

@@ -187,9 +187,19 @@ _CONNECTION_PASSWORD = re.compile(r"(?i)((?:^|;)\s*(?:password|pwd)\s*=\s*)(?!\*
 def _hidden_parameter(match: re.Match[str]) -> str:
     """A URL's ``key=value`` with the value as ``***`` when both say it is a secret."""
     mark, key, value = match.groups()
+    key = parameter_name(key)
     if secret_name(key) and looks_secret(value, strong=strong_name(key)) and "${env:" not in value:
-        return f"{mark}{key}=***"
+        return f"{mark}{match.group(2)}=***"
     return match.group(0)
+
+
+def parameter_name(key: str) -> str:
+    """A URL parameter's name as the server reads it: ``api%5Fkey`` is ``api_key``."""
+    if "%" not in key:
+        return key
+    from urllib.parse import unquote
+
+    return unquote(key)
 
 
 _OPTION = re.compile(r"-{0,2}[A-Za-z_][A-Za-z0-9_.-]*")

@@ -122,13 +122,10 @@ with the punctuation a message puts after a URL (``at URL: reason``, ``'URL'``).
 
 
 def _hidden_parameter(match: re.Match[str]) -> str:
-    from toolctl.secret_names import secret_name
+    from toolctl.secret_names import parameter_name, secret_name
 
     mark, key, value = match.groups()
-    if "%" in key:  # ?api%5Fkey= is ?api_key= to the server
-        from urllib.parse import unquote
-
-        key = unquote(key)
+    key = parameter_name(key)
     if value == "***" or value.startswith("${env:") or not secret_name(key):
         return match.group(0)
     return f"{mark}{match.group(2)}=***"

@@ -162,10 +162,12 @@ def test_an_authorization_value_a_json_value_and_sshpass_are_secrets() -> None:
 
     s = scope("k")
     env = {"AUTH_HEADER": "Bearer tok123456789", "CONFIG_JSON": '{"token": "jsont0ken12", "n": 1}',
-           "PLAIN_JSON": '{"mode": "fast"}', "NOTE": "Bearer tokens", "MODEL": "gpt-4o"}  # fmt: skip
+           "PLAIN_JSON": '{"mode": "fast"}', "NOTE": "Bearer tokens", "MODEL": "gpt-4o",
+           "HOSTS_JSON": '[{"host": "a", "password": "arr4ysecr3t"}, "x"]'}  # fmt: skip
     assert rewrite_map(env, s, "env") == {
         "AUTH_HEADER": "Bearer ${env:K_AUTH_HEADER}",
         "CONFIG_JSON": '{"token": "${env:K_TOKEN}", "n": 1}',
+        "HOSTS_JSON": '[{"host": "a", "password": "${env:K_PASSWORD}"}, "x"]',
         "PLAIN_JSON": '{"mode": "fast"}', "NOTE": "Bearer tokens", "MODEL": "gpt-4o",
     }  # fmt: skip
     args = ["-p", "sshpassw0rd1", "ssh", "-p", "2222", "host"]

@@ -23,12 +23,13 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import unquote, urlsplit, urlunsplit
+from urllib.parse import urlsplit, urlunsplit
 
 from toolctl.secret_names import (
     PREFIXES,
     SCHEMES,
     credential,
+    parameter_name,
     plain,
     secret_name,
     strong_name,
@@ -241,7 +242,7 @@ def _query_pair(pair: str, scope: Scope, where: str, part: str = "query") -> str
     key, equals, value = pair.partition("=")
     if not equals or not value or "${env:" in value:
         return pair
-    name = unquote(key)  # ?api%5Fkey= is ?api_key= to the server
+    name = parameter_name(key)
     if (secret_name(name) and not plain(value)) or secret_spans(value) == [(0, len(value))]:
         return f"{key}={scope.hide(value, name, f'{where} (URL {part} {name})')}"
     return pair
@@ -249,14 +250,15 @@ def _query_pair(pair: str, scope: Scope, where: str, part: str = "query") -> str
 
 def rewrite_map(values: Mapping[str, str], scope: Scope, where: str) -> dict[str, str]:
     """Env variables or headers: each value decided by its name and its shape, a JSON
-    object's (``CONFIG_JSON = '{"token": "X"}'``) by each of its keys, as an argument's."""
+    object's (``CONFIG_JSON = '{"token": "X"}'``, or an array of them) by each of its keys,
+    as an argument's."""
     import json
 
     hidden: dict[str, str] = {}
     for key, value in values.items():
         place = f"{where} {key}"
         try:
-            document = json.loads(value) if value.lstrip().startswith("{") else None
+            document = json.loads(value) if value.lstrip().startswith(("{", "[")) else None
         except (ValueError, RecursionError):
             document = None
         if document is not None and _json_secrets_stay_json(document, scope, place):
