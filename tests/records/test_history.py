@@ -7,6 +7,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -136,6 +137,32 @@ def test_a_writer_killed_mid_write_leaves_whole_batches(tmp_path: Path) -> None:
     assert sizes and {n for (n,) in sizes} == {200}  # each batch whole or absent
     history.append(db, [record("after")], max_calls=10_000_000, max_days=365.0)
     assert history.recent(db, Filter(tool="after"), 1)[0].tool == "after"
+
+
+def test_a_reader_during_the_first_write_never_takes_the_history_for_another_programs(
+    tmp_path: Path,
+) -> None:
+    """`toolctl history` while the first call ever creates the file: the version and the
+    tables were read in two snapshots, the creation committed between them, and the new
+    history was "another program's database" (about a third of the rounds, before)."""
+    for n in range(100):
+        path = tmp_path / f"history-{n}.sqlite3"
+        path.touch()  # there, empty: as the writer leaves it before its schema commits
+        created = threading.Event()
+
+        def create(path: Path = path, created: threading.Event = created) -> None:
+            history.open_for_writing(path).close()
+            created.set()
+
+        writer = threading.Thread(target=create)
+        writer.start()
+        try:
+            while not created.is_set():
+                db = history.open_for_reading(path)  # HistoryUnusable fails the test
+                if db is not None:
+                    db.close()
+        finally:
+            writer.join()
 
 
 def test_a_history_that_cannot_be_written_warns_once(tmp_path: Path) -> None:

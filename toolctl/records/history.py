@@ -195,12 +195,16 @@ def _regular(path: Path) -> None:
 def _foreign(db: sqlite3.Connection) -> str | None:
     """None for a history of this version; "" for an empty database (one to create);
     else why it is not one toolctl reads or writes."""
-    version = db.execute("PRAGMA user_version").fetchone()[0]
+    # one statement, so one snapshot: read apart, a history being created between the two
+    # reads (its first writer's commit) looked like another program's database
+    version, tables = db.execute(
+        "SELECT user_version, (SELECT count(*) FROM sqlite_master) FROM pragma_user_version"
+    ).fetchone()
     if version == VERSION:
         return None
     if version > VERSION:
         return f"written by a newer toolctl (history version {version}, this one reads {VERSION})"
-    if db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+    if tables:
         return "it is not a toolctl history (another program's database)"
     return ""
 
