@@ -36,9 +36,9 @@ COMMAND_MODULES = {
     "mcp": "mcp",
     "serve": "serve",
     "history": "history",
-    "keygen": "announcing",
-    "trust": "announcing",
-    "adopt": "announcing",
+    "keygen": "keygen",
+    "trust": "trust",
+    "adopt": "adopt",
     "stats": "stats",
 }
 """Every command name and the module under toolctl.cli that installs it."""

@@ -1,15 +1,12 @@
-"""`toolctl keygen`, `toolctl trust add|list|remove` and `toolctl adopt`: signed
-announcements."""
+"""`toolctl trust add|list|remove`: the keys whose announcements this registry believes."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from toolctl.cli.common import (
-    AnnouncedOption,
     JsonOption,
     RegistryOption,
     reporter,
@@ -18,32 +15,11 @@ from toolctl.cli.common import (
 
 
 def install(app: typer.Typer) -> None:
-    app.command("keygen")(keygen_command)
     trust = typer.Typer(help="The keys whose announcements this registry believes.")
     trust.command("add")(trust_add_command)
     trust.command("list")(trust_list_command)
     trust.command("remove")(trust_remove_command)
     app.add_typer(trust, name="trust")
-    app.command("adopt")(adopt_command)
-
-
-def keygen_command(
-    file: Annotated[Path, typer.Argument(metavar="FILE", help="Where to write the key.")],
-    json: JsonOption = False,
-) -> None:
-    """Write a new Ed25519 signing key to FILE (mode 0600) and print its public key.
-
-    Workers sign with it (`worker SERVICE --announce --key FILE`); readers trust the
-    public key (`toolctl trust add KEY --services PATTERN`). Exit 2 if FILE exists.
-    """
-    from toolctl.signing import generate
-    from toolctl.terminal import render
-
-    public = generate(file)
-    if json:
-        render.print_json({"file": render.display_path(file), "public_key": public})
-        return
-    typer.echo(public)
 
 
 def trust_add_command(
@@ -104,24 +80,3 @@ def trust_remove_command(
 
     removed = remove_trust(settings_for(registry), key, services)
     views.print_untrusted(key, removed, as_json=json)
-
-
-def adopt_command(
-    name: Annotated[str, typer.Argument(metavar="NAME", help="An announced tool or service.")],
-    output: Annotated[
-        Path | None,
-        typer.Option("--output", "-o", metavar="FILE", help="Default: ./NAME.toml."),
-    ] = None,
-    registry: RegistryOption = None,
-    announced: AnnouncedOption = None,
-    json: JsonOption = False,
-) -> None:
-    """Write the announced NAME (and its service) into a file to review and register."""
-    from toolctl.registry.announced_view import adopt
-    from toolctl.terminal import render
-
-    settings = settings_for(registry, announced=announced)
-    written = adopt(settings, reporter(settings, notes=not json), name, output)
-    shown = render.display_path(written)
-    line = f"wrote {shown}; review it, then `toolctl register` it"
-    render.outcome({"name": name, "file": shown}, line, as_json=json)
