@@ -3,6 +3,7 @@ server that dies or floods is one clear error, and secrets never reach error tex
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
@@ -224,3 +225,35 @@ def test_a_request_not_answered_says_its_time_as_people_read_it(probe_argv: list
         assert str(caught.value) == "MCP server 'svc' did not answer within 0.2 s"
     finally:
         session.close()
+
+
+def test_a_signal_while_the_server_starts_leaves_no_server(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Ctrl-C (or SIGTERM and SIGHUP, told as it is) after the server started and before
+    its transport was made: nobody held the server to end it, and sweeps spared it (it was
+    kept for later calls), so it outlived toolctl. It is ended there."""
+    import signal
+    import threading
+    import types
+
+    from toolctl.processes.reaper import is_kept
+
+    started: list[int] = []
+
+    class Interrupting(threading.Thread):
+        def start(self) -> None:  # the signal lands as the transport starts its readers
+            started.append(self._target.__self__.process.pid)  # type: ignore[attr-defined]
+            raise KeyboardInterrupt
+
+    fake = types.SimpleNamespace(Thread=Interrupting, Lock=threading.Lock)
+    monkeypatch.setattr("toolctl.mcp.stdio.threading", fake)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            connect_stdio([sys.executable, "-c", "import time; time.sleep(600)"])
+        [pid] = started
+        assert not alive(pid) and not is_kept(pid)
+    finally:
+        for pid in started:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)

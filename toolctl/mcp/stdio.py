@@ -87,13 +87,33 @@ class StdioTransport:
                 f"MCP server '{self.name}' cannot start: its command, environment or cwd "
                 "holds a NUL character"
             ) from None
-        from toolctl.processes.reaper import keep
+        try:
+            from toolctl.processes.reaper import keep
 
-        keep(self.process.pid)  # open across calls: a sweep after one call must spare it
-        self._err_thread = threading.Thread(target=self._read_stderr, daemon=True)
-        self._out_thread = threading.Thread(target=self._read_stdout, daemon=True)
-        self._err_thread.start()
-        self._out_thread.start()
+            keep(self.process.pid)  # open across calls: a sweep after one call must spare it
+            self._err_thread = threading.Thread(target=self._read_stderr, daemon=True)
+            self._out_thread = threading.Thread(target=self._read_stdout, daemon=True)
+            self._err_thread.start()
+            self._out_thread.start()
+        except BaseException:  # a signal before the caller holds the server: none can end it
+            self._abort()
+            raise
+
+    def _abort(self) -> None:
+        """End a server whose transport was never made: its tree killed, no sweep sparing it."""
+        from toolctl.processes.reaper import release
+        from toolctl.processes.stopping import process_tree, terminate_tree
+
+        tree = process_tree(self.process.pid)
+        self._signal_group(signal.SIGKILL)
+        self.process.wait()
+        tree.pop(self.process.pid, None)
+        terminate_tree(tree)
+        release(self.process.pid)
+        for pipe in (self.process.stdin, self.process.stdout, self.process.stderr):
+            with contextlib.suppress(OSError):
+                if pipe:
+                    pipe.close()
 
     @property
     def pid(self) -> int:
