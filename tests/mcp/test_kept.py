@@ -101,6 +101,31 @@ def test_a_keeper_stopped_by_any_signal_ends_its_server(
     assert json.loads(toolctl("service", "status", "-r", str(reg), "--json").stdout) == []
 
 
+def test_the_keeper_holds_what_its_server_needs_not_the_callers_environment(
+    toolctl: Toolctl, tmp_path: Path, down: list[Path]
+) -> None:
+    """A keeper lives for its idle time (or until `service down`): it held every variable
+    of the shell that started it, an unrelated cloud key included. It holds what its
+    server gets, and the variables the service names, and the server gets what it did."""
+    pids = tmp_path / "pids"
+    reg = kept_registry(tmp_path, {"PROBE_PID_FILE": str(pids), "PROBE_TOKEN": "${env:MINE}"})
+    down.append(reg)
+    env = {"UNRELATED_SECRET": "s3cr3t-elsewhere", "MINE": "t0k3n-for-probe"}
+    assert toolctl("service", "up", "probe", "-r", str(reg), env=env).returncode == 0
+    [row] = json.loads(toolctl("service", "status", "-r", str(reg), "--json").stdout)
+    server = int(pids.read_text().split()[0])
+    held = {pid: _environ(pid) for pid in (row["pid"], server)}
+    for pid, environ in held.items():
+        assert "UNRELATED_SECRET" not in environ and environ["HOME"] == os.environ["HOME"], pid
+    assert held[server]["PROBE_TOKEN"] == "t0k3n-for-probe" and "MINE" not in held[server]
+    assert held[row["pid"]]["MINE"] == "t0k3n-for-probe"  # masked in what the server says
+
+
+def _environ(pid: int) -> dict[str, str]:
+    raw = Path(f"/proc/{pid}/environ").read_bytes()
+    return dict(item.split("=", 1) for item in raw.decode().split("\0") if "=" in item)
+
+
 def test_a_stranger_without_the_token_gets_nothing(
     toolctl: Toolctl, tmp_path: Path, down: list[Path]
 ) -> None:

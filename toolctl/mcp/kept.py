@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from toolctl.descriptor_env import expand_env, expand_env_map
+from toolctl.descriptor_env import child_environment, expand_env, expand_env_map
 from toolctl.errors import TransportUnavailable, UsageError
 from toolctl.mcp.service import connect_budget
 from toolctl.runtimes import MCP_IDLE_TIMEOUT
@@ -122,7 +122,7 @@ def _start(
         KEPT,
         [sys.executable, "-m", "toolctl.mcp.keeper", definition(section, base, token)],
         ReadyFile(table.ready_path(name)),
-        env={**settings.environ, **expanded, SPEC_VARIABLE: json.dumps(spec)},
+        env={**_keeper_environment(settings, spec, expanded), SPEC_VARIABLE: json.dumps(spec)},
         port=port,
         url=f"tcp://127.0.0.1:{port}",
         timeout=timeout + 5,
@@ -131,6 +131,23 @@ def _start(
     if not started:
         token_file.unlink(missing_ok=True)
     return record, started
+
+
+def _keeper_environment(
+    settings: Settings, spec: Mapping[str, Any], expanded: Mapping[str, str]
+) -> dict[str, str]:
+    """What the keeper holds for its idle time, never the caller's whole environment: what
+    its server gets (``child_environment``), the variables its command and env name
+    (``${env:NAME}``: it expands the command's, and masks them all in what the server
+    says), and what its own interpreter may need to start (``PYTHON*``)."""
+    environ = settings.environ
+    named = {key: environ[key] for key in spec["secrets"] if key in environ}
+    python = {k: v for k, v in environ.items() if k.startswith(_INTERPRETER)}
+    served = child_environment(environ, expanded, spec["pass_env"])
+    return {**python, **named, **served}
+
+
+_INTERPRETER = ("PYTHON", "VIRTUAL_ENV", "LD_LIBRARY_PATH")
 
 
 def definition(section: Mapping[str, Any], base: Path, token: str) -> str:
