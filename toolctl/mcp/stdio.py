@@ -244,6 +244,11 @@ class StdioTransport:
         which = f"'{self._program}'"
         if found and found != self._program:
             which += f" ({found})"
+        if "This is mcp 2.x" in tail:  # the SDK's own word: the server is written for 1.x
+            return (
+                f"{which} has the MCP SDK 2.x and the server is written for 1.x: install "
+                "'mcp<2' for that Python, or port the server to 2.x"
+            )
         hint = f"{which} cannot import '{module}': install it for that Python"
         try:
             ours = importlib.util.find_spec(module.partition(".")[0]) is not None
