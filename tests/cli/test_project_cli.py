@@ -59,6 +59,25 @@ def test_not_found_names_the_directories_searched(tmp_path: Path, toolctl: Toolc
     ), legacy.stderr
 
 
+def test_init_in_a_fresh_clone_makes_the_registry_git_did_not_keep(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    """A project with no tool yet, cloned: git keeps no empty directory, so registry/ is
+    missing, `check` fails and says `toolctl init` makes it; `init` said "exists already;
+    nothing changed" and made nothing. It makes the directories the project names inside
+    it (never one outside: `paths` there may be a typo, or another checkout's)."""
+    project = tmp_path / "clone"
+    project.mkdir()
+    (project / "toolctl.toml").write_text('[registry]\npaths = ["registry", "../elsewhere"]\n')
+    assert toolctl("check", cwd=project).returncode == 3
+    init = toolctl("init", "--json", cwd=project)
+    assert init.returncode == 0, init.stderr
+    assert json.loads(init.stdout)["made"] == ["registry"]
+    assert (project / "registry").is_dir() and not (tmp_path / "elsewhere").exists()
+    again = toolctl("init", cwd=project)
+    assert again.stderr.endswith("exists already; nothing changed\n")
+
+
 def test_a_project_is_read_and_written_from_its_subdirectories(
     tmp_path: Path, toolctl: Toolctl
 ) -> None:

@@ -24,7 +24,8 @@ def init_command(
 
     From DIR and every directory below it, toolctl then reads registry/ first (then the
     user registry) and `register` writes there. A DIR that does not exist is created; one
-    that is a project already is left as it is.
+    that is a project already keeps its toolctl.toml, and the registry directories it
+    names inside DIR are made if missing (git keeps no empty directory).
     """
     from toolctl.registry.scaffold import init_project
     from toolctl.terminal import render
@@ -32,7 +33,10 @@ def init_command(
     made = init_project(directory)
     file, registry = render.display_path(made.file), render.display_path(made.registry)
     line = f"created {file} and {registry}/: `toolctl register` now writes there"
+    made_now = [render.display_path(d) for d in made.made]
     if not made.created:
-        line = f"{file} exists already; nothing changed"
-    document = {"created": made.created, "file": file, "registry": registry}
+        line = f"{file} exists already; " + (
+            f"made {', '.join(f'{d}/' for d in made_now)}" if made_now else "nothing changed"
+        )
+    document = {"created": made.created, "file": file, "registry": registry, "made": made_now}
     render.outcome(document, line, as_json=json)

@@ -203,18 +203,32 @@ class Initialised:
     file: Path
     registry: Path
     created: bool
+    made: tuple[Path, ...] = ()
+    """In a project already: its registry directories that were missing, made now."""
 
 
 def init_project(directory: Path) -> Initialised:
     """Make ``directory`` a project: ``toolctl.toml`` and its registry directory; a
     directory that does not exist is created first (with its parents), as `git init DIR`
-    and `uv init DIR` do. A directory that is a project already is left as it is."""
+    and `uv init DIR` do. A directory that is a project already keeps its file; the
+    registry directories it names inside it are made if missing (git keeps no empty
+    directory: a fresh clone of a project with no tool yet has none)."""
     file = directory / PROJECT_FILE
     registry = directory / DEFAULT_REGISTRY
     if os.path.lexists(file):
         from toolctl.project import read_project
 
-        return Initialised(file, read_project(file).registries[0], created=False)
+        registries = read_project(file).registries
+        inside = directory.resolve()
+        missing = tuple(
+            d for d in registries if not os.path.lexists(d) and d.resolve().is_relative_to(inside)
+        )
+        for each in missing:
+            try:
+                each.mkdir(parents=True)
+            except OSError as exc:
+                raise UsageError(f"cannot create {each}: {exc.strerror or exc}") from None
+        return Initialised(file, registries[0], created=False, made=missing)
     if os.path.lexists(directory) and not directory.is_dir():
         raise UsageError(f"{directory} is not a directory: a project is a directory")
     from toolctl.arguments import is_text, printable_os
