@@ -46,11 +46,11 @@ def test_init_new_register_unregister(toolctl: Toolctl, tmp_path: Path) -> None:
     project = tmp_path / "project"
     project.mkdir()
     made = toolctl("init", str(project), "--json")
-    assert data(made) == {"created": True, "file": "project/toolctl.toml",
+    assert data(made) == {"created": True, "file": "project/toolctl.toml", "made": [],
                           "registry": "project/registry"}  # fmt: skip
     assert made.stderr == ""
     again = data(toolctl("init", str(project), "--json"))
-    assert again == {"created": False, "file": "project/toolctl.toml",
+    assert again == {"created": False, "file": "project/toolctl.toml", "made": [],
                      "registry": "project/registry"}  # fmt: skip
 
     new = toolctl("new", "tool", "greet", "--json", cwd=project)
