@@ -61,7 +61,7 @@ def test_init_new_register_unregister(toolctl: Toolctl, tmp_path: Path) -> None:
 
     gone = toolctl("unregister", "tool", "greet", "--json", cwd=project)
     assert data(gone) == {"kind": "tool", "name": "greet", "file": "registry/tools/greet.toml",
-                          "in_force": None}  # fmt: skip
+                          "in_force": None, "tools": []}  # fmt: skip
     assert gone.stderr == ""
 
 
@@ -77,7 +77,7 @@ def test_unregister_names_the_shadowed_definition_now_in_force(
     search = ("-r", str(first), "-r", str(second))
     gone = data(toolctl("unregister", "tool", "echo", "--json", *search))
     assert gone == {"kind": "tool", "name": "echo", "file": "first/echo.toml",
-                    "in_force": {"file": "second/echo.toml", "line": 1}}  # fmt: skip
+                    "in_force": {"file": "second/echo.toml", "line": 1}, "tools": []}  # fmt: skip
 
 
 def test_keygen_and_trust_add(toolctl: Toolctl, tmp_path: Path) -> None:

@@ -263,6 +263,42 @@ def test_unregister(tmp_path: Path, toolctl: Toolctl) -> None:
     assert unknown.returncode == 4
 
 
+def test_unregister_refuses_what_definitions_in_force_still_name(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    """`unregister service time` after `mcp add time` removed the service and left its
+    tools naming nothing: `check` and `run` then failed on them. It is refused, naming
+    them; --with-tools removes the service's tools too, all or nothing (a group naming one
+    of those tools refuses them all), and --force removes it anyway."""
+    service = '[[service]]\nname = "s"\n[service.http]\nurl = "http://127.0.0.1:9/"\n'
+    write_files(tmp_path, {
+        "reg/services/s.toml": service,
+        "reg/tools/a.toml": '[[tool]]\nname = "a"\nservice = "s"\n[tool.http]\npath = "/a"\n',
+        "reg/tools/b.toml": '[[tool]]\nname = "b"\nservice = "s"\n[tool.http]\npath = "/b"\n',
+        "reg/groups/g.toml": '[[group]]\nname = "g"\ntools = ["b"]\n',
+    })  # fmt: skip
+    assert toolctl("check", "-r", "reg").returncode == 0
+    refused = toolctl("unregister", "service", "s", "-r", "reg")
+    assert refused.returncode == 3
+    assert refused.stderr == (
+        "toolctl: error: service 's' is named by tool 'a', tool 'b'; nothing was removed; "
+        "pass --with-tools to remove its tools too, or --force to leave them naming nothing\n"
+    )
+    grouped = toolctl("unregister", "service", "s", "--with-tools", "-r", "reg")
+    assert grouped.returncode == 3 and "tool 'b' is named by group 'g'" in grouped.stderr
+    assert len(list((tmp_path / "reg").rglob("*.toml"))) == 4  # nothing was removed
+    (tmp_path / "reg/groups/g.toml").unlink()
+    done = toolctl("unregister", "service", "s", "--with-tools", "-r", "reg", "--json")
+    assert done.returncode == 0, done.stderr
+    assert [t["name"] for t in json.loads(done.stdout)["tools"]] == ["a", "b"]
+    assert not list((tmp_path / "reg").rglob("*.toml"))
+    write_files(tmp_path, {"reg/tools/a.toml": '[[tool]]\nname = "a"\n[tool.local]\n'
+                           'command = ["true"]\n', "reg/groups/g.toml": '[[group]]\nname = "g"'
+                           '\ntools = ["a"]\n'})  # fmt: skip
+    assert toolctl("unregister", "tool", "a", "-r", "reg").returncode == 3
+    assert toolctl("unregister", "tool", "a", "--force", "-r", "reg").returncode == 0
+
+
 def test_a_quarantined_look_alike_is_unregistered(tmp_path: Path, toolctl: Toolctl) -> None:
     """Removing the look-alike is the fix its quarantine asks for: `unregister` does it, as
     from any directory (it said "rename one of them" and refused, exit 3)."""

@@ -158,8 +158,10 @@ def test_a_name_taken_by_another_server_gets_advice_that_works(
     other = toolctl("mcp", "add", "text", "-r", "reg", "--", *SERVER, "--verbose")
     assert other.returncode == 3
     assert "--replace" not in other.stderr
-    advice = "'toolctl unregister service text' first to change it, or pick another name"
+    advice = (
+        "'toolctl unregister service text --with-tools' first to change it, or pick another name"
+    )
     assert advice in other.stderr
-    assert toolctl("unregister", "service", "text", "-r", "reg").returncode == 0
+    assert toolctl("unregister", "service", "text", "--with-tools", "-r", "reg").returncode == 0
     again = toolctl("mcp", "add", "text", "-r", "reg", "--", *SERVER, "--verbose")
     assert again.returncode == 0, again.stderr

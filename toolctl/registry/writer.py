@@ -16,7 +16,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from toolctl.errors import NameConflict, NotFound, RegistryError, UsageError
 from toolctl.names import fold
@@ -295,7 +295,9 @@ def _refuse_taken(
         update = (
             "pass --replace to update it"
             if replace is False
-            else f"'toolctl unregister {new.kind} {new.name}' first to change it"
+            else f"'toolctl unregister {new.kind} {new.name}"
+            + (" --with-tools" if new.kind == "service" else "")
+            + "' first to change it"
         )
         raise NameConflict(
             f"{new.kind} '{new.name}' is already defined in {where}, differently",
@@ -398,14 +400,30 @@ def _fsync_directory(directory: Path) -> None:
         os.close(descriptor)
 
 
-def unregister(kind: str, name: str, settings: Settings) -> tuple[Definition, Definition | None]:
-    """Remove the file that defines (kind, name); returns it and the definition now in force.
+class Unregistered(NamedTuple):
+    """What `unregister` removed, and the shadowed definition now in force, if any."""
+
+    removed: Definition
+    now: Definition | None
+    tools: tuple[Definition, ...] = ()
+    """With ``with_tools``: the service's tools, removed with it."""
+
+
+def unregister(
+    kind: str, name: str, settings: Settings, *, with_tools: bool = False, force: bool = False
+) -> Unregistered:
+    """Remove the file that defines (kind, name) (``with_tools``: a service's tools too).
 
     Only a file holding that one entry is removed: a file with other entries is refused
-    rather than rewritten, because rewriting TOML would drop its comments and layout.
+    rather than rewritten, because rewriting TOML would drop its comments and layout. A
+    definition in force that others name (a service its tools, a tool the actions and
+    groups naming it) is refused unless ``force``: they would name nothing, and `check`
+    and `run` would fail on them. Nothing is removed unless all of it can be.
     """
     from toolctl.registry.directories import require_directories
 
+    if with_tools and kind != "service":
+        raise UsageError(f"--with-tools removes a service's tools; {kind} '{name}' is no service")
     require_directories(settings)  # a --registry typo is said, not 'not found'
     settings = settings.without_announcements()  # an announced name is no file to remove
     registry = Registry.open(settings, full=True)
@@ -413,7 +431,8 @@ def unregister(kind: str, name: str, settings: Settings) -> tuple[Definition, De
     defined = registry.definitions(kind, name)
     if not defined:
         raise registry.not_found(kind, name)
-    if registry.confusable_with(kind, name) is None:  # a quarantined look-alike: remove it
+    in_force = registry.confusable_with(kind, name) is None
+    if in_force:  # (a quarantined look-alike is removed wherever it is)
         _refuse_elsewhere(defined[0], settings)
     root = _root_of(Path(defined[0].file), settings)
     with locked(root):
@@ -421,18 +440,58 @@ def unregister(kind: str, name: str, settings: Settings) -> tuple[Definition, De
         found = registry.definitions(kind, name)
         if not found:
             raise NotFound(kind, name)
-        winner = found[0]
-        parsed = parse_file(winner.file)
-        others = sum(len(tables) for tables in parsed.raw.values()) - 1
-        if others or parsed.problems:
-            raise RegistryError(
-                f"{winner.file} defines {others} other entr{'y' if others == 1 else 'ies'} "
-                f"besides {kind} '{name}'",
-                hint="remove it from that file by hand",
-            )
-        os.unlink(winner.file)
-        _fsync_directory(Path(winner.file).parent)
-    return winner, (found[1] if len(found) > 1 else None)
+        tools = tuple(t for t in registry.referrers(kind, name) if t.kind == "tool")
+        tools = tools if with_tools else ()
+        for tool in tools:
+            _refuse_elsewhere(tool, settings)
+        gone = [found[0], *tools]
+        for definition in gone:
+            _only_entry(definition)
+        if in_force and not force:
+            _refuse_named(registry, gone, with_tools)
+        for definition in gone:
+            os.unlink(definition.file)
+            _fsync_directory(Path(definition.file).parent)
+    return Unregistered(found[0], found[1] if len(found) > 1 else None, tools)
+
+
+def _only_entry(definition: Definition) -> None:
+    """RegistryError unless ``definition``'s file holds it alone (see ``unregister``)."""
+    parsed = parse_file(definition.file)
+    others = sum(len(tables) for tables in parsed.raw.values()) - 1
+    if others or parsed.problems:
+        raise RegistryError(
+            f"{definition.file} defines {others} other entr{'y' if others == 1 else 'ies'} "
+            f"besides {definition.kind} '{definition.name}'; nothing was removed",
+            hint="remove it from that file by hand",
+        )
+
+
+def _refuse_named(registry: Registry, gone: list[Definition], with_tools: bool) -> None:
+    """RegistryError when a definition in force names one of ``gone`` that no shadowed
+    definition replaces: it would name nothing."""
+    leaving = {(d.kind, d.name) for d in gone if len(registry.definitions(d.kind, d.name)) == 1}
+    named: dict[tuple[str, str], list[str]] = {}
+    for kind, name in sorted(leaving):
+        for referrer in registry.referrers(kind, name):
+            if (referrer.kind, referrer.name) not in leaving:
+                named.setdefault((kind, name), []).append(f"{referrer.kind} '{referrer.name}'")
+    if not named:
+        return
+    said = [
+        f"{kind} '{name}' is named by "
+        + ", ".join(by[:5])
+        + (f" and {len(by) - 5} more" if len(by) > 5 else "")
+        for (kind, name), by in named.items()
+    ]
+    first = gone[0]
+    tools_only = all(by.startswith("tool ") for each in named.values() for by in each)
+    hint = (
+        "pass --with-tools to remove its tools too, or --force to leave them naming nothing"
+        if first.kind == "service" and tools_only and not with_tools
+        else "unregister those first, or pass --force to leave them naming nothing"
+    )
+    raise RegistryError("; ".join(said) + "; nothing was removed", hint=hint)
 
 
 def _refuse_elsewhere(definition: Definition, settings: Settings) -> None:

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from toolctl.registry.locations import Locations
     from toolctl.registry.query import Shown
     from toolctl.registry.trust import Trusted
-    from toolctl.registry.writer import Written
+    from toolctl.registry.writer import Unregistered, Written
     from toolctl.reporting import Reporter
 
 
@@ -165,18 +165,24 @@ def print_registered(written: Sequence[Written], *, as_json: bool) -> None:
         render.note(w.describe())
 
 
-def print_unregistered(removed: Definition, now: Definition | None, *, as_json: bool) -> None:
-    """What `unregister` removed, and the shadowed definition now in force, if any."""
+def print_unregistered(done: Unregistered, *, as_json: bool) -> None:
+    """What `unregister` removed (with a service's tools), and the shadowed definition now
+    in force, if any."""
+    removed, now = done.removed, done.now
     file = render.display_path(removed.file)
     if as_json:
         in_force = (
             None if now is None else {"file": render.display_path(now.file), "line": now.line}
         )
+        tools = [{"name": t.name, "file": render.display_path(t.file)} for t in done.tools]
         render.print_json(
-            {"kind": removed.kind, "name": removed.name, "file": file, "in_force": in_force}
-        )
+            {"kind": removed.kind, "name": removed.name, "file": file, "in_force": in_force,
+             "tools": tools}
+        )  # fmt: skip
         return
     render.note(f"unregistered {removed.kind} '{removed.name}' ({file})")
+    for tool in done.tools:
+        render.note(f"unregistered tool '{tool.name}' ({render.display_path(tool.file)})")
     if now is not None:
         render.warn(
             f"the shadowed definition in {render.display_path(now.file)}:{now.line} is now in force"

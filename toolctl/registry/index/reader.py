@@ -183,6 +183,15 @@ class Registry:
         )
         return {str(runtime) for (runtime,) in rows if runtime}
 
+    def referrers(self, kind: str, name: str) -> list[Definition]:
+        """The definitions in force that name (kind, name): a tool its service, an action
+        its tools and next actions, a group its tools."""
+        return self._query(
+            "WHERE winner = 1 AND id IN (SELECT def FROM refs WHERE kind = ? AND name = ?) "
+            "ORDER BY kind, name",
+            (kind, name),
+        )
+
     def winners(self, kind: str) -> list[Definition]:
         """The definitions in force of one kind, sorted by name."""
         return self._query("WHERE kind = ? AND winner = 1 ORDER BY name", (kind,))
