@@ -165,3 +165,18 @@ def test_a_name_taken_by_another_server_gets_advice_that_works(
     assert toolctl("unregister", "service", "text", "--with-tools", "-r", "reg").returncode == 0
     again = toolctl("mcp", "add", "text", "-r", "reg", "--", *SERVER, "--verbose")
     assert again.returncode == 0, again.stderr
+
+
+def test_a_server_that_cannot_start_stays_registered_and_says_both_ways_on(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    """The service is kept (a server down now may answer later): the error says how to
+    import its tools then, and how to remove it, and the removal works."""
+    (tmp_path / "reg").mkdir()
+    added = toolctl("mcp", "add", "bogus", "-r", "reg", "--", "toolctl-no-such-server")
+    assert added.returncode == 5
+    assert added.stderr.endswith(
+        "service 'bogus' is registered: 'toolctl import mcp bogus' imports its tools once it "
+        "answers ('toolctl unregister service bogus' removes it)\n"
+    ), added.stderr
+    assert toolctl("unregister", "service", "bogus", "-r", "reg").returncode == 0

@@ -74,7 +74,8 @@ def add_mcp_server(
                 [
                     exc.hint,
                     f"service '{service}' is registered: "
-                    f"'toolctl import mcp {service}' imports its tools once it answers",
+                    f"'toolctl import mcp {service}' imports its tools once it answers "
+                    f"('toolctl unregister service {service}' removes it)",
                 ],
             )
         )
