@@ -80,8 +80,10 @@ def test_check_tells_why_a_name_is_invalid_in_words(tmp_path: Path, toolctl: Too
 
 
 def test_new_says_when_register_will_refuse_the_name(tmp_path: Path, toolctl: Toolctl) -> None:
-    """A name (or a look-alike) in force already: the scaffold is written, with a warning
-    that `register` will refuse it (it said nothing, and the register after it failed)."""
+    """A name in force already in the directory `register` writes to: the scaffold is
+    written, with a warning that `register` wants --replace (it said nothing, and the
+    register after it failed). A look-alike, which `register` refuses whatever is done, is
+    refused before anything is written (the files were left to delete)."""
     first, second = tmp_path / "first", tmp_path / "second"
     first.mkdir()
     second.mkdir()
@@ -94,9 +96,13 @@ def test_new_says_when_register_will_refuse_the_name(tmp_path: Path, toolctl: To
     )
     assert "`toolctl register` will refuse this one" in again.stderr
     alike = toolctl("new", "tool", "Hello", "--runtime", "http", "--json", cwd=second)
-    assert json.loads(alike.stdout)["name"] == "Hello"
-    assert alike.stderr.startswith("toolctl: warning: tool 'hello' (")
-    assert "looks like 'Hello': `toolctl register` will refuse it" in alike.stderr
+    assert (alike.returncode, alike.stdout) == (3, "")
+    assert alike.stderr.startswith("toolctl: error: tool 'hello' (")
+    assert alike.stderr.endswith(
+        "looks like 'Hello': `toolctl register` would refuse it; nothing was written; "
+        "pick another name\n"
+    ), alike.stderr
+    assert not (second / "Hello.toml").exists()
     fresh = toolctl("new", "tool", "other", cwd=second)
     assert "warning" not in fresh.stderr
 
@@ -113,5 +119,6 @@ def test_new_offers_replace_only_where_register_could_replace(
     assert toolctl("register", cwd=work).returncode == 0  # into the user registry
     assert toolctl("init", cwd=team).returncode == 0
     made = toolctl("new", "tool", "uonly", cwd=team)
-    assert "`toolctl register` will refuse this one; rename it" in made.stderr
+    assert made.returncode == 3 and not list(team.glob("uonly.*"))
+    assert "`toolctl register` would refuse it; nothing was written" in made.stderr
     assert "--replace" not in made.stderr

@@ -28,11 +28,13 @@ def new_tool_command(
 ) -> None:
     """Write NAME.toml here, with the fields the runtime needs, and for a local tool
     NAME.py, a script that reads its arguments as JSON on stdin: edit them, then
-    `toolctl register` and `toolctl run NAME`.
+    `toolctl register` and `toolctl run NAME`. A NAME `register` would refuse (a
+    look-alike of a tool in force, or one another registry directory holds) is exit 3,
+    nothing written.
     """
     from pathlib import Path
 
-    from toolctl.registry.scaffold import already_in_force, new_tool
+    from toolctl.registry.scaffold import new_tool
     from toolctl.terminal import render
 
     made = new_tool(name, runtime.value, Path.cwd())
@@ -42,6 +44,5 @@ def new_tool_command(
     else:
         shown = " and ".join(render.display_path(path) for path in made.files)
         render.note(f"created {shown}; edit, then: toolctl register && {made.run}")
-    taken = already_in_force(name)
-    if taken is not None:
-        render.warn(render.relativise(taken))
+    if made.warning is not None:
+        render.warn(render.relativise(made.warning))

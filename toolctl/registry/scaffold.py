@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from toolctl.errors import UsageError
+from toolctl.errors import NameConflict, UsageError
 from toolctl.names import name_problem
 from toolctl.project import DEFAULT_REGISTRY, PROJECT_FILE, project_text
 from toolctl.runtimes import TOOL_SECTIONS
@@ -100,6 +100,9 @@ class Created:
 
     files: list[Path]
     run: str
+    warning: str | None = None
+    """Your tool of that name is in force: `register` will refuse this one but with
+    --replace (which updates yours)."""
 
 
 def new_tool(name: str, runtime: str, directory: Path) -> Created:
@@ -115,17 +118,22 @@ def new_tool(name: str, runtime: str, directory: Path) -> Created:
     if runtime == "local":
         files[script] = _SCRIPT.format(name=name)
     _refuse_existing(files)
+    taken = _taken(name)
+    if taken is not None and not taken[1]:  # `register` would refuse it, whatever is done
+        raise NameConflict(f"{taken[0]}; nothing was written", hint="pick another name")
     for path, text in files.items():
         _write_new(path, text)
     if runtime == "local":
         script.chmod(0o755)
-    return Created(list(files), f"toolctl run {name}{_example(runtime)}")
+    warning = taken[0] if taken is not None else None
+    return Created(list(files), f"toolctl run {name}{_example(runtime)}", warning)
 
 
-def already_in_force(name: str) -> str | None:
+def _taken(name: str) -> tuple[str, bool] | None:
     """Why `register` will refuse a new tool NAME, when a tool of that name (or a look-alike)
-    is in force already on the search path here; None when it will not, or when the
-    registry cannot be read (scaffolding goes on: `register` will say)."""
+    is in force already on the search path here, and whether ``register --replace`` would
+    take it (the tool is in the directory it writes to); None when it will not refuse, or
+    when the registry cannot be read (scaffolding goes on: `register` will say)."""
     from toolctl.errors import ToolctlError
     from toolctl.registry.index import Registry
     from toolctl.registry.writer import target_directory
@@ -143,17 +151,15 @@ def already_in_force(name: str) -> str | None:
     if held is None:
         return None
     where = f"({held.file}:{held.line})"
+    refused = "`toolctl register` would refuse it"
     if held.name != name:
-        return (
-            f"tool '{held.name}' {where} looks like '{name}': `toolctl register` will "
-            "refuse it; rename it"
-        )
+        return f"tool '{held.name}' {where} looks like '{name}': {refused}", False
     if not ours:  # in another directory of the search path: --replace would be refused
-        refused = "`toolctl register` will refuse this one; rename it"
-        return f"tool '{name}' is in force already {where}: {refused}"
+        return f"tool '{name}' is in force already {where}: {refused}", False
     return (
         f"tool '{name}' is in force already {where}: `toolctl register` will refuse this "
-        "one; rename it, or `toolctl register --replace` to update yours"
+        "one; rename it, or `toolctl register --replace` to update yours",
+        True,
     )
 
 
