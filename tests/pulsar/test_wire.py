@@ -255,3 +255,28 @@ def test_a_non_string_response_is_json_data(
     finally:
         runner.close()
     assert (result.success, result.data, result.output) == (True, {"n": [1, 2]}, '{"n": [1, 2]}')
+
+
+def test_forked_children_make_ids_of_their_own() -> None:
+    """A program that imports toolctl and forks (a multiprocessing pool, gunicorn with
+    preload): each child made the parent's next ids, so callers sharing a response topic
+    took each other's answers (15 of 20 calls of a 4-child pool, against a real worker)."""
+    import os
+
+    from toolctl.pulsar.wire import fresh_id
+
+    fresh_id()  # the parent has drawn from it before forking
+    read, write = os.pipe()
+    children = []
+    for _ in range(4):
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover (the child)
+            os.write(write, f"{fresh_id()}\n".encode())
+            os._exit(0)
+        children.append(pid)
+    for pid in children:
+        os.waitpid(pid, 0)
+    os.close(write)
+    with os.fdopen(read) as made:
+        ids = made.read().split()
+    assert len(ids) == 4 and len(set(ids + [fresh_id()])) == 5

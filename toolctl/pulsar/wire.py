@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import random
 import time
 import uuid
@@ -221,10 +222,13 @@ def _log(report: Any) -> tuple[str, str] | None:
 def fresh_id() -> str:
     """A random (version 4) UUID for a request's ``id``.
 
-    From a PRNG seeded once from the OS: ``uuid.uuid4()`` asks the kernel for 16 bytes per
-    call, a system call that costs as much as the rest of a pipelined call under gVisor.
+    From a PRNG seeded from the OS once per process: ``uuid.uuid4()`` asks the kernel for 16
+    bytes per call, a system call that costs as much as the rest of a pipelined call under
+    gVisor. A forked child seeds it again: with the parent's state, every child of a fork
+    pool made the same ids, and callers sharing a response topic took each other's answers.
     """
     return str(uuid.UUID(int=_random.getrandbits(128), version=4))
 
 
 _random = random.Random()
+os.register_at_fork(after_in_child=_random.seed)
