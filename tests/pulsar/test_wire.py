@@ -279,4 +279,4 @@ def test_forked_children_make_ids_of_their_own() -> None:
     os.close(write)
     with os.fdopen(read) as made:
         ids = made.read().split()
-    assert len(ids) == 4 and len(set(ids + [fresh_id()])) == 5
+    assert len(ids) == 4 and len({*ids, fresh_id()}) == 5
