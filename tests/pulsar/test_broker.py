@@ -148,6 +148,20 @@ def test_the_foreground_broker_ends_quietly_when_stopped_from_elsewhere(
     assert toolctl("broker", "status").returncode == 5
 
 
+@pytest.mark.parametrize("data", ["file", "file/under"])
+def test_a_data_directory_a_file_stands_for_is_refused_in_a_line(
+    toolctl: Toolctl, tmp_path: Path, data: str
+) -> None:
+    """`--data` naming a file (or a path under one) was exit 70 and a traceback's report."""
+    (tmp_path / "file").write_text("mine\n")
+    done = toolctl("broker", "start", "--data", str(tmp_path / data), "--detach")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.endswith(
+        "as the broker's data directory: a file is in its place; pass another with --data DIR\n"
+    ), done.stderr
+    assert (tmp_path / "file").read_text() == "mine\n"
+
+
 def test_a_data_directory_that_is_not_utf8_is_refused_before_anything_starts(
     toolctl: Toolctl, tmp_path: Path
 ) -> None:

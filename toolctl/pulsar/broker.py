@@ -144,8 +144,16 @@ def start(settings: Settings, where: BrokerLayout) -> tuple[ProcessRecord, bool]
             f"the broker data directory {printable_os(str(where.data_dir))} is not a UTF-8 path",
             hint="pass another with --data DIR",
         )
-    where.data_dir.mkdir(parents=True, exist_ok=True)
-    where.config.write_text(CONFIG)
+    try:
+        where.data_dir.mkdir(parents=True, exist_ok=True)
+        where.config.write_text(CONFIG)
+    except OSError as exc:  # a file where the directory goes, a read-only place
+        filed = isinstance(exc, (FileExistsError, NotADirectoryError))
+        raise UsageError(
+            f"cannot use {printable_os(str(where.data_dir))} as the broker's data directory: "
+            + ("a file is in its place" if filed else str(exc.strerror or exc)),
+            hint="pass another with --data DIR",
+        ) from None
     try:
         return launch(
             settings,
