@@ -739,3 +739,55 @@ def test_trust_remove_in_a_file_an_editor_saved_with_a_bom_removes_that_key(
     assert toolctl("trust", "remove", first, "-r", "reg").returncode == 0
     left = (tmp_path / "reg/trust.toml").read_text()
     assert first not in left and second in left and "# the lab's key (OPS-12)" in left
+
+
+def test_a_flood_of_refused_announcements_is_kept_as_reasons_and_bounded(
+    settings: Settings, signer: Signer
+) -> None:
+    """Anyone who may publish sent 100,000 unsigned announcements with a time to live of
+    10^9 s: each was kept whole until that ran out, and every command reading announcements
+    took 7 s and 550 MB to decide them again. What is refused as it comes is kept as its
+    reason only, the newest 1,000 of them; a time to live above a day is refused; a signed
+    announcement is kept whole, and believed, beside the flood."""
+    from toolctl.pulsar.announcements import Received
+    from toolctl.registry.announced import MAX_REFUSALS, take
+
+    flood = [
+        Received(f"junk-{n}", body(f"junk-{n}", f"junk-tool-{n}", signer=None, ttl=10**9).encode())
+        for n in range(MAX_REFUSALS + 500)
+    ]
+    long_lived = body("patient", "wait", signer=signer, ttl=86401)
+    real = Received("jokes", body("jokes", "tell-joke", signer=signer).encode())
+    told = take(settings, [*flood, Received("patient", long_lived.encode()), real], None)
+    state = json.loads(next(settings.announced_dir.parent.glob("*.state.json")).read_text())  # type: ignore[union-attr]
+    kept = state["bodies"]
+    assert len(kept) == MAX_REFUSALS + 1  # the newest refusals, and the one believed
+    assert "junk-0" not in kept and kept[f"junk-{MAX_REFUSALS + 499}"].startswith("\x00refused ")
+    assert json.loads(kept["jokes"])["service"] == "jokes"
+    assert "junk-tool" not in json.dumps(kept)  # no refused body is kept
+    assert any("a time to live above 86400 s" in f.message for f in told)
+    tools = {d.name for d in Registry.open(settings, full=True).winners("tool")}
+    assert "tell-joke" in tools and not any(t.startswith("junk") for t in tools)
+
+
+def test_a_key_trusted_after_its_announcement_came_is_believed_from_the_next_heartbeat(
+    tmp_path: Path, signer: Signer
+) -> None:
+    """A refused announcement is kept as its reason only, so trust given later waits for
+    the service's next heartbeat (its worker sends one every third of its ttl)."""
+    from toolctl.pulsar.announcements import Received
+    from toolctl.registry.announced import take
+
+    registry = write_files(tmp_path / "later", {"t.toml": ""})
+    later = Settings.load([registry], announced=URL)
+    first = body("jokes", "tell-joke", signer=signer)
+    told = take(later, [Received("jokes", first.encode())], None)
+    assert [f.message for f in told] == [
+        f"service 'jokes': signed by untrusted key {signer.public}; `toolctl trust add KEY "
+        "--services PATTERN`"
+    ]
+    (registry / "trust.toml").write_text(f'[[trust]]\nkey = "{signer.public}"\nservices = "*"\n')
+    assert take(later, [], None) != []  # still its reason: nothing believed yet
+    beat = body("jokes", "tell-joke", signer=signer)
+    assert take(later, [Received("jokes", beat.encode())], None) == []
+    assert Registry.open(later, full=True).resolve("tool", "tell-joke")

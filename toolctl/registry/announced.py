@@ -59,6 +59,11 @@ told about; then it is dropped, as it has no time of its own to expire with."""
 MAX_REASON = 300
 WHERE = "(announcements)"
 FORMAT = "toolctl-announcement/1"
+MAX_TTL = 86400.0
+"""The longest time to live an announcement may give, as `worker --announce-ttl` allows:
+a longer one is refused (a flood of them would be kept, and read, until it ran out)."""
+MAX_REFUSALS = 1000
+"""Refusals kept to be told (the newest): past them a flood is dropped unsaid."""
 AHEAD = 300.0
 """Seconds an announcement's time may be ahead of this clock (hosts' clocks differ): one
 sent further ahead is refused, or a host whose clock runs fast (or a forger) would keep
@@ -159,10 +164,14 @@ def take(settings: Settings, received: list[Any], last: str | None) -> list[Find
                 continue
         ignored.pop(message.service, None)
         if text:
-            bodies[message.service] = _kept(message.service, text, now)
+            trusted = (
+                read_trust(settings.without_announcements())[0] if trusted is None else trusted
+            )
+            bodies[message.service] = _kept(message.service, text, trusted, now)
         else:
             bodies.pop(message.service, None)
     stale = [service for service, text in bodies.items() if _stale(text, now)]
+    stale += _untold(bodies)
     for service in stale:
         del bodies[service]
     if received or stale:
@@ -170,14 +179,28 @@ def take(settings: Settings, received: list[Any], last: str | None) -> list[Find
     return decide(settings, bodies, ignored=ignored)
 
 
-def _kept(service: str, text: str, now: float) -> str:
-    """What is kept of a message: an announcement whole (it expires with its time to
-    live); anything else only as when it came and why it is refused, never its body (the
-    cache is read on every command, and junk has no time to expire with)."""
-    if text.startswith(_REFUSED) or _timed(text) is not None:
+def _kept(service: str, text: str, trusted: list[Any], now: float) -> str:
+    """What is kept of a message: an announcement believed now whole (it expires with its
+    time to live); anything else only as when it came and why it is refused, never its
+    body: the cache is read on every command, junk has no time to expire with, and a
+    flood of refused announcements (unsigned, say) was kept and read whole on every
+    command until theirs ran out. Trust given later takes the service's next heartbeat
+    (a worker sends one every third of its time to live)."""
+    if text.startswith(_REFUSED):
         return text
-    why = (_why_refused(service, text, [], now) or "not an announcement")[:MAX_REASON]
-    return f"{_REFUSED}{now!r} {why}"
+    why = _why_refused(service, text, trusted, now)
+    if not why and _timed(text) is not None:
+        return text
+    return f"{_REFUSED}{now!r} {(why or 'not an announcement')[:MAX_REASON]}"
+
+
+def _untold(bodies: Mapping[str, str]) -> list[str]:
+    """The services whose refusals are past the newest ``MAX_REFUSALS``: dropped unsaid."""
+    refusals = [(text, service) for service, text in bodies.items() if text.startswith(_REFUSED)]
+    if len(refusals) <= MAX_REFUSALS:
+        return []
+    refusals.sort(key=lambda pair: _float(pair[0][len(_REFUSED) :].partition(" ")[0]) or 0.0)
+    return [service for _, service in refusals[: len(refusals) - MAX_REFUSALS]]
 
 
 def _timed(text: str) -> float | None:
@@ -337,6 +360,8 @@ def _decide(
     at, ttl = _seconds(body.get("at")), _seconds(body.get("ttl"))
     if at is None or ttl is None:
         raise Refused("no time or time to live (seconds, 0 to 10^11)")
+    if ttl > MAX_TTL:
+        raise Refused(f"a time to live above {MAX_TTL:.0f} s, the most a worker gives")
     if at + ttl < now:
         raise Refused("")  # expired: its worker stopped heart-beating
     if at > now + AHEAD:
