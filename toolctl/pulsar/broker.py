@@ -148,6 +148,8 @@ def start(settings: Settings, where: BrokerLayout) -> tuple[ProcessRecord, bool]
         where.data_dir.mkdir(parents=True, exist_ok=True)
         where.config.write_text(CONFIG)
     except OSError as exc:  # a file where the directory goes, a read-only place
+        if not where.data_given:  # the state directory's: told as every use of it is
+            raise
         filed = isinstance(exc, (FileExistsError, NotADirectoryError))
         raise UsageError(
             f"cannot use {printable_os(str(where.data_dir))} as the broker's data directory: "
