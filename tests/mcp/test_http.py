@@ -158,6 +158,45 @@ def test_a_cancelled_call_hands_the_servers_requests_to_the_call_still_waiting(
     assert ended.is_set()
 
 
+def test_cancelling_a_call_never_waits_for_the_servers_notification(probe_url: str) -> None:
+    """Telling an HTTP server a call was cancelled is a POST of up to 5 s, made by whoever
+    cancels: `serve`'s event loop, when a client went away, so every client stalled until
+    the server took it. The call ends at once, and the server is told on the side."""
+    release, told = threading.Event(), []
+    cancel, ended = Cancel(), threading.Event()
+    with connect_http(probe_url, timeout=30) as session:
+        notify = session.transport.notify
+
+        def slow(message: dict[str, Any], *args: Any) -> None:  # a server slow to take it
+            release.wait(30)
+            notify(message, *args)
+            told.append(message["method"])
+
+        session.transport.notify = slow  # type: ignore[method-assign]
+
+        def abandoned() -> None:
+            try:
+                with cancel.running():
+                    session.call_tool("hang", {"seconds": 3}, 30)
+            except Interrupted:
+                ended.set()
+
+        first = threading.Thread(target=abandoned)
+        first.start()
+        time.sleep(0.5)  # the hang is in flight
+        cancelling = threading.Thread(target=cancel.cancel)
+        cancelling.start()
+        cancelling.join(timeout=10)
+        assert not cancelling.is_alive(), "the canceller waited for the server"
+        first.join(timeout=10)
+        assert ended.is_set()
+        release.set()
+        deadline = time.monotonic() + 30
+        while not told and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert told == ["notifications/cancelled"]
+
+
 class _SlowStreamServer(BaseHTTPRequestHandler):
     """A streamable HTTP server as the TypeScript SDK behaves when a tool asks with
     ``server.request`` (no related call): the elicitation goes on the standalone GET

@@ -8,6 +8,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -257,3 +258,59 @@ def test_a_signal_while_the_server_starts_leaves_no_server(
         for pid in started:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
+
+
+DEAF = """
+import json, sys, time
+for line in sys.stdin:
+    message = json.loads(line)
+    if message.get("method") == "initialize":
+        result = {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+                  "serverInfo": {"name": "deaf", "version": "1"}}
+        print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
+    elif message.get("method") == "notifications/initialized":
+        time.sleep(600)  # and never reads its stdin again
+"""
+
+
+def test_a_server_that_stops_reading_its_stdin_never_blocks_a_caller(tmp_path: Path) -> None:
+    """A request larger than the pipe's 64 KiB to a server that no longer reads (hung, or
+    busy with another call): its caller was blocked writing it, past the call's timeout
+    (`run --timeout 3` ran until killed), and telling the server a call was cancelled
+    blocked too: on a server's event loop, every client stalled. The call times out as
+    any other, and a notification is queued, never waited for."""
+    import threading
+
+    server = tmp_path / "deaf.py"
+    server.write_text(DEAF)
+    big = {"text": "a" * 1_000_000}
+
+    def in_thread(work: Any) -> threading.Thread:
+        thread = threading.Thread(target=work, daemon=True)
+        thread.start()
+        return thread
+
+    ended: list[BaseException] = []
+
+    def call(session: Any, timeout: float) -> None:
+        try:
+            session.call_tool("echo", big, timeout)
+        except BaseException as exc:
+            ended.append(exc)
+
+    waiting = connect_stdio([sys.executable, str(server)], timeout=30, name="deaf")
+    blocked = in_thread(lambda: call(waiting, 600))
+    time.sleep(1)  # its request is being written, and the server reads no more
+    message = {"jsonrpc": "2.0", "method": "notifications/message", "params": {}}
+    told = in_thread(lambda: waiting.transport.notify(message))
+    told.join(timeout=30)
+    assert not told.is_alive(), "a notification waited for the server to read"
+    waiting.close()
+    blocked.join(timeout=30)
+    assert not blocked.is_alive() and len(ended) == 1
+
+    timed = connect_stdio([sys.executable, str(server)], timeout=30, name="deaf")
+    caller = in_thread(lambda: call(timed, 2))
+    caller.join(timeout=60)
+    assert not caller.is_alive(), "the call never ended"
+    assert type(ended[1]) is TimedOut and "ran past its 2 s timeout" in str(ended[1])

@@ -267,12 +267,21 @@ class Session:
         self._progress.pop(token, None)
         self._logs.pop(token, None)
         self._asks.pop(token, None)
-        params = {"requestId": request_id, "reason": "the caller went away"}
-        with contextlib.suppress(TransportUnavailable, TimedOut):
-            self.transport.notify(notification("notifications/cancelled", params))
         abandon = getattr(self.transport, "abandon", None)
         if abandon is not None:  # no answer comes to a cancelled request: stop waiting
             abandon(request_id)
+        params = {"requestId": request_id, "reason": "the caller went away"}
+        told = notification("notifications/cancelled", params)
+        if self.local:  # queued for the server's stdin: never waits
+            with contextlib.suppress(TransportUnavailable, TimedOut):
+                self.transport.notify(told)
+            return
+        # over HTTP a POST, up to 5 s: the caller (a server's event loop) never waits for it
+        threading.Thread(target=self._tell, args=(told,), daemon=True).start()
+
+    def _tell(self, message: Message) -> None:
+        with contextlib.suppress(TransportUnavailable, TimedOut):
+            self.transport.notify(message)
 
     def _cancel(self, request_id: int, reason: str) -> None:
         """Tell the server to stop (not on modern HTTP: there closing the stream says it)."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import queue
 import select
 import signal
 import subprocess
@@ -62,7 +63,8 @@ class StdioTransport:
         self._splitter = LineSplitter(limit)
         self._pending: dict[int | str, _Slot] = {}
         self._lock = threading.Lock()
-        self._write_lock = threading.Lock()
+        self._outbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self._closing = False
         self._failure: TransportUnavailable | None = None
         self._stderr = bytearray()
         try:
@@ -93,8 +95,10 @@ class StdioTransport:
             keep(self.process.pid)  # open across calls: a sweep after one call must spare it
             self._err_thread = threading.Thread(target=self._read_stderr, daemon=True)
             self._out_thread = threading.Thread(target=self._read_stdout, daemon=True)
+            self._in_thread = threading.Thread(target=self._send, daemon=True)
             self._err_thread.start()
             self._out_thread.start()
+            self._in_thread.start()
         except BaseException:  # a signal before the caller holds the server: none can end it
             self._abort()
             raise
@@ -153,16 +157,27 @@ class StdioTransport:
         self._write(message)
 
     def _write(self, message: Message) -> None:
+        """Queue ``message`` for the server's stdin (``_send`` writes it): never blocks."""
         if self._failure is not None:
             raise self._failed()
-        data = encode(message) + b"\n"
-        try:
-            with self._write_lock:
-                assert self.process.stdin is not None
-                self.process.stdin.write(data)
-        except (BrokenPipeError, ValueError, OSError) as exc:
-            self._fail(self._exited())
-            raise self._failed() from exc
+        self._outbox.put(encode(message) + b"\n")
+
+    def _send(self) -> None:
+        """Write what ``_write`` queued, in order, on a thread of its own: a server that
+        stops reading its stdin (hung, or busy with another call) blocks this thread alone.
+        Written by its caller, a request over the pipe's 64 KiB blocked before its timeout
+        began, and a cancellation told from a server's event loop stopped the loop."""
+        stdin = self.process.stdin
+        assert stdin is not None
+        while (data := self._outbox.get()) is not None:
+            view = memoryview(data)
+            try:
+                while view:
+                    view = view[stdin.write(view) or 0 :]
+            except (ValueError, OSError):  # the server went away, or close() closed it
+                if not self._closing:
+                    self._fail(self._exited())
+                return
 
     def _read_stdout(self) -> None:
         assert self.process.stdout is not None
@@ -273,6 +288,8 @@ class StdioTransport:
 
         if tree is None:
             tree = process_tree(self.process.pid) if self.process.poll() is None else {}
+        self._closing = True
+        self._outbox.put(None)
         with contextlib.suppress(OSError, ValueError):
             if self.process.stdin:
                 self.process.stdin.close()
@@ -294,6 +311,7 @@ class StdioTransport:
         release(self.process.pid)
         self._out_thread.join(timeout=1)
         self._err_thread.join(timeout=1)
+        self._in_thread.join(timeout=1)
         for pipe in (self.process.stdout, self.process.stderr):
             with contextlib.suppress(OSError):
                 if pipe:
