@@ -700,3 +700,29 @@ def test_history_import_keeps_apart_what_it_cannot_tell_from_another(
         done.stderr
     )
     assert len(calls(toolctl)) == 4  # nothing of the refused files
+
+
+def test_masking_costs_a_line_not_its_square_and_masks_across_the_cut(
+    toolctl: Toolctl, reg: str
+) -> None:
+    """With --record-arguments, masking a long word cost the square of its length (16,000
+    letters: 23 s, on the call's path; a 1 MiB body held `serve` for hours). And output is
+    cut at 64 KiB: cut before it was masked, a secret across the cut kept its beginning."""
+    import threading
+
+    from toolctl.records.masking import mask_text
+
+    masked: list[str] = []
+    worker = threading.Thread(target=lambda: masked.append(mask_text("A" * 2_000_000)))
+    worker.start()
+    worker.join(timeout=120)
+    assert masked == ["A" * 2_000_000], "masking a long word did not end"
+    secret = "Zk8sQ2mN4pW7rT1v"
+    probe = toolctl("run", "echo", "-a", "text=X", "-r", reg)
+    start = probe.stdout.index("X")  # where the text begins in what echo answers
+    text = "a" * (64 * 1024 - start - 6) + secret  # its 7th character is past the cut
+    done = toolctl("run", "echo", "-a", f"text={text}", "-a", f"password={secret}", "-r", reg,
+                   "--record-arguments")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    stored = calls(toolctl, "--limit", "1")[0]["output"]
+    assert len(stored) == 64 * 1024 and secret[:6] not in stored[-40:], stored[-40:]

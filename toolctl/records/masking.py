@@ -46,12 +46,16 @@ SHAPES = [
     )
 ]
 KEY_VALUE = re.compile(
-    r"""(?i)(["']?[\w-]*(?:password|passwd|secret|token|api[-_]?key|apikey|access[-_]?key|"""
-    r"""private[-_]?key|authorization|credentials?)\\?["']?\s*[:=]\s*\\?["']?)"""
-    r"""([^"'\s,;&}\\]+)"""
+    r"""(?i)((?:password|passwd|pwd|secret|token|api[-_]?key|apikey|access[-_]?key|"""
+    r"""private[-_]?key|authorization|credentials?|cookie|session[-_]?id|signature)"""
+    r"""\\?["']?\s*[:=]\s*)"""
+    r"""(\\?"(?:[^"\\]|\\[^"])*\\?"|'[^']*'|[^"'\s,;&}\\]+)"""
 )
 """``password=...``, ``"api_key": "..."`` in text, also as JSON inside a JSON string
-(``\"api_key\": \"...\"``): the value after a secret-sounding key."""
+(``\"api_key\": \"...\"``): the value after a secret-sounding key, a quoted one whole.
+The key's own beginning (``db_`` of ``db_password``) is left out of the pattern: matched
+by ``[\\w-]*``, it made a long word cost the square of its length (a run of 16,000
+letters took 23 s), and it is kept as it is either way."""
 URL_PASSWORD = re.compile(r"(\b[a-z][a-z0-9+.-]*://[^/\s:@]+:)([^@\s/]+)(@)", re.IGNORECASE)
 
 
@@ -66,9 +70,11 @@ def mask_text(text: str, secrets: Iterable[str] = ()) -> str:
 
 def _masked_value(match: re.Match[str]) -> str:
     value = match.group(2)
-    if value == MASK or value.lower() in {"bearer", "basic", "token"}:
+    quote = value[: len(value) - len(value.lstrip("\\\"'"))]  # kept around the mask
+    inside = value[len(quote) : len(value) - len(quote)] if quote else value
+    if inside == MASK or inside.lower() in {"bearer", "basic", "token", ""}:
         return match.group(0)  # masked already, or a scheme whose token the shapes masked
-    return match.group(1) + MASK
+    return f"{match.group(1)}{quote}{MASK}{quote}"
 
 
 def secret_values(value: Any, key: str | None = None) -> set[str]:
