@@ -84,6 +84,6 @@ def test_a_quoted_value_is_masked_whole_and_every_listed_key_is_a_secret() -> No
     `signature` (secret keys in arguments) were not secret in text."""
     text = 'ok "secret": "two words here" cookie: sessid=abc123 {"pwd": "HUNTER2PASS"}'
     assert mask_text(text) == f'ok "secret": "{MASK}" cookie: {MASK} {{"pwd": "{MASK}"}}'
-    assert mask_text(r'{\"api_key\": \"a b\"}') == rf'{{\"api_key\": \"{MASK}\"}}'
+    assert mask_text(r"{\"api_key\": \"a b\"}") == rf"{{\"api_key\": \"{MASK}\"}}"
     assert mask_text("db_password='x y' next") == f"db_password='{MASK}' next"
     assert mask_text("tokenizer=fast token: Bearer") == "tokenizer=fast token: Bearer"
