@@ -180,3 +180,51 @@ def test_a_server_that_cannot_start_stays_registered_and_says_both_ways_on(
         "answers ('toolctl unregister service bogus' removes it)\n"
     ), added.stderr
     assert toolctl("unregister", "service", "bogus", "-r", "reg").returncode == 0
+
+
+RESOURCES_ONLY = """
+import anyio, mcp.types as types
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+
+server = Server("ll")
+
+
+@server.list_tools()
+async def tools():
+    return [types.Tool(name="hello", description="Say hello",
+                       inputSchema={"type": "object", "properties": {}})]
+
+
+@server.call_tool()
+async def call(name, arguments):
+    return [types.TextContent(type="text", text="hello")]
+
+
+@server.list_resources()
+async def resources():
+    return [types.Resource(uri="note://a", name="a")]
+
+
+async def main():
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+
+anyio.run(main)
+"""
+
+
+def test_a_server_listing_resources_but_no_templates_is_added(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    """The SDK's low-level Server with list_resources alone declares `resources` and
+    answers resources/templates/list "method not found": `mcp add` imported no tool, exit
+    1, and `check --live` called the server unreachable. It offers no templates."""
+    (tmp_path / "reg").mkdir()
+    (tmp_path / "ll.py").write_text(RESOURCES_ONLY)
+    added = toolctl("mcp", "add", "ll", "-r", "reg", "--", sys.executable, str(tmp_path / "ll.py"))
+    assert added.returncode == 0, added.stderr
+    assert toolctl("run", "ll.hello", "-r", "reg").stdout == "hello\n"
+    live = toolctl("check", "--live", "-r", "reg")
+    assert live.returncode == 0 and "unreachable" not in live.stderr, live.stderr

@@ -158,6 +158,35 @@ def test_a_cancelled_call_hands_the_servers_requests_to_the_call_still_waiting(
     assert ended.is_set()
 
 
+def test_a_session_id_that_is_not_visible_ascii_is_refused_in_a_line() -> None:
+    """A server gave `Mcp-Session-Id: sessé`: `run` crashed (exit 70) sending it back in
+    the DELETE that ends the session. The protocol allows visible ASCII only."""
+
+    class Odd(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            result = {"protocolVersion": "2025-06-18", "capabilities": {},
+                      "serverInfo": {"name": "odd", "version": "1"}}  # fmt: skip
+            body = json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": result}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Mcp-Session-Id", "sess\u00e9")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Odd)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        with pytest.raises(TransportUnavailable, match="not visible ASCII"):
+            connect_http(f"http://127.0.0.1:{server.server_address[1]}/mcp", timeout=10)
+    finally:
+        server.shutdown()
+
+
 def test_cancelling_a_call_never_waits_for_the_servers_notification(probe_url: str) -> None:
     """Telling an HTTP server a call was cancelled is a POST of up to 5 s, made by whoever
     cancels: `serve`'s event loop, when a client went away, so every client stalled until

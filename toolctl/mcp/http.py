@@ -159,7 +159,13 @@ class HttpTransport:
     def _answer(self, response: httpx.Response, message: Message, deadline: float) -> Message:
         kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
         if message.get("method") == "initialize" and response.status_code < 400:
-            self.session_id = response.headers.get("mcp-session-id") or None
+            given = response.headers.get("mcp-session-id") or None
+            if given is not None and not all("!" <= c <= "~" for c in given):
+                raise TransportUnavailable(  # (never sent back: a header cannot carry it)
+                    f"MCP server at {self.name} gave a session id that is not visible ASCII, "
+                    "which the protocol requires"
+                )
+            self.session_id = given
         if response.status_code == 404 and self.session_id:
             raise TransportUnavailable(f"MCP session at {self.name} expired (HTTP 404)")
         if response.status_code >= 400 or kind not in ("application/json", "text/event-stream"):
@@ -300,7 +306,7 @@ class HttpTransport:
         if self.session_id:
             headers = self._headers({})
             del headers["Content-Type"]
-            with contextlib.suppress(self._httpx.HTTPError):
+            with contextlib.suppress(self._httpx.HTTPError, UnicodeError):
                 self._client.delete(self.url, headers=headers, timeout=2.0)
         self._client.close()
 

@@ -26,6 +26,7 @@ from toolctl.mcp.pins import (
     pin_of,
 )
 from toolctl.mcp.service import Entry, connect, connect_budget
+from toolctl.mcp.wire import METHOD_NOT_FOUND, ServerError
 
 if TYPE_CHECKING:
     from toolctl.mcp.session import Session
@@ -83,10 +84,16 @@ def list_offers(session: Session, timeout: float) -> Offers:
     for kind, (method, field, _) in OFFERS.items():
         items: dict[str, dict[str, Any]] = {}
         if CAPABILITY[kind] in session.capabilities:
-            for item in _pages(session, method, field, timeout):
-                key = offer_key(kind, item)
-                if key is not None:
-                    items.setdefault(key, item)
+            try:
+                for item in _pages(session, method, field, timeout):
+                    key = offer_key(kind, item)
+                    if key is not None:
+                        items.setdefault(key, item)
+            except ServerError as exc:
+                # the SDK's low-level Server declares `resources` for list_resources alone,
+                # and answers resources/templates/list "method not found": it offers none
+                if exc.code != METHOD_NOT_FOUND:
+                    raise
         offers[kind] = items
     return offers
 

@@ -169,14 +169,16 @@ class Upstreams:
 
     def _pages(self, tool: ToolSpec, method: str, field: str) -> Iterator[dict[str, Any]]:
         cursor: str | None = None
+        seen: set[str] = set()  # a server whose cursors go round would cost MAX_PAGES asks
         for _ in range(MAX_PAGES):
             params = {"cursor": cursor} if cursor else None
             result = self._forward(method, params, tool)
             items = result.get(field)
             yield from (item for item in items or [] if isinstance(item, dict))
             cursor = result.get("nextCursor")
-            if not isinstance(cursor, str) or not cursor:
+            if not isinstance(cursor, str) or not cursor or cursor in seen:
                 return
+            seen.add(cursor)
 
 
 def _pins(tool: ToolSpec) -> Mapping[str, Any] | None:
