@@ -386,3 +386,53 @@ def test_a_client_that_leaves_mid_call_leaves_nothing_running(tmp_path: Path) ->
     finally:
         if alive(pid):
             os.kill(pid, signal.SIGKILL)
+
+
+BUSY_UPSTREAM = """
+import os, pathlib, sys, time
+from mcp.server.fastmcp import FastMCP
+
+pathlib.Path(sys.argv[1]).write_text(str(os.getpid()))
+server = FastMCP("busy")
+
+
+@server.tool()
+def busy(seconds: float) -> str:
+    \"\"\"Blocks the server for that long (a synchronous tool).\"\"\"
+    time.sleep(seconds)
+    return "done"
+
+
+server.run()
+"""
+
+
+def test_a_client_that_gives_up_leaves_no_busy_upstream_server(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    """The SDK client gives up on a call and shuts down: it closes `mcp serve`'s stdin,
+    waits 2 s, SIGTERMs it, and SIGKILLs it 2 s later. toolctl gave the upstream server,
+    busy in that call, 2 s to exit on its own stdin closing, then 1 s after SIGTERM: it was
+    SIGKILLed while it waited, and the upstream ran on (every time, with the SDK 1.x)."""
+    pidfile = tmp_path / "upstream.pid"
+    (tmp_path / "busy.py").write_text(BUSY_UPSTREAM)
+    (tmp_path / "reg").mkdir()
+    command = ["mcp", "add", "up", "-r", "reg", "--", sys.executable, str(tmp_path / "busy.py")]
+    assert toolctl(*command, str(pidfile)).returncode == 0
+    registry = tmp_path / "reg"
+
+    upstream_pids: list[int] = []
+
+    async def driven() -> None:
+        async with stdio_session(registry, "--tool", "up.busy", stderr=tmp_path / "err") as session:
+            with anyio.move_on_after(3):  # the user gives up; the client shuts down
+                await session.call_tool("up.busy", {"seconds": 60})
+            upstream_pids.append(read_pid(pidfile))
+
+    anyio.run(driven)
+    [pid] = upstream_pids
+    try:
+        assert wait_for(lambda: not alive(pid), 10), "the busy upstream outlived the client"
+    finally:
+        if alive(pid):
+            os.kill(pid, signal.SIGKILL)

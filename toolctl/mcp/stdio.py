@@ -39,6 +39,15 @@ class _Slot:
         self.abandoned = False
 
 
+CLOSE_GRACE = 0.5
+"""Seconds a server gets to exit once its stdin closed (a server exits on it at once; one
+busy in a call does not), then SIGTERM, and SIGKILL TERM_GRACE s later. An MCP client
+gives `toolctl mcp serve` 2 s after closing its stdin, then SIGTERM, then SIGKILL 2 s
+later (the SDK's stdio_client): with 2 s and 1 s here, toolctl was killed while it
+waited, and a busy upstream server was left running."""
+TERM_GRACE = 0.5
+
+
 class StdioTransport:
     """One running server; ``request`` may be called from several threads at once."""
 
@@ -280,10 +289,10 @@ class StdioTransport:
             text = text.replace(secret, "***")
         return text
 
-    def close(self, grace: float = 2.0, tree: dict[int, int] | None = None) -> None:
-        """End the server: close its stdin, wait ``grace`` s, then SIGTERM and SIGKILL the group,
-        and every process found below the server first (a ``setsid`` child left its group,
-        and once the server is gone it is nobody's child any more)."""
+    def close(self, grace: float = CLOSE_GRACE, tree: dict[int, int] | None = None) -> None:
+        """End the server: close its stdin, wait ``grace`` s, then SIGTERM and SIGKILL the group
+        (TERM_GRACE s apart), and every process found below the server first (a ``setsid``
+        child left its group, and once the server is gone it is nobody's child any more)."""
         from toolctl.processes.stopping import process_tree, terminate_tree
 
         if tree is None:
@@ -298,7 +307,7 @@ class StdioTransport:
         except subprocess.TimeoutExpired:
             self._signal_group(signal.SIGTERM)
             try:
-                self.process.wait(timeout=1)
+                self.process.wait(timeout=TERM_GRACE)
             except subprocess.TimeoutExpired:
                 self._signal_group(signal.SIGKILL)
                 self.process.wait(timeout=5)
