@@ -228,3 +228,18 @@ def test_an_sdk_setting_it_cannot_read_is_told_as_that_and_never_quoted(
     assert "Sekr3tT0k" not in done.stderr and "could not be sent" not in done.stderr
     assert "OTEL_EXPORTER_OTLP_HEADERS is not a comma-separated list" in done.stderr
     assert "toolctl: warning: OpenTelemetry: Couldn't recognize sampler bogus" in done.stderr
+
+
+def test_a_concurrent_batch_exports_a_span_for_every_call(
+    tmp_path: Path, toolctl_process: Toolctl
+) -> None:
+    """`run --batch --concurrency 32`: each thread of the first wave made a tracer of its
+    own, with its exporter, and only the last one was flushed at exit (69 spans of 100)."""
+    lines = "".join(json.dumps({"text": str(n)}) + "\n" for n in range(100))
+    with otlp_receiver() as receiver:
+        env = {"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url}
+        done = toolctl_process("run", "traced", "-r", str(registry(tmp_path)), "--batch", "-",
+                               "--concurrency", "32", input=lines, env=env)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        spans = receiver.wait_for(100)
+    assert len({span.span_id for span in spans}) == 100

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -122,6 +123,9 @@ def exporting(environ: Mapping[str, str]) -> bool:
 
 
 _tracers: dict[tuple[str, ...], Tracer] = {}
+_making = threading.Lock()
+"""Held while a tracer is made: each thread of a batch's first wave made its own, with its
+exporter, and only the last was flushed at exit (up to concurrency - 1 spans lost)."""
 
 
 def tracer_for(settings: Settings, warn: Callable[[str], None] | None = None) -> Tracer:
@@ -140,9 +144,12 @@ def tracer_for(settings: Settings, warn: Callable[[str], None] | None = None) ->
     )
     tracer = _tracers.get(key)
     if tracer is None:
-        from toolctl.records.otel import OtlpTracer
+        with _making:  # the first calls of a batch come at once: one exporter, not one each
+            tracer = _tracers.get(key)
+            if tracer is None:
+                from toolctl.records.otel import OtlpTracer
 
-        tracer = _tracers[key] = OtlpTracer(environ, warn)
+                tracer = _tracers[key] = OtlpTracer(environ, warn)
     return tracer
 
 
