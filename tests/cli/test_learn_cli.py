@@ -433,11 +433,12 @@ def test_a_call_whose_name_cannot_be_learned_is_left_out_not_fatal(
     toolctl: Toolctl, setup: tuple[Path, Path], tmp_path: Path
 ) -> None:
     """An imported transcript naming "my tool" (or "") stopped `graph learn` over the whole
-    history for as long as the row lived."""
+    history for as long as the row lived; one naming `^` was counted as the start of a
+    session (the tools after it ranked as those sessions start with)."""
     reg, chat = setup
     calls = [
         {"id": str(n), "type": "function", "function": {"name": name, "arguments": "{}"}}
-        for n, name in enumerate(["my tool", "", "cat"])
+        for n, name in enumerate(["my tool", "", "^", "cat"])
     ]
     odd = {
         "messages": [{"role": "user", "content": "q"}, {"role": "assistant", "tool_calls": calls}]
@@ -447,8 +448,8 @@ def test_a_call_whose_name_cannot_be_learned_is_left_out_not_fatal(
     done = toolctl("graph", "learn", "--registry", str(reg))
     assert done.returncode == 0, done.stderr
     assert (
-        "toolctl: warning: left out 2 call(s) whose tool name cannot be learned (empty, with a "
-        "space, or not text)"
+        "toolctl: warning: left out 3 call(s) whose tool name cannot be learned (empty, '^', "
+        "with a space, or not text)"
     ) in done.stderr
     assert (reg / "toolctl.learned").is_file()
 

@@ -132,12 +132,6 @@ def test_a_name_toml_cannot_hold_is_not_learnable() -> None:
     assert not any(learnable(name) for name in ("", "my tool", "a\tb", "x\ud800"))
 
 
-def test_the_session_start_is_no_tool_to_learn() -> None:
-    """An imported transcript's tool named `^` was counted as the start of a session: the
-    tools called after it ranked as tools sessions start with."""
-    assert not learnable("^") and learnable("^x")
-
-
 def test_writing_is_atomic_and_reading_a_missing_file_is_a_usage_error(tmp_path: Path) -> None:
     path = tmp_path / "reg" / "toolctl.learned"
     write_learned(path, dumps(learn(DATA)))

@@ -20,7 +20,7 @@ from typing import Any
 
 from toolctl.arguments import is_text
 from toolctl.errors import RegistryError, UsageError
-from toolctl.learning.model import START, LearnedModel, Proposal, Tally
+from toolctl.learning.model import LearnedModel, Proposal, Tally
 
 FORMAT = 1
 MAX_COUNT = 2**53  # the largest count a float (the scores' arithmetic) holds exactly
@@ -72,16 +72,15 @@ def _tallies(tallies: Mapping[str, Tally], weights: Mapping[str, float]) -> list
 
 def learnable(name: str) -> bool:
     """Whether a tool name can be a key of the learned file: not empty, no space (contexts
-    are names joined by spaces), Unicode text (a lone surrogate from a JSON escape would be
-    written as an escape no TOML reader takes: the file written, then refused), and not
-    the session's start (``^``: an imported transcript's tool of that name counted as one)."""
-    return bool(name) and name != START and not any(c.isspace() for c in name) and is_text(name)
+    are names joined by spaces), and Unicode text (a lone surrogate from a JSON escape
+    would be written as an escape no TOML reader takes: the file written, then refused)."""
+    return bool(name) and not any(c.isspace() for c in name) and is_text(name)
 
 
 def _name(name: str) -> str:
     if not learnable(name):
         raise UsageError(
-            f"tool name {name!r} cannot be learned: it is empty, '^', has a space or is not text"
+            f"tool name {name!r} cannot be learned: it is empty, has a space or is not text"
         )
     return name
 

@@ -112,15 +112,19 @@ def _learnable(
     sessions: Iterable[Sequence[Step]], named: Callable[[str], str]
 ) -> tuple[list[list[Step]], int]:
     """The sessions without the calls whose tool name cannot be learned (empty, with a
-    space, not text: one imported transcript must not stop learning from all the others),
-    each tool by its registry name (``in_force_name``), and how many calls that left out."""
+    space, not text: one imported transcript must not stop learning from all the others;
+    or ``^``, the session's start, which such a tool was counted as), each tool by its
+    registry name (``in_force_name``), and how many calls that left out."""
     from toolctl.learning.learned_file import learnable
+    from toolctl.learning.model import START
 
     kept: list[list[Step]] = []
     skipped = 0
     for session in sessions:
         steps: list[Step] = [
-            _Called(named(s.tool), s.success) for s in session if learnable(s.tool)
+            _Called(named(s.tool), s.success)
+            for s in session
+            if s.tool != START and learnable(s.tool)
         ]
         skipped += len(session) - len(steps)
         kept.append(steps)

@@ -470,8 +470,8 @@ def print_learned(done: Learned, *, as_json: bool) -> None:
     summary = done.summary()
     if done.skipped:
         render.warn(
-            f"left out {done.skipped} call(s) whose tool name cannot be learned (empty, with a "
-            "space, or not text)"
+            f"left out {done.skipped} call(s) whose tool name cannot be learned (empty, '^', "
+            "with a space, or not text)"
         )
     if done.text is not None:
         sys.stdout.write(done.text)
