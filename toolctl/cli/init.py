@@ -20,7 +20,8 @@ def init_command(
     ] = Path("."),
     json: JsonOption = False,
 ) -> None:
-    """Make DIR (default: here) a project: toolctl.toml and a registry/ directory.
+    """Make DIR (default: here) a project: toolctl.toml and a registry/ directory (with a
+    .gitignore for the lock `register` takes there).
 
     From DIR and every directory below it, toolctl then reads registry/ first (then the
     user registry) and `register` writes there. A DIR that does not exist is created; one

@@ -202,6 +202,16 @@ def _write_new(path: Path, text: str) -> None:
         raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
+def _ignore_lock(registry: Path) -> None:
+    """A ``.gitignore`` in a project's registry directory for the lock `register` takes
+    there (it showed in `git status`), unless one is there; it also keeps the directory in
+    a clone before it holds a tool (git keeps no empty directory)."""
+    from toolctl.registry.writer import LOCK_NAME
+
+    if not os.path.lexists(registry / ".gitignore"):
+        _write_new(registry / ".gitignore", f"# the lock `toolctl register` takes\n{LOCK_NAME}\n")
+
+
 @dataclass(frozen=True)
 class Initialised:
     """What `toolctl init` found or made."""
@@ -234,6 +244,7 @@ def init_project(directory: Path) -> Initialised:
                 each.mkdir(parents=True)
             except OSError as exc:
                 raise UsageError(f"cannot create {each}: {exc.strerror or exc}") from None
+            _ignore_lock(each)
         return Initialised(file, registries[0], created=False, made=missing)
     if os.path.lexists(directory) and not directory.is_dir():
         raise UsageError(f"{directory} is not a directory: a project is a directory")
@@ -253,6 +264,7 @@ def init_project(directory: Path) -> Initialised:
         except OSError as exc:
             raise UsageError(f"cannot create {registry}: {exc.strerror or exc}") from None
         _write_new(file, project_text())
+        _ignore_lock(registry)
     except BaseException:
         for made_dir in made:
             with contextlib.suppress(OSError):
