@@ -372,7 +372,8 @@ def _raise_unavailable(tool: ToolSpec, image: str, engine: Engine, message: str)
         raise TransportUnavailable(
             f"image '{image}' of tool '{tool.name}' is not available to {engine.kind}",
             hint=f"pull, build or import it first (toolctl never pulls), e.g. "
-            f"'{engine.kind} pull {image}'; scripts/setup-podman.sh builds the sample image",
+            f"'{engine.kind} pull {image}' (the README's sample image: scripts/setup-podman.sh "
+            "in toolctl's repository)",
         )
     if any(marker in message for marker in _NO_DAEMON):
         raise TransportUnavailable(
@@ -382,8 +383,10 @@ def _raise_unavailable(tool: ToolSpec, image: str, engine: Engine, message: str)
     hint = f"check [tool.container] of tool '{tool.name}' in {tool.source}"
     if "rlimit" in message:
         hint = (
-            "Debian's podman needs CONTAINERS_CONF pointing at a containers.conf with "
-            'default_ulimits and runtime = "runc": run scripts/setup-podman.sh and export it'
+            "Debian's podman needs CONTAINERS_CONF naming a containers.conf that says "
+            '[containers] default_ulimits = ["nofile=1024:1024", "nproc=1024:1024"] and '
+            '[engine] runtime = "runc" (scripts/setup-podman.sh in toolctl\'s repository '
+            "writes one); export it"
         )
     raise TransportUnavailable(
         f"{engine.kind} could not start the container of tool '{tool.name}': {message}",
