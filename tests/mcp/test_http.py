@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 import httpx
 import pytest
 
+from tests.conftest import Toolctl
 from toolctl.calls.cancel import Cancel
 from toolctl.errors import Interrupted, TimedOut, TransportUnavailable
 from toolctl.mcp import MODERN, Progress, connect_http, map_result
@@ -313,3 +314,71 @@ def test_the_get_stream_is_open_before_the_first_call() -> None:
         server.done = True  # type: ignore[attr-defined]
         server.shutdown()
         server.server_close()
+
+
+class _ForgetfulServer(BaseHTTPRequestHandler):
+    """An MCP server over HTTP that forgets a session once it answered a call in it (as a
+    restarted server has forgotten every session): the next request in it is HTTP 404."""
+
+    used: ClassVar[set[str]] = set()
+    sessions: ClassVar[list[str]] = []
+
+    def do_POST(self) -> None:
+        message = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        session = self.headers.get("Mcp-Session-Id")
+        if session in self.used:
+            return self._send(404, b"")
+        method, headers = message.get("method"), {}
+        if method == "initialize":
+            session = f"s{len(self.sessions)}"
+            self.sessions.append(session)
+            headers["Mcp-Session-Id"] = session
+            result: dict[str, Any] = {"protocolVersion": "2025-06-18",
+                                      "capabilities": {"tools": {}},
+                                      "serverInfo": {"name": "forgetful", "version": "1"}}  # fmt: skip
+        elif "id" not in message:
+            return self._send(202, b"")
+        elif method == "tools/list":
+            schema = {"type": "object", "properties": {"text": {"type": "string"}}}
+            result = {"tools": [{"name": "echo", "description": "e", "inputSchema": schema}]}
+        else:
+            self.used.add(str(session))
+            text = message["params"]["arguments"]["text"]
+            result = {"content": [{"type": "text", "text": text}]}
+        body = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}).encode()
+        self._send(200, body, {"Content-Type": "application/json", **headers})
+
+    def do_DELETE(self) -> None:
+        self._send(200, b"")
+
+    def do_GET(self) -> None:
+        self._send(405, b"")
+
+    def _send(self, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
+        self.send_response(status)
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+def test_a_session_the_server_forgot_is_started_again(tmp_path: Any, toolctl: Toolctl) -> None:
+    """A server that restarted answers the old session's next request 404: the protocol
+    says a client then starts a new session, and the request, which never ran, goes
+    again. The call was an error ("session ... expired"), and only the one after worked."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _ForgetfulServer)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/mcp"
+        (tmp_path / "reg").mkdir()
+        assert toolctl("mcp", "add", "fg", "--url", url, "-r", "reg").returncode == 0
+        lines = '{"text": "one"}\n{"text": "two"}\n'
+        done = toolctl("run", "fg.echo", "--batch", "-", "-r", "reg", input=lines)
+    finally:
+        server.shutdown()
+    assert done.returncode == 0, done.stderr
+    assert [json.loads(line)["output"] for line in done.stdout.splitlines()] == ["one", "two"]

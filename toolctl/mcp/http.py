@@ -167,7 +167,7 @@ class HttpTransport:
                 )
             self.session_id = given
         if response.status_code == 404 and self.session_id:
-            raise TransportUnavailable(f"MCP session at {self.name} expired (HTTP 404)")
+            raise SessionExpired(f"MCP session at {self.name} expired (HTTP 404)")
         if response.status_code >= 400 or kind not in ("application/json", "text/event-stream"):
             return self._refusal(response, kind)
         if kind == "application/json":
@@ -312,6 +312,11 @@ class HttpTransport:
 
     def kill(self) -> None:
         self.close()
+
+
+class SessionExpired(TransportUnavailable):
+    """The server no longer knows the session (HTTP 404 to a request bearing its id: it
+    restarted, or dropped it): the request was not run, and may go again in a new one."""
 
 
 def _status(response: httpx.Response) -> str:

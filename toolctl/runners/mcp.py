@@ -152,7 +152,8 @@ class McpRunner:
     def run(self, call: Call) -> ToolResult:
         started = time.perf_counter()
         deadline = time.monotonic() + call.timeout
-        return _once_more(call.tool, lambda: self._run(call, started, deadline))
+        attempt = lambda: self._run(call, started, deadline)  # noqa: E731
+        return _once_more(call.tool, attempt, self._drop)
 
     def _run(self, call: Call, started: float, deadline: float) -> ToolResult:
         from toolctl.mcp import ServerError, map_result
@@ -262,7 +263,8 @@ class McpRunner:
         """One request a door forwards to ``tool``'s service (a listing, a read, a prompt),
         over the calls' session: refused with a token a refresh has since replaced, it
         goes again once in a new session, as a call does."""
-        return _once_more(tool, lambda: self._request(tool, method, params, timeout))
+        attempt = lambda: self._request(tool, method, params, timeout)  # noqa: E731
+        return _once_more(tool, attempt, self._drop)
 
     def _request(
         self, tool: ToolSpec, method: str, params: dict[str, Any] | None, timeout: float
@@ -303,6 +305,13 @@ class McpRunner:
                 live = self._connect(tool, timeout, sink)
                 self._live[name] = live
             return live
+
+    def _drop(self, name: str) -> None:
+        """Forget the session held for service ``name``, whatever it is."""
+        with self._lock:
+            live = self._live.get(name)
+        if live is not None:
+            self._forget(name, live)
 
     def _forget(self, name: str, live: _Live) -> None:
         with self._lock:
@@ -441,22 +450,31 @@ def _service(tool: ToolSpec) -> Mapping[str, Any]:
     return service
 
 
-def _once_more(tool: ToolSpec, attempt: Callable[[], _T]) -> _T:
-    """``attempt()``; refused with a token a refresh has since replaced (so never run), it
-    goes once more, in a session with the new token."""
+def _once_more(tool: ToolSpec, attempt: Callable[[], _T], drop: Callable[[str], None]) -> _T:
+    """``attempt()``; refused with a token a refresh has since replaced, or in a session the
+    server no longer knows (HTTP 404: a server restarted), the request was never run, and
+    it goes once more for each, in a new session (``drop`` forgets the old one), as the
+    protocol says a client starts a new session."""
+    from toolctl.mcp.http import SessionExpired
     from toolctl.mcp.oauth import LoginNeeded, Refreshed
 
-    try:
-        return attempt()
-    except Refreshed:
+    again: set[type[Exception]] = set()
+    while True:
         try:
             return attempt()
-        except Refreshed as again:
-            raise LoginNeeded(
-                f"MCP service '{_service_name(tool)}' needs a login (a refreshed token was"
-                " refused too)",
-                hint=again.hint,
-            ) from None
+        except SessionExpired:
+            if SessionExpired in again:
+                raise
+            again.add(SessionExpired)
+            drop(_service_name(tool))
+        except Refreshed as refused:
+            if Refreshed in again:
+                raise LoginNeeded(
+                    f"MCP service '{_service_name(tool)}' needs a login (a refreshed token "
+                    "was refused too)",
+                    hint=refused.hint,
+                ) from None
+            again.add(Refreshed)
 
 
 def _service_name(tool: ToolSpec) -> str:
