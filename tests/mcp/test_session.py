@@ -48,7 +48,7 @@ def test_sampling_request_mid_call_is_refused_and_the_call_completes(
 ) -> None:
     with connect_stdio(probe_argv, timeout=30) as session:
         answer = map_result(session.call_tool("ask_sampling", {"prompt": "hi"}, 30))
-    assert answer.output == "sampling refused: toolctl does not support sampling/createMessage"
+    assert answer.output == "sampling refused: toolctl declined sampling: no model answers it here"
 
 
 def test_progress_reaches_the_callback(probe_argv: list[str]) -> None:

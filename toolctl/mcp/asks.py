@@ -39,10 +39,20 @@ class Refused(Exception):
         self.code = code
 
 
+SAMPLING_DECLINED = -1
+"""The error the protocol gives a client that rejects a sampling request."""
+
+
 def refusal(message: Message) -> Message:
-    """A server request nobody answers: an elicitation declined, anything else refused."""
+    """A server request nobody answers: an elicitation declined, a sampling request
+    rejected (toolctl declares sampling: a door's client answers it when there is one),
+    anything else refused as a method toolctl does not offer (roots)."""
     if message["method"] == "elicitation/create":
         return {"jsonrpc": "2.0", "id": message["id"], "result": {"action": "decline"}}
+    if message["method"] == "sampling/createMessage":
+        return error_response(
+            message["id"], SAMPLING_DECLINED, "toolctl declined sampling: no model answers it here"
+        )
     return error_response(
         message["id"], METHOD_NOT_FOUND, f"toolctl does not support {message['method']}"
     )
