@@ -51,7 +51,10 @@ def test_probe_over_http(probe_url: str) -> None:
         assert session.transport.session_id  # type: ignore[attr-defined]
         assert map_result(session.call_tool("echo", {"text": "hé"}, 30)).output == "hé"
         sampled = map_result(session.call_tool("ask_sampling", {"prompt": "x"}, 30))
-        assert sampled.output == "sampling refused: toolctl declined sampling: no model answers it here"
+        assert (
+            sampled.output
+            == "sampling refused: toolctl declined sampling: no model answers it here"
+        )
         assert map_result(session.call_tool("fail", {"message": "boom"}, 30)).is_error
 
 

@@ -32,7 +32,10 @@ def test_probe_over_sse(probe_sse_url: str) -> None:
         assert [p.progress for p in seen] == [1, 2, 3]
         # the server asks us for sampling mid-call: our refusal travels back as a POST
         sampled = map_result(session.call_tool("ask_sampling", {"prompt": "x"}, 30))
-        assert sampled.output == "sampling refused: toolctl declined sampling: no model answers it here"
+        assert (
+            sampled.output
+            == "sampling refused: toolctl declined sampling: no model answers it here"
+        )
         with pytest.raises(TimedOut):
             session.call_tool("hang", {"seconds": 30}, 1)
 
