@@ -109,6 +109,29 @@ def test_ctrl_c_while_toolctl_starts_is_told_in_one_line_with_130(
         assert done.stdout == ""
 
 
+@pytest.mark.parametrize("unbuffered", ["1", ""], ids=["PYTHONUNBUFFERED", "buffered"])
+def test_a_reader_gone_mid_write_is_141_whatever_the_buffering(
+    tmp_path: Path, unbuffered: str
+) -> None:
+    """`toolctl run big --json | (sleep 1; head -c 10)` with PYTHONUNBUFFERED=1 (set on
+    many CI machines): stdout is then a raw file, whose one write takes what the pipe
+    takes when its reader goes, and Python dropped the rest silently: exit 0, the output
+    lost. A reader gone mid-write is 141, as without it."""
+    tool = ('[[tool]]\nname = "big"\n[tool.local]\ncommand = ["{python}", "-c", '
+            '"import sys; sys.stdout.write(\'x\' * 3000000)"]\ninput = "none"\n')  # fmt: skip
+    write_files(tmp_path, {"reg/t.toml": tool.format(python=sys.executable)})
+    env = {**os.environ, "PYTHONUNBUFFERED": unbuffered}
+    child = subprocess.Popen(
+        [sys.executable, "-m", "toolctl", "run", "big", "--json", "-r", "reg"],
+        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    assert child.stdout is not None
+    assert child.stdout.read(10) == b'{\n  "data"'  # a reader that takes a little, then goes
+    child.stdout.close()
+    _, err = child.communicate(timeout=60)
+    assert (child.returncode, err) == (141, b"")
+
+
 @pytest.mark.parametrize(
     "line",
     [["export", "--format", "mcp"], ["list"], ["run", "many", "--batch", "-"]],

@@ -46,6 +46,8 @@ def main(argv: Sequence[str] | None = None) -> NoReturn:
     args = list(sys.argv[1:] if argv is None else argv)
     if sys.stdin is None or sys.stdout is None or sys.stderr is None:
         _closed_streams()
+    if type(getattr(sys.stdout, "buffer", None)).__name__ == "FileIO":
+        _whole_writes()
     if args in (["--version"], ["-V"]):
         from toolctl import __version__
 
@@ -75,6 +77,22 @@ def _closed_streams() -> None:
             # the process's own stream, as sys.stdout is: never closed
             stream = open(fd, mode, encoding="utf-8", closefd=False)  # noqa: SIM115
             setattr(sys, name, stream)
+
+
+def _whole_writes() -> None:
+    """PYTHONUNBUFFERED (or ``python -u``) gives stdout a raw file, whose one write takes
+    what the pipe takes when its reader goes away mid-write, and Python drops the rest
+    without a word: `toolctl run --json | head` lost the output and said 0. Over a
+    buffered writer every write is whole or fails (the reader gone: 141)."""
+    import io
+
+    raw = sys.stdout
+    sys.stdout = io.TextIOWrapper(
+        io.BufferedWriter(raw.buffer),
+        encoding=raw.encoding,
+        errors=raw.errors,
+        line_buffering=bool(raw.line_buffering),
+    )
 
 
 _collector_paused = False
