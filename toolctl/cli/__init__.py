@@ -91,7 +91,7 @@ def _whole_writes() -> None:
         io.BufferedWriter(raw.buffer),
         encoding=raw.encoding,
         errors=raw.errors,
-        line_buffering=bool(raw.line_buffering),
+        line_buffering=raw.isatty(),  # as Python's own stdout: a line at a time to a terminal
     )
 
 
