@@ -175,7 +175,24 @@ def test_a_history_that_cannot_be_written_warns_once(tmp_path: Path) -> None:
         journal.add(record())
         journal.flush()
     assert len(warnings) == 1 and "cannot be written" in warnings[0]
-    assert "TOOLCTL_HISTORY=0" in warnings[0] and journal.dropped == 2
+    assert "TOOLCTL_HISTORY=0" in warnings[0] and journal.dropped == 3
+
+
+def test_the_warning_told_at_the_end_counts_every_record_lost(tmp_path: Path) -> None:
+    """A command tells the failure once its output is out: it counted the batch that failed
+    alone ("31 call record(s) lost" of 1,385), not those queued then or dropped after."""
+    path = tmp_path / "history.sqlite3"
+    path.mkdir()
+    journal = Journal(path, 100, 30.0)
+    for _ in range(5):
+        journal.add(record())
+    journal.flush()  # fails: the five are lost
+    for _ in range(7):
+        journal.add(record())  # dropped: the history is known broken
+    told: list[str] = []
+    journal.report(told.append)
+    journal.report(told.append)
+    assert len(told) == 1 and "; 12 call record(s) lost, the calls themselves went on" in told[0]
 
 
 def test_the_writer_thread_writes_without_a_flush(tmp_path: Path) -> None:

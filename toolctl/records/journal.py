@@ -108,22 +108,25 @@ class Journal:
         # an OSError in its own words, not "[Errno 17] File exists: '...'"
         reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
         with self._lock:
-            self.failure = (
-                f"the run history at {self.path} cannot be written ({reason}); "
-                f"{lost} call record(s) lost, the calls themselves went on; "
-                "TOOLCTL_HISTORY=0 turns the history off"
-            )
+            self.failure = f"the run history at {self.path} cannot be written ({reason})"
+            self.dropped += lost + len(self._pending)  # the failed batch, and those queued
             self._pending.clear()
         if self.warn is not None:
             self.report(self.warn)
 
     def report(self, warn: Warn) -> None:
-        """Tell ``warn`` of the failure, once per process."""
+        """Tell ``warn`` of the failure, or of records dropped for want of room (more than
+        MAX_PENDING waiting), once per process, with every record lost until then: it
+        counted the failed batch alone (31 lost, said of 1,385)."""
         with self._lock:
-            if self.failure is None or self._reported:
+            if self._reported or (self.failure is None and not self.dropped):
                 return
             self._reported = True
-            message = self.failure
+            why = self.failure or f"the run history at {self.path} could not keep up"
+            message = (
+                f"{why}; {self.dropped:,} call record(s) lost, the calls themselves went on; "
+                "TOOLCTL_HISTORY=0 turns the history off"
+            )
         warn(message)
 
     def _run(self) -> None:
