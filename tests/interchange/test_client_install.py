@@ -347,3 +347,22 @@ def test_the_same_entry_again_is_unchanged_and_writes_nothing(
     assert again.returncode == 0, again.stderr
     assert "unchanged: server 'toolctl'" in again.stderr
     assert not (places / "home/.cursor/mcp.json.bak").exists()
+
+
+def test_the_command_written_is_the_toolctl_on_path_not_where_its_link_leads(
+    places: Path, tmp_path: Path
+) -> None:
+    """`uv tool install` puts ~/.local/bin/toolctl, a link into uv's own directory: the
+    entry named where the link led, a path an upgrade may move. It names the link."""
+    import subprocess
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "toolctl").symlink_to(Path(sys.executable).parent / "toolctl")
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    done = subprocess.run(
+        ["toolctl", "mcp", "install", "--client", "cursor", "--group", "g", "--print", "--json"],
+        cwd=places / "work", env=env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert str(bin_dir / "toolctl") in done.stdout

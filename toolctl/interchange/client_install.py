@@ -134,13 +134,15 @@ def shared_config(settings: Settings, client: Client, path: Path) -> bool:
 
 
 def _toolctl_command() -> list[str]:
-    """The toolctl running now: its script by absolute path, else this Python with -m."""
+    """The toolctl running now: its script by absolute path, else this Python with -m.
+    A symlink is kept as it is, not resolved: `uv tool install` links ~/.local/bin/toolctl
+    to a path of uv's own, which an upgrade may move."""
     script = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
     if script is not None and script.name == "toolctl":
-        return [str(Path(shutil.which(str(script)) or str(script)).resolve())]
+        return [os.path.abspath(shutil.which(str(script)) or str(script))]
     on_path = shutil.which("toolctl")
     if on_path:
-        return [str(Path(on_path).resolve())]
+        return [os.path.abspath(on_path)]
     return [sys.executable, "-m", "toolctl"]
 
 
