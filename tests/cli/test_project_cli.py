@@ -78,6 +78,20 @@ def test_init_in_a_fresh_clone_makes_the_registry_git_did_not_keep(
     assert again.stderr.endswith("exists already; nothing changed\n")
 
 
+def test_init_inside_another_project_says_it_hides_it(tmp_path: Path, toolctl: Toolctl) -> None:
+    """A project made in a project's subdirectory hides the outer one from there down
+    (its registry is no longer read there): said, as git's nested `git init` does not."""
+    assert toolctl("init", cwd=tmp_path).returncode == 0
+    (tmp_path / "sub").mkdir()
+    inner = toolctl("init", cwd=tmp_path / "sub")
+    assert inner.returncode == 0
+    assert inner.stderr.splitlines()[-1] == (
+        f"toolctl: warning: this project is inside {tmp_path / 'toolctl.toml'}'s: from here "
+        "down, that one is not read"
+    )
+    assert "warning" not in toolctl("init", cwd=tmp_path / "sub").stderr  # made already
+
+
 def test_a_project_is_read_and_written_from_its_subdirectories(
     tmp_path: Path, toolctl: Toolctl
 ) -> None:

@@ -41,3 +41,6 @@ def init_command(
         )
     document = {"created": made.created, "file": file, "registry": registry, "made": made_now}
     render.outcome(document, line, as_json=json)
+    if made.outer is not None:  # as git does not: a project in a project hides the outer one
+        outer = render.display_path(made.outer)
+        render.warn(f"this project is inside {outer}'s: from here down, that one is not read")

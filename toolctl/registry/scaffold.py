@@ -221,6 +221,8 @@ class Initialised:
     created: bool
     made: tuple[Path, ...] = ()
     """In a project already: its registry directories that were missing, made now."""
+    outer: Path | None = None
+    """A new project made inside another: the other's toolctl.toml, which it hides below."""
 
 
 def init_project(directory: Path) -> Initialised:
@@ -270,4 +272,8 @@ def init_project(directory: Path) -> Initialised:
             with contextlib.suppress(OSError):
                 made_dir.rmdir()
         raise
-    return Initialised(file, registry, created=True)
+    outer = next(
+        (p / PROJECT_FILE for p in directory.absolute().parents if (p / PROJECT_FILE).is_file()),
+        None,
+    )
+    return Initialised(file, registry, created=True, outer=outer)
