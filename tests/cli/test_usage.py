@@ -255,6 +255,9 @@ def test_on_and_off_read_in_any_case(toolctl: Toolctl) -> None:
     ("line", "said"),
     [
         (["rm", "tool", "x"], "unknown command 'rm' (did you mean 'unregister'?)"),
+        (["status"], "unknown command 'status' (did you mean 'service status'?)"),  # not stats
+        (["install"], "unknown command 'install' (did you mean 'mcp install'?)"),
+        (["mcp", "status"], "unknown command 'status'; see 'toolctl mcp -h'"),
         (["version"], "unknown command 'version' (did you mean '--version'?)"),
         (["run", "t", "who=Ada"], "(who=Ada) (did you mean --arg who=Ada?)"),
         (["run", "t", "--who", "Ada"], "unknown option '--who' (a tool's arguments go in --arg"),

@@ -35,8 +35,17 @@ SYNONYMS = {
     "lint": "check",
     "validate": "check",
     "version": "--version",
+    "status": "service status",
+    "ps": "service status",
+    "up": "service up",
+    "start": "service up",
+    "down": "service down",
+    "stop": "service down",
+    "add": "register",
+    "install": "mcp install",
 }
-"""Commands other CLIs name so, and what toolctl calls them."""
+"""Commands other CLIs name so, and what toolctl calls them (at the top level: a word a
+group lacks may be another group's)."""
 
 
 def message(exc: Any, args: Sequence[str] = ()) -> str:
@@ -60,8 +69,11 @@ def message(exc: Any, args: Sequence[str] = ()) -> str:
     text = " ".join(exc.format_message().split())
     found = _NO_SUCH_COMMAND.fullmatch(text)
     if found:
-        close = found["close"] or SYNONYMS.get(found["name"]) or ""
-        suggestion = f" (did you mean '{close}'?)" if close else _help("toolctl")
+        context = getattr(exc, "ctx", None)
+        top = context is None or context.parent is None
+        synonym = SYNONYMS.get(found["name"]) if top else None
+        close = synonym or found["close"] or ""
+        suggestion = f" (did you mean '{close}'?)" if close else _help(command)
         return f"unknown command '{found['name']}'{suggestion}"
     text = text[:1].lower() + text[1:]
     text = text.removesuffix(".")
