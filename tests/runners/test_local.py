@@ -243,6 +243,21 @@ def test_missing_executable_exits_5(reg: Path, toolctl: Toolctl) -> None:
     assert "executable 'definitely-not-installed-xyz' not found" in done.stderr
 
 
+def test_a_script_that_is_not_executable_says_how_to_run_it(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    (tmp_path / "hello.py").write_text("print('hi')\n")  # not chmod +x
+    tool = '[[tool]]\nname = "hello"\n[tool.local]\ncommand = ["./hello.py"]\ninput = "none"\n'
+    (tmp_path / "reg").mkdir()
+    (tmp_path / "reg/t.toml").write_text(tool)
+    done = toolctl("run", "hello", "-r", "reg", cwd=tmp_path)
+    assert done.returncode == 5
+    assert done.stderr == (
+        "toolctl: error: executable './hello.py' is not executable; chmod +x ./hello.py, or "
+        'run it through its interpreter (command = ["python3", "./hello.py", ...])\n'
+    )
+
+
 def test_secrets_pass_through_and_are_never_printed(reg: Path, toolctl: Toolctl) -> None:
     env = {"MY_SECRET": "hunter2-secret", "TOOLCTL_LOG": "json"}
     done = toolctl("run", "secret", "-v", "-r", str(reg), env=env)

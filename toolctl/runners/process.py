@@ -239,7 +239,14 @@ def run_process(
             f"executable '{argv[0]}' not found", hint="install it or fix the tool's command"
         ) from exc
     except PermissionError as exc:
-        raise TransportUnavailable(f"executable '{argv[0]}' is not executable") from exc
+        import json
+        import shlex
+
+        raise TransportUnavailable(
+            f"executable '{argv[0]}' is not executable",
+            hint=f"chmod +x {shlex.quote(argv[0])}, or run it through its interpreter "
+            f'(command = ["python3", {json.dumps(argv[0])}, ...])',
+        ) from exc
     except OSError as exc:
         if exc.errno == errno.E2BIG:
             raise InvalidArguments(
