@@ -56,7 +56,8 @@ def finish_handshake(session: Session, timeout: float, prefer_modern: bool) -> S
         session.transport.kill()
         ended = "it was stopped" if session.local else "the connection was closed"
         raise TimedOut(
-            f"MCP server '{session.transport.name}' did not finish the handshake in {timeout:g} s;"
+            f"MCP server '{session.transport.name}' did not finish the handshake in "
+            f"{round(timeout, 1):g} s;"
             f" {ended}",
             hint="a first start can be slow (npx and uvx fetch the server then): give it "
             "longer with connect_timeout = SECONDS in the service's [service.mcp]",
