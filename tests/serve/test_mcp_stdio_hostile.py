@@ -82,6 +82,17 @@ def test_bad_lines_are_answered_and_the_server_goes_on(stdio_server: Any) -> Non
     assert answer(stdout) == {"jsonrpc": "2.0", "id": 9, "result": {}}
 
 
+def test_an_answer_to_nothing_the_server_asked_is_ignored(stdio_server: Any) -> None:
+    """A client's response with an id the server never asked (a stray, a replay): the SDK
+    sent the client an error-level "Internal Server Error" log message, and warned on
+    stderr. MCP says it is ignored; the next answer is the next request's."""
+    stdin, stdout = stdio_server.stdin, stdio_server.stdout
+    send(stdin, b'{"jsonrpc": "2.0", "id": 77, "result": {}}\n')
+    send(stdin, b'{"jsonrpc": "2.0", "id": 78, "error": {"code": 1, "message": "x"}}\n')
+    send(stdin, b'{"jsonrpc": "2.0", "id": 9, "method": "ping"}\n')
+    assert answer(stdout) == {"jsonrpc": "2.0", "id": 9, "result": {}}
+
+
 def test_a_request_whose_id_is_not_a_string_or_an_integer_is_answered(
     stdio_server: Any,
 ) -> None:

@@ -216,6 +216,7 @@ async def stdio_transport(
     writing = anyio.Lock()
     unanswered: set[str | int] = set()  # the ids of requests read and not yet answered
     cancelled: set[str | int] = set()  # the ids notifications/cancelled named
+    asked: set[str | int] = set()  # the ids of the server's own requests not yet answered
 
     def put(data: bytes) -> None:
         stdout.write(data)
@@ -246,6 +247,10 @@ async def stdio_transport(
                     unanswered.add(probe.id)
                 elif isinstance(probe, types.JSONRPCNotification):
                     cancelled.update(_cancelled_id(probe))
+                elif probe.id not in asked:  # an answer to nothing the server asked: ignored
+                    continue  # (the SDK sent the client an error-level log of it, and warned)
+                else:
+                    asked.discard(probe.id)
                 try:
                     await read_writer.send(SessionMessage(message))
                 except (anyio.ClosedResourceError, anyio.BrokenResourceError):
@@ -260,6 +265,8 @@ async def stdio_transport(
                 root = outgoing.message.root
                 if isinstance(root, types.JSONRPCResponse | types.JSONRPCError):
                     unanswered.discard(root.id)
+                elif isinstance(root, types.JSONRPCRequest):
+                    asked.add(root.id)  # sampling, elicitation, roots, ping: the client answers
                 if isinstance(root, types.JSONRPCError) and root.id in cancelled:
                     cancelled.discard(root.id)  # the SDK's "Request cancelled" (code 0): MCP
                     continue  # says a cancelled request gets no answer
