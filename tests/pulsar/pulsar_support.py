@@ -121,6 +121,13 @@ def stall(config, arguments, user):
 
 def huge(config, arguments, user):
     return "x" * (int(arguments["megabytes"]) * 1024 * 1024)
+
+
+def trickle(config, arguments, user):
+    """A stream that takes longer than its caller waits."""
+    for n in range(int(arguments["chunks"])):
+        yield f"{n} "
+        time.sleep(0.05)
 '''
 
 
@@ -166,6 +173,7 @@ SERVICES = {
     ),
     "nobody": ("handlers:hello", ""),  # no test ever starts its worker
     "huge": ("handlers:huge", '[[tool.arguments]]\nname = "megabytes"\ntype = "integer"'),
+    "trickle": ("handlers:trickle", '[[tool.arguments]]\nname = "chunks"\ntype = "integer"'),
     # delivery = "at-least-once", on persistent queues
     "sure": (
         "handlers:stall",

@@ -109,6 +109,21 @@ def test_stream_chunks_reach_the_callback_one_by_one(
     assert (result.success, result.output) == (True, "one two three")
 
 
+def test_a_stream_still_coming_at_the_timeout_keeps_what_came(
+    toolctl: Toolctl, project: Project, workers: StartWorker
+) -> None:
+    """A stream past its caller's timeout was told as "no answer ... or none is
+    subscribed", and what had come was dropped (a local tool's timeout keeps its output)."""
+    workers("trickle")
+    code, out, err = run(toolctl, project, "trickle", "--arg", "chunks=400", "--timeout", "2",
+                         "--json")  # fmt: skip
+    assert code == 124
+    result = result_of(out)
+    assert result["error_code"] == "timed_out" and str(result["output"]).startswith("0 1 2 ")
+    assert "service 'trickle' was still answering at its 2 s timeout" in err
+    assert "none is subscribed" not in err
+
+
 def test_an_async_handler_answers(toolctl: Toolctl, project: Project, workers: StartWorker) -> None:
     workers("later")
     assert run(toolctl, project, "later", "--arg", "word=soon") == (0, "later soon\n", "")

@@ -118,6 +118,8 @@ class PulsarRunner:
             )
             with waiting:
                 answer = _collect(waited.box, started + timeout, call.sink, waiting.stop)
+        except _Late as late:  # an answer began: the call ran past its time, said so
+            raise self._late(tool, channel, timeout, late.output) from None
         except TimeoutError:
             raise self._unanswered(tool, channel, timeout) from None
         except KeyboardInterrupt as exc:
@@ -173,6 +175,17 @@ class PulsarRunner:
                 self._channels[queues] = Channel(self._client, self.url, *queues, timeout)
             return self._channels[queues]
 
+    def _late(self, tool: ToolSpec, channel: Channel, timeout: float, output: str) -> TimedOut:
+        """A stream still coming at the timeout: TimedOut with what came (a local tool's
+        timeout keeps its output too), never "no answer ... or none is subscribed"."""
+        service = tool.data.get("service") or tool.name
+        late = TimedOut(
+            f"service '{service}' was still answering at its {timeout:g} s timeout "
+            f"(asked {channel.request_queue})"
+        )
+        late.output = output  # type: ignore[attr-defined]
+        return late
+
     def _unanswered(self, tool: ToolSpec, channel: Channel, timeout: float) -> ToolctlError:
         """Why a call got no answer: the broker went away (exit 5), or no worker answered."""
         service = tool.data.get("service") or tool.name
@@ -218,6 +231,14 @@ def service_queues(tool: ToolSpec) -> tuple[str, str]:
     return section["request_queue"], section["response_queue"]
 
 
+class _Late(TimeoutError):
+    """The deadline came while an answer was streaming: what came of it."""
+
+    def __init__(self, output: str) -> None:
+        super().__init__(output)
+        self.output = output
+
+
 def _collect(
     box: queue.SimpleQueue[bytes | ToolctlError],
     deadline: float,
@@ -233,12 +254,12 @@ def _collect(
     stream, streamed = sink.output, False
     while True:
         remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            raise TimeoutError
         try:
+            if remaining <= 0:
+                raise queue.Empty
             item = box.get(timeout=remaining)
         except queue.Empty:
-            raise TimeoutError from None
+            raise (_Late("".join(chunks)) if chunks else TimeoutError()) from None
         answered()  # the wait is over: take its indicator down before any output
         if isinstance(item, ToolctlError):
             raise item
