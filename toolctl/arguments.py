@@ -389,6 +389,23 @@ def build(
     return arguments
 
 
+def whole_numbers(schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """``arguments`` with an integral number given for an ``integer`` argument as the
+    integer: JSON Schema takes 1.0 for an integer, and the tool was handed "1.0" (in its
+    command line, its JSON, its request)."""
+    properties = schema.get("properties")
+    whole = dict(arguments)
+    if not isinstance(properties, Mapping):
+        return whole
+    for key, value in arguments.items():
+        declared = properties.get(key)
+        if isinstance(value, float) and value.is_integer() and isinstance(declared, Mapping):
+            kinds = _kinds(declared.get("type"))
+            if "integer" in kinds and "number" not in kinds:
+                whole[key] = int(value)
+    return whole
+
+
 def validate(tool: str, schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> None:
     """Raise InvalidArguments naming the argument and what was expected."""
     if plainly_valid(schema, arguments):

@@ -243,6 +243,19 @@ def test_missing_executable_exits_5(reg: Path, toolctl: Toolctl) -> None:
     assert "executable 'definitely-not-installed-xyz' not found" in done.stderr
 
 
+def test_a_whole_number_for_an_integer_reaches_the_tool_as_an_integer(
+    reg: Path, toolctl: Toolctl
+) -> None:
+    """JSON Schema takes 1.0 for an integer: the tool was handed "x1.0y" and "count": 1.0."""
+    argv = toolctl("run", "argv", "--args", '{"text": "t", "n": 3.0}', "-r", str(reg))
+    assert argv.stdout == "t\nx3y\n", argv.stderr
+    echoed = toolctl("run", "echo-json", "--args", '{"text": "t", "count": 2.0}', "-r", str(reg))
+    assert echoed.stdout == '{"text": "t", "count": 2}\n', echoed.stderr
+    assert (
+        toolctl("run", "argv", "--args", '{"text": "t", "n": 3.5}', "-r", str(reg)).returncode == 2
+    )
+
+
 def test_a_script_that_is_not_executable_says_how_to_run_it(
     tmp_path: Path, toolctl: Toolctl
 ) -> None:

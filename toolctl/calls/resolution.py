@@ -83,7 +83,7 @@ def build_arguments(
     schema = tool.data["schema"]
     arguments = tool_args.build(schema, given, pairs)
     tool_args.validate(tool.name, schema, arguments)
-    return arguments
+    return tool_args.whole_numbers(schema, arguments)
 
 
 def call_timeout(tool: ToolSpec, timeout: float | None, default: float | None = None) -> float:
