@@ -68,6 +68,9 @@ def _filter_stdin() -> None:
     original = os.fdopen(os.dup(0), "rb", buffering=0)
     read_end, write_end = os.pipe()
     os.dup2(read_end, 0)
+    # the wire, kept now: the SDK 2.x points fd 1 at stderr once it serves (prints must not
+    # corrupt the protocol), and a refusal written to fd 1 after that went to stderr, lost
+    wire = os.dup(1)
 
     def pump() -> None:
         for line in iter(original.readline, b""):
@@ -76,7 +79,7 @@ def _filter_stdin() -> None:
                 error = {"code": -32022, "message": "Unsupported protocol version"}
                 error["data"] = {"supported": ["2026-07-28"], "requested": "2025-11-25"}
                 os.write(
-                    1,
+                    wire,
                     json.dumps({"jsonrpc": "2.0", "id": message["id"], "error": error}).encode()
                     + b"\n",
                 )
