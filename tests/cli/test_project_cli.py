@@ -78,6 +78,27 @@ def test_init_in_a_fresh_clone_makes_the_registry_git_did_not_keep(
     assert again.stderr.endswith("exists already; nothing changed\n")
 
 
+def test_the_lock_register_takes_stays_out_of_git(tmp_path: Path, toolctl: Toolctl) -> None:
+    """`register` takes registry/.toolctl.lock: it showed in every `git status`, one dot
+    from the toolctl.lock to commit. `init` puts a .gitignore for it in registry/ (which
+    also keeps registry/ in a clone before it holds a tool); one already there is kept."""
+    import subprocess
+
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    assert toolctl("init", cwd=tmp_path).returncode == 0
+    write_files(tmp_path, {"t.toml": HERE_TOOL.format(cwd=".")})
+    assert toolctl("register", "t.toml", cwd=tmp_path).returncode == 0
+    assert (tmp_path / "registry/.toolctl.lock").exists()
+    status = subprocess.run(["git", "status", "--porcelain", "-uall"], cwd=tmp_path,
+                            capture_output=True, text=True, check=True).stdout  # fmt: skip
+    assert "registry/.gitignore" in status and ".toolctl.lock" not in status, status
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other/registry").mkdir()
+    (tmp_path / "other/registry/.gitignore").write_text("mine\n")
+    assert toolctl("init", cwd=tmp_path / "other").returncode == 0
+    assert (tmp_path / "other/registry/.gitignore").read_text() == "mine\n"
+
+
 def test_init_inside_another_project_says_it_hides_it(tmp_path: Path, toolctl: Toolctl) -> None:
     """A project made in a project's subdirectory hides the outer one from there down
     (its registry is no longer read there): said, as git's nested `git init` does not."""
