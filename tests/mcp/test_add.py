@@ -228,3 +228,11 @@ def test_a_server_listing_resources_but_no_templates_is_added(
     assert toolctl("run", "ll.hello", "-r", "reg").stdout == "hello\n"
     live = toolctl("check", "--live", "-r", "reg")
     assert live.returncode == 0 and "unreachable" not in live.stderr, live.stderr
+    serve = [sys.executable, "-m", "toolctl", "mcp", "serve", "-r", str(tmp_path / "reg")]
+    answers = piped_mcp(
+        serve,
+        {"jsonrpc": "2.0", "id": 2, "method": "resources/templates/list"},
+        {"jsonrpc": "2.0", "id": 3, "method": "resources/list"},
+    )  # the gateway's listing failed the same way
+    assert answers[2]["result"]["resourceTemplates"] == [], answers[2]
+    assert [r["uri"] for r in answers[3]["result"]["resources"]] == ["note://a"], answers[3]

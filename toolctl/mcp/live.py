@@ -6,7 +6,8 @@ Both connect to servers the registry names; the registry itself is the caller's 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+import functools
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -84,25 +85,33 @@ def list_offers(session: Session, timeout: float) -> Offers:
     for kind, (method, field, _) in OFFERS.items():
         items: dict[str, dict[str, Any]] = {}
         if CAPABILITY[kind] in session.capabilities:
-            try:
-                for item in _pages(session, method, field, timeout):
-                    key = offer_key(kind, item)
-                    if key is not None:
-                        items.setdefault(key, item)
-            except ServerError as exc:
-                # the SDK's low-level Server declares `resources` for list_resources alone,
-                # and answers resources/templates/list "method not found": it offers none
-                if exc.code != METHOD_NOT_FOUND:
-                    raise
+            asked = functools.partial(session.request, method, timeout=timeout)
+            for item in listed(asked, field):
+                key = offer_key(kind, item)
+                if key is not None:
+                    items.setdefault(key, item)
         offers[kind] = items
     return offers
 
 
-def _pages(session: Session, method: str, field: str, timeout: float) -> Iterator[dict[str, Any]]:
+def listed(
+    ask: Callable[[dict[str, Any] | None], dict[str, Any]], field: str
+) -> Iterator[dict[str, Any]]:
+    """The items of a paginated listing (``ask`` sends a page's params, None for the first),
+    for an import and for the gateway alike: pages followed until the cursor ends, or comes
+    round (a server whose cursors loop cost MAX_PAGES asks), MAX_PAGES at most. A server
+    answering the method "not found" offers none: the SDK's low-level Server declares
+    `resources` for list_resources alone and refuses resources/templates/list, which
+    failed the whole import (exit 1, no tool) and the gateway's listing."""
     cursor: str | None = None
     seen: set[str] = set()
     for _ in range(MAX_PAGES):
-        result = session.request(method, {"cursor": cursor} if cursor else None, timeout)
+        try:
+            result = ask({"cursor": cursor} if cursor else None)
+        except ServerError as exc:
+            if exc.code != METHOD_NOT_FOUND:
+                raise
+            return
         items = result.get(field)
         yield from (item for item in items or [] if isinstance(item, dict))
         cursor = result.get("nextCursor")

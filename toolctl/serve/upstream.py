@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from toolctl.errors import NotFound, ToolctlError
+from toolctl.mcp.live import listed
 from toolctl.mcp.pins import SINGULAR, UPDATE_HINT, served_pinned
 from toolctl.names import fold
 
@@ -29,7 +30,6 @@ if TYPE_CHECKING:
 
 TIMEOUT = 30.0
 """Seconds an upstream server has to answer a listing, a read or a prompt."""
-MAX_PAGES = 100
 
 LISTS = {
     # method: (the result's field, an item's key, the capability that offers it, its kind
@@ -168,17 +168,7 @@ class Upstreams:
         return self.dispatcher.caller.runner("mcp")
 
     def _pages(self, tool: ToolSpec, method: str, field: str) -> Iterator[dict[str, Any]]:
-        cursor: str | None = None
-        seen: set[str] = set()  # a server whose cursors go round would cost MAX_PAGES asks
-        for _ in range(MAX_PAGES):
-            params = {"cursor": cursor} if cursor else None
-            result = self._forward(method, params, tool)
-            items = result.get(field)
-            yield from (item for item in items or [] if isinstance(item, dict))
-            cursor = result.get("nextCursor")
-            if not isinstance(cursor, str) or not cursor or cursor in seen:
-                return
-            seen.add(cursor)
+        return listed(lambda params: self._forward(method, params, tool), field)
 
 
 def _pins(tool: ToolSpec) -> Mapping[str, Any] | None:
