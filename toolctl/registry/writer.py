@@ -303,9 +303,8 @@ def _refuse_taken(
             f"{new.kind} '{new.name}' is already defined in {where}, differently",
             hint=f"first definition wins: {update}, or pick another name",
         )
-    parsed = parse_file(holder.file)
-    others = sum(len(tables) for tables in parsed.raw.values()) - 1
-    if others or parsed.problems:
+    others = _others(holder.file)
+    if others is not None:
         raise RegistryError(
             f"cannot replace {new.kind} '{new.name}': {holder.file} defines {others} other "
             f"entr{'y' if others == 1 else 'ies'} besides it",
@@ -455,11 +454,19 @@ def unregister(
     return Unregistered(found[0], found[1] if len(found) > 1 else None, tools)
 
 
+def _others(file: str) -> int | None:
+    """How many entries ``file`` holds besides the one it is read for; None when it holds
+    that one alone and reads cleanly. Only such a file is rewritten or removed: the others,
+    and every comment, would go with it."""
+    parsed = parse_file(file)
+    others = sum(len(tables) for tables in parsed.raw.values()) - 1
+    return others if others or parsed.problems else None
+
+
 def _only_entry(definition: Definition) -> None:
     """RegistryError unless ``definition``'s file holds it alone (see ``unregister``)."""
-    parsed = parse_file(definition.file)
-    others = sum(len(tables) for tables in parsed.raw.values()) - 1
-    if others or parsed.problems:
+    others = _others(definition.file)
+    if others is not None:
         raise RegistryError(
             f"{definition.file} defines {others} other entr{'y' if others == 1 else 'ies'} "
             f"besides {definition.kind} '{definition.name}'; nothing was removed",
