@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, ClassVar
 
@@ -20,6 +22,32 @@ from toolctl.mcp import MODERN, Progress, connect_http, map_result
 from .conftest import free_port
 
 SECRET = "s3cret-token-value"
+
+
+class _Handler(BaseHTTPRequestHandler):
+    """A hand-written server's handler: quiet, with ``reply`` for a whole answer."""
+
+    def reply(self, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
+        self.send_response(status)
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@contextmanager
+def _served(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+    """``handler`` serving on 127.0.0.1 for the block: its base URL."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
 
 
 def test_everything_over_http(everything_url: str) -> None:
@@ -102,26 +130,12 @@ def test_a_web_page_is_told_as_not_mcp(tmp_path: Any) -> None:
     """A URL that answers 200 with a web page was "answered HTTP 200 OK", as if that were
     a failure of its own: what it answered with, and where MCP usually is, say it."""
 
-    class Page(BaseHTTPRequestHandler):
+    class Page(_Handler):
         def do_POST(self) -> None:
-            body = b"<html>hello</html>"
-            self.send_response(200)
-            self.send_header("Content-Type", "text/html; charset=utf-8")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+            self.reply(200, b"<html>hello</html>", {"Content-Type": "text/html; charset=utf-8"})
 
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Page)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        url = f"http://127.0.0.1:{server.server_address[1]}/html"
-        with pytest.raises(TransportUnavailable) as caught:
-            connect_http(url, timeout=10)
-    finally:
-        server.shutdown()
+    with _served(Page) as base, pytest.raises(TransportUnavailable) as caught:
+        connect_http(f"{base}/html", timeout=10)
     told = str(caught.value)
     assert "answered HTTP 200 OK with text/html, not JSON or an event stream" in told, told
     assert "is this the server's MCP endpoint" in told
@@ -166,29 +180,17 @@ def test_a_session_id_that_is_not_visible_ascii_is_refused_in_a_line() -> None:
     """A server gave `Mcp-Session-Id: sessé`: `run` crashed (exit 70) sending it back in
     the DELETE that ends the session. The protocol allows visible ASCII only."""
 
-    class Odd(BaseHTTPRequestHandler):
+    class Odd(_Handler):
         def do_POST(self) -> None:
             request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             result = {"protocolVersion": "2025-06-18", "capabilities": {},
                       "serverInfo": {"name": "odd", "version": "1"}}  # fmt: skip
             body = json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": result}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Mcp-Session-Id", "sess\u00e9")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+            headers = {"Content-Type": "application/json", "Mcp-Session-Id": "sess\u00e9"}
+            self.reply(200, body, headers)
 
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Odd)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        with pytest.raises(TransportUnavailable, match="not visible ASCII"):
-            connect_http(f"http://127.0.0.1:{server.server_address[1]}/mcp", timeout=10)
-    finally:
-        server.shutdown()
+    with _served(Odd) as base, pytest.raises(TransportUnavailable, match="not visible ASCII"):
+        connect_http(f"{base}/mcp", timeout=10)
 
 
 def test_cancelling_a_call_never_waits_for_the_servers_notification(probe_url: str) -> None:
@@ -319,7 +321,7 @@ def test_the_get_stream_is_open_before_the_first_call() -> None:
         server.server_close()
 
 
-class _ForgetfulServer(BaseHTTPRequestHandler):
+class _ForgetfulServer(_Handler):
     """An MCP server over HTTP that forgets a session once it answered a call in it (as a
     restarted server has forgotten every session): the next request in it is HTTP 404."""
 
@@ -330,7 +332,7 @@ class _ForgetfulServer(BaseHTTPRequestHandler):
         message = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         session = self.headers.get("Mcp-Session-Id")
         if session in self.used:
-            return self._send(404, b"")
+            return self.reply(404, b"")
         method, headers = message.get("method"), {}
         if method == "initialize":
             session = f"s{len(self.sessions)}"
@@ -340,7 +342,7 @@ class _ForgetfulServer(BaseHTTPRequestHandler):
                                       "capabilities": {"tools": {}},
                                       "serverInfo": {"name": "forgetful", "version": "1"}}  # fmt: skip
         elif "id" not in message:
-            return self._send(202, b"")
+            return self.reply(202, b"")
         elif method == "tools/list":
             schema = {"type": "object", "properties": {"text": {"type": "string"}}}
             result = {"tools": [{"name": "echo", "description": "e", "inputSchema": schema}]}
@@ -349,39 +351,24 @@ class _ForgetfulServer(BaseHTTPRequestHandler):
             text = message["params"]["arguments"]["text"]
             result = {"content": [{"type": "text", "text": text}]}
         body = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}).encode()
-        self._send(200, body, {"Content-Type": "application/json", **headers})
+        self.reply(200, body, {"Content-Type": "application/json", **headers})
 
     def do_DELETE(self) -> None:
-        self._send(200, b"")
+        self.reply(200, b"")
 
     def do_GET(self) -> None:
-        self._send(405, b"")
-
-    def _send(self, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
-        self.send_response(status)
-        for key, value in (headers or {}).items():
-            self.send_header(key, value)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: Any) -> None:
-        pass
+        self.reply(405, b"")
 
 
 def test_a_session_the_server_forgot_is_started_again(tmp_path: Any, toolctl: Toolctl) -> None:
     """A server that restarted answers the old session's next request 404: the protocol
     says a client then starts a new session, and the request, which never ran, goes
     again. The call was an error ("session ... expired"), and only the one after worked."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _ForgetfulServer)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        url = f"http://127.0.0.1:{server.server_address[1]}/mcp"
-        (tmp_path / "reg").mkdir()
-        assert toolctl("mcp", "add", "fg", "--url", url, "-r", "reg").returncode == 0
+    (tmp_path / "reg").mkdir()
+    with _served(_ForgetfulServer) as base:
+        added = toolctl("mcp", "add", "fg", "--url", f"{base}/mcp", "-r", "reg")
+        assert added.returncode == 0, added.stderr
         lines = '{"text": "one"}\n{"text": "two"}\n'
         done = toolctl("run", "fg.echo", "--batch", "-", "-r", "reg", input=lines)
-    finally:
-        server.shutdown()
     assert done.returncode == 0, done.stderr
     assert [json.loads(line)["output"] for line in done.stdout.splitlines()] == ["one", "two"]
