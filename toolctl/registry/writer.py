@@ -303,13 +303,7 @@ def _refuse_taken(
             f"{new.kind} '{new.name}' is already defined in {where}, differently",
             hint=f"first definition wins: {update}, or pick another name",
         )
-    others = _others(holder.file)
-    if others is not None:
-        raise RegistryError(
-            f"cannot replace {new.kind} '{new.name}': {holder.file} defines {others} other "
-            f"entr{'y' if others == 1 else 'ies'} besides it",
-            hint="edit that file by hand",
-        )
+    _only_entry(holder, "replace")
 
 
 def _index_of(file: Path, settings: Settings) -> int:
@@ -445,7 +439,7 @@ def unregister(
             _refuse_elsewhere(tool, settings)
         gone = [found[0], *tools]
         for definition in gone:
-            _only_entry(definition)
+            _only_entry(definition, "remove")
         if in_force and not force:
             _refuse_named(registry, gone, with_tools)
         for definition in gone:
@@ -454,23 +448,16 @@ def unregister(
     return Unregistered(found[0], found[1] if len(found) > 1 else None, tools)
 
 
-def _others(file: str) -> int | None:
-    """How many entries ``file`` holds besides the one it is read for; None when it holds
-    that one alone and reads cleanly. Only such a file is rewritten or removed: the others,
-    and every comment, would go with it."""
-    parsed = parse_file(file)
+def _only_entry(definition: Definition, doing: str) -> None:
+    """RegistryError unless ``definition``'s file holds it alone and reads cleanly: only
+    such a file is rewritten or removed (the others, and every comment, would go too)."""
+    parsed = parse_file(definition.file)
     others = sum(len(tables) for tables in parsed.raw.values()) - 1
-    return others if others or parsed.problems else None
-
-
-def _only_entry(definition: Definition) -> None:
-    """RegistryError unless ``definition``'s file holds it alone (see ``unregister``)."""
-    others = _others(definition.file)
-    if others is not None:
+    if others or parsed.problems:
         raise RegistryError(
-            f"{definition.file} defines {others} other entr{'y' if others == 1 else 'ies'} "
-            f"besides {definition.kind} '{definition.name}'; nothing was removed",
-            hint="remove it from that file by hand",
+            f"cannot {doing} {definition.kind} '{definition.name}': {definition.file} "
+            f"defines {others} other entr{'y' if others == 1 else 'ies'} besides it",
+            hint="edit that file by hand",
         )
 
 
