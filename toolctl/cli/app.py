@@ -20,7 +20,7 @@ COMMAND_MODULES = {
     "new": "new",
     "where": "where",
     "register": "register",
-    "unregister": "register",
+    "unregister": "unregister",
     "list": "listing",
     "show": "show",
     "check": "check",
