@@ -176,6 +176,32 @@ def test_a_cancelled_call_hands_the_servers_requests_to_the_call_still_waiting(
     assert ended.is_set()
 
 
+def test_a_cancel_told_after_the_session_closed_says_nothing(
+    probe_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cancellation goes on a thread of its own; the session may be closed before it
+    is sent (a server stopping after cancelling its calls): httpx's RuntimeError was a
+    thread's traceback on stderr."""
+    raised: list[BaseException] = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: raised.append(args.exc_value))
+    release = threading.Event()
+    session = connect_http(probe_url, timeout=30)
+    notify = session.transport.notify
+
+    def late(message: dict[str, Any], *args: Any) -> None:
+        release.wait(30)
+        notify(message, *args)
+
+    session.transport.notify = late  # type: ignore[method-assign]
+    before = set(threading.enumerate())
+    session._abandon("token", 99)
+    (teller,) = [t for t in threading.enumerate() if t not in before and "_tell" in t.name]
+    session.close()
+    release.set()
+    teller.join(timeout=30)
+    assert not teller.is_alive() and raised == []
+
+
 def test_a_session_id_that_is_not_visible_ascii_is_refused_in_a_line() -> None:
     """A server gave `Mcp-Session-Id: sessé`: `run` crashed (exit 70) sending it back in
     the DELETE that ends the session. The protocol allows visible ASCII only."""

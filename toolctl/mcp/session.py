@@ -280,7 +280,10 @@ class Session:
         threading.Thread(target=self._tell, args=(told,), daemon=True).start()
 
     def _tell(self, message: Message) -> None:
-        with contextlib.suppress(TransportUnavailable, TimedOut):
+        """A notification told on a thread of its own, best effort: the session may have
+        closed meanwhile (httpx then raises RuntimeError), and nothing may surface from it
+        (a thread's exception is a traceback on stderr)."""
+        with contextlib.suppress(Exception):
             self.transport.notify(message)
 
     def _cancel(self, request_id: int, reason: str) -> None:
