@@ -554,3 +554,22 @@ def test_a_nul_in_a_servers_command_is_one_line_not_a_crash(
     assert done.stderr.endswith(
         "MCP server 'a' cannot start: its command, environment or cwd holds a NUL character\n"
     ), done.stderr
+
+
+def test_a_tool_whose_input_schema_is_not_an_object_is_refused_the_others_imported(
+    toolctl: Toolctl, tmp_path: Path
+) -> None:
+    """A listed tool whose inputSchema is a string was imported as a tool of no arguments
+    (every call one its server refuses), without a word: refused, saying why (exit 3), and
+    the server's other tools imported all the same."""
+    from tests.mcp.conftest import BARE
+
+    service = {"name": "b", "mcp": {"command": [sys.executable, str(BARE)],
+                                    "env": {"BARE_CALL": "malformed"}}}  # fmt: skip
+    (tmp_path / "reg").mkdir()
+    (tmp_path / "reg/b.toml").write_text(tomli_w.dumps({"service": [service]}))
+    done = toolctl("import", "mcp", "b", "-r", str(tmp_path / "reg"))
+    assert done.returncode == 3, done.stderr
+    assert "'broken': its inputSchema is not a JSON object" in done.stderr
+    assert (tmp_path / "reg/tools/b.t.toml").is_file()
+    assert not (tmp_path / "reg/tools/b.broken.toml").exists()

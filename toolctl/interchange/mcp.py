@@ -130,6 +130,10 @@ def plan_import(
         if needs_task(tool):
             plan.skipped.append(shown)
             continue
+        if tool.get("inputSchema") is not None and not isinstance(tool["inputSchema"], dict):
+            # imported, it would take no arguments: every call would be one the server refuses
+            plan.refused.append(f"{shown}: its inputSchema is not a JSON object")
+            continue
         taken = registry.definitions("tool", name)
         if taken:
             holder = taken[0]

@@ -6,7 +6,8 @@ server will not do. One tool, ``t``, answering "ok"; ``BARE_CALL`` changes what
 * ``noisy``: a progress notification and a log message full of terminal escapes first;
 * ``schema``: the tool is ``weather`` with an ``outputSchema`` (``temp``: a number); its
   answer for ``city`` ``ok`` conforms, ``bad`` breaks it, ``none`` gives no structured
-  content.
+  content;
+* ``malformed``: a second tool, ``broken``, whose ``inputSchema`` is a string.
 
 ``BARE_PID_FILE`` gets the server's pid; ``BARE_LINGER`` seconds it stays once its stdin
 has closed (a ``docker run -i`` server, work to finish: slow to stop).
@@ -76,6 +77,8 @@ for line in sys.stdin:
                   "capabilities": {"tools": {}}, "serverInfo": {"name": "bare", "version": "1"}}  # fmt: skip
     elif method == "tools/list":
         result = {"tools": [WEATHER if MODE == "schema" else TOOL]}
+        if MODE == "malformed":
+            result["tools"].append({"name": "broken", "description": "d", "inputSchema": "x"})
     elif method == "tools/call":
         result = called(params)
         if result is None:
