@@ -202,6 +202,31 @@ def test_a_cancel_told_after_the_session_closed_says_nothing(
     assert not teller.is_alive() and raised == []
 
 
+def test_a_5xx_with_a_json_rpc_error_keeps_the_servers_message() -> None:
+    """A 500 whose body is a JSON-RPC error ("database is down") was told as "answered
+    HTTP 500 Internal Server Error", the server's own words dropped. Still unavailable
+    (exit 5), with them; a message of a page is cut."""
+
+    class Failing(_Handler):
+        message = "database is down"
+
+        def do_POST(self) -> None:
+            request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            error = {"code": -32603, "message": self.message}
+            body = json.dumps({"jsonrpc": "2.0", "id": request.get("id"), "error": error})
+            self.reply(500, body.encode(), {"Content-Type": "application/json"})
+
+    class Long(Failing):
+        message = "x" * 5000
+
+    with _served(Failing) as base, pytest.raises(TransportUnavailable) as caught:
+        connect_http(f"{base}/mcp", timeout=10)
+    assert str(caught.value).endswith("answered HTTP 500 Internal Server Error: database is down")
+    with _served(Long) as base, pytest.raises(TransportUnavailable) as caught:
+        connect_http(f"{base}/mcp", timeout=10)
+    assert "x" * 300 in str(caught.value) and "x" * 301 not in str(caught.value)
+
+
 def test_a_session_id_that_is_not_visible_ascii_is_refused_in_a_line() -> None:
     """A server gave `Mcp-Session-Id: sessé`: `run` crashed (exit 70) sending it back in
     the DELETE that ends the session. The protocol allows visible ASCII only."""

@@ -587,11 +587,13 @@ def test_cancelling_a_call_spares_the_mcp_server_its_thread_started_before(
     assert seen["again"] == "two"
 
 
+@pytest.mark.parametrize("status", [200, 500])
 def test_a_server_echoing_the_token_it_refused_never_has_it_printed(
-    toolctl: Toolctl, tmp_path: Path
+    toolctl: Toolctl, tmp_path: Path, status: int
 ) -> None:
-    """An auth proxy's "auth failed for Bearer <token>" as a JSON-RPC error: `import mcp`
-    and `check --live` mask the token (the descriptor's ${env:} values), as `run` does."""
+    """An auth proxy's "auth failed for Bearer <token>" as a JSON-RPC error (in a 200, or
+    in a 500, whose message is told too): `import mcp` and `check --live` mask the token
+    (the descriptor's ${env:} values), as `run` does."""
     import http.server
     import threading
 
@@ -600,7 +602,7 @@ def test_a_server_echoing_the_token_it_refused_never_has_it_printed(
             sent = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             error = {"code": -32000, "message": f"auth failed for {self.headers['Authorization']}"}
             body = json.dumps({"jsonrpc": "2.0", "id": sent.get("id"), "error": error}).encode()
-            self.send_response(200)
+            self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()

@@ -178,14 +178,18 @@ class HttpTransport:
         return self._stream(response, message["id"], deadline)
 
     def _refusal(self, response: httpx.Response, kind: str) -> Message:
-        """A 4xx/5xx: a JSON-RPC error in the body is the answer, anything else unavailable."""
-        if kind == "application/json" and response.status_code < 500:
+        """A 4xx: a JSON-RPC error in the body is the answer; anything else, and a 5xx,
+        unavailable (a 5xx's JSON-RPC error message told with its status)."""
+        said = _status(response)
+        if kind == "application/json" and response.status_code >= 400:
             with contextlib.suppress(ProtocolError, TimedOut):
                 answer = decode(self._body(response, time.monotonic() + 5))
-                if "error" in answer:
+                error = answer.get("error")
+                if error is not None and response.status_code < 500:
                     return answer
+                if isinstance(error, dict) and isinstance(error.get("message"), str):
+                    said += f": {error['message'][:_TOLD]}"
         hint = "check the headers (a token?)" if response.status_code in (401, 403) else None
-        said = _status(response)
         if response.status_code < 400:  # a page, not MCP: what it answered with says so
             said += f" with {kind or 'no content type'}, not JSON or an event stream"
             hint = "is this the server's MCP endpoint (often /mcp, or /sse)?"
@@ -317,6 +321,10 @@ class HttpTransport:
 class SessionExpired(TransportUnavailable):
     """The server no longer knows the session (HTTP 404 to a request bearing its id: it
     restarted, or dropped it): the request was not run, and may go again in a new one."""
+
+
+_TOLD = 300
+"""Characters of a 5xx's JSON-RPC error message told: a server's text, not a page of it."""
 
 
 def _status(response: httpx.Response) -> str:
