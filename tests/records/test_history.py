@@ -11,6 +11,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from toolctl.records import history
 from toolctl.records.history import CallRecord, Filter
 from toolctl.records.journal import Journal, flush_all, journal_for
@@ -72,6 +74,8 @@ def test_the_age_bound_drops_old_calls(tmp_path: Path) -> None:
 WRITER = """
 import sys, time
 from pathlib import Path
+
+import pytest
 from toolctl.records.history import CallRecord
 from toolctl.records.journal import Journal
 path, name, count = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
@@ -102,6 +106,8 @@ def test_eight_processes_write_at_once(tmp_path: Path) -> None:
 KILLED = """
 import sys, time
 from pathlib import Path
+
+import pytest
 from toolctl.records import history
 from toolctl.records.history import CallRecord
 db = history.open_for_writing(Path(sys.argv[1]))
@@ -237,3 +243,44 @@ def test_a_history_sqlite_cannot_open_says_what_may_be_wrong(tmp_path: Path) -> 
     assert "unable to open database file" in str(told)
     assert told.hint is not None and "read-only or full" in told.hint
     assert "XDG_STATE_HOME" in told.hint and told.exit_code == 74
+
+
+def test_a_history_that_failed_is_tried_again_and_says_it_is_written_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One failed write turned a server's history off until it restarted: a full disk
+    freed, a lock let go, and nothing more was recorded. After RETRY_AFTER seconds the
+    next record is tried; written, the loss is told, and a later failure is told again."""
+    from toolctl.records import journal as journals
+
+    monkeypatch.setattr(journals, "RETRY_AFTER", 0.2)
+    path = tmp_path / "history.sqlite3"
+    path.mkdir()  # a directory where the file belongs: it cannot be written
+    journal = Journal(path, 100, 30.0)
+    told: list[str] = []
+    journal.warn = told.append
+    journal.add(record("first"))
+    journal.flush()
+    journal.add(record("dropped"))  # within RETRY_AFTER: dropped, not tried
+    assert len(told) == 1 and "cannot be written" in told[0]
+    path.rmdir()  # the cause is gone
+    time.sleep(0.3)
+    journal.add(record("again", when=time.time()))
+    journal.flush()
+    journal.close()
+    assert len(told) == 2, told
+    assert told[1].endswith(
+        "is written again; it could not be (it is not a regular file), and 2 call record(s) "
+        "were lost meanwhile"
+    ), told[1]
+    db = history.open_for_reading(path)
+    assert db is not None
+    assert [row[0] for row in db.execute("SELECT tool FROM calls")] == ["again"]
+    db.close()
+    path.unlink()
+    for suffix in ("-wal", "-shm"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+    path.mkdir()  # broken once more: told once more
+    journal.add(record("later"))
+    journal.flush()
+    assert len(told) == 3 and "cannot be written" in told[2], told

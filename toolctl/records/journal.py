@@ -8,14 +8,17 @@ SQLite after the result is printed, never between the call and its result.
 
 Writing never fails a call: the first error (a read-only or full disk, a file another
 program locked for too long) is reported once, through ``warn`` or by ``flush_all``, and
-this process stops writing history. A program using toolctl as a library gets what is
-left written at its normal exit (``atexit``).
+the records of the next ``RETRY_AFTER`` seconds are dropped (counted); then a
+long-running process (a server, a worker) tries again, and says so when the history is
+written once more. A program using toolctl as a library gets what is left written at its
+normal exit (``atexit``).
 """
 
 from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -33,6 +36,9 @@ IDLE_PERIODS = 30
 """Periods without a record after which the writer thread ends (the next record starts one)."""
 MAX_PENDING = 100_000
 """Records held while writes fail or lag; past this, new ones are dropped (and counted)."""
+RETRY_AFTER = 60.0
+"""Seconds after a failed write during which records are dropped; the next one is tried.
+A full disk freed, a lock let go: a server's history was off until it restarted."""
 
 Warn = Callable[[str], None]
 
@@ -45,6 +51,9 @@ class Journal:
         self.max_calls, self.max_days = max_calls, max_days
         self.warn: Warn | None = None
         self.failure: str | None = None
+        self._reason = ""
+        self._failed_at = 0.0
+        self._retrying = False
         self._reported = False
         self._pending: list[CallRecord] = []
         # re-entrant: a signal handler that flushes may interrupt this very thread
@@ -58,6 +67,8 @@ class Journal:
     def add(self, record: CallRecord) -> None:
         """Queue one record (never blocks on I/O, never raises)."""
         with self._lock:
+            if self.failure is not None and time.monotonic() - self._failed_at >= RETRY_AFTER:
+                self.failure, self._retrying = None, True  # this record is the next try
             if self.failure is not None or len(self._pending) >= MAX_PENDING:
                 self.dropped += 1
                 return
@@ -89,6 +100,8 @@ class Journal:
             except (sqlite3.Error, OSError) as exc:
                 self._fail(exc, len(batch))
                 return
+            if self._retrying:
+                self._recovered()
             if pruned:
                 defer_warning(
                     f"the run history keeps {self.max_calls:,} calls of {self.max_days:g} days "
@@ -107,12 +120,32 @@ class Journal:
     def _fail(self, exc: BaseException, lost: int) -> None:
         # an OSError in its own words, not "[Errno 17] File exists: '...'"
         reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+        if self._db is not None:  # (under _writing) the next try opens the file afresh
+            self._db.close()
+            self._db = None
         with self._lock:
             self.failure = f"the run history at {self.path} cannot be written ({reason})"
+            self._reason = reason
+            self._failed_at, self._retrying = time.monotonic(), False
             self.dropped += lost + len(self._pending)  # the failed batch, and those queued
             self._pending.clear()
         if self.warn is not None:
             self.report(self.warn)
+
+    def _recovered(self) -> None:
+        """A try after a failure wrote: said, with the failure (told or not yet) and the
+        records lost meanwhile; a later failure is reported again."""
+        with self._lock:
+            lost, self.dropped = self.dropped, 0
+            self._reported = self._retrying = False
+            message = (
+                f"the run history at {self.path} is written again; it could not be "
+                f"({self._reason}), and {lost:,} call record(s) were lost meanwhile"
+            )
+        if self.warn is not None:
+            self.warn(message)
+        else:
+            defer_warning(message)
 
     def report(self, warn: Warn) -> None:
         """Tell ``warn`` of the failure, or of records dropped for want of room (more than
