@@ -86,6 +86,50 @@ def test_probe_over_http(probe_url: str) -> None:
         assert map_result(session.call_tool("fail", {"message": "boom"}, 30)).is_error
 
 
+def test_a_redirect_of_the_same_origin_is_followed(probe_url: str) -> None:
+    """A URL written with a trailing slash ("/mcp/"), which the SDK's Starlette app
+    answers with a 307 to "/mcp": followed, as the SDK's own client does, and the session's
+    later messages go to "/mcp" directly. (It was "answered HTTP 307 Temporary Redirect".)"""
+    with connect_http(probe_url + "/", timeout=30) as session:
+        assert map_result(session.call_tool("echo", {"text": "hé"}, 30)).output == "hé"
+        assert session.transport.url == probe_url  # type: ignore[attr-defined]
+
+
+def test_a_redirect_elsewhere_is_told_and_not_followed() -> None:
+    """A redirect to another origin would carry the headers (a token) to a server the
+    registry does not name; one that turns the POST into a GET would never work: each told
+    in a line, with where it leads (no query), and never followed."""
+    reached: list[str] = []
+
+    class Elsewhere(_Handler):
+        def do_POST(self) -> None:
+            reached.append(self.path)
+            self.reply(200, b"{}", {"Content-Type": "application/json"})
+
+    with _served(Elsewhere) as other:
+
+        class Redirecting(_Handler):
+            def do_POST(self) -> None:
+                status, _, where = self.path.strip("/").partition("/")
+                targets = {"away": f"{other}/mcp?key={SECRET}", "here": "/mcp"}
+                target = targets.get(where.partition("?")[0], self.path)  # else: a loop
+                self.reply(int(status), b"", {"Location": target})
+
+        with _served(Redirecting) as base:
+            with pytest.raises(TransportUnavailable) as away:
+                connect_http(f"{base}/307/away", headers={"X-Api-Key": SECRET}, timeout=10)
+            with pytest.raises(TransportUnavailable) as changed:
+                connect_http(f"{base}/302/here", timeout=10)
+            with pytest.raises(TransportUnavailable) as loop:
+                connect_http(f"{base}/308/self?token={SECRET}", timeout=10)
+    assert f"redirects (HTTP 307 Temporary Redirect) to another origin, {other}/: not " \
+        "followed" in str(away.value)  # fmt: skip
+    assert SECRET not in str(away.value) + str(away.value.hint) and not reached
+    assert f"redirects (HTTP 302 Found) to {base}/mcp: not followed (it would turn the POST " \
+        "into a GET)" in str(changed.value)  # fmt: skip
+    assert str(loop.value) == f"MCP server at {base}/308/self redirects in a loop"
+
+
 def test_a_stream_closed_before_the_answer_is_resumed(probe_url: str) -> None:
     seen: list[Progress] = []
     with connect_http(probe_url, timeout=30) as session:

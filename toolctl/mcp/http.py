@@ -27,6 +27,8 @@ Inbound = Callable[[Message], "Message | None"]
 RECONNECTS = 5
 """How often one answer's SSE stream is resumed with Last-Event-ID before giving up."""
 DEFAULT_RETRY = 1.0
+REDIRECTS = 5
+"""Redirects of the same origin followed for one message (httpx's default is 20)."""
 
 
 def safe_url(url: str) -> str:
@@ -132,9 +134,52 @@ class HttpTransport:
             response.close()
 
     def _send_timed(self, request: httpx.Request, deadline: float) -> httpx.Response:
-        left = max(0.01, deadline - time.monotonic())
-        request.extensions["timeout"] = self._httpx.Timeout(left).as_dict()
-        return self._client.send(request, stream=True)
+        """Send, following a 307 or 308 to the same origin (``/mcp/`` to ``/mcp``, as a
+        Starlette app answers), which later messages then go to directly."""
+        for _ in range(REDIRECTS + 1):
+            left = max(0.01, deadline - time.monotonic())
+            request.extensions["timeout"] = self._httpx.Timeout(left).as_dict()
+            response = self._client.send(request, stream=True)
+            target = self._redirect(response)
+            if target is None:
+                return response
+            response.close()
+            self.url = str(target)
+            request = self._client.build_request(
+                request.method, target, content=request.content, headers=request.headers
+            )
+        raise TransportUnavailable(f"MCP server at {self.name} redirects in a loop")
+
+    def _redirect(self, response: httpx.Response) -> httpx.URL | None:
+        """Where a redirect of the same origin leads; another origin's, or one that turns
+        a POST into a GET (301, 302, 303), is told, never followed: the headers (a token)
+        would go to a server the registry does not name."""
+        if not response.is_redirect:
+            return None
+        try:
+            target = response.url.join(response.headers["location"])
+        except (self._httpx.InvalidURL, UnicodeError, ValueError):
+            response.close()
+            raise TransportUnavailable(
+                f"MCP server at {self.name} redirects to an address that is not a URL"
+            ) from None
+        status = _status(response)
+        here = response.url
+        if (target.scheme, target.host, target.port) != (here.scheme, here.host, here.port):
+            response.close()
+            raise TransportUnavailable(
+                f"MCP server at {self.name} redirects ({status}) to another origin, "
+                f"{safe_url(str(target.copy_with(path='/')))}: not followed",
+                hint="set the url of its [service.mcp] to that address if you trust it",
+            )
+        if response.status_code not in (307, 308):
+            response.close()
+            raise TransportUnavailable(
+                f"MCP server at {self.name} redirects ({status}) to {safe_url(str(target))}: "
+                "not followed (it would turn the POST into a GET)",
+                hint="set the url of its [service.mcp] to that address",
+            )
+        return target
 
     @contextlib.contextmanager
     def _mapped(self, what: str) -> Iterator[None]:
