@@ -21,10 +21,22 @@ def reference() -> str:
     from toolctl.cli.app import command
 
     root = command([])
-    lines: list[str] = []
+    lines = _overview()
     for path, cmd in _walk(root, ["toolctl"]):
         lines += _section(path, cmd)
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _overview() -> list[str]:
+    """The commands as `toolctl --help` lists them: by section, each with its summary."""
+    from toolctl.terminal.help import SECTIONS, SUMMARIES
+
+    lines = ["| section | command | what it does |", "|---|---|---|"]
+    for title, names in SECTIONS:
+        for name in names:
+            lines.append(f"| {title} | `toolctl {name}` | {_cell(SUMMARIES[name])} |")
+            title = ""
+    return [*lines, ""]
 
 
 def _walk(cmd: Any, path: list[str]) -> list[tuple[list[str], Any]]:

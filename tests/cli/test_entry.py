@@ -31,6 +31,37 @@ def test_help_lists_every_command(toolctl: Toolctl) -> None:
         assert f" {name} " in done.stdout, name
 
 
+def test_help_lists_each_command_once_in_its_section_with_a_whole_summary(
+    toolctl: Toolctl,
+) -> None:
+    """`toolctl -h` cut every docstring's first sentence mid-word ("Remove the file that
+    defines KIND NAME (only a file holding..."), in the order the modules happened to be
+    installed. Each command and subcommand has a summary that fits 80 columns whole, and
+    the root lists each command once, under a section, as gh does."""
+    from toolctl.cli.app import COMMAND_MODULES, command
+    from toolctl.terminal.help import SECTIONS, SUMMARIES, SUMMARY_WIDTH
+
+    def paths(cmd: object, path: str) -> list[str]:
+        subs = getattr(cmd, "commands", None) or {}
+        below = [p for name, sub in subs.items() for p in paths(sub, f"{path} {name}".strip())]
+        return [path, *below] if path else below
+
+    assert sorted(paths(command([]), "")) == sorted(SUMMARIES)
+    assert all(len(s) <= SUMMARY_WIDTH and not s.endswith(".") for s in SUMMARIES.values())
+    placed = [name for _, names in SECTIONS for name in names]
+    assert sorted(placed) == sorted([*COMMAND_MODULES, "help"])
+    text = toolctl("--help", env={"COLUMNS": "80"}).stdout
+    for title, names in SECTIONS:
+        block = text.split(f"\n{title}:\n", 1)[1].split("\n\n", 1)[0]
+        assert [line.split()[0] for line in block.splitlines()] == list(names), title
+        assert [line.split(None, 1)[1] for line in block.splitlines()] == [
+            SUMMARIES[name] for name in names
+        ], title
+    assert max(len(line) for line in text.splitlines()) <= 80
+    listed = toolctl("mcp", "-h", env={"COLUMNS": "80"}).stdout
+    assert f"  add      {SUMMARIES['mcp add']}\n" in listed, listed
+
+
 def test_usage_errors_exit_2(toolctl: Toolctl) -> None:
     unknown = toolctl("frobnicate")
     assert unknown.returncode == 2

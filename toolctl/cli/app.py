@@ -75,6 +75,11 @@ class _Group(typer.core.TyperGroup):
 
             raise ReaderGone() from None
 
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        from toolctl.terminal.help import format_sections
+
+        format_sections(self, ctx, formatter)
+
 
 def build_app(modules: Sequence[str], *, completion: bool = False) -> typer.Typer:
     """A Typer app holding the commands of the given toolctl.cli modules; ``completion``:

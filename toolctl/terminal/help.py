@@ -93,10 +93,85 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
 }
 
 
+SUMMARIES: dict[str, str] = {
+    "init": "Make a project: toolctl.toml and a registry",
+    "new": "Scaffold a descriptor to edit",
+    "new tool": "Write NAME.toml (and a script) for a new tool",
+    "where": "Show where toolctl looks and writes",
+    "help": "Show a command's help",
+    "list": "List the definitions in force",
+    "show": "Show a definition, where it wins, what it shadows",
+    "check": "Check descriptors: fields, references, names",
+    "lock": "Write toolctl.lock, which check --locked holds to",
+    "register": "Validate descriptors and add them to the registry",
+    "unregister": "Remove a definition from the registry",
+    "run": "Run a tool by name",
+    "service": "Start, stop and show managed services",
+    "service up": "Start a managed service",
+    "service down": "Stop a managed service",
+    "service status": "List what toolctl runs in the background",
+    "worker": "Serve a service's handler or a tool on Pulsar",
+    "broker": "Start, stop and show the embedded Pulsar broker",
+    "broker start": "Start the broker; print its URL",
+    "broker status": "Whether the broker runs, and where",
+    "broker stop": "Stop the broker toolctl started",
+    "serve": "Serve the registry over HTTP: REST and MCP",
+    "mcp": "Serve over MCP, set clients up, add MCP servers",
+    "mcp serve": "Serve the tools in force over MCP on stdio",
+    "mcp login": "Log in to an MCP server that asks for OAuth",
+    "mcp install": "Add `toolctl mcp serve` to an MCP client's config",
+    "mcp add": "Add an MCP server and import its tools",
+    "recommend": "Recommend actions and tools from the graph",
+    "graph": "Draw the toolkit graph; learn and evaluate it",
+    "graph learn": "Learn next-tool scores from calls and sessions",
+    "graph evaluate": "Measure next-call recall on held-out sessions",
+    "import": "Import tools from MCP servers and other formats",
+    "export": "Print the tools in force for another system",
+    "history": "Show recent calls from the run history",
+    "history import": "Import chat transcripts into the run history",
+    "stats": "Summarise the run history per tool",
+    "trust": "The keys whose announcements this registry believes",
+    "trust add": "Trust a key to announce some services",
+    "trust list": "List the keys trusted on the search path",
+    "trust remove": "Stop trusting a key",
+    "keygen": "Write a new Ed25519 key to sign announcements",
+    "adopt": "Write an announced tool into a registry file",
+}
+"""Each command's line in its group's listing (click cut the docstrings' first sentences
+mid-word at 80 columns): at most SUMMARY_WIDTH characters, whole."""
+SUMMARY_WIDTH = 52
+"""The longest summary: it fits 80 columns beside the longest command name."""
+
+SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("Start", ("init", "new", "where", "help")),
+    ("Keep the registry", ("list", "show", "check", "lock", "register", "unregister")),
+    ("Run tools", ("run", "service", "worker", "broker")),
+    ("Serve agents", ("serve", "mcp")),
+    ("Recommend", ("recommend", "graph")),
+    ("Exchange", ("import", "export")),
+    ("Records", ("history", "stats")),
+    ("Announcements", ("trust", "keygen", "adopt")),
+)
+"""How `toolctl --help` lists the commands, as gh does: in sections, in this order."""
+
+
+def format_sections(group: Any, context: Any, formatter: Any) -> None:
+    """The root group's commands, under SECTIONS (a command in none: under "Other")."""
+    shown = {name for name in group.list_commands(context) if not group.commands[name].hidden}
+    placed = {name for _, names in SECTIONS for name in names}
+    for title, names in (*SECTIONS, ("Other", tuple(sorted(shown - placed)))):
+        rows = [(n, group.commands[n].get_short_help_str(limit=200)) for n in names if n in shown]
+        if rows:
+            with formatter.section(title):
+                formatter.write_dl(rows)
+
+
 def plain_help(command: Any, path: str = "") -> Any:
     """``command`` and every command below it with plain help ending in its examples."""
     if hasattr(command, "rich_markup_mode"):
         command.rich_markup_mode = None
+    if path in SUMMARIES:
+        command.short_help = SUMMARIES[path]
     examples = EXAMPLES.get(path)
     if examples and not command.epilog:
         # \b: click keeps the lines of this paragraph as they are
