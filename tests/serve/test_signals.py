@@ -194,23 +194,26 @@ def test_mcp_serve_whose_stdin_closes_leaves_no_grandchild(tmp_path: Path) -> No
     assert gone(marks) == []
 
 
+# a pipe holds 16 pages: one small answer a page (writes do not share one past its end)
+@pytest.mark.parametrize(("size", "calls", "full"), [(300_000, 5, 60_000), (3_000, 60, 45_000)])
 def test_mcp_serve_blocked_writing_to_a_client_that_never_reads_stops_on_sigterm(
-    tmp_path: Path,
+    tmp_path: Path, size: int, calls: int, full: int
 ) -> None:
     """The answers fill the pipe the client never reads; the first SIGTERM still ends the
-    server (143), rather than waiting for the client to read."""
-    tool = """
+    server (143), rather than waiting for the client to read. Small answers too, which are
+    written on the event loop's own thread while the pipe has room for them whole."""
+    tool = f"""
     [[tool]]
     name = "big"
     [tool.local]
-    command = ["python3", "-c", "print('x' * 300000)"]
+    command = ["python3", "-c", "print('x' * {size})"]
     input = "none"
     """
     child = mcp_serve(write_files(tmp_path / "reg", {"t.toml": tool}))
-    for number in range(3, 8):  # ~1.5 MB of answers, far past a pipe's 64 KiB
+    for number in range(3, 3 + calls):  # far past a pipe's 64 KiB of answers
         params = {"name": "big", "arguments": {}}
         send(child, {"jsonrpc": "2.0", "id": number, "method": "tools/call", "params": params})
-    assert wait_for(lambda: _pipe_full(child), seconds=60), "the answers never filled the pipe"
+    assert wait_for(lambda: _pipe_full(child, full), seconds=60), "the pipe never filled"
     child.send_signal(signal.SIGTERM)
     try:
         child.wait(timeout=60)  # stdout still unread
@@ -220,15 +223,15 @@ def test_mcp_serve_blocked_writing_to_a_client_that_never_reads_stops_on_sigterm
     assert child.returncode == 143
 
 
-def _pipe_full(child: subprocess.Popen[str]) -> bool:
-    """Whether the server is blocked writing: its stdout pipe (64 KiB) is nearly full."""
+def _pipe_full(child: subprocess.Popen[str], full: int) -> bool:
+    """Whether the server is blocked writing: its stdout pipe holds ``full`` bytes."""
     import fcntl
     import termios
 
     assert child.stdout is not None
     unread = bytearray(4)
     fcntl.ioctl(child.stdout.fileno(), termios.FIONREAD, unread)
-    return int.from_bytes(unread, sys.byteorder) >= 60000
+    return int.from_bytes(unread, sys.byteorder) >= full
 
 
 @pytest.mark.parametrize(("signum", "code"), STOPPING[:2])
