@@ -460,3 +460,45 @@ def test_a_signal_while_the_records_are_written_ends_at_once_without_a_traceback
         holder.wait()
     assert child.returncode == 130
     assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+
+
+def test_a_stderr_that_cannot_be_written_keeps_the_exit_code(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    """A full disk behind stderr made every error exit 1 ("the tool failed") with
+    Python's own complaint, and a success that warned too: the diagnostic is lost, the
+    exit code kept, as gh and uv keep it."""
+    write_files(
+        tmp_path, {"reg/t.toml": '[[tool]]\nname = "t"\n[tool.local]\ncommand = ["true"]\n'}
+    )
+    with open("/dev/full", "w") as full:
+
+        def code(*args: str) -> int:
+            argv = [sys.executable, "-m", "toolctl", *args]
+            return subprocess.run(argv, stderr=full, cwd=tmp_path, timeout=60).returncode
+
+        assert code("lsit") == 2
+        assert code("run", "nope", "-r", "reg") == 4
+        assert code("run", "t", "--timeout", "0", "-r", "reg") == 2
+        # a warning (a file that is not TOML is skipped, said on stderr), and exit 0
+        (tmp_path / "reg/bad.toml").write_text("[[tool]\n")
+        assert "warning" in toolctl("list", "-r", "reg").stderr
+        assert code("list", "-r", "reg") == 0
+
+
+def test_paths_below_the_working_directory_are_shortened_never_inside_a_url(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """From `/`, every `//` in a message was cut ("pulsar:127.0.0.1:6650"), and a path
+    below the working directory inside a URL or another path was cut too."""
+    from toolctl.terminal.render import relativise
+
+    monkeypatch.chdir("/")
+    said = "cannot reach pulsar://127.0.0.1:6650 from /etc/x; see http://h/x"
+    assert relativise(said) == said
+    monkeypatch.chdir(tmp_path)
+    here = str(tmp_path)
+    assert relativise(f"no such file: {here}/a.toml") == "no such file: a.toml"
+    assert relativise(f"'{here}/a.toml' and ({here}/b)") == "'a.toml' and (b)"
+    for whole in (f"file://{here}/a", f"/mnt{here}/a", f"x{here}/a"):
+        assert relativise(whole) == whole

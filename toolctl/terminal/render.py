@@ -6,6 +6,8 @@ a row (the last column cut with … to the width), piped as long as the rows are
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import json
 import os
 import re
@@ -30,11 +32,21 @@ def display_path(file: str | Path) -> str:
 
 
 def relativise(message: str) -> str:
-    """Shorten absolute paths below the working directory inside a message."""
+    """Shorten absolute paths below the working directory inside a message: each one that
+    starts a word (after a space, a quote, a bracket), never inside a URL or another path,
+    and nothing from ``/``, where every ``//`` would go (``http:127.0.0.1:8080``)."""
     try:
-        return message.replace(os.getcwd() + os.sep, "")
+        here = os.getcwd()
     except OSError:  # the working directory was removed: the paths stay whole
         return message
+    if here == os.sep or here + os.sep not in message:
+        return message
+    return _below(here).sub("", message)
+
+
+@functools.lru_cache(maxsize=4)
+def _below(directory: str) -> re.Pattern[str]:
+    return re.compile(r"(?<![\w./:~@%+-])" + re.escape(directory + os.sep))
 
 
 def to_json(data: Any) -> str:
@@ -287,11 +299,21 @@ def bounded(message: str) -> str:
 
 
 def warn(message: str) -> None:
-    sys.stderr.write(f"{PROG}: warning: {bounded(relativise(message))}\n")
+    _tell(f"{PROG}: warning: {bounded(relativise(message))}\n")
 
 
 def note(message: str) -> None:
-    sys.stderr.write(f"{PROG}: {bounded(relativise(message))}\n")
+    _tell(f"{PROG}: {bounded(relativise(message))}\n")
+
+
+def _tell(text: str, *, flush: bool = False) -> None:
+    """Write a diagnostic to stderr. One that cannot be written (stderr a full disk, or a
+    reader gone) is lost, never a failure of its own: it made every error exit 1, "the tool
+    failed", and a success with a warning too (as gh and uv, the exit code is kept)."""
+    with contextlib.suppress(OSError, ValueError):
+        sys.stderr.write(text)
+        if flush:
+            sys.stderr.flush()
 
 
 def outcome(document: Any, line: str | None, *, as_json: bool) -> None:
@@ -305,8 +327,8 @@ def outcome(document: Any, line: str | None, *, as_json: bool) -> None:
 
 def error(message: str, details: Sequence[str] = ()) -> None:
     for detail in details:
-        sys.stderr.write(f"  {bounded(relativise(detail))}\n")
-    sys.stderr.write(f"{PROG}: error: {bounded(relativise(message))}\n")
+        _tell(f"  {bounded(relativise(detail))}\n")
+    _tell(f"{PROG}: error: {bounded(relativise(message))}\n")
 
 
 def flatten(data: dict[str, Any], prefix: str = "") -> list[tuple[str, str]]:
@@ -354,11 +376,10 @@ def write_stdout(text: str) -> None:
 def log_event(event: dict[str, Any], *, as_json: bool) -> None:
     """The -v logger: one stderr line per call event, or JSON lines with TOOLCTL_LOG=json."""
     if as_json:
-        sys.stderr.write(json.dumps(event, sort_keys=True) + "\n")
+        _tell(json.dumps(event, sort_keys=True) + "\n", flush=True)
     else:
         fields = " ".join(f"{k}={v}" for k, v in event.items() if k != "event")
-        sys.stderr.write(f"{PROG}: {event['event']} {fields}\n")
-    sys.stderr.flush()
+        _tell(f"{PROG}: {event['event']} {fields}\n", flush=True)
 
 
 # -- waiting on a terminal ------------------------------------------------------------------
@@ -366,8 +387,7 @@ def log_event(event: dict[str, Any], *, as_json: bool) -> None:
 
 def write_stderr(text: str) -> None:
     """Pass a chunk of a tool's stderr through as it arrives."""
-    sys.stderr.write(text)
-    sys.stderr.flush()
+    _tell(text, flush=True)
 
 
 class WaitSpinner:
@@ -477,8 +497,7 @@ def log_line(line: dict[str, Any]) -> None:
     import time
 
     stamped = {"ts": round(time.time(), 3), **line}
-    sys.stderr.write(json.dumps(stamped, sort_keys=True) + "\n")
-    sys.stderr.flush()
+    _tell(json.dumps(stamped, sort_keys=True) + "\n", flush=True)
 
 
 def timestamped(label: str) -> Any:
@@ -487,8 +506,7 @@ def timestamped(label: str) -> Any:
 
     def log(message: str) -> None:  # one line, escaped: call ids and errors come off the wire
         stamp = time.strftime("%Y-%m-%d %H:%M:%S")
-        sys.stderr.write(f"{stamp} {PROG} {bounded(label)}: {bounded(message)}\n")
-        sys.stderr.flush()
+        _tell(f"{stamp} {PROG} {bounded(label)}: {bounded(message)}\n", flush=True)
 
     return log
 
