@@ -55,6 +55,19 @@ def one_error_line(stderr: str) -> str:
         (["--bogus", "list"], "unknown option '--bogus'; see 'toolctl -h'"),
         (["run"], "missing argument 'NAME'; see 'toolctl run -h'"),
         (["run", "x", "--timeout", "abc"], "invalid value for '--timeout': 'abc' is not a valid"),
+        # a group's option before its subcommand was dropped without a word (exit 0)
+        (
+            ["history", "--json", "import", "t.jsonl"],
+            "--json before 'import' is an option of 'history' alone; put it after 'import'",
+        ),
+        (
+            ["history", "--tool", "x", "import", "t.jsonl"],
+            "--tool before 'import' is an option of 'history' alone; 'import' does not take it",
+        ),
+        (
+            ["graph", "--format", "json", "learn"],
+            "--format before 'learn' is an option of 'graph' alone; 'learn' does not take it",
+        ),
     ],
 )
 def test_usage_errors_are_one_line(toolctl: Toolctl, args: list[str], expected: str) -> None:
@@ -207,8 +220,11 @@ def test_the_help_examples_that_read_work_on_the_sample_registry(toolctl: Toolct
         ["check", "--format", "github"],
         ["graph", "--format", "mermaid"],
         ["recommend", "--action", "a", "--format", "dot"],
+        ["check", "--format", "text"],  # the default given: as silent a choice (it was)
+        ["graph", "--format", "dot"],
+        ["recommend", "--action", "a", "--format", "table"],
     ],
-    ids=["check", "graph", "recommend"],
+    ids=["check", "graph", "recommend", "check-default", "graph-default", "recommend-default"],
 )
 def test_json_with_another_format_is_a_usage_error(
     tmp_path: Path, toolctl: Toolctl, line: list[str]

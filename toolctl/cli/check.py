@@ -30,6 +30,7 @@ def install(app: typer.Typer) -> None:
 
 
 def check_command(
+    context: typer.Context,
     files: Annotated[
         list[Path] | None,
         typer.Argument(
@@ -81,7 +82,7 @@ def check_command(
 
     settings = settings_for(registry, strict, announced=announced)
     result = check(settings, files=files or [], locked=locked, live=live)
-    print_findings(result, output_format(json, format.value, "text"))
+    print_findings(result, output_format(context, json, format.value))
     if not result.ok:
         from toolctl.errors import RegistryError
 

@@ -151,14 +151,41 @@ ServedPulsarOption = Annotated[
 ]
 
 
-def output_format(json: bool, format: str, default: str) -> str:
-    """The format to print in: ``--json`` is ``--format json``, and with another --format it
-    is a usage error rather than a silent choice."""
-    if json and format not in (default, "json"):
+def given(context: typer.Context, option: str) -> bool:
+    """Whether the option of that parameter name was given (not left to its default)."""
+    source = context.get_parameter_source(option)
+    return source is not None and source.name != "DEFAULT"
+
+
+def output_format(context: typer.Context, json: bool, format: str) -> str:
+    """The format to print in: ``--json`` is ``--format json``, and with another --format
+    given it is a usage error rather than a silent choice (the default one too)."""
+    if json and format != "json" and given(context, "format"):
         from toolctl.errors import UsageError
 
         raise UsageError(f"--json and --format {format} cannot be combined")
     return "json" if json else format
+
+
+def subcommand(context: typer.Context) -> bool:
+    """Whether a group's own command is on its way to a subcommand (it then does nothing).
+    An option of the group given before the subcommand (`history --json import`) is a
+    usage error: it was dropped without a word, and a script got text and exit 0."""
+    name = context.invoked_subcommand
+    if name is None:
+        return False
+    for param in context.command.params:
+        if param.param_type_name == "option" and param.name and given(context, param.name):
+            from toolctl.errors import UsageError
+
+            flag = max(param.opts, key=len)
+            sub = context.command.get_command(context, name)  # type: ignore[attr-defined]
+            takes = any(flag in p.opts for p in getattr(sub, "params", ()))
+            raise UsageError(
+                f"{flag} before '{name}' is an option of '{context.info_name}' alone",
+                hint=f"put it after '{name}'" if takes else f"'{name}' does not take it",
+            )
+    return True
 
 
 def settings_for(registry: list[Path] | None, strict: bool = False, **extra: object) -> Settings:

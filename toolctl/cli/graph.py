@@ -17,6 +17,7 @@ from toolctl.cli.common import (
     output_format,
     reporter,
     settings_for,
+    subcommand,
 )
 
 
@@ -62,7 +63,7 @@ def graph_command(
     --learned draws the learned transitions instead (dot, svg or png). svg and png need
     Graphviz's `dot` (exit 5 without it). Exit 4 when --group names no group.
     """
-    if ctx.invoked_subcommand is not None:
+    if subcommand(ctx):
         return
     from toolctl.learning.draw import graphviz
     from toolctl.learning.usecases import learned_drawing
@@ -70,7 +71,7 @@ def graph_command(
     from toolctl.terminal import diagrams, views
 
     settings = settings_for(registry, strict)
-    chosen = output_format(json, format.value, "dot")
+    chosen = output_format(ctx, json, format.value)
     if learned:
         dot = learned_drawing(settings, chosen)
     else:

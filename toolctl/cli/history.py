@@ -17,6 +17,7 @@ from toolctl.cli.common import (
     UntilFilter,
     reporter,
     settings_for,
+    subcommand,
 )
 
 
@@ -47,7 +48,7 @@ def history_command(
     (see docs/records.md); filters combine. Exit codes: 0 ok, 2 bad option, 74 the
     history file cannot be read (damaged, not a database).
     """
-    if context.invoked_subcommand is not None:
+    if subcommand(context):
         return
     from toolctl.records.reports import recent_calls, selection
     from toolctl.terminal.records import print_calls

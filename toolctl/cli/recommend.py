@@ -11,6 +11,7 @@ from toolctl.cli.common import (
     JsonOption,
     RegistryOption,
     StrictOption,
+    given,
     open_registry,
     output_format,
     reporter,
@@ -88,7 +89,7 @@ def recommend_command(
     from toolctl.terminal import views
 
     settings = settings_for(registry, strict)
-    chosen = Format(output_format(json, format.value, "table"))
+    chosen = Format(output_format(context, json, format.value))
     if after or not action:
         return _next_tools(context, settings, action, after or [], query, top, format, json)
     _refuse(context, ("top", "query"), "--action")
@@ -132,5 +133,5 @@ def _refuse(context: typer.Context, options: tuple[str, ...], chosen: str) -> No
     from toolctl.errors import UsageError
 
     for option in options:
-        if getattr(context.get_parameter_source(option), "name", "") != "DEFAULT":
+        if given(context, option):
             raise UsageError(f"--{option} and {chosen} cannot be combined")
