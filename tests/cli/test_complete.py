@@ -113,8 +113,11 @@ def test_kinds_and_names_of_other_kinds(tmp_path: Path, registry: Path) -> None:
 
 
 def test_zsh_and_fish_get_descriptions(tmp_path: Path, registry: Path) -> None:
-    zsh = complete(tmp_path, "zsh", "toolctl run rev")
-    assert zsh == ['_arguments \'*: :(("reverse":"Reverse a text"))\'']
+    zsh = complete(tmp_path, "zsh-described", "toolctl run rev")
+    assert zsh == [
+        "local -a _toolctl_values=('reverse:Reverse a text')",
+        "_describe -t values value _toolctl_values",
+    ]
     fish = complete(tmp_path, "fish", "toolctl run reverse --arg t")
     assert fish == ["text=\tWhat to reverse", "times="]
 
@@ -235,3 +238,90 @@ def test_completion_status_goes_to_stderr_and_a_shell_without_one_is_exit_2(
             "toolctl: error: shell 'dash' has no completion here: bash, zsh, fish, powershell "
             f"have one; name one: toolctl {option} bash\n"
         )
+
+
+def _typed(tmp_path: Path, registry: Path, shell: str, keys: str) -> str:
+    """The command line a real interactive ``shell`` (on a pseudo-terminal, completion
+    installed by `toolctl --install-completion`) holds after ``keys``, a Tab among them:
+    `echo @@` is put before it, and what the echo printed read back."""
+    import pty
+    import re
+    import select
+    import time
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    launcher = bin_dir / "toolctl"
+    launcher.write_text(f'#!/bin/sh\nexec {sys.executable} -m toolctl "$@"\n')
+    launcher.chmod(0o755)
+    home = tmp_path / f"home-{shell}"
+    home.mkdir()
+    env = {
+        "HOME": str(home),
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+        "TOOLCTL_REGISTRY": str(registry / "reg"),
+        "TERM": "dumb",
+        "PS1": "$ ",
+    }
+    installed = subprocess.run(
+        [str(launcher), "--install-completion", shell], env=env, capture_output=True, timeout=60
+    )
+    assert installed.returncode == 0, installed.stderr
+    argv = ["bash", "--noprofile", "-i"] if shell == "bash" else ["zsh", "-i"]
+    main, child = pty.openpty()
+    process = subprocess.Popen(argv, stdin=child, stdout=child, stderr=child, env=env, cwd=home)
+    os.close(child)
+    seen = b""
+
+    def read(seconds: float, until: bytes = b"") -> None:
+        """What the shell writes, until it has been quiet a while after writing, or has
+        written ``until`` (or ``seconds`` passed). Keys typed meanwhile wait their turn."""
+        nonlocal seen
+        end, heard = time.monotonic() + seconds, 0.0
+        while (
+            time.monotonic() < end
+            and not (until and until in seen)
+            and not (not until and heard and time.monotonic() - heard > 1.0)
+        ):
+            if select.select([main], [], [], 0.1)[0]:
+                try:
+                    seen += os.read(main, 65536)
+                except OSError:
+                    return
+                heard = time.monotonic()
+
+    try:
+        read(10)  # the rc file: compinit, the script sourced
+        *before_tabs, last = keys.split("\t")
+        for part in before_tabs:
+            os.write(main, part.encode() + b"\t")
+            read(20)  # toolctl answers the shell
+        os.write(main, last.encode())
+        os.write(main, b"\x01echo @@\r")  # Ctrl-A: to the line's start (emacs keys)
+        read(60, until=b"\n@@")
+        os.write(main, b"exit\r")
+        read(1)
+    finally:
+        process.kill()
+        process.wait()
+        os.close(main)
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b[=>]", "", seen.decode(errors="replace"))
+    found: list[str] = re.findall(r"(?m)^@@(.*?)\r?$", text.replace("\r\n", "\n"))
+    assert found, text[-2000:]
+    return found[-1]
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh"])
+def test_a_real_shell_completes_an_argument_name_leaving_no_space_after_it(
+    tmp_path: Path, registry: Path, shell: str
+) -> None:
+    """`run reverse --arg te<Tab>` in bash and zsh as installed: `text=`, the value typed
+    right after it. typer's scripts put a space there (`text= X`, a broken command line),
+    and its zsh file completed nothing at a new shell's first Tab."""
+    if shutil.which(shell) is None:
+        pytest.skip(f"no {shell} (scripts/setup-shells.sh installs it)")
+    line = _typed(tmp_path, registry, shell, "toolctl run reverse --arg te\tX")
+    assert line == "toolctl run reverse --arg text=X"
+    assert _typed(tmp_path / "again", registry, shell, "toolctl ru\treverse") == (
+        "toolctl run reverse"
+    )

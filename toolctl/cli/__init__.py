@@ -151,6 +151,10 @@ def dispatch(args: list[str]) -> int:
         from toolctl.terminal import render
 
         render.PROGRESS = "--json" not in args  # JSON for machines: no spinner beside it
+        if "_TOOLCTL_COMPLETE" in os.environ:  # a shell asking for completions
+            from toolctl.terminal.completion import answering
+
+            answering()
         if args[:1] and args[0].partition("=")[0] in _COMPLETION_OPTIONS:
             from toolctl.terminal.completion import completion
 

@@ -4,7 +4,10 @@ Typer's own options print their status on stdout and answer a shell they have no
 for (``sh``, ``dash``) with a line on stdout and exit 1. Here the script is the only thing
 on stdout (`--show-completion >> ~/.bashrc` stays a script), the status is a ``toolctl:``
 line on stderr, and a shell without completion is a usage error (exit 2) naming those
-that have one. The scripts and the installing are typer's.
+that have one. fish's and PowerShell's scripts, and their installing, are typer's; bash's
+and zsh's are toolctl's own (BASH_SCRIPT, ZSH_SCRIPT): typer's put a space after a value
+to go on typing (`--arg text= `, a broken command line), its zsh file completed nothing
+at the first Tab of a shell, and installing it set a `zstyle` for every command.
 
 Below them, the completers the commands' options name: what a shell is offered for a value
 being typed (names from the registry in force, a tool's argument names).
@@ -12,6 +15,7 @@ being typed (names from the registry in force, a tool's argument names).
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolctl.errors import UsageError
@@ -25,10 +29,39 @@ PROG = "toolctl"
 COMPLETE_VAR = "_TOOLCTL_COMPLETE"
 
 
+BASH_SCRIPT = """\
+_toolctl_completion() {
+    local IFS=$'\\n'
+    COMPREPLY=( $( env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD \\
+                   _TOOLCTL_COMPLETE=complete_bash $1 ) )
+    # a value to go on typing (`--arg text=`): no space after it
+    if [[ ${#COMPREPLY[@]} -eq 1 && ${COMPREPLY[0]} == *= ]]; then
+        compopt -o nospace 2>/dev/null
+    fi
+    return 0
+}
+
+complete -o default -F _toolctl_completion toolctl
+"""
+ZSH_SCRIPT = """\
+#compdef toolctl
+
+_toolctl() {
+  eval "$(env _TYPER_COMPLETE_ARGS="${words[1,$CURRENT]}" \\
+              _TOOLCTL_COMPLETE=complete_zsh-described toolctl)"
+}
+
+if [[ "${funcstack[1]}" == "_toolctl" ]]; then
+  _toolctl "$@"  # autoloaded from $fpath at the first Tab: that Tab completes too
+else
+  compdef _toolctl toolctl
+fi
+"""
+ZSH_RC_LINE = "fpath+=~/.zfunc; autoload -Uz compinit; compinit"
+
+
 def completion(args: list[str]) -> int:
     """Answer ``--install-completion [SHELL]`` or ``--show-completion [SHELL]``."""
-    from typer._completion_shared import get_completion_script, install
-
     from toolctl.terminal import render
 
     option, given = args[0], args[1:]
@@ -42,12 +75,88 @@ def completion(args: list[str]) -> int:
             hint=f"name one: toolctl {option} bash",
         )
     if option == "--show-completion":
-        script = get_completion_script(prog_name=PROG, complete_var=COMPLETE_VAR, shell=shell)
-        render.write_stdout(script.rstrip("\n") + "\n")
+        render.write_stdout(script_for(shell).rstrip("\n") + "\n")
         return 0
-    shell, path = install(shell=shell, prog_name=PROG, complete_var=COMPLETE_VAR)
+    path = _install(shell)
     render.note(f"{shell} completion installed in {path}; it works in a new shell")
     return 0
+
+
+def script_for(shell: str) -> str:
+    """The completion script of ``shell``: toolctl's own for bash and zsh."""
+    if shell in _OWN:
+        return _OWN[shell][0]
+    from typer._completion_shared import get_completion_script
+
+    script: str = get_completion_script(prog_name=PROG, complete_var=COMPLETE_VAR, shell=shell)
+    return script
+
+
+_OWN = {
+    "bash": (BASH_SCRIPT, ".bash_completions/toolctl.sh", ".bashrc"),
+    "zsh": (ZSH_SCRIPT, ".zfunc/_toolctl", ".zshrc"),
+}
+"""The scripts toolctl writes itself: each one's file under HOME, and the rc file that
+loads it (a line added once, nothing else changed)."""
+
+
+def _install(shell: str) -> Path:
+    """Write ``shell``'s script where the shell finds it and the rc line loading it once;
+    the path written. (bash and zsh as typer installs them, but for the zstyle.)"""
+    if shell not in _OWN:
+        from typer._completion_shared import install
+
+        path: Path = install(shell=shell, prog_name=PROG, complete_var=COMPLETE_VAR)[1]
+        return path
+    script, where, rc = _OWN[shell]
+    home = Path.home()
+    path = home / where
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(script)
+    line = f"source '{path}'" if shell == "bash" else ZSH_RC_LINE
+    rc_path = home / rc
+    text = rc_path.read_text() if rc_path.is_file() else ""
+    if line not in text.splitlines():
+        rc_path.write_text(f"{text.rstrip()}\n{line}\n".lstrip("\n"))
+    return path
+
+
+def answering() -> None:
+    """Ready the answer to zsh's script (``complete_zsh-described``): called when a shell
+    asks for completions, before the command line is parsed."""
+    from typer._click.shell_completion import add_completion_class  # typer's own click
+    from typer._completion_classes import ZshComplete
+
+    class Described(ZshComplete):
+        """Each value with its description, through zsh's ``_describe``; a value to go on
+        typing (``text=``) with no space after it. Nothing at all: files, as typer."""
+
+        name = "zsh-described"
+
+        def complete(self) -> str:
+            args, incomplete = self.get_completion_args()
+            items = self.get_completions(args, incomplete)
+            if not items:
+                return "_files"
+            groups: dict[bool, list[str]] = {False: [], True: []}
+            for item in items:
+                value = str(item.value).replace("\\", "\\\\").replace(":", "\\:")
+                described = " ".join(str(item.help).split()) if item.help else ""
+                entry = f"{value}:{described}" if described else value
+                groups[str(item.value).endswith("=")].append(_zsh_quoted(entry))
+            lines = []
+            for open_ended, entries in groups.items():
+                if entries:
+                    suffix = " -S ''" if open_ended else ""
+                    lines.append(f"local -a _toolctl_values=({' '.join(entries)})")
+                    lines.append(f"_describe -t values value _toolctl_values{suffix}")
+            return "\n".join(lines)
+
+    add_completion_class(Described, Described.name)
+
+
+def _zsh_quoted(text: str) -> str:
+    return "'" + text.replace("'", "'\\''") + "'"
 
 
 def _detected() -> str | None:
