@@ -81,3 +81,64 @@ def test_an_action_naming_an_undefined_tool_points_at_as_loaded(
         "import", "chat2graph", str(config), "--as-loaded", "-r", str(tmp_path / "reg")
     )
     assert loaded.returncode == 0, loaded.stderr
+
+
+DUPLICATES = {
+    "tool": (
+        "tools:\n"
+        "  - {name: Reader, type: LOCAL_TOOL, module_path: app.first}\n"
+        "  - {name: Reader, type: LOCAL_TOOL, module_path: app.second}\n"
+        "actions:\n  - {name: act, tools: [{name: Reader}]}\n"
+        "toolkit:\n  - [{name: act}]\n"
+    ),
+    "action": (
+        "tools:\n  - {name: Reader, type: LOCAL_TOOL, module_path: app.first}\n"
+        "actions:\n  - {name: act, desc: first, tools: [{name: Reader}]}\n"
+        "  - {name: act, desc: second, tools: [{name: Reader}]}\n"
+        "toolkit:\n  - [{name: act}]\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(DUPLICATES))
+def test_a_name_given_twice_differently_is_refused_or_the_later_kept_as_loaded(
+    toolctl: Toolctl, tmp_path: Path, kind: str
+) -> None:
+    """A tool or action given twice, differently, was imported at exit 0 without a word,
+    and `--as-loaded` kept the first tool where Chat2Graph's loader keeps the last (the
+    imported tool ran another module). Refused (exit 3) as the other imports refuse it;
+    with --as-loaded the later one is kept, as Chat2Graph keeps it, and that is said."""
+    config = tmp_path / "agent.yml"
+    config.write_text(DUPLICATES[kind])
+    refused = toolctl("import", "chat2graph", str(config), "-r", str(tmp_path / "reg"))
+    assert refused.returncode == 3
+    assert f"{kind} '{'Reader' if kind == 'tool' else 'act'}' is given twice, differently" in (
+        refused.stderr
+    )
+    assert not (tmp_path / "reg").exists() or not any((tmp_path / "reg").rglob("*.toml"))
+    loaded = toolctl(
+        "import", "chat2graph", str(config), "--as-loaded", "-r", str(tmp_path / "reg")
+    )
+    assert loaded.returncode == 0, loaded.stderr
+    assert "the later one is kept, as Chat2Graph's loader keeps it" in loaded.stderr
+    written = "".join(p.read_text() for p in (tmp_path / "reg").rglob("*.toml"))
+    assert ("app.second" if kind == "tool" else '"second"') in written
+    assert ("app.first" not in written) if kind == "tool" else ('"first"' not in written)
+
+
+def test_one_name_as_a_local_tool_and_an_mcp_server_is_refused(
+    toolctl: Toolctl, tmp_path: Path
+) -> None:
+    """It became a local tool and an MCP service, and the action's Call edge to the local
+    tool was dropped without a word."""
+    config = tmp_path / "agent.yml"
+    config.write_text(
+        "tools:\n  - {name: Schema, type: LOCAL_TOOL, module_path: app.schema}\n"
+        "  - {name: Schema, type: MCP, mcp_transport_config: {transport_type: STDIO, "
+        "command: npx}}\n"
+        "actions:\n  - {name: act, tools: [{name: Schema}]}\n"
+    )
+    for extra in ((), ("--as-loaded",)):
+        done = toolctl("import", "chat2graph", str(config), *extra, "-r", str(tmp_path / "r"))
+        assert done.returncode == 3
+        assert "tool 'Schema' is given twice, as a LOCAL_TOOL and as an MCP server" in done.stderr

@@ -55,7 +55,7 @@ def convert(data: Any, source: str, *, as_loaded: bool = False) -> Tables:
             hint="expected a mapping with tools:, actions: and toolkit:",
         )
     result = Tables(source)
-    tools, left_out = _tools(_list(data, "tools", source), source, result.notes)
+    tools, left_out = _tools(_list(data, "tools", source), source, result.notes, as_loaded)
     chains = [_chain(chain, source) for chain in _list(data, "toolkit", source)]
     if as_loaded:
         actions = _loaded_actions(data, chains, tools, left_out, source, result.notes)
@@ -71,10 +71,13 @@ def _separate_actions(
     data: dict[str, Any], chains: list[list[Any]], left_out: set[str], source: str
 ) -> dict[str, dict[str, Any]]:
     actions: dict[str, dict[str, Any]] = {}
-    for raw in [*_list(data, "actions", source), *(a for chain in chains for a in chain)]:
+    declared = _list(data, "actions", source)
+    for number, raw in enumerate([*declared, *(a for chain in chains for a in chain)]):
         name = _name(raw, "action", source)
         if name not in actions:
             actions[name] = _action(raw, name, left_out, source)
+        elif number < len(declared) and _action(raw, name, left_out, source) != actions[name]:
+            _twice("action", name, source, "differently")  # (a chain's bare name: a use)
     for chain in chains:
         names = [_name(a, "action", source) for a in chain]
         for before, after in pairwise(names):
@@ -94,7 +97,13 @@ def _loaded_actions(
     declared: dict[str, Any] = {}
     for raw in _list(data, "actions", source):
         if isinstance(raw, dict):
-            declared[str(raw.get("name", ""))] = raw  # Chat2Graph: the later one replaces
+            name = str(raw.get("name", ""))
+            if declared.get(name, raw) != raw:
+                notes.append(
+                    f"{source}: action '{name}' is given twice: the later one is kept, as "
+                    "Chat2Graph's loader keeps it"
+                )
+            declared[name] = raw  # Chat2Graph: the later one replaces
     sequence = [
         name
         for chain in chains
@@ -169,14 +178,23 @@ def _chain(chain: Any, source: str) -> list[Any]:
 
 
 def _tools(
-    raws: list[Any], source: str, notes: list[str]
+    raws: list[Any], source: str, notes: list[str], as_loaded: bool
 ) -> tuple[dict[str, dict[str, Any]], set[str]]:
+    """The LOCAL tools by name, and the names of the others (MCP servers, what does not
+    map). A name given twice the same is one tool; given twice differently it is refused
+    (exit 3, as TrustGraph's and tool_agent's imports refuse it), but for ``as_loaded``,
+    where the later one is kept, as Chat2Graph's loader keeps it, and that is said."""
     tools: dict[str, dict[str, Any]] = {}
     left_out: set[str] = set()
+    servers: set[str] = set()
+    local: set[str] = set()
     for raw in raws:
         name = _name(raw, "tool", source)
         kind = raw.get("type", "LOCAL_TOOL") if isinstance(raw, dict) else None
         module = raw.get("module_path") if isinstance(raw, dict) else None
+        (servers if kind == "MCP" else local).add(name)
+        if name in servers and name in local:
+            _twice("tool", name, source, "as a LOCAL_TOOL and as an MCP server")
         if kind != "LOCAL_TOOL" or not module:
             left_out.add(name)
             if kind == "MCP":
@@ -186,8 +204,28 @@ def _tools(
                 "tools with a module_path map to toolctl; its Call edges are dropped too"
             )
             continue
-        tools.setdefault(name, _tool(raw, name, module))
+        table = _tool(raw, name, module)
+        held = tools.setdefault(name, table)
+        if held != table:
+            if not as_loaded:
+                _twice("tool", name, source, "differently")
+            notes.append(
+                f"{source}: tool '{name}' is given twice: the later one is kept, as "
+                "Chat2Graph's loader keeps it"
+            )
+            tools[name] = table
     return tools, left_out
+
+
+def _twice(kind: str, name: str, source: str, how: str) -> None:
+    from toolctl.errors import RegistryError
+
+    raise RegistryError(
+        f"{source}: {kind} '{name}' is given twice, {how}",
+        hint="rename one of them, or remove one (with --as-loaded the later one is kept)"
+        if how == "differently"
+        else "rename one of them",
+    )
 
 
 def _tool(raw: dict[str, Any], name: str, module: str) -> dict[str, Any]:
