@@ -149,11 +149,41 @@ def test_the_openai_sdk_types_accept_every_function() -> None:
         ({"type": "object", "properties": {"a": {"type": "array"}}}, "without one 'items'"),
         ({"type": "object", "properties": {"a": {"type": "string", "format": "uri"}}}, "uri"),
         ({"type": "object", "properties": {"a": {"oneOf": []}}}, "oneOf"),
+        (  # openai-python unrolls such a $ref before it sends a strict schema
+            {
+                "type": "object",
+                "properties": {"q": {"$ref": "#/$defs/P", "description": "d"}},
+                "required": ["q"],
+                "$defs": {"P": {"type": "object", "properties": {}}},
+            },
+            r"keywords beside its \$ref",
+        ),
     ],
 )
 def test_what_cannot_be_made_strict(schema: dict[str, Any], why: str) -> None:
     with pytest.raises(NotStrict, match=why):
         strict_schema(schema)
+
+
+def test_a_description_over_openais_limit_is_cut_and_said() -> None:
+    """OpenAI refuses the whole `tools` list when one description is over 1,024
+    characters (`string_above_max_length`): it was exported as it is, without a word."""
+    from openai.types.shared import FunctionDefinition
+
+    from toolctl.interchange.functions import openai_functions
+
+    tool = {"name": "long", "description": "x" * 2000, "schema": {"type": "object"}}
+    functions, notes = openai_functions([tool])
+    description = functions[0]["function"]["description"]
+    assert len(description) == 1024 and description.endswith("…")
+    assert notes == ["tool 'long': its description (2,000 characters) is cut to OpenAI's 1,024"]
+    FunctionDefinition.model_validate(functions[0]["function"])
+    short = {**tool, "description": "y" * 1024}
+    assert openai_functions([short]) == (
+        [{"type": "function", "function": {"name": "long", "description": "y" * 1024,
+                                           "parameters": {"type": "object"}}}],
+        [],
+    )  # fmt: skip
 
 
 def test_deep_nesting_is_refused_not_crashed() -> None:

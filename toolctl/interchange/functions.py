@@ -5,7 +5,8 @@ OpenAI accepts function names of ``^[a-zA-Z0-9_-]{1,64}$``; a registry name may 
 under ``names.function_name``: each ``.`` becomes ``_``. Names in force never fold alike,
 so no two tools map to one name (a collision would be refused, both named in a note),
 and ``toolctl run`` and ``serve`` take the mapped name back to the tool. A name over 64
-characters is left out with a note.
+characters is left out with a note; a description over 1,024 characters (OpenAI's
+limit) is cut to it, with a note.
 """
 
 from __future__ import annotations
@@ -56,12 +57,20 @@ def iter_openai(tools: Iterable[Mapping[str, Any]], notes: list[str]) -> Iterato
                 f"already that of tool '{first}'"
             )
             continue
-        function = {
-            "name": name,
-            "description": tool.get("description") or "",
-            "parameters": input_schema(tool),
-        }
+        description = tool.get("description") or ""
+        if len(description) > MAX_DESCRIPTION:  # OpenAI refuses the whole list for one
+            notes.append(
+                f"tool '{tool['name']}': its description ({len(description):,} characters) "
+                f"is cut to OpenAI's {MAX_DESCRIPTION:,}"
+            )
+            description = description[: MAX_DESCRIPTION - 1] + "…"
+        function = {"name": name, "description": description, "parameters": input_schema(tool)}
         yield {"type": "function", "function": function}
+
+
+MAX_DESCRIPTION = 1024
+"""The longest function description OpenAI takes: one longer refuses the whole ``tools``
+list (``string_above_max_length``), every call that sends it."""
 
 
 def mcp_tools(tools: Sequence[Mapping[str, Any]]) -> tuple[dict[str, Any], list[str]]:
@@ -186,6 +195,8 @@ def _strict(node: Any, where: str, depth: int) -> dict[str, Any]:
         raise NotStrict(
             f"{where} has format {node['format']!r}, which strict mode does not support"
         )
+    if "$ref" in node and set(node) - DROPPED_KEYWORDS != {"$ref"}:
+        raise NotStrict(f"{where} has keywords beside its $ref, which strict mode does not take")
     out = {k: v for k, v in node.items() if k in STRICT_KEYWORDS}
     if "default" in node:
         hint = f"default: {json.dumps(node['default'], ensure_ascii=False)}"
