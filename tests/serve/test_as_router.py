@@ -124,3 +124,31 @@ def test_a_gateway_answer_of_any_shape(
     assert result["success"] is (code == 0)
     for key, value in expected.items():
         assert result.get(key) == value, (key, result)
+
+
+def test_a_tool_whose_router_is_the_gateway_itself_is_refused_at_once(
+    tmp_path: Path, serve: StartServe
+) -> None:
+    """tool_agent's router port is `serve`'s default: tools imported from tool_agent and
+    served with both defaults called the gateway itself, which called itself again (one
+    call, a dozen nested, every slot held until the timeout, then 504). The gateway knows
+    its own calls: the inner one is refused (409), the outer one fails saying why, at once."""
+    import httpx
+
+    from toolctl.processes import free_port
+
+    port = free_port()
+    loop = (
+        '[[tool]]\nname = "loop"\nruntime = "tool-agent"\ntimeout = 30\n'
+        f'options = {{ router = "http://127.0.0.1:{port}", tool_id = "loop" }}\n'
+    )
+    registry = write_files(tmp_path / "looping", {"tools.toml": loop})
+    serve("--registry", str(registry), "--port", str(port))  # (the later --port counts)
+    url = f"http://127.0.0.1:{port}"
+    answer = httpx.post(f"{url}/run_tool", json={"tool_id": "loop", "params": {}}, timeout=20)
+    assert answer.status_code == 200
+    result = answer.json()
+    assert result["success"] is False
+    assert result["error"].startswith(
+        "tool_agent router answered HTTP 409: the call to 'loop' came from this gateway"
+    ), result

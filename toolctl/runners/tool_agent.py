@@ -10,6 +10,7 @@ on this machine and one call is one request.
 from __future__ import annotations
 
 import json
+import os
 import time
 import urllib.error
 import urllib.request
@@ -21,6 +22,12 @@ from toolctl.settings import Settings
 
 RUNTIME = "tool-agent"
 DEFAULT_ROUTER = "http://127.0.0.1:8001"
+GATEWAY_HEADER = "X-Toolctl-Gateway"
+GATEWAY_ID = os.urandom(8).hex()
+"""This process's mark on every call it sends a router. `toolctl serve` listens on 8001
+too, tool_agent's port: serving tools imported from tool_agent with both defaults, each
+call was sent to the gateway itself, and on (one call, a dozen nested, every slot held
+until the timeout). A gateway that receives its own mark refuses the call at once."""
 
 
 class ToolAgentRunner:
@@ -41,7 +48,7 @@ class ToolAgentRunner:
     def run(self, call: Call) -> ToolResult:
         router, tool_id = _target(call.tool)
         body = json.dumps({"tool_id": tool_id, "params": call.arguments}).encode()
-        headers = {"Content-Type": "application/json"}
+        headers = {"Content-Type": "application/json", GATEWAY_HEADER: GATEWAY_ID}
         if call.traceparent:
             headers["traceparent"] = call.traceparent
         request = urllib.request.Request(f"{router}/run_tool", body, headers)
@@ -52,7 +59,7 @@ class ToolAgentRunner:
         except urllib.error.HTTPError as exc:
             detail = exc.read().decode("utf-8", "replace")
             took = _ms(started)
-            error = f"tool_agent router answered HTTP {exc.code}"
+            error = f"tool_agent router answered HTTP {exc.code}" + _said(detail)
             return ToolResult(False, detail, None, error, None, took, RUNTIME)
         except TimeoutError as exc:
             raise TimedOut(
@@ -73,6 +80,15 @@ class ToolAgentRunner:
 
     def close(self) -> None:
         pass
+
+
+def _said(detail: str) -> str:
+    """``: ERROR`` when an error answer is a result (`toolctl serve`'s) saying why."""
+    try:
+        said = json.loads(detail).get("error")
+    except (ValueError, AttributeError):
+        return ""
+    return f": {said}" if isinstance(said, str) and said else ""
 
 
 def _target(tool: ToolSpec) -> tuple[str, str]:

@@ -14,7 +14,7 @@ from starlette.routing import Route
 
 from toolctl import __version__
 from toolctl.arguments import MAX_DEPTH, DuplicateKey, is_text, json_problem, unique_keys
-from toolctl.errors import ToolctlError, UsageError
+from toolctl.errors import RegistryError, ToolctlError, UsageError
 from toolctl.records import Origin
 from toolctl.runners.base import ToolResult
 from toolctl.runtimes import BY_NAME
@@ -41,6 +41,7 @@ def routes(dispatcher: Dispatcher) -> list[Route]:
             return json_body({"success": False, "error": str(exc), "exit_code": 2}, 400)
         origin = Origin("serve", None, request.headers.get("traceparent"))
         try:
+            _not_from_here(request, tool_id)
             result = await dispatcher.call(tool_id, params, via="rest", origin=origin)
         except ToolctlError as exc:
             status, body = failure_body(exc)
@@ -74,6 +75,20 @@ def routes(dispatcher: Dispatcher) -> list[Route]:
         Route("/openapi.json", openapi, methods=["GET"]),
         Route("/metrics", metrics, methods=["GET"]),
     ]
+
+
+def _not_from_here(request: Request, tool_id: str) -> None:
+    """RegistryError for a call this gateway sent itself (see runners.tool_agent): a tool
+    whose tool_agent router is this very server would call it again, and again."""
+    from toolctl.runners.tool_agent import GATEWAY_HEADER, GATEWAY_ID
+
+    if request.headers.get(GATEWAY_HEADER) == GATEWAY_ID:
+        raise RegistryError(
+            f"the call to '{tool_id}' came from this gateway: a tool it serves names it as "
+            "its tool_agent router, which would call it again and again",
+            hint="point that tool's options.router at tool_agent's router, or serve on "
+            "another --port",
+        )
 
 
 def _run_request(body: Any) -> tuple[str, dict[str, Any]]:
