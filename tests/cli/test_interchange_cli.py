@@ -450,3 +450,47 @@ def test_an_import_reads_a_pipe_and_names_a_directory(toolctl: Toolctl, tmp_path
     folder = toolctl("import", "trustgraph", str(reg), "-r", str(reg))
     assert folder.returncode == 2
     assert folder.stderr == "toolctl: error: reg is a directory, not a file; name the files in it\n"
+
+
+def test_a_look_alike_in_an_import_is_placed_in_its_file_without_a_made_up_line(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    """The refusal named `(items.json:11)`, a line of the TOML rendered from the entry (in
+    the source, another entry's), and said the entry was quarantined though nothing was
+    written."""
+    service = {"id": "jokes", "request-queue": "non-persistent://tg/request/joke",
+               "response-queue": "non-persistent://tg/response/joke"}  # fmt: skip
+    items = [{"key": "tool-service/jokes", "value": service}] + [
+        # one name given under look-alike keys, as a config edited twice might
+        {"key": f"tool/{key}", "value": {"type": "tool-service", "name": "tell-joke",
+                                         "description": key, "service": "jokes"}}
+        for key in ("tell-joke", "Tell_Joke")
+    ]  # fmt: skip
+    (tmp_path / "items.json").write_text(json.dumps(items, indent=2))
+    (tmp_path / "reg").mkdir()
+    done = toolctl("import", "trustgraph", "items.json", "-r", "reg")
+    assert done.returncode == 3, done.stderr
+    detail = next(line for line in done.stderr.splitlines() if "is confusable with" in line)
+    assert detail.endswith("is confusable with 'tell-joke' (items.json): rename one of them")
+
+
+def test_two_names_that_are_confusable_are_not_said_to_become_one(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    """'tell-joke' and 'Tell_Joke' were said to "both become 'Tell_Joke'": they stay two
+    names, confusable ones."""
+    service = {"id": "jokes", "request-queue": "non-persistent://tg/request/joke",
+               "response-queue": "non-persistent://tg/response/joke"}  # fmt: skip
+    items = [{"key": "tool-service/jokes", "value": service}] + [
+        {"key": f"tool/{name}", "value": {"type": "tool-service", "name": name,
+                                          "description": "d", "service": "jokes"}}
+        for name in ("tell-joke", "Tell_Joke")
+    ]  # fmt: skip
+    (tmp_path / "items.json").write_text(json.dumps(items))
+    (tmp_path / "reg").mkdir()
+    done = toolctl("import", "trustgraph", "items.json", "-r", "reg")
+    assert done.returncode == 3, done.stderr
+    assert (
+        "tool names 'tell-joke' (items.json) and 'Tell_Joke' are confusable: they differ only "
+        "in case or in - _ .; rename one of them in the source"
+    ) in done.stderr

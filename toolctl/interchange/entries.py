@@ -5,12 +5,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolctl.errors import RegistryError, UsageError
 from toolctl.registry.writer import Entry
 from toolctl.settings import Settings
 from toolctl.targets import input_file
+
+if TYPE_CHECKING:
+    from toolctl.registry.loader import Definition
 
 
 @dataclass(frozen=True)
@@ -124,17 +127,23 @@ def _slug_collisions(converted: Sequence[Tables]) -> list[str]:
     """Two foreign names that became the same (or confusable) registry names: reported."""
     from toolctl.names import fold
 
-    seen: dict[tuple[str, str], tuple[str, str]] = {}
+    seen: dict[tuple[str, str], tuple[str, str, str]] = {}
     problems = []
     for tables in converted:
         for kind, table in tables.tables:
             name = str(table.get("name"))
             original = str(table.get("title") or name)
-            first = seen.setdefault((kind, fold(name)), (original, tables.source))
+            first = seen.setdefault((kind, fold(name)), (original, tables.source, name))
             if first[0] != original:
+                if first[2] == name:
+                    became = f"both become '{name}'"
+                elif (first[0], original) == (first[2], name):
+                    became = "are confusable: they differ only in case or in - _ ."
+                else:
+                    became = f"become '{first[2]}' and '{name}', which are confusable"
                 problems.append(
                     f"{tables.source}: {kind} names '{first[0]}' ({first[1]}) and '{original}' "
-                    f"both become '{name}'; rename one of them in the source"
+                    f"{became}; rename one of them in the source"
                 )
     return problems
 
@@ -164,7 +173,7 @@ def check_landing(imported: Imported, settings: Settings) -> list[str]:
     for finding in [*lint(combined), *runnable]:
         if finding.file not in sources:
             continue
-        line = f"{finding.file}: {finding.message}"
+        line = f"{finding.file}: {_as_imported(finding.message, new)}"
         (errors if finding.severity == "error" else warnings).append(line)
     if errors:
         raise RegistryError(
@@ -173,6 +182,21 @@ def check_landing(imported: Imported, settings: Settings) -> list[str]:
             hint=imported.hint if any("unknown tool" in e for e in errors) else None,
         )
     return warnings
+
+
+def _as_imported(message: str, new: list[Definition]) -> str:
+    """A finding's words for an import: an imported definition's place without a line
+    (its line is one of the TOML rendered from it, another entry's in the source), and
+    nothing quarantined (nothing is written)."""
+    import re
+
+    def file_alone(found: re.Match[str]) -> str:
+        return found.group(1)
+
+    for definition in new:
+        place = rf"({re.escape(definition.file)}):{definition.line}\b"
+        message = re.sub(place, file_alone, message)
+    return message.replace("; it is quarantined (never run, listed or exported)", "")
 
 
 def _validate_one(tables: Tables) -> tuple[list[Entry], list[str]]:
