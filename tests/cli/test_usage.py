@@ -55,6 +55,8 @@ def one_error_line(stderr: str) -> str:
         (["--bogus", "list"], "unknown option '--bogus'; see 'toolctl -h'"),
         (["run"], "missing argument 'NAME'; see 'toolctl run -h'"),
         (["run", "x", "--timeout", "abc"], "invalid value for '--timeout': 'abc' is not a valid"),
+        # a warning and exit 0, while a bad --pulsar-url or TOOLCTL_* value is exit 2
+        (["list", "--announced", "maybe"], "bad Pulsar URL 'maybe': expected pulsar://HOST:PORT"),
         # a group's option before its subcommand was dropped without a word (exit 0)
         (
             ["history", "--json", "import", "t.jsonl"],

@@ -112,7 +112,7 @@ def refresh(settings: Settings, reporter: Reporter, *, required: bool = False) -
     """Read what was announced since the last read, then ``take`` it; the refusals. A read
     that fails is a warning (those read before stand), or with ``required`` its error
     (TransportUnavailable for a broker that does not answer)."""
-    from toolctl.errors import ToolctlError
+    from toolctl.errors import ToolctlError, UsageError
     from toolctl.pulsar.announcements import READ_TIMEOUT, read
 
     if settings.announced is None:
@@ -122,8 +122,8 @@ def refresh(settings: Settings, reporter: Reporter, *, required: bool = False) -
             settings.announced, settings.announce_topic, position(settings), READ_TIMEOUT
         )
     except ToolctlError as exc:
-        if required:
-            raise
+        if required or isinstance(exc, UsageError):  # a URL that is none: a setting given
+            raise  # wrong, refused as a bad --pulsar-url is (a broker away is a warning)
         reporter.warn(f"announcements not read: {exc}; using those read before")
         received, last = [], None
     return take(settings, received, last)
