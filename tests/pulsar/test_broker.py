@@ -39,10 +39,10 @@ def test_start_status_stop(toolctl: Toolctl, tmp_path: Path) -> None:
     as_json = toolctl("broker", "start", "--detach", "--port", str(port), "--json")
     running = json.loads(as_json.stdout)
     assert as_json.stderr == ""  # the note for a person ("already running") left out
-    assert (running["url"], running["pid"], running["started"]) == (
+    assert (running["url"], running["pid"], running["already_running"]) == (
         f"pulsar://127.0.0.1:{port}",
         shown["pid"],
-        False,
+        True,
     )
     for other in (["--port", str(free_port())], ["--data", str(tmp_path / "other")]):
         # not the broker asked for: "already running" would send a script to the wrong one

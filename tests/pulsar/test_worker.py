@@ -147,7 +147,8 @@ def test_detach_start_is_idempotent_and_stop_stops_it(toolctl: Toolctl, project:
     assert "already running" in again.stderr
     as_json = toolctl("worker", "hello", "--detach", "--json", *registry, cwd=project.root)
     assert as_json.returncode == 0 and as_json.stderr == ""
-    assert json.loads(as_json.stdout)["started"] is False
+    assert json.loads(as_json.stdout)["already_running"] is True
+    assert isinstance(json.loads(as_json.stdout)["started"], float)  # as `service status`
     assert json.loads(as_json.stdout)["name"] == "worker:hello"
     foreground = toolctl("worker", "hello", "--json", *registry, cwd=project.root)
     assert foreground.returncode == 2 and "--json goes with --detach or --stop" in foreground.stderr

@@ -253,9 +253,10 @@ def print_stop(stopped: Stopped, done: str, absent: str, *, as_json: bool) -> No
 
 
 def started_json(record: Any, started: bool) -> dict[str, Any]:
-    """A background process `--detach` left running: its record and whether this call
-    started it (False: it ran already)."""
-    return {**process_json(record), "started": started}
+    """A background process `--detach` left running: its record, as `service status`
+    shows it (``started``: when it started, a Unix time), and ``already_running``: it
+    ran before this call. (``started`` was that flag here, a Unix time there.)"""
+    return {**process_json(record), "already_running": not started}
 
 
 def print_started(what: str, record: Any, started: bool, *, as_json: bool) -> None:
