@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
-from toolctl.arguments import DEFAULT_MAX_OUTPUT
+from toolctl.arguments import DEFAULT_MAX_OUTPUT, printable_text
 from toolctl.descriptor_env import expand_env as expand_env
 from toolctl.descriptor_env import expand_env_map as expand_env_map
 
@@ -164,11 +164,13 @@ NON_FINITE = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
 
 
 def finite_json(value: Any) -> Any:
-    """``value`` itself when it holds no NaN or infinity, else a copy with each one as a
-    string (``NON_FINITE``). Too deep to walk: None, never an exception."""
+    """``value`` itself when strict JSON holds it, else a copy with each NaN or infinity
+    as a string (``NON_FINITE``) and each lone surrogate (``"\\ud800"`` parsed from an
+    answer: no UTF-8 writer takes it, and `run --json`, `--batch` and the MCP doors died
+    of it) as its ``\\udXXX`` escape. Too deep to walk: None, never an exception."""
     try:
-        json.dumps(value, allow_nan=False)
-    except (ValueError, TypeError):
+        json.dumps(value, allow_nan=False, ensure_ascii=False).encode("utf-8")
+    except (ValueError, TypeError):  # (UnicodeEncodeError is a ValueError)
         pass  # a non-finite number, or something only a third-party runner would put there
     except RecursionError:
         return None
@@ -183,8 +185,10 @@ def finite_json(value: Any) -> Any:
 def _finite(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return NON_FINITE[repr(value)]
+    if isinstance(value, str):
+        return printable_text(value)
     if isinstance(value, dict):
-        return {key: _finite(item) for key, item in value.items()}
+        return {_finite(key): _finite(item) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
         return [_finite(item) for item in value]
     return value

@@ -102,7 +102,7 @@ class HttpRunner:
         duration = round((time.perf_counter() - started) * 1000, 3)
         if answer.response.is_success:
             return success_result(answer.text(), duration)._replace(truncated=answer.dropped)
-        failed = failure_result(answer.whole(), section["method"], shown, duration)
+        failed = failure_result(answer.whole(), section["method"], shown, duration, answer.text())
         return failed._replace(truncated=answer.dropped)
 
     def _shown(self, tool: ToolSpec, url: str) -> str:
@@ -143,17 +143,22 @@ class HttpRunner:
         backend: Abortable | None = self._local.backend
         if backend is not None:
             backend.arm()  # a call cancelled before on this thread aborted it
-        with on_cancel(backend.abort if backend is not None else _nothing):
-            return self._exchange(
-                client,
-                method,
-                url,
-                arguments,
-                headers,
-                timeout,
-                max_output,
-                shown or shown_url(url),
-            )
+            backend.deadline = time.monotonic() + timeout  # the head too (see Abortable)
+        try:
+            with on_cancel(backend.abort if backend is not None else _nothing):
+                return self._exchange(
+                    client,
+                    method,
+                    url,
+                    arguments,
+                    headers,
+                    timeout,
+                    max_output,
+                    shown or shown_url(url),
+                )
+        finally:
+            if backend is not None:
+                backend.deadline = None
 
     def _exchange(
         self,
@@ -189,6 +194,10 @@ class HttpRunner:
                 answer = read_answer(client, following, deadline, max_output)
         except (httpx.TimeoutException, TimeoutError) as exc:
             raise TimedOut(f"{method} {shown} got no answer within {timeout:g} s") from exc
+        except httpx.DecodingError as exc:  # a body its Content-Encoding does not decode
+            raise TransportUnavailable(
+                f"{method} {shown}: the answer cannot be read: {redact(str(exc), headers)}"
+            ) from None
         except httpx.ConnectError as exc:
             raise TransportUnavailable(
                 f"cannot connect to {shown}: {exc}",

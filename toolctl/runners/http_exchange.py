@@ -3,13 +3,15 @@ through clients that keep no cookies and read their TLS trust on the first hands
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import socket
 import ssl
 import threading
 import time
 import weakref
-from collections.abc import Mapping
+import zlib
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
@@ -26,10 +28,18 @@ class Answer(NamedTuple):
 
     def text(self) -> str:
         """The body as text, decoded as httpx's ``Response.text`` would (its default is UTF-8;
-        the charset parameter is looked for only when there is one)."""
+        the charset parameter is looked for only when there is one). A charset naming no
+        text encoding (``rot13``, ``base64``, ``zlib``: Python has codecs of those names),
+        or one that cannot replace what it cannot read (``idna``), is read as UTF-8: it
+        was an internal error (exit 70) a server could cause at will."""
         declared = "charset" in self.response.headers.get("content-type", "").lower()
-        encoding = self.response.encoding if declared else "utf-8"
-        return self.body.decode(encoding or "utf-8", errors="replace")
+        encoding = (self.response.encoding if declared else None) or "utf-8"
+        try:
+            if getattr(codecs.lookup(encoding), "_is_text_encoding", True):
+                return self.body.decode(encoding, errors="replace")
+        except (LookupError, UnicodeError, TypeError, ValueError):
+            pass
+        return self.body.decode("utf-8", errors="replace")
 
     def whole(self) -> httpx.Response:
         """A response holding the body (a failure's excerpt and JSON are read from it)."""
@@ -66,7 +76,7 @@ def read_answer(
     held = bytearray()
     dropped = 0
     try:
-        for chunk in streamed.iter_bytes():
+        for chunk in _decoded(streamed):
             room = len(chunk) if limit is None else max(limit - len(held), 0)
             held += chunk[:room]
             dropped += len(chunk) - min(room, len(chunk))
@@ -75,6 +85,67 @@ def read_answer(
     finally:
         streamed.close()
     return Answer(streamed, bytes(held), dropped)
+
+
+def _decoded(streamed: httpx.Response) -> Iterator[bytes]:
+    """The body's bytes as sent before its ``Content-Encoding``. gzip and deflate are
+    decoded here, whole or refused (httpx.DecodingError): httpx's decoder kept the first
+    member of a gzip body of several, and took one cut short for the whole body, both
+    without a word. Other codings (br, zstd, several at once) are httpx's to decode."""
+    codings = [
+        coding
+        for part in streamed.headers.get("content-encoding", "").split(",")
+        if (coding := part.strip().lower()) not in ("", "identity")
+    ]
+    if len(codings) != 1 or codings[0] not in ("gzip", "x-gzip", "deflate"):
+        yield from streamed.iter_bytes()
+        return
+    inflater = _Inflater(gzip=codings[0] != "deflate")
+    for raw in streamed.iter_raw():
+        yield inflater.feed(raw)
+    inflater.finish()
+
+
+class _Inflater:
+    """A gzip body of any number of members, or a deflate one (zlib-wrapped, or raw as some
+    servers send it), decoded as it comes; ``finish`` refuses one that ends early."""
+
+    def __init__(self, *, gzip: bool) -> None:
+        self.gzip = gzip
+        self.fed = False
+        self._zlib = zlib.decompressobj(zlib.MAX_WBITS | 16 if gzip else zlib.MAX_WBITS)
+
+    def feed(self, data: bytes) -> bytes:
+        import httpx
+
+        out = bytearray()
+        try:
+            while data:
+                if not self.gzip and not self.fed:  # the first bytes tell zlib from raw
+                    try:
+                        out += self._zlib.decompress(data)
+                    except zlib.error:
+                        self._zlib = zlib.decompressobj(-zlib.MAX_WBITS)
+                        out += self._zlib.decompress(data)
+                else:
+                    out += self._zlib.decompress(data)
+                self.fed, data = True, b""
+                rest = self._zlib.unused_data if self._zlib.eof else b""
+                if self.gzip and rest.strip(b"\0"):  # the next member
+                    self._zlib, data = zlib.decompressobj(zlib.MAX_WBITS | 16), rest
+        except zlib.error as exc:
+            raise httpx.DecodingError(f"its {self._name} body is not one ({exc})") from None
+        return bytes(out)
+
+    def finish(self) -> None:
+        import httpx
+
+        if self.fed and not self._zlib.eof:
+            raise httpx.DecodingError(f"its {self._name} body ends before its data does")
+
+    @property
+    def _name(self) -> str:
+        return "gzip" if self.gzip else "deflate"
 
 
 def _exchange(client: httpx.Client, request: httpx.Request) -> httpx.Response:
@@ -167,6 +238,10 @@ class Abortable:
     aborting ends just the call that thread is making. Once aborted, the backend opens no
     connection until ``arm`` (the start of the thread's next call). A connection being made
     when the abort comes ends with its connect timeout.
+
+    ``deadline`` (a ``time.monotonic()``; None: none) bounds every read and write of the
+    thread's call: httpx's timeouts bound each read alone, so a server sending `100
+    Continue` forever, or a head a byte at a time, held a call past its timeout for good.
     """
 
     def __init__(self) -> None:
@@ -176,6 +251,16 @@ class Abortable:
         self._streams: weakref.WeakSet[_Kept] = weakref.WeakSet()
         self._lock = threading.Lock()
         self._aborted = False
+        self.deadline: float | None = None
+
+    def bounded(self, timeout: float | None, late: type[Exception]) -> float | None:
+        """``timeout`` cut to what is left before the deadline; ``late`` once it passed."""
+        if self.deadline is None:
+            return timeout
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise late("the call's timeout passed")
+        return left if timeout is None else min(timeout, left)
 
     def arm(self) -> None:
         with self._lock:
@@ -224,11 +309,17 @@ class _Kept:
         self._backend = backend
 
     def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        data: bytes = self._stream.read(max_bytes, timeout)
+        import httpcore
+
+        data: bytes = self._stream.read(
+            max_bytes, self._backend.bounded(timeout, httpcore.ReadTimeout)
+        )
         return data
 
     def write(self, buffer: bytes, timeout: float | None = None) -> None:
-        self._stream.write(buffer, timeout)
+        import httpcore
+
+        self._stream.write(buffer, self._backend.bounded(timeout, httpcore.WriteTimeout))
 
     def close(self) -> None:
         self._stream.close()

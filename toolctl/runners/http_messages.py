@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from toolctl.errors import UsageError
-from toolctl.runners.base import ToolResult
+from toolctl.runners.base import ToolResult, finite_json
 from toolctl.urls import header_problem, shown_header
 
 if TYPE_CHECKING:
@@ -43,8 +43,10 @@ def success_result(text: str, duration_ms: float) -> ToolResult:
 
 
 def failure_result(
-    response: httpx.Response, method: str, url: str, duration_ms: float
+    response: httpx.Response, method: str, url: str, duration_ms: float, text: str
 ) -> ToolResult:
+    """A failed answer as the call's result: its status and an excerpt of ``text`` (its
+    body decoded) as the error, its JSON (when it is JSON) as ``data``."""
     status = f"HTTP {response.status_code} {response.reason_phrase}".rstrip()
     location = response.headers.get("location")
     if response.is_redirect and location:
@@ -53,10 +55,10 @@ def failure_result(
         cross = following is not None and not same_origin(following.url, response.request.url)
         reason += " (another host)" if cross else f" (more than {MAX_REDIRECTS} redirects)"
     else:
-        reason = f"{status} from {method} {url}: {_excerpt(response.text) or '(empty body)'}"
-    try:
-        data = response.json() if response.content else None
-    except ValueError:
+        reason = f"{status} from {method} {url}: {_excerpt(text) or '(empty body)'}"
+    try:  # a body nested past Python's recursion is no JSON to keep either
+        data = finite_json(json.loads(text)) if text.strip() else None
+    except (ValueError, RecursionError):
         data = None
     return ToolResult(False, "", data, reason, duration_ms=duration_ms, transport=RUNTIME)
 
