@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from toolctl.records.crash import write_crash_report as _write_crash_report
@@ -19,3 +20,5 @@ def test_crashes_in_one_second_leave_one_report_each(tmp_path: Path) -> None:
         text = Path(path).read_text()
         assert f"toolctl run t{n}" in text and f"RuntimeError: crash {n}" in text
     assert all(str(tmp_path / "home/state/toolctl/crash") in p for p in paths)
+    # yours alone, as the run history is: the command line holds --arg values
+    assert {os.stat(p).st_mode & 0o777 for p in paths} == {0o600}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import http.server
 import json
+import os
 import socket
 import sys
 import threading
@@ -50,6 +51,8 @@ def test_a_ready_report_launches_and_a_second_launch_reuses(settings: Settings) 
         settings, "napper", "worker", [*child(code), str(ready)], ReadyFile(ready)
     )
     assert started and ProcessTable(settings).get("napper") == record
+    # yours alone: a service's stderr may print the secrets its ${env:} gave it
+    assert os.stat(record.log).st_mode & 0o777 == 0o600
     again, started = launch(settings, "napper", "worker", ["false"], ReadyFile(ready))
     assert (again, started) == (record, False)
     assert stop(settings, "napper", grace=1).stopped

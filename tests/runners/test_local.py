@@ -610,3 +610,21 @@ pass_env = ["AWS_PROFILE", "SSH_*", "NOT_SET_HERE"]
     # pass_env: by name or glob, when set (NOT_SET_HERE is not, and is no error)
     assert (seen["AWS_PROFILE"], seen["SSH_AUTH_SOCK"]) == ("dev", "/tmp/agent.sock")
     assert "AWS_REGION" not in seen and "NOT_SET_HERE" not in seen
+
+
+def test_a_tool_a_signal_killed_says_which_with_a_shells_exit_code(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    """A tool that died of SIGSEGV was "exit status -11", and `exit_code` -11 in `--json`,
+    a batch line and a server's body (Python's way, no one else's): 139, as a shell says it,
+    and the signal by name."""
+    tool = (
+        '[[tool]]\nname = "segv"\n[tool.local]\n'
+        'command = ["/bin/sh", "-c", "echo before; kill -SEGV $$"]\ninput = "none"\n'
+    )
+    registry = str(write_files(tmp_path / "reg", {"t.toml": tool}))
+    done = toolctl("run", "segv", "-r", registry)
+    assert (done.returncode, done.stdout) == (1, "before\n")
+    assert done.stderr == "toolctl: error: the tool failed: killed by SIGSEGV\n"
+    result = json.loads(toolctl("run", "segv", "--json", "-r", registry).stdout)
+    assert (result["exit_code"], result["error"]) == (139, "killed by SIGSEGV")

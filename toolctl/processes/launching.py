@@ -155,7 +155,11 @@ def registry_origin(settings: Settings) -> str:
 def _start(table: ProcessTable, spec: _Spec) -> ProcessRecord:
     log = table.log_path(spec.name)
     where = f" on port {spec.port}" if spec.port else ""
-    with open(log, "a", encoding="utf-8") as handle:
+    # yours alone: a service's stderr may print the secrets its ${env:} gave it
+    with open(
+        os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "a", encoding="utf-8"
+    ) as handle:
+        os.fchmod(handle.fileno(), 0o600)  # (a log from before was made 0644)
         handle.write(
             f"--- toolctl {time.strftime('%Y-%m-%d %H:%M:%S')}: starting {spec.kind} "
             f"{spec.name}{where}: {spec.argv}\n"

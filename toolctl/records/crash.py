@@ -19,15 +19,16 @@ def write_crash_report(args: list[str]) -> str:
     stamp = f"{time.strftime('%Y%m%d-%H%M%S', time.localtime(now))}.{int(now % 1 * 1e6):06d}"
     try:
         directory = Settings.load().state_dir / "crash"
-        directory.mkdir(parents=True, exist_ok=True)
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         for attempt in range(100):  # pid + microseconds are unique; "x" makes sure of it
             suffix = f"-{attempt}" if attempt else ""
             path = directory / f"crash-{stamp}-{os.getpid()}{suffix}.log"
-            try:
-                with open(path, "x", encoding="utf-8", errors="backslashreplace") as out:
-                    out.write(text)
+            try:  # yours alone, as the run history is: the command line holds --arg values
+                handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             except FileExistsError:
                 continue
+            with open(handle, "w", encoding="utf-8", errors="backslashreplace") as out:
+                out.write(text)
             return str(path)
         raise FileExistsError(str(directory))
     except Exception:  # no state directory to be had (the settings are what crashed, say)

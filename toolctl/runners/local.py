@@ -9,7 +9,7 @@ from toolctl.descriptor_env import child_environment
 from toolctl.errors import TimedOut
 from toolctl.runners.argv import render_argv
 from toolctl.runners.base import Call, ToolResult, ToolSpec, expand_env_map
-from toolctl.runners.process import Children, descriptor_cwd, run_process
+from toolctl.runners.process import Children, descriptor_cwd, ended, run_process
 from toolctl.settings import Settings
 
 
@@ -65,7 +65,7 @@ class LocalRunner:
             raise named from exc
         if done.returncode != 0:
             detail = done.stderr_tail.strip().splitlines()[-1:] if done.stderr_tail else []
-            reason = f"exit status {done.returncode}" + (f": {detail[0]}" if detail else "")
+            reason = ended(done.returncode) + (f": {detail[0]}" if detail else "")
             return done.failure(reason, self.runtime)
         return ToolResult.from_answer(
             done.stdout,

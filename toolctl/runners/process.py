@@ -49,18 +49,32 @@ class Completed(NamedTuple):
     """Bytes of stdout past the call's ``max_output``: streamed, if at all, never held."""
 
     def failure(self, reason: str, runtime: str) -> ToolResult:
-        """The failed result of a child that exited non-zero, with what it printed."""
+        """The failed result of a child that exited non-zero, with what it printed; one a
+        signal killed has 128 + its number as its exit code, as a shell says it (Python's
+        -11 is no exit status anyone else writes)."""
         output = self.stdout.rstrip("\n")
         return ToolResult(
             False,
             output,
             None,
             reason,
-            self.returncode,
+            128 - self.returncode if self.returncode < 0 else self.returncode,
             self.duration_ms,
             runtime,
             self.dropped,
         )
+
+
+def ended(returncode: int) -> str:
+    """How a child ended, in words: ``exit status 3``, or ``killed by SIGSEGV``."""
+    if returncode >= 0:
+        return f"exit status {returncode}"
+    import signal
+
+    try:
+        return f"killed by {signal.Signals(-returncode).name}"
+    except ValueError:
+        return f"killed by signal {-returncode}"
 
 
 class _Reader(threading.Thread):
