@@ -279,7 +279,7 @@ class Settings(NamedTuple):
             container_engine=env.get("TOOLCTL_CONTAINER_ENGINE") or defaults.container_engine,
             log_json=_log_json(env),
             verbose=verbose,
-            color="NO_COLOR" not in env and env.get("TERM") != "dumb",
+            color=not env.get("NO_COLOR") and env.get("TERM") != "dumb",  # no-color.org: not ""
             user=user or _login_name(env),
             environ=env,
             records=_records(env, record_arguments),

@@ -312,3 +312,15 @@ def test_a_key_given_twice_in_args_or_a_batch_line_is_refused(
     assert "--args gives 'a' twice" in args.stderr
     line = toolctl("run", "t", "-r", reg, "--batch", "-", input='{"a": 1, "a": 2}\n')
     assert json.loads(line.stdout)["error"] == "line 1: gives 'a' twice"
+
+
+def test_no_color_counts_when_it_holds_something(tmp_path: Path) -> None:
+    """no-color.org: NO_COLOR set to an empty string turns nothing off (it turned colour
+    off, as a value would); TERM=dumb does."""
+    from toolctl.settings import Settings
+
+    def color(**env: str) -> bool:
+        return Settings.load(environ={"HOME": str(tmp_path), **env}, cwd=tmp_path).color
+
+    assert color() and color(NO_COLOR="")
+    assert not color(NO_COLOR="1") and not color(TERM="dumb")

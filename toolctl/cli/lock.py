@@ -16,9 +16,11 @@ def lock_command(
 ) -> None:
     """Write toolctl.lock in the first writable registry directory.
 
-    It records, for every name in force, its kind, file and a hash of its definition;
-    `toolctl check --locked` then reports every name that moved, changed, appeared or
-    vanished (exit 3). A registry with errors is not locked (exit 3): fix them first.
+    It records, for every name in force, its kind, file and a hash of its definition (in
+    a project, the user registry read after it is left out: it is one person's, and CI
+    runs without it); `toolctl check --locked` then reports every name that moved,
+    changed, appeared or vanished (exit 3). A registry with errors is not locked (exit
+    3): fix them first.
     """
     from toolctl.registry.lockfile import lock
     from toolctl.terminal import render
