@@ -561,7 +561,10 @@ def test_a_tool_whose_input_schema_is_not_an_object_is_refused_the_others_import
 ) -> None:
     """A listed tool whose inputSchema is a string was imported as a tool of no arguments
     (every call one its server refuses), without a word: refused, saying why (exit 3), and
-    the server's other tools imported all the same."""
+    the server's other tools imported all the same. So are one whose text is not Unicode
+    and one nested past reading (each made the whole import exit 70); annotations of the
+    wrong type are left out (kept, they failed `mcp serve`'s whole `tools/list`). A call
+    answered with a lone surrogate (exit 70, and `mcp serve` died of it) gets its escape."""
     from tests.mcp.conftest import BARE
 
     service = {"name": "b", "mcp": {"command": [sys.executable, str(BARE)],
@@ -571,5 +574,13 @@ def test_a_tool_whose_input_schema_is_not_an_object_is_refused_the_others_import
     done = toolctl("import", "mcp", "b", "-r", str(tmp_path / "reg"))
     assert done.returncode == 3, done.stderr
     assert "'broken': its inputSchema is not a JSON object" in done.stderr
+    assert "'lone': it holds text that is not valid Unicode (a lone surrogate)" in done.stderr
+    assert "'deep': it nests deeper than 64 levels" in done.stderr
     assert (tmp_path / "reg/tools/b.t.toml").is_file()
-    assert not (tmp_path / "reg/tools/b.broken.toml").exists()
+    for refused in ("broken", "lone", "deep"):
+        assert not (tmp_path / f"reg/tools/b.{refused}.toml").exists()
+    annotated = tomllib.loads((tmp_path / "reg/tools/b.annotated.toml").read_text())
+    assert annotated["tool"][0]["mcp"]["annotations"] == {"readOnlyHint": True}
+    ran = toolctl("run", "b.t", "--json", "-r", str(tmp_path / "reg"))
+    assert ran.returncode == 0, ran.stderr
+    assert json.loads(ran.stdout)["output"] == "bad \\ud800"

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from toolctl.arguments import value_problem
 from toolctl.errors import RegistryError, UsageError
 from toolctl.interchange.entries import Tables, _validate_one, clean
 from toolctl.interchange.slugs import MAX_LENGTH, skeleton, slug
@@ -133,6 +134,11 @@ def plan_import(
         if tool.get("inputSchema") is not None and not isinstance(tool["inputSchema"], dict):
             # imported, it would take no arguments: every call would be one the server refuses
             plan.refused.append(f"{shown}: its inputSchema is not a JSON object")
+            continue
+        problem = value_problem(tool)  # nested past reading, text that is not Unicode
+        if problem is not None:
+            said = problem if problem.startswith("nests") else f"holds {problem}"
+            plan.refused.append(f"{shown}: it {said}")
             continue
         taken = registry.definitions("tool", name)
         if taken:

@@ -25,14 +25,23 @@ def needs_task(tool: Mapping[str, Any]) -> bool:
 
 
 def canonical_json(value: Any) -> bytes:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode(
-        "utf-8"
-    )
+    """Sorted, compact JSON as UTF-8; a lone surrogate a server sent (``"\\ud800"``) as
+    ``surrogatepass`` writes it, where it made listing a server exit 70 (every other text
+    gives the same bytes as before)."""
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return text.encode("utf-8", "surrogatepass")
+
+
+UNPINNABLE = "sha256:" + hashlib.sha256(b"a tool nested past what JSON is written to").hexdigest()
+"""The pin of a tool nested too deep to write (no import takes one: it never matches)."""
 
 
 def pin_of(tool: Mapping[str, Any]) -> str:
     """The pin of a tool object from ``tools/list``: ``sha256:<64 hex digits>``."""
-    return "sha256:" + hashlib.sha256(canonical_json(dict(tool))).hexdigest()
+    try:
+        return "sha256:" + hashlib.sha256(canonical_json(dict(tool))).hexdigest()
+    except RecursionError:
+        return UNPINNABLE
 
 
 def diff_tool(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
@@ -106,10 +115,25 @@ def stored_schema(section: Mapping[str, Any], key: str = "parameters") -> Any:
     return params
 
 
+ANNOTATION_TYPES: dict[str, type] = {
+    "title": str,
+    "readOnlyHint": bool,
+    "destructiveHint": bool,
+    "idempotentHint": bool,
+    "openWorldHint": bool,
+}
+"""MCP's ToolAnnotations: each one's JSON type (other keys are the server's own)."""
+
+
 def kept_annotations(annotations: Mapping[str, Any]) -> dict[str, Any]:
     """A tool's annotations without their ``null`` values (TOML has no null; unset says
-    the same)."""
-    return {key: value for key, value in annotations.items() if value is not None}
+    the same), nor one of MCP's of another type (``"title": 5``): kept, it failed
+    `mcp serve`'s whole `tools/list`, every tool with it."""
+    return {
+        key: value
+        for key, value in annotations.items()
+        if value is not None and isinstance(value, ANNOTATION_TYPES.get(key, object))
+    }
 
 
 # -- what a server offers besides tools: resources, resource templates, prompts --------------

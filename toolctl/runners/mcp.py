@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from toolctl.arguments import printable_text
 from toolctl.errors import (
     PinDrift,
     TimedOut,
@@ -26,7 +27,15 @@ from toolctl.errors import (
     TransportUnavailable,
     UsageError,
 )
-from toolctl.runners.base import Call, Sink, ToolResult, ToolSpec, expand_env, expand_env_map
+from toolctl.runners.base import (
+    Call,
+    Sink,
+    ToolResult,
+    ToolSpec,
+    expand_env,
+    expand_env_map,
+    finite_json,
+)
 from toolctl.runtimes import MCP_IDLE_TIMEOUT
 
 if TYPE_CHECKING:
@@ -201,8 +210,9 @@ class McpRunner:
         except ServerError as exc:
             duration = round((time.perf_counter() - started) * 1000, 3)
             return ToolResult(
-                False, "", None, str(exc), duration_ms=duration, transport=self.runtime
-            )
+                False, "", None, printable_text(str(exc)), duration_ms=duration,
+                transport=self.runtime,
+            )  # fmt: skip
         except TimedOut as exc:
             self._forget(_service_name(tool), live)
             ended = "the server stopped" if live.session.local else "the session closed"
@@ -213,6 +223,8 @@ class McpRunner:
         except TransportUnavailable:
             self._forget(_service_name(tool), live)
             raise
+        # a lone surrogate ("\ud800" in its JSON) is no text any writer takes: as its escape
+        result = finite_json(result) or {"content": []}
         answer = map_result(result)
         duration = round((time.perf_counter() - started) * 1000, 3)
         output, dropped = _capped(answer.output, call.max_output)

@@ -7,7 +7,10 @@ server will not do. One tool, ``t``, answering "ok"; ``BARE_CALL`` changes what
 * ``schema``: the tool is ``weather`` with an ``outputSchema`` (``temp``: a number); its
   answer for ``city`` ``ok`` conforms, ``bad`` breaks it, ``none`` gives no structured
   content;
-* ``malformed``: a second tool, ``broken``, whose ``inputSchema`` is a string.
+* ``malformed``: more tools: ``broken``, whose ``inputSchema`` is a string; ``lone``, whose
+  description holds a lone surrogate; ``deep``, whose ``inputSchema`` nests 300 levels;
+  ``annotated``, whose ``title`` annotation is a number; and ``t`` answers a lone
+  surrogate.
 
 ``BARE_PID_FILE`` gets the server's pid; ``BARE_LINGER`` seconds it stays once its stdin
 has closed (a ``docker run -i`` server, work to finish: slow to stop).
@@ -63,6 +66,8 @@ def called(params: dict[str, Any]) -> dict[str, Any] | None:
             if note["method"] == "notifications/progress":
                 note = {**note, "params": {**note["params"], "progressToken": token}}
             send(note)
+    if MODE == "malformed":
+        return {"content": [{"type": "text", "text": "bad \ud800"}]}
     return {"content": [{"type": "text", "text": "ok"}]}
 
 
@@ -78,7 +83,16 @@ for line in sys.stdin:
     elif method == "tools/list":
         result = {"tools": [WEATHER if MODE == "schema" else TOOL]}
         if MODE == "malformed":
-            result["tools"].append({"name": "broken", "description": "d", "inputSchema": "x"})
+            deep: dict[str, Any] = {"type": "object"}
+            for _ in range(300):
+                deep = {"type": "object", "properties": {"x": deep}}
+            result["tools"] += [
+                {"name": "broken", "description": "d", "inputSchema": "x"},
+                {"name": "lone", "description": "bad \ud800", "inputSchema": {"type": "object"}},
+                {"name": "deep", "description": "d", "inputSchema": deep},
+                {"name": "annotated", "description": "d", "inputSchema": {"type": "object"},
+                 "annotations": {"title": 5, "readOnlyHint": True}},
+            ]  # fmt: skip
     elif method == "tools/call":
         result = called(params)
         if result is None:

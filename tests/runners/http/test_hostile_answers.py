@@ -18,11 +18,13 @@ import pytest
 
 from tests.conftest import Toolctl, write_files
 
-Reply = Callable[[socket.socket], None]
+TOKEN = "ghp_ABCDEFGHIJKLMNOPQRSTUVWXYZabcdef0123"
+
+Reply = Callable[[socket.socket, bytes], None]
 
 
 def _answer(status: bytes, headers: list[bytes], body: bytes) -> Reply:
-    def reply(connection: socket.socket) -> None:
+    def reply(connection: socket.socket, head: bytes) -> None:
         connection.sendall(
             b"HTTP/1.1 " + status + b"\r\n" + b"".join(h + b"\r\n" for h in headers)
             + b"Content-Length: %d\r\nConnection: close\r\n\r\n" % len(body) + body
@@ -32,7 +34,7 @@ def _answer(status: bytes, headers: list[bytes], body: bytes) -> Reply:
 
 
 def _forever(first: bytes, then: bytes) -> Reply:
-    def reply(connection: socket.socket) -> None:
+    def reply(connection: socket.socket, head: bytes) -> None:
         connection.sendall(first)
         for _ in range(120):  # a minute of it, at most
             connection.sendall(then)
@@ -41,7 +43,15 @@ def _forever(first: bytes, then: bytes) -> Reply:
     return reply
 
 
+def _echo(connection: socket.socket, head: bytes) -> None:
+    """A 500 echoing the request's Authorization header, far enough in that the excerpt
+    of the failure (its first 200 characters) cuts the token."""
+    sent = next(line for line in head.split(b"\r\n") if line.lower().startswith(b"authorization"))
+    _answer(b"500 Oops", [], b"x" * 150 + b" you sent " + sent)(connection, head)
+
+
 ANSWERS: dict[str, Reply] = {
+    "echo": _echo,
     "continue": _forever(b"", b"HTTP/1.1 100 Continue\r\n\r\n"),  # interim answers, forever
     "drip": _forever(b"HTTP/1.1 200 OK\r\n", b"X"),  # a head a byte at a time
     "badgzip": _answer(b"200 OK", [b"Content-Encoding: gzip"], b"not gzip at all"),
@@ -63,8 +73,10 @@ ANSWERS: dict[str, Reply] = {
 
 
 @pytest.fixture
-def bad_server() -> Iterator[int]:
-    """A server answering each path (``/continue``, ``/badgzip``...) as ANSWERS says."""
+def bad_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[int]:
+    """A server answering each path (``/continue``, ``/badgzip``...) as ANSWERS says; the
+    tools send it ``Bearer $TOKEN``."""
+    monkeypatch.setenv("TOKEN", TOKEN)
     listener = socket.create_server(("127.0.0.1", 0))
     stopping = threading.Event()
 
@@ -82,7 +94,7 @@ def bad_server() -> Iterator[int]:
                 body += connection.recv(65536) or b" " * length
             path = head.split(b" ", 2)[1].decode().strip("/")
             with contextlib.suppress(OSError):  # the client went away
-                ANSWERS[path](connection)
+                ANSWERS[path](connection, head)
 
     def serve() -> None:
         while not stopping.is_set():
@@ -101,7 +113,8 @@ def bad_server() -> Iterator[int]:
 def _registry(tmp_path: Path, port: int) -> Path:
     tools = "".join(
         f'[[tool]]\nname = "{name}"\ntimeout = 3\n[tool.http]\n'
-        f'url = "http://127.0.0.1:{port}/{name}"\nmethod = "POST"\n\n'
+        f'url = "http://127.0.0.1:{port}/{name}"\nmethod = "POST"\n'
+        'headers = { Authorization = "Bearer ${env:TOKEN}" }\n\n'
         for name in ANSWERS
     )
     return write_files(tmp_path / "reg", {"tools.toml": tools})
@@ -159,3 +172,16 @@ def test_answers_that_are_whole_are_read_whole(
     batch = toolctl("run", "surrogate", "--batch", "-", "-r", registry, input=lines)
     assert batch.returncode == 0, batch.stderr
     assert [json.loads(line)["success"] for line in batch.stdout.splitlines()] == [True] * 3
+
+
+def test_a_secret_an_excerpt_cuts_is_not_printed_in_part(
+    toolctl: Toolctl, tmp_path: Path, bad_server: int
+) -> None:
+    """A failure's excerpt (its first 200 characters) was masked after the cut: a token the
+    cut fell inside no longer matched, and its start was printed (19 of 40 characters)."""
+    registry = str(_registry(tmp_path, bad_server))
+    done = toolctl("run", "echo", "--json", "-r", registry)
+    assert done.returncode == 1
+    error = json.loads(done.stdout)["error"]
+    assert error.endswith("you sent Authorization: Bearer ***…"), error
+    assert TOKEN[:8] not in done.stdout + done.stderr
