@@ -236,3 +236,26 @@ def test_a_server_listing_resources_but_no_templates_is_added(
     )  # the gateway's listing failed the same way
     assert answers[2]["result"]["resourceTemplates"] == [], answers[2]
     assert [r["uri"] for r in answers[3]["result"]["resources"]] == ["note://a"], answers[3]
+
+
+def test_a_secret_given_again_elsewhere_and_a_bare_fragment_are_not_written(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    """Each value was judged on its own: the key given with --env was written again where
+    it stood in the command (an option no rule knows, part of an argument), though toolctl
+    had just said it was a secret; a token as a URL's whole fragment was written too."""
+    (tmp_path / "reg").mkdir()
+    secret = "mypw4321"
+    toolctl("mcp", "add", "s9", "-r", "reg", "--env", f"API_KEY={secret}", "--",
+            *SERVER, "--k", secret, f"positional-{secret}")  # fmt: skip
+    written = "".join(p.read_text() for p in (tmp_path / "reg").rglob("*.toml"))
+    assert secret not in written, written
+    assert '"--k",\n    "${env:S9_API_KEY}",\n    "positional-${env:S9_API_KEY}"' in written
+    token = "ghp_ABCDEFGHIJKLMNOPQRSTUVWXYZabcdef0123"
+    config = {"mcpServers": {"g": {"url": f"http://127.0.0.1:9/mcp#{token}"}}}
+    (tmp_path / "mcp.json").write_text(json.dumps(config))
+    (tmp_path / "reg2").mkdir()
+    imported = toolctl("import", "mcp-config", "mcp.json", "-r", "reg2")
+    assert imported.returncode == 0, imported.stderr
+    written = "".join(p.read_text() for p in (tmp_path / "reg2").rglob("*.toml"))
+    assert token not in written and 'url = "http://127.0.0.1:9/mcp#${env:G_TOKEN}"' in written

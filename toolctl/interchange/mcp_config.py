@@ -23,7 +23,14 @@ from toolctl.errors import NameConflict
 from toolctl.interchange.client_configs import DIALECTS, ClientConfig, Server, read_client_config
 from toolctl.interchange.entries import Imported, Tables, _validate_one, clean
 from toolctl.interchange.placeholders import Placeholders
-from toolctl.interchange.secrets import Scope, Vault, rewrite, rewrite_args, rewrite_map
+from toolctl.interchange.secrets import (
+    Scope,
+    Vault,
+    hide_known,
+    rewrite,
+    rewrite_args,
+    rewrite_map,
+)
 from toolctl.interchange.slugs import slug
 from toolctl.registry.writer import Written
 from toolctl.settings import Settings
@@ -196,7 +203,7 @@ def _section(
         args = [text(a, f"argument {n}") for n, a in enumerate(server.args, start=1)]
         env = {k: text(v, f"env {k}") for k, v in server.env.items()}
         command = text(server.command, "command")
-        return {
+        section = {
             "command": [command, *rewrite_args(args, scope, program=command)],
             "env": rewrite_map(env, scope, "env"),
             "cwd": (
@@ -205,12 +212,14 @@ def _section(
                 else _implied_cwd([command, *args], workspace)
             ),
         }
+        return dict(hide_known(section, scope))
     headers = {k: text(v, f"header {k}") for k, v in server.headers.items()}
-    return {
+    section = {
         "url": rewrite(text(server.url or "", "url"), scope, None, "url"),
         "transport": server.transport,
         "headers": rewrite_map(headers, scope, "header"),
     }
+    return dict(hide_known(section, scope))
 
 
 def _implied_cwd(argv: list[str], workspace: Path) -> str | None:

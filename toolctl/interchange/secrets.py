@@ -129,6 +129,45 @@ class Scope:
         return "${env:" + variable + "}"
 
 
+def hide_known(value: Any, scope: Scope) -> Any:
+    """``value`` (a server's section, rewritten) with each secret the vault took for this
+    service wherever else it stands too (an argument no rule knows, a path): each value is
+    judged on its own, so `--env API_KEY=X -- cmd --k X` wrote X, told it was a secret,
+    into the registry in the command. ``${env:...}`` references are left as they are."""
+    vault = scope.vault
+    known = {
+        secret: variable
+        for variable, secret in vault.values.items()
+        if len(secret) >= MIN_KNOWN and vault._owners.get(variable, ("",))[0] == scope.service
+    }
+    if not known:
+        return value
+    ordered = sorted(known, key=len, reverse=True)
+
+    def hidden(text: str) -> str:
+        parts = REFERENCE_SPLIT.split(text)  # the references at odd places, kept
+        for index in range(0, len(parts), 2):
+            for secret in ordered:
+                parts[index] = parts[index].replace(secret, "${env:" + known[secret] + "}")
+        return "".join(parts)
+
+    def walk(item: Any) -> Any:
+        if isinstance(item, str):
+            return hidden(item)
+        if isinstance(item, dict):
+            return {key: walk(child) for key, child in item.items()}
+        if isinstance(item, list):
+            return [walk(child) for child in item]
+        return item
+
+    return walk(value)
+
+
+MIN_KNOWN = 4
+"""The shortest secret looked for everywhere else (a shorter one would match by chance)."""
+REFERENCE_SPLIT = re.compile(r"(\$\{env:[^}]*\})")
+
+
 def rewrite(value: str, scope: Scope, name: str | None, where: str) -> str:
     """``value`` with every secret in its literal parts replaced by a reference; the
     ``${env:...}`` references already in it stay (and are asked for)."""
@@ -240,6 +279,9 @@ def _path_segment(segment: str, scope: Scope, where: str) -> str:
 
 def _query_pair(pair: str, scope: Scope, where: str, part: str = "query") -> str:
     key, equals, value = pair.partition("=")
+    if not equals and pair and "${env:" not in pair and secret_spans(pair) == [(0, len(pair))]:
+        # a bare token (`#eyJ...`, `?ghp_...`), which `check` warns of, and was written
+        return scope.hide(pair, "TOKEN", f"{where} (URL {part})")
     if not equals or not value or "${env:" in value:
         return pair
     name = parameter_name(key)
