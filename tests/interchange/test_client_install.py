@@ -366,3 +366,48 @@ def test_the_command_written_is_the_toolctl_on_path_not_where_its_link_leads(
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert str(bin_dir / "toolctl") in done.stdout
+
+
+def test_servers_commented_out_in_an_empty_object_are_kept(places: Path, toolctl: Toolctl) -> None:
+    """Disabling every server by commenting it out left `"servers": { // ... }`; adding an
+    entry replaced what stood between the braces, the comments with it."""
+    vscode = (
+        '{\n  "servers": {\n    // "github": {"type": "http", "url": "https://x/mcp/"}\n'
+        '    /* "old": {"command": "python"} */\n  },\n  "inputs": []\n}\n'
+    )
+    path = write_files(places, {"work/.vscode/mcp.json": vscode}) / "work/.vscode/mcp.json"
+    done = toolctl("mcp", "install", "--client", "vscode", cwd=places / "work")
+    assert done.returncode == 0, done.stderr
+    text = path.read_text()
+    assert '// "github": {"type": "http", "url": "https://x/mcp/"}' in text
+    assert '/* "old": {"command": "python"} */' in text
+    assert list(json5.loads(text)["servers"]) == ["toolctl"]
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [  # JSON5 reads each, the editor (JSON with comments) otherwise
+        ('{\n  // note\r"mcpServers": {"keep": {"command": "x"}},\n  "other": 1\n}\n', "follow"),
+        ('{\n  // note\u2028"mcpServers": {"keep": {"command": "x"}}\n}\n', "follow"),
+        ("{\"note\": 'a \"mcpServers\": {} b', \"mcpServers\": {\"keep\": {\"command\": \"x\"}}}",
+         "follow"),
+        ('{"mcpServers": {"\\x41": {"command": "x"}}}', "a key it cannot read as JSON"),
+        ('{"mcpServers": {"a\tb": {"command": "x"}}}', "a key it cannot read as JSON"),
+    ],
+)  # fmt: skip
+def test_a_file_the_editor_reads_otherwise_is_refused_not_edited(
+    places: Path, toolctl: Toolctl, text: str, said: str
+) -> None:
+    """A line comment ending at a lone CR or U+2028 (where JSON5 ends it) hid the real
+    `mcpServers` from the editor: a second one was appended, which the client takes, and
+    every other server was lost, "added" all the same; a single-quoted string had the entry
+    written into it; a key in JSON5's own escapes was exit 70. Each is refused, the file left
+    as it was."""
+    config = places / "c.json"
+    config.write_text(text)
+    done = toolctl("mcp", "install", "--client", "cursor", "--config", str(config), cwd=places)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("toolctl: error: c.json: cannot edit it: ") and said in (
+        done.stderr
+    )
+    assert config.read_bytes() == text.encode() and not (places / "c.json.bak").exists()

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from toolctl.errors import UsageError
+from toolctl.interchange.jsonc_edit import JsoncError
 from toolctl.settings import Settings
 
 
@@ -183,6 +184,8 @@ def install_client(
             _parsed(old)
         text = set_member(old or "", client.keys, name, entry)
         replaced = old is not None and has_member(old, client.keys, name)
+        if old is not None and old.strip():
+            _edited_as_meant(old, text, client.keys, name, entry)
     except JsoncError as exc:
         raise UsageError(
             f"{path}: cannot edit it: {exc}", hint="fix the file, or --print"
@@ -240,6 +243,50 @@ def _read(path: Path) -> str | None:
 MAX_JSONC = 1024**2
 """The largest config read as JSONC (comments, trailing commas): json5 reads some 30 KB a
 second; plain JSON, read by the json module, may be any size."""
+
+
+def _edited_as_meant(old: str, new: str, keys: Sequence[str], name: str, entry: Any) -> None:
+    """JsoncError unless ``new`` reads as ``old`` plus the entry: the editor walks JSONC
+    as JSON with comments, and a file JSON5 reads otherwise (a line comment ending at a
+    lone CR or U+2028, a single-quoted string) had the entry written in the wrong place,
+    a second ``mcpServers`` the client took, every other server lost, and "added"."""
+    import json
+
+    expected = _document(old)
+    where = expected
+    for key in keys:
+        where = where.setdefault(key, {}) if isinstance(where, dict) else {}
+    if isinstance(where, dict):
+        where[name] = json.loads(json.dumps(entry))
+    try:
+        result = _document(new)
+    except JsoncError:
+        result = None
+    if result != expected:
+        raise JsoncError(
+            "it is written in a way the editor cannot follow (a comment ending at a lone CR "
+            "or U+2028, a single-quoted string): nothing was written"
+        )
+
+
+def _document(text: str) -> Any:
+    """``text`` read as JSON, else as JSONC/JSON5 (JsoncError when it is neither)."""
+    import json
+
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise JsoncError("it is nested too deep") from None
+    except ValueError:
+        pass
+    import json5
+
+    try:
+        return json5.loads(text)
+    except RecursionError:
+        raise JsoncError("it is nested too deep") from None
+    except ValueError as exc:
+        raise JsoncError(f"it is not JSON or JSONC: {exc}") from None
 
 
 def _parsed(text: str) -> None:

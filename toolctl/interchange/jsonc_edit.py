@@ -70,8 +70,9 @@ def _append(text: str, start: int, key: str, value: Any, depth: int) -> str:
     outer = _indent_at(text, start) if depth > 1 else ""
     inner = outer + "  "
     member = f"{json.dumps(key)}: {_dumps(value, inner)}"
-    if last is None:  # an empty object
-        return text[: start + 1] + f"\n{inner}{member}\n{outer}" + text[end:]
+    if last is None:  # an empty object; its comments (servers commented out) kept
+        within = text[start + 1 : end].rstrip()
+        return text[: start + 1] + within + f"\n{inner}{member}\n{outer}" + text[end:]
     before = text[: last + 1]
     after = text[last + 1 :]
     comma = _skip(text, last + 1)
@@ -89,7 +90,11 @@ def _member(text: str, start: int, key: str) -> tuple[int, int] | None:
             position = _skip(text, position + 1)
             continue
         name_end = _string_end(text, position)
-        name = json.loads(text[position:name_end])
+        try:
+            name = json.loads(text[position:name_end])
+        except ValueError:  # JSON5's own escapes (\x41), a raw control character
+            key = text[position:name_end][:40]
+            raise JsoncError(f"a key it cannot read as JSON: {key}") from None
         colon = _skip(text, name_end)
         if colon >= len(text) or text[colon] != ":":
             raise JsoncError(f"expected ':' after {text[position:name_end]}")
