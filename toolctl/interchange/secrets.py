@@ -228,7 +228,8 @@ def _setting(name: str | None, text: str) -> bool:
     return text.strip().isdigit() and not strong_name(name)
 
 
-_PAIR = re.compile(r"(?<![A-Za-z0-9_])([A-Za-z][A-Za-z0-9 _-]*)=([^;&\s]+)")
+_PAIR = re.compile(r"(?<![A-Za-z0-9_])([A-Za-z][A-Za-z0-9 _-]{0,63})=([^;&\s]+)")  # bounded:
+# from every word, an unbounded key ran to the end of a long value without "=" (O(n²))
 """``KEY=VALUE`` inside a longer value: a connection string's ``Password=...;``."""
 
 
