@@ -15,11 +15,21 @@ _ENV_REFERENCE = re.compile(r"\$\{env:[^}]*\}")
 _HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 
 
+FRAMING = frozenset(
+    {"content-length", "transfer-encoding", "connection", "host", "upgrade", "keep-alive",
+     "te", "trailer", "proxy-connection"}
+)  # fmt: skip
+"""Headers that frame or route the message: given by hand, each request failed inside the
+HTTP client (exit 70), or went where the URL does not say."""
+
+
 def header_problem(name: str, value: str) -> str | None:
     """Why the header ``name: value`` cannot be sent (httpx would raise, or the header would
     carry another line), or None; never quotes the value (a secret, as often as not)."""
     if not _HEADER_NAME.match(name):
         return "its name is not a valid HTTP header name"
+    if name.lower() in FRAMING:
+        return "it is one the HTTP client sets itself (how the message is framed and sent)"
     if not value.isascii():
         return "its value has characters outside ASCII"
     if any((ord(c) < 32 and c != "\t") or ord(c) == 127 for c in value):

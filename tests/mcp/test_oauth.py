@@ -96,6 +96,29 @@ def test_kept_tokens_are_owner_only(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.parametrize(
+    "kept",
+    ['{"tokens": "x"}', '{"tokens": [1]}', '{"tokens": {"access_token": "a\\ud800"}}',
+     '{"tokens": {"access_token": "two words"}}', '{"client": "x", "tokens": {"x": 1}}'],
+)  # fmt: skip
+def test_a_damaged_token_file_is_no_login(tmp_path: Path, kept: str) -> None:
+    """A kept file whose tokens are not an object (`{"tokens": "x"}`), or whose access
+    token no header can carry, made `run` exit 70: it is taken as no login."""
+    import anyio
+
+    from toolctl.mcp.oauth import bearer
+
+    settings = Settings.load(environ={"HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path)})
+    path = token_file(settings, "saas")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(kept)
+    assert bearer(settings, "saas") is None
+    stored = Kept(path)
+    assert anyio.run(stored.get_client_info) is None
+    if "access_token" not in kept:  # no tokens the SDK can take either
+        assert anyio.run(stored.get_tokens) is None
+
+
 class _Scoped(BaseHTTPRequestHandler):
     """An MCP server and its authorization server (client credentials) in one: initialize
     is open, tools/list wants scope "read", tools/call "read write" (403

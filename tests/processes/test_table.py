@@ -62,3 +62,19 @@ def test_a_record_an_earlier_build_wrote_still_finds_its_log(
     assert stopped.returncode == 0, stopped.stderr
     assert sleeper.wait(timeout=10) != 0
     assert old.read_text() == "served\n"
+
+
+def test_a_record_whose_pid_is_no_process_id_is_no_record(
+    settings: Settings, toolctl: Toolctl
+) -> None:
+    """`"pid": "x"` or 2**80 in a record (an edit, a damaged file) made `service status`,
+    `service down` (the way to clear it) and `run` exit 70: it is read as no record."""
+    table = ProcessTable(settings)
+    record = ProcessRecord.of("svc", "service", 1, ["x"], "svc.log")
+    for pid in ("x", 2**80, -5, True):
+        table.put(record)
+        path = table.directory / "svc.json"
+        path.write_text(json.dumps({**record.to_json(), "pid": pid}))
+        assert table.read("svc") is None and table.get("svc") is None and table.all() == []
+        status = toolctl("service", "status")
+        assert status.returncode == 0, status.stderr

@@ -104,7 +104,12 @@ class Kept:
         from mcp.shared.auth import OAuthToken
 
         tokens = self.read().get("tokens")
-        return OAuthToken.model_validate(tokens) if tokens else None
+        if not isinstance(tokens, dict) or not tokens:  # a damaged file: no login kept
+            return None
+        try:
+            return OAuthToken.model_validate(tokens)
+        except ValueError:  # pydantic's ValidationError: the same
+            return None
 
     async def set_tokens(self, tokens: Any) -> None:
         self.write(tokens=tokens.model_dump(mode="json", exclude_none=True), at=time.time())
@@ -113,7 +118,12 @@ class Kept:
         from mcp.shared.auth import OAuthClientInformationFull
 
         info = self.read().get("client")
-        return OAuthClientInformationFull.model_validate(info) if info else None
+        if not isinstance(info, dict) or not info:
+            return None
+        try:
+            return OAuthClientInformationFull.model_validate(info)
+        except ValueError:
+            return None
 
     async def set_client_info(self, client_info: Any) -> None:
         self.write(client=client_info.model_dump(mode="json", exclude_none=True))
@@ -121,9 +131,11 @@ class Kept:
 
 def bearer(settings: Settings, service: str) -> str | None:
     """The kept access token of ``service``, if a login left one."""
-    tokens = Kept(token_file(settings, service)).read().get("tokens") or {}
-    token = tokens.get("access_token")
-    return token if isinstance(token, str) and token else None
+    tokens = Kept(token_file(settings, service)).read().get("tokens")
+    token = tokens.get("access_token") if isinstance(tokens, dict) else None
+    # a header carries visible ASCII: a damaged file's other text made the call exit 70
+    usable = isinstance(token, str) and token and all("!" <= c <= "~" for c in token)
+    return token if usable else None
 
 
 def refresh(settings: Settings, service: str, section: Mapping[str, Any]) -> bool:

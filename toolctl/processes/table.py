@@ -148,11 +148,15 @@ class ProcessTable:
         self.logs = settings.state_dir / "logs"
 
     def read(self, name: str) -> ProcessRecord | None:
-        """The record as written, whatever its pid is doing now."""
+        """The record as written, whatever its pid is doing now; None for one that is not a
+        record (a pid that is not a process id: `"x"` or 2**80 made every command looking at
+        it exit 70, `service down` too)."""
         try:
-            return ProcessRecord(**json.loads(self._path(name).read_text()))
+            record = ProcessRecord(**json.loads(self._path(name).read_text()))
         except (OSError, ValueError, TypeError):
             return None
+        pid = record.pid
+        return record if type(pid) is int and 0 < pid < 2**31 else None
 
     def get(self, name: str) -> ProcessRecord | None:
         """The record if its process still runs; a dead one's record is dropped.

@@ -185,3 +185,21 @@ def test_a_secret_an_excerpt_cuts_is_not_printed_in_part(
     error = json.loads(done.stdout)["error"]
     assert error.endswith("you sent Authorization: Bearer ***…"), error
     assert TOKEN[:8] not in done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("header", ["Content-Length", "Transfer-Encoding", "Host", "connection"])
+def test_a_header_that_frames_the_message_is_refused_by_check(
+    toolctl: Toolctl, tmp_path: Path, header: str
+) -> None:
+    """`Content-Length = "5"` passed `check`, and every request then failed inside httpx
+    (exit 70); `Host` sent the request where the URL does not say."""
+    tool = (
+        '[[tool]]\nname = "h"\n[tool.http]\nurl = "http://127.0.0.1:9/x"\nmethod = "POST"\n'
+        f'headers = {{ "{header}" = "5" }}\n'
+    )
+    registry = str(write_files(tmp_path / "reg", {"t.toml": tool}))
+    done = toolctl("check", "-r", registry)
+    assert done.returncode == 3
+    assert f"header '{header}' cannot be sent: it is one the HTTP client sets itself" in (
+        done.stdout
+    )
