@@ -375,3 +375,24 @@ def test_a_registry_closes(tmp_path: Path) -> None:
         assert [d.name for d in registry.find("t")] == ["t"]
     with pytest.raises(sqlite3.ProgrammingError):
         registry.find("t")
+
+
+@pytest.mark.parametrize(
+    "damage", ["DROP TABLE defs", "ALTER TABLE defs RENAME COLUMN name TO gone"]
+)
+def test_a_cache_whose_tables_are_not_its_own_is_built_again(tmp_path: Path, damage: str) -> None:
+    """A cache that opens as a database but lacks a table (or has one altered) made every
+    command exit 70 until it was found and deleted: it is built again."""
+    write_files(
+        tmp_path, {"reg/t.toml": '[[tool]]\nname = "t"\n[tool.local]\ncommand = ["true"]\n'}
+    )
+    age(tmp_path / "reg", 3600)  # the cache trusts it: a later open reads the cache alone
+    settings = Settings.load([tmp_path / "reg"], environ={"XDG_CACHE_HOME": str(tmp_path)})
+    with Registry.open(settings) as registry:
+        assert [d.name for d in registry.find("t")] == ["t"]
+    db = sqlite3.connect(cache_path(settings))
+    db.execute(damage)
+    db.commit()
+    db.close()
+    with Registry.open(settings) as registry:
+        assert [d.name for d in registry.find("t")] == ["t"]

@@ -61,6 +61,9 @@ with an earlier winner); ``refs`` are the names a definition refers to (a tool's
 an action's tools and next actions, a group's tools); a lint finding keeps the ``def`` it
 is on, a parse finding has none. ``seq`` orders the findings of one file and line."""
 
+TABLES = frozenset(statement.strip() for statement in SCHEMA.split(";") if statement.strip())
+"""The tables of a cache as SQLite keeps their definitions (another is rebuilt)."""
+
 INDEXES = """
 CREATE INDEX defs_by_name ON defs(kind, name, seq);
 CREATE INDEX defs_by_folded ON defs(kind, folded, seq);
@@ -88,7 +91,10 @@ def connect(path: Path, key: str) -> sqlite3.Connection | None:
     or for another search path (``key``)."""
     try:
         db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
-        if db.execute("SELECT value FROM meta WHERE key = 'key'").fetchone() != (key,):
+        tables = {row[0] for row in db.execute("SELECT sql FROM sqlite_master WHERE type='table'")}
+        if tables != TABLES or db.execute(
+            "SELECT value FROM meta WHERE key = 'key'"
+        ).fetchone() != (key,):  # a table dropped or altered: every command was exit 70
             db.close()
             return None
         return db
