@@ -411,3 +411,24 @@ def test_a_file_the_editor_reads_otherwise_is_refused_not_edited(
         done.stderr
     )
     assert config.read_bytes() == text.encode() and not (places / "c.json.bak").exists()
+
+
+@pytest.mark.parametrize("client", ["claude-code", "vscode"])
+def test_a_projects_config_linked_out_of_the_project_is_not_written_through(
+    places: Path, toolctl: Toolctl, client: str
+) -> None:
+    """A cloned repository may bring `.mcp.json` (or `.vscode/mcp.json`) as a link to any
+    of your files: it was written through, an empty file made JSON, its .bak beside it."""
+    outside = places / "home/.profile"
+    outside.parent.mkdir(parents=True)
+    outside.write_text("")
+    relative = ".mcp.json" if client == "claude-code" else ".vscode/mcp.json"
+    link = places / "work" / relative
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(outside)
+    done = toolctl("mcp", "install", "--client", client, cwd=places / "work")
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith(
+        f"toolctl: error: {relative} is a link to {outside}, outside the project: not written"
+    ), done.stderr
+    assert outside.read_text() == "" and not (places / "home/.profile.bak").exists()

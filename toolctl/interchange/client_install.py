@@ -120,6 +120,23 @@ SHARED_CLIENTS = frozenset({"claude-code", "vscode"})
 through git."""
 
 
+def _not_led_out(settings: Settings, client: Client, path: Path) -> None:
+    """UsageError for a project's own config (`.mcp.json`, `.vscode/mcp.json`) that a
+    link leads out of the project: a cloned repository may bring one pointing at any of
+    your files, which was written through (an empty one made JSON), its .bak beside it.
+    A link given with --config is yours, and followed."""
+    if client.name not in SHARED_CLIENTS:
+        return
+    base = settings.project.root if settings.project is not None else Path(os.getcwd())
+    real = Path(os.path.realpath(path))
+    if os.path.islink(path) and not real.is_relative_to(os.path.realpath(base)):
+        raise UsageError(
+            f"{path} is a link to {real}, outside the project: not written through",
+            hint="remove the link (a cloned repository may bring one), or name the file "
+            "with --config",
+        )
+
+
 def shared_config(settings: Settings, client: Client, path: Path) -> bool:
     """Whether ``path`` is a project's own config, for everyone who clones it: the client
     keeps it in the project, it is inside the project, and the registry in force is the
@@ -175,6 +192,8 @@ def install_client(
     path = config or client.config_path(Path.home(), Path(os.getcwd()))
     shared = shared_config(settings, client, path)
     entry = serve_entry(settings, client, groups, actions, tools, shared=shared)
+    if config is None:
+        _not_led_out(settings, client, path)
     target = output_file(path)  # through a symlink; a device or a directory refused
     written = _read(target)
     # edited as text with "\n" and no byte-order mark; written back as the file was
