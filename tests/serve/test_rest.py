@@ -29,7 +29,8 @@ def test_health_tools_and_run(serve: StartServe) -> None:
     assert table["groups"] == [
         {
             "group_id": "texty",
-            "name": "Text tools",
+            "name": "texty",  # its title, else its name (as a tool's), never its description
+            "description": "Text tools",
             "tool_ids": ["echo", "data"],
             "usage_order": ["data", "echo"],
         }

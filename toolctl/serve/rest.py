@@ -116,7 +116,8 @@ def agent_tools(dispatcher: Dispatcher) -> dict[str, Any]:
     groups = [
         {
             "group_id": name,
-            "name": group.get("description") or name,
+            "name": group.get("title") or name,  # as a tool's: its description is not it
+            "description": group.get("description") or "",
             "tool_ids": [t for t in group["tools"] if t in served],
             "usage_order": [t for t in group.get("usage_order", []) if t in served],
         }
