@@ -252,3 +252,37 @@ def test_a_secret_in_a_tools_config_is_warned_of_and_never_shown(
     assert "config.api-key holds a secret written out" in checked.stdout
     shown = toolctl("show", "t", "-r", "reg", "--json")
     assert secret not in shown.stdout + done.stderr + checked.stdout
+
+
+def test_what_trustgraph_itself_takes_is_imported_and_what_it_refuses_is_refused(
+    tmp_path: Path,
+) -> None:
+    """A tool service is named by its config key, as TrustGraph's agent looks it up (an
+    `id` inside the value named it, and a tool naming the key had an unknown service);
+    `config-params` may be bare names, as TrustGraph takes them. A `group` that is not a
+    list, which makes TrustGraph's agent refuse the workspace's whole tool config, was
+    carried through; `arguments` as a string were read a character at a time."""
+    service = {"id": "joke-service", "request-queue": "non-persistent://tg/request/joke",
+               "response-queue": "non-persistent://tg/response/joke",
+               "config-params": ["style", {"name": "mood", "required": False}]}  # fmt: skip
+    tool = {"type": "tool-service", "name": "tell-joke", "description": "d",
+            "service": "joke-svc"}  # fmt: skip
+    items = [{"key": "tool-service/joke-svc", "value": service},
+             {"key": "tool/tell-joke", "value": tool}]  # fmt: skip
+    (tmp_path / "t.json").write_text(json.dumps(items))
+    imported = read_import("trustgraph", [tmp_path / "t.json"])
+    services = [e.table for e in imported.entries if e.definition.kind == "service"]
+    assert [s["name"] for s in services] == ["joke-svc"]
+    assert services[0]["pulsar"]["config_params"] == [
+        {"name": "style"}, {"name": "mood", "required": False}
+    ]  # fmt: skip
+    refusals = {
+        "group": "its group is not a list of group names (TrustGraph's agent refuses it)",
+        "arguments": "its arguments are not a list",
+    }
+    for key, said in refusals.items():
+        items[1] = {"key": "tool/tell-joke", "value": {**tool, key: "not-a-list"}}
+        (tmp_path / "t.json").write_text(json.dumps(items))
+        with pytest.raises(RegistryError) as caught:
+            read_import("trustgraph", [tmp_path / "t.json"])
+        assert caught.value.details == [f"{tmp_path / 't.json'}: tool 'tell-joke': {said}"]

@@ -358,8 +358,8 @@ def _classify(item: dict[str, Any], source: str) -> tuple[str, str, dict[str, An
         return kind, name, _value(item["value"], f"{kind}/{name}", source)
     if any(k in item for k in ("request-queue", "request_queue", "topic", "config-params")):
         return "tool-service", str(item.get("id") or ""), item
-    if "type" in item:
-        return "tool", str(item.get("name") or ""), item
+    if "type" in item:  # a bare tool: its id is the key it is stored under, else its name
+        return "tool", str(item.get("id") or item.get("name") or ""), item
     if "url" in item or "remote-name" in item:
         return "mcp", str(item.get("remote-name") or ""), item
     if "id" in item:  # a tool service that declares nothing else
@@ -384,12 +384,17 @@ def _service(value: dict[str, Any], name: str, result: Tables) -> None:
         "response-queue": "response_queue",
         "config-params": "config_params",
     }
-    foreign = str(value.get("id") or value.get("name") or name)
+    # the config key names it, as TrustGraph's agent looks it up (tool_services[key]); an
+    # "id" inside the value is not that (a tool naming the key was an unknown service)
+    foreign = str(name or value.get("id") or value.get("name") or "")
     pulsar: dict[str, Any] = {}
     for key, item in value.items():
         if key in ("id", "name", "description", "topic"):
             continue
-        if spellings.get(key, key) in ("request_queue", "response_queue", "config_params"):
+        if spellings.get(key, key) == "config_params" and isinstance(item, list):
+            # TrustGraph's agent takes a bare name for {"name": ...} (param.get or param)
+            pulsar["config_params"] = [{"name": p} if isinstance(p, str) else p for p in item]
+        elif spellings.get(key, key) in ("request_queue", "response_queue", "config_params"):
             pulsar[spellings.get(key, key)] = item
         else:
             result.notes.append(
@@ -450,14 +455,16 @@ def _url(url: str, foreign: str, result: Tables) -> str:
 def _tool(value: dict[str, Any], name: str, result: Tables, remote: Mapping[str, str],
           internal: dict[str, list[str]]) -> None:  # fmt: skip
     # the tool is its id (the config key), shown to the model by its name (kept as title)
-    foreign = str(value.get("id") or name or value.get("name") or "")
+    foreign = str(name or value.get("id") or value.get("name") or "")
     kind = value.get("type")
     if not isinstance(kind, str):
         result.problems.append(f"tool '{foreign}' has a type that is not a string: {kind!r}")
-    elif kind == "tool-service":
-        result.tables.append(("tool", _tool_table(value, foreign)))
     elif kind in INTERNAL_TYPES:
         internal.setdefault(kind, []).append(foreign)
+    elif (problem := _tool_problem(value)) is not None:
+        result.problems.append(f"tool '{foreign}': {problem}")
+    elif kind == "tool-service":
+        result.tables.append(("tool", _tool_table(value, foreign)))
     elif kind == "mcp-tool":
         result.tables.append(("tool", _mcp_tool_table(value, foreign, remote)))
     else:
@@ -481,6 +488,21 @@ def _mcp_tool_table(
         "mcp": {"name": remote.get(server, server)},
     }
     return clean(named(table, foreign))
+
+
+def _tool_problem(value: dict[str, Any]) -> str | None:
+    """What TrustGraph itself refuses in a tool, which toolctl would carry through: a
+    ``group`` that is not a list of names (its agent then fails to load the workspace's
+    whole tool config), ``arguments`` that are not a list (read a character at a time)."""
+    group = value.get("group")
+    if group is not None and not (
+        isinstance(group, list) and all(isinstance(g, str) for g in group)
+    ):
+        return "its group is not a list of group names (TrustGraph's agent refuses it)"
+    arguments = value.get("arguments")
+    if arguments is not None and not isinstance(arguments, list):
+        return "its arguments are not a list"
+    return None
 
 
 def _tool_table(value: dict[str, Any], foreign: str) -> dict[str, Any]:
