@@ -628,3 +628,22 @@ def test_a_tool_a_signal_killed_says_which_with_a_shells_exit_code(
     assert done.stderr == "toolctl: error: the tool failed: killed by SIGSEGV\n"
     result = json.loads(toolctl("run", "segv", "--json", "-r", registry).stdout)
     assert (result["exit_code"], result["error"]) == (139, "killed by SIGSEGV")
+
+
+def test_log_lines_that_start_with_a_bracket_are_streamed_not_held(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    """Output starting with `[` or `{` was taken for one JSON answer: `[INFO] ...` log lines
+    were held to the end, and cut at max_output though they were streamed to a pipe. Two
+    characters tell JSON from a log line; JSON is still read as data."""
+    tools = (
+        '[[tool]]\nname = "logs"\n[tool.local]\ninput = "none"\n'
+        'command = ["python3", "-c", "print(\'[INFO] \' + \'x\' * 100)"]\n\n'
+        '[[tool]]\nname = "json"\n[tool.local]\ninput = "none"\n'
+        'command = ["python3", "-c", "print(\'[1, 2]\')"]\n'
+    )
+    registry = str(write_files(tmp_path / "reg", {"t.toml": tools}))
+    logs = toolctl("run", "logs", "--max-output", "10", "-r", registry)
+    assert (logs.returncode, logs.stdout) == (0, "[INFO] " + "x" * 100 + "\n"), logs.stderr
+    data = json.loads(toolctl("run", "json", "--json", "-r", registry).stdout)
+    assert data["data"] == [1, 2]

@@ -116,10 +116,10 @@ class _Reader(threading.Thread):
             text = self._decoder.decode(chunk)
             if mode is None:
                 pending.append(text)
-                if text.strip() or len(pending) > 64:
-                    mode = "buffer" if text.lstrip()[:1] in "{[" else "stream"
-                    if mode == "stream":
-                        self._emit("".join(pending))
+                mode = _looks(("".join(pending)).lstrip(), len(pending) > 64)
+                if mode == "stream":
+                    self._emit("".join(pending))
+                if mode is not None:
                     pending = []
                 continue
             self._emit(text)
@@ -154,6 +154,23 @@ class _Reader(threading.Thread):
     def text(self) -> str:
         held = self.held if self.keep is None else self.held[-self.keep :]
         return held.decode("utf-8", "replace")
+
+
+def _looks(start: str, enough: bool) -> str | None:
+    """How output beginning with ``start`` (blanks stripped) is read: ``buffer`` when it
+    starts like a JSON object or array, ``stream`` otherwise, None while too little has
+    come to tell (``enough``: decide all the same). Two characters tell: `[INFO] ...` and
+    `{name}` log lines are no JSON (they were held to the end, and cut at max_output even
+    on a terminal), `[1,` and `{"` are."""
+    if not start:
+        return "stream" if enough else None
+    if start[0] not in "{[":
+        return "stream"
+    after = start[1:].lstrip()
+    if not after:
+        return "buffer" if enough else None
+    follows = '"}' if start[0] == "{" else ']{["-0123456789tfn'
+    return "buffer" if after[0] in follows else "stream"
 
 
 _cancelled_threads: set[int] = set()
