@@ -392,7 +392,11 @@ def test_chat2graph_chains_become_next_edges_without_merging_chains(tmp_path: Pa
     assert reader["parameters"] == {"type": "object"}
     assert imported.notes == [
         f"{tmp_path / 'c2g.yml'}: MCP server 'BrowserUsing' became service 'BrowserUsing': "
-        "import its tools with 'toolctl import mcp BrowserUsing'; Call edges to it are dropped"
+        "import its tools with 'toolctl import mcp BrowserUsing'; Call edges to it are dropped",
+        f"{tmp_path / 'c2g.yml'}: 2 LOCAL_TOOL tool(s) run through a shim that imports the "
+        "class and calls its function with the JSON arguments, where Chat2Graph is "
+        "importable: one whose function takes services Chat2Graph injects fails; each takes "
+        "any object (Chat2Graph reads its parameters from docstrings)",
     ]
 
 

@@ -62,6 +62,13 @@ def convert(data: Any, source: str, *, as_loaded: bool = False) -> Tables:
     else:
         actions = _separate_actions(data, chains, left_out, source)
     result.tables.extend(_mcp_services(_list(data, "tools", source), source, result.notes))
+    if tools:  # said once: what the module docstring says, where the user looks
+        result.notes.append(
+            f"{source}: {len(tools)} LOCAL_TOOL tool(s) run through a shim that imports the "
+            "class and calls its function with the JSON arguments, where Chat2Graph is "
+            "importable: one whose function takes services Chat2Graph injects fails; each "
+            "takes any object (Chat2Graph reads its parameters from docstrings)"
+        )
     result.tables.extend(("tool", t) for t in tools.values())
     result.tables.extend(("action", clean(a)) for a in actions.values())
     return result
