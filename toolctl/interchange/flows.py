@@ -213,6 +213,8 @@ class _Live:
     offers: dict[str, dict[str, dict[str, Any]]]
     pins: dict[str, dict[str, str]]
     definition: Any
+    not_tools: list[str]
+    """Entries of its tool list that are no tools, each said."""
 
 
 def _live(settings: Settings, service: str, reporter: Reporter | None = None) -> _Live:
@@ -224,9 +226,11 @@ def _live(settings: Settings, service: str, reporter: Reporter | None = None) ->
     from toolctl.reporting import QUIET
 
     definition = Registry.open(settings).resolve("service", service)
+    not_tools: list[str] = []
     with (reporter or QUIET).progress(f"connecting to MCP server '{service}'…"):
-        tools, offers = live_offer(settings, definition)
-    return _Live([(tool, pin_of(tool)) for tool in tools], offers, offer_pins(offers), definition)
+        tools, offers = live_offer(settings, definition, not_tools=not_tools)
+    pinned = [(tool, pin_of(tool)) for tool in tools]
+    return _Live(pinned, offers, offer_pins(offers), definition, not_tools)
 
 
 def _offer_counts(pins: Mapping[str, Mapping[str, str]]) -> str:
@@ -272,6 +276,7 @@ def _mcp_import(
 
     live = _live(settings, service, reporter)
     plan = plan_import(settings, service, live.tools, prefix=options.prefix, globs=options.globs)
+    plan.refused += live.not_tools
     written = []
     if plan.entries:
         for note in check_landing(Imported(plan.entries, []), settings):

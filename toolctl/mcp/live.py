@@ -47,10 +47,16 @@ def live_tools(
 
 
 def live_offer(
-    settings: Settings, service: Entry, timeout: float | None = None, *, offers: bool = True
+    settings: Settings,
+    service: Entry,
+    timeout: float | None = None,
+    *,
+    offers: bool = True,
+    not_tools: list[str] | None = None,
 ) -> tuple[list[dict[str, Any]], Offers]:
     """The tools MCP ``service`` offers now, and (``offers``) its resources, resource
-    templates and prompts, over one session (connects, lists, closes)."""
+    templates and prompts, over one session (connects, lists, closes); ``not_tools`` gets
+    the entries of its tool list that are no tools, each said."""
     section = service.data.get("mcp")
     if not isinstance(section, Mapping):
         raise UsageError(
@@ -65,6 +71,8 @@ def live_offer(
             session = connect(settings, service.name, section, Path(service.file).parent, budget)
             try:
                 tools = session.list_tools(budget)
+                if not_tools is not None:
+                    not_tools += session.not_tools
                 return tools, list_offers(session, budget) if offers else {}
             finally:
                 session.close()

@@ -89,6 +89,8 @@ class Session:
         self._asks: dict[str, OnRequest | None] = {}
         self.echoes = False
         self.tools_changed = False
+        self.not_tools: list[str] = []
+        """What the last ``list_tools`` left out, each said: an entry that is no tool."""
         """The server said its tool list changed (``notifications/tools/list_changed``)
         since the session listed it: a runner lists it again before its next call."""
         """The server sent a request only a client sends (``initialize``): it echoes."""
@@ -190,15 +192,19 @@ class Session:
         tools: list[dict[str, Any]] = []
         cursor: str | None = None
         seen: set[str] = set()
+        self.not_tools = []
         for _ in range(MAX_PAGES):
             params = {"cursor": cursor} if cursor is not None else None
             result = self._result("tools/list", self._send("tools/list", params, timeout))
             page = result.get("tools")
-            if not isinstance(page, list) or not all(_is_tool(tool) for tool in page):
+            if not isinstance(page, list):
                 raise ProtocolError(
                     f"MCP server '{self.transport.name}' sent a malformed tool list"
                 )
-            tools += page
+            # an entry that is no tool is left out, and said; the others stand (one
+            # `{"name": 5}` refused the whole list, every well-formed tool with it)
+            tools += [tool for tool in page if _is_tool(tool)]
+            self.not_tools += [_not_a_tool(len(tools), item) for item in page if not _is_tool(item)]
             cursor = result.get("nextCursor")
             if cursor is None or cursor == "":
                 return tools
@@ -383,6 +389,15 @@ def _text(answer: Message) -> str:
 
 def _is_tool(tool: Any) -> bool:
     return isinstance(tool, dict) and isinstance(tool.get("name"), str)
+
+
+def _not_a_tool(before: int, item: Any) -> str:
+    """An entry of a tool list that is no tool, said without quoting it."""
+    if isinstance(item, dict):
+        what = f"its name is {type(item.get('name')).__name__}, not text"
+    else:
+        what = f"it is a {type(item).__name__}, not an object"
+    return f"an entry of its tool list (after {before} tool(s)) is not a tool: {what}"
 
 
 def _input_methods(result: Mapping[str, Any]) -> set[str]:

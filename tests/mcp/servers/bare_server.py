@@ -9,8 +9,8 @@ server will not do. One tool, ``t``, answering "ok"; ``BARE_CALL`` changes what
   content;
 * ``malformed``: more tools: ``broken``, whose ``inputSchema`` is a string; ``lone``, whose
   description holds a lone surrogate; ``deep``, whose ``inputSchema`` nests 300 levels;
-  ``annotated``, whose ``title`` annotation is a number; and ``t`` answers a lone
-  surrogate.
+  ``annotated``, whose ``title`` annotation is a number; two entries that are no tools
+  (a name that is a number, a string); and ``t`` answers a lone surrogate.
 
 ``BARE_PID_FILE`` gets the server's pid; ``BARE_LINGER`` seconds it stays once its stdin
 has closed (a ``docker run -i`` server, work to finish: slow to stop).
@@ -92,6 +92,7 @@ for line in sys.stdin:
                 {"name": "deep", "description": "d", "inputSchema": deep},
                 {"name": "annotated", "description": "d", "inputSchema": {"type": "object"},
                  "annotations": {"title": 5, "readOnlyHint": True}},
+                {"name": 5}, "x",
             ]  # fmt: skip
     elif method == "tools/call":
         result = called(params)
