@@ -142,3 +142,21 @@ def test_one_name_as_a_local_tool_and_an_mcp_server_is_refused(
         done = toolctl("import", "chat2graph", str(config), *extra, "-r", str(tmp_path / "r"))
         assert done.returncode == 3
         assert "tool 'Schema' is given twice, as a LOCAL_TOOL and as an MCP server" in done.stderr
+
+
+def test_a_secret_an_mcp_server_is_given_twice_is_written_nowhere(
+    toolctl: Toolctl, tmp_path: Path
+) -> None:
+    """A server's key in its env and again in its args: each value was judged on its own,
+    and the argument no rule knows kept it in clear (as `mcp add` and `import mcp-config`
+    did); every place it stands is its reference."""
+    secret = "mypw4321"
+    config = tmp_path / "agent.yml"
+    config.write_text(
+        "tools:\n  - {name: Browser, type: MCP, mcp_transport_config: {transport_type: STDIO,"
+        f" command: npx, args: [server, --k, {secret}], env: {{API_KEY: {secret}}}}}}}\n"
+    )
+    done = toolctl("import", "chat2graph", str(config), "-r", str(tmp_path / "reg"))
+    assert done.returncode == 0, done.stderr
+    written = "".join(p.read_text() for p in (tmp_path / "reg").rglob("*.toml"))
+    assert secret not in written and written.count("${env:BROWSER_API_KEY}") == 2, written

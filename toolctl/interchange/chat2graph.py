@@ -303,9 +303,19 @@ def _mcp_section(
     name: str, config: dict[str, Any], vault: Any, source: str
 ) -> dict[str, Any] | str:
     """A server's ``[service.mcp]``, or why it has none (a transport toolctl lacks)."""
-    from toolctl.interchange.secrets import Scope, rewrite, rewrite_args, rewrite_map
+    from toolctl.interchange.secrets import Scope, hide_known
 
     scope = Scope(slug(name), name, vault)
+    section = _mcp_transport(name, config, scope, source)
+    return section if isinstance(section, str) else dict(hide_known(section, scope))
+
+
+def _mcp_transport(
+    name: str, config: dict[str, Any], scope: Any, source: str
+) -> dict[str, Any] | str:
+    """``_mcp_section`` before the secrets it took are hidden wherever else they stand."""
+    from toolctl.interchange.secrets import rewrite, rewrite_args, rewrite_map
+
     transport = str(config.get("transport_type", "STDIO")).upper()
     command = config.get("command", "npx")  # Chat2Graph's McpTransportConfig defaults
     if transport == "STDIO" and isinstance(command, str) and command:

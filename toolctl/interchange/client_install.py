@@ -176,7 +176,7 @@ def install_client(
     write: bool = True,
 ) -> Installed:
     """Merge the entry into the client's config (``config`` overrides where it is)."""
-    from toolctl.interchange.jsonc_edit import JsoncError, has_member, set_member
+    from toolctl.interchange.jsonc_edit import has_member, set_member
     from toolctl.targets import output_file
 
     client = CLIENTS.get(client_name)
@@ -199,12 +199,11 @@ def install_client(
     # edited as text with "\n" and no byte-order mark; written back as the file was
     old = None if written is None else written.removeprefix(BOM).replace("\r\n", "\n")
     try:
-        if old is not None:
-            _parsed(old)
+        document = None if old is None else _parsed(old)
         text = set_member(old or "", client.keys, name, entry)
         replaced = old is not None and has_member(old, client.keys, name)
-        if old is not None and old.strip():
-            _edited_as_meant(old, text, client.keys, name, entry)
+        if document is not None:
+            _edited_as_meant(document, text, client.keys, name, entry)
     except JsoncError as exc:
         raise UsageError(
             f"{path}: cannot edit it: {exc}", hint="fix the file, or --print"
@@ -264,21 +263,21 @@ MAX_JSONC = 1024**2
 second; plain JSON, read by the json module, may be any size."""
 
 
-def _edited_as_meant(old: str, new: str, keys: Sequence[str], name: str, entry: Any) -> None:
-    """JsoncError unless ``new`` reads as ``old`` plus the entry: the editor walks JSONC
-    as JSON with comments, and a file JSON5 reads otherwise (a line comment ending at a
-    lone CR or U+2028, a single-quoted string) had the entry written in the wrong place,
-    a second ``mcpServers`` the client took, every other server lost, and "added"."""
+def _edited_as_meant(expected: Any, new: str, keys: Sequence[str], name: str, entry: Any) -> None:
+    """JsoncError unless ``new`` reads as ``expected`` (the old document, as ``_parsed``
+    read it) plus the entry: the editor walks JSONC as JSON with comments, and a file JSON5
+    reads otherwise (a line comment ending at a lone CR or U+2028, a single-quoted string)
+    had the entry written in the wrong place, a second ``mcpServers`` the client took,
+    every other server lost, and "added"."""
     import json
 
-    expected = _document(old)
     where = expected
     for key in keys:
         where = where.setdefault(key, {}) if isinstance(where, dict) else {}
     if isinstance(where, dict):
         where[name] = json.loads(json.dumps(entry))
     try:
-        result = _document(new)
+        result = _parsed(new)
     except JsoncError:
         result = None
     if result != expected:
@@ -288,41 +287,19 @@ def _edited_as_meant(old: str, new: str, keys: Sequence[str], name: str, entry: 
         )
 
 
-def _document(text: str) -> Any:
-    """``text`` read as JSON, else as JSONC/JSON5 (JsoncError when it is neither)."""
-    import json
-
-    try:
-        return json.loads(text)
-    except RecursionError:
-        raise JsoncError("it is nested too deep") from None
-    except ValueError:
-        pass
-    import json5
-
-    try:
-        return json5.loads(text)
-    except RecursionError:
-        raise JsoncError("it is nested too deep") from None
-    except ValueError as exc:
-        raise JsoncError(f"it is not JSON or JSONC: {exc}") from None
-
-
-def _parsed(text: str) -> None:
-    """JsoncError unless ``text`` is JSON or JSONC as a whole, each key once in an object:
-    the editor only walks the path it edits, and must not leave a file the client cannot
-    read (trailing text, a bad value elsewhere) looking edited, nor edit the first of two
-    ``mcpServers`` when the client reads the last."""
+def _parsed(text: str) -> Any:
+    """The document ``text`` holds; JsoncError unless it is JSON or JSONC as a whole, each
+    key once in an object: the editor only walks the path it edits, and must not leave a
+    file the client cannot read (trailing text, a bad value elsewhere) looking edited, nor
+    edit the first of two ``mcpServers`` when the client reads the last. (None: no text.)"""
     import json
 
     from toolctl.arguments import DuplicateKey, unique_keys
-    from toolctl.interchange.jsonc_edit import JsoncError
 
     if not text.strip():
-        return
+        return None
     try:
-        json.loads(text, object_pairs_hook=unique_keys)
-        return
+        return json.loads(text, object_pairs_hook=unique_keys)
     except DuplicateKey as exc:  # the editor takes the first, a client the last
         raise JsoncError(f"it gives {exc} twice in one object") from None
     except RecursionError:
@@ -344,13 +321,14 @@ def _parsed(text: str) -> None:
             return dict(pairs)
 
     try:
-        json5.loads(text, object_pairs_hook=each_once)
+        document = json5.loads(text, object_pairs_hook=each_once)
     except RecursionError:
         raise JsoncError("it is nested too deep") from None
     except ValueError as exc:
         raise JsoncError(f"it is not JSON or JSONC: {exc}") from None
     if twice:
         raise JsoncError(f"it gives {twice[0]} twice in one object")
+    return document
 
 
 def _keep_old(path: Path) -> Path:

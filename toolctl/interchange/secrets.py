@@ -109,6 +109,14 @@ class Vault:
                 return candidate
         raise ValueError(f"too many secrets named {base}")  # pragma: no cover
 
+    def taken(self, service: str) -> dict[str, str]:
+        """The secrets taken for ``service``, each with its variable."""
+        return {
+            self.values[variable]: variable
+            for variable, (owner, _) in self._owners.items()
+            if owner == service and variable in self.values
+        }
+
     def ask(self, variable: str, where: str) -> None:
         """The user's own variable, which the config already read from the environment."""
         self.exports.setdefault(variable, where)
@@ -134,12 +142,7 @@ def hide_known(value: Any, scope: Scope) -> Any:
     service wherever else it stands too (an argument no rule knows, a path): each value is
     judged on its own, so `--env API_KEY=X -- cmd --k X` wrote X, told it was a secret,
     into the registry in the command. ``${env:...}`` references are left as they are."""
-    vault = scope.vault
-    known = {
-        secret: variable
-        for variable, secret in vault.values.items()
-        if len(secret) >= MIN_KNOWN and vault._owners.get(variable, ("",))[0] == scope.service
-    }
+    known = {s: v for s, v in scope.vault.taken(scope.service).items() if len(s) >= MIN_KNOWN}
     if not known:
         return value
     ordered = sorted(known, key=len, reverse=True)

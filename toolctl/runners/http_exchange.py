@@ -252,6 +252,7 @@ class Abortable:
         self._lock = threading.Lock()
         self._aborted = False
         self.deadline: float | None = None
+        self.read_late, self.write_late = httpcore.ReadTimeout, httpcore.WriteTimeout
 
     def bounded(self, timeout: float | None, late: type[Exception]) -> float | None:
         """``timeout`` cut to what is left before the deadline; ``late`` once it passed."""
@@ -309,17 +310,13 @@ class _Kept:
         self._backend = backend
 
     def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        import httpcore
-
-        data: bytes = self._stream.read(
-            max_bytes, self._backend.bounded(timeout, httpcore.ReadTimeout)
-        )
+        backend = self._backend
+        data: bytes = self._stream.read(max_bytes, backend.bounded(timeout, backend.read_late))
         return data
 
     def write(self, buffer: bytes, timeout: float | None = None) -> None:
-        import httpcore
-
-        self._stream.write(buffer, self._backend.bounded(timeout, httpcore.WriteTimeout))
+        backend = self._backend
+        self._stream.write(buffer, backend.bounded(timeout, backend.write_late))
 
     def close(self) -> None:
         self._stream.close()

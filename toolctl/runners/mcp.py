@@ -223,10 +223,13 @@ class McpRunner:
         except TransportUnavailable:
             self._forget(_service_name(tool), live)
             raise
-        # a lone surrogate ("\ud800" in its JSON) is no text any writer takes: as its escape
-        result = finite_json(result) or {"content": []}
-        answer = map_result(result)
         duration = round((time.perf_counter() - started) * 1000, 3)
+        # a lone surrogate ("\ud800" in its JSON) is no text any writer takes: as its escape
+        result = finite_json(result)
+        if result is None:  # nested past what JSON is written to: no answer to pass on
+            reason = f"MCP tool '{remote}' answered a result nested too deep to pass on"
+            return ToolResult(False, "", None, reason, duration_ms=duration, transport=self.runtime)
+        answer = map_result(result)
         output, dropped = _capped(answer.output, call.max_output)
         broken = None if answer.is_error else _unlike_schema(section, result)
         if broken is not None:  # what a client checks, and would blame on toolctl
