@@ -432,3 +432,28 @@ def test_a_projects_config_linked_out_of_the_project_is_not_written_through(
         f"toolctl: error: {relative} is a link to {outside}, outside the project: not written"
     ), done.stderr
     assert outside.read_text() == "" and not (places / "home/.profile.bak").exists()
+
+
+def test_installs_at_once_into_one_file_lose_no_entry(places: Path) -> None:
+    """Eight `mcp install` processes into one config at once: each entry is there after
+    (each read the file the others had not written yet, and all but the last were lost)."""
+    import subprocess
+
+    config = places / "home/.cursor/mcp.json"
+    write_files(places, {"home/.cursor/mcp.json": '{"mcpServers": {"other": {"command": "x"}}}'})
+    names = [f"server-{n}" for n in range(8)]
+    install = [sys.executable, "-m", "toolctl", "mcp", "install", "--client", "cursor"]
+    started = [
+        subprocess.Popen(
+            [*install, "--name", name, "--group", "g"],
+            cwd=places / "work",
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for name in names
+    ]
+    errors = [process.communicate(timeout=60)[1] for process in started]
+    assert [process.returncode for process in started] == [0] * len(names), errors
+    servers = json.loads(config.read_text())["mcpServers"]
+    assert sorted(servers) == sorted([*names, "other"])

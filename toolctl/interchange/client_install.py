@@ -15,10 +15,11 @@ entry is ``toolctl mcp serve`` from PATH, run in the project (``shared_config``)
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -176,7 +177,6 @@ def install_client(
     write: bool = True,
 ) -> Installed:
     """Merge the entry into the client's config (``config`` overrides where it is)."""
-    from toolctl.interchange.jsonc_edit import has_member, set_member
     from toolctl.targets import output_file
 
     client = CLIENTS.get(client_name)
@@ -195,6 +195,28 @@ def install_client(
     if config is None:
         _not_led_out(settings, client, path)
     target = output_file(path)  # through a symlink; a device or a directory refused
+    with _editing(settings, target):
+        for _ in range(ATTEMPTS):
+            done = _merged(client, path, target, name, entry, shared, write=write)
+            if done is not None:
+                return done
+    raise UsageError(
+        f"{path}: cannot edit it: it kept changing while toolctl wrote it",
+        hint="close the client that writes it, then try again",
+    )
+
+
+ATTEMPTS = 5
+"""Edits of a config file that changed between its read and its write, before giving up."""
+
+
+def _merged(
+    client: Client, path: Path, target: Path, name: str, entry: Any, shared: bool, *, write: bool
+) -> Installed | None:
+    """The entry merged into the file as it is now and written; None, nothing written, when
+    the file changed after it was read (the client itself, or another editor, wrote it)."""
+    from toolctl.interchange.jsonc_edit import has_member, set_member
+
     written = _read(target)
     # edited as text with "\n" and no byte-order mark; written back as the file was
     old = None if written is None else written.removeprefix(BOM).replace("\r\n", "\n")
@@ -211,8 +233,34 @@ def install_client(
     backup = None
     unchanged = text == old
     if write and not unchanged:
+        if _read(target) != written:
+            return None
         backup = _write(target, _as_written(text, written), written)
     return Installed(client, path, name, entry, text, backup, replaced, shared, unchanged)
+
+
+@contextlib.contextmanager
+def _editing(settings: Settings, target: Path) -> Iterator[None]:
+    """Hold the lock of edits to ``target``, a file of toolctl's state directory named
+    after it (nothing is added beside a client's config): two `mcp install` at once each
+    read the file the other had not yet written, and the first one's entry was lost.
+    Without a state directory to lock in, the check before the write is all there is."""
+    import fcntl
+    import hashlib
+
+    digest = hashlib.sha256(os.fsencode(target.absolute())).hexdigest()[:24]
+    lock = settings.state_dir / "locks" / f"config-{digest}.lock"
+    try:
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        descriptor = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError:
+        yield
+        return
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(descriptor)
 
 
 BOM = "\ufeff"
