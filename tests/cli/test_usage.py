@@ -169,6 +169,20 @@ def test_run_json_answers_every_outcome_with_a_result(
     assert (float(str(result["duration_ms"])) >= 500) == (args[1] == "sleepy")
 
 
+def test_json_taken_as_an_options_value_asks_for_no_result_object(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    """`--user --json` gives "--json" as the user: the failure is told on stderr alone, as
+    without --json (the command line was scanned for it, and a JSON result printed)."""
+    write_files(tmp_path, {"reg/t.toml": TOOLS})
+    done = toolctl("run", "nope", "--user", "--json", "-r", "reg")
+    assert done.returncode == 4
+    assert done.stdout == ""
+    assert "tool 'nope' not found" in done.stderr
+    asked = toolctl("run", "nope", "--json", "-r", "reg")  # the next call in this process
+    assert envelope(asked.stdout)["error_code"] == "not_found"
+
+
 def test_batch_lines_carry_the_same_error_codes(tmp_path: Path, toolctl: Toolctl) -> None:
     write_files(tmp_path, {"reg/t.toml": TOOLS})
     lines = '{"text": "hi"}\n{"txt": "hi"}\nnot json\n'

@@ -153,12 +153,19 @@ def _interruption(exc: BaseException | None) -> KeyboardInterrupt | None:
     return None
 
 
+RUN_JSON: bool | None = None
+"""`run` read its options: whether it prints JSON (None: it never got that far, and the
+command line is all there is to go by). `run --user --json` gave "--json" as the user."""
+
+
 def envelope(args: list[str], exc: Exception) -> None:
     """`run --json`: every outcome is a result object on stdout, the one `--batch` and
     `serve` give (success false, ``error``, ``error_code``, ``exit_code``), whatever went
     wrong before or during the call; the exit code stays the same. Not for ``--batch``:
     its output is one result line per input line, and what ends the whole batch (a
     signal, a lost broker) is told on stderr and by the exit code."""
+    if RUN_JSON is False:
+        return
     if "--json" not in args or next((a for a in args if not a.startswith("-")), None) != "run":
         return
     if any(a == "--batch" or a.startswith("--batch=") for a in args):
