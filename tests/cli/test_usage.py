@@ -290,6 +290,10 @@ def test_on_and_off_read_in_any_case(toolctl: Toolctl) -> None:
         (["status"], "unknown command 'status' (did you mean 'service status'?)"),  # not stats
         (["install"], "unknown command 'install' (did you mean 'mcp install'?)"),
         (["mcp", "status"], "unknown command 'status'; see 'toolctl mcp -h'"),
+        (["service", "stop", "x"], "unknown command 'stop' (did you mean 'down'?)"),
+        (["service", "start", "x"], "unknown command 'start' (did you mean 'up'?)"),  # not status
+        (["broker", "up"], "unknown command 'up' (did you mean 'start'?)"),
+        (["trust", "rm", "KEY"], "unknown command 'rm' (did you mean 'remove'?)"),
         (["version"], "unknown command 'version' (did you mean '--version'?)"),
         (["run", "t", "who=Ada"], "(who=Ada) (did you mean --arg who=Ada?)"),
         (["run", "t", "--who", "Ada"], "unknown option '--who' (a tool's arguments go in --arg"),

@@ -47,6 +47,14 @@ SYNONYMS = {
 """Commands other CLIs name so, and what toolctl calls them (at the top level: a word a
 group lacks may be another group's)."""
 
+GROUP_SYNONYMS = {
+    "service": {"start": "up", "stop": "down", "list": "status", "ls": "status", "ps": "status"},
+    "broker": {"up": "start", "down": "stop", "run": "start"},
+    "trust": {"ls": "list", "rm": "remove", "delete": "remove", "revoke": "remove"},
+    "mcp": {"server": "serve", "auth": "login"},
+}
+"""The same within a group: `service stop` is `service down`, `broker up` `broker start`."""
+
 
 def message(exc: Any, args: Sequence[str] = ()) -> str:
     """One line for a click exception: what was wrong, a did-you-mean or where help is
@@ -71,7 +79,8 @@ def message(exc: Any, args: Sequence[str] = ()) -> str:
     if found:
         context = getattr(exc, "ctx", None)
         top = context is None or context.parent is None
-        synonym = SYNONYMS.get(found["name"]) if top else None
+        group = {} if context is None else GROUP_SYNONYMS.get(context.info_name, {})
+        synonym = SYNONYMS.get(found["name"]) if top else group.get(found["name"])
         close = synonym or found["close"] or ""
         suggestion = f" (did you mean '{close}'?)" if close else _help(command)
         return f"unknown command '{found['name']}'{suggestion}"
