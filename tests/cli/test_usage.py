@@ -308,6 +308,19 @@ def test_what_other_clis_would_take_gets_toolctls_way_said(
     assert done.stderr.count("\n") == 1 and said in done.stderr, done.stderr
 
 
+@pytest.mark.parametrize("line", [[], ["service"], ["mcp"], ["broker"], ["new"]])
+def test_a_group_without_its_subcommand_is_a_usage_error_with_its_help(
+    toolctl: Toolctl, line: list[str]
+) -> None:
+    """The help on stderr and exit 2, as uv does: stdout (where data goes) stays empty for
+    a mistake (it had the help, and exit 2)."""
+    done = toolctl(*line)
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert done.stderr.startswith(f"Usage: toolctl {' '.join(line)}".rstrip() + " [OPTIONS]")
+    assert "Examples:" in done.stderr
+
+
 def test_concurrency_without_batch_is_refused(toolctl: Toolctl, tmp_path: Path) -> None:
     """It was ignored without a word: a single call has nothing to run at once."""
     (tmp_path / "reg").mkdir()

@@ -183,10 +183,10 @@ def dispatch(args: list[str]) -> int:
         return code
     finally:
         write_records()
-        if "toolctl.terminal.endings" in sys.modules:  # the next call in this process
-            from toolctl.terminal import endings
+        if "toolctl.terminal.render" in sys.modules:  # the next call in this process
+            from toolctl.terminal import render
 
-            endings.RUN_JSON = None
+            render.RUN_JSON = None
 
 
 def _working_directory() -> None:

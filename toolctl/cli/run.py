@@ -129,9 +129,9 @@ def run_command(
     """
     from toolctl.calls.command import RunRequest, run_request
     from toolctl.cli import write_records
-    from toolctl.terminal import endings, render
+    from toolctl.terminal import render
 
-    endings.RUN_JSON = json and not batch
+    render.RUN_JSON = json and not batch
     cap = tool_args.parse_size(max_output, "--max-output") if max_output is not None else None
     settings = settings_for(
         registry, strict, verbose=verbose, pulsar_url=pulsar_url, user=user,

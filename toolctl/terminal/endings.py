@@ -31,8 +31,8 @@ def told(args: list[str], exc: BaseException) -> int | None:
     if isinstance(exc, click_errors()):
         from toolctl.terminal.usage import is_help, message
 
-        if is_help(exc):  # a group named without a subcommand: its help, as before
-            sys.stdout.write(getattr(exc, "format_message")() + "\n")  # noqa: B009
+        if is_help(exc):  # a group named without a subcommand: a usage error, with help
+            sys.stderr.write(getattr(exc, "format_message")() + "\n")  # noqa: B009
             return 2
         text = message(exc, args)
         code = int(getattr(exc, "exit_code", 1))
@@ -153,25 +153,21 @@ def _interruption(exc: BaseException | None) -> KeyboardInterrupt | None:
     return None
 
 
-RUN_JSON: bool | None = None
-"""`run` read its options: whether it prints JSON (None: it never got that far, and the
-command line is all there is to go by). `run --user --json` gave "--json" as the user."""
-
-
 def envelope(args: list[str], exc: Exception) -> None:
     """`run --json`: every outcome is a result object on stdout, the one `--batch` and
     `serve` give (success false, ``error``, ``error_code``, ``exit_code``), whatever went
     wrong before or during the call; the exit code stays the same. Not for ``--batch``:
     its output is one result line per input line, and what ends the whole batch (a
     signal, a lost broker) is told on stderr and by the exit code."""
-    if RUN_JSON is False:
+    from toolctl.terminal import render
+
+    if render.RUN_JSON is False:  # `run --user --json`: "--json" is the user
         return
     if "--json" not in args or next((a for a in args if not a.startswith("-")), None) != "run":
         return
     if any(a == "--batch" or a.startswith("--batch=") for a in args):
         return
     from toolctl.runners.base import ToolResult
-    from toolctl.terminal import render
 
     with contextlib.suppress(OSError, ValueError):
         render.print_json(ToolResult.refused(exc).to_json())

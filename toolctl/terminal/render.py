@@ -447,6 +447,10 @@ class WaitSpinner:
 PROGRESS = True
 """Whether progress may show at all: the entry point turns it off for a --json command."""
 
+RUN_JSON: bool | None = None
+"""`run` read its options: whether it prints JSON (None: it never got that far, and the
+command line is all there is to go by: `run --user --json` gives "--json" as the user)."""
+
 
 def showing_progress(color: bool) -> bool:
     """Progress (spinners, counters) only on a terminal's stderr, colour allowed, no --json."""
