@@ -321,6 +321,17 @@ def test_a_group_without_its_subcommand_is_a_usage_error_with_its_help(
     assert "Examples:" in done.stderr
 
 
+@pytest.mark.parametrize(
+    "line", [["run", ""], ["show", " "], ["unregister", "tool", ""], ["service", "up", ""]]
+)
+def test_an_empty_name_is_a_usage_error(toolctl: Toolctl, line: list[str]) -> None:
+    """`run "$TOOL"` with TOOL unset: a mistake on the command line (exit 2), not a name
+    looked for in every file and not found (4), as `new tool ''` says."""
+    done = toolctl(*line)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert "name is empty" in done.stderr and done.stderr.count("\n") == 1
+
+
 def test_concurrency_without_batch_is_refused(toolctl: Toolctl, tmp_path: Path) -> None:
     """It was ignored without a word: a single call has nothing to run at once."""
     (tmp_path / "reg").mkdir()

@@ -230,7 +230,9 @@ def show(settings: Settings, reporter: Reporter, name: str, kind: str | None = N
     every definition it shadows; NotFound with close matches, UsageError if two kinds do."""
     from toolctl.errors import NotFound, UsageError
     from toolctl.names import KINDS
+    from toolctl.registry.index.reader import named
 
+    named(kind or "", name)
     registry = open_registry(settings, reporter)
     kinds = [kind_of(kind)] if kind else list(KINDS)
     by_kind: dict[str, list[Definition]] = {}

@@ -417,6 +417,9 @@ def unregister(
 
     if with_tools and kind != "service":
         raise UsageError(f"--with-tools removes a service's tools; {kind} '{name}' is no service")
+    from toolctl.registry.index.reader import named
+
+    named(kind, name)
     require_directories(settings)  # a --registry typo is said, not 'not found'
     settings = settings.without_announcements()  # an announced name is no file to remove
     registry = Registry.open(settings, full=True)

@@ -26,7 +26,7 @@ from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from toolctl.errors import NameConflict, NotFound, RegistryError
+from toolctl.errors import NameConflict, NotFound, RegistryError, UsageError
 from toolctl.findings import Finding
 from toolctl.names import KINDS, fold
 from toolctl.registry.index.database import cache_path, connect, path_key, stable
@@ -115,6 +115,7 @@ class Registry:
 
     def resolve(self, kind: str, name: str) -> Definition:
         """The definition in force for (kind, name), or NotFound with close matches."""
+        named(kind, name)
         found = self.definitions(kind, name)
         if not found:
             raise self.not_found(kind, name)
@@ -456,3 +457,11 @@ def refuse_strictly(count: int, file: str, line: int, message: str) -> None:
         f"--strict is on and the registry has {count} problem(s): {file}:{line}: {message}{more}",
         hint="run 'toolctl check' to see them",
     )
+
+
+def named(kind: str, name: str) -> None:
+    """UsageError for an empty name (`run ''`, a variable that was not set): a mistake on
+    the command line, not a name looked up in vain through every file."""
+    if not name.strip():
+        what = f"{kind} " if kind else ""
+        raise UsageError(f"the {what}name is empty", hint="give a name (`toolctl list` lists them)")
