@@ -325,3 +325,34 @@ def test_a_real_shell_completes_an_argument_name_leaving_no_space_after_it(
     assert _typed(tmp_path / "again", registry, shell, "toolctl ru\treverse") == (
         "toolctl run reverse"
     )
+
+
+@pytest.mark.skipif(bool(shutil.which("pwsh") or shutil.which("powershell")), reason="PowerShell")
+@pytest.mark.parametrize("shell", ["powershell", "pwsh"])
+def test_powershell_not_installed_is_said_and_its_script_still_shown(
+    tmp_path: Path, shell: str
+) -> None:
+    """Installing asks PowerShell where its profile is: without one here that was an
+    internal error (exit 70); it is exit 5 naming the fix, and the script still prints."""
+    env = {**os.environ, "HOME": str(tmp_path)}
+    installed = subprocess.run(
+        [sys.executable, "-m", "toolctl", "--install-completion", shell],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert (installed.returncode, installed.stdout) == (5, ""), installed.stderr
+    assert installed.stderr == (
+        f"toolctl: error: {shell} is not installed here: its profile cannot be found; add the "
+        f"output of `toolctl --show-completion {shell}` to your profile\n"
+    )
+    shown = subprocess.run(
+        [sys.executable, "-m", "toolctl", "--show-completion", shell],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
+    assert shown.returncode == 0 and "Register-ArgumentCompleter" in shown.stdout

@@ -104,10 +104,7 @@ def _install(shell: str) -> Path:
     """Write ``shell``'s script where the shell finds it and the rc line loading it once;
     the path written. (bash and zsh as typer installs them, but for the zstyle.)"""
     if shell not in _OWN:
-        from typer._completion_shared import install
-
-        path: Path = install(shell=shell, prog_name=PROG, complete_var=COMPLETE_VAR)[1]
-        return path
+        return _installed_by_typer(shell)
     script, where, rc = _OWN[shell]
     home = Path.home()
     path = home / where
@@ -118,6 +115,31 @@ def _install(shell: str) -> Path:
     text = rc_path.read_text() if rc_path.is_file() else ""
     if line not in text.splitlines():
         rc_path.write_text(f"{text.rstrip()}\n{line}\n".lstrip("\n"))
+    return path
+
+
+def _installed_by_typer(shell: str) -> Path:
+    """fish's and PowerShell's script, installed as typer does: PowerShell itself is asked
+    where its profile is, so one that is not here is said (it was an internal error)."""
+    import shutil
+    import subprocess
+
+    from typer._completion_shared import install
+
+    from toolctl.errors import TransportUnavailable
+
+    if shell in ("powershell", "pwsh") and shutil.which(shell) is None:
+        raise TransportUnavailable(
+            f"{shell} is not installed here: its profile cannot be found",
+            hint=f"add the output of `toolctl --show-completion {shell}` to your profile",
+        )
+    try:
+        path: Path = install(shell=shell, prog_name=PROG, complete_var=COMPLETE_VAR)[1]
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise TransportUnavailable(
+            f"cannot install {shell} completion: {getattr(exc, 'strerror', None) or exc}",
+            hint=f"add the output of `toolctl --show-completion {shell}` where {shell} reads it",
+        ) from None
     return path
 
 
