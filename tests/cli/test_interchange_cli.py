@@ -82,6 +82,18 @@ def test_export_openai_and_mcp(registry: Path, toolctl: Toolctl) -> None:
     assert listed[0]["inputSchema"] == shout
 
 
+def test_export_takes_json_as_every_reporting_command_does(
+    registry: Path, toolctl: Toolctl
+) -> None:
+    """A script passing --json everywhere: export prints JSON anyway (it was exit 2)."""
+    plain = toolctl("export", "-f", "openai", "-r", str(registry))
+    asked = toolctl("export", "-f", "openai", "--json", "-r", str(registry))
+    assert (asked.returncode, asked.stdout) == (0, plain.stdout), asked.stderr
+    both = toolctl("export", "-f", "trustgraph", "--as-commands", "--json", "-r", str(registry))
+    assert (both.returncode, both.stdout) == (2, "")
+    assert "--json and --as-commands cannot be combined" in both.stderr
+
+
 def test_export_trustgraph_and_its_refusals(registry: Path, toolctl: Toolctl) -> None:
     result = toolctl("export", "-f", "trustgraph", "-r", str(registry))
     assert result.returncode == 0, result.stderr

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from toolctl.cli.common import RegistryOption, StrictOption, reporter, settings_for
+from toolctl.cli.common import JsonOption, RegistryOption, StrictOption, reporter, settings_for
 
 
 class ExportFormat(StrEnum):
@@ -51,17 +51,24 @@ def export_command(
     ] = False,
     registry: RegistryOption = None,
     strict: StrictOption = False,
+    json: JsonOption = False,
 ) -> None:
     """Print the tools in force as JSON another system loads, sorted by name.
 
     OpenAI names a tool by its function name (each '.' as '_'). Tools that cannot be
     expressed (a name over 64 characters for OpenAI; for TrustGraph, tools not on a Pulsar
     service) are left out with a warning. Exit 4 for an unknown --group, 2 when a group
-    has nothing TrustGraph can take.
+    has nothing TrustGraph can take. What it prints is JSON (--json, taken as every
+    command that reports something takes it, changes nothing), or commands with
+    --as-commands.
     """
     from toolctl.interchange.flows import export_tools
     from toolctl.terminal.views import print_exported
 
+    if json and as_commands:
+        from toolctl.errors import UsageError
+
+        raise UsageError("--json and --as-commands cannot be combined")
     settings = settings_for(registry, strict)
     print_exported(
         export_tools(
