@@ -18,7 +18,8 @@ PREFIX = "ed25519:"
 
 
 def generate(path: Path) -> str:
-    """Write a new private key to ``path`` (PEM, mode 0600, never overwriting); its public key."""
+    """Write a new private key to ``path`` (PEM, mode 0600, never overwriting; missing
+    directories made, mode 0700, as ssh-keygen makes ~/.ssh); its public key."""
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
@@ -29,6 +30,7 @@ def generate(path: Path) -> str:
         serialization.NoEncryption(),
     )
     try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # ~/.config/toolctl, new
         handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:
         raise UsageError(f"{path} already exists", hint="choose another file") from None

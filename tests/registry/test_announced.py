@@ -346,6 +346,18 @@ def test_trust_add_to_a_trust_file_it_cannot_read_is_one_line_and_leaves_it(
     assert trust.is_dir() if kept is None else trust.read_bytes() == kept
 
 
+def test_keygen_makes_the_keys_directory_for_the_owner_alone(
+    toolctl: Toolctl, tmp_path: Path
+) -> None:
+    """`keygen ~/.config/toolctl/jokes.key` (its help's example) on a new machine: the
+    directory is made, mode 0700, as ssh-keygen makes ~/.ssh (it was exit 2)."""
+    key = tmp_path / "home/.config/toolctl/jokes.key"
+    done = toolctl("keygen", str(key))
+    assert done.returncode == 0, done.stderr
+    assert stat.S_IMODE(key.parent.stat().st_mode) == 0o700
+    assert stat.S_IMODE(key.stat().st_mode) == 0o600
+
+
 def test_keygen_and_trust_add_on_the_command_line(toolctl: Toolctl, tmp_path: Path) -> None:
     done = toolctl("keygen", str(tmp_path / "k.pem"))
     assert done.returncode == 0 and done.stdout.startswith("ed25519:")

@@ -83,7 +83,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     ),
     "adopt": (
         "toolctl adopt tell-joke --announced pulsar://broker:6650",
-        "toolctl adopt jokes -o jokes.toml",
+        "toolctl adopt joke-service -o joke-service.toml",
     ),
     "mcp add": (
         "toolctl mcp add time -- uvx mcp-server-time",
