@@ -124,6 +124,18 @@ def _engine_by_name(file: Path, engine: str | None) -> None:
             hint="set a path in ~/.config/toolctl/config.toml [defaults] or "
             "TOOLCTL_CONTAINER_ENGINE",
         )
+    _engine_known(file, engine)
+
+
+def _engine_known(file: Path, engine: str | None) -> None:
+    """UsageError for an engine that is none toolctl knows (``dockr``): a typo must not
+    pass silently until a container tool runs."""
+    if engine is None or engine == "auto":
+        return
+    if not os.path.basename(engine).startswith(("docker", "podman")):
+        raise UsageError(
+            f"{file}: defaults.container_engine is {engine!r}: expected podman, docker or auto"
+        )
 
 
 def read_config(file: Path, cache: Path | None = None) -> Defaults:
@@ -132,7 +144,9 @@ def read_config(file: Path, cache: Path | None = None) -> Defaults:
         return Defaults()
     document = _read(file, cache)
     _known_keys(file, document, _CONFIG_KEYS)
-    return _defaults(file, document.get("defaults", {}), document.get("announcements"))
+    defaults = _defaults(file, document.get("defaults", {}), document.get("announcements"))
+    _engine_known(file, defaults.container_engine)
+    return defaults
 
 
 def _read(file: Path, cache: Path | None = None) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from toolctl.cli.common import (
     reporter,
     settings_for,
 )
-from toolctl.runtimes import BY_NAME
+from toolctl.runtimes import BY_NAME, OWN_PLUGINS
 
 
 def install(app: typer.Typer) -> None:
@@ -28,7 +28,10 @@ def list_command(
     ] = None,
     runtime: Annotated[
         str | None,
-        typer.Option(metavar="RUNTIME", help=f"Only tools on this runtime ({', '.join(BY_NAME)})."),
+        typer.Option(
+            metavar="RUNTIME",
+            help=f"Only tools on this runtime ({', '.join([*BY_NAME, *OWN_PLUGINS])}).",
+        ),
     ] = None,
     search: Annotated[
         str | None,

@@ -100,7 +100,8 @@ def worker_command(
     Every worker of a service shares the subscription "SERVICE-request", so they split the
     calls. SIGTERM stops taking calls, lets those in flight answer, and exits 0.
     With --announce the service and its tools are announced (signed with --key) and
-    heart-beat every third of --announce-ttl; SIGTERM sends a tombstone first.
+    heart-beat every third of --announce-ttl; SIGTERM sends a signed stop first (a
+    tombstone when unsigned).
     Exit codes: 0 stopped, 2 bad handler or options, 4 unknown service or tool,
     5 broker unreachable.
     """

@@ -351,7 +351,7 @@ def _named(value: str, origin: str, settings: Settings) -> Engine:
     kind = next((k for k in ENGINES if os.path.basename(value).startswith(k)), None)
     if kind is None:
         raise UsageError(
-            f"{origin} is '{value}': expected docker or podman (or a path to one)",
+            f"{origin} is '{value}': expected docker, podman (or a path to one) or auto",
             hint="or leave it unset to use the first that answers",
         )
     path = _which(value, settings)

@@ -511,6 +511,28 @@ def test_a_project_names_its_engine_but_never_a_path(toolctl: Toolctl, tmp_path:
     assert toolctl("list", cwd=project).returncode == 0
 
 
+def test_an_engine_toolctl_does_not_know_is_refused_when_read(
+    toolctl: Toolctl, tmp_path: Path
+) -> None:
+    """`container_engine = "dockr"` in a project or in config.toml is exit 2 for any
+    command (it passed `list`, and failed only when a container tool ran); a path in
+    config.toml (the user's own) and "auto" are fine."""
+    project = tmp_path / "checkout"
+    (project / "registry").mkdir(parents=True)
+    (project / "toolctl.toml").write_text('[defaults]\ncontainer_engine = "dockr"\n')
+    done = toolctl("list", cwd=project)
+    assert (done.returncode, done.stderr.count("\n")) == (2, 1), done.stderr
+    assert "defaults.container_engine is 'dockr': expected podman, docker or auto" in done.stderr
+    (project / "toolctl.toml").write_text('[defaults]\ncontainer_engine = "auto"\n')
+    assert toolctl("list", cwd=project).returncode == 0
+    config = tmp_path / "config"
+    (config / "toolctl").mkdir(parents=True)
+    env = {"XDG_CONFIG_HOME": str(config)}
+    for engine, code in (("podmn", 2), ("/usr/local/bin/podman", 0)):
+        (config / "toolctl/config.toml").write_text(f'[defaults]\ncontainer_engine = "{engine}"\n')
+        assert toolctl("list", cwd=tmp_path, env=env).returncode == code, engine
+
+
 def test_the_callers_proxy_is_not_passed_into_the_container(
     podman: str, toolctl: Toolctl, tmp_path: Path
 ) -> None:
