@@ -50,12 +50,15 @@ def test_a_state_directory_through_a_file_is_exit_74_in_one_line(
         assert json.loads(done.stdout)["error_code"] == "output_lost"
 
 
-@pytest.mark.parametrize("command", [["register", "t.toml"], ["lock"]])
+@pytest.mark.parametrize(
+    "command", [["register", "t.toml"], ["lock"], ["list"], ["run", "t"], ["check"]]
+)
 def test_a_user_registry_through_a_file_is_exit_74_naming_xdg_data_home(
     toolctl: Toolctl, tmp_path: Path, command: list[str]
 ) -> None:
     """`register` into a user registry that cannot be made says so (not that its lock
-    file is the trouble), as exit 74 naming the variable that moves it, as for state."""
+    file is the trouble), as exit 74 naming the variable that moves it, as for state; and
+    so does every command reading it (`list` said "no tools", `run` "not found")."""
     write_files(tmp_path, {"t.toml": '[[tool]]\nname = "t"\n[tool.local]\ncommand = ["true"]\n'})
     write_files(tmp_path, {"plain-file": "x"})
     done = toolctl(*command, cwd=tmp_path, env={"XDG_DATA_HOME": str(tmp_path / "plain-file")})
@@ -65,6 +68,16 @@ def test_a_user_registry_through_a_file_is_exit_74_naming_xdg_data_home(
         "toolctl: error: cannot use plain-file/toolctl/registry: Not a directory"
     )
     assert line.endswith("set XDG_DATA_HOME to another directory")
+
+
+def test_where_says_a_user_registry_through_a_file_is_refused(
+    toolctl: Toolctl, tmp_path: Path
+) -> None:
+    write_files(tmp_path, {"plain-file": "x"})
+    done = toolctl("where", cwd=tmp_path, env={"XDG_DATA_HOME": str(tmp_path / "plain-file")})
+    assert done.returncode == 0, done.stderr
+    assert "(user, a path through a file: commands refuse it)" in done.stdout
+    assert "register writes to: (nowhere" in done.stdout
 
 
 def test_a_relative_xdg_directory_is_ignored(toolctl: Toolctl, tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ named on the command line that does not exist, a project's that is missing. (Bel
 
 from __future__ import annotations
 
+import errno
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -36,6 +37,8 @@ def require_directories(settings: Settings) -> None:
     files = settings.without_announcements()
     for directory, source in zip(files.search_path, files.sources, strict=True):
         named = source in ("--registry", "TOOLCTL_REGISTRY")
+        if source == "user":
+            _usable(directory)
         if not named and directory.exists() and not directory.is_dir():
             # a file where toolctl.toml's registry.paths names a directory: reading it as
             # empty would send `register` to the next directory on the path
@@ -55,3 +58,38 @@ def require_directories(settings: Settings) -> None:
                 hint=f"create it (mkdir -p {directory}), or leave out {source}: "
                 "`toolctl where` shows the registry in force",
             )
+
+
+def _usable(directory: Path) -> None:
+    """OutputLost (74) for a user registry that cannot be there (XDG_DATA_HOME through a
+    file, a directory toolctl may not enter): it read as an empty registry, `list` said
+    "no tools" and `run` "not found". One not made yet is fine (`register` makes it)."""
+    import os
+
+    from toolctl.settings import own_file_unusable
+
+    try:
+        os.stat(directory)
+    except OSError as exc:
+        unusable = own_file_unusable(exc) if _UNUSABLE.get(exc.errno or 0) else None
+        if unusable is not None:
+            raise unusable from None
+
+
+def user_registry_unusable(directory: Path) -> str | None:
+    """Why the user registry can never be made or read there (`toolctl where`), or None."""
+    import os
+
+    try:
+        os.stat(directory)
+    except OSError as exc:
+        return _UNUSABLE.get(exc.errno or 0)
+    return None
+
+
+_UNUSABLE = {
+    errno.ENOTDIR: "a path through a file",
+    errno.EACCES: "not permitted",
+    errno.ELOOP: "a symlink loop",
+}
+"""Why a user registry can be neither read nor made, by errno."""

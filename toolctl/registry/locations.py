@@ -28,6 +28,10 @@ class Directory:
             return "not a directory"
         if self.source in ("--registry", "TOOLCTL_REGISTRY"):
             return "does not exist"  # a named one is never created: a typo must show
+        if self.source == "user":  # XDG_DATA_HOME through a file: it can never be made
+            from toolctl.registry.directories import user_registry_unusable
+
+            return user_registry_unusable(self.path)
         return None
 
 
