@@ -46,6 +46,9 @@ PROBE_TIMEOUT = 5.0
 REMOVE_TIMEOUT = 30.0
 INSTALL_HINT = "install podman or docker, or set TOOLCTL_CONTAINER_ENGINE to one that works"
 _ENGINE_ERROR = ("Error:", "Error response from daemon", "docker:")
+_ENGINE_LINES = (*_ENGINE_ERROR, "Run 'docker run --help'", "See 'docker run --help'")
+"""What the engine prints when it cannot start a container: its error, and docker's line
+pointing at its help after it (held and dropped with the error, which toolctl tells)."""
 MISSING_IMAGE = ("image not known", "No such image", "not found locally", "manifest unknown")
 _ENGINE_VARIABLES = ("CONTAINER", "DOCKER_", "PODMAN_", "XDG_", "LD_", "REGISTRY_AUTH")
 """Prefixes of variables docker or podman read, which a secret must not be named."""
@@ -441,8 +444,8 @@ class _EngineLines:
         self.held += text
         *lines, rest = self.held.split("\n")
         complete = [line for line in lines if line.strip()]
-        if any(not line.lstrip().startswith(_ENGINE_ERROR) for line in complete) or not (
-            rest.lstrip().startswith(_ENGINE_ERROR) or _may_become_engine_error(rest.lstrip())
+        if any(not line.lstrip().startswith(_ENGINE_LINES) for line in complete) or not (
+            rest.lstrip().startswith(_ENGINE_LINES) or _may_become_engine_error(rest.lstrip())
         ):
             self._release()
 
@@ -468,7 +471,7 @@ class _EngineLines:
 
 def _may_become_engine_error(start: str) -> bool:
     """Whether ``start`` may still become an engine error line (it is short so far)."""
-    return any(prefix.startswith(start) for prefix in _ENGINE_ERROR)
+    return any(prefix.startswith(start) for prefix in _ENGINE_LINES)
 
 
 def _last_line(text: str) -> str:

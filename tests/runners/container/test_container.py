@@ -9,6 +9,7 @@ import json
 import os
 import pty
 import select
+import shutil
 import signal
 import socket
 import subprocess
@@ -234,6 +235,20 @@ def test_missing_image_is_transport_unavailable(
     )
     assert "is not available to podman; pull, build or import it first" in done.stderr
     assert len(done.stderr.splitlines()) == 1  # the engine's own "Error: ..." is not repeated
+
+
+@pytest.mark.skipif(shutil.which("docker") is None, reason="no docker CLI")
+def test_docker_without_its_daemon_is_one_line(toolctl: Toolctl, tmp_path: Path) -> None:
+    """docker's own error, and its "Run 'docker run --help'" line after it, are held and
+    dropped: toolctl's line says it once (they were passed on before it, three lines)."""
+    if subprocess.run(["docker", "info"], capture_output=True, timeout=30).returncode == 0:
+        pytest.skip("a docker daemon answers here")
+    write_files(tmp_path, {"reg/t.toml": '[[tool]]\nname = "ct"\n[tool.container]\n'
+                           'image = "docker.io/library/alpine:3"\ncommand = ["true"]\n'})  # fmt: skip
+    done = toolctl("run", "ct", "-r", "reg", env={"TOOLCTL_CONTAINER_ENGINE": "docker"})
+    assert (done.returncode, done.stdout) == (5, ""), done.stderr
+    [line] = done.stderr.splitlines()
+    assert line.startswith("toolctl: error: docker cannot reach its daemon: ")
 
 
 def test_podman_without_its_ulimits_says_what_containers_conf_needs(
