@@ -433,6 +433,9 @@ def test_a_name_of_another_kind_is_said_so(tmp_path: Path, toolctl: Toolctl) -> 
     hosted = toolctl("worker", "word-count", "-r", "reg")
     assert hosted.returncode == 4
     assert "'toolctl worker --tool word-count' hosts one tool" in hosted.stderr
+    started = toolctl("service", "up", "word-count", "-r", "reg")  # a tool needs no starting
+    assert started.returncode == 4
+    assert "is a tool, not a service: it runs by name (toolctl run word-count)" in started.stderr
 
 
 @pytest.mark.parametrize("json_flag", [[], ["--json"]])

@@ -137,7 +137,10 @@ class Registry:
         if other is not None:  # `run joke-service`: a service of that name
             error.hint = f"'{name}' is a{'n' if other[0] in 'aeiou' else ''} {other}, not a {kind}"
             if (kind, other) == ("service", "tool"):
-                error.hint += f": 'toolctl worker --tool {name}' hosts one tool"
+                error.hint += (
+                    f": it runs by name (toolctl run {name}); "
+                    f"'toolctl worker --tool {name}' hosts one tool on Pulsar"
+                )
             return error
         here = Path(os.path.abspath("registry"))
         if self.settings.project is None and here not in searched and here.is_dir():
