@@ -298,6 +298,8 @@ def test_on_and_off_read_in_any_case(toolctl: Toolctl) -> None:
         (["run", "t", "who=Ada"], "(who=Ada) (did you mean --arg who=Ada?)"),
         (["run", "t", "--who", "Ada"], "unknown option '--who' (a tool's arguments go in --arg"),
         (["list", "--category"], "requires an argument; see 'toolctl list -h'"),
+        (["--jsn", "list"], "'--jsn' (did you mean '--json'? it goes after the command: toolctl"),
+        (["mcp", "install", "--client", "cursr"], "'windsurf' (did you mean 'cursor'?); see"),
     ],
 )
 def test_what_other_clis_would_take_gets_toolctls_way_said(

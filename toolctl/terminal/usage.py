@@ -59,6 +59,8 @@ GROUP_SYNONYMS = {
 def message(exc: Any, args: Sequence[str] = ()) -> str:
     """One line for a click exception: what was wrong, a did-you-mean or where help is
     (``args``: the command line, for the command an error without a context is about)."""
+    import difflib
+
     from typer._click import exceptions as click
 
     if not isinstance(exc, click.ClickException):
@@ -66,9 +68,15 @@ def message(exc: Any, args: Sequence[str] = ()) -> str:
     command = _command(exc, args)
     if isinstance(exc, click.NoSuchOption):
         name, context = exc.option_name, getattr(exc, "ctx", None)
-        if name in COMMANDS_OPTIONS and context is not None and context.parent is None:
+        top = context is not None and context.parent is None
+        if name in COMMANDS_OPTIONS and top:
             where = f"(toolctl COMMAND {name})"
             return f"{name} is a command's option: put it after the command {where}"
+        meant = difflib.get_close_matches(name, [o for o in COMMANDS_OPTIONS if o[1] == "-"], 1)
+        typo = bool(meant) and _typo(name, f"'{meant[0]}'")
+        if top and typo and not (exc.possibilities or ()):  # `toolctl --jsn list`
+            where = f"it goes after the command: toolctl COMMAND {meant[0]}"
+            return f"unknown option '{name}' (did you mean '{meant[0]}'? {where})"
         close = did_you_mean(exc.option_name, exc.possibilities or ())
         if command == "toolctl run" and name.startswith("--") and not _typo(name, close):
             also = f"a tool's arguments go in --arg {name[2:]}=VALUE"  # `--n 1`, `--who x`
@@ -86,6 +94,9 @@ def message(exc: Any, args: Sequence[str] = ()) -> str:
         return f"unknown command '{found['name']}'{suggestion}"
     text = text[:1].lower() + text[1:]
     text = text.removesuffix(".")
+    choice = _NOT_ONE_OF.search(text)
+    if choice:  # `--client cursr`: the closest choice, as for commands and options
+        text += did_you_mean(choice["value"], re.findall(r"'([^']*)'", choice["choices"]))
     extra = _EXTRA.fullmatch(text)
     if extra and command == "toolctl run" and "=" in extra["first"]:
         return f"{text} (did you mean --arg {extra['first']}?)"
@@ -94,6 +105,7 @@ def message(exc: Any, args: Sequence[str] = ()) -> str:
     return text
 
 
+_NOT_ONE_OF = re.compile(r"'(?P<value>[^']*)' is not one of (?P<choices>'.*')$")
 _EXTRA = re.compile(r"got unexpected extra argument(?:\(s\)|s)? \((?P<first>[^ )]+)[^)]*\)")
 
 
