@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import write_files
+from tests.conftest import Toolctl, write_files
 from toolctl.errors import UsageError
 from toolctl.settings import Settings
 
@@ -111,6 +111,25 @@ def test_a_project_file_another_user_owns_is_ignored(tmp_path: Path) -> None:
     assert settings.project is None
     assert settings.ignored_project == tmp_path / "toolctl.toml"
     assert settings.search_path == (settings.user_registry,)
+
+
+def test_init_where_another_users_project_file_is_refused_with_the_fix(
+    tmp_path: Path, toolctl: Toolctl
+) -> None:
+    """`init` said "exists already; nothing changed", and left no project (the file stays
+    ignored); `list` warned without saying what to do."""
+    if os.getuid() != 0:
+        pytest.skip("giving a file to another user takes root")
+    write_files(tmp_path, {"toolctl.toml": PROJECT})
+    os.chown(tmp_path / "toolctl.toml", 4242, -1)
+    done = toolctl("init", cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (2, ""), done.stderr
+    assert "toolctl.toml exists, but another user owns it, so toolctl ignores it" in done.stderr
+    assert "chown $USER" in done.stderr
+    listed = toolctl("list", cwd=tmp_path)
+    assert "another user owns it (if it is yours, chown it to you; else remove it)" in (
+        listed.stderr
+    )
 
 
 def test_a_removed_working_directory_is_outside_any_project(tmp_path: Path) -> None:

@@ -79,10 +79,19 @@ def find_project(start: Path | None, cache: Path | None = None) -> Found:
             continue
         if not candidate.is_file():
             continue
-        if info.st_uid not in (os.getuid(), 0):
+        if not trusted_owner(candidate, info):
             return Found(None, candidate)
         return Found(read_project(candidate, cache))
     return Found(None)
+
+
+def trusted_owner(file: Path, info: os.stat_result | None = None) -> bool:
+    """Whether the current user (or root) owns ``file``: another user's is ignored."""
+    try:
+        owner = (info or os.stat(file)).st_uid
+    except OSError:
+        return True  # nothing there to distrust; reading it says what is wrong
+    return owner in (os.getuid(), 0)
 
 
 _DEFAULT_KEYS = {"pulsar_url", "container_engine", "timeout"}

@@ -38,7 +38,10 @@ def open_registry(
     require_directories(settings)
     _project_directories(settings, reporter)
     if settings.ignored_project is not None:
-        reporter.warn(f"ignoring {settings.ignored_project}: another user owns it")
+        reporter.warn(
+            f"ignoring {settings.ignored_project}: another user owns it "
+            "(if it is yours, chown it to you; else remove it)"
+        )
     if settings.announced is not None:  # an explicit opt-in: a bounded read of the topic
         from toolctl.registry.announced import refresh
 

@@ -234,7 +234,13 @@ def init_project(directory: Path) -> Initialised:
     file = directory / PROJECT_FILE
     registry = directory / DEFAULT_REGISTRY
     if os.path.lexists(file):
-        from toolctl.project import read_project
+        from toolctl.project import read_project, trusted_owner
+
+        if not trusted_owner(file):  # it stays ignored: "nothing changed" left no project
+            raise UsageError(
+                f"{file} exists, but another user owns it, so toolctl ignores it",
+                hint=f"if it is yours, `chown $USER {file}`; else remove it, then init again",
+            )
 
         registries = read_project(file).registries
         inside = directory.resolve()
