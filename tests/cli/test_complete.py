@@ -112,6 +112,27 @@ def test_kinds_and_names_of_other_kinds(tmp_path: Path, registry: Path) -> None:
     assert complete(tmp_path, "bash", "toolctl show rep") == ["report", "reporting"]
 
 
+def test_every_name_a_command_takes_completes(tmp_path: Path, registry: Path) -> None:
+    """Each place a command takes a name of the registry, a kind or a command completes
+    (they completed nothing, and bash offered files)."""
+    assert complete(tmp_path, "bash", "toolctl list s") == ["services"]
+    assert complete(tmp_path, "bash", "toolctl show --kind g") == ["group"]
+    assert complete(tmp_path, "bash", "toolctl history --tool rev") == ["reverse"]
+    assert complete(tmp_path, "bash", "toolctl stats --tool rep") == ["report"]
+    assert complete(tmp_path, "bash", "toolctl worker --tool rev") == ["reverse"]
+    assert complete(tmp_path, "bash", "toolctl export -f mcp --group ") == ["writers"]
+    assert complete(tmp_path, "bash", "toolctl graph --group w") == ["writers"]
+    assert complete(tmp_path, "bash", "toolctl mcp login rep") == ["reporting"]
+    assert complete(tmp_path, "bash", "toolctl import mcp rep") == ["reporting"]
+    assert complete(tmp_path, "bash", "toolctl import trustgraph rep") == []  # files: the shell's
+    assert complete(tmp_path, "bash", "toolctl help re") == ["register", "recommend"]
+    assert complete(tmp_path, "bash", "toolctl service down ") == []  # nothing running
+    processes = tmp_path / "home/state/toolctl/processes"
+    processes.mkdir(parents=True)
+    (processes / "reporting.json").write_text("{}")
+    assert complete(tmp_path, "bash", "toolctl service status re") == ["reporting"]
+
+
 def test_zsh_and_fish_get_descriptions(tmp_path: Path, registry: Path) -> None:
     zsh = complete(tmp_path, "zsh-described", "toolctl run rev")
     assert zsh == [

@@ -14,6 +14,7 @@ from typing import Annotated, Any
 import typer
 
 from toolctl import __version__
+from toolctl.terminal.completion import complete_commands
 
 COMMAND_MODULES = {
     "init": "init",
@@ -117,7 +118,10 @@ def build_app(modules: Sequence[str], *, completion: bool = False) -> typer.Type
 
 def _help(
     command: Annotated[
-        list[str] | None, typer.Argument(metavar="[COMMAND]...", show_default=False)
+        list[str] | None,
+        typer.Argument(
+            metavar="[COMMAND]...", show_default=False, autocompletion=complete_commands
+        ),
     ] = None,
 ) -> None:
     """Show a command's help: `toolctl help run` is `toolctl run --help`."""

@@ -59,7 +59,12 @@ AnnouncedOption = Annotated[
 # (each may be repeated: `--tool a --tool b` is a call of either)
 ToolFilter = Annotated[
     list[str] | None,
-    typer.Option("--tool", metavar="NAME", help="Only this tool; repeat for several."),
+    typer.Option(
+        "--tool",
+        metavar="NAME",
+        help="Only this tool; repeat for several.",
+        autocompletion=complete_tools,
+    ),
 ]
 OutcomeFilter = Annotated[
     list[str] | None,
@@ -143,7 +148,12 @@ AdaptiveOption = Annotated[
 ]
 PinOption = Annotated[
     list[str] | None,
-    typer.Option("--pin", metavar="TOOL", help="With --adaptive: a tool always listed."),
+    typer.Option(
+        "--pin",
+        metavar="TOOL",
+        help="With --adaptive: a tool always listed.",
+        autocompletion=complete_tools,
+    ),
 ]
 ServedPulsarOption = Annotated[
     str | None,

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from toolctl.cli.common import JsonOption, RegistryOption, StrictOption, reporter, settings_for
+from toolctl.terminal.completion import complete_groups
 
 
 class ExportFormat(StrEnum):
@@ -32,7 +33,14 @@ def export_command(
         ),
     ],
     group: Annotated[
-        str | None, typer.Option("--group", "-g", metavar="GROUP", help="Only this group's tools.")
+        str | None,
+        typer.Option(
+            "--group",
+            "-g",
+            metavar="GROUP",
+            help="Only this group's tools.",
+            autocompletion=complete_groups,
+        ),
     ] = None,
     strict_schemas: Annotated[
         bool,

@@ -19,6 +19,7 @@ from toolctl.cli.common import (
     settings_for,
     subcommand,
 )
+from toolctl.terminal.completion import complete_groups
 
 
 class Format(StrEnum):
@@ -47,7 +48,11 @@ def graph_command(
     group: Annotated[
         str | None,
         typer.Option(
-            "--group", "-g", metavar="GROUP", help="Only this group's tools and their callers."
+            "--group",
+            "-g",
+            metavar="GROUP",
+            help="Only this group's tools and their callers.",
+            autocompletion=complete_groups,
         ),
     ] = None,
     learned: Annotated[

@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from toolctl.cli.common import JsonOption, RegistryOption, reporter, settings_for
+from toolctl.terminal.completion import complete_import_source
 
 
 class ImportFormat(StrEnum):
@@ -33,7 +34,11 @@ def import_command(
     ],
     files: Annotated[  # not required here: which argument is missing depends on FORMAT
         list[Path] | None,
-        typer.Argument(metavar="FILE...", help="Files to import (mcp: the one SERVICE)."),
+        typer.Argument(
+            metavar="FILE...",
+            help="Files to import (mcp: the one SERVICE).",
+            autocompletion=complete_import_source,
+        ),
     ] = None,
     as_loaded: Annotated[
         bool,

@@ -15,6 +15,7 @@ from toolctl.cli.common import (
     settings_for,
 )
 from toolctl.runtimes import BY_NAME, OWN_PLUGINS
+from toolctl.terminal.completion import complete_list_kinds
 
 
 def install(app: typer.Typer) -> None:
@@ -22,7 +23,12 @@ def install(app: typer.Typer) -> None:
 
 
 def list_command(
-    kind: Annotated[str, typer.Argument(metavar="[tools|services|actions|groups]")] = "tools",
+    kind: Annotated[
+        str,
+        typer.Argument(
+            metavar="[tools|services|actions|groups]", autocompletion=complete_list_kinds
+        ),
+    ] = "tools",
     category: Annotated[
         str | None, typer.Option(metavar="NAME", help="Only this category.")
     ] = None,

@@ -23,6 +23,7 @@ from toolctl.cli.common import (
     reporter,
     settings_for,
 )
+from toolctl.terminal.completion import complete_services
 
 
 def install(app: typer.Typer) -> None:
@@ -41,7 +42,12 @@ def install(app: typer.Typer) -> None:
 
 def login_command(
     service: Annotated[
-        str, typer.Argument(metavar="SERVICE", help="The MCP service to log in to.")
+        str,
+        typer.Argument(
+            metavar="SERVICE",
+            help="The MCP service to log in to.",
+            autocompletion=complete_services,
+        ),
     ],
     browser: Annotated[
         bool, typer.Option("--browser/--no-browser", help="Open a browser where one can be opened.")

@@ -13,7 +13,7 @@ from toolctl.cli.common import (
     reporter,
     settings_for,
 )
-from toolctl.terminal.completion import complete_services
+from toolctl.terminal.completion import complete_running, complete_services
 
 
 def install(app: typer.Typer) -> None:
@@ -53,7 +53,10 @@ def up_command(
 
 def down_command(
     name: Annotated[
-        str | None, typer.Argument(metavar="[NAME]", help="What to stop (see `status`).")
+        str | None,
+        typer.Argument(
+            metavar="[NAME]", help="What to stop (see `status`).", autocompletion=complete_running
+        ),
     ] = None,
     all_: Annotated[
         bool, typer.Option("--all", help="Stop everything: services, the broker, workers.")
@@ -79,7 +82,12 @@ def down_command(
 
 def status_command(
     name: Annotated[
-        str | None, typer.Argument(metavar="[NAME]", help="Only this one (exit 4 if not running).")
+        str | None,
+        typer.Argument(
+            metavar="[NAME]",
+            help="Only this one (exit 4 if not running).",
+            autocompletion=complete_running,
+        ),
     ] = None,
     registry: RegistryOption = None,
     strict: StrictOption = False,

@@ -14,7 +14,7 @@ from toolctl.cli.common import (
     reporter,
     settings_for,
 )
-from toolctl.terminal.completion import complete_anything
+from toolctl.terminal.completion import complete_anything, complete_kinds
 
 
 def install(app: typer.Typer) -> None:
@@ -25,7 +25,13 @@ def show_command(
     name: Annotated[str, typer.Argument(metavar="NAME", autocompletion=complete_anything)],
     kind: Annotated[
         str | None,
-        typer.Option("--kind", "-k", metavar="KIND", help="tool, service, action or group."),
+        typer.Option(
+            "--kind",
+            "-k",
+            metavar="KIND",
+            help="tool, service, action or group.",
+            autocompletion=complete_kinds,
+        ),
     ] = None,
     registry: RegistryOption = None,
     announced: AnnouncedOption = None,

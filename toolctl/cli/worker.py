@@ -16,7 +16,7 @@ from toolctl.cli.common import (
     reporter,
     settings_for,
 )
-from toolctl.terminal.completion import complete_services
+from toolctl.terminal.completion import complete_services, complete_tools
 
 
 def install(app: typer.Typer) -> None:
@@ -37,6 +37,7 @@ def worker_command(
         typer.Option(
             "--tool",
             metavar="NAME",
+            autocompletion=complete_tools,
             help="Host a registered local, HTTP or container tool instead, on "
             "non-persistent://tg/request/NAME.",
         ),

@@ -259,3 +259,38 @@ def complete_of_kind(ctx: Any, incomplete: str) -> list[tuple[str, str]]:
     if kind not in ("tool", "service", "action", "group") or settings is None:
         return []
     return complete_names(settings, kind, incomplete)
+
+
+def complete_list_kinds(incomplete: str) -> list[str]:
+    """`list KIND`: the kinds as `list` names them."""
+    return [k for k in ("tools", "services", "actions", "groups") if k.startswith(incomplete)]
+
+
+def complete_running(ctx: Any, incomplete: str) -> list[str]:
+    """`service down|status NAME`: what toolctl runs in the background now."""
+    from toolctl.processes import ProcessTable
+
+    settings = _completion_settings(ctx)
+    if settings is None:
+        return []
+    try:
+        names = ProcessTable(settings).names()
+    except OSError:
+        return []
+    return sorted(name for name in names if name.startswith(incomplete))
+
+
+def complete_commands(incomplete: str) -> list[tuple[str, str]]:
+    """`help COMMAND`: toolctl's commands, each with what it does."""
+    from toolctl.terminal.help import SUMMARIES
+
+    return [(name, about) for name, about in SUMMARIES.items() if " " not in name
+            and name.startswith(incomplete)]  # fmt: skip
+
+
+def complete_import_source(ctx: Any, incomplete: str) -> list[tuple[str, str]]:
+    """`import mcp SERVICE`: the services; the other formats take files (the shell's own)."""
+    if str(ctx.params.get("format") or "") != "mcp":
+        return []
+    completed: list[tuple[str, str]] = complete_services(ctx, incomplete)
+    return completed
