@@ -556,6 +556,28 @@ def test_history_import_keeps_the_answers_masked_with_record_arguments(
     )
 
 
+def test_history_import_masks_before_its_cut_and_cuts_the_arguments(
+    toolctl: Toolctl, tmp_path: Path
+) -> None:
+    """An answer cut at 64 KiB was cut before it was masked: a `"password": "..."` across
+    the cut kept its beginning. And the arguments were kept whole (300 KB), where a row
+    keeps 64 KiB of each, as `run` does."""
+    password = "Pa55w0rdVerySecretValue123"
+    start = '{"password": "'
+    answer = "y" * (64 * 1024 - len(start) - 10) + start + password + '", "ok": 1}'
+    source = tmp_path / "cut.jsonl"
+    source.write_text(json.dumps({"id": "cut", "messages": [
+        {"role": "user", "content": "x"},
+        {"role": "assistant", "tool_calls": [{"id": "a1", "type": "function", "function": {
+            "name": "echo", "arguments": json.dumps({"q": "z" * 300_000})}}]},
+        {"role": "tool", "tool_call_id": "a1", "content": answer},
+    ]}) + "\n")  # fmt: skip
+    assert toolctl("history", "import", str(source), "--record-arguments").returncode == 0
+    [call] = json.loads(toolctl("history", "--json").stdout)["calls"]
+    assert password[:4] not in call["output"], call["output"][-30:]
+    assert len(call["output"]) <= 64 * 1024 and len(call["arguments"]) == 64 * 1024
+
+
 class _Headers(BaseHTTPRequestHandler):
     seen: list[str] = []  # noqa: RUF012 - the test's record of requests
 
@@ -726,3 +748,28 @@ def test_masking_costs_a_line_not_its_square_and_masks_across_the_cut(
     assert done.returncode == 0, done.stderr
     stored = calls(toolctl, "--limit", "1")[0]["output"]
     assert len(stored) == 64 * 1024 and secret[:6] not in stored[-40:], stored[-40:]
+    # many secrets before a long cut: masking shortens the text (16 characters to 3 each),
+    # which brought the beginning of one split at the cut back under 64 KiB, kept
+    many = (secret + " ") * 5000 + "b" * 3000 + secret * 3
+    done = toolctl("run", "echo", "-a", f"text={many}", "-a", f"password={secret}", "-r", reg,
+                   "--record-arguments")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    stored = calls(toolctl, "--limit", "1")[0]["output"]
+    assert secret[:4] not in stored and "***" in stored, stored[-40:]
+
+
+def test_masked_start_never_keeps_a_secret_split_by_its_cut() -> None:
+    """A long text full of secrets, one split by the cut at each of its characters: no
+    beginning of it is kept, whatever masking did to the text's length before it."""
+    from toolctl.records.masking import mask_text, masked_start
+
+    secret = "s3cr3tVALUEzq81nm4pTKa9wQ7yH2fLcX0"
+    limit, past = 1000, 64
+    head = (secret + " ") * 25  # 875 characters, 100 once masked
+    for split in range(1, len(secret)):
+        pad = "x" * (limit + past - len(head) - split)  # the secret's `split` first before it
+        text = head + pad + secret * 3
+        kept = masked_start(text, limit, {secret}, past=past)
+        assert len(kept) <= limit and secret[:split] not in kept.replace("***", ""), split
+        old = mask_text(text[: limit + past], {secret})[:limit]  # as it was cut before
+        assert split < 3 or secret[:split] in old  # the leak this guards against

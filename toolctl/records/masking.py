@@ -68,6 +68,19 @@ def mask_text(text: str, secrets: Iterable[str] = ()) -> str:
     return URL_PASSWORD.sub(rf"\g<1>{MASK}\g<3>", text)
 
 
+def masked_start(text: str, limit: int, secrets: Iterable[str] = (), past: int = 8 * 1024) -> str:
+    """At most ``limit`` characters of ``text`` from its start, masked: what a history row
+    keeps of a long output. Masked before the cut, since a secret across the cut matches
+    no pattern; and of a ``text`` longer than ``limit + past``, the last ``past``
+    characters of what was masked are never kept: a secret across *that* cut (some 8 KiB;
+    a PEM key is ~3 KiB) stays whole in them, and masking what came before it shortens the
+    text, which brought such a beginning back under ``limit``."""
+    if len(text) <= limit + past:
+        return mask_text(text, secrets)[:limit]
+    masked = mask_text(text[: limit + past], secrets)
+    return masked[: min(limit, len(masked) - past)]
+
+
 def _masked_value(match: re.Match[str]) -> str:
     value = match.group(2)
     quote = value[: len(value) - len(value.lstrip("\\\"'"))]  # kept around the mask

@@ -56,9 +56,6 @@ if TYPE_CHECKING:  # Protocols cost a `toolctl run` ~0.2 ms each to define: chec
 
 MAX_STORED = 64 * 1024
 """Characters of arguments or output a history row keeps (with --record-arguments)."""
-MASKED_PAST = 8 * 1024
-"""Characters of output past MAX_STORED masked before the cut: cut first, a secret across
-the cut matched no pattern, and its beginning was stored (a PEM key is ~3 KiB)."""
 
 
 class Recording:
@@ -224,14 +221,14 @@ class Recorder:
     ) -> tuple[str, str, str | None]:
         """(arguments JSON, output, error message), masked and cut to MAX_STORED."""
         from toolctl.descriptor_env import descriptor_secrets
-        from toolctl.records.masking import mask_text, mask_value, secret_values
+        from toolctl.records.masking import mask_text, mask_value, masked_start, secret_values
 
         secrets = descriptor_secrets((tool.data, tool.service), self.settings.environ)
         secrets |= secret_values(dict(arguments))
         masked = json.dumps(mask_value(dict(arguments), secrets), sort_keys=True)
         return (
             masked[:MAX_STORED],
-            mask_text(output[: MAX_STORED + MASKED_PAST], secrets)[:MAX_STORED],
+            masked_start(output, MAX_STORED, secrets),
             mask_text(message, secrets)[:MAX_STORED] if message else None,
         )
 

@@ -141,7 +141,7 @@ def _session(transcript: Transcript) -> str:
 
 
 def _rows(transcripts: list[Transcript], settings: Settings, now: float) -> list[CallRecord]:
-    from toolctl.records.masking import mask_text, mask_value, secret_values
+    from toolctl.records.masking import mask_value, masked_start, secret_values
     from toolctl.records.recorder import MAX_STORED
 
     keep = settings.records.record_arguments
@@ -167,10 +167,12 @@ def _rows(transcripts: list[Transcript], settings: Settings, now: float) -> list
                     call_id=call.call_id,
                     error="tool_failed" if failed else None,
                     bytes_out=len(answer.encode()),
-                    arguments=json.dumps(mask_value(dict(call.arguments), secrets), sort_keys=True)
+                    arguments=json.dumps(mask_value(dict(call.arguments), secrets), sort_keys=True)[
+                        :MAX_STORED
+                    ]
                     if keep
                     else None,
-                    output=mask_text(answer[:MAX_STORED], secrets)
+                    output=masked_start(answer, MAX_STORED, secrets)
                     if keep and call.answer is not None
                     else None,
                 )
