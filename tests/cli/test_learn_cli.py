@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -51,6 +52,9 @@ def test_learn_writes_a_stable_file_beside_the_registry_and_changes_no_descripto
         and b"[[proposed.next]]" in first
     )
     assert {p.name: p.read_bytes() for p in reg.glob("*.toml")} == before
+    umask = os.umask(0)
+    os.umask(umask)  # read back: the file is shared with the registry, as a lock is
+    assert stat.S_IMODE(learned.stat().st_mode) == 0o666 & ~umask  # (mkstemp's 0600 was)
     again = toolctl_process(
         "graph",
         "learn",

@@ -773,3 +773,16 @@ def test_masked_start_never_keeps_a_secret_split_by_its_cut() -> None:
         assert len(kept) <= limit and secret[:split] not in kept.replace("***", ""), split
         old = mask_text(text[: limit + past], {secret})[:limit]  # as it was cut before
         assert split < 3 or secret[:split] in old  # the leak this guards against
+
+
+def test_learning_counts_no_call_the_tool_never_answered_as_its_failure(
+    toolctl: Toolctl, reg: str
+) -> None:
+    """Calls refused for their arguments (nothing ran) were weighed as failures of the
+    tool: an agent's bad calls sank a good tool. Only `failed` and `timeout` count."""
+    lines = '{"text": "a"}\n{}\n{}\n{"text": "b"}\n'
+    toolctl("run", "echo", "--batch", "-", "-r", reg, input=lines)
+    assert [c["outcome"] for c in calls(toolctl)].count("invalid") == 2
+    learned = toolctl("graph", "learn", "--out", "-", "-r", reg)
+    assert learned.returncode == 0, learned.stderr
+    assert "echo = { calls = 4, failed = 0," in learned.stdout, learned.stdout

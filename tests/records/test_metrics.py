@@ -11,7 +11,7 @@ from toolctl.records.metrics import Metrics, serve_metrics
 
 def test_the_exposition_is_clean_for_promtool() -> None:
     metrics = Metrics()
-    for outcome, seconds in (("ok", 0.02), ("ok", 0.3), ("failed", 1.5)):
+    for outcome, seconds in (("ok", 0.02), ("ok", 0.3), ("failed", 1.5), ("invalid", 1e-5)):
         metrics.started("word-count", "local")
         metrics.finished("word-count", "local", "serve", outcome, seconds)
     metrics.started("slow", "http")  # still running
@@ -22,6 +22,8 @@ def test_the_exposition_is_clean_for_promtool() -> None:
         'toolctl_tool_calls_total{caller="serve",outcome="ok",runtime="local",tool="word-count"} 2.0'
         in text
     )
+    # a call refused before it ran is counted, and has no duration (as in `stats`)
+    assert 'caller="serve",outcome="invalid",runtime="local",tool="word-count"} 1.0' in text
     assert 'toolctl_tool_call_duration_seconds_count{runtime="local",tool="word-count"} 3.0' in text
     assert (
         'toolctl_tool_call_duration_seconds_bucket{le="0.5",runtime="local",tool="word-count"} 2.0'

@@ -10,7 +10,7 @@ directory on the search path that has one, as `check` finds the lock.
 from __future__ import annotations
 
 import os
-import tempfile
+import secrets
 from pathlib import Path
 
 from toolctl.errors import UsageError
@@ -57,7 +57,10 @@ def write_learned(path: Path, text: str, *, through_links: bool = True) -> None:
         path = output_file(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(prefix=".learned-", dir=path.parent)
+        # as the registry's other files are, by the umask (mkstemp's 0600 kept the others
+        # sharing the registry from `recommend`)
+        temporary = str(path.parent / f".learned-{os.getpid()}-{secrets.token_hex(4)}")
+        handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
         try:
             with os.fdopen(handle, "w", encoding="utf-8") as out:
                 out.write(text)

@@ -46,6 +46,9 @@ OUTCOMES = {
     143: "interrupted",  # SIGTERM
 }
 """A call's outcome by the exit code `toolctl run` would have ended with."""
+NEVER_RAN = frozenset({"invalid", "not_found", "refused"})
+"""Outcomes of calls that never ran (refused before they started): no duration to count,
+in `stats` or in the duration histogram of /metrics."""
 
 
 def outcome_of(exit_code: int) -> str:

@@ -105,8 +105,8 @@ class Journal:
             if pruned:
                 defer_warning(
                     f"the run history keeps {self.max_calls:,} calls of {self.max_days:g} days "
-                    f"at most (TOOLCTL_HISTORY_MAX_CALLS, _MAX_DAYS): {pruned:,} older calls "
-                    "were removed from it"
+                    f"at most (TOOLCTL_HISTORY_MAX_CALLS, _MAX_DAYS): at least {pruned:,} older "
+                    "calls were removed from it"
                 )
 
     def close(self) -> None:

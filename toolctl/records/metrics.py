@@ -29,6 +29,8 @@ from prometheus_client import (
     generate_latest,
 )
 
+from toolctl.records import NEVER_RAN
+
 BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0)
 """Seconds: from a fast HTTP tool's few milliseconds to a container's minutes."""
 CONTENT_TYPE = CONTENT_TYPE_LATEST
@@ -72,7 +74,8 @@ class Metrics:
     def finished(self, tool: str, runtime: str, caller: str, outcome: str, seconds: float) -> None:
         self.in_flight.labels(tool, runtime).dec()
         self.calls.labels(tool, runtime, caller, outcome).inc()
-        self.duration.labels(tool, runtime).observe(seconds)
+        if outcome not in NEVER_RAN:  # a refusal's microseconds pulled the latencies down
+            self.duration.labels(tool, runtime).observe(seconds)
 
     def watch_backlog(self, queue: str, read: Callable[[], float]) -> None:
         """Report ``read()`` (requests waiting on ``queue``) at every scrape."""

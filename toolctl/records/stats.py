@@ -11,6 +11,8 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
+from toolctl.records import NEVER_RAN
+
 EDGES_MS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10_000, 30_000, 60_000)
 """Upper bounds of the histogram's bins, in ms (a last bin holds everything slower)."""
 
@@ -64,8 +66,6 @@ def percentile(ordered: Sequence[float], fraction: float) -> float:
     return round(value, 3)
 
 
-NEVER_RAN = frozenset({"invalid", "not_found", "refused"})
-"""Outcomes of calls that never ran (refused before they started): no duration to count."""
 IMPORTED = "transcript"
 """The runtime of a call read from a transcript (`history import`): no duration either."""
 

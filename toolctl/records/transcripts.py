@@ -209,9 +209,13 @@ def history_transcripts(
 
 
 def _succeeded(outcome: str) -> bool | None:
-    """A recorded call's success as learning weighs it: a call a signal stopped says
-    nothing of the tool (unknown, as a call with no answer), every other end does."""
-    return None if outcome == "interrupted" else outcome == "ok"
+    """A recorded call's success as learning weighs it: the tool's answer (ok), its failure
+    (failed, or too slow: timeout); a call the tool never answered says nothing of it
+    (unknown, as a call with no answer): a signal stopped it, its arguments were refused
+    before it ran (an agent's bad call sank a good tool), its transport or pin failed."""
+    if outcome == "ok":
+        return True
+    return False if outcome in ("failed", "timeout") else None
 
 
 def _arguments(stored: str | None) -> dict[str, Any]:
