@@ -679,6 +679,40 @@ def test_sixteen_runs_at_once_behind_a_long_write_lose_no_record(
     assert sessions == sorted(["", *(f"s{n}" for n in range(16))])
 
 
+def test_a_signal_while_the_record_waits_says_the_record_is_lost(
+    toolctl: Toolctl, reg: str, tmp_path: Path
+) -> None:
+    """The result is out and the run waits for another writer's lock: SIGTERM ends it
+    (143, as any stopped command), and says that its call's record is lost (it said
+    nothing, and the call had no row)."""
+    assert toolctl("run", "echo", "-a", "text=first", "-r", reg).returncode == 0
+    path = Path(os.environ["XDG_STATE_HOME"]) / "toolctl" / "history.sqlite3"
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        run = subprocess.Popen(
+            [PY, "-m", "toolctl", "run", "echo", "-a", "text=waits", "-r", reg, "--json"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=tmp_path,
+        )
+        assert run.stdout is not None
+        result = "".join(iter(run.stdout.readline, "}\n"))  # the result is out
+        assert '"success": true' in result, result
+        time.sleep(0.5)  # its record waits for the lock
+        run.send_signal(signal.SIGTERM)
+        _, err = run.communicate(timeout=60)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert run.returncode == 143
+    assert err == (
+        "toolctl: warning: stopped while the run history waited for another writer: "
+        "1 call record(s) lost\n"
+    )
+
+
 def test_history_import_keeps_apart_what_it_cannot_tell_from_another(
     toolctl: Toolctl, tmp_path: Path
 ) -> None:

@@ -208,9 +208,10 @@ def write_records() -> None:
     if "toolctl.records.journal" not in sys.modules:
         return
     from toolctl.processes.lifetime import signals_end_at_once
+    from toolctl.records import lost_on_signal, write_all
 
-    signals_end_at_once()  # the command is over: a signal now never shows a traceback
-    from toolctl.records import write_all
+    # the command is over: a signal now never shows a traceback, and says what it lost
+    signals_end_at_once(lost_on_signal)
     from toolctl.terminal import render
 
     for stream in (sys.stdout, sys.stderr):

@@ -25,6 +25,7 @@ thread (where Python allows no handler) the lifetime only waits.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import signal
 import sys
@@ -32,6 +33,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from types import FrameType
+from typing import Any
 
 from toolctl.errors import StopSignal, stopped_by
 
@@ -126,21 +128,28 @@ class Lifetime:
             raise stopped_by(self.signum, message, quiet=quiet)
 
 
-def signals_end_at_once() -> None:
+def signals_end_at_once(last_words: Callable[[], str | None] | None = None) -> None:
     """From now on a stopping signal ends the process at once, exit 128 + its number, as a
     second one does under a Lifetime: for what a command does once its work is over
     (writing its records waits up to 30 s for another writer's lock), where Python's own
-    handlers would print a traceback or die silently."""
+    handlers would print a traceback or die silently. ``last_words``: a line for stderr
+    then (what is lost), or None."""
     if threading.current_thread() is not threading.main_thread():
         return
+    handler = _end_now if last_words is None else functools.partial(_end_now, last_words)
     for number in SIGNALS:
-        signal.signal(number, _end_now)
+        signal.signal(number, handler)
 
 
-def _end_now(signum: int, _frame: FrameType | None) -> None:
-    """What was printed flushed, then exit 128 + ``signum`` at once: skips teardown that
-    could hang (a Pulsar client's)."""
+def _end_now(*args: Any) -> None:
+    """What was printed flushed (and ``last_words``, when given first), then exit 128 +
+    the signal's number at once: skips teardown that could hang (a Pulsar client's)."""
+    *told, signum, _frame = args
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(OSError, ValueError):
             stream.flush()
+    words = told[0]() if told else None
+    if words:
+        with contextlib.suppress(OSError):
+            os.write(2, words.encode("utf-8", "replace"))
     os._exit(128 + signum)

@@ -84,4 +84,23 @@ def write_all(warn: Callable[[str], None] | None = None) -> None:
     flush_all(warn)
 
 
-__all__ = ["CALLERS", "OUTCOMES", "Origin", "outcome_of", "write_all"]
+def lost_on_signal() -> str | None:
+    """What a signal ending the process now would lose of the calls' records, said in one
+    line (None: nothing): the run history waits up to 30 s for another writer's lock,
+    after the result is printed, and a command stopped then lost its row without a word."""
+    import sys
+
+    if "toolctl.records.journal" not in sys.modules:
+        return None
+    from toolctl.records.journal import unwritten
+
+    count = unwritten()
+    if not count:
+        return None
+    return (
+        f"toolctl: warning: stopped while the run history waited for another writer: "
+        f"{count} call record(s) lost\n"
+    )
+
+
+__all__ = ["CALLERS", "OUTCOMES", "Origin", "lost_on_signal", "outcome_of", "write_all"]

@@ -63,6 +63,8 @@ class Journal:
         self._thread: threading.Thread | None = None
         self._db: sqlite3.Connection | None = None
         self.dropped = 0
+        self.in_write = 0
+        """Records of the write under way (a signal ending it loses them)."""
 
     def add(self, record: CallRecord) -> None:
         """Queue one record (never blocks on I/O, never raises)."""
@@ -92,12 +94,15 @@ class Journal:
             try:
                 from toolctl.records import history
 
+                self.in_write = len(batch)
                 if self._db is None:
                     self._db = history.open_for_writing(self.path)
                 pruned = history.append(
                     self._db, batch, max_calls=self.max_calls, max_days=self.max_days
                 )
+                self.in_write = 0
             except (sqlite3.Error, OSError) as exc:
+                self.in_write = 0
                 self._fail(exc, len(batch))
                 return
             if self._retrying:
@@ -213,6 +218,12 @@ def journal_for(settings: Settings, warn: Warn | None = None) -> Journal | None:
     if warn is not None:
         journal.warn = warn
     return journal
+
+
+def unwritten() -> int:
+    """Records not in their history file yet: queued, or in the write under way (read
+    from a signal handler: no lock taken)."""
+    return sum(len(j._pending) + j.in_write for j in list(_journals.values()))
 
 
 def flush_all(warn: Warn | None = None) -> None:
