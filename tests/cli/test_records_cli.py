@@ -820,3 +820,29 @@ def test_learning_counts_no_call_the_tool_never_answered_as_its_failure(
     learned = toolctl("graph", "learn", "--out", "-", "-r", reg)
     assert learned.returncode == 0, learned.stderr
     assert "echo = { calls = 4, failed = 0," in learned.stdout, learned.stdout
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full")
+def test_a_call_whose_output_was_lost_is_recorded_so(tmp_path: Path) -> None:
+    """Streamed output to a full disk: exit 74 and outcome `output_lost`, not `error`
+    (the word for a bug in toolctl)."""
+    write_files(tmp_path, {"text/t.toml": f"""
+        [[tool]]
+        name = "says"
+        [tool.local]
+        command = ["{PY}", "-c", "print('some text')"]
+        input = "none"
+        """})  # fmt: skip
+    done = subprocess.run(
+        ["sh", "-c", 'exec "$0" -m toolctl run says -r text >/dev/full', PY],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 74, done.stderr
+    history = subprocess.run(
+        [PY, "-m", "toolctl", "history", "--json"], capture_output=True, text=True, timeout=60
+    )
+    [call] = json.loads(history.stdout)["calls"]
+    assert (call["outcome"], call["exit_code"]) == ("output_lost", 74)

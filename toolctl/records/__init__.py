@@ -38,6 +38,7 @@ OUTCOMES = {
     4: "not_found",
     5: "unavailable",
     70: "error",
+    74: "output_lost",  # the call's output could not be written (a full disk)
     124: "timeout",
     129: "interrupted",  # SIGHUP
     130: "interrupted",  # SIGINT
