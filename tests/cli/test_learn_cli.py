@@ -288,6 +288,16 @@ def test_a_broken_learned_file_is_a_registry_error(
     done = toolctl("recommend", "--after", "cd", "--registry", str(reg))
     assert done.returncode == 3
     assert "toolctl.learned: not a learned file" in done.stderr and "graph learn" in done.stderr
+    # what is wrong said in the file's terms, not Python's; one exit code for all of it
+    for text, said in (
+        (b"format = 1\n", "(it has no 'sessions')"),
+        (b"format = 1\nsessions = 1\norder = 3\nmin_support = 2\nfailure_weight = 0.25\n"
+         b'lexical_weight = 0.5\n[next.cd]\nls = "x"\n', "(a value of the wrong kind where"),
+        (b"\xff\n", "(it is not UTF-8 text)"),
+    ):  # fmt: skip
+        (reg / "toolctl.learned").write_bytes(text)
+        done = toolctl("recommend", "--after", "cd", "--registry", str(reg))
+        assert done.returncode == 3 and said in done.stderr, done.stderr
 
 
 def test_evaluate_prints_recall_against_the_baselines(

@@ -124,9 +124,19 @@ def loads(text: str, origin: str) -> LearnedModel:
         )
     except (ValueError, KeyError, TypeError, AttributeError, OverflowError) as exc:
         raise RegistryError(
-            f"{origin}: not a learned file ({exc})",
+            f"{origin}: not a learned file ({_why(exc)})",
             hint="write it again with `toolctl graph learn`",
         ) from None
+
+
+def _why(exc: Exception) -> str:
+    """What is wrong with a learned file, in its own terms rather than Python's
+    (``'sessions'``, ``string indices must be integers``)."""
+    if isinstance(exc, KeyError):
+        return f"it has no {exc.args[0]!r}" if exc.args else "a key is missing"
+    if isinstance(exc, (TypeError, AttributeError)):
+        return "a value of the wrong kind where a table or a number goes"
+    return str(exc)
 
 
 def _read_tallies(table: Any) -> dict[str, Tally]:

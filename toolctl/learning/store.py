@@ -39,9 +39,18 @@ def find_learned(settings: Settings) -> Path | None:
 
 def read_learned(path: Path) -> LearnedModel:
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        data = path.read_bytes()
+    except OSError as exc:
         raise UsageError(f"cannot read the learned file {path}: {_reason(exc)}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:  # what it holds is wrong: as any other fault of its own (3)
+        from toolctl.errors import RegistryError
+
+        raise RegistryError(
+            f"{path}: not a learned file (it is not UTF-8 text)",
+            hint="write it again with `toolctl graph learn`",
+        ) from None
     return loads(text, str(path))
 
 
