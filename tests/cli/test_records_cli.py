@@ -846,3 +846,14 @@ def test_a_call_whose_output_was_lost_is_recorded_so(tmp_path: Path) -> None:
     )
     [call] = json.loads(history.stdout)["calls"]
     assert (call["outcome"], call["exit_code"]) == ("output_lost", 74)
+
+
+def test_a_history_linked_to_nothing_is_no_empty_history(toolctl: Toolctl) -> None:
+    """`history` said "no calls recorded yet" (exit 0) over a symlink to nothing, where
+    every run warned that it could not write there: it is exit 74 naming the file."""
+    path = Path(os.environ["XDG_STATE_HOME"]) / "toolctl" / "history.sqlite3"
+    path.parent.mkdir(parents=True)
+    path.symlink_to("/nonexistent/x.sqlite3")
+    done = toolctl("history")
+    assert (done.returncode, done.stdout) == (74, ""), done.stderr
+    assert "cannot read the run history at" in done.stderr and "a symlink to nothing" in done.stderr

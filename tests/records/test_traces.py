@@ -48,6 +48,22 @@ def test_a_run_exports_one_execute_tool_span_and_the_tool_gets_its_traceparent(
     assert (call["trace_id"], call["span_id"]) == (span.trace_id, span.span_id)
 
 
+def test_a_protocol_toolctl_does_not_speak_is_said_and_spans_still_sent(
+    tmp_path: Path, toolctl_process: Toolctl
+) -> None:
+    """OTEL_EXPORTER_OTLP_PROTOCOL=grpc was ignored without a word."""
+    with otlp_receiver() as receiver:
+        env = {"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url, "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}
+        done = toolctl_process("run", "traced", "-r", str(registry(tmp_path)), env=env)
+        assert done.returncode == 0, done.stderr
+        assert done.stderr == (
+            "toolctl: warning: OTEL_EXPORTER_OTLP_PROTOCOL=grpc is not taken: spans go over "
+            "http/protobuf\n"
+        )
+        (span,) = receiver.wait_for(1)
+    assert span.name == "execute_tool traced"
+
+
 def test_the_traceparent_of_toolctls_environment_is_continued(
     tmp_path: Path, toolctl_process: Toolctl
 ) -> None:

@@ -157,7 +157,7 @@ def history_path(state_dir: Path) -> Path:
 def open_for_writing(path: Path) -> sqlite3.Connection:
     """The history file, created (with its directory) on first use; sqlite3.Error or OSError
     when it cannot be (a read-only or full disk)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # XDG: the user's alone
     _regular(path)
     _private(path)
     # the journal's writer thread and the thread that flushes at exit share it, one at a
@@ -339,6 +339,8 @@ def open_for_reading(path: Path) -> sqlite3.Connection | None:
         nearest = next((p for p in path.parents if p.exists()), None)
         if nearest is not None and not nearest.is_dir():
             raise unusable(path, NotADirectoryError(errno.ENOTDIR, "Not a directory"))
+        if path.is_symlink():  # a link to nothing: no write lands there either
+            raise unusable(path, FileNotFoundError(errno.ENOENT, "a symlink to nothing"))
         return None
     try:
         _regular(path)

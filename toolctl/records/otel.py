@@ -68,6 +68,15 @@ class OtlpTracer:
     ) -> None:
         self.endpoint = traces_endpoint(environ)
         _quiet_sdk_logs(self.endpoint, warn)
+        protocol = (
+            environ.get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
+            or environ.get("OTEL_EXPORTER_OTLP_PROTOCOL")
+            or "http/protobuf"
+        ).strip()
+        if protocol != "http/protobuf" and warn is not None:  # grpc: sent over HTTP all the same
+            warn(
+                f"OTEL_EXPORTER_OTLP_PROTOCOL={protocol} is not taken: spans go over http/protobuf"
+            )
         resource = Resource.create(
             {
                 "service.name": environ.get("OTEL_SERVICE_NAME") or "toolctl",
