@@ -53,6 +53,16 @@ def test_null_in_a_schema_imports_and_runs(toolctl: Toolctl, imported: Path) -> 
     assert "probe.noted" not in live.stdout + live.stderr  # no drift reported for it
 
 
+def test_run_rejects_sampling_as_the_protocol_says(toolctl: Toolctl, imported: Path) -> None:
+    """toolctl declares sampling: a run with nobody to ask rejects it (-1, as mcp serve
+    does), where it answered -32601 "method not found" (the SDK shows the message)."""
+    ran = toolctl("run", "probe.ask_sampling", "-r", str(imported), "--arg", "prompt=hi")
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.strip() == (
+        "sampling refused: toolctl declined sampling: no model answers it here"
+    )
+
+
 def test_a_tool_needing_task_support_is_skipped_and_never_missed(
     toolctl: Toolctl, tmp_path: Path
 ) -> None:

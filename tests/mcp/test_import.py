@@ -538,6 +538,12 @@ def test_a_tool_the_server_lists_twice_is_refused_the_others_imported(
     assert done.returncode == 3, done.stderr
     assert "'echo': listed twice by the server" in done.stderr
     assert (reg / "tools/probe.echo.toml").is_file() and (reg / "tools/probe.fail.toml").is_file()
+    # the first is the tool everywhere: a run and `check --live` took the last, and said
+    # it "changed since it was pinned"
+    ran = toolctl("run", "probe.echo", "-r", str(reg), "--arg", "text=first")
+    assert (ran.returncode, ran.stdout.strip()) == (0, "first"), ran.stderr
+    live = toolctl("check", "--live", "-r", str(reg))
+    assert "changed since it was pinned" not in live.stdout + live.stderr
 
 
 def test_a_nul_in_a_servers_command_is_one_line_not_a_crash(

@@ -32,14 +32,27 @@ def test_images_and_resources_go_to_data_with_a_summary() -> None:
 
 
 def test_odd_shapes_do_not_raise() -> None:
-    assert map_result({}) == ("", None, False)
     assert map_result({"content": [{"type": "video"}]}).output == "[video content]"
+    assert map_result({"structuredContent": {"a": 1}}) == ("", {"a": 1}, False)  # older servers
+
+
+def test_a_result_with_nothing_or_a_flag_that_is_no_flag_is_an_error() -> None:
+    """`{}` (no content, which a result must have) and `"isError": "yes"` read as a
+    success with nothing in it."""
+    empty = map_result({})
+    assert empty == ("the MCP server's result is malformed: it has no 'content'", None, True)
+    flagged = map_result({"content": [{"type": "text", "text": "x"}], "isError": "yes"})
+    assert flagged.is_error
+    assert (
+        flagged.output
+        == "the MCP server's result is malformed: 'isError' is str, not true or false"
+    )
 
 
 def test_content_that_is_not_a_list_of_objects_is_an_error() -> None:
     """Issue #24: ``{"content": "notalist"}`` used to count as a success with no output."""
     for content, shown in (("notalist", "str"), ({"type": "text"}, "dict"), (7, "int")):
-        answer = map_result({"content": content, "isError": "yes"})
+        answer = map_result({"content": content, "isError": True})
         assert answer.is_error and answer.data is None
         expected = f"the MCP server's result is malformed: 'content' is {shown}, not a list"
         assert answer.output == expected

@@ -82,6 +82,16 @@ def test_bad_lines_are_answered_and_the_server_goes_on(stdio_server: Any) -> Non
     assert answer(stdout) == {"jsonrpc": "2.0", "id": 9, "result": {}}
 
 
+def test_a_cursor_never_handed_out_is_invalid_params(stdio_server: Any) -> None:
+    """MCP: an invalid cursor SHOULD be -32602; the whole list came back as a page."""
+    stdin, stdout = stdio_server.stdin, stdio_server.stdout
+    send(stdin, b'{"jsonrpc": "2.0", "id": 3, "method": "tools/list", "params": {"cursor": "x"}}\n')
+    got = answer(stdout)
+    assert (got["id"], got["error"]["code"]) == (3, -32602), got
+    send(stdin, b'{"jsonrpc": "2.0", "id": 4, "method": "tools/list", "params": {}}\n')
+    assert "tools" in answer(stdout)["result"]
+
+
 def test_an_answer_to_nothing_the_server_asked_is_ignored(stdio_server: Any) -> None:
     """A client's response with an id the server never asked (a stray, a replay): the SDK
     sent the client an error-level "Internal Server Error" log message, and warned on

@@ -210,7 +210,9 @@ def plan_update(
     not imported (new ones, or left out)."""
     from toolctl.registry.index import Registry
 
-    live = {str(tool["name"]): (tool, pin) for tool, pin in tools}
+    live: dict[str, tuple[Any, str]] = {}
+    for tool, pin in tools:  # the first of a name listed twice, as the import pinned it
+        live.setdefault(str(tool["name"]), (tool, pin))
     registry = Registry.open(settings, full=True)
     changes, same = [], 0
     imported: set[str] = set()

@@ -19,6 +19,7 @@ from toolctl.mcp.pins import (
     OFFERS,
     UPDATE_HINT,
     Offers,
+    by_name,
     changed_fields,
     needs_task,
     offer_drift,
@@ -176,7 +177,7 @@ def live_check(
             found.append(Finding(severity, "mcp-unreachable", service.file, service.line, message))
             continue
         listed_tools, offers = answer
-        live = {str(each["name"]): each for each in listed_tools}
+        live = by_name(listed_tools)
         found += [f for tool in mine if (f := _compare(service, tool, live)) is not None]
         found += _not_imported(service, mine, live)
         found += _offers_drift(service, offers)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +22,16 @@ def needs_task(tool: Mapping[str, Any]) -> bool:
     required``): toolctl does not call tasks, so it is neither imported nor missed."""
     execution = tool.get("execution")
     return isinstance(execution, dict) and execution.get("taskSupport") == "required"
+
+
+def by_name(listed: Iterable[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
+    """A server's tools by name, the first of a name it lists twice kept: as `import mcp`
+    pinned it (a run, `check --live` and `--update` took the last, and called the tool
+    "changed since it was pinned")."""
+    tools: dict[str, Mapping[str, Any]] = {}
+    for each in listed:
+        tools.setdefault(str(each["name"]), each)
+    return tools
 
 
 def canonical_json(value: Any) -> bytes:

@@ -24,7 +24,7 @@ def map_result(result: Mapping[str, Any]) -> Answer:
     A result whose ``content`` is not a list of objects breaks the protocol: an error,
     never a success with nothing in it."""
     content = result.get("content")
-    malformed = _malformed(content)
+    malformed = _malformed(content, result)
     if malformed:
         return Answer(f"the MCP server's result is malformed: {malformed}", None, True)
     items = (
@@ -42,8 +42,13 @@ def map_result(result: Mapping[str, Any]) -> Answer:
     return Answer(output, data, result.get("isError") is True)
 
 
-def _malformed(content: Any) -> str | None:
+def _malformed(content: Any, result: Mapping[str, Any]) -> str | None:
+    flag = result.get("isError")
+    if flag is not None and not isinstance(flag, bool):  # "yes" read as a success
+        return f"'isError' is {type(flag).__name__}, not true or false"
     if content is None:
+        if result.get("structuredContent") is None:  # `{}`: nothing, read as a success
+            return "it has no 'content'"
         return None  # older servers answered structuredContent alone; taken as given
     if not isinstance(content, list):
         return f"'content' is {type(content).__name__}, not a list"

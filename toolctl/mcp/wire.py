@@ -61,7 +61,11 @@ def decode(raw: bytes | str) -> Message:
     """Parse one message from the server; anything but a JSON-RPC 2.0 object is an error."""
     try:
         message = json.loads(raw)
-    except (ValueError, RecursionError) as exc:
+    except RecursionError:
+        raise ProtocolError(
+            f"MCP server sent JSON nested too deep to read: {_excerpt(raw)}"
+        ) from None
+    except ValueError as exc:
         raise ProtocolError(f"MCP server sent something that is not JSON: {_excerpt(raw)}") from exc
     if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
         raise ProtocolError(f"MCP server sent a message that is not JSON-RPC 2.0: {_excerpt(raw)}")

@@ -76,7 +76,9 @@ class _Live:
     def take(self, listed: Iterable[Mapping[str, Any]]) -> None:
         """The server's tool list, as listed now, and its pins worked out on use (one
         assignment: a call on another thread sees the old listing or the new, whole)."""
-        tools: dict[str, Mapping[str, Any]] = {str(each["name"]): each for each in listed}
+        from toolctl.mcp.pins import by_name
+
+        tools = by_name(listed)
         self._listing: tuple[dict[str, Mapping[str, Any]], dict[str, str]] = (tools, {})
 
     @property
@@ -376,7 +378,7 @@ def _asker(call: Call, service: Mapping[str, Any]) -> Callable[[str, dict[str, A
     (``elicit``) and given to the run (``--elicit``), or a decline; else a refusal."""
 
     def ask(method: str, params: dict[str, Any]) -> Any:
-        from toolctl.mcp.asks import Refused
+        from toolctl.mcp.asks import SAMPLING_DECLINED, Refused
         from toolctl.mcp.elicit import declared_answer
         from toolctl.mcp.wire import METHOD_NOT_FOUND
 
@@ -389,6 +391,8 @@ def _asker(call: Call, service: Mapping[str, Any]) -> Callable[[str, dict[str, A
                 params, answers, defaults=bool(service.get("elicit_defaults")),
                 declined=call.sink.warning,
             )  # fmt: skip
+        if method == "sampling/createMessage":  # declared in the handshake: rejected, -1
+            raise Refused(SAMPLING_DECLINED, "toolctl declined sampling: no model answers it here")
         raise Refused(METHOD_NOT_FOUND, f"toolctl has nobody to ask for {method} here")
 
     return ask

@@ -72,6 +72,14 @@ class ToolServer:
 
     async def _list(self, request: types.ListToolsRequest) -> types.ServerResult:
         session = self.server.request_context.session
+        cursor = request.params.cursor if request.params is not None else None
+        if cursor is not None:  # the list is one page: no cursor was handed out (MCP: -32602)
+            raise McpError(
+                types.ErrorData(
+                    code=types.INVALID_PARAMS,
+                    message="Invalid params: unknown cursor (tools/list is one page)",
+                )
+            )
         self._sessions.add(session)
         if self.adaptive is not None:
             return self._narrowed(session, self.adaptive)

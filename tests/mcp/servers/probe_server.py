@@ -250,7 +250,10 @@ def _paginate(size: int) -> None:
     async def page(cursor: str | None) -> Any:
         tools = await server.list_tools()
         twice = os.environ.get("PROBE_DUPLICATE")  # a server that lists a tool twice
-        tools = [*tools, *(t for t in tools if t.name == twice)]
+        again = [
+            t.model_copy(update={"description": "listed again"}) for t in tools if t.name == twice
+        ]
+        tools = [*tools, *again]  # the second unlike the first: which one counts shows
         start = int(cursor or 0)
         end = start + size
         more = str(end) if end < len(tools) else None
