@@ -240,3 +240,70 @@ def _wait_port(port: int) -> None:
         except OSError:
             time.sleep(0.05)
     raise AssertionError(f"nothing listens on {port}")
+
+
+def test_a_server_stuck_in_its_handshake_holds_up_no_other_service(
+    toolctl: Toolctl, imported: Path, tmp_path: Path
+) -> None:
+    """`mcp serve` with a service whose server never answers `initialize`: a call to
+    another service is answered at once (it waited out the stuck one's connect_timeout,
+    the runner locked for every service while one connected); and stdin closing ends
+    the stuck call and its server at once (the handshake could not be cancelled: the
+    gateway took the whole timeout to exit, and a client that killed it left the server
+    running)."""
+    import time
+
+    marker = f"h82mute{os.getpid()}"
+    (imported / "mute.toml").write_text(
+        tomli_w.dumps({"service": [{"name": "mute", "mcp": {
+            "command": [sys.executable, "-c", "import time; time.sleep(600)", marker],
+            "connect_timeout": 40,
+        }}]})
+    )  # fmt: skip
+    echo = (imported / "tools/probe.echo.toml").read_text()
+    (imported / "tools/mute.echo.toml").write_text(
+        echo.replace('name = "probe.echo"', 'name = "mute.echo"').replace(
+            'service = "probe"', 'service = "mute"'
+        )
+    )
+    assert toolctl("show", "mute.echo", "-r", str(imported)).returncode == 0
+    hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "0"}}}  # fmt: skip
+    server = subprocess.Popen(
+        [sys.executable, "-m", "toolctl", "mcp", "serve", "-r", str(imported)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    assert server.stdin is not None and server.stdout is not None
+    try:
+        for message in (
+            hello,
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+             "params": {"name": "mute.echo", "arguments": {"text": "stuck"}}},
+        ):  # fmt: skip
+            server.stdin.write(json.dumps(message) + "\n")
+            server.stdin.flush()
+        assert json.loads(server.stdout.readline())["id"] == 1
+        time.sleep(1)  # the stuck server is starting
+        started = time.monotonic()
+        call = {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                "params": {"name": "probe.echo", "arguments": {"text": "other"}}}  # fmt: skip
+        server.stdin.write(json.dumps(call) + "\n")
+        server.stdin.flush()
+        answered = json.loads(server.stdout.readline())
+        assert answered["id"] == 3, answered
+        assert answered["result"]["content"][0]["text"] == "other"
+        assert time.monotonic() - started < 20  # not the stuck one's 40 s
+        closed = time.monotonic()
+        server.stdin.close()
+        server.wait(timeout=30)
+        assert time.monotonic() - closed < 15  # its grace, not the handshake's 40 s
+    finally:
+        server.kill()
+        server.wait()
+    left = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True)
+    assert left.stdout == "", "the stuck server outlived the gateway"

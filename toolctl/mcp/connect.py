@@ -50,8 +50,14 @@ def connect_http(
 
 
 def finish_handshake(session: Session, timeout: float, prefer_modern: bool) -> Session:
+    """The handshake within ``timeout``; a call cancelled meanwhile (a client's cancel, a
+    server stopping) stops the server at once (the call waited out the whole timeout,
+    and a client that gave up left the server running)."""
+    from toolctl.processes.cancelling import on_cancel
+
     try:
-        session.handshake(timeout, prefer_modern=prefer_modern)
+        with on_cancel(session.transport.kill):
+            session.handshake(timeout, prefer_modern=prefer_modern)
     except TimedOut as exc:
         session.transport.kill()
         ended = "it was stopped" if session.local else "the connection was closed"

@@ -12,11 +12,12 @@ pipe). The timeout covers start, handshake and call; on expiry the client sends
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from toolctl.arguments import printable_text
@@ -118,6 +119,10 @@ class McpRunner:
         self.settings = settings
         self._live: dict[str, _Live] = {}
         self._lock = threading.Lock()
+        self._gates: dict[str, threading.Lock] = {}
+        """One per service: the calls of a service wait for the one that connects to it;
+        the calls of other services do not (a server stuck in its handshake held every
+        MCP call of a gateway up to its connect_timeout)."""
         self._closed = False
 
     # -- --dry-run ------------------------------------------------------------------------
@@ -308,20 +313,31 @@ class McpRunner:
 
     def _session(self, tool: ToolSpec, timeout: float, sink: Sink) -> _Live:
         name = _service_name(tool)
-        with self._lock:  # batch threads wait for the one that connects
-            if self._closed:
-                from toolctl.errors import Interrupted
-
-                raise Interrupted("the call was stopped")
-            live = self._live.get(name)
-            if live is not None and live.opened_for != _definition(tool):
-                del self._live[name]  # opened for a definition the registry no longer has
-                live.session.close()
-                live = None
+        with self._lock:
+            self._refuse_closed()
+            gate = self._gates.setdefault(name, threading.Lock())
+        with _entered(gate):  # this service's calls wait for the one that connects
+            with self._lock:
+                self._refuse_closed()
+                live = self._live.get(name)
+                if live is not None and live.opened_for != _definition(tool):
+                    del self._live[name]  # opened for a definition no longer in the registry
+                    live.session.close()
+                    live = None
             if live is None:
                 live = self._connect(tool, timeout, sink)
-                self._live[name] = live
+                with self._lock:
+                    if self._closed:  # closed while it connected: nobody would close it
+                        live.session.kill()
+                        self._refuse_closed()
+                    self._live[name] = live
             return live
+
+    def _refuse_closed(self) -> None:
+        if self._closed:
+            from toolctl.errors import Interrupted
+
+            raise Interrupted("the call was stopped")
 
     def _drop(self, name: str) -> None:
         """Forget the session held for service ``name``, whatever it is."""
@@ -350,12 +366,33 @@ class McpRunner:
             started = time.perf_counter()
             session = connect(self.settings, name, service, tool.service_dir, budget)
             _suggest_keep_alive(name, service, time.perf_counter() - started, sink)
+        from toolctl.processes.cancelling import on_cancel
+
         try:
-            listed = session.list_tools(budget)
+            with on_cancel(session.kill):  # a cancelled call stops the server it started
+                listed = session.list_tools(budget)
         except BaseException:
             session.kill()
             raise
         return _Live(session, listed, _definition(tool))
+
+
+@contextlib.contextmanager
+def _entered(gate: threading.Lock) -> Iterator[None]:
+    """Hold ``gate``, waiting for it as long as the call is not cancelled: a call waiting
+    for another to connect its service stops when it is (its client gave up)."""
+    from toolctl.errors import Interrupted
+    from toolctl.processes.cancelling import on_cancel
+
+    stop = threading.Event()
+    with on_cancel(stop.set):
+        while not gate.acquire(timeout=0.05):
+            if stop.is_set():
+                raise Interrupted("the call was stopped")
+    try:
+        yield
+    finally:
+        gate.release()
 
 
 def _suggest_keep_alive(name: str, service: Mapping[str, Any], took: float, sink: Sink) -> None:
