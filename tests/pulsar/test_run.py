@@ -399,3 +399,29 @@ def test_a_topic_in_a_namespace_the_broker_lacks_says_to_create_it(
     done = toolctl("run", "nowhere", "-r", str(reg), "--pulsar-url", url, "--timeout", "10")
     assert done.returncode == 5, done.stderr
     assert "TopicNotFound" in done.stderr and "pulsar-admin namespaces create" in done.stderr
+
+
+def test_an_answer_with_half_an_emoji_is_printed_not_crashed_on(
+    toolctl: Toolctl, project: Project, workers: StartWorker, tmp_path: Path
+) -> None:
+    """JSON may carry a lone surrogate (a service that cut a string inside an emoji):
+    `run` died writing it (exit 70) in plain, --json and --batch, and the batch lost every
+    line. It is printed escaped."""
+    from tests.conftest import write_files
+    from tests.pulsar.pulsar_support import handler_services
+
+    write_files(project.root, {"halves.py": (
+        "import json\n\ndef half(config, arguments, user):\n"
+        "    return json.loads('\"smile \\\\ud83d\"')\n"
+    )})  # fmt: skip
+    write_files(project.registry, {"halves.toml": handler_services(project, "halves", ["half"])})
+    workers("half")
+    plain = toolctl("run", "half", "--registry", str(project.registry))
+    assert (plain.returncode, plain.stdout) == (0, "smile \\ud83d\n"), plain.stderr
+    as_json = toolctl("run", "half", "--json", "--registry", str(project.registry))
+    assert result_of(as_json.stdout)["output"] == "smile \\ud83d"
+    batch = toolctl(
+        "run", "half", "--batch", "-", "--registry", str(project.registry), input="{}\n{}\n"
+    )
+    assert batch.returncode == 0, batch.stderr
+    assert len(batch.stdout.splitlines()) == 2

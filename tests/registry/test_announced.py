@@ -255,6 +255,30 @@ def test_a_forged_copy_of_a_held_announcement_is_told_while_it_holds(
     assert take(settings, [Received("jokes", fresh.encode())], None) == []  # superseded
 
 
+def test_bodies_nested_just_short_of_the_parsers_limit_crash_no_reader(
+    settings: Settings, signer: Signer
+) -> None:
+    """Under a trusted key, bodies nested 300 to 999 deep: some parse, then are too deep
+    to put in canonical form a few frames further down, which crashed every command
+    reading the topic (exit 70), for good (the read position was never saved)."""
+    import time
+
+    from toolctl.pulsar.announcements import Received
+    from toolctl.registry.announced import take
+
+    real = body("jokes", "tell-joke", signer=signer)
+    assert take(settings, [Received("jokes", real.encode())], None) == []
+    head = json.dumps({"service": "jokes", "at": time.time(), "ttl": 30,
+                       "key": signer.public, "signature": "c2ln"})[:-1]  # fmt: skip
+    deep = [
+        Received("jokes", f'{head}, "items": {"[" * depth}{"]" * depth}}}'.encode())
+        for depth in range(300, 1000)
+    ]
+    take(settings, deep, None)  # refused, one reason: no crash
+    tool = Registry.open(settings, full=True).resolve("tool", "tell-joke")
+    assert tool.data.get("description") is not None  # the trusted one still holds
+
+
 def test_junk_on_the_topic_is_kept_as_its_reason_for_a_while_and_told_briefly(
     settings: Settings,
 ) -> None:

@@ -39,6 +39,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from toolctl.arguments import printable_text
+
 ERROR_TYPE = "tool-service-error"
 TIMED_OUT_TYPE = "toolctl-timed-out"
 """The error type of a hosted tool that ran past the timeout its worker's descriptor sets:
@@ -168,13 +170,15 @@ def decode_response(body: bytes) -> Response:
         return Response("", f"malformed response: {exc}", True)
     error, answer = parsed.get("error"), parsed.get("response")
     text = answer if isinstance(answer, str) else ("" if answer is None else json.dumps(answer))
+    text = printable_text(text)  # "\ud83d", half an emoji: no UTF-8 writer takes it (exit 70)
     if error:
         kind, message = (
             (error.get("type") or "error", error.get("message") or "")
             if isinstance(error, dict)
             else ("error", str(error))
         )
-        return Response(text, f"{kind}: {message}" if message else str(kind), True)
+        told = printable_text(f"{kind}: {message}" if message else str(kind))
+        return Response(text, told, True)
     end = bool(parsed.get("end_of_stream", True))
     if not end:
         report = _progress(parsed.get("progress"))
@@ -205,7 +209,7 @@ def _progress(report: Any) -> tuple[float, float | None, str | None] | None:
     return (
         progress,
         _finite(report.get("total")),
-        message if isinstance(message, str) and message else None,
+        printable_text(message) if isinstance(message, str) and message else None,
     )
 
 
@@ -216,7 +220,7 @@ def _log(report: Any) -> tuple[str, str] | None:
     level, message = report.get("level"), report.get("message")
     if not isinstance(level, str) or not isinstance(message, str):
         return None
-    return level, message
+    return printable_text(level), printable_text(message)
 
 
 def fresh_id() -> str:

@@ -422,7 +422,10 @@ def _verifies(key: str, signature: str, body: dict[str, Any]) -> bool:
 
     try:
         signed = signed_part(body)
-    except (ValueError, TypeError):  # UnicodeEncodeError is a ValueError
+    # UnicodeEncodeError is a ValueError; a body nested just short of what json.loads
+    # takes is too deep for json.dumps a few frames further down: it crashed every
+    # command reading the topic (exit 70), and for good, the read position never saved
+    except (ValueError, TypeError, RecursionError):
         return False
     return verify(key, signature, signed)
 
