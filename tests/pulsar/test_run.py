@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import socket
 import subprocess
@@ -220,6 +221,24 @@ def test_a_pulsar_url_the_client_cannot_read_is_exit_2_with_its_password_hidden(
     gone = toolctl("run", "hello", "-r", str(project.registry), "--pulsar-url", dead, "--json")
     assert gone.returncode == 2 and "hunter2" not in gone.stdout + gone.stderr
     assert "u:***@" in json.loads(gone.stdout)["error"]
+
+
+def test_a_pulsar_url_with_a_token_is_refused_before_anything_carries_it(
+    toolctl: Toolctl, project: Project, pulsar_url: str
+) -> None:
+    """`?token=` in a Pulsar URL was never used (toolctl sends Pulsar no credentials), and
+    a detached worker took it raw onto its command line (`ps`), its process record and its
+    log: exit 2, nothing started, the token never shown."""
+    url = f"{pulsar_url}?token=ENVSECRET"
+    for line in (["run", "hello"], ["worker", "hello", "--detach"]):
+        done = toolctl(*line, "-r", str(project.registry), env={"TOOLCTL_PULSAR_URL": url})
+        assert (done.returncode, done.stdout) == (2, ""), done.stderr
+        assert "a Pulsar URL takes no query or fragment" in done.stderr
+        assert "ENVSECRET" not in done.stderr
+    state = Path(os.environ["XDG_STATE_HOME"]) / "toolctl"
+    kept = [p.read_bytes() for p in state.rglob("*") if p.is_file()]
+    assert not any(b"ENVSECRET" in data for data in kept)
+    assert toolctl("service", "status", "--json").stdout.strip() == "[]"
 
 
 @pytest.fixture

@@ -86,6 +86,21 @@ def bad_url(url: str) -> UsageError:
     return UsageError(f"bad Pulsar URL {shown(url)!r}: expected pulsar://HOST:PORT")
 
 
+def refuse_query(url: str) -> None:
+    """UsageError for a Pulsar URL with a query or a fragment (``?token=...``): toolctl
+    sends no credentials to Pulsar, so one there was never used, and it went on a
+    detached worker's command line, its process record and its log, raw."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return  # said as a bad URL where it is read
+    if parts.query or parts.fragment or url.rstrip().endswith(("?", "#")):
+        raise UsageError(
+            f"bad Pulsar URL {shown(url)!r}: a Pulsar URL takes no query or fragment",
+            hint="toolctl sends no credentials to Pulsar: give pulsar://HOST:PORT",
+        )
+
+
 def shown(url: str) -> str:
     """A broker's URL as every message says it: its password, if any, as ``***`` (the
     message also goes into `run --json`'s result and the MCP doors' answers)."""
@@ -111,6 +126,7 @@ def require_reachable(url: str, timeout: float) -> None:
     defaults = {"pulsar": 6650, "pulsar+ssl": 6651, "http": 80, "https": 443}
     if parts.scheme not in defaults:
         raise bad_url(url)
+    refuse_query(url)
     default_port = defaults[parts.scheme]  # http(s): a lookup service, probed the same way
     hosts = [_host(host) for host in parts.netloc.split(",")]
     if "@" in parts.netloc or not all(hosts):  # a user or password the client cannot read,

@@ -431,8 +431,10 @@ def start_detached(
     """
     from toolctl.errors import UsageError
     from toolctl.processes.launching import registry_origin
+    from toolctl.pulsar.client import refuse_query
     from toolctl.urls import hide_passwords
 
+    refuse_query(settings.pulsar_url)  # before it goes on a command line and in a record
     record, started = launch_detached(
         settings,
         name,
