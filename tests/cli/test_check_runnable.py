@@ -564,3 +564,27 @@ def test_an_argument_inside_code_a_shell_or_interpreter_runs_is_warned_of(
     assert [f for f in found if f[0] == "shell"] == [("shell", 5), ("shell", 14), ("shell", 23)]
     strict = toolctl("check", "-r", "reg", "--strict")
     assert strict.returncode == 3 and strict.stdout.count(": error: ") == 3
+
+
+def test_two_services_on_one_request_queue_are_told(tmp_path: Path, toolctl: Toolctl) -> None:
+    """Each service's workers subscribe as SERVICE-request: two services on one queue made
+    every call run twice (the caller took the first answer), and `check --strict` said
+    nothing."""
+    service = """
+[[service]]
+name = "{name}"
+[service.pulsar]
+request_queue = "{queue}"
+response_queue = "non-persistent://tg/response/{name}"
+"""
+    write_files(tmp_path, {"reg/a.toml": service.format(name="counter-a", queue="request:tg:c"),
+                           "reg/b.toml": service.format(
+                               name="counter-b", queue="non-persistent://tg/request/c")})  # fmt: skip
+    done = toolctl("check", "-r", "reg")
+    assert done.returncode == 0, done.stdout
+    assert (
+        "reg/b.toml:1: warning: service 'counter-b' sends to the request queue of service "
+        "'counter-a' ("
+    ) in done.stdout
+    assert "non-persistent://tg/request/c: the workers of both take every call" in done.stdout
+    assert toolctl("check", "--strict", "-r", "reg").returncode == 3

@@ -142,7 +142,12 @@ def test_every_forged_case_is_refused_naming_why(
 
     rehashed = json.loads(body("rehashed", "r1", signer=signer, hash="sha256:00"))
     rehashed["signature"] = signer.sign(signed_part(rehashed))  # signed, but the hash is wrong
+    steering = items("steers", "weather")  # a trusted key, the queues of a file's service
+    steering[0]["value"]["request-queue"] = "request:tg:f"  # TrustGraph's spelling of them
+    steers = canonical(announcement("steers", steering, host="h1", identity="i", ttl=30,
+                                    signer=signer)).decode()  # fmt: skip
     found = reasons(settings, {
+        "steers": steers,
         "unsigned": body("unsigned", "u1", signer=None),
         "stranger": body("stranger", "s1", signer=Signer(other.public, other.sign)),
         "tampered": json.dumps(tampered),
@@ -163,6 +168,11 @@ def test_every_forged_case_is_refused_naming_why(
     assert "service 'filed' is defined by a file" in found["filed"]
     assert "names 'someone-else'" in found["renamed"]
     assert "not JSON" in found["junk"]
+    assert found["steers"].endswith(
+        "its request queue non-persistent://tg/request/f is that of service 'filed' "
+        f"({tmp_path / 'reg' / 'files.toml'}:1): an announcement never sends to a service a "
+        "file defines"
+    ), found["steers"]
     # a look-alike of another announcement's name: neither gets it (see announced._contested)
     assert "tool 'FINE' (or a look-alike) is announced by service 'ok' too" in found["ok2"]
     assert "tool 'fine' (or a look-alike) is announced by service 'ok2' too" in found["ok"]

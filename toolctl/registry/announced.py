@@ -301,6 +301,7 @@ def decide(
         try:
             tables, origin = _decide(service, text, trusted, now)
             _refuse_names(tables, registry)
+            _refuse_queues(tables, registry)
             believed[service] = (tables, _toml(service, tables, settings.announced_dir), origin)
         except RecursionError:
             message = f"service '{service}': nested deeper than {MAX_DEPTH} levels"
@@ -508,6 +509,34 @@ def _refuse_names(tables: list[dict[str, Any]], registry: Any) -> None:
                 f"{kind} '{name}' is confusable with '{holder.name}' "
                 f"({holder.file}:{holder.line}): a look-alike, quarantined"
             )
+
+
+def _refuse_queues(tables: list[dict[str, Any]], registry: Any) -> None:
+    """Refused when the announced service sends on a queue of a service a file defines: a
+    key trusted for `lab-*` steered the reader's calls, with config of its choosing, into
+    that service's workers (a pattern bounds the names a key announces, not the queues)."""
+    from toolctl.models.service_sections import pulsar_topic
+
+    pulsar = tables[0].get("pulsar") if tables else None
+    if not isinstance(pulsar, dict):
+        return
+    mine: dict[str, str] = {}
+    for key in ("request_queue", "response_queue"):
+        try:
+            mine[pulsar_topic(str(pulsar.get(key)))] = key
+        except ValueError:
+            continue  # malformed: refused where the tables are checked
+    for definition in registry.winners("service"):
+        theirs = definition.data.get("pulsar")
+        if not isinstance(theirs, dict):
+            continue
+        for key in ("request_queue", "response_queue"):
+            if theirs.get(key) in mine:
+                raise Refused(
+                    f"its {mine[theirs[key]].replace('_', ' ')} {theirs[key]} is that of "
+                    f"service '{definition.name}' ({definition.file}:{definition.line}): an "
+                    "announcement never sends to a service a file defines"
+                )
 
 
 def _names(tables: list[dict[str, Any]]) -> list[tuple[str, str]]:

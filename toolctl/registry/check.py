@@ -10,7 +10,7 @@ from typing import Any
 from toolctl.findings import Finding, Severity
 from toolctl.registry.index import Registry
 from toolctl.registry.lint import SHADOW
-from toolctl.registry.loader import HIDDEN, first_key_line
+from toolctl.registry.loader import HIDDEN, Definition, first_key_line
 from toolctl.registry.runnable import (
     MACHINE_CODES,
     SECRET,
@@ -143,6 +143,32 @@ def check_files(
     return CheckResult(findings, len(paths), definitions, tuple(notes))
 
 
+QUEUE = "queue"
+"""The code of two Pulsar services on one request queue."""
+
+
+def shared_queues(registry: Registry) -> list[Finding]:
+    """A warning on each Pulsar service whose request queue an earlier one uses too: each
+    service's workers subscribe as SERVICE-request, so every call went to a worker of both,
+    ran twice, and the caller took the first answer."""
+    first: dict[str, Definition] = {}
+    found: list[Finding] = []
+    for service in registry.iter_winners("service"):
+        pulsar = service.data.get("pulsar")
+        queue = pulsar.get("request_queue") if isinstance(pulsar, dict) else None
+        if not isinstance(queue, str):
+            continue
+        holder = first.setdefault(queue, service)
+        if holder is not service:
+            message = (
+                f"service '{service.name}' sends to the request queue of service "
+                f"'{holder.name}' ({holder.file}:{holder.line}), {queue}: the workers of both "
+                "take every call, so each runs twice"
+            )
+            found.append(Finding("warning", QUEUE, service.file, service.line, message))
+    return found
+
+
 def _below(path: str, root: str) -> bool:
     import os
 
@@ -182,6 +208,7 @@ def run_check(
     ]
     for found in outside_links(registry, settings):
         findings.append(found._replace(severity="error") if settings.strict else found)
+    findings += [strictened(found, settings.strict) for found in shared_queues(registry)]
     in_force = (d for kind in ("tool", "service") for d in registry.iter_winners(kind))
     machine = runnable_problems(in_force, settings.environ, images)
     findings += [strictened(found, settings.strict) for found in machine]
@@ -299,7 +326,9 @@ def ensure_strictly_usable(registry: Registry) -> None:
 def strictened(found: Finding, strict: bool) -> Finding:
     """A finding as `check` reports it: --strict makes shadows, hidden text, written
     secrets, arguments run as code and machine problems errors."""
-    if strict and (found.code in (SHADOW, HIDDEN, SECRET, SHELL) or found.code in MACHINE_CODES):
+    if strict and (
+        found.code in (SHADOW, HIDDEN, SECRET, SHELL, QUEUE) or found.code in MACHINE_CODES
+    ):
         return found._replace(severity="error")
     return found
 
