@@ -582,11 +582,14 @@ def test_a_tool_whose_input_schema_is_not_an_object_is_refused_the_others_import
     assert "'broken': its inputSchema is not a JSON object" in done.stderr
     assert "'lone': it holds text that is not valid Unicode (a lone surrogate)" in done.stderr
     assert "'deep': it nests deeper than 64 levels" in done.stderr
+    # a definition of megabytes (every call checked against it took ~20 s)
+    assert "'huge': its definition is 1,28" in done.stderr
+    assert "bytes, more than a tool's 262,144" in done.stderr
     # entries that are no tools are refused each (they refused the whole list, exit 5)
     assert "is not a tool: its name is int, not text" in done.stderr
     assert "is not a tool: it is a str, not an object" in done.stderr
     assert (tmp_path / "reg/tools/b.t.toml").is_file()
-    for refused in ("broken", "lone", "deep"):
+    for refused in ("broken", "lone", "deep", "huge"):
         assert not (tmp_path / f"reg/tools/b.{refused}.toml").exists()
     annotated = tomllib.loads((tmp_path / "reg/tools/b.annotated.toml").read_text())
     assert annotated["tool"][0]["mcp"]["annotations"] == {"readOnlyHint": True}

@@ -25,13 +25,23 @@ from toolctl.arguments import value_problem
 from toolctl.errors import RegistryError, UsageError
 from toolctl.interchange.entries import Tables, _validate_one, clean
 from toolctl.interchange.slugs import MAX_LENGTH, skeleton, slug
-from toolctl.mcp.pins import kept_annotations, needs_task, schema_field, stored_schema
+from toolctl.mcp.pins import (
+    canonical_json,
+    kept_annotations,
+    needs_task,
+    schema_field,
+    stored_schema,
+)
 from toolctl.names import NAME_PATTERN, fold
 from toolctl.registry.writer import Entry
 from toolctl.settings import Settings
 
 LiveTool = tuple[Mapping[str, Any], str]
 """A tool object as the server listed it, and its pin."""
+MAX_TOOL_BYTES = 256 * 1024
+"""The most a tool's definition (its schemas, description, annotations) may take: every
+call checks its arguments against the schema, and a server's 2 MB enum made each take
+~20 s (a real tool's is a few KiB)."""
 
 
 def registry_name(prefix: str, remote: str) -> str:
@@ -139,6 +149,12 @@ def plan_import(
         if problem is not None:
             said = problem if problem.startswith("nests") else f"holds {problem}"
             plan.refused.append(f"{shown}: it {said}")
+            continue
+        size = len(canonical_json(tool))
+        if size > MAX_TOOL_BYTES:  # a 200,000-value enum: every run of it took ~20 s
+            plan.refused.append(
+                f"{shown}: its definition is {size:,} bytes, more than a tool's {MAX_TOOL_BYTES:,}"
+            )
             continue
         taken = registry.definitions("tool", name)
         if taken:

@@ -8,7 +8,7 @@ server will not do. One tool, ``t``, answering "ok"; ``BARE_CALL`` changes what
   answer for ``city`` ``ok`` conforms, ``bad`` breaks it, ``none`` gives no structured
   content;
 * ``malformed``: more tools: ``broken``, whose ``inputSchema`` is a string; ``lone``, whose
-  description holds a lone surrogate; ``deep``, whose ``inputSchema`` nests 300 levels;
+  description holds a lone surrogate; ``deep``, whose ``inputSchema`` nests 300 levels; ``huge``, an enum of 200,000 values;
   ``annotated``, whose ``title`` annotation is a number; two entries that are no tools
   (a name that is a number, a string); and ``t`` answers a lone surrogate.
 
@@ -90,6 +90,8 @@ for line in sys.stdin:
                 {"name": "broken", "description": "d", "inputSchema": "x"},
                 {"name": "lone", "description": "bad \ud800", "inputSchema": {"type": "object"}},
                 {"name": "deep", "description": "d", "inputSchema": deep},
+                {"name": "huge", "description": "d", "inputSchema": {"type": "object",
+                 "properties": {"a": {"enum": list(range(200_000))}}}},
                 {"name": "annotated", "description": "d", "inputSchema": {"type": "object"},
                  "annotations": {"title": 5, "readOnlyHint": True}},
                 {"name": 5}, "x",
