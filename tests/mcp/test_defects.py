@@ -307,3 +307,58 @@ def test_a_server_stuck_in_its_handshake_holds_up_no_other_service(
         server.wait()
     left = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True)
     assert left.stdout == "", "the stuck server outlived the gateway"
+
+
+def test_a_service_that_cannot_connect_is_not_waited_for_on_every_list(
+    imported: Path,
+) -> None:
+    """resources/list and prompts/list waited out a stuck server's connect_timeout on every
+    request, one after another, and logged it each time: it is left out for a while."""
+    import time
+
+    marker = f"h82lists{os.getpid()}"
+    (imported / "mute.toml").write_text(
+        tomli_w.dumps({"service": [{"name": "mute", "mcp": {
+            "command": [sys.executable, "-c", "import time; time.sleep(600)", marker],
+            "connect_timeout": 3,
+        }}]})
+    )  # fmt: skip
+    echo = (imported / "tools/probe.echo.toml").read_text()
+    (imported / "tools/mute.echo.toml").write_text(
+        echo.replace('name = "probe.echo"', 'name = "mute.echo"').replace(
+            'service = "probe"', 'service = "mute"'
+        )
+    )
+    hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "0"}}}  # fmt: skip
+    server = subprocess.Popen(
+        [sys.executable, "-m", "toolctl", "mcp", "serve", "-r", str(imported)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert server.stdin is not None and server.stdout is not None
+    try:
+        server.stdin.write(json.dumps(hello) + "\n")
+        server.stdin.write('{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
+        server.stdin.flush()
+        assert json.loads(server.stdout.readline())["id"] == 1
+        took = []
+        for number, method in enumerate(("resources/list", "resources/list", "prompts/list")):
+            started = time.monotonic()
+            server.stdin.write(
+                json.dumps({"jsonrpc": "2.0", "id": 10 + number, "method": method}) + "\n"
+            )
+            server.stdin.flush()
+            assert "result" in json.loads(server.stdout.readline())
+            took.append(time.monotonic() - started)
+        assert took[0] >= 2.5 and max(took[1:]) < 2, took  # the first waits: the others not
+        server.stdin.close()
+        err = server.stderr.read() if server.stderr else ""
+        server.wait(timeout=30)
+    finally:
+        server.kill()
+        server.wait()
+    assert err.count("mute.echo: MCP server 'mute' did not finish the handshake") == 1, err

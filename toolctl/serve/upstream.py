@@ -15,6 +15,7 @@ answer comes back as the server gave it. This runs on worker threads: sessions b
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +31,10 @@ if TYPE_CHECKING:
 
 TIMEOUT = 30.0
 """Seconds an upstream server has to answer a listing, a read or a prompt."""
+DOWN_FOR = 60.0
+"""Seconds a service whose session could not be had is left out of the lists: a server
+stuck in its handshake cost every resources/list and prompts/list its 30 s, one after
+another (clients list both as they connect), and logged the same warning each time."""
 
 LISTS = {
     # method: (the result's field, an item's key, the capability that offers it, its kind
@@ -52,6 +57,8 @@ class Upstreams:
         self.dispatcher = dispatcher
         self._owners: dict[str, dict[str, ToolSpec]] = {}
         self._warned: set[tuple[str, str, str]] = set()
+        self._down: dict[str, float] = {}
+        """Services whose session could not be had, until when they are left out."""
 
     def listing(self, method: str) -> dict[str, Any]:
         """``resources/list``, ``resources/templates/list`` or ``prompts/list`` of every
@@ -155,9 +162,13 @@ class Upstreams:
 
     def _sessions(self) -> Iterator[tuple[ToolSpec, Session]]:
         for tool in self._services():
+            service = str(tool.data.get("service"))
+            if time.monotonic() < self._down.get(service, 0.0):
+                continue  # failed a moment ago: not waited for again on every list
             try:
                 yield tool, self._session(tool)
             except ToolctlError as exc:  # one server down: the others still list
+                self._down[service] = time.monotonic() + DOWN_FOR
                 self.dispatcher.log_sink.warning(f"{tool.name}: {exc}")
 
     def _session(self, tool: ToolSpec) -> Session:
