@@ -82,6 +82,17 @@ def test_bad_lines_are_answered_and_the_server_goes_on(stdio_server: Any) -> Non
     assert answer(stdout) == {"jsonrpc": "2.0", "id": 9, "result": {}}
 
 
+def test_a_line_that_is_not_utf8_is_said_so(stdio_server: Any) -> None:
+    """JSON of bytes was read as UTF-16 from its first two bytes (`'utf-16-le' codec can't
+    decode ...`): MCP's stdio is UTF-8."""
+    send(stdio_server.stdin, b"\xff\xfe\n")
+    got = answer(stdio_server.stdout)
+    assert got["error"] == {
+        "code": -32700,
+        "message": "Parse error: the line is not UTF-8 (byte 0xff at 0)",
+    }
+
+
 def test_a_cursor_never_handed_out_is_invalid_params(stdio_server: Any) -> None:
     """MCP: an invalid cursor SHOULD be -32602; the whole list came back as a page."""
     stdin, stdout = stdio_server.stdin, stdio_server.stdout

@@ -88,12 +88,18 @@ def triage(line: Line) -> tuple[Any, dict[str, Any] | None]:
     if not line.data.strip():
         return None, None
     try:
-        value = json.loads(line.data, object_pairs_hook=unique_keys)
+        # UTF-8, as MCP's stdio is: json.loads of bytes guesses UTF-16 or UTF-32 from the
+        # first bytes (`\xff\xfe` was "'utf-16-le' codec can't decode")
+        text = line.data.decode("utf-8-sig")
+        value = json.loads(text, object_pairs_hook=unique_keys)
     except DuplicateKey as exc:  # answered with its id (read the lenient way) if it has one
-        lenient = json.loads(line.data)
+        lenient = json.loads(text)
         request_id = usable_id(lenient.get("id") if isinstance(lenient, dict) else None)
         return None, _error(request_id, INVALID_REQUEST, f"Invalid Request: it gives {exc} twice")
-    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
+    except UnicodeDecodeError as exc:
+        where = f"byte 0x{exc.object[exc.start]:02x} at {exc.start}"
+        return None, _error(None, PARSE_ERROR, f"Parse error: the line is not UTF-8 ({where})")
+    except (ValueError, RecursionError) as exc:
         return None, _error(None, PARSE_ERROR, f"Parse error: {json_problem(exc)[:200]}")
     if isinstance(value, list):
         return None, _error(None, INVALID_REQUEST, "batches (JSON arrays) are not supported")
