@@ -362,3 +362,47 @@ def test_a_service_that_cannot_connect_is_not_waited_for_on_every_list(
         server.kill()
         server.wait()
     assert err.count("mute.echo: MCP server 'mute' did not finish the handshake") == 1, err
+
+
+def test_a_server_busy_with_a_cancelled_call_is_started_afresh(imported: Path) -> None:
+    """`notifications/cancelled` of a call a server cannot stop (a sync tool): the next
+    call waited out its whole timeout behind it. A ping tells: the server that does not
+    answer is stopped, and the next call gets a new one."""
+    import time
+
+    hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "0"}}}  # fmt: skip
+    server = subprocess.Popen(
+        [sys.executable, "-m", "toolctl", "mcp", "serve", "-r", str(imported)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    assert server.stdin is not None and server.stdout is not None
+
+    def send(message: dict[str, object]) -> None:
+        assert server.stdin is not None
+        server.stdin.write(json.dumps(message) + "\n")
+        server.stdin.flush()
+
+    try:
+        send(hello)
+        send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        assert json.loads(server.stdout.readline())["id"] == 1
+        send({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+              "params": {"name": "probe.block", "arguments": {"seconds": 40}}})  # fmt: skip
+        time.sleep(3)  # it blocks its server now
+        send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}})
+        time.sleep(0.5)
+        started = time.monotonic()
+        send({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+              "params": {"name": "probe.echo", "arguments": {"text": "next"}}})  # fmt: skip
+        answered = json.loads(server.stdout.readline())
+        assert answered["id"] == 3, answered
+        assert answered["result"]["content"][0]["text"] == "next", answered
+        assert time.monotonic() - started < 20  # not the blocked call's 40 s
+    finally:
+        server.kill()
+        server.wait()

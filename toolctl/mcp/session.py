@@ -89,6 +89,9 @@ class Session:
         self._asks: dict[str, OnRequest | None] = {}
         self.echoes = False
         self.tools_changed = False
+        self.abandoned = False
+        """A call on it was cancelled: a server that cannot stop it may still be busy with
+        it (MCP lets a server ignore a cancel), and hold up every call after it."""
         self.not_tools: list[str] = []
         """What the last ``list_tools`` left out, each said: an entry that is no tool."""
         """The server said its tool list changed (``notifications/tools/list_changed``)
@@ -273,6 +276,7 @@ class Session:
         self._progress.pop(token, None)
         self._logs.pop(token, None)
         self._asks.pop(token, None)
+        self.abandoned = True  # the next call asks first whether the server still answers
         abandon = getattr(self.transport, "abandon", None)
         if abandon is not None:  # no answer comes to a cancelled request: stop waiting
             abandon(request_id)

@@ -50,6 +50,9 @@ SLOW_START = 2.0
 """A server that takes longer than this to start gets the keep_alive suggestion (`npx`
 fetching a package takes several seconds; a Python SDK server starts in 1-1.5 s, and
 advice repeated at each of its runs is noise)."""
+WEDGED_AFTER = 2.0
+"""Seconds a server on which a call was cancelled has to answer a ping before the next
+call, else it is stopped and started afresh (see McpRunner._answers)."""
 
 
 class ToolVanished(ToolctlError):
@@ -324,6 +327,8 @@ class McpRunner:
                     del self._live[name]  # opened for a definition no longer in the registry
                     live.session.close()
                     live = None
+            if live is not None and not self._answers(name, live):
+                live = None  # wedged on a cancelled call: it was stopped, connect afresh
             if live is None:
                 live = self._connect(tool, timeout, sink)
                 with self._lock:
@@ -332,6 +337,25 @@ class McpRunner:
                         self._refuse_closed()
                     self._live[name] = live
             return live
+
+    def _answers(self, name: str, live: _Live) -> bool:
+        """Whether a session on which a call was cancelled still answers: its server may
+        go on with that call (a sync tool blocks FastMCP's loop), and the next call then
+        waited its whole timeout. A ping within WEDGED_AFTER seconds says; a local server
+        that does not answer is stopped (False), one over HTTP is kept (it serves
+        requests side by side, and cannot be stopped from here)."""
+        from toolctl.mcp.session import Session
+
+        session = live.session
+        if not isinstance(session, Session) or not session.abandoned or not session.local:
+            return True  # a kept session: its keeper holds the server
+        try:
+            session.request("ping", None, WEDGED_AFTER)
+        except ToolctlError:
+            self._forget(name, live)
+            return False
+        session.abandoned = False
+        return True
 
     def _refuse_closed(self) -> None:
         if self._closed:

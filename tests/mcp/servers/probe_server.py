@@ -7,7 +7,7 @@ Environment: PROBE_START_DELAY (seconds to sleep before serving), PROBE_PID_FILE
 PROBE_STDERR (written to stderr at start), PROBE_EXIT (exit with that code at start),
 PROBE_TRANSPORT=http or sse with PROBE_PORT (streamable HTTP at /mcp, or the old HTTP+SSE
 transport at /sse, instead of stdio), PROBE_PAGE_SIZE
-(tools/list in pages of that many tools, with nextCursor), PROBE_DEFECT_TOOLS=1 (noted: a schema with default null; get_env; write_note: a title and
+(tools/list in pages of that many tools, with nextCursor), PROBE_DEFECT_TOOLS=1 (noted: a schema with default null; block: a sync sleep; get_env; write_note: a title and
 a destructiveHint; needs_task: requires task support), PROBE_EXTRA_TOOLS (comma-separated
 names of more tools that echo: a homoglyph of another tool, a name another server offers),
 PROBE_DUPLICATE (a tool's name: tools/list lists it twice), PROBE_OFFER (a file: resources note://readme and note://pages/{page}, prompts greet and
@@ -215,6 +215,15 @@ if os.environ.get("PROBE_DEFECT_TOOLS"):  # what real servers do that toolctl go
     @tool("Echo the text, with an optional note (its schema says default: null).")
     def noted(text: str, note: str | None = None) -> str:
         return text if note is None else f"{text} ({note})"
+
+    @tool(
+        "Sleep without yielding: a sync tool, which no cancel stops (FastMCP 1.x runs it on its loop)."
+    )
+    def block(seconds: float = 30) -> str:
+        import time
+
+        time.sleep(seconds)
+        return "woke"
 
     @tool("Read one variable of the server's environment.\n\nThe value, or '(unset)'.")
     def get_env(name: str) -> str:
