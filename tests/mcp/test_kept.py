@@ -278,3 +278,29 @@ def test_a_kept_session_serves_its_pass_env_too(tmp_path: Path) -> None:
     }
     assert digest["none"] == digest["empty"]
     assert len({digest["none"], digest["a"], digest["b"]}) == 3
+
+
+def test_ctrl_c_of_a_run_on_a_kept_session_cancels_the_call_at_its_server(
+    toolctl: Toolctl, tmp_path: Path, down: list[Path]
+) -> None:
+    """Ctrl-C said "the call was stopped", but the keeper never told the server, which ran
+    the call to its end (and a call that blocks its server held up every later run)."""
+    import subprocess
+
+    reg = kept_registry(tmp_path, {"PROBE_DEFECT_TOOLS": "1"})
+    imported = toolctl("import", "mcp", "probe", "-r", str(reg), "--tool", "marked")
+    assert imported.returncode == 0, imported.stderr
+    down.append(reg)
+    assert toolctl("service", "up", "probe", "-r", str(reg)).returncode == 0
+    marker = tmp_path / "marker"
+    run = subprocess.Popen(
+        [sys.executable, "-m", "toolctl", "run", "probe.marked", "-r", str(reg),
+         "--arg", "seconds=3", "--arg", f"path={marker}"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    time.sleep(1.5)
+    run.send_signal(signal.SIGINT)
+    _, err = run.communicate(timeout=30)
+    assert run.returncode == 130, err
+    time.sleep(3)  # past the call's own end
+    assert not marker.exists(), "the server ran the call to its end"

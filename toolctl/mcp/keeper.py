@@ -19,6 +19,7 @@ import hmac
 import json
 import os
 import secrets
+import select
 import socket
 import socketserver
 import sys
@@ -301,6 +302,38 @@ class Keeper:
         send({"result": result})
 
 
+@contextlib.contextmanager
+def _cancelled_on_hangup(connection: socket.socket) -> Iterator[None]:
+    """While the block runs, the caller hanging up (Ctrl-C of its `toolctl run`) cancels
+    its call here as a cancel does in the caller's own process: the server is told
+    (``notifications/cancelled``). It was never told, and ran the call to its end."""
+    from toolctl.processes.cancelling import cancelled
+
+    thread = threading.get_native_id()
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.is_set():
+            readable, _, _ = select.select([connection], [], [], 0.2)
+            if not readable:
+                continue
+            try:
+                data = connection.recv(1, socket.MSG_PEEK)
+            except OSError:
+                data = b""
+            if not data:  # the caller went away
+                if not done.is_set():
+                    cancelled(thread)
+                return
+            done.wait(0.2)  # more than its one request line: nothing to do with it
+
+    threading.Thread(target=watch, name="toolctl-keeper-hangup", daemon=True).start()
+    try:
+        yield
+    finally:
+        done.set()
+
+
 def _meta(given: Any) -> dict[str, str] | None:
     """The ``_meta`` a caller asked to send (its traceparent): string values only."""
     if not isinstance(given, dict):
@@ -356,7 +389,7 @@ def main() -> int:
                     given.encode(), token.encode()
                 ):
                     return  # a stranger: say nothing (compared in constant time, as serve does)
-                with keeper.serving():
+                with keeper.serving(), _cancelled_on_hangup(self.connection):
                     keeper.handle(request, send)
             except ToolctlError as exc:
                 with contextlib.suppress(OSError):

@@ -7,7 +7,7 @@ Environment: PROBE_START_DELAY (seconds to sleep before serving), PROBE_PID_FILE
 PROBE_STDERR (written to stderr at start), PROBE_EXIT (exit with that code at start),
 PROBE_TRANSPORT=http or sse with PROBE_PORT (streamable HTTP at /mcp, or the old HTTP+SSE
 transport at /sse, instead of stdio), PROBE_PAGE_SIZE
-(tools/list in pages of that many tools, with nextCursor), PROBE_DEFECT_TOOLS=1 (noted: a schema with default null; block: a sync sleep; get_env; write_note: a title and
+(tools/list in pages of that many tools, with nextCursor), PROBE_DEFECT_TOOLS=1 (noted: a schema with default null; block: a sync sleep; marked: a sleep, then a file; get_env; write_note: a title and
 a destructiveHint; needs_task: requires task support), PROBE_EXTRA_TOOLS (comma-separated
 names of more tools that echo: a homoglyph of another tool, a name another server offers),
 PROBE_DUPLICATE (a tool's name: tools/list lists it twice), PROBE_OFFER (a file: resources note://readme and note://pages/{page}, prompts greet and
@@ -27,6 +27,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:  # one checker run cannot see both SDKs: to it, both are Any
@@ -224,6 +225,12 @@ if os.environ.get("PROBE_DEFECT_TOOLS"):  # what real servers do that toolctl go
 
         time.sleep(seconds)
         return "woke"
+
+    @tool("Sleep, then write a file: one that is never written shows the call was cancelled.")
+    async def marked(seconds: float, path: str) -> str:
+        await asyncio.sleep(seconds)
+        Path(path).write_text("ran to its end")
+        return "marked"
 
     @tool("Read one variable of the server's environment.\n\nThe value, or '(unset)'.")
     def get_env(name: str) -> str:
