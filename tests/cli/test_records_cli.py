@@ -88,6 +88,9 @@ def test_every_run_leaves_a_row(toolctl: Toolctl, reg: str) -> None:
     assert [c["tool"] for c in calls(toolctl, "--outcome", "failed")] == ["fail"]
     assert len(calls(toolctl, "--tool", "echo", "--limit", "1")) == 1
     assert calls(toolctl, "--since", "1h")[1:] == found and calls(toolctl, "--until", "1h") == []
+    # with the arguments kept, the kind stays first (it was replaced by the message)
+    assert toolctl("run", "fail", "-r", reg, "--record-arguments").returncode == 1
+    assert calls(toolctl, "--limit", "1")[0]["error"].startswith("tool_failed: ")
 
 
 def test_stats_per_tool_and_a_histogram(toolctl: Toolctl, reg: str) -> None:

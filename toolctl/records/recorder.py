@@ -199,7 +199,7 @@ class Recorder:
                 context.trace_id,
                 context.span_id,
                 recording.origin.call_id,
-                (stored[2] if stored else kind),
+                f"{kind}: {stored[2]}" if stored and stored[2] and kind else kind,
                 stored[0] if stored else None,
                 stored[1] if stored else None,
             )
