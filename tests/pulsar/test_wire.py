@@ -81,6 +81,13 @@ def test_reading_responses() -> None:
     assert json.loads(data.text) == {"a": [1, 2]}  # a non-string response is JSON
     assert decode_response(b'{"response": "x", "end_of_stream": false}').end_of_stream is False
     assert decode_response(b"garbage").error is not None
+    # an error's type or message that is no text is told as JSON, not a Python repr
+    odd = decode_response(b'{"error": {"type": {"x": 1}, "message": ["a"]}}')
+    assert odd.error == '{"x": 1}: ["a"]'
+    assert decode_response(b'{"error": [1, 2]}').error == "error: [1, 2]"
+    # half an emoji (a lone surrogate) in an answer or an error: escaped, never a crash
+    half = decode_response(b'{"response": "smile \\ud83d", "error": {"message": "\\ud800"}}')
+    assert (half.text, half.error) == ("smile \\ud83d", "error: \\ud800")
 
 
 def _settings(project: Project, url: str) -> Settings:

@@ -173,17 +173,30 @@ def decode_response(body: bytes) -> Response:
     text = printable_text(text)  # "\ud83d", half an emoji: no UTF-8 writer takes it (exit 70)
     if error:
         kind, message = (
-            (error.get("type") or "error", error.get("message") or "")
+            (_said(error.get("type")) or "error", _said(error.get("message")))
             if isinstance(error, dict)
-            else ("error", str(error))
+            else ("error", _said(error))
         )
-        told = printable_text(f"{kind}: {message}" if message else str(kind))
+        told = printable_text(f"{kind}: {message}" if message else kind)
         return Response(text, told, True)
     end = bool(parsed.get("end_of_stream", True))
     if not end:
         report = _progress(parsed.get("progress"))
         return Response(text, None, False, report, _log(parsed.get("log")))
     return Response(text, None, True)
+
+
+def _said(value: Any) -> str:
+    """An error's type or message as text: itself when it is text, else its JSON (a list
+    or an object was told as a Python repr, ``{'x': 1}``)."""
+    if value is None or value == "":
+        return ""
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, ensure_ascii=False, sort_keys=True)
+    except (TypeError, ValueError, RecursionError):
+        return str(value)
 
 
 def _finite(value: Any) -> float | None:
