@@ -21,6 +21,14 @@ from toolctl.settings import Settings
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="needs /proc")
 
 
+@pytest.fixture(autouse=True)
+def own_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These sweeps are toolctl's own process's (a library host's are tagged only)."""
+    from toolctl.processes import reaper
+
+    monkeypatch.setattr(reaper, "OWN_PROCESS", True)
+
+
 def _running(pid: int) -> bool:
     try:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"

@@ -142,8 +142,11 @@ _NOT_WRITTEN = 74
 
 def dispatch(args: list[str]) -> int:
     """Run one command line; returns the exit code instead of raising."""
+    from toolctl.processes import reaper
+
     if args[:1] == ["help"]:  # `toolctl help mcp install` is `toolctl mcp install --help`
         args = [*args[1:], "--help"]
+    owned, reaper.OWN_PROCESS = reaper.OWN_PROCESS, True  # what the calls leave is ours
     try:
         if _interrupted:
             raise KeyboardInterrupt
@@ -183,6 +186,7 @@ def dispatch(args: list[str]) -> int:
         return code
     finally:
         write_records()
+        reaper.OWN_PROCESS = owned  # (the next call in this process: a test's)
         if "toolctl.terminal.render" in sys.modules:  # the next call in this process
             from toolctl.terminal import render
 

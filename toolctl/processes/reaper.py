@@ -12,6 +12,13 @@ writable cgroup v2 tree, which machines running toolctl (containers, CI) mostly 
 batch); when the last one ends, ``sweep`` kills what they left, sparing what ran before the
 first of them and the background processes toolctl keeps on purpose (``ProcessTable``).
 Loaded by every `toolctl run`: standard library only until something is left to kill.
+
+That is in toolctl's own process (``OWN_PROCESS``: its command line and the servers it
+runs). In a library host, an agent that imports toolctl, the host's own children are its
+own: a sweep killed the processes it started during a call and took their exit statuses
+(`Popen.wait()` said 0 for a command that failed). There only what carries a call's tag
+(``CALL_TAG``) is killed, as the call ends, and reaped; and the process is a subreaper
+only while calls are in flight, so the host's later orphans are init's as before.
 """
 
 from __future__ import annotations
@@ -30,6 +37,9 @@ if TYPE_CHECKING:
 
 PR_SET_CHILD_SUBREAPER = 36
 _subreaper: bool | None = None
+OWN_PROCESS = False
+"""This process is toolctl's own (the entry point sets it while a command runs): what its
+calls left may be swept whatever it is. Else a library host's (see the module docstring)."""
 
 
 def become_subreaper() -> bool:
@@ -46,6 +56,19 @@ def become_subreaper() -> bool:
             except (OSError, AttributeError):
                 pass
     return _subreaper
+
+
+def _set_subreaper(on: bool) -> None:
+    """A library host's subreaper bit, on while calls are in flight (Linux)."""
+    global _subreaper
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(PR_SET_CHILD_SUBREAPER, 1 if on else 0, 0, 0, 0) == 0:
+            _subreaper = on
 
 
 def descendants(root: int | None = None) -> dict[int, int]:
@@ -203,12 +226,16 @@ class Reaping:
 
     def __enter__(self) -> None:
         global _in_flight, _before, _swept
-        become_subreaper()
+        self.own = OWN_PROCESS
+        if self.own:
+            become_subreaper()
         # a sweep under way (the last call before this one just ended) finishes first:
         # what this call starts is not a leftover of the calls before it
         with _sweeping, _in_flight_lock:
             if _in_flight == 0:
                 _before = set(descendants())
+                if not self.own:
+                    _set_subreaper(True)
             _in_flight += 1
             _swept = False
         if not hasattr(_calls, "tags"):
@@ -227,6 +254,12 @@ class Reaping:
             _in_flight -= 1
             others = _in_flight > 0
             _in_flight_lock.notify_all()
+        if not self.own:  # a library host: only what carries this call's tag
+            kill_tagged_descendants(tag, self.settings)
+            with _in_flight_lock:
+                if _in_flight == 0:
+                    _set_subreaper(False)
+            return
         if others:
             kill_tagged_orphans(tag, self.settings)
         sweep(self.settings)
@@ -259,6 +292,41 @@ def kill_tagged_orphans(tag: str, settings: Settings) -> list[int]:
     if killed:
         time.sleep(0.01)
         _reap(me)
+    return killed
+
+
+def kill_tagged_descendants(tag: str, settings: Settings) -> list[int]:
+    """In a library host: kill every process below this one that carries ``tag`` (with
+    what runs below it), spared what is kept across calls and the background processes,
+    and reap those re-parented to this process, only them: the host's own children and
+    their exit statuses are its own."""
+    me = os.getpid()
+    found = descendants(me)
+    if not found:
+        return []
+    marker = f"\0{CALL_TAG}={tag}\0".encode()
+    with _in_flight_lock:
+        spared = set(_kept)
+    doomed = [pid for pid in found if not _below(pid, found, spared) and marker in _environ(pid)]
+    if doomed:
+        background = _background_pids(settings)
+        doomed = [pid for pid in doomed if not _below(pid, found, background)]
+    killed: list[int] = []
+    for pid in doomed:
+        for victim in [*descendants(pid), pid]:
+            with contextlib.suppress(OSError):
+                os.kill(victim, signal.SIGKILL)
+                killed.append(victim)
+    mine = {pid for pid in killed if found.get(pid) == me}  # re-parented to us: ours to reap
+    for _ in range(50 if mine else 0):  # SIGKILLed: gone within milliseconds
+        time.sleep(0.01)
+        for pid in list(mine):
+            with contextlib.suppress(ChildProcessError, OSError):
+                if os.waitpid(pid, os.WNOHANG)[0] == 0:
+                    continue
+            mine.discard(pid)
+        if not mine:
+            break
     return killed
 
 
@@ -295,6 +363,8 @@ def sweep(settings: Settings, *, force: bool = False) -> None:
     One sweep at a time: a server that stops waits for the sweep its last call began.
     """
     global _swept
+    if not OWN_PROCESS:  # a library host: each call killed what carries its tag
+        return
     with _sweeping:
         with _in_flight_lock:
             if (_in_flight and not force) or _swept:
