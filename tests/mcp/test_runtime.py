@@ -663,3 +663,36 @@ def test_a_result_against_the_tool_s_output_schema_is_an_error(
         result = json.loads(done.stdout)
         assert f"answered against its outputSchema: {told}" in result["error"], result
         assert result["mcp"]["isError"] is True
+
+
+def test_one_calls_timeout_fails_no_other_call_on_the_server(
+    tmp_path: Path, probe_tools: dict[str, dict[str, object]]
+) -> None:
+    """Two threads on one MCP service: the first's timeout stopped the server under the
+    second (exit 5, with the server's log lines in its message), well within its own
+    timeout. The server is told to cancel the first, and the second is answered."""
+    import threading
+
+    from toolctl.calls import Caller, resolve
+    from toolctl.errors import TimedOut
+    from toolctl.registry.index import Registry
+    from toolctl.settings import Settings
+
+    reg = registry(tmp_path, [sys.executable, str(PROBE)], {"hang": probe_tools["hang"]})
+    settings = Settings.load([reg])
+    index = Registry.open(settings)
+    answers: dict[str, object] = {}
+    with Caller(settings, index) as caller:
+        tool = resolve(index, "probe.hang")
+        caller.call(tool, {"seconds": 0})  # the session is open
+
+        def second() -> None:
+            answers["second"] = caller.call(tool, {"seconds": 2}, timeout=30)
+
+        other = threading.Thread(target=second)
+        other.start()
+        with pytest.raises(TimedOut, match="the call was cancelled and the server was told"):
+            caller.call(tool, {"seconds": 20}, timeout=1)
+        other.join(timeout=60)
+    result = answers["second"]
+    assert getattr(result, "success", None) is True, result

@@ -84,6 +84,9 @@ class Session:
         self.modern = False
         self._ids = itertools.count(1)
         self._id_lock = threading.Lock()
+        self._calls = 0
+        """Tool calls in flight: a timeout stops the server only when it runs no other
+        (one thread's timeout failed every other thread's call on it)."""
         self._progress: dict[str, OnProgress] = {}
         self._logs: dict[str, OnLog | None] = {}
         self._asks: dict[str, OnRequest | None] = {}
@@ -248,17 +251,29 @@ class Session:
         self._logs[token] = on_log
         self._asks[token] = on_request
         abandon = functools.partial(self._abandon, token, request_id)
+        with self._id_lock:
+            self._calls += 1
         try:
             with on_cancel(abandon):
                 answer = self.transport.request(request(request_id, "tools/call", params), timeout)
         except TimedOut as exc:
-            self._cancel(request_id, f"timed out after {timeout:g} s")
-            ended = "the server stopped" if self.local else "the session closed"
-            raise TimedOut(
+            with self._id_lock:
+                shared = self._calls > 1
+            if shared:  # other calls run on it: told to stop this one, pinged before the next
+                self._abandon(token, request_id)
+                ended = "the server was told"
+            else:
+                self._cancel(request_id, f"timed out after {timeout:g} s")
+                ended = "the server stopped" if self.local else "the session closed"
+            timed_out = TimedOut(
                 f"MCP tool '{name}' ran past its {timeout:g} s timeout;"
                 f" the call was cancelled and {ended}"
-            ) from exc
+            )
+            timed_out.kept = shared  # type: ignore[attr-defined]  # the session lives on
+            raise timed_out from exc
         finally:
+            with self._id_lock:
+                self._calls -= 1
             self._progress.pop(token, None)
             self._logs.pop(token, None)
             self._asks.pop(token, None)

@@ -224,8 +224,11 @@ class McpRunner:
                 transport=self.runtime,
             )  # fmt: skip
         except TimedOut as exc:
-            self._forget(_service_name(tool), live)
-            ended = "the server stopped" if live.session.local else "the session closed"
+            if getattr(exc, "kept", False):  # others run on it: the session told the cancel,
+                ended = "the server was told"  # and the next call pings it first
+            else:
+                self._forget(_service_name(tool), live)
+                ended = "the server stopped" if live.session.local else "the session closed"
             raise TimedOut(
                 f"MCP tool '{remote}' ran past its {call.timeout:g} s timeout;"
                 f" the call was cancelled and {ended}"
