@@ -389,6 +389,21 @@ def build(
     return arguments
 
 
+def an_object(tool: str, args: Any) -> None:
+    """InvalidArguments for ``args`` that are no JSON object of named values: a model's
+    JSON may be anything (a list of pairs ran as an object, a string raised a bare
+    ValueError, from a library call)."""
+    if args is None or (isinstance(args, Mapping) and all(isinstance(k, str) for k in args)):
+        return
+    if isinstance(args, Mapping):
+        raise InvalidArguments(f"tool '{tool}': argument names must be strings")
+    kind = {list: "an array", tuple: "an array", str: "a string", bool: "a boolean"}
+    shown = kind.get(type(args)) or ("a number" if isinstance(args, (int, float)) else "")
+    raise InvalidArguments(
+        f"tool '{tool}': arguments must be a JSON object, got {shown or type(args).__name__}"
+    )
+
+
 def whole_numbers(schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> dict[str, Any]:
     """``arguments`` with an integral number given for an ``integer`` argument as the
     integer: JSON Schema takes 1.0 for an integer, and the tool was handed "1.0" (in its

@@ -52,3 +52,25 @@ def test_a_tool_without_a_service_has_only_its_own_file(tmp_path: Path) -> None:
     spec = resolve(Registry.open(Settings.load([registry])), "echo")
     assert spec.service is None and spec.service_source is None
     assert spec.service_dir == spec.base_dir == registry / "tools"
+
+
+def test_arguments_that_are_no_object_are_invalid_arguments(tmp_path: Path) -> None:
+    """A model's arguments are whatever its JSON held: a list of pairs ran as an object,
+    a string or non-text keys raised a bare ValueError or TypeError out of `Caller.call`."""
+    import pytest
+
+    from toolctl.calls import Caller
+    from toolctl.errors import InvalidArguments
+
+    write_files(tmp_path / "reg", FILES)
+    settings = Settings.load([tmp_path / "reg"])
+    with Caller(settings, Registry.open(settings)) as caller:
+        for given, said in (
+            ([["text", "a"]], "arguments must be a JSON object, got an array"),
+            ("text=a", "arguments must be a JSON object, got a string"),
+            (5, "arguments must be a JSON object, got a number"),
+            ({1: "a"}, "argument names must be strings"),
+        ):
+            with pytest.raises(InvalidArguments) as raised:
+                caller.call("echo", given)  # type: ignore[arg-type]
+            assert str(raised.value) == f"tool 'echo': {said}"

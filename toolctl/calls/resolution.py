@@ -81,6 +81,7 @@ def build_arguments(
 ) -> dict[str, Any]:
     """``given`` with ``pairs`` over it and the declared defaults, validated (else exit 2)."""
     schema = tool.data["schema"]
+    tool_args.an_object(tool.name, given)
     arguments = tool_args.build(schema, given, pairs)
     tool_args.validate(tool.name, schema, arguments)
     return tool_args.whole_numbers(schema, arguments)
