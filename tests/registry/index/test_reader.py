@@ -263,3 +263,30 @@ def test_a_directory_twice_on_the_search_path_counts_once(
     assert [d.name for d in registry.winners("tool")] == sorted(["one", "two"])
     assert registry.findings() == []  # no definition shadows itself
     assert len(registry.definitions("tool", "one")) == 1
+
+
+def test_a_held_registry_keeps_no_connection_per_reindex(tmp_path: Path) -> None:
+    """Each re-index of a Registry held open left the connection it replaced to the
+    garbage collector, holding a descriptor on a deleted file: 200 of them in a loop of
+    edits with the collector off (as servers run it through start-up)."""
+    import gc
+    import os
+
+    registry_dir = tmp_path / "reg"
+    registry_dir.mkdir()
+    tool = '[[tool]]\nname = "t"\ndescription = "{n}"\n[tool.local]\ncommand = ["true"]\n'
+    (registry_dir / "t.toml").write_text(tool.format(n=0))
+    settings = Settings.load([registry_dir])
+    gc.disable()
+    try:
+        with Registry.open(settings) as registry:
+            before = len(os.listdir("/proc/self/fd"))
+            for n in range(1, 40):
+                edited = registry_dir / ".t.toml.new"
+                edited.write_text(tool.format(n=n))
+                os.replace(edited, registry_dir / "t.toml")  # as editors save
+                os.utime(registry_dir / "t.toml", ns=(n * 10**9, n * 10**9))
+                assert registry.resolve("tool", "t").data["description"] == str(n)
+            assert len(os.listdir("/proc/self/fd")) <= before + 4
+    finally:
+        gc.enable()

@@ -50,6 +50,7 @@ class Registry:
 
     def __init__(self, db: sqlite3.Connection, settings: Settings, *, complete: bool) -> None:
         self._db = db
+        self._retired: list[sqlite3.Connection] = []
         self.settings = settings
         self.strictly_usable = False
         """`registry.check.ensure_strictly_usable` found nothing to refuse (asked once)."""
@@ -72,7 +73,20 @@ class Registry:
     def close(self) -> None:
         """Close the index's database (a Registry is also a context manager); a lookup
         after it is an error."""
-        self._db.close()
+        for db in (*self._retired, self._db):
+            db.close()
+        self._retired = []
+
+    def _swap(self, fresh: sqlite3.Connection) -> None:
+        """Read ``fresh`` (a re-index) from now on. The connection it replaces is closed
+        one swap later (a lookup on another thread may still be reading it): left to the
+        garbage collector, each held a file descriptor on a deleted file, 200 of them in a
+        loop of edits, unbounded where the collector is off."""
+        if fresh is self._db:
+            return
+        for old in self._retired:
+            old.close()
+        self._retired, self._db = [self._db], fresh
 
     def __enter__(self) -> Registry:
         return self
@@ -97,10 +111,10 @@ class Registry:
         rows = self._query(where, (name, *kinds))
         files = {r.file for r in rows} | (self._files_before(rows[0].file) if rows else set())
         if rows and not self._files_unchanged(files):
-            self._db = _refresh(cache_path(self.settings), self._db, self.settings, only=files)
+            self._swap(_refresh(cache_path(self.settings), self._db, self.settings, only=files))
             rows = self._query(where, (name, *kinds))
         if not rows and self._stale():
-            self._db = _refresh(cache_path(self.settings), self._db, self.settings)
+            self._swap(_refresh(cache_path(self.settings), self._db, self.settings))
             self._complete_at = time.monotonic()
             rows = self._query(where, (name, *kinds))
         return rows
@@ -339,7 +353,7 @@ class Registry:
             f for (f,) in self._db.execute("SELECT DISTINCT file FROM defs WHERE kind = ?", (kind,))
         ]
         if not self._files_unchanged(files):
-            self._db = _refresh(cache_path(self.settings), self._db, self.settings)
+            self._swap(_refresh(cache_path(self.settings), self._db, self.settings))
 
     def names_of(self, kind: str) -> set[str]:
         """The names in force of one kind, without decoding any descriptor."""
