@@ -104,6 +104,7 @@ USE_CASES = {
     "toolctl.records.transcripts",  # history import
     "toolctl.records",  # write_all: the calls' records written at exit (cli/__init__)
     "toolctl.records.crash",  # an unexpected bug's report (cli/__init__)
+    "toolctl.processes.reaper",  # the entry point's process is toolctl's own (cli/__init__)
     # the type of what open_registry returns
     "toolctl.registry.index",
 }

@@ -290,3 +290,21 @@ def test_a_held_registry_keeps_no_connection_per_reindex(tmp_path: Path) -> None
             assert len(os.listdir("/proc/self/fd")) <= before + 4
     finally:
         gc.enable()
+
+
+def test_a_held_registry_lists_what_another_process_added(tmp_path: Path) -> None:
+    """python.md: a Registry held open sees files added. Its listing of winners read the
+    index as it was: a tool added by another process was never offered (an agent cannot
+    look up a name it was never shown), and an in-place edit showed one listing late."""
+    registry_dir = tmp_path / "reg"
+    registry_dir.mkdir()
+    (registry_dir / "alpha.toml").write_text(tool("alpha"))
+    with Registry.open(settings(registry_dir)) as registry:
+        assert [d.name for d in registry.winners("tool")] == ["alpha"]
+        time.sleep(1.1)  # held open: past the second a command reads its registry in
+        (registry_dir / "beta.toml").write_text(tool("beta"))
+        assert [d.name for d in registry.iter_winners("tool")] == ["alpha", "beta"]
+        time.sleep(1.1)
+        with (registry_dir / "alpha.toml").open("a") as edited:  # in place, same directory
+            edited.write(tool("gamma"))
+        assert [d.name for d in registry.winners("tool")] == ["alpha", "beta", "gamma"]

@@ -57,6 +57,7 @@ class Registry:
         # when every file was last statted (nothing could hide from a lookup then); None:
         # not since it was opened
         self._complete_at = time.monotonic() if complete else None
+        self._opened_at = time.monotonic()
 
     @classmethod
     def open(
@@ -118,6 +119,20 @@ class Registry:
             self._complete_at = time.monotonic()
             rows = self._query(where, (name, *kinds))
         return rows
+
+    def _current(self) -> None:
+        """For a Registry held open (an agent, a server): what every file says now, at most
+        once a COMPLETE_FOR (a walk that stats every file). A listing of winners read the
+        index as it was: a tool another process added was never offered (an agent cannot
+        look up a name it was never shown), an edit only one listing late. A command reads
+        its registry within that second of opening it, and pays nothing."""
+        now = time.monotonic()
+        if now - self._opened_at < COMPLETE_FOR:
+            return
+        if self._complete_at is not None and now - self._complete_at < COMPLETE_FOR:
+            return
+        self._swap(_refresh(cache_path(self.settings), self._db, self.settings))
+        self._complete_at = time.monotonic()
 
     def _stale(self) -> bool:
         """Whether a name found nowhere is worth statting every file for: not since this
@@ -212,11 +227,13 @@ class Registry:
 
     def winners(self, kind: str) -> list[Definition]:
         """The definitions in force of one kind, sorted by name."""
+        self._current()
         return self._query("WHERE kind = ? AND winner = 1 ORDER BY name", (kind,))
 
     def iter_winners(self, kind: str) -> Iterator[Definition]:
         """``winners`` one at a time, decoded as they are read: a listing of 100,000 tools
         never holds them all (the (kind, name) index gives the order without a sort)."""
+        self._current()
         rows = self._db.execute(
             "SELECT kind, name, file, line, runtime, data FROM defs "
             "WHERE kind = ? AND winner = 1 ORDER BY name",
