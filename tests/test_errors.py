@@ -39,3 +39,18 @@ def test_an_error_raised_in_a_worker_process_arrives_as_itself() -> None:
     with ProcessPoolExecutor(max_workers=1) as pool, pytest.raises(NotFound) as caught:
         pool.submit(_raise_not_found, "helo").result(timeout=60)
     assert caught.value.exit_code == 4 and "helo" in str(caught.value)
+
+
+def test_a_name_not_found_is_quoted_with_its_controls_escaped() -> None:
+    """A model's tool name with an ESC, a newline or a reordering character came back raw
+    in the message the library hands the model (and a server logs)."""
+    error = NotFound("tool", "nope\x1b[2J\nline2\u202e é")
+    assert str(error) == "tool 'nope\\x1b[2J\\nline2\\u202e é' not found"
+    assert error.name == "nope\x1b[2J\nline2\u202e é"  # the name itself, as given
+
+
+def test_every_error_a_call_raises_is_importable_from_the_package() -> None:
+    import toolctl
+
+    assert issubclass(toolctl.Interrupted, toolctl.ToolctlError)
+    assert "Interrupted" in toolctl.__all__

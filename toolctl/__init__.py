@@ -11,6 +11,7 @@ nothing: the ``toolctl`` command holds Ctrl-C from its own first line on (see
 __version__ = "0.1.0"
 
 __all__ = [
+    "Interrupted",
     "InvalidArguments",
     "NameConflict",
     "NotFound",
@@ -26,6 +27,7 @@ __all__ = [
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from toolctl.errors import (
+        Interrupted,
         InvalidArguments,
         NameConflict,
         NotFound,

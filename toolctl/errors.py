@@ -93,6 +93,15 @@ class PinDrift(RegistryError):
     """A pinned MCP tool's live definition differs from its pin (the rug-pull): exit 3."""
 
 
+def _printable(name: str) -> str:
+    """A name as an error quotes it: each control, invisible or reordering character as
+    its escape (a model's tool name with an ESC or a newline came back raw, in a message
+    the library hands the model and a server logs)."""
+    if name.isprintable():
+        return name
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in name)
+
+
 class NotFound(ToolctlError):
     """A tool, service, action or group of that name does not exist."""
 
@@ -114,7 +123,7 @@ class NotFound(ToolctlError):
         if searched:
             where = f"searched {', '.join(map(str, searched))}"
             hint = f"{hint} ({where})" if hint else where
-        super().__init__(f"{kind} '{name}' not found", hint=hint)
+        super().__init__(f"{kind} '{_printable(name)}' not found", hint=hint)
         self.kind = kind
         self.name = name
         self.suggestions = list(suggestions)
