@@ -308,3 +308,17 @@ def test_a_held_registry_lists_what_another_process_added(tmp_path: Path) -> Non
         with (registry_dir / "alpha.toml").open("a") as edited:  # in place, same directory
             edited.write(tool("gamma"))
         assert [d.name for d in registry.winners("tool")] == ["alpha", "beta", "gamma"]
+
+
+def test_a_closed_registry_says_so(tmp_path: Path) -> None:
+    """A lookup after close() raised sqlite3's ProgrammingError ("Cannot operate on a
+    closed database"), from outside toolctl's errors: it says what a closed Caller says."""
+    registry_dir = tmp_path / "reg"
+    registry_dir.mkdir()
+    (registry_dir / "alpha.toml").write_text(tool("alpha"))
+    registry = Registry.open(settings(registry_dir))
+    registry.close()
+    for lookup in (lambda: registry.winners("tool"), lambda: registry.resolve("tool", "alpha")):
+        with pytest.raises(RuntimeError, match="this Registry is closed; open another"):
+            lookup()
+    registry.close()  # twice: nothing

@@ -24,7 +24,7 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from toolctl.errors import NameConflict, NotFound, RegistryError, UsageError
 from toolctl.findings import Finding
@@ -43,6 +43,16 @@ EARLIER_FILES = 256
 
 COMPLETE_FOR = 1.0
 """Seconds a sweep of every file answers for a name found nowhere (``Registry._stale``)."""
+
+
+class _Closed:
+    """A closed Registry's database: every lookup says so, as a closed Caller does."""
+
+    def execute(self, *args: object) -> Any:
+        raise RuntimeError("this Registry is closed; open another")
+
+    def close(self) -> None:
+        pass
 
 
 class Registry:
@@ -77,6 +87,7 @@ class Registry:
         for db in (*self._retired, self._db):
             db.close()
         self._retired = []
+        self._db = cast(sqlite3.Connection, _Closed())  # not sqlite3's ProgrammingError
 
     def _swap(self, fresh: sqlite3.Connection) -> None:
         """Read ``fresh`` (a re-index) from now on. The connection it replaces is closed
