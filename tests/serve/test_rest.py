@@ -111,6 +111,23 @@ def test_registry_refused_is_409(serve: StartServe, registry: Path) -> None:
     assert wait_for(refused), "a --strict server kept calling tools in a broken registry"
 
 
+def test_a_look_alike_is_refused_as_run_refuses_it(
+    serve: StartServe, registry: Path, toolctl: Toolctl
+) -> None:
+    """`Echo` beside `echo`: `/run_tool` said 404 not_found (exit_code 4) where `toolctl
+    run` says 3 name_conflict, naming the earlier holder; serving.md says they match."""
+    (registry / "zz.toml").write_text(
+        '[[tool]]\nname = "Echo"\n[tool.local]\ncommand = ["true"]\ninput = "none"\n'
+    )
+    ran = toolctl("run", "Echo", "--json", "-r", str(registry))
+    url = serve().url
+    answer = httpx.post(f"{url}/run_tool", json={"tool_id": "Echo", "params": {}}, timeout=30)
+    body = answer.json()
+    assert (answer.status_code, body["error_code"], body["exit_code"]) == (409, "name_conflict", 3)
+    assert (ran.returncode, json.loads(ran.stdout)["error_code"]) == (3, "name_conflict")
+    assert "is confusable with 'echo'" in body["error"]
+
+
 def test_recommend_and_openapi(serve: StartServe, registry: Path, toolctl: Toolctl) -> None:
     url = serve().url
     got = httpx.get(f"{url}/recommend", params={"action": "start", "hops": 1})

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolctl.errors import NotFound
+from toolctl.errors import NameConflict, NotFound, ToolctlError
 from toolctl.graph import DEFAULT_THRESHOLD
 from toolctl.registry.index import Registry
 from toolctl.registry.loader import walk
@@ -200,6 +200,19 @@ class Catalog:
             if spec is None:
                 spec = self._resolved[name] = resolve(self.registry, name)
             return spec
+
+    def not_served(self, name: str) -> ToolctlError:
+        """The error for a call of ``name``, which is not served: NameConflict for a
+        look-alike quarantined behind an earlier holder, as `toolctl run` says it (exit 3;
+        the doors said "not found", exit 4), else NotFound with the served close names."""
+        with self.lock:
+            try:
+                self.registry.resolve("tool", name)
+            except NameConflict as conflict:
+                return conflict
+            except ToolctlError:
+                pass
+        return NotFound("tool", name, self.suggest(name))
 
     def suggest(self, name: str) -> list[str]:
         """Served tools whose names are close to ``name``."""

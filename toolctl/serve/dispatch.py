@@ -32,7 +32,6 @@ from toolctl.calls.cancel import Cancel
 from toolctl.calls.events import Submitted
 from toolctl.errors import (
     InvalidArguments,
-    NotFound,
     TimedOut,
     ToolctlError,
     TransportUnavailable,
@@ -157,7 +156,7 @@ class Dispatcher:
             name = self.catalog.canonical(name)  # a function name OpenAI export gave it
             known = name in self.catalog.snapshot.tools  # else look at the disk again
             if not known and not await anyio.to_thread.run_sync(self.catalog.served, name):
-                raise NotFound("tool", name, self.catalog.suggest(name))
+                raise await anyio.to_thread.run_sync(self.catalog.not_served, name)
             async with self._slots:
                 return await self._run(name, arguments, origin, user, sink)
         finally:

@@ -29,7 +29,7 @@ from pydantic import PrivateAttr
 
 from toolctl import __version__
 from toolctl.arguments import is_text, printable_text
-from toolctl.errors import NotFound, PinDrift, RegistryError, ToolctlError
+from toolctl.errors import NameConflict, NotFound, PinDrift, RegistryError, ToolctlError
 from toolctl.records import Origin
 from toolctl.runners.base import ToolResult
 from toolctl.serve.dispatch import Dispatcher
@@ -136,7 +136,7 @@ class ToolServer:
                 )
             if scope.cancelled_caught:  # its client went away (cancel_call): nobody reads this
                 return types.ServerResult(_failed("the client went away; the call was cancelled"))
-        except NotFound as exc:
+        except (NotFound, NameConflict) as exc:  # a look-alike is no tool to call either
             raise McpError(
                 types.ErrorData(code=types.INVALID_PARAMS, message=f"Unknown tool: {exc}")
             ) from None
