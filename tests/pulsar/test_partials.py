@@ -263,3 +263,54 @@ def test_a_hosted_tool_past_its_timeout_is_a_call_that_timed_out(
     assert result["error_code"] == "timed_out"
     assert f"tool 'slow-{suffix}' ran past its 1 s timeout" in result["error"]
     assert "its worker's descriptor" in result["error"]
+
+
+def test_a_hosted_tool_cut_short_by_its_workers_stop_is_recorded_with_the_signal(
+    toolctl: Toolctl, project: Project
+) -> None:
+    """SIGTERM to a `worker --tool` past its drain: its row of the call said 130 (SIGINT's)
+    for SIGTERM and SIGHUP alike, and the caller recorded the tool as `failed` (exit 1),
+    which `graph learn` and `stats` count against the tool on every restart."""
+    import os
+    import subprocess
+    import time
+
+    suffix = uuid.uuid4().hex[:8]
+    write_files(project.registry, {"long.toml": f"""
+        [[tool]]
+        name = "long-{suffix}"
+        timeout = 60
+        [tool.local]
+        command = [{json.dumps(sys.executable)}, "-c", "import time; time.sleep(40)"]
+        input = "none"
+
+        [[service]]
+        name = "long-on-pulsar"
+        [service.pulsar]
+        request_queue = "non-persistent://tg/request/long-{suffix}"
+        response_queue = "non-persistent://tg/response/long-{suffix}"
+
+        [[tool]]
+        name = "remote-long"
+        service = "long-on-pulsar"
+        timeout = 50
+        """})  # fmt: skip
+    registry = ("--registry", str(project.registry))
+    started = toolctl("worker", "--tool", f"long-{suffix}", "--detach", *registry)
+    assert started.returncode == 0, started.stderr
+    call = subprocess.Popen(
+        [sys.executable, "-m", "toolctl", "run", "remote-long", *registry],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ),
+    )  # fmt: skip
+    try:
+        time.sleep(3)  # the call runs at the worker
+        assert toolctl("worker", "--tool", f"long-{suffix}", "--stop").returncode == 0
+        _, err = call.communicate(timeout=40)
+    finally:
+        call.kill()
+    assert call.returncode == 5, err
+    rows = json.loads(toolctl("history", "--json").stdout)["calls"]
+    worker_rows = [r for r in rows if r["caller"] == "worker"]
+    assert [(r["outcome"], r["exit_code"]) for r in worker_rows] == [("interrupted", 143)]
+    callers = [r for r in rows if r["tool"] == "remote-long"]
+    assert [r["outcome"] for r in callers] == ["unavailable"]

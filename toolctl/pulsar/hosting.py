@@ -31,6 +31,8 @@ class Hosting:
     delivery: str = "at-most-once"
     recorded: bool = False
     """The handler records its calls itself (through ``toolctl.calls``)."""
+    stopping: Callable[[int], None] = lambda signum: None
+    """Told the signal that stops the worker (its calls cut short are recorded with it)."""
 
     @property
     def subscription(self) -> str:

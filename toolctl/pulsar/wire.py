@@ -42,10 +42,13 @@ from typing import Any
 from toolctl.arguments import printable_text
 
 ERROR_TYPE = "tool-service-error"
+"""The error ``type`` a worker answers with when its handler raised."""
 TIMED_OUT_TYPE = "toolctl-timed-out"
 """The error type of a hosted tool that ran past the timeout its worker's descriptor sets:
 the caller ends as a call that timed out (124), not as a tool that failed."""
-"""The error ``type`` a worker answers with when its handler raised."""
+STOPPED_TYPE = "toolctl-worker-stopped"
+"""The error type of a call its worker gave up as it stopped (past its drain, or a second
+signal): the tool did not fail, its host went away (a toolctl caller: exit 5)."""
 DEADLINE = "deadline"
 """The request property: when the caller gives up, in ms since the epoch (wall clock)."""
 

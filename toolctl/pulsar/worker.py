@@ -52,6 +52,7 @@ from toolctl.pulsar.progress import (
 )
 from toolctl.pulsar.wire import (
     ERROR_TYPE,
+    STOPPED_TYPE,
     TIMED_OUT_TYPE,
     decode_request,
     encode_response,
@@ -190,7 +191,7 @@ class Worker:
         for call_id in unanswered:
             with suppress(Exception):
                 self._producer.send(
-                    encode_response(error=(ERROR_TYPE, reason)), properties={"id": call_id}
+                    encode_response(error=(STOPPED_TYPE, reason)), properties={"id": call_id}
                 )
             self.log(f"call {call_id}: {reason}")
 

@@ -22,11 +22,18 @@ from toolctl.errors import (
     TimedOut,
     ToolctlError,
     TransportLost,
+    TransportUnavailable,
     UsageError,
     interruption,
 )
 from toolctl.pulsar.client import Channel, Waited, broker_hint, open_client, require_reachable
-from toolctl.pulsar.wire import TIMED_OUT_TYPE, Response, decode_response, encode_request
+from toolctl.pulsar.wire import (
+    STOPPED_TYPE,
+    TIMED_OUT_TYPE,
+    Response,
+    decode_response,
+    encode_request,
+)
 from toolctl.runners.base import Call, Sink, ToolResult, ToolSpec
 from toolctl.settings import Settings
 
@@ -291,6 +298,13 @@ def _result(text: str, error: str | None, took: float, runtime: str) -> ToolResu
         )
         late.duration_ms = took
         raise late
+    stopped = f"{STOPPED_TYPE}: "
+    if error.startswith(stopped):  # its worker went away: not the tool failing (exit 5)
+        gone = TransportUnavailable(
+            error[len(stopped) :], hint="call again: another worker may take it"
+        )
+        gone.duration_ms = took
+        raise gone
     return ToolResult(False, text, None, error, None, took, runtime)
 
 

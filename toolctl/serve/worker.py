@@ -140,6 +140,7 @@ def run_worker(
             report_failure(ready_file, exc)
         raise
     with Lifetime(clean={signal.SIGTERM}) as lifetime:
+        lifetime.on_stop(hosting.stopping)  # its calls cut short: recorded with the signal
         lifetime.at_once(lambda: worker.give_up("a second signal stopped it at once"))
         lifetime.at_once(lambda: kill_now(settings))  # a second signal: nothing outlives it
         lifetime.at_once(lambda: write_all(log))  # a stop may send SIGTERM twice
@@ -264,7 +265,7 @@ def _host_tool(
     """A registered local, HTTP or container tool, each request one call through the serve
     Dispatcher, recorded under the request's origin (its trace and id)."""
     from toolctl.calls import resolve
-    from toolctl.errors import ToolFailed, UsageError
+    from toolctl.errors import StopSignal, ToolFailed, UsageError
     from toolctl.pulsar.hosting import Hosting
     from toolctl.pulsar.progress import REPORTER
     from toolctl.pulsar.worker import WORKER
@@ -312,6 +313,7 @@ def _host_tool(
         f"tool '{name}' ({spec.runtime})",
         dispatcher.close,
         recorded=True,
+        stopping=lambda signum: dispatcher.caller.stop(StopSignal(signum)),
     )
 
 
