@@ -373,7 +373,7 @@ def test_a_registry_closes(tmp_path: Path) -> None:
     settings = Settings.load([tmp_path / "reg"], environ={"XDG_CACHE_HOME": str(tmp_path)})
     with Registry.open(settings) as registry:
         assert [d.name for d in registry.find("t")] == ["t"]
-    with pytest.raises(sqlite3.ProgrammingError):
+    with pytest.raises(RuntimeError, match="this Registry is closed"):
         registry.find("t")
 
 
