@@ -12,6 +12,7 @@ import sys
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import tomli_w
@@ -242,8 +243,73 @@ def _wait_port(port: int) -> None:
     raise AssertionError(f"nothing listens on {port}")
 
 
+def _mute_service(imported: Path, marker: str, connect_timeout: float) -> None:
+    """Service 'mute', whose server never answers `initialize` (``marker`` on its command
+    line, for pgrep), and its tool mute.echo, a copy of probe.echo."""
+    (imported / "mute.toml").write_text(
+        tomli_w.dumps({"service": [{"name": "mute", "mcp": {
+            "command": [sys.executable, "-c", "import time; time.sleep(600)", marker],
+            "connect_timeout": connect_timeout,
+        }}]})
+    )  # fmt: skip
+    echo = (imported / "tools/probe.echo.toml").read_text()
+    (imported / "tools/mute.echo.toml").write_text(
+        echo.replace('name = "probe.echo"', 'name = "mute.echo"').replace(
+            'service = "probe"', 'service = "mute"'
+        )
+    )
+
+
+class _PipedServe:
+    """`toolctl mcp serve` over pipes, initialized: JSON-RPC lines in, answers out (its
+    stderr kept when ``stderr``); killed on leaving the block, whatever happened."""
+
+    def __init__(self, registry: Path, *, stderr: bool = False) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "toolctl", "mcp", "serve", "-r", str(registry)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE if stderr else subprocess.DEVNULL,
+            text=True,
+        )
+        self.send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "t", "version": "0"}}})  # fmt: skip
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        assert self.answer()["id"] == 1
+
+    def send(self, message: dict[str, object]) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(json.dumps(message) + "\n")
+        self.process.stdin.flush()
+
+    def call(self, request_id: int, name: str, **arguments: object) -> None:
+        params = {"name": name, "arguments": arguments}
+        self.send({"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params})
+
+    def answer(self) -> dict[str, Any]:
+        assert self.process.stdout is not None
+        answered: dict[str, Any] = json.loads(self.process.stdout.readline())
+        return answered
+
+    def close(self) -> str:
+        """Close stdin, wait for the exit; its stderr."""
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        err = self.process.stderr.read() if self.process.stderr else ""
+        self.process.wait(timeout=30)
+        return err
+
+    def __enter__(self) -> _PipedServe:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.process.kill()
+        self.process.wait()
+
+
 def test_a_server_stuck_in_its_handshake_holds_up_no_other_service(
-    toolctl: Toolctl, imported: Path, tmp_path: Path
+    toolctl: Toolctl, imported: Path
 ) -> None:
     """`mcp serve` with a service whose server never answers `initialize`: a call to
     another service is answered at once (it waited out the stuck one's connect_timeout,
@@ -254,57 +320,20 @@ def test_a_server_stuck_in_its_handshake_holds_up_no_other_service(
     import time
 
     marker = f"h82mute{os.getpid()}"
-    (imported / "mute.toml").write_text(
-        tomli_w.dumps({"service": [{"name": "mute", "mcp": {
-            "command": [sys.executable, "-c", "import time; time.sleep(600)", marker],
-            "connect_timeout": 40,
-        }}]})
-    )  # fmt: skip
-    echo = (imported / "tools/probe.echo.toml").read_text()
-    (imported / "tools/mute.echo.toml").write_text(
-        echo.replace('name = "probe.echo"', 'name = "mute.echo"').replace(
-            'service = "probe"', 'service = "mute"'
-        )
-    )
+    _mute_service(imported, marker, connect_timeout=40)
     assert toolctl("show", "mute.echo", "-r", str(imported)).returncode == 0
-    hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {},
-        "clientInfo": {"name": "t", "version": "0"}}}  # fmt: skip
-    server = subprocess.Popen(
-        [sys.executable, "-m", "toolctl", "mcp", "serve", "-r", str(imported)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    assert server.stdin is not None and server.stdout is not None
-    try:
-        for message in (
-            hello,
-            {"jsonrpc": "2.0", "method": "notifications/initialized"},
-            {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-             "params": {"name": "mute.echo", "arguments": {"text": "stuck"}}},
-        ):  # fmt: skip
-            server.stdin.write(json.dumps(message) + "\n")
-            server.stdin.flush()
-        assert json.loads(server.stdout.readline())["id"] == 1
+    with _PipedServe(imported) as server:
+        server.call(2, "mute.echo", text="stuck")
         time.sleep(1)  # the stuck server is starting
         started = time.monotonic()
-        call = {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
-                "params": {"name": "probe.echo", "arguments": {"text": "other"}}}  # fmt: skip
-        server.stdin.write(json.dumps(call) + "\n")
-        server.stdin.flush()
-        answered = json.loads(server.stdout.readline())
+        server.call(3, "probe.echo", text="other")
+        answered = server.answer()
         assert answered["id"] == 3, answered
         assert answered["result"]["content"][0]["text"] == "other"
         assert time.monotonic() - started < 20  # not the stuck one's 40 s
         closed = time.monotonic()
-        server.stdin.close()
-        server.wait(timeout=30)
+        server.close()
         assert time.monotonic() - closed < 15  # its grace, not the handshake's 40 s
-    finally:
-        server.kill()
-        server.wait()
     left = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True)
     assert left.stdout == "", "the stuck server outlived the gateway"
 
@@ -316,51 +345,16 @@ def test_a_service_that_cannot_connect_is_not_waited_for_on_every_list(
     request, one after another, and logged it each time: it is left out for a while."""
     import time
 
-    marker = f"h82lists{os.getpid()}"
-    (imported / "mute.toml").write_text(
-        tomli_w.dumps({"service": [{"name": "mute", "mcp": {
-            "command": [sys.executable, "-c", "import time; time.sleep(600)", marker],
-            "connect_timeout": 3,
-        }}]})
-    )  # fmt: skip
-    echo = (imported / "tools/probe.echo.toml").read_text()
-    (imported / "tools/mute.echo.toml").write_text(
-        echo.replace('name = "probe.echo"', 'name = "mute.echo"').replace(
-            'service = "probe"', 'service = "mute"'
-        )
-    )
-    hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {},
-        "clientInfo": {"name": "t", "version": "0"}}}  # fmt: skip
-    server = subprocess.Popen(
-        [sys.executable, "-m", "toolctl", "mcp", "serve", "-r", str(imported)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert server.stdin is not None and server.stdout is not None
-    try:
-        server.stdin.write(json.dumps(hello) + "\n")
-        server.stdin.write('{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
-        server.stdin.flush()
-        assert json.loads(server.stdout.readline())["id"] == 1
+    _mute_service(imported, f"h82lists{os.getpid()}", connect_timeout=3)
+    with _PipedServe(imported, stderr=True) as server:
         took = []
         for number, method in enumerate(("resources/list", "resources/list", "prompts/list")):
             started = time.monotonic()
-            server.stdin.write(
-                json.dumps({"jsonrpc": "2.0", "id": 10 + number, "method": method}) + "\n"
-            )
-            server.stdin.flush()
-            assert "result" in json.loads(server.stdout.readline())
+            server.send({"jsonrpc": "2.0", "id": 10 + number, "method": method})
+            assert "result" in server.answer()
             took.append(time.monotonic() - started)
         assert took[0] >= 2.5 and max(took[1:]) < 2, took  # the first waits: the others not
-        server.stdin.close()
-        err = server.stderr.read() if server.stderr else ""
-        server.wait(timeout=30)
-    finally:
-        server.kill()
-        server.wait()
+        err = server.close()
     assert err.count("mute.echo: MCP server 'mute' did not finish the handshake") == 1, err
 
 
@@ -370,39 +364,15 @@ def test_a_server_busy_with_a_cancelled_call_is_started_afresh(imported: Path) -
     answer is stopped, and the next call gets a new one."""
     import time
 
-    hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {},
-        "clientInfo": {"name": "t", "version": "0"}}}  # fmt: skip
-    server = subprocess.Popen(
-        [sys.executable, "-m", "toolctl", "mcp", "serve", "-r", str(imported)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    assert server.stdin is not None and server.stdout is not None
-
-    def send(message: dict[str, object]) -> None:
-        assert server.stdin is not None
-        server.stdin.write(json.dumps(message) + "\n")
-        server.stdin.flush()
-
-    try:
-        send(hello)
-        send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-        assert json.loads(server.stdout.readline())["id"] == 1
-        send({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-              "params": {"name": "probe.block", "arguments": {"seconds": 40}}})  # fmt: skip
+    with _PipedServe(imported) as server:
+        server.call(2, "probe.block", seconds=40)
         time.sleep(3)  # it blocks its server now
-        send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}})
+        server.send({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                     "params": {"requestId": 2}})  # fmt: skip
         time.sleep(0.5)
         started = time.monotonic()
-        send({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
-              "params": {"name": "probe.echo", "arguments": {"text": "next"}}})  # fmt: skip
-        answered = json.loads(server.stdout.readline())
+        server.call(3, "probe.echo", text="next")
+        answered = server.answer()
         assert answered["id"] == 3, answered
         assert answered["result"]["content"][0]["text"] == "next", answered
         assert time.monotonic() - started < 20  # not the blocked call's 40 s
-    finally:
-        server.kill()
-        server.wait()

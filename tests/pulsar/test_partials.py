@@ -225,43 +225,49 @@ def test_a_service_handler_reports_progress(
     assert waited.stderr.splitlines() == ["progress 0.5 half", "warning: careful"]
 
 
+def _hosted_sleeper(project: Project, name: str, *, sleeps: int, timeout: int) -> None:
+    """Local tool ``name`` sleeping ``sleeps`` s (its timeout ``timeout``), for `worker
+    --tool` to host, and `remote-NAME`'s way to it over Pulsar (timeout 50)."""
+    write_files(project.registry, {f"{name}.toml": f"""
+        [[tool]]
+        name = "{name}"
+        timeout = {timeout}
+        [tool.local]
+        command = [{json.dumps(sys.executable)}, "-c", "import time; time.sleep({sleeps})"]
+        input = "none"
+
+        [[service]]
+        name = "{name}-on-pulsar"
+        [service.pulsar]
+        request_queue = "non-persistent://tg/request/{name}"
+        response_queue = "non-persistent://tg/response/{name}"
+
+        [[tool]]
+        name = "remote-{name}"
+        service = "{name}-on-pulsar"
+        timeout = 50
+        """})  # fmt: skip
+
+
 def test_a_hosted_tool_past_its_timeout_is_a_call_that_timed_out(
     toolctl: Toolctl, project: Project
 ) -> None:
     """A tool `worker --tool` hosts, killed past its own descriptor's timeout, reached the
     caller as a tool that failed (exit 1, `tool_failed`) with advice for the worker's host
     (`run --timeout`) that could not help the caller."""
-    suffix = uuid.uuid4().hex[:8]
-    write_files(project.registry, {"slow.toml": f"""
-        [[tool]]
-        name = "slow-{suffix}"
-        timeout = 1
-        [tool.local]
-        command = [{json.dumps(sys.executable)}, "-c", "import time; time.sleep(30)"]
-        input = "none"
-
-        [[service]]
-        name = "slow-on-pulsar"
-        [service.pulsar]
-        request_queue = "non-persistent://tg/request/slow-{suffix}"
-        response_queue = "non-persistent://tg/response/slow-{suffix}"
-
-        [[tool]]
-        name = "remote-slow"
-        service = "slow-on-pulsar"
-        timeout = 20
-        """})  # fmt: skip
+    name = f"slow-{uuid.uuid4().hex[:8]}"
+    _hosted_sleeper(project, name, sleeps=30, timeout=1)
     registry = ("--registry", str(project.registry))
-    started = toolctl("worker", "--tool", f"slow-{suffix}", "--detach", *registry)
+    started = toolctl("worker", "--tool", name, "--detach", *registry)
     assert started.returncode == 0, started.stderr
     try:
-        done = toolctl("run", "remote-slow", "--json", *registry)
+        done = toolctl("run", f"remote-{name}", "--json", *registry)
     finally:
-        toolctl("worker", "--tool", f"slow-{suffix}", "--stop")
+        toolctl("worker", "--tool", name, "--stop")
     assert done.returncode == 124, done.stderr
     result = json.loads(done.stdout)
     assert result["error_code"] == "timed_out"
-    assert f"tool 'slow-{suffix}' ran past its 1 s timeout" in result["error"]
+    assert f"tool '{name}' ran past its 1 s timeout" in result["error"]
     assert "its worker's descriptor" in result["error"]
 
 
@@ -271,40 +277,21 @@ def test_a_hosted_tool_cut_short_by_its_workers_stop_is_recorded_with_the_signal
     """SIGTERM to a `worker --tool` past its drain: its row of the call said 130 (SIGINT's)
     for SIGTERM and SIGHUP alike, and the caller recorded the tool as `failed` (exit 1),
     which `graph learn` and `stats` count against the tool on every restart."""
-    import os
     import subprocess
     import time
 
-    suffix = uuid.uuid4().hex[:8]
-    write_files(project.registry, {"long.toml": f"""
-        [[tool]]
-        name = "long-{suffix}"
-        timeout = 60
-        [tool.local]
-        command = [{json.dumps(sys.executable)}, "-c", "import time; time.sleep(40)"]
-        input = "none"
-
-        [[service]]
-        name = "long-on-pulsar"
-        [service.pulsar]
-        request_queue = "non-persistent://tg/request/long-{suffix}"
-        response_queue = "non-persistent://tg/response/long-{suffix}"
-
-        [[tool]]
-        name = "remote-long"
-        service = "long-on-pulsar"
-        timeout = 50
-        """})  # fmt: skip
+    name = f"long-{uuid.uuid4().hex[:8]}"
+    _hosted_sleeper(project, name, sleeps=40, timeout=60)
     registry = ("--registry", str(project.registry))
-    started = toolctl("worker", "--tool", f"long-{suffix}", "--detach", *registry)
+    started = toolctl("worker", "--tool", name, "--detach", *registry)
     assert started.returncode == 0, started.stderr
     call = subprocess.Popen(
-        [sys.executable, "-m", "toolctl", "run", "remote-long", *registry],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ),
+        [sys.executable, "-m", "toolctl", "run", f"remote-{name}", *registry],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
         time.sleep(3)  # the call runs at the worker
-        assert toolctl("worker", "--tool", f"long-{suffix}", "--stop").returncode == 0
+        assert toolctl("worker", "--tool", name, "--stop").returncode == 0
         _, err = call.communicate(timeout=40)
     finally:
         call.kill()
@@ -312,5 +299,5 @@ def test_a_hosted_tool_cut_short_by_its_workers_stop_is_recorded_with_the_signal
     rows = json.loads(toolctl("history", "--json").stdout)["calls"]
     worker_rows = [r for r in rows if r["caller"] == "worker"]
     assert [(r["outcome"], r["exit_code"]) for r in worker_rows] == [("interrupted", 143)]
-    callers = [r for r in rows if r["tool"] == "remote-long"]
+    callers = [r for r in rows if r["tool"] == f"remote-{name}"]
     assert [r["outcome"] for r in callers] == ["unavailable"]

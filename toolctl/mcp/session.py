@@ -72,6 +72,11 @@ class Transport(Protocol):
     def kill(self) -> None: ...
 
 
+class CallTimedOut(TimedOut):
+    """A call that timed out on a session other calls run on: the server was told to
+    cancel it, and the session lives on (it is pinged before the next call)."""
+
+
 class Session:
     """One connection to one server, after the handshake; safe to use from several threads."""
 
@@ -265,12 +270,11 @@ class Session:
             else:
                 self._cancel(request_id, f"timed out after {timeout:g} s")
                 ended = "the server stopped" if self.local else "the session closed"
-            timed_out = TimedOut(
+            kind = CallTimedOut if shared else TimedOut
+            raise kind(
                 f"MCP tool '{name}' ran past its {timeout:g} s timeout;"
                 f" the call was cancelled and {ended}"
-            )
-            timed_out.kept = shared  # type: ignore[attr-defined]  # the session lives on
-            raise timed_out from exc
+            ) from exc
         finally:
             with self._id_lock:
                 self._calls -= 1

@@ -43,24 +43,16 @@ calls left may be swept whatever it is. Else a library host's (see the module do
 
 
 def become_subreaper() -> bool:
-    """Make this process the one orphans of its descendants re-parent to (Linux; once)."""
-    global _subreaper
-    if _subreaper is None:
-        _subreaper = False
-        if sys.platform.startswith("linux"):
-            import ctypes
-
-            try:
-                libc = ctypes.CDLL(None, use_errno=True)
-                _subreaper = libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
-            except (OSError, AttributeError):
-                pass
-    return _subreaper
+    """Make this process the one orphans of its descendants re-parent to (Linux)."""
+    if not _subreaper:
+        _set_subreaper(True)
+    return bool(_subreaper)
 
 
 def _set_subreaper(on: bool) -> None:
-    """A library host's subreaper bit, on while calls are in flight (Linux)."""
+    """Set or clear the subreaper bit (a library host's is set only while calls run)."""
     global _subreaper
+    _subreaper = False
     if not sys.platform.startswith("linux"):
         return
     import ctypes

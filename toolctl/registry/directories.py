@@ -64,26 +64,28 @@ def _usable(directory: Path) -> None:
     """OutputLost (74) for a user registry that cannot be there (XDG_DATA_HOME through a
     file, a directory toolctl may not enter): it read as an empty registry, `list` said
     "no tools" and `run` "not found". One not made yet is fine (`register` makes it)."""
-    import os
-
     from toolctl.settings import own_file_unusable
 
-    try:
-        os.stat(directory)
-    except OSError as exc:
-        unusable = own_file_unusable(exc) if _UNUSABLE.get(exc.errno or 0) else None
-        if unusable is not None:
-            raise unusable from None
+    failed = _never_there(directory)
+    unusable = own_file_unusable(failed) if failed is not None else None
+    if unusable is not None:
+        raise unusable from None
 
 
 def user_registry_unusable(directory: Path) -> str | None:
     """Why the user registry can never be made or read there (`toolctl where`), or None."""
+    failed = _never_there(directory)
+    return None if failed is None else _UNUSABLE[failed.errno or 0]
+
+
+def _never_there(directory: Path) -> OSError | None:
+    """The error that says ``directory`` can be neither read nor made (see _UNUSABLE)."""
     import os
 
     try:
         os.stat(directory)
     except OSError as exc:
-        return _UNUSABLE.get(exc.errno or 0)
+        return exc if (exc.errno or 0) in _UNUSABLE else None
     return None
 
 

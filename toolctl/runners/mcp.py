@@ -224,7 +224,9 @@ class McpRunner:
                 transport=self.runtime,
             )  # fmt: skip
         except TimedOut as exc:
-            if getattr(exc, "kept", False):  # others run on it: the session told the cancel,
+            from toolctl.mcp.session import CallTimedOut
+
+            if isinstance(exc, CallTimedOut):  # others run on it: the session told the cancel,
                 ended = "the server was told"  # and the next call pings it first
             else:
                 self._forget(_service_name(tool), live)
